@@ -1,0 +1,23 @@
+"""One exception root for shapefuzz. Compiler failures are data, not exceptions; these are for
+user errors (caught once in the CLI, printed as one line, exit 2) and for our own bugs."""
+
+
+class ShapefuzzError(Exception):
+    """Root of every error shapefuzz raises on purpose."""
+
+
+class UsageError(ShapefuzzError):
+    """Bad input from the user: a missing file, an unknown backend, a budget that does not parse.
+    The message is one line that names the problem and, where it can, the fix."""
+
+
+class ToolchainError(UsageError):
+    """The IREE toolchain cannot be found or used (a --iree-bin folder without the tools, say)."""
+
+
+class InvalidInputError(UsageError):
+    """An MLIR file that does not parse or verify. For generated cases this is our bug."""
+
+
+class CorpusError(ShapefuzzError):
+    """A corpus or campaign folder that cannot be read or is from a newer version."""

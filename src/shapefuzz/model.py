@@ -1,0 +1,154 @@
+"""The values every shapefuzz module speaks: stages, statuses, per-backend results, signatures.
+
+Compiler and runtime failures are data (a `BackendResult` with a non-OK status), never
+exceptions; exceptions are for our own bugs and for user errors (see `errors.py`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Stage(str, enum.Enum):
+    """How far a candidate got on one backend. Ordered: a later stage implies the earlier passed."""
+
+    VERIFY = "verify"
+    COMPILE = "compile"
+    RUN = "run"
+    COMPARE = "compare"
+
+    @property
+    def rank(self) -> int:
+        return list(Stage).index(self)
+
+
+class Status(str, enum.Enum):
+    """What happened at the stage reached."""
+
+    OK = "ok"
+    ERROR = "error"  # the tool reported an error and exited non-zero
+    CRASH = "crash"  # killed by a signal, or an LLVM fatal error / assertion
+    TIMEOUT = "timeout"
+    OOM = "oom"  # hit the address-space cap
+    MISMATCH = "mismatch"  # ran, but the numbers are wrong
+    UNSUPPORTED = "unsupported"  # a documented limit of the target, not a bug
+    SKIPPED = "skipped"  # compile-only backend, or no device here
+
+    @property
+    def is_failure(self) -> bool:
+        return self not in (Status.OK, Status.SKIPPED, Status.UNSUPPORTED)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A failure's bucket key: structured, normalized fields with a readable str()."""
+
+    backend: str
+    stage: Stage
+    status: Status
+    message: str  # the normalized first meaningful error line
+
+    def __str__(self) -> str:
+        return f"{self.backend}/{self.stage.value}/{self.status.value}: {self.message}"
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "backend": self.backend,
+            "stage": self.stage.value,
+            "status": self.status.value,
+            "message": self.message,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, str]) -> "Signature":
+        return Signature(
+            backend=data["backend"],
+            stage=Stage(data["stage"]),
+            status=Status(data["status"]),
+            message=data["message"],
+        )
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """One sandboxed child process, finished or killed."""
+
+    argv: tuple[str, ...]
+    returncode: int | None  # None when we killed it
+    signal: int | None  # the signal that ended it, if any
+    timed_out: bool
+    out_of_memory: bool
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class BackendResult:
+    """The outcome of one candidate on one backend."""
+
+    backend: str
+    stage: Stage
+    status: Status
+    detail: str = ""  # the raw error text (trimmed) or the mismatch description
+    signature: Signature | None = None  # set when status is a failure
+    seconds: float = 0.0
+    compile_seconds: float = 0.0
+    run_seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status.is_failure
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "stage": self.stage.value,
+            "status": self.status.value,
+            "signature": str(self.signature) if self.signature else None,
+            "signature_fields": self.signature.to_json() if self.signature else None,
+            "detail": self.detail,
+            "compile_seconds": round(self.compile_seconds, 4),
+            "run_seconds": round(self.run_seconds, 4),
+        }
+
+
+class Verdict(str, enum.Enum):
+    """The judgement on a whole candidate across backends."""
+
+    PASS = "pass"  # every selected backend succeeded and agreed with the reference
+    FAIL = "fail"  # at least one backend failed on input that verifies
+    INVALID = "invalid"  # the input does not verify: our bug, never a finding
+    FLAKY = "flaky"  # failed once, did not reproduce on a re-run
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """All backends' results for one MLIR module, plus the overall verdict."""
+
+    verdict: Verdict
+    results: tuple[BackendResult, ...]
+    verify_error: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def failures(self) -> tuple[BackendResult, ...]:
+        return tuple(r for r in self.results if r.failed)
+
+    @property
+    def signatures(self) -> tuple[Signature, ...]:
+        return tuple(r.signature for r in self.failures if r.signature is not None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "verify_error": self.verify_error,
+            "notes": list(self.notes),
+            "backends": {r.backend: r.to_json() for r in self.results},
+        }
