@@ -1,0 +1,472 @@
+"""The topk family: the k largest (or smallest) entries along one dimension, with their indices.
+
+Formulations of the same computation (the metamorphic oracle compares them):
+  - form "topk": `iree_linalg_ext.topk`, which merges into outs pre-filled with -inf/INT_MIN
+    (+inf/INT_MAX for smallest) and index 0;
+  - form "sort": `iree_linalg_ext.sort` over the values (and an index payload), then a
+    `tensor.extract_slice` of the first k along the dim;
+  - `transpose`: the input is transposed so the sorted dim comes last, the op runs along the
+    last dim, and the results are transposed back (what frontends do for dim != -1).
+Input indices ("indices"): "implicit" (topk without an indices operand; sort of the values
+alone, or with an iota payload when indices are returned), "iota" (an explicit i32 iota built in
+the IR and passed as the indices operand / sort payload), "arg" (a function argument holding
+arbitrary distinct i32 labels; the op returns the labels of the chosen positions).
+Results ("use"): "values", "indices" or "both" returned — bug class 5 (one result unused).
+
+Ties are never judged by index equality: values must equal the reference's sorted top-k exactly;
+indices must be distinct, valid, and select (through the input) exactly the expected values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from shapefuzz.families.base import Family, Params
+from shapefuzz.templates import render_template
+
+FORMS = ("topk", "sort")
+INDEX_MODES = ("implicit", "iota", "arg")
+USES = ("values", "indices", "both")
+DTYPES = ("f32", "f16", "i32", "i8")
+
+_NP_DTYPE = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8}
+# The value the topk outs are filled with: below (largest) / above (smallest) every input.
+_PAD_LITERAL = {
+    ("f32", True): "0xFF800000",
+    ("f32", False): "0x7F800000",
+    ("f16", True): "0xFC00",
+    ("f16", False): "0x7C00",
+    ("i32", True): "-2147483648",
+    ("i32", False): "2147483647",
+    ("i8", True): "-128",
+    ("i8", False): "127",
+}
+# Sizes that matter: 1, small primes, just above powers of two.
+_SMALL_SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 33)
+_SORTED_SIZES = (1, 2, 3, 5, 7, 8, 11, 16, 17, 31, 32, 33, 64, 65, 127, 129)
+_LARGE_SORTED_SIZES = (257, 1025, 2049, 4099)
+_MAX_ELEMENTS = 6000  # keeps CPU runs cheap; large sorted dims get tiny outer dims
+# Labels for indices == "arg": distinct, not positions, so a kernel that returns positions
+# instead of the labels it was given is caught.
+_LABEL_OFFSET = 1000
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype in ("f32", "f16")
+
+
+# ----------------------------------------------------------------------------- shapes / types
+
+
+def _tensor_type(shape: list[int], dynamic: list[bool], elt: str) -> str:
+    dims = "x".join("?" if d else str(s) for s, d in zip(shape, dynamic))
+    return f"tensor<{dims}x{elt}>" if dims else f"tensor<{elt}>"
+
+
+def output_shape(params: Params) -> list[int]:
+    shape = list(params["shape"])
+    shape[params["dim"]] = params["k"]
+    return shape
+
+
+def _output_dynamic(params: Params) -> list[bool]:
+    dyn = list(params["dynamic"])
+    dyn[params["dim"]] = False  # k is static
+    return dyn
+
+
+def _perm(params: Params) -> list[int]:
+    """Permutation taking the input to the work layout (sorted dim last when transposed)."""
+    rank, dim = len(params["shape"]), params["dim"]
+    if not params["transpose"]:
+        return list(range(rank))
+    return [i for i in range(rank) if i != dim] + [dim]
+
+
+# ----------------------------------------------------------------------------- render
+
+
+def render(params: Params) -> str:
+    shape, dynamic, dim, k = params["shape"], params["dynamic"], params["dim"], params["k"]
+    dtype, form, indices, use = params["dtype"], params["form"], params["indices"], params["use"]
+    rank = len(shape)
+    transpose = bool(params["transpose"])
+    perm = _perm(params)
+    inv_perm = [perm.index(i) for i in range(rank)]
+    dyn_name = {i: f"%d{i}" for i in range(rank) if dynamic[i]}
+
+    in_type = _tensor_type(shape, dynamic, dtype)
+    in_idx_type = _tensor_type(shape, dynamic, "i32")
+    work_shape = [shape[i] for i in perm]
+    work_dynamic = [dynamic[i] for i in perm]
+    work_dyn = [dyn_name[i] for i in perm if dynamic[i]]
+    core_dim = perm.index(dim)
+    out_shape_work = list(work_shape)
+    out_shape_work[core_dim] = k
+    out_dynamic_work = list(work_dynamic)
+    out_dynamic_work[core_dim] = False
+    out_dyn = [dyn_name[i] for i in perm if dynamic[i] and i != dim]
+    out_sizes = [
+        str(k) if i == dim else (dyn_name[i] if dynamic[i] else str(shape[i])) for i in perm
+    ]
+    res_dyn = [dyn_name[i] for i in range(rank) if dynamic[i] and i != dim]
+    res_shape, res_dynamic = output_shape(params), _output_dynamic(params)
+
+    sort_payload = form == "sort" and (indices != "implicit" or use != "values")
+    make_iota = indices == "iota" or (form == "sort" and indices == "implicit" and sort_payload)
+    work_val = "%work" if transpose else "%input"
+    work_idx = "%input_idx" if indices == "arg" and not transpose else "%work_idx"
+    if form == "topk":
+        top_val, top_idx = "%top#0", "%top#1"
+    else:
+        top_val, top_idx = "%top_val", "%top_idx"
+
+    res_val_type = _tensor_type(res_shape, res_dynamic, dtype)
+    res_idx_type = _tensor_type(res_shape, res_dynamic, "i32")
+    results = []
+    if use in ("values", "both"):
+        results.append({"name": "%res_val" if transpose else top_val, "type": res_val_type})
+    if use in ("indices", "both"):
+        results.append({"name": "%res_idx" if transpose else top_idx, "type": res_idx_type})
+
+    args = [{"name": "%input", "type": in_type}]
+    if indices == "arg":
+        args.append({"name": "%input_idx", "type": in_idx_type})
+
+    largest = bool(params["largest"])
+    return render_template(
+        "topk.mlir.j2",
+        args=args,
+        results=results,
+        in_dyn=[{"index": i, "name": dyn_name[i]} for i in range(rank) if dynamic[i]],
+        in_type=in_type,
+        in_idx_type=in_idx_type,
+        transpose=transpose,
+        perm=perm,
+        inv_perm=inv_perm,
+        rank=rank,
+        work_type=_tensor_type(work_shape, work_dynamic, dtype),
+        work_idx_type=_tensor_type(work_shape, work_dynamic, "i32"),
+        work_dyn=work_dyn,
+        work_val=work_val,
+        work_idx=work_idx,
+        core_dim=core_dim,
+        out_val_type=_tensor_type(out_shape_work, out_dynamic_work, dtype),
+        out_idx_type=_tensor_type(out_shape_work, out_dynamic_work, "i32"),
+        out_dyn=out_dyn,
+        out_sizes=out_sizes,
+        res_val_type=res_val_type,
+        res_idx_type=res_idx_type,
+        res_dyn=res_dyn,
+        top_val=top_val,
+        top_idx=top_idx,
+        form=form,
+        indices=indices,
+        use=use,
+        sort_payload=sort_payload,
+        make_iota=make_iota,
+        elt=dtype,
+        cmp_op="arith.cmpf" if _is_float(dtype) else "arith.cmpi",
+        pred=("ogt" if largest else "olt") if _is_float(dtype) else ("sgt" if largest else "slt"),
+        pad_literal=_PAD_LITERAL[(dtype, largest)],
+    )
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def make_inputs(params: Params, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    shape = tuple(params["shape"])
+    dtype = params["dtype"]
+    if params["values"] == "ties":
+        # A handful of distinct values: many ties, including across the k boundary.
+        pool = np.array([-2, -1, 0, 1, 3], dtype=np.int64)
+        ints = rng.choice(pool[: int(rng.integers(1, len(pool) + 1))], size=shape)
+        x = ints / 2.0 if _is_float(dtype) else ints
+    elif dtype == "f32":
+        x = rng.integers(-4096, 4097, size=shape) / 4.0  # exact multiples of 1/4
+    elif dtype == "f16":
+        x = rng.integers(-1024, 1025, size=shape) / 4.0  # |x| <= 256, exact in f16
+    elif dtype == "i32":
+        x = rng.integers(-(10**6), 10**6 + 1, size=shape)
+    else:
+        x = rng.integers(-100, 101, size=shape)  # away from the pad values -128/127
+    inputs = [np.ascontiguousarray(x.astype(_NP_DTYPE[dtype]))]
+    if params["indices"] == "arg":
+        # Per slice along the dim: a random permutation of distinct labels.
+        n, dim = shape[params["dim"]], params["dim"]
+        moved_shape = tuple(s for i, s in enumerate(shape) if i != dim) + (n,)
+        labels = np.empty(moved_shape, dtype=np.int64)
+        flat = labels.reshape(-1, n)
+        for row in range(flat.shape[0]):
+            flat[row] = rng.permutation(n) * 3 + _LABEL_OFFSET
+        inputs.append(np.ascontiguousarray(np.moveaxis(labels, -1, dim).astype(np.int32)))
+    return inputs
+
+
+# ----------------------------------------------------------------------------- reference
+
+
+def _positions(params: Params, x: np.ndarray) -> np.ndarray:
+    """Positions along the dim of one valid top-k selection, in output order (stable sort)."""
+    dim, k = params["dim"], params["k"]
+    key = x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)
+    if params["largest"]:
+        key = -key
+    return np.take(np.argsort(key, axis=dim, kind="stable"), np.arange(k), axis=dim)
+
+
+def topk_values(params: Params, x: np.ndarray) -> np.ndarray:
+    """The sorted top-k values: unique even with ties."""
+    return np.take_along_axis(x, _positions(params, x), axis=params["dim"])
+
+
+def reference(params: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    x = inputs[0]
+    pos = _positions(params, x)
+    values = np.take_along_axis(x, pos, axis=params["dim"])
+    if params["indices"] == "arg":
+        indices = np.take_along_axis(inputs[1], pos, axis=params["dim"]).astype(np.int32)
+    else:
+        indices = pos.astype(np.int32)
+    out = []
+    if params["use"] in ("values", "both"):
+        out.append(values)
+    if params["use"] in ("indices", "both"):
+        out.append(indices)
+    return out
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+def _check_indices(params: Params, inputs: list[np.ndarray], want: np.ndarray, got: np.ndarray) -> str | None:
+    """Indices judged by what they select: distinct, valid, and picking exactly `want`."""
+    dim = params["dim"]
+    x = np.moveaxis(inputs[0], dim, -1)
+    n = x.shape[-1]
+    rows_x = x.reshape(-1, n)
+    rows_got = np.moveaxis(got.astype(np.int64), dim, -1).reshape(rows_x.shape[0], -1)
+    rows_want = np.moveaxis(want, dim, -1).reshape(rows_x.shape[0], -1)
+    if params["indices"] == "arg":
+        rows_labels = np.moveaxis(inputs[1], dim, -1).reshape(-1, n).astype(np.int64)
+    for r in range(rows_x.shape[0]):
+        idx = rows_got[r]
+        if params["indices"] == "arg":
+            where = {int(label): p for p, label in enumerate(rows_labels[r])}
+            missing = [int(i) for i in idx if int(i) not in where]
+            if missing:
+                return f"slice {r}: index {missing[0]} is not one of the input indices"
+            pos = np.array([where[int(i)] for i in idx], dtype=np.int64)
+        else:
+            if idx.min() < 0 or idx.max() >= n:
+                bad = idx[(idx < 0) | (idx >= n)][0]
+                return f"slice {r}: index {int(bad)} out of range [0, {n})"
+            pos = idx
+        if len(set(pos.tolist())) != len(pos):
+            return f"slice {r}: repeated indices {idx.tolist()}"
+        picked = rows_x[r][pos]
+        if not np.array_equal(picked, rows_want[r]):
+            return (
+                f"slice {r}: indices {idx.tolist()} select {picked.tolist()}, "
+                f"expected values {rows_want[r].tolist()}"
+            )
+    return None
+
+
+def compare(
+    params: Params,
+    inputs: list[np.ndarray],
+    expected: list[np.ndarray],
+    actual: list[np.ndarray],
+) -> str | None:
+    if len(actual) != len(expected):
+        return f"expected {len(expected)} results, got {len(actual)}"
+    want_values = topk_values(params, inputs[0])
+    names = [u for u in ("values", "indices") if params["use"] in (u, "both")]
+    for name, want, got in zip(names, expected, actual):
+        got = np.asarray(got)
+        if tuple(got.shape) != tuple(want.shape):
+            return f"{name}: shape {list(got.shape)}, expected {list(want.shape)}"
+        if name == "values":
+            got = got.astype(want.dtype) if got.dtype != want.dtype else got
+            if not np.array_equal(got, want):
+                bad = np.argwhere(got != want)[0]
+                return (
+                    f"values: at {bad.tolist()} got {got[tuple(bad)].item()}, "
+                    f"expected {want[tuple(bad)].item()}"
+                )
+        else:
+            if got.dtype.kind not in "iu":
+                return f"indices: dtype {got.dtype}, expected an integer type"
+            problem = _check_indices(params, inputs, want_values, got)
+            if problem:
+                return f"indices: {problem}"
+    return None
+
+
+# ----------------------------------------------------------------------------- strategy
+
+
+@st.composite
+def _params(draw: st.DrawFn) -> Params:
+    rank = draw(st.integers(1, 3))
+    dim = draw(st.integers(0, rank - 1))
+    large = draw(st.integers(0, 9)) == 0
+    shape = []
+    for i in range(rank):
+        if i == dim:
+            shape.append(draw(st.sampled_from(_LARGE_SORTED_SIZES if large else _SORTED_SIZES)))
+        else:
+            shape.append(draw(st.sampled_from(_SMALL_SIZES)))
+    # Keep the element count modest: shrink outer dims to fit.
+    while int(np.prod(shape)) > _MAX_ELEMENTS:
+        i = max((j for j in range(rank) if j != dim), key=lambda j: shape[j])
+        shape[i] = max(1, shape[i] // 2)
+    n = shape[dim]
+    k = draw(st.one_of(st.just(1), st.just(n), st.integers(1, min(n, 40))))
+    dyn_mode = draw(st.sampled_from(("none", "all", "mixed")))
+    if dyn_mode == "none":
+        dynamic = [False] * rank
+    elif dyn_mode == "all":
+        dynamic = [True] * rank
+    else:
+        dynamic = [draw(st.booleans()) for _ in range(rank)]
+        if rank > 1 and len(set(dynamic)) == 1:  # make the mix truly partial
+            flip = draw(st.integers(0, rank - 1))
+            dynamic[flip] = not dynamic[flip]
+    form = draw(st.sampled_from(FORMS))
+    return {
+        "form": form,
+        "indices": draw(st.sampled_from(INDEX_MODES)),
+        "use": draw(st.sampled_from(USES)),
+        "dtype": draw(st.sampled_from(DTYPES)),
+        "shape": shape,
+        "dynamic": dynamic,
+        "dim": dim,
+        "k": k,
+        "largest": draw(st.booleans()),
+        "transpose": dim != rank - 1 and draw(st.booleans()),
+        "values": draw(st.sampled_from(("wide", "ties"))),
+    }
+
+
+def strategy() -> st.SearchStrategy[Params]:
+    return _params()
+
+
+# ----------------------------------------------------------------------------- forms, features, shrink
+
+
+def equivalent_forms(params: Params) -> list[Params]:
+    """Other formulations with the same function signature and the same answer."""
+    modes = ("arg",) if params["indices"] == "arg" else ("implicit", "iota")
+    transposes = (False, True) if params["dim"] != len(params["shape"]) - 1 else (False,)
+    out = []
+    for form in FORMS:
+        for indices in modes:
+            for transpose in transposes:
+                other = dict(params, form=form, indices=indices, transpose=transpose)
+                if other != params:
+                    out.append(other)
+    return out
+
+
+def features(params: Params) -> list[str]:
+    dynamic, rank, dim = params["dynamic"], len(params["shape"]), params["dim"]
+    n, k = params["shape"][dim], params["k"]
+    dyn = "none" if not any(dynamic) else "all" if all(dynamic) else "mixed"
+    use = {"values": "values-only", "indices": "indices-only", "both": "both"}[params["use"]]
+    feats = [
+        f"dyn:{dyn}",
+        f"rank:{rank}",
+        f"form:{params['form']}",
+        f"indices:{params['indices']}",
+        f"use:{use}",
+        f"dtype:{params['dtype']}",
+        "order:largest" if params["largest"] else "order:smallest",
+        "dim:last" if dim == rank - 1 else "dim:not-last",
+        f"values:{params['values']}",
+    ]
+    if params["transpose"]:
+        feats.append("transpose")
+    if dynamic[dim]:
+        feats.append("sorted-dim:dynamic")
+    if k == 1:
+        feats.append("k=1")
+    if k == n:
+        feats.append("k=n")
+    if n > 256:
+        feats.append("size:large")
+    return feats
+
+
+def shrink_candidates(params: Params) -> list[Params]:
+    """Strictly simpler valid params, most aggressive first."""
+    out: list[Params] = []
+
+    def add(**changes: Any) -> None:
+        cand = dict(params, **changes)
+        if cand != params and cand not in out:
+            out.append(cand)
+
+    shape, dynamic, dim, k = params["shape"], params["dynamic"], params["dim"], params["k"]
+    rank = len(shape)
+    # Lower rank: drop each non-sorted dim.
+    for i in range(rank):
+        if i != dim and rank > 1:
+            new_dim = dim - (1 if i < dim else 0)
+            new_rank = rank - 1
+            add(
+                shape=[s for j, s in enumerate(shape) if j != i],
+                dynamic=[d for j, d in enumerate(dynamic) if j != i],
+                dim=new_dim,
+                transpose=params["transpose"] and new_dim != new_rank - 1,
+            )
+    # Smaller sorted dim (down to k), smaller k, outer dims to 1.
+    if shape[dim] > k:
+        add(shape=[k if j == dim else s for j, s in enumerate(shape)])
+        half = max(k, shape[dim] // 2)
+        add(shape=[half if j == dim else s for j, s in enumerate(shape)])
+    if k > 1:
+        add(k=1)
+        add(k=k // 2)
+    for i in range(rank):
+        if i != dim and shape[i] > 1:
+            add(shape=[1 if j == i else s for j, s in enumerate(shape)])
+            add(shape=[s // 2 if j == i else s for j, s in enumerate(shape)])
+    # Fewer dynamic dims.
+    if any(dynamic):
+        add(dynamic=[False] * rank)
+        for i in range(rank):
+            if dynamic[i]:
+                add(dynamic=[d and j != i for j, d in enumerate(dynamic)])
+    # Simpler formulation and options.
+    if params["transpose"]:
+        add(transpose=False)
+    if params["form"] != "topk":
+        add(form="topk")
+    if params["indices"] != "implicit":
+        add(indices="implicit")
+    if params["dtype"] != "f32":
+        add(dtype="f32")
+    if not params["largest"]:
+        add(largest=True)
+    return out
+
+
+FAMILY = Family(
+    name="topk",
+    strategy=strategy,
+    render=render,
+    make_inputs=make_inputs,
+    reference=reference,
+    compare=compare,
+    equivalent_forms=equivalent_forms,
+    features=features,
+    shrink_candidates=shrink_candidates,
+)
