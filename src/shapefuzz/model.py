@@ -101,6 +101,7 @@ class BackendResult:
     seconds: float = 0.0
     compile_seconds: float = 0.0
     run_seconds: float = 0.0
+    flaky: bool = False  # failed once, then passed or failed differently on the re-run
 
     @property
     def failed(self) -> bool:
@@ -114,6 +115,7 @@ class BackendResult:
             "signature": str(self.signature) if self.signature else None,
             "signature_fields": self.signature.to_json() if self.signature else None,
             "detail": self.detail,
+            "flaky": self.flaky,
             "compile_seconds": round(self.compile_seconds, 4),
             "run_seconds": round(self.run_seconds, 4),
         }

@@ -1,0 +1,23 @@
+"""Plain-text views of shapefuzz values, shared by the commands."""
+
+from __future__ import annotations
+
+from shapefuzz.model import CheckReport
+
+
+def report_lines(report: CheckReport) -> list[str]:
+    """One line per backend, then the signature of each failure."""
+    if report.verify_error:
+        first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else ""
+        return [f"does not verify: {first}"]
+    lines = []
+    for r in report.results:
+        flag = " (flaky: did not reproduce)" if r.flaky else ""
+        extra = "" if r.failed else (f"  {r.detail}" if r.detail else "")
+        lines.append(f"{r.backend:<16} {r.stage.value:<8} {r.status.value:<11}{flag}{extra}")
+    for r in report.failures:
+        lines.append(f"  signature: {r.signature}")
+    for note in report.notes:
+        lines.append(f"  note: {note}")
+    lines.append(f"verdict: {report.verdict.value}")
+    return lines

@@ -1,0 +1,151 @@
+"""The IREE calls: verify MLIR, compile it for a backend, run a module on a device. Each goes
+through the sandbox and returns data; nothing here decides what is a bug (that is oracle.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from shapefuzz.backends import Backend
+from shapefuzz.model import ProcessResult
+from shapefuzz.sandbox import Limits, run_sandboxed
+from shapefuzz.toolchain import Toolchain, find_toolchain
+
+SPLIT_MARKER = "// -----"
+_LOCATED_ERROR = re.compile(r"^[^\n:]*\.mlir:(\d+):\d+: error: (.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits for each kind of call; compile and run timeouts are separate knobs."""
+
+    verify: Limits = Limits(timeout=60.0)
+    compile: Limits = Limits(timeout=120.0)
+    run: Limits = Limits(timeout=60.0)
+
+
+DEFAULT_BUDGET = Budget()
+
+
+def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+    if toolchain.opt_bin is not None:
+        argv = [str(toolchain.opt_bin), path, "-o", os.devnull if not split else "-"]
+    else:  # no iree-opt in this folder: parsing and verifying is the first thing iree-compile does
+        argv = [str(toolchain.compile_bin), path, "--compile-to=input", "-o", os.devnull if not split else "-"]
+    if split:
+        argv.append("--split-input-file")
+    return argv
+
+
+def verify(text: str, toolchain: Toolchain | None = None, limits: Limits = DEFAULT_BUDGET.verify) -> str | None:
+    """None when `text` parses and verifies, else the error output."""
+    return verify_many([text], toolchain, limits)[0]
+
+
+def verify_many(
+    texts: Sequence[str], toolchain: Toolchain | None = None, limits: Limits = DEFAULT_BUDGET.verify
+) -> list[str | None]:
+    """Verify many modules in one `--split-input-file` call: None for each that verifies, else
+    its error text. Costs one process instead of one per module."""
+    toolchain = toolchain or find_toolchain()
+    if not texts:
+        return []
+    for text in texts:
+        if SPLIT_MARKER in text:  # would break the split; verify that one on its own below
+            break
+    else:
+        return _verify_split(texts, toolchain, limits)
+    return [v for text in texts for v in _verify_split([text], toolchain, limits)]
+
+
+def _verify_split(texts: Sequence[str], toolchain: Toolchain, limits: Limits) -> list[str | None]:
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
+        path = os.path.join(tmp, "batch.mlir")
+        starts, line = [], 1
+        pieces = []
+        for text in texts:
+            body = text if text.endswith("\n") else text + "\n"
+            starts.append(line)
+            pieces.append(body)
+            line += body.count("\n") + 1  # +1 for the marker line
+        Path(path).write_text("".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
+        result = run_sandboxed(_verify_argv(toolchain, path, split=len(texts) > 1), limits)
+    if result.ok:
+        return [None] * len(texts)
+    if result.timed_out or result.signal is not None or result.out_of_memory:
+        reason = "timed out" if result.timed_out else f"crashed: {result.stderr.strip()[-500:]}"
+        if len(texts) == 1:
+            return [f"verifier {reason}"]
+        # Find the culprit one by one rather than blaming the whole batch.
+        return [v for text in texts for v in _verify_split([text], toolchain, limits)]
+    if len(texts) == 1:
+        return [result.stderr.strip() or result.stdout.strip() or f"verifier exited {result.returncode}"]
+    outputs = result.stdout.split(SPLIT_MARKER)
+    errors: list[list[str]] = [[] for _ in texts]
+    for match in _LOCATED_ERROR.finditer(result.stderr):
+        line_no = int(match.group(1))
+        index = max(i for i, start in enumerate(starts) if start <= line_no)
+        errors[index].append(match.group(2))
+    verdicts: list[str | None] = []
+    for i in range(len(texts)):
+        printed = outputs[i].strip() if i < len(outputs) else ""
+        if errors[i] or not printed:
+            verdicts.append("\n".join(errors[i]) or result.stderr.strip()[:2000] or "does not verify")
+        else:
+            verdicts.append(None)
+    return verdicts
+
+
+def compile_module(
+    toolchain: Toolchain,
+    backend: Backend,
+    mlir_path: str,
+    vmfb_path: str,
+    limits: Limits = DEFAULT_BUDGET.compile,
+    extra_flags: Sequence[str] = (),
+) -> ProcessResult:
+    flags = backend.compile_flags(toolchain.probe)
+    assert flags is not None, f"{backend.name} does not compile with this toolchain"
+    argv = [str(toolchain.compile_bin), mlir_path, *flags, *extra_flags, "-o", vmfb_path]
+    return run_sandboxed(argv, limits)
+
+
+def compile_command(toolchain: Toolchain, backend: Backend, mlir_name: str, vmfb_name: str) -> list[str]:
+    """The plain command a user can paste to see the compile (without our sandbox)."""
+    flags = backend.compile_flags(toolchain.probe) or ()
+    return ["iree-compile", mlir_name, *flags, "-o", vmfb_name]
+
+
+def run_module(
+    toolchain: Toolchain,
+    backend: Backend,
+    vmfb_path: str,
+    inputs: Sequence[np.ndarray],
+    num_results: int,
+    workdir: str,
+    function: str = "main",
+    limits: Limits = DEFAULT_BUDGET.run,
+) -> tuple[ProcessResult, list[np.ndarray] | None]:
+    """Run `function` with the given inputs; returns the process result and the outputs read back
+    from .npy files (None when the run failed or an output is missing)."""
+    assert toolchain.run_bin is not None and backend.driver is not None
+    argv = [str(toolchain.run_bin), f"--module={vmfb_path}", f"--device={backend.driver}", f"--function={function}"]
+    for i, array in enumerate(inputs):
+        path = os.path.join(workdir, f"input{i}.npy")
+        np.save(path, np.ascontiguousarray(array))
+        argv.append(f"--input=@{path}")
+    output_paths = [os.path.join(workdir, f"{backend.name}-output{i}.npy") for i in range(num_results)]
+    argv += [f"--output=@{p}" for p in output_paths]
+    result = run_sandboxed(argv, limits)
+    if not result.ok:
+        return result, None
+    try:
+        return result, [np.load(p, allow_pickle=False) for p in output_paths]
+    except (OSError, ValueError):
+        return result, None

@@ -1,0 +1,135 @@
+"""Reads what the runner needs from MLIR text: the entry function, its argument and result types."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from shapefuzz.errors import InvalidInputError
+
+_FUNC = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
+_TENSOR = re.compile(r"tensor<([^<>]*)>")
+_TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*(\w+)>")
+
+DTYPES: dict[str, np.dtype] = {
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+    "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "si8": np.dtype(np.int8),
+    "si32": np.dtype(np.int32),
+    "si64": np.dtype(np.int64),
+}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    shape: tuple[int | None, ...]  # None for a dynamic dim
+    element: str  # "f32", "i8", ...
+
+    @property
+    def dynamic_dims(self) -> int:
+        return sum(d is None for d in self.shape)
+
+    def to_iree(self, concrete: tuple[int, ...]) -> str:
+        return "x".join([*map(str, concrete), self.element])
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    name: str
+    args: tuple[TensorType, ...]
+    results: int
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if "".join(current).strip():
+        parts.append("".join(current))
+    return parts
+
+
+def _matching_paren(text: str, open_index: int) -> int:
+    depth = 0
+    for i in range(open_index, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise InvalidInputError("unbalanced parentheses in the function signature")
+
+
+def parse_tensor_type(text: str) -> TensorType:
+    match = _TENSOR.search(text)
+    if match:
+        *dims, element = match.group(1).split("x")
+        return TensorType(tuple(None if d.strip() == "?" else int(d) for d in dims), element.strip())
+    match = _TORCH_TENSOR.search(text)
+    if match:
+        dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+        return TensorType(tuple(None if d in ("?", "-1") else int(d) for d in dims), match.group(2))
+    raise InvalidInputError(f"argument type {text.strip()!r} is not a ranked tensor")
+
+
+def function_info(text: str, name: str | None = None) -> FunctionInfo:
+    """The named function, else `main`, else the first public function in the module."""
+    found = [(m.group(1), m.end() - 1) for m in _FUNC.finditer(text)]
+    if not found:
+        raise InvalidInputError("no func.func in the file")
+    chosen = next((f for f in found if f[0] == (name or "main")), None)
+    if chosen is None:
+        if name is not None:
+            raise InvalidInputError(f"no function @{name} in the file")
+        chosen = found[0]
+    func_name, open_index = chosen
+    close = _matching_paren(text, open_index)
+    args = []
+    for arg in _split_top_level(text[open_index + 1 : close]):
+        _, _, type_text = arg.partition(":")
+        args.append(parse_tensor_type(type_text.split("{")[0]))
+    rest = text[close + 1 :].lstrip()
+    results = 0
+    if rest.startswith("->"):
+        result_text = rest[2:].lstrip()
+        if result_text.startswith("("):
+            end = _matching_paren(result_text, 0)
+            results = len(_split_top_level(result_text[1:end]))
+        else:
+            results = 1
+    return FunctionInfo(func_name, tuple(args), results)
+
+
+def random_inputs(info: FunctionInfo, seed: int, dynamic_size: int) -> list[np.ndarray]:
+    """Inputs for a file that carries no parameters: small exact values, `?` dims set to dynamic_size."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for arg in info.args:
+        if arg.element not in DTYPES:
+            raise InvalidInputError(f"cannot make inputs of element type {arg.element}; pass --inputs")
+        shape = tuple(dynamic_size if d is None else d for d in arg.shape)
+        dtype = DTYPES[arg.element]
+        if dtype.kind == "f":
+            arrays.append((rng.integers(-8, 9, size=shape) / 4).astype(dtype))
+        elif dtype.kind == "b":
+            arrays.append(rng.integers(0, 2, size=shape).astype(dtype))
+        else:
+            arrays.append(rng.integers(-4, 5, size=shape).astype(dtype))
+    return arrays

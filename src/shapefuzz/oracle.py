@@ -1,0 +1,257 @@
+"""The oracle: verify first, then compile on every selected backend, run where a device exists,
+and judge each run against the NumPy reference (or, for a file without one, against the other
+backends by majority). A finding names the wrong backend and the stage; a failure is re-run
+before it is reported, and one that does not reproduce is marked flaky."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
+from shapefuzz.case import Case
+from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
+from shapefuzz.mlirinfo import function_info
+from shapefuzz.model import BackendResult, CheckReport, Stage, Status, Verdict
+from shapefuzz.signature import classify, normalize, signature_for
+from shapefuzz.toolchain import Toolchain, find_toolchain
+
+Comparator = Callable[[list[np.ndarray], list[np.ndarray]], str | None]  # (expected, actual) -> mismatch
+
+# Failures that are documented limits of a target, not compiler bugs: kept apart, never filed.
+_TARGET_LIMITS: dict[str, re.Pattern[str]] = {
+    "vulkan": re.compile(
+        r"8-bit storage|16-bit storage|StorageBuffer8BitAccess|StorageBuffer16BitAccess"
+        r"|capability.*(?:Int8|Int16|Int64|Float16|Float64)|(?:Int8|Int16|Int64|Float16|Float64).*capability"
+        r"|failed to legalize operation 'spirv\.|unsupported .*bit width",
+        re.IGNORECASE,
+    ),
+    "cuda": re.compile(r"missing GPU target", re.IGNORECASE),
+}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the numbers should be: inputs, the reference results and how to compare them."""
+
+    inputs: list[np.ndarray]
+    expected: list[np.ndarray] | None  # None: judge backends against each other
+    compare: Comparator | None = None
+
+
+def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> str | None:
+    """Element-wise comparison with a tolerance per dtype (exact for integers)."""
+    if len(expected) != len(actual):
+        return f"{len(actual)} results, expected {len(expected)}"
+    for i, (want, got) in enumerate(zip(expected, actual)):
+        if want.shape != got.shape:
+            return f"result {i} has shape {got.shape}, expected {want.shape}"
+        if want.dtype.kind in "iub":
+            bad = np.argwhere(want != got)
+        else:
+            tol = {2: 1e-2, 4: 1e-5}.get(want.dtype.itemsize, 1e-9)
+            close = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, equal_nan=True)
+            bad = np.argwhere(~close)
+        if bad.size:
+            first = tuple(int(v) for v in bad[0])
+            return f"result {i} differs at {len(bad)} of {want.size} elements, first at {first}: {got[first]} != {want[first]}"
+    return None
+
+
+def _target_limit(backend: Backend, text: str) -> bool:
+    pattern = _TARGET_LIMITS.get(backend.driver or backend.name.split("-")[0])
+    if pattern is None and backend.name.startswith("cuda"):
+        pattern = _TARGET_LIMITS["cuda"]
+    return bool(pattern and pattern.search(text))
+
+
+def _run_backend(
+    toolchain: Toolchain,
+    backend: Backend,
+    mlir_path: str,
+    workdir: str,
+    expectation: Expectation | None,
+    num_results: int,
+    function: str,
+    budget: Budget,
+) -> tuple[BackendResult, list[np.ndarray] | None]:
+    probe = toolchain.probe
+    if not backend.compiles(probe):
+        return BackendResult(backend.name, Stage.COMPILE, Status.SKIPPED, "not supported by this compiler"), None
+    vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
+    compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile)
+    status = classify(compiled)
+    if status != Status.OK:
+        text = compiled.stderr + compiled.stdout
+        if status == Status.ERROR and _target_limit(backend, text):
+            status = Status.UNSUPPORTED
+        detail = text.strip()[-4000:] if status != Status.TIMEOUT else f"compile timed out after {compiled.seconds:.0f}s"
+        sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
+        return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
+    if not backend.executes(probe) or expectation is None:
+        note = "compiled; not executed here" if expectation is not None else "compiled"
+        return BackendResult(backend.name, Stage.COMPILE, Status.OK, note, None, compiled.seconds, compiled.seconds), None
+    ran, outputs = run_module(
+        toolchain, backend, vmfb, expectation.inputs, num_results, workdir, function, budget.run
+    )
+    total = compiled.seconds + ran.seconds
+    status = classify(ran)
+    if status == Status.OK and outputs is None:
+        status = Status.ERROR  # exited 0 but wrote no readable output
+    if status != Status.OK:
+        detail = (ran.stderr + ran.stdout).strip()[-4000:] or "no output written"
+        sig = signature_for(backend.name, Stage.RUN, status, ran)
+        return BackendResult(backend.name, Stage.RUN, status, detail, sig, total, compiled.seconds, ran.seconds), None
+    return BackendResult(backend.name, Stage.RUN, Status.OK, "", None, total, compiled.seconds, ran.seconds), outputs
+
+
+def _mismatch(backend: str, detail: str, base: BackendResult) -> BackendResult:
+    sig = signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, _mismatch_kind(detail))
+    return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=detail, signature=sig)
+
+
+def _mismatch_kind(detail: str) -> str:
+    # Buckets wrong numbers by kind (shape, count, values), not by where they first differ.
+    if "shape" in detail:
+        return "wrong result shape"
+    if "results, expected" in detail:
+        return "wrong number of results"
+    if "indices" in detail.lower() or "index" in detail.lower():
+        return "wrong indices"
+    return "wrong values"
+
+
+def _judge(
+    results: dict[str, BackendResult],
+    outputs: dict[str, list[np.ndarray]],
+    expectation: Expectation,
+) -> tuple[dict[str, BackendResult], list[str]]:
+    notes: list[str] = []
+    compare = expectation.compare or default_compare
+    if expectation.expected is not None:
+        for name, actual in outputs.items():
+            mismatch = compare(expectation.expected, actual)
+            if mismatch:
+                results[name] = _mismatch(name, mismatch, results[name])
+            else:
+                results[name] = replace(results[name], stage=Stage.COMPARE)
+        return results, notes
+    # No reference: the backends vote. A backend is wrong when it disagrees with a strict majority.
+    names = list(outputs)
+    if len(names) < 2:
+        notes.append("no reference and fewer than two executing backends: numbers not compared")
+        return results, notes
+    agree = {a: sum(default_compare(outputs[b], outputs[a]) is None for b in names) for a in names}
+    majority = [n for n in names if agree[n] * 2 > len(names)]
+    if not majority:
+        anchor = REFERENCE_BACKEND if REFERENCE_BACKEND in outputs else names[0]
+        notes.append(f"backends disagree with no majority; {anchor} taken as the reference")
+        majority = [anchor]
+    truth = outputs[majority[0]]
+    for name in names:
+        mismatch = default_compare(truth, outputs[name])
+        if mismatch:
+            results[name] = _mismatch(name, f"{mismatch} (vs {majority[0]})", results[name])
+        else:
+            results[name] = replace(results[name], stage=Stage.COMPARE)
+    return results, notes
+
+
+def check_module(
+    text: str,
+    backends: Sequence[str],
+    expectation: Expectation | None,
+    toolchain: Toolchain | None = None,
+    budget: Budget = DEFAULT_BUDGET,
+    confirm: bool = True,
+    function: str | None = None,
+) -> CheckReport:
+    """Verify, compile, run and judge one module on the given backends."""
+    toolchain = toolchain or find_toolchain()
+    error = verify(text, toolchain, budget.verify)
+    if error is not None:
+        return CheckReport(Verdict.INVALID, (), verify_error=error)
+    info = function_info(text, function)
+    report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results)
+    if not confirm or not report.failures:
+        return report
+    # Re-run each failing backend: a failure that does not come back the same is flaky.
+    again = _check_once(
+        text, [r.backend for r in report.failures], expectation, toolchain, budget, info.name, info.results
+    )
+    second = {r.backend: r for r in again.results}
+    results = []
+    for r in report.results:
+        if r.failed and (second[r.backend].signature != r.signature):
+            r = replace(r, flaky=True)
+        results.append(r)
+    real = [r for r in results if r.failed and not r.flaky]
+    verdict = Verdict.FAIL if real else Verdict.FLAKY
+    return CheckReport(verdict, tuple(results), notes=report.notes)
+
+
+def _check_once(
+    text: str,
+    backends: Sequence[str],
+    expectation: Expectation | None,
+    toolchain: Toolchain,
+    budget: Budget,
+    function: str,
+    num_results: int,
+) -> CheckReport:
+    results: dict[str, BackendResult] = {}
+    outputs: dict[str, list[np.ndarray]] = {}
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-check-") as workdir:
+        mlir_path = os.path.join(workdir, "module.mlir")
+        Path(mlir_path).write_text(text)
+        for name in backends:
+            result, out = _run_backend(
+                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget
+            )
+            results[name] = result
+            if out is not None:
+                outputs[name] = out
+    notes: list[str] = []
+    if expectation is not None and outputs:
+        results, notes = _judge(results, outputs, expectation)
+    ordered = tuple(results[name] for name in backends)
+    verdict = Verdict.FAIL if any(r.failed for r in ordered) else Verdict.PASS
+    return CheckReport(verdict, ordered, notes=tuple(notes))
+
+
+def case_expectation(case: Case, seed: int = 0) -> Expectation:
+    """Inputs, NumPy reference and comparison rule for a generated case."""
+    from shapefuzz.families import get_family  # families import templates/hypothesis: keep lazy
+
+    family = get_family(case.family)
+    params = case.params
+    inputs = family.make_inputs(params, seed)
+    expected = family.reference(params, inputs)
+
+    def compare(want: list[np.ndarray], got: list[np.ndarray]) -> str | None:
+        return family.compare(params, inputs, want, got)
+
+    return Expectation(inputs, expected, compare)
+
+
+def check_case(
+    case: Case,
+    backends: Sequence[str] = (REFERENCE_BACKEND,),
+    toolchain: Toolchain | None = None,
+    seed: int = 0,
+    budget: Budget = DEFAULT_BUDGET,
+    confirm: bool = True,
+) -> CheckReport:
+    """Render a generated case and check it against its NumPy reference."""
+    from shapefuzz.families import render_case
+
+    return check_module(render_case(case), backends, case_expectation(case, seed), toolchain, budget, confirm)
+
+
+__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "normalize"]

@@ -1,0 +1,200 @@
+"""Finds the IREE toolchain and probes what it can do.
+
+By default the pinned wheels, calling the real binaries inside the packages (not the Python
+wrappers on PATH, which cost about 0.1 s a call). Or a folder holding `iree-compile`, `iree-opt`
+and `iree-run-module` from a user's own build or another release (`--iree-bin DIR` or the
+SHAPEFUZZ_IREE_BIN environment variable). Flags and devices are probed, not assumed, and the
+probe is cached per binary (path, size, mtime) so parallel workers do not repeat it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from shapefuzz.errors import ToolchainError
+from shapefuzz.sandbox import Limits, run_sandboxed
+
+ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
+_PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large
+_PROBE_FORMAT = 2  # bump when the probe's contents change
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    compile_bin: Path
+    opt_bin: Path | None  # some release folders lack iree-opt; verification then uses iree-compile
+    run_bin: Path | None  # compile-only toolchains are allowed
+    source: str  # "wheels" or the folder it came from
+
+    @property
+    def probe(self) -> "ToolchainProbe":
+        return probe_toolchain(self)
+
+
+@dataclass(frozen=True)
+class ToolchainProbe:
+    version: str  # e.g. "3.13.0rc20261016"
+    release: tuple[int, int]  # (3, 13); (0, 0) when unknown (a dev build)
+    compile_flags: frozenset[str]  # every --iree-* flag iree-compile accepts
+    devices: tuple[str, ...]  # runtime device URIs, e.g. "local-task://", "vulkan://..."
+    llvmpipe_target: bool  # --iree-vulkan-target=llvmpipe compiles here
+
+    def has_flag(self, flag: str) -> bool:
+        return flag in self.compile_flags
+
+    def has_device(self, driver: str) -> bool:
+        return any(d.split("://", 1)[0] == driver for d in self.devices)
+
+    def to_json(self) -> dict:
+        return {
+            "version": self.version,
+            "release": list(self.release),
+            "compile_flags": sorted(self.compile_flags),
+            "devices": list(self.devices),
+            "llvmpipe_target": self.llvmpipe_target,
+        }
+
+    @staticmethod
+    def from_json(data: dict) -> "ToolchainProbe":
+        return ToolchainProbe(
+            version=data["version"],
+            release=tuple(data["release"]),  # type: ignore[arg-type]
+            compile_flags=frozenset(data["compile_flags"]),
+            devices=tuple(data["devices"]),
+            llvmpipe_target=data["llvmpipe_target"],
+        )
+
+
+def _wheel_dir(module: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_toolchain(iree_bin: str | os.PathLike | None = None) -> Toolchain:
+    """The toolchain named by `iree_bin`, else $SHAPEFUZZ_IREE_BIN, else the pinned wheels."""
+    folder = iree_bin if iree_bin is not None else os.environ.get(ENV_IREE_BIN) or None
+    if folder is not None:
+        return _toolchain_from_folder(Path(folder))
+    compiler = _wheel_dir("iree.compiler")
+    runtime = _wheel_dir("iree._runtime_libs")
+    if compiler is None:
+        raise ToolchainError(
+            "the iree-base-compiler wheel is not installed; install it or pass --iree-bin DIR"
+        )
+    libs = compiler / "_mlir_libs"
+    compile_bin = libs / "iree-compile"
+    if not _executable(compile_bin):
+        raise ToolchainError(f"no iree-compile binary inside the installed wheel at {libs}")
+    run_bin = runtime / "iree-run-module" if runtime is not None else None
+    return Toolchain(
+        compile_bin=compile_bin,
+        opt_bin=libs / "iree-opt" if _executable(libs / "iree-opt") else None,
+        run_bin=run_bin if run_bin is not None and _executable(run_bin) else None,
+        source="wheels",
+    )
+
+
+def _toolchain_from_folder(folder: Path) -> Toolchain:
+    if not folder.is_dir():
+        raise ToolchainError(f"--iree-bin {folder}: no such folder")
+    compile_bin = folder / "iree-compile"
+    if not _executable(compile_bin):
+        raise ToolchainError(
+            f"--iree-bin {folder}: no executable iree-compile there (expected iree-compile, "
+            "iree-opt and iree-run-module from an IREE build's bin/ folder)"
+        )
+    opt_bin, run_bin = folder / "iree-opt", folder / "iree-run-module"
+    return Toolchain(
+        compile_bin=compile_bin.resolve(),
+        opt_bin=opt_bin.resolve() if _executable(opt_bin) else None,
+        run_bin=run_bin.resolve() if _executable(run_bin) else None,
+        source=str(folder),
+    )
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "shapefuzz" / "probes"
+
+
+def _cache_key(toolchain: Toolchain) -> str:
+    parts = [str(_PROBE_FORMAT)]
+    for path in (toolchain.compile_bin, toolchain.run_bin):
+        if path is not None:
+            stat = path.stat()
+            parts.append(f"{path}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+
+def parse_version(text: str) -> tuple[str, tuple[int, int]]:
+    match = re.search(r"IREE compiler version (\S+)", text)
+    if not match:
+        return "unknown", (0, 0)
+    version = match.group(1)
+    numbers = re.match(r"(\d+)\.(\d+)", version)
+    release = (int(numbers.group(1)), int(numbers.group(2))) if numbers else (0, 0)
+    return version, release
+
+
+_TRIVIAL_MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+
+
+def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
+    result = run_sandboxed([str(toolchain.compile_bin), "--version"], _PROBE_LIMITS)
+    if not result.ok:
+        raise ToolchainError(f"{toolchain.compile_bin} --version failed: {result.stderr.strip()[:200]}")
+    version, release = parse_version(result.stdout + result.stderr)
+    help_text = run_sandboxed([str(toolchain.compile_bin), "--help-hidden"], _PROBE_LIMITS).stdout
+    flags = frozenset(re.findall(r"^\s+(--iree-[\w-]+)", help_text, re.MULTILINE))
+    devices: list[str] = []
+    if toolchain.run_bin is not None:
+        listing = run_sandboxed([str(toolchain.run_bin), "--list_devices"], _PROBE_LIMITS)
+        devices = [line.strip() for line in listing.stdout.splitlines() if "://" in line]
+        if not any(d.startswith("vulkan://") for d in devices):
+            # Old runtimes (3.4/3.5) list the software Vulkan device only when asked by driver.
+            listing = run_sandboxed([str(toolchain.run_bin), "--list_devices=vulkan"], _PROBE_LIMITS)
+            devices += [line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("vulkan://")]
+    llvmpipe = False
+    if "--iree-vulkan-target" in flags:
+        trial = run_sandboxed(
+            [str(toolchain.compile_bin), "-", "--iree-hal-target-device=vulkan",
+             "--iree-vulkan-target=llvmpipe", "-o", os.devnull],
+            _PROBE_LIMITS,
+            stdin_text=_TRIVIAL_MODULE,
+        )
+        llvmpipe = trial.ok
+    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe)
+
+
+@functools.cache
+def probe_toolchain(toolchain: Toolchain) -> ToolchainProbe:
+    cache_file = _cache_dir() / f"{_cache_key(toolchain)}.json"
+    try:
+        return ToolchainProbe.from_json(json.loads(cache_file.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    probe = _probe_uncached(toolchain)
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(probe.to_json()))
+        os.replace(tmp, cache_file)  # atomic: parallel workers never read half a file
+    except OSError:
+        pass  # a read-only home only costs a re-probe
+    return probe
