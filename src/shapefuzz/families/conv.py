@@ -1,0 +1,903 @@
+"""The forward-convolution family: 1-D, 2-D and 3-D convolutions in every layout linalg names.
+
+A case is a convolution described once, abstractly (batch `n`, groups `g`, channels per group
+`c`, filters per group `f`, depthwise multiplier `m`, spatial sizes, kernel, strides, dilations,
+paddings), plus the choices that do not change what it computes:
+
+- `layout`: the layout at the function boundary (e.g. "nchw_fchw"), from `LAYOUTS`;
+- `compute_layout`: the layout the convolution itself runs in; when it differs from `layout`,
+  `linalg.transpose` ops convert at the function boundary (same label sets, another order);
+- `form`: "named" (the `linalg.conv_*` / `linalg.depthwise_conv_*` op) or "generic" (an equivalent
+  `linalg.generic` whose loops are permuted by `loop_perm`);
+- `pad_form`: "none" (no padding op; only when all pads are 0), "pad" (`tensor.pad`) or "insert"
+  (`linalg.fill` of the padded shape and `tensor.insert_slice`);
+- `bias`: "none", "epilogue" (added after the convolution) or "init" (broadcast into the
+  accumulator before it).
+
+The Python side computes types, maps and SSA names; `templates/conv.mlir.j2` lays out the IR.
+The NumPy reference works on one canonical form: input [n, G, C, *spatial], filter
+[G, F, C, *kernel], output [n, G, F, *out] (a plain convolution is G = 1; a depthwise one is
+G = channels, C = 1, F = multiplier).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from shapefuzz.families.base import Family, Params
+from shapefuzz.templates import render_template
+
+# --------------------------------------------------------------------------------------------
+# Layouts. Each is (rank, kind, input labels, filter labels, output labels, named op or None).
+# "S" stands for the spatial dims: s0.. in the input, k0.. in the filter, o0.. in the output.
+# Kinds: "regular" (n, c, f), "grouped" (n, g, c, f), "depthwise" (n, c), "depthwise_m" (n, c, m).
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    rank: int
+    kind: str
+    input: str
+    filter: str
+    output: str
+    named_op: str | None
+
+
+def _layouts() -> dict[str, Layout]:
+    table = [
+        # rank 1
+        ("nwc_wcf", 1, "regular", "nSc", "Scf", "nSf", "conv_1d_nwc_wcf"),
+        ("ncw_fcw", 1, "regular", "ncS", "fcS", "nfS", "conv_1d_ncw_fcw"),
+        ("ngcw_gfcw", 1, "grouped", "ngcS", "gfcS", "ngfS", None),
+        ("nwgc_gfwc", 1, "grouped", "nSgc", "gfSc", "nSgf", None),
+        ("nwc_wc", 1, "depthwise", "nSc", "Sc", "nSc", "depthwise_conv_1d_nwc_wc"),
+        ("ncw_cw", 1, "depthwise", "ncS", "cS", "ncS", "depthwise_conv_1d_ncw_cw"),
+        ("nwc_wcm", 1, "depthwise_m", "nSc", "Scm", "nScm", "depthwise_conv_1d_nwc_wcm"),
+        ("ncw_cmw", 1, "depthwise_m", "ncS", "cmS", "ncmS", None),
+        # rank 2
+        ("nhwc_hwcf", 2, "regular", "nSc", "Scf", "nSf", "conv_2d_nhwc_hwcf"),
+        ("nhwc_fhwc", 2, "regular", "nSc", "fSc", "nSf", "conv_2d_nhwc_fhwc"),
+        ("nchw_fchw", 2, "regular", "ncS", "fcS", "nfS", "conv_2d_nchw_fchw"),
+        ("ngchw_fgchw", 2, "grouped", "ngcS", "fgcS", "ngfS", "conv_2d_ngchw_fgchw"),
+        ("ngchw_gfchw", 2, "grouped", "ngcS", "gfcS", "ngfS", "conv_2d_ngchw_gfchw"),
+        ("nhwgc_gfhwc", 2, "grouped", "nSgc", "gfSc", "nSgf", "conv_2d_nhwgc_gfhwc"),
+        ("nhwc_hwc", 2, "depthwise", "nSc", "Sc", "nSc", "depthwise_conv_2d_nhwc_hwc"),
+        ("nchw_chw", 2, "depthwise", "ncS", "cS", "ncS", "depthwise_conv_2d_nchw_chw"),
+        ("nhwc_hwcm", 2, "depthwise_m", "nSc", "Scm", "nScm", "depthwise_conv_2d_nhwc_hwcm"),
+        ("nchw_cmhw", 2, "depthwise_m", "ncS", "cmS", "ncmS", None),
+        # rank 3
+        ("ndhwc_dhwcf", 3, "regular", "nSc", "Scf", "nSf", "conv_3d_ndhwc_dhwcf"),
+        ("ncdhw_fcdhw", 3, "regular", "ncS", "fcS", "nfS", "conv_3d_ncdhw_fcdhw"),
+        ("ngcdhw_gfcdhw", 3, "grouped", "ngcS", "gfcS", "ngfS", None),
+        ("ndhwgc_gfdhwc", 3, "grouped", "nSgc", "gfSc", "nSgf", None),
+        ("ndhwc_dhwc", 3, "depthwise", "nSc", "Sc", "nSc", "depthwise_conv_3d_ndhwc_dhwc"),
+        ("ncdhw_cdhw", 3, "depthwise", "ncS", "cS", "ncS", "depthwise_conv_3d_ncdhw_cdhw"),
+        ("ndhwc_dhwcm", 3, "depthwise_m", "nSc", "Scm", "nScm", "depthwise_conv_3d_ndhwc_dhwcm"),
+        ("ncdhw_cmdhw", 3, "depthwise_m", "ncS", "cmS", "ncmS", None),
+    ]
+    return {row[0]: Layout(*row) for row in table}
+
+
+LAYOUTS = _layouts()
+KINDS = ("regular", "grouped", "depthwise", "depthwise_m")
+DTYPES = {"f32": ("f32",), "f16": ("f32", "f16"), "i32": ("i32",), "i8": ("i32",)}
+NP_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8}
+
+
+def _expand(spec: str, rank: int, spatial_prefix: str) -> list[str]:
+    labels: list[str] = []
+    for ch in spec:
+        if ch == "S":
+            labels.extend(f"{spatial_prefix}{i}" for i in range(rank))
+        else:
+            labels.append(ch)
+    return labels
+
+
+def input_labels(layout: Layout) -> list[str]:
+    return _expand(layout.input, layout.rank, "s")
+
+
+def filter_labels(layout: Layout) -> list[str]:
+    return _expand(layout.filter, layout.rank, "k")
+
+
+def output_labels(layout: Layout) -> list[str]:
+    return _expand(layout.output, layout.rank, "o")
+
+
+def layouts_for(rank: int, kind: str) -> list[Layout]:
+    return [lay for lay in LAYOUTS.values() if lay.rank == rank and lay.kind == kind]
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith("f")
+
+
+# --------------------------------------------------------------------------------------------
+# Sizes
+
+
+def out_size(size: int, k: int, stride: int, dil: int, lo: int, hi: int) -> int:
+    return (size + lo + hi - dil * (k - 1) - 1) // stride + 1
+
+
+def out_spatial(p: Params) -> list[int]:
+    return [
+        out_size(s, k, st_, d, lo, hi)
+        for s, k, st_, d, lo, hi in zip(
+            p["spatial"], p["kernel"], p["strides"], p["dilations"], p["pad_lo"], p["pad_hi"]
+        )
+    ]
+
+
+def _label_size(p: Params, label: str) -> int:
+    if label in ("n", "g", "c", "f", "m"):
+        return p[label]
+    i = int(label[1:])
+    if label[0] == "s":
+        return p["spatial"][i]
+    if label[0] == "k":
+        return p["kernel"][i]
+    if label[0] == "p":
+        return p["spatial"][i] + p["pad_lo"][i] + p["pad_hi"][i]
+    if label[0] == "o":
+        return out_spatial(p)[i]
+    raise AssertionError(label)
+
+
+def input_shape(p: Params) -> list[int]:
+    return [_label_size(p, lab) for lab in input_labels(LAYOUTS[p["layout"]])]
+
+
+def filter_shape(p: Params) -> list[int]:
+    return [_label_size(p, lab) for lab in filter_labels(LAYOUTS[p["layout"]])]
+
+
+def output_shape(p: Params) -> list[int]:
+    return [_label_size(p, lab) for lab in output_labels(LAYOUTS[p["layout"]])]
+
+
+def bias_labels(kind: str) -> list[str]:
+    return {"regular": ["f"], "grouped": ["g", "f"], "depthwise": ["c"], "depthwise_m": ["c", "m"]}[kind]
+
+
+def bias_shape(p: Params) -> list[int]:
+    return [p[lab] for lab in bias_labels(p["kind"])]
+
+
+def _out_dyn(p: Params, label: str) -> bool:
+    """Whether an output dim is `?`: only when no operand gives its size statically."""
+    ind, fd = p["in_dyn"], p["filt_dyn"]
+    if label == "n":
+        return ind["n"]
+    if label == "g":
+        return ind["g"] and fd["g"]
+    if label == "c":  # depthwise: a parallel dim of input and filter
+        return ind["c"] and fd["c"]
+    if label in ("f", "m"):
+        return fd[label]
+    i = label[1:]
+    return ind["s" + i] or fd["k" + i]
+
+
+def reduction_size(p: Params) -> int:
+    size = int(np.prod(p["kernel"]))
+    if p["kind"] in ("regular", "grouped"):
+        size *= p["c"]
+    return size
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering
+
+
+def _shape_str(sizes: list[int], dyn: list[bool], elem: str) -> str:
+    dims = ["?" if d else str(s) for s, d in zip(sizes, dyn)]
+    return "tensor<" + "x".join(dims + [elem]) + ">"
+
+
+def _affine_expr(terms: list[tuple[int, str]], const: int) -> str:
+    """sum(coeff * sym) + const, in MLIR affine syntax."""
+    out = ""
+    for coeff, sym in terms:
+        mag = abs(coeff)
+        piece = sym if mag == 1 else f"{sym} * {mag}"
+        if not out:
+            out = piece if coeff > 0 else f"-{piece}" if mag == 1 else f"{sym} * {coeff}"
+        else:
+            out += f" + {piece}" if coeff > 0 else f" - {piece}"
+    if not out:
+        return str(const)
+    if const > 0:
+        out += f" + {const}"
+    elif const < 0:
+        out += f" - {-const}"
+    return out
+
+
+@dataclass
+class _Tensor:
+    name: str
+    labels: list[str]
+    sizes: list[int]
+    dyn: list[bool]
+    elem: str
+
+    @property
+    def type(self) -> str:
+        return _shape_str(self.sizes, self.dyn, self.elem)
+
+
+class _Builder:
+    """Collects the index values (tensor.dim, affine.apply) a case needs, created on demand."""
+
+    def __init__(self, p: Params, inp: _Tensor, filt: _Tensor):
+        self.p = p
+        self.inp = inp
+        self.filt = filt
+        self.consts: set[int] = set()
+        self.dims: list[dict] = []
+        self.applies: list[dict] = []
+        self._values: dict[str, str] = {}
+
+    def _tensor_dim(self, t: _Tensor, label: str) -> str:
+        key = f"{t.name}:{label}"
+        if key not in self._values:
+            idx = t.labels.index(label)
+            self.consts.add(idx)
+            name = f"%{t.name[1:]}_{label}"
+            self.dims.append({"name": name, "src": t.name, "idx": idx, "type": t.type})
+            self._values[key] = name
+        return self._values[key]
+
+    def value(self, role: str, label: str) -> str:
+        """The SSA value of a dynamic dim `label` of a tensor in role in/filt/pad/out."""
+        p = self.p
+        if role == "in":
+            return self._tensor_dim(self.inp, label)
+        if role == "filt":
+            return self._tensor_dim(self.filt, label)
+        if role == "pad":
+            if label[0] != "p":
+                return self.value("in", label)
+            i = int(label[1:])
+            return self._apply(f"%pad_p{i}", [(1, self.value("in", f"s{i}"))],
+                               p["pad_lo"][i] + p["pad_hi"][i], 0)
+        if role == "out":
+            if label == "n":
+                return self.value("in", "n")
+            if label in ("g", "c"):
+                return self.value("in", label)
+            if label in ("f", "m"):
+                return self.value("filt", label)
+            i = int(label[1:])
+            s, k = p["spatial"][i], p["kernel"][i]
+            stride, dil = p["strides"][i], p["dilations"][i]
+            lo, hi = p["pad_lo"][i], p["pad_hi"][i]
+            terms: list[tuple[int, str]] = []
+            const = lo + hi + dil - 1  # (s + lo + hi - dil*(k-1) - 1) = s - dil*k + const
+            if p["in_dyn"][f"s{i}"]:
+                terms.append((1, self.value("in", f"s{i}")))
+            else:
+                const += s
+            if p["filt_dyn"][f"k{i}"]:
+                terms.append((-dil, self.value("filt", f"k{i}")))
+            else:
+                const -= dil * k
+            return self._apply(f"%out_o{i}", terms, const, stride)
+        raise AssertionError(role)
+
+    def _apply(self, name: str, terms: list[tuple[int, str]], const: int, stride: int) -> str:
+        """affine.apply of (sum(terms) + const) floordiv stride + 1, or of sum(terms) + const
+        when stride is 0 (a plain sum, for padded sizes)."""
+        if name in self._values:
+            return self._values[name]
+        syms = [f"s{j}" for j in range(len(terms))]
+        sym_terms = [(c, s) for (c, _), s in zip(terms, syms)]
+        if stride == 0:
+            body = _affine_expr(sym_terms, const)
+        elif stride == 1:
+            body = _affine_expr(sym_terms, const + 1)
+        else:
+            body = f"({_affine_expr(sym_terms, const)}) floordiv {stride} + 1"
+        amap = f"affine_map<()[{', '.join(syms)}] -> ({body})>"
+        self.applies.append({"name": name, "map": amap, "operands": [v for _, v in terms]})
+        self._values[name] = name
+        return name
+
+    def dyn_values(self, role: str, t: _Tensor) -> list[str]:
+        return [self.value(role, lab) for lab, d in zip(t.labels, t.dyn) if d]
+
+
+def _transpose_perm(src: list[str], dst: list[str]) -> list[int]:
+    return [src.index(lab) for lab in dst]
+
+
+def _loop_labels(kind: str, rank: int) -> tuple[list[str], list[str]]:
+    """(parallel loop labels, reduction loop labels) in canonical order."""
+    outs = [f"o{i}" for i in range(rank)]
+    ks = [f"k{i}" for i in range(rank)]
+    if kind == "regular":
+        return ["n", "f", *outs], ["c", *ks]
+    if kind == "grouped":
+        return ["n", "g", "f", *outs], ["c", *ks]
+    if kind == "depthwise":
+        return ["n", "c", *outs], ks
+    return ["n", "c", "m", *outs], ks
+
+
+def _index_expr(label: str, d: dict[str, str], p: Params) -> str:
+    if label[0] == "s":  # input spatial (padded): o * stride + k * dilation
+        i = label[1:]
+        stride, dil = p["strides"][int(i)], p["dilations"][int(i)]
+        o = d["o" + i] if stride == 1 else f"{d['o' + i]} * {stride}"
+        k = d["k" + i] if dil == 1 else f"{d['k' + i]} * {dil}"
+        return f"{o} + {k}"
+    return d[label]
+
+
+def _elem_literal(value, elem: str) -> str:
+    if _is_float(elem):
+        return repr(float(value))
+    return str(int(value))
+
+
+def render(p: Params) -> str:
+    io = LAYOUTS[p["layout"]]
+    cl = LAYOUTS[p["compute_layout"]]
+    rank, kind, dtype, acc = p["rank"], p["kind"], p["dtype"], p["acc"]
+    in_dyn, filt_dyn = p["in_dyn"], p["filt_dyn"]
+
+    def tensor(name, labels, dynmap, elem):
+        sizes = [_label_size(p, lab) for lab in labels]
+        return _Tensor(name, labels, sizes, [dynmap(lab) for lab in labels], elem)
+
+    inp = tensor("%input", input_labels(io), lambda lab: in_dyn[lab], dtype)
+    filt = tensor("%filter", filter_labels(io), lambda lab: filt_dyn[lab], dtype)
+    b = _Builder(p, inp, filt)
+    args = [{"name": inp.name, "type": inp.type}, {"name": filt.name, "type": filt.type}]
+    bias = None
+    if p["bias"] != "none":
+        bias = tensor("%bias", bias_labels(kind), lambda lab: _out_dyn(p, lab), acc)
+        args.append({"name": bias.name, "type": bias.type})
+    steps: list[dict] = []
+
+    # Inputs into the compute layout.
+    def transpose_in(t: _Tensor, labels: list[str], role: str, name: str) -> _Tensor:
+        if labels == t.labels:
+            return t
+        dyn = dict(zip(t.labels, t.dyn))
+        res = tensor(name, labels, lambda lab: dyn[lab], t.elem)
+        steps.append({"op": "transpose", "src": t, "dst": res, "init": f"{name}_init",
+                      "dyn_values": b.dyn_values(role, res),
+                      "perm": _transpose_perm(t.labels, labels)})
+        return res
+
+    cin = transpose_in(inp, input_labels(cl), "in", "%input_t")
+    cfilt = transpose_in(filt, filter_labels(cl), "filt", "%filter_t")
+
+    # Padding.
+    pad_labels = [("p" + lab[1:]) if lab[0] == "s" else lab for lab in cin.labels]
+    conv_in = cin
+    if p["pad_form"] != "none":
+        padded = _Tensor("%padded", cin.labels, [_label_size(p, lab) for lab in pad_labels],
+                         list(cin.dyn), dtype)
+        lows = [p["pad_lo"][int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
+        highs = [p["pad_hi"][int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
+        step = {"op": p["pad_form"], "src": cin, "dst": padded, "lows": lows, "highs": highs,
+                "value": _elem_literal(p["pad_value"], dtype)}
+        if p["pad_form"] == "insert":
+            step["dyn_values"] = [b.value("pad", lab) for lab, d in zip(pad_labels, cin.dyn) if d]
+            step["sizes"] = [b.value("in", lab) if d else str(s)
+                             for lab, d, s in zip(cin.labels, cin.dyn, cin.sizes)]
+        steps.append(step)
+        conv_in = padded
+
+    # Accumulator init.
+    out_c = tensor("%conv", output_labels(cl), lambda lab: _out_dyn(p, lab), acc)
+    init = _Tensor("%init", out_c.labels, out_c.sizes, out_c.dyn, acc)
+    out_dyn_values = b.dyn_values("out", out_c)
+    if p["bias"] == "init":
+        assert bias is not None
+        steps.append({"op": "bias_init", "bias": bias, "dst": init, "dyn_values": out_dyn_values,
+                      "bias_map": _broadcast_map(out_c.labels, bias.labels)})
+    else:
+        steps.append({"op": "fill", "dst": init, "dyn_values": out_dyn_values,
+                      "value": _elem_literal(0, acc)})
+
+    # The convolution.
+    conv = {"op": p["form"], "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
+            "acc": acc, "dtype": dtype}
+    if p["form"] == "named":
+        assert cl.named_op is not None
+        conv["named_op"] = cl.named_op
+        conv["strides"] = ", ".join(map(str, p["strides"]))
+        conv["dilations"] = ", ".join(map(str, p["dilations"]))
+        conv["rank"] = rank
+    else:
+        par, red = _loop_labels(kind, rank)
+        canon = par + red
+        order = [canon[i] for i in p["loop_perm"]]
+        d = {lab: f"d{order.index(lab)}" for lab in canon}
+        dims = ", ".join(f"d{i}" for i in range(len(order)))
+        in_lab = [lab if lab[0] != "s" else lab for lab in conv_in.labels]
+        conv["maps"] = [
+            f"affine_map<({dims}) -> ({', '.join(_index_expr(lab, d, p) for lab in in_lab)})>",
+            f"affine_map<({dims}) -> ({', '.join(d[lab] for lab in cfilt.labels)})>",
+            f"affine_map<({dims}) -> ({', '.join(d[lab] for lab in out_c.labels)})>",
+        ]
+        conv["iterators"] = ", ".join(
+            '"parallel"' if lab in par else '"reduction"' for lab in order)
+    conv["ext"] = _ext_op(dtype, acc)
+    steps.append(conv)
+
+    # Back to the boundary layout.
+    result = out_c
+    out_io = output_labels(io)
+    if out_c.labels != out_io:
+        res = tensor("%conv_t", out_io, lambda lab: _out_dyn(p, lab), acc)
+        steps.append({"op": "transpose", "src": out_c, "dst": res, "init": "%conv_t_init",
+                      "dyn_values": b.dyn_values("out", res),
+                      "perm": _transpose_perm(out_c.labels, out_io)})
+        result = res
+
+    # Epilogue: bias add and/or relu.
+    if p["bias"] == "epilogue" or p["epilogue"] != "none":
+        res = _Tensor("%result", result.labels, result.sizes, result.dyn, acc)
+        ident = f"affine_map<({', '.join(f'd{i}' for i in range(len(res.labels)))}) -> " \
+                f"({', '.join(f'd{i}' for i in range(len(res.labels)))})>"
+        step = {"op": "epilogue", "src": result, "dst": res, "init": "%result_init",
+                "dyn_values": b.dyn_values("out", res), "ident": ident,
+                "bias": bias if p["bias"] == "epilogue" else None,
+                "relu": p["epilogue"] == "relu", "acc": acc, "float": _is_float(acc),
+                "zero": _elem_literal(0, acc)}
+        if step["bias"] is not None:
+            step["bias_map"] = _broadcast_map(res.labels, bias.labels)
+        steps.append(step)
+        result = res
+
+    return render_template(
+        "conv.mlir.j2", args=args, result=result, consts=sorted(b.consts), dims=b.dims,
+        applies=b.applies, steps=steps)
+
+
+def _broadcast_map(labels: list[str], bias_labels_: list[str]) -> str:
+    dims = ", ".join(f"d{i}" for i in range(len(labels)))
+    picks = ", ".join(f"d{labels.index(lab)}" for lab in bias_labels_)
+    return f"affine_map<({dims}) -> ({picks})>"
+
+
+def _ext_op(dtype: str, acc: str) -> str | None:
+    if dtype == acc:
+        return None
+    return "arith.extf" if _is_float(dtype) else "arith.extsi"
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs, reference, comparison
+
+
+def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dtype = p["dtype"]
+
+    def draw(shape, acc_type=False):
+        if _is_float(dtype):
+            # Small multiples of 1/4: f32 products and sums are exact.
+            vals = rng.integers(-4, 5, size=shape) / 4.0
+            return vals.astype(NP_DTYPES[p["acc"] if acc_type else dtype])
+        lim = 4 if dtype == "i8" else 8
+        vals = rng.integers(-lim, lim + 1, size=shape)
+        return vals.astype(np.int32 if acc_type else NP_DTYPES[dtype])
+
+    arrays = [draw(input_shape(p)), draw(filter_shape(p))]
+    if p["bias"] != "none":
+        arrays.append(draw(bias_shape(p), acc_type=True))
+    return arrays
+
+
+def _canonical_names(kind: str) -> dict[str, str]:
+    if kind in ("depthwise", "depthwise_m"):
+        return {"n": "n", "c": "G", "m": "F"}
+    return {"n": "n", "g": "G", "c": "C", "f": "F"}
+
+
+def _to_canonical(arr: np.ndarray, labels: list[str], order: list[str], kind: str) -> np.ndarray:
+    names = _canonical_names(kind)
+    cur = [names.get(lab, lab) for lab in labels]
+    for lab in order:
+        if lab not in cur:
+            arr = arr[..., None]
+            cur.append(lab)
+    return np.transpose(arr, [cur.index(lab) for lab in order])
+
+
+def _from_canonical(arr: np.ndarray, order: list[str], labels: list[str], kind: str) -> np.ndarray:
+    names = _canonical_names(kind)
+    want = [names.get(lab, lab) for lab in labels]
+    drop = tuple(i for i, lab in enumerate(order) if lab not in want)
+    arr = arr.reshape([s for i, s in enumerate(arr.shape) if i not in drop])
+    kept = [lab for lab in order if lab in want]
+    return np.transpose(arr, [kept.index(lab) for lab in want])
+
+
+def _conv_canonical(p: Params, x: np.ndarray, w: np.ndarray, pad_value) -> np.ndarray:
+    """x [n, G, C, *S], w [G, F, C, *K] -> [n, G, F, *O], in x's dtype (float64/int64)."""
+    rank = p["rank"]
+    pads = [(0, 0)] * 3 + list(zip(p["pad_lo"], p["pad_hi"]))
+    xp = np.pad(x, pads, mode="constant", constant_values=pad_value)
+    outs = out_spatial(p)
+    n, g, _, *_ = x.shape
+    f = w.shape[1]
+    out = np.zeros([n, g, f, *outs], dtype=x.dtype)
+    for kpos in itertools.product(*[range(k) for k in p["kernel"]]):
+        sl = tuple(
+            slice(kpos[i] * p["dilations"][i],
+                  kpos[i] * p["dilations"][i] + (outs[i] - 1) * p["strides"][i] + 1,
+                  p["strides"][i])
+            for i in range(rank))
+        xs = xp[(slice(None),) * 3 + sl]
+        wk = w[(slice(None),) * 3 + tuple(kpos)]
+        out += np.einsum("ngc...,gfc->ngf...", xs, wk)
+    return out
+
+
+def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -> np.ndarray:
+    """The mathematically exact result (float64 / int64) in the boundary output layout;
+    with `absolute`, the same computation on |x|, |w|, |bias| (an error bound's scale)."""
+    io = LAYOUTS[p["layout"]]
+    kind = p["kind"]
+    wide = np.float64 if _is_float(p["dtype"]) else np.int64
+    x = inputs[0].astype(wide)
+    w = inputs[1].astype(wide)
+    pad_value = wide(NP_DTYPES[p["dtype"]](p["pad_value"]))
+    if absolute:
+        x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
+    xc = _to_canonical(x, input_labels(io), ["n", "G", "C", *[f"s{i}" for i in range(p["rank"])]], kind)
+    wc = _to_canonical(w, filter_labels(io), ["G", "F", "C", *[f"k{i}" for i in range(p["rank"])]], kind)
+    oc = _conv_canonical(p, xc, wc, pad_value)
+    out = _from_canonical(oc, ["n", "G", "F", *[f"o{i}" for i in range(p["rank"])]],
+                          output_labels(io), kind)
+    if p["bias"] != "none":
+        bias = inputs[2].astype(wide)
+        if absolute:
+            bias = np.abs(bias)
+        labels = output_labels(io)
+        blabs = bias_labels(kind)
+        shape = [out.shape[i] if lab in blabs else 1 for i, lab in enumerate(labels)]
+        order = [lab for lab in labels if lab in blabs]
+        bias = np.transpose(bias, [blabs.index(lab) for lab in order]).reshape(shape)
+        out = out + bias
+    if p["epilogue"] == "relu" and not absolute:
+        out = np.maximum(out, 0)
+    return out
+
+
+def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    exact = _exact_result(p, inputs)
+    acc = p["acc"]
+    if acc == "i32":  # two's-complement wraparound, as arith.addi/muli do
+        return [exact.astype(np.int64).astype(np.int32)]
+    return [exact.astype(NP_DTYPES[acc])]
+
+
+def _needs_tolerance(p: Params) -> bool:
+    return p["acc"] == "f16"
+
+
+def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray],
+            actual: list[np.ndarray]) -> str | None:
+    if len(actual) != 1:
+        return f"expected 1 result, got {len(actual)}"
+    exp, act = expected[0], np.asarray(actual[0])
+    if tuple(act.shape) != tuple(exp.shape):
+        return f"shape {list(act.shape)} != expected {list(exp.shape)}"
+    if _needs_tolerance(p):
+        # f16 accumulation: each of the K additions (and the bias add) rounds with unit
+        # roundoff 2^-11 relative to the running magnitude; bound by (K + 2) * u * sum(|terms|).
+        scale = _exact_result(p, inputs, absolute=True)
+        exact = _exact_result(p, inputs)
+        tol = (reduction_size(p) + 2) * 2.0 ** -11 * scale * 2 + 2.0 ** -14
+        diff = np.abs(act.astype(np.float64) - exact)
+        bad = ~(diff <= tol)  # NaN counts as bad
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (f"{int(bad.sum())} of {bad.size} elements outside f16 tolerance; first at "
+                    f"{list(idx)}: got {act[idx]!r}, expected {exact[idx]!r} (tol {tol[idx]:.3g})")
+        return None
+    if act.dtype != exp.dtype:
+        act = act.astype(exp.dtype) if np.can_cast(act.dtype, exp.dtype) else act
+    eq = act == exp
+    if not eq.all():
+        idx = tuple(int(i) for i in np.argwhere(~eq)[0])
+        return (f"{int((~eq).sum())} of {eq.size} elements differ (exact comparison); first at "
+                f"{list(idx)}: got {act[idx]!r}, expected {exp[idx]!r}")
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Strategy
+
+SPATIAL = [1, 1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17]
+CHANNELS = [1, 1, 2, 3, 4, 5, 7, 8, 9]
+BATCH = [1, 1, 1, 2, 3]
+KERNEL = [1, 1, 2, 3, 3, 5]
+STRIDE = [1, 1, 1, 2, 3]
+DILATION = [1, 1, 1, 2, 3]
+PAD = [0, 0, 0, 1, 1, 2, 3]
+BIG_SPATIAL = [31, 33, 64, 65, 127, 129]
+BIG_CHANNELS = [31, 33, 64, 65, 128, 129, 257]
+
+
+def _labels_of(layout: Layout) -> tuple[set[str], set[str]]:
+    return set(input_labels(layout)), set(filter_labels(layout))
+
+
+def _default_dyn(layout: Layout, value: bool = False) -> tuple[dict, dict]:
+    return ({lab: value for lab in input_labels(layout)},
+            {lab: value for lab in filter_labels(layout)})
+
+
+@st.composite
+def _params(draw) -> Params:
+    big = draw(st.integers(0, 29)) == 0  # about 1 in 30
+    # Bias toward the class-1 bug: rank 3 channels-first with a size-1 kernel dim.
+    rank = draw(st.sampled_from([1, 2, 2, 3, 3]))
+    kind = draw(st.sampled_from(["regular", "regular", "grouped", "grouped", "depthwise",
+                                 "depthwise_m"]))
+    choices = layouts_for(rank, kind)
+    layout = draw(st.sampled_from(choices))
+    compute = layout
+    if draw(st.integers(0, 3)) == 0:
+        compute = draw(st.sampled_from(choices))
+    form = "generic"
+    if compute.named_op is not None and draw(st.booleans()):
+        form = "named"
+    par, red = _loop_labels(kind, rank)
+    nloops = len(par) + len(red)
+    if form == "generic" and draw(st.booleans()):
+        loop_perm = draw(st.permutations(list(range(nloops))))
+    else:
+        loop_perm = list(range(nloops))
+    if form == "named":
+        loop_perm = []
+    dtype = draw(st.sampled_from(["f32", "f32", "f16", "i32", "i8"]))
+    acc = draw(st.sampled_from(DTYPES[dtype]))
+
+    chans = BIG_CHANNELS if big else CHANNELS
+    spat_choices = BIG_SPATIAL if big else SPATIAL
+    n = draw(st.sampled_from(BATCH))
+    g = draw(st.sampled_from([2, 2, 3, 4, 5, 1] + ([8, 17] if big else []))) if kind == "grouped" else 1
+    c = draw(st.sampled_from(chans))
+    f = draw(st.sampled_from(chans)) if kind in ("regular", "grouped") else 1
+    m = draw(st.sampled_from([1, 2, 3, 4])) if kind == "depthwise_m" else 1
+    if big and kind == "grouped":  # keep the total channel count moderate
+        c = min(c, 33)
+        f = min(f, 33)
+
+    kernel, strides, dils, lo, hi, spatial = [], [], [], [], [], []
+    for _ in range(rank):
+        k = draw(st.sampled_from(KERNEL))
+        s = draw(st.sampled_from(STRIDE))
+        d = draw(st.sampled_from(DILATION))
+        a = draw(st.sampled_from(PAD))
+        z = draw(st.sampled_from(PAD + [a, a]))  # symmetric padding is common
+        need = max(1, d * (k - 1) + 1 - a - z)
+        size = max(draw(st.sampled_from(spat_choices)), need)
+        kernel.append(k), strides.append(s), dils.append(d), lo.append(a), hi.append(z)
+        spatial.append(size)
+    if rank >= 2 and draw(st.integers(0, 2)) == 0:  # force a size-1 kernel dim
+        kernel[draw(st.integers(0, rank - 1))] = 1
+    any_pad = any(lo) or any(hi)
+    if any_pad:
+        pad_form = draw(st.sampled_from(["pad", "pad", "insert"]))
+    else:
+        pad_form = draw(st.sampled_from(["none", "none", "pad", "insert"]))
+    pad_value = 0
+    if pad_form != "none" and draw(st.integers(0, 3)) == 0:
+        pad_value = draw(st.sampled_from([1, -2, 0.5] if _is_float(dtype) else [1, -2, 3]))
+
+    in_dyn, filt_dyn = _default_dyn(layout)
+    mode = draw(st.sampled_from(["none", "all", "mixed", "mixed"]))
+    if mode == "all":
+        in_dyn, filt_dyn = _default_dyn(layout, True)
+    elif mode == "mixed":
+        for dmap in (in_dyn, filt_dyn):
+            for lab in dmap:
+                dmap[lab] = draw(st.booleans())
+    bias = draw(st.sampled_from(["none", "none", "epilogue", "init"]))
+    epilogue = draw(st.sampled_from(["none", "none", "relu"]))
+    return {
+        "rank": rank, "kind": kind, "layout": layout.name, "compute_layout": compute.name,
+        "form": form, "loop_perm": loop_perm, "dtype": dtype, "acc": acc,
+        "n": n, "g": g, "c": c, "f": f, "m": m,
+        "spatial": spatial, "kernel": kernel, "strides": strides, "dilations": dils,
+        "pad_lo": lo, "pad_hi": hi, "pad_form": pad_form, "pad_value": pad_value,
+        "in_dyn": in_dyn, "filt_dyn": filt_dyn, "bias": bias, "epilogue": epilogue, "big": big,
+    }
+
+
+def strategy() -> st.SearchStrategy[Params]:
+    return _params()
+
+
+# --------------------------------------------------------------------------------------------
+# Metamorphic forms, features, shrinking
+
+
+def _with(p: Params, **changes) -> Params:
+    q = dict(p)
+    q.update(changes)
+    return q
+
+
+def _canonical_loop_perm(p: Params) -> list[int]:
+    par, red = _loop_labels(p["kind"], p["rank"])
+    return list(range(len(par) + len(red)))
+
+
+def equivalent_forms(p: Params) -> list[Params]:
+    """The same computation, same inputs: other form / compute layout / padding / bias."""
+    forms: list[Params] = []
+    nloops = len(_canonical_loop_perm(p))
+    if p["form"] == "named":
+        forms.append(_with(p, form="generic", loop_perm=list(range(nloops))))
+        forms.append(_with(p, form="generic", loop_perm=list(reversed(range(nloops)))))
+    elif LAYOUTS[p["compute_layout"]].named_op is not None:
+        forms.append(_with(p, form="named", loop_perm=[]))
+    for lay in layouts_for(p["rank"], p["kind"]):
+        if lay.name == p["compute_layout"]:
+            continue
+        if lay.named_op is not None:
+            forms.append(_with(p, compute_layout=lay.name, form="named", loop_perm=[]))
+        else:
+            forms.append(_with(p, compute_layout=lay.name, form="generic",
+                               loop_perm=list(range(nloops))))
+    other_pad = {"pad": "insert", "insert": "pad", "none": "pad"}[p["pad_form"]]
+    forms.append(_with(p, pad_form=other_pad))
+    if p["bias"] != "none":
+        forms.append(_with(p, bias="init" if p["bias"] == "epilogue" else "epilogue"))
+    return [q for q in forms if q != p]
+
+
+def features(p: Params) -> list[str]:
+    flags = list(p["in_dyn"].values()) + list(p["filt_dyn"].values())
+    dyn = "dyn:all" if all(flags) else "dyn:none" if not any(flags) else "dyn:mixed"
+    lo, hi = p["pad_lo"], p["pad_hi"]
+    if not any(lo) and not any(hi):
+        pad = "pad:zero"
+    elif lo == hi:
+        pad = "pad:sym"
+    else:
+        pad = "pad:asym"
+    feats = [
+        f"rank:{p['rank']}", f"kind:{p['kind']}", f"form:{p['form']}", f"layout:{p['layout']}",
+        f"dtype:{p['dtype']}", f"acc:{p['acc']}", dyn, pad, f"pad_form:{p['pad_form']}",
+        f"bias:{p['bias']}", f"epilogue:{p['epilogue']}",
+    ]
+    if p["kind"] == "grouped" and p["g"] > 1:
+        feats.append("groups>1")
+    if p["kind"].startswith("depthwise"):
+        feats.append("depthwise")
+    if p["compute_layout"] != p["layout"]:
+        feats.append("transposed")
+    if p["form"] == "generic" and p["loop_perm"] != sorted(p["loop_perm"]):
+        feats.append("loops:permuted")
+    if p["pad_value"] != 0:
+        feats.append("pad_value:nonzero")
+    if any(s > 1 for s in p["strides"]):
+        feats.append("stride>1")
+    if any(d > 1 for d in p["dilations"]):
+        feats.append("dilation>1")
+    if 1 in p["kernel"] and p["rank"] > 1 and any(k > 1 for k in p["kernel"]):
+        feats.append("kernel:has1")
+    if any(p["filt_dyn"].values()):
+        feats.append("filter:dyn")
+    if p["big"]:
+        feats.append("big")
+    if p["rank"] == 3 and LAYOUTS[p["layout"]].input.startswith("nc") and 1 in p["kernel"]:
+        feats.append("class1:ncdhw-kernel1")
+    return feats
+
+
+def _is_valid(p: Params) -> bool:
+    return all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p["spatial"])
+
+
+def _reduce_rank(p: Params) -> Params | None:
+    rank = p["rank"] - 1
+    io, cl = LAYOUTS[p["layout"]], LAYOUTS[p["compute_layout"]]
+    same = [lay for lay in layouts_for(rank, p["kind"]) if lay.input == io.input and lay.filter == io.filter]
+    csame = [lay for lay in layouts_for(rank, p["kind"]) if lay.input == cl.input and lay.filter == cl.filter]
+    if not same or not csame:
+        return None
+    new_io, new_cl = same[0], csame[0]
+    form = p["form"] if new_cl.named_op is not None else "generic"
+    q = _with(p, rank=rank, layout=new_io.name, compute_layout=new_cl.name, form=form,
+              **{key: p[key][:-1] for key in ("spatial", "kernel", "strides", "dilations",
+                                             "pad_lo", "pad_hi")})
+    q["loop_perm"] = [] if form == "named" else _canonical_loop_perm(q)
+    q["in_dyn"] = {lab: p["in_dyn"].get(lab, False) for lab in input_labels(new_io)}
+    q["filt_dyn"] = {lab: p["filt_dyn"].get(lab, False) for lab in filter_labels(new_io)}
+    return q
+
+
+def shrink_candidates(p: Params) -> list[Params]:
+    cands: list[Params] = []
+    if p["rank"] > 1:
+        q = _reduce_rank(p)
+        if q is not None:
+            cands.append(q)
+    if p["big"]:
+        cands.append(_with(p, big=False))
+    if any(p["in_dyn"].values()) or any(p["filt_dyn"].values()):
+        cands.append(_with(p, in_dyn={k: False for k in p["in_dyn"]},
+                           filt_dyn={k: False for k in p["filt_dyn"]}))
+    for key in ("in_dyn", "filt_dyn"):
+        for lab, v in p[key].items():
+            if v:
+                cands.append(_with(p, **{key: {**p[key], lab: False}}))
+    if p["compute_layout"] != p["layout"]:
+        lay = LAYOUTS[p["layout"]]
+        form = p["form"] if lay.named_op is not None else "generic"
+        cands.append(_with(p, compute_layout=p["layout"], form=form,
+                           loop_perm=[] if form == "named" else _canonical_loop_perm(p)))
+    if p["form"] == "generic" and p["loop_perm"] != _canonical_loop_perm(p):
+        cands.append(_with(p, loop_perm=_canonical_loop_perm(p)))
+    if p["form"] == "generic" and LAYOUTS[p["compute_layout"]].named_op is not None:
+        cands.append(_with(p, form="named", loop_perm=[]))
+    if p["kind"] == "grouped" and p["g"] > 1:
+        cands.append(_with(p, g=1))
+    for key in ("n", "g", "c", "f", "m"):
+        if p[key] > 1:
+            cands.append(_with(p, **{key: 1}))
+            if p[key] > 2:
+                cands.append(_with(p, **{key: p[key] // 2}))
+    for i in range(p["rank"]):
+        for key, target in (("pad_lo", 0), ("pad_hi", 0), ("strides", 1), ("dilations", 1),
+                            ("kernel", 1), ("spatial", 1)):
+            if p[key][i] != target:
+                vals = list(p[key])
+                vals[i] = target
+                cands.append(_with(p, **{key: vals}))
+                if key in ("spatial", "kernel") and p[key][i] > 2:
+                    vals = list(p[key])
+                    vals[i] = p[key][i] // 2
+                    cands.append(_with(p, **{key: vals}))
+    if p["pad_value"] != 0:
+        cands.append(_with(p, pad_value=0))
+    if p["pad_form"] == "insert":
+        cands.append(_with(p, pad_form="pad"))
+    if p["bias"] != "none":
+        cands.append(_with(p, bias="none"))
+    if p["epilogue"] != "none":
+        cands.append(_with(p, epilogue="none"))
+    if p["dtype"] != "f32":
+        cands.append(_with(p, dtype="f32", acc="f32",
+                           pad_value=p["pad_value"] if _is_float(p["dtype"]) else p["pad_value"]))
+    out = []
+    for q in cands:
+        if q["pad_form"] == "none" and (any(q["pad_lo"]) or any(q["pad_hi"])):
+            q = _with(q, pad_form="pad")
+        if _is_valid(q) and q != p and q not in out:
+            out.append(q)
+    return out
+
+
+FAMILY = Family(
+    name="conv",
+    strategy=strategy,
+    render=render,
+    make_inputs=make_inputs,
+    reference=reference,
+    compare=compare,
+    equivalent_forms=equivalent_forms,
+    features=features,
+    shrink_candidates=shrink_candidates,
+)
