@@ -1,0 +1,610 @@
+"""The regression corpus: one self-contained folder per failure bucket, plain files that diff well.
+
+    corpus/
+      INDEX.md                              regenerated from the folders (rebuild_index)
+      llvm-cpu-compile-error-3f9a0c1d2e4b/  entry id: backend-stage-status-<12 hex of the signature>
+        meta.json                           signature, params, seed, versions, counts, expected state
+        reproducer.mlir                     the smallest reproducer seen (with its case header if generated)
+        inputs/arg0.npy ...                 the function's arguments, where numbers matter
+        expected/result0.npy ...            the NumPy reference results
+        repro.sh                            one command that reproduces it
+
+Ids come from the normalized signature only, so the same bug found on two machines lands in the
+same folder and different bugs never clash. Nothing in an entry names a path on the machine that
+wrote it. Writes are atomic: a new entry is built in a hidden temporary folder and renamed into
+place; an update either rewrites meta.json alone (os.replace) or, when a smaller reproducer
+arrives, builds the whole new folder and swaps it in with one rename (RENAME_EXCHANGE on Linux).
+A SIGKILL at any instant leaves the old entry or the new one whole; stray temporary folders are
+hidden (dot-names) and cleaned up by the next save.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from shapefuzz.case import Case
+from shapefuzz.errors import CorpusError
+from shapefuzz.model import Signature
+
+CORPUS_FORMAT = 1
+META = "meta.json"
+REPRODUCER = "reproducer.mlir"
+REPRO_SCRIPT = "repro.sh"
+INDEX = "INDEX.md"
+INPUTS_DIR, EXPECTED_DIR = "inputs", "expected"
+EXPECTED_FAILING, EXPECTED_FIXED = "failing", "fixed"
+EXPECTED_STATES = (EXPECTED_FAILING, EXPECTED_FIXED)
+MAX_DETAIL = 4000
+_TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
+_GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
+_REQUIRED = ("format", "id", "signature", "backends", "first_seen", "last_seen", "count", "expected_state")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a campaign or the shrinker hands over to be saved."""
+
+    signature: Signature
+    mlir: str  # the reproducer (full text, with the case header if generated)
+    backends: tuple[str, ...]  # backends it was checked on
+    case: Case | None  # parameters when generated (so it can be re-rendered/re-shrunk)
+    seed: int  # input seed
+    inputs: list[np.ndarray] | None
+    expected: list[np.ndarray] | None
+    toolchain_version: str
+    compile_command: list[str]  # pasteable (from execute.compile_command)
+    detail: str  # raw error text / mismatch description (trimmed)
+    flaky: bool = False
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big a reproducer is; smaller wins: total tensor elements, then lines."""
+
+    elements: int
+    lines: int
+    bytes: int
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return (self.elements, self.lines, self.bytes)
+
+    def to_json(self) -> dict[str, int]:
+        return {"elements": self.elements, "lines": self.lines, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class CorpusEntry:
+    """One readable entry, as loaded from its folder."""
+
+    path: Path
+    meta: dict[str, Any]
+    mlir: str
+    inputs: list[np.ndarray] | None
+    expected: list[np.ndarray] | None
+
+    @property
+    def id(self) -> str:
+        return self.meta["id"]
+
+    @property
+    def signature(self) -> Signature:
+        return Signature.from_json(self.meta["signature"])
+
+    @property
+    def case(self) -> Case | None:
+        family, params = self.meta.get("family"), self.meta.get("params")
+        return Case.make(family, params) if family and params is not None else None
+
+    @property
+    def seed(self) -> int:
+        return int(self.meta.get("seed") or 0)
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        return tuple(self.meta["backends"])
+
+    @property
+    def expected_state(self) -> str:
+        return self.meta["expected_state"]
+
+    @property
+    def count(self) -> int:
+        return int(self.meta["count"])
+
+    @property
+    def toolchain_versions(self) -> tuple[str, ...]:
+        return tuple(self.meta.get("toolchain_versions") or ())
+
+    @property
+    def flaky(self) -> bool:
+        return bool(self.meta.get("flaky"))
+
+
+@dataclass(frozen=True)
+class UnreadableEntry:
+    """A folder in the corpus that is not a readable entry, and why (one line)."""
+
+    path: Path
+    reason: str
+
+    @property
+    def id(self) -> str:
+        return self.path.name
+
+
+# ----------------------------------------------------------------------------- ids, sizes, times
+
+
+def entry_id(signature: Signature) -> str:
+    """`<backend>-<stage>-<status>-<12 hex>`: derived from the normalized signature only."""
+    digest = hashlib.sha256(str(signature).encode()).hexdigest()[:12]
+    prefix = f"{signature.backend}-{signature.stage.value}-{signature.status.value}"
+    return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', prefix)}-{digest}"
+
+
+_TENSOR = re.compile(r"tensor<([^<>]*)>")
+
+
+def _type_elements(text: str) -> int:
+    """Elements of the entry function's arguments and results as written (`?` counted as 1)."""
+    from shapefuzz.mlirinfo import function_info
+
+    try:
+        info = function_info(text)
+    except Exception:  # noqa: BLE001 - any unparsable text just has no size
+        return 0
+    total = 0
+    for arg in info.args:
+        total += int(np.prod([1 if d is None else d for d in arg.shape], dtype=np.int64))
+    return total
+
+
+def measure(mlir: str, inputs: list[np.ndarray] | None = None) -> Sizes:
+    """The size of a reproducer: its input elements (actual arrays where given), lines, bytes."""
+    elements = sum(int(a.size) for a in inputs) if inputs else _type_elements(mlir)
+    lines = sum(1 for line in mlir.splitlines() if line.strip() and not line.lstrip().startswith("//"))
+    return Sizes(elements, lines, len(mlir.encode()))
+
+
+def now_text(now: datetime | str | None = None) -> str:
+    if isinstance(now, str):
+        return now
+    moment = now or datetime.now(timezone.utc)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    with open(tmp, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _shell_quote(word: str) -> str:
+    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") + "'"
+
+
+def repro_script(meta: dict[str, Any]) -> str:
+    sig = Signature.from_json(meta["signature"])
+    backend = sig.backend
+    command = ["shapefuzz", "check", REPRODUCER, "--backends", backend]
+    if meta.get("seed"):
+        command += ["--seed", str(meta["seed"])]
+    lines = [
+        "#!/bin/sh",
+        f"# shapefuzz corpus entry {meta['id']}",
+        f"# signature: {str(sig)[:300]}",
+        f"# expected state: {meta['expected_state']}  (toolchain {', '.join(meta.get('toolchain_versions') or [])})",
+        'cd "$(dirname "$0")" || exit 2',
+        " ".join(_shell_quote(w) for w in command),
+        "# With the entry's saved inputs and expected outputs: shapefuzz replay .",
+    ]
+    if meta.get("compile_command"):
+        lines.append("# The plain compile:")
+        lines.append("#   " + " ".join(_shell_quote(w) for w in meta["compile_command"]))
+    return "\n".join(lines) + "\n"
+
+
+def _strip_paths(words: list[str]) -> list[str]:
+    """A compile command with machine paths reduced to file names (no absolute paths in the corpus)."""
+    out = []
+    for word in words:
+        if "=" in word and word.startswith("-"):
+            flag, _, value = word.partition("=")
+            out.append(f"{flag}={os.path.basename(value)}" if os.path.isabs(value) else word)
+        else:
+            out.append(os.path.basename(word) if os.path.isabs(word) else word)
+    if out and out[0].endswith("iree-compile"):
+        out[0] = "iree-compile"
+    return out
+
+
+_ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+([\w.+@-]+)")
+
+
+def _scrub(text: str) -> str:
+    """Error text with absolute paths cut to their last component (no machine paths in the corpus)."""
+    return _ABS_PATH.sub(r"\1", text)[-MAX_DETAIL:]
+
+
+def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, Any]:
+    case = finding.case
+    return {
+        "format": CORPUS_FORMAT,
+        "id": eid,
+        "signature": finding.signature.to_json(),
+        "signature_text": str(finding.signature),
+        "backend": finding.signature.backend,
+        "stage": finding.signature.stage.value,
+        "status": finding.signature.status.value,
+        "family": case.family if case else None,
+        "params": case.params if case else None,
+        "seed": int(finding.seed),
+        "backends": list(dict.fromkeys(finding.backends)),
+        "toolchain_version": finding.toolchain_version,
+        "toolchain_versions": [finding.toolchain_version],
+        "compile_command": _strip_paths(list(finding.compile_command)),
+        "first_seen": when,
+        "last_seen": when,
+        "count": 1,
+        "expected_state": EXPECTED_FAILING,
+        "flaky": bool(finding.flaky),
+        "sizes": sizes.to_json(),
+        "inputs": [],
+        "expected": [],
+        "detail": _scrub(finding.detail),
+        "notes": "",
+    }
+
+
+def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None:
+    """Writes every file of an entry into `folder` (a fresh temporary folder), meta.json last."""
+    (folder / REPRODUCER).write_text(finding.mlir if finding.mlir.endswith("\n") else finding.mlir + "\n")
+    meta["inputs"], meta["expected"] = [], []
+    for key, sub, stem, arrays in (
+        ("inputs", INPUTS_DIR, "arg", finding.inputs),
+        ("expected", EXPECTED_DIR, "result", finding.expected),
+    ):
+        if not arrays:
+            continue
+        (folder / sub).mkdir()
+        for i, array in enumerate(arrays):
+            name = f"{sub}/{stem}{i}.npy"
+            np.save(folder / name, np.ascontiguousarray(array), allow_pickle=False)
+            meta[key].append(name)
+    script = folder / REPRO_SCRIPT
+    script.write_text(repro_script(meta))
+    script.chmod(0o755)
+    _write_json(folder / META, meta)
+
+
+@contextmanager
+def _locked(corpus_dir: Path) -> Iterator[None]:
+    """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
+    with open(corpus_dir / _LOCK, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+_libc = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE). False where unsupported."""
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = _libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def _swap_in(corpus_dir: Path, new: Path, final: Path) -> None:
+    """Replace folder `final` by folder `new`, so that the entry is always whole."""
+    if _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # `new` now holds the old entry
+        return
+    # No atomic exchange: move the old one aside first; _recover puts it back after a crash.
+    old = corpus_dir / f"{_OLD_PREFIX}{final.name}.{uuid.uuid4().hex[:8]}"
+    os.rename(final, old)
+    os.rename(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover(corpus_dir: Path) -> None:
+    """Under the lock: remove half-built folders, restore an entry moved aside by a killed swap."""
+    for child in corpus_dir.iterdir():
+        if child.name.startswith(_TMP_PREFIX):
+            shutil.rmtree(child, ignore_errors=True)
+        elif child.name.startswith(_OLD_PREFIX):
+            original = corpus_dir / child.name[len(_OLD_PREFIX):].rsplit(".", 1)[0]
+            if original.exists():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                os.rename(child, original)
+
+
+def _prepare(corpus_dir: Path) -> None:
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    ignore = corpus_dir / ".gitignore"
+    if not ignore.exists():
+        _atomic_write_text(ignore, _GITIGNORE)
+
+
+def save_finding(
+    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None
+) -> tuple[Path, bool]:
+    """Adds a finding to the corpus: (entry folder, True when a new entry was created).
+
+    An existing entry (same signature) gets count+1, last_seen and the toolchain version; its
+    reproducer, inputs and expected outputs are replaced only by a smaller reproducer."""
+    corpus_dir = Path(corpus_dir)
+    _prepare(corpus_dir)
+    when = now_text(now)
+    eid = entry_id(finding.signature)
+    final = corpus_dir / eid
+    sizes = measure(finding.mlir, finding.inputs)
+    with _locked(corpus_dir):
+        _recover(corpus_dir)
+        for stray in final.glob(".*.tmp") if final.is_dir() else ():
+            stray.unlink(missing_ok=True)  # a meta.json rewrite killed before its os.replace
+        if not final.exists():
+            tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
+            tmp.mkdir()
+            _write_payload(tmp, finding, _new_meta(finding, eid, when, sizes))
+            os.rename(tmp, final)
+            _fsync_dir(corpus_dir)
+            return final, True
+        try:
+            old_meta = json.loads((final / META).read_text())
+            old_sizes = Sizes(**old_meta["sizes"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
+        meta = dict(old_meta)
+        meta["count"] = int(old_meta.get("count", 1)) + 1
+        meta["last_seen"] = max(str(old_meta.get("last_seen", "")), when)
+        meta["first_seen"] = min(str(old_meta.get("first_seen", when)), when)
+        versions = list(old_meta.get("toolchain_versions") or [])
+        if finding.toolchain_version not in versions:
+            versions.append(finding.toolchain_version)
+        meta["toolchain_versions"] = versions
+        meta["backends"] = list(dict.fromkeys([*old_meta.get("backends", []), *finding.backends]))
+        meta["flaky"] = bool(old_meta.get("flaky")) and finding.flaky  # reproduced once: not flaky
+        if sizes.key < old_sizes.key:
+            case = finding.case
+            meta.update(
+                family=case.family if case else None,
+                params=case.params if case else None,
+                seed=int(finding.seed),
+                compile_command=_strip_paths(list(finding.compile_command)),
+                detail=_scrub(finding.detail),
+                sizes=sizes.to_json(),
+                toolchain_version=finding.toolchain_version,
+            )
+            tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
+            tmp.mkdir()
+            _write_payload(tmp, finding, meta)
+            _swap_in(corpus_dir, tmp, final)
+        else:
+            _atomic_write_text(final / META, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        _fsync_dir(corpus_dir)
+        return final, False
+
+
+def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
+    """Rewrites fields of one entry's meta.json atomically (replay --update, marking "fixed")."""
+    folder = Path(path)
+    if "expected_state" in changes and changes["expected_state"] not in EXPECTED_STATES:
+        raise CorpusError(f"expected state must be one of {', '.join(EXPECTED_STATES)}")
+    with _locked(folder.parent):
+        meta = json.loads((folder / META).read_text())
+        meta.update(changes)
+        _atomic_write_text(folder / META, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        script = folder / REPRO_SCRIPT
+        _atomic_write_text(script, repro_script(meta))
+        script.chmod(0o755)
+    return meta
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
+
+
+def _load_arrays(folder: Path, names: list[str], what: str) -> list[np.ndarray] | None:
+    if not names:
+        return None
+    arrays = []
+    for name in names:
+        if os.path.isabs(name) or ".." in Path(name).parts:
+            raise CorpusError(f"{what} file {name!r} is outside the entry")
+        try:
+            arrays.append(np.load(folder / name, allow_pickle=False))
+        except FileNotFoundError:
+            raise CorpusError(f"missing {name}") from None
+        except (OSError, ValueError) as error:
+            raise CorpusError(f"{name} is not a readable .npy file ({_reason(error)})") from None
+    return arrays
+
+
+def load_entry(path: str | os.PathLike) -> CorpusEntry:
+    """Reads one entry folder; raises CorpusError with a one-line reason when it is broken."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise CorpusError(f"{folder} is not a corpus entry folder")
+    meta_file = folder / META
+    if not meta_file.is_file():
+        raise CorpusError(f"missing {META} (not a shapefuzz corpus entry)")
+    try:
+        meta = json.loads(meta_file.read_text())
+    except UnicodeDecodeError:
+        raise CorpusError(f"{META} is not UTF-8 text") from None
+    except ValueError as error:
+        raise CorpusError(f"{META} is not valid JSON ({_reason(error)})") from None
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{META} is not a JSON object")
+    missing = [key for key in _REQUIRED if key not in meta]
+    if missing:
+        raise CorpusError(f"{META} lacks {', '.join(missing)}")
+    if not isinstance(meta["format"], int) or meta["format"] > CORPUS_FORMAT:
+        raise CorpusError(f"{META} has format {meta['format']!r}; this shapefuzz reads format {CORPUS_FORMAT}")
+    try:
+        Signature.from_json(meta["signature"])
+    except (KeyError, ValueError, TypeError) as error:
+        raise CorpusError(f"{META} has a bad signature ({_reason(error)})") from None
+    if meta["expected_state"] not in EXPECTED_STATES:
+        raise CorpusError(f"{META} has expected_state {meta['expected_state']!r}, not one of {EXPECTED_STATES}")
+    if meta.get("family") and not isinstance(meta.get("params"), dict):
+        raise CorpusError(f"{META} names family {meta['family']!r} but has no params object")
+    repro = folder / REPRODUCER
+    if not repro.is_file():
+        raise CorpusError(f"missing {REPRODUCER}")
+    try:
+        mlir = repro.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(f"{REPRODUCER} is not UTF-8 text") from None
+    if not mlir.strip():
+        raise CorpusError(f"{REPRODUCER} is empty")
+    inputs = _load_arrays(folder, list(meta.get("inputs") or []), "input")
+    expected = _load_arrays(folder, list(meta.get("expected") or []), "expected")
+    return CorpusEntry(folder, meta, mlir, inputs, expected)
+
+
+def _is_entry_candidate(child: Path) -> bool:
+    return child.is_dir() and not child.name.startswith((".", "_"))
+
+
+def iter_entries(corpus_dir: str | os.PathLike) -> Iterator[CorpusEntry | UnreadableEntry]:
+    """Every folder in the corpus, in id order: a CorpusEntry, or an UnreadableEntry with the reason.
+    A path that is itself an entry folder yields just that entry."""
+    corpus_dir = Path(corpus_dir)
+    if not corpus_dir.is_dir():
+        raise CorpusError(f"{corpus_dir}: no such corpus folder")
+    if (corpus_dir / META).exists():
+        children = [corpus_dir]
+    else:
+        children = sorted((c for c in corpus_dir.iterdir() if _is_entry_candidate(c)), key=lambda c: c.name)
+    for child in children:
+        try:
+            yield load_entry(child)
+        except CorpusError as error:
+            yield UnreadableEntry(child, str(error))
+
+
+def find_entry(spec: str | os.PathLike, corpus_dir: str | os.PathLike | None = None) -> CorpusEntry:
+    """An entry named by its folder path, or by its id (or a unique prefix) inside `corpus_dir`."""
+    path = Path(spec)
+    if path.is_dir():
+        return load_entry(path)
+    base = Path(corpus_dir) if corpus_dir is not None else Path("corpus")
+    if base.is_dir():
+        exact = base / str(spec)
+        if exact.is_dir():
+            return load_entry(exact)
+        matches = sorted(c for c in base.iterdir() if _is_entry_candidate(c) and str(spec) in c.name)
+        if len(matches) == 1:
+            return load_entry(matches[0])
+        if len(matches) > 1:
+            names = ", ".join(m.name for m in matches[:4])
+            raise CorpusError(f"{spec!r} matches {len(matches)} entries ({names}...); give more of the id")
+    raise CorpusError(f"no corpus entry {str(spec)!r} (give an entry folder, or an id inside {base}/)")
+
+
+# ----------------------------------------------------------------------------- index
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
+    """Regenerates corpus/INDEX.md from the entry folders (never the other way round)."""
+    corpus_dir = Path(corpus_dir)
+    rows = [
+        "# shapefuzz corpus",
+        "",
+        "Generated by `shapefuzz corpus index` from the entry folders; do not edit by hand.",
+        "",
+        "| entry | family | backend | stage | status | count | first seen | last seen | versions | expected | signature |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    broken = []
+    for entry in iter_entries(corpus_dir):
+        if isinstance(entry, UnreadableEntry):
+            broken.append(f"- `{entry.id}`: {_cell(entry.reason)}")
+            continue
+        m, sig = entry.meta, entry.signature
+        rows.append(
+            "| [{id}]({id}/) | {fam} | {b} | {st} | {ss} | {n} | {f} | {l} | {v} | {e}{fl} | {msg} |".format(
+                id=entry.id, fam=m.get("family") or "-", b=sig.backend, st=sig.stage.value, ss=sig.status.value,
+                n=entry.count, f=m["first_seen"][:10], l=m["last_seen"][:10],
+                v=", ".join(entry.toolchain_versions), e=entry.expected_state, fl=" (flaky)" if entry.flaky else "",
+                msg=_cell(sig.message[:120]),
+            )
+        )
+    if broken:
+        rows += ["", "Unreadable folders:", "", *broken]
+    path = corpus_dir / INDEX
+    _atomic_write_text(path, "\n".join(rows) + "\n")
+    return path
+
+
+__all__ = [
+    "Finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "save_finding", "load_entry",
+    "iter_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
+    "EXPECTED_FAILING", "EXPECTED_FIXED", "CORPUS_FORMAT",
+]
