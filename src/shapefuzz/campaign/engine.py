@@ -1,0 +1,504 @@
+"""The campaign loop. Takes a `Target` (plain callables: generate, check, confirm, save, shrink)
+and knows nothing of IREE: it draws candidates, skips what was tried, steers toward rare
+features, schedules work on the pool, buckets failures by signature, confirms each new bucket by
+a re-run and has it saved at once, sets aside a lane (backend) that keeps timing out, and keeps
+everything in the campaign store so a kill at any instant loses at most the candidates in flight."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import math
+import random
+import signal
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Protocol
+
+from shapefuzz.campaign.pool import Done, Task, WorkerPool
+from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
+
+
+# --- the values the engine speaks -------------------------------------------------------------
+@dataclass(frozen=True)
+class Candidate:
+    key: str  # content hash: equal candidates have equal keys
+    group: str  # the op family
+    seed: int  # the draw seed that regenerates it
+    features: tuple[str, ...]
+    payload: str  # what regenerates it without the seed (parameters as JSON)
+    text: str  # the reproducer (MLIR)
+    index: int = -1
+
+    @property
+    def size(self) -> int:
+        return len(self.text)
+
+
+@dataclass(frozen=True)
+class Failure:
+    lane: str  # backend
+    signature: str  # the bucket key, str(Signature)
+    fields: dict[str, str]  # the structured signature
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str  # pass / fail / invalid / flaky / error / lost
+    lanes: dict[str, tuple[str, float]]  # lane -> (status, seconds)
+    failures: tuple[Failure, ...] = ()
+    tool_seconds: float = 0.0  # time spent inside compiler and runtime processes
+    error: str = ""
+
+
+class Target(Protocol):
+    """What the engine needs from a domain. check/confirm/shrink run in worker processes (the
+    target must pickle); generate/save run in the campaign process."""
+
+    def generate(self, group: str, seed: int) -> Candidate: ...
+    def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
+    def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str: ...
+    def deadline(self, lanes: tuple[str, ...]) -> float: ...
+    def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
+
+
+@dataclass
+class Limits:
+    count: int | None = None  # candidates in the whole campaign
+    seconds: float | None = None  # active seconds in the whole campaign
+
+
+@dataclass
+class Snapshot:
+    """What the progress display shows."""
+
+    done: int
+    session_done: int
+    rate_per_min: float
+    buckets: int
+    flaky: int
+    newest: str
+    active: float
+    left: float | None  # seconds (time budget) or None
+    count_left: int | None
+    in_flight: int
+    lanes: tuple[str, ...]
+
+
+def derive_seed(*parts: Any) -> int:
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+# --- steering -----------------------------------------------------------------------------------
+class Steering:
+    """Counts of (group, feature) over everything tried. Groups with fewer candidates are chosen
+    more often, and of several draws the one whose features are rarest is kept."""
+
+    def __init__(self, groups: tuple[str, ...]) -> None:
+        self.groups = groups
+        self.features: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.per_group: collections.Counter[str] = collections.Counter()
+
+    def add(self, group: str, features: tuple[str, ...]) -> None:
+        self.per_group[group] += 1
+        for f in features:
+            self.features[(group, f)] += 1
+
+    def pick_group(self, rng: random.Random) -> str:
+        weights = [1.0 / math.sqrt(1 + self.per_group[g]) for g in self.groups]
+        return rng.choices(self.groups, weights)[0]
+
+    def rarity(self, group: str, features: tuple[str, ...]) -> float:
+        return sum(1.0 / (1 + self.features[(group, f)]) for f in features)
+
+
+# --- the loop -----------------------------------------------------------------------------------
+@dataclass
+class Stats:
+    session_done: int = 0
+    session_start: float = field(default_factory=time.monotonic)
+    newest: str = ""
+    lost: int = 0
+    errors: int = 0
+    duplicates: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+class Engine:
+    def __init__(
+        self,
+        target: Target,
+        store: CampaignStore,
+        groups: tuple[str, ...],
+        lanes: tuple[str, ...],
+        seed: int,
+        jobs: int,
+        limits: Limits,
+        *,
+        confirm: bool = True,
+        shrink: bool = False,
+        draws: int = 2,
+        set_aside_after: int = 3,
+        progress: Callable[[str, Any], None] = lambda kind, value: None,
+        argv: list[str] | None = None,
+        start_method: str = "spawn",
+    ) -> None:
+        self.target, self.store = target, store
+        self.groups, self.seed, self.jobs, self.limits = groups, seed, jobs, limits
+        self.confirm_enabled, self.shrink_enabled, self.draws = confirm, shrink, max(1, draws)
+        self.set_aside_after, self.progress = set_aside_after, progress
+        self.start_method = start_method
+        aside = store.set_aside_backends()
+        self.lanes = tuple(lane for lane in lanes if lane not in aside)
+        for lane in lanes:
+            if lane in aside:
+                self._say(f"backend {lane} stays set aside: {aside[lane]}")
+        self.session = store.start_session(argv or [])
+        self.active_before = store.active_before(self.session)
+        self.stats = Stats()
+        self.tried = store.candidate_keys()
+        self.next_index = store.next_index()
+        self.steering = Steering(groups)
+        for row in store.candidates():
+            if row.family in groups:
+                self.steering.add(row.family, row.features)
+        self.buckets = {b.sig: b for b in store.buckets()}
+        self.timeouts: collections.Counter[str] = collections.Counter()
+        self.in_flight: dict[str, Task] = {}
+        self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
+        self.shrink_queue: collections.deque[tuple[Candidate, Failure]] = collections.deque()
+        self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
+        self.failed_groups: collections.Counter[str] = collections.Counter()
+        self.dead_groups: set[str] = set()
+        self._tid = 0
+        self._last_tick = 0.0
+        self._requeue_pending()
+
+    # --- clock and budget -----------------------------------------------------------------
+    def active(self) -> float:
+        return self.active_before + (time.monotonic() - self.stats.session_start)
+
+    def _count_left(self) -> int | None:
+        if self.limits.count is None:
+            return None
+        return self.limits.count - len(self.tried) - sum(t.kind == "check" for t in self.in_flight.values())
+
+    def _time_left(self) -> float | None:
+        return None if self.limits.seconds is None else self.limits.seconds - self.active()
+
+    def budget_spent(self) -> bool:
+        left = self._count_left()
+        if left is not None and left <= 0:
+            return True
+        t = self._time_left()
+        return t is not None and t <= 0
+
+    # --- resume -----------------------------------------------------------------------------
+    def _requeue_pending(self) -> None:
+        """Buckets whose re-run was in flight when the last session stopped: confirm them now.
+        Confirmed buckets whose corpus entry was not recorded: save again (the corpus merges)."""
+        for bucket in self.buckets.values():
+            unsaved = not bucket.corpus_entry or bucket.corpus_entry.startswith("?")
+            if bucket.state == "pending" or (bucket.state in ("confirmed", "flaky", "unconfirmed") and unsaved):
+                row = self.store.candidate(bucket.repro_key)
+                if row is None:
+                    continue
+                candidate = self._revive(row)
+                if candidate is None:
+                    continue
+                if bucket.state == "pending":
+                    if bucket.sig not in self.pending_confirm[candidate.key]:
+                        self.pending_confirm[candidate.key].append(bucket.sig)
+                    if all(c.key != candidate.key for c, _ in self.confirm_queue):
+                        self.confirm_queue.append((candidate, (bucket.backend,)))
+                    else:
+                        self.confirm_queue = collections.deque(
+                            (c, tuple(dict.fromkeys(l + (bucket.backend,))) if c.key == candidate.key else l)
+                            for c, l in self.confirm_queue)
+                else:
+                    self._save_bucket(bucket, candidate, bucket.state == "flaky")
+
+    def _revive(self, row: CandidateRow) -> Candidate | None:
+        try:
+            candidate = self.target.generate(row.family, row.seed)
+        except Exception as error:  # the family changed or is gone
+            self._say(f"cannot regenerate candidate {row.key} ({row.family}): {error}")
+            return None
+        return replace(candidate, index=row.idx)
+
+    # --- generation -------------------------------------------------------------------------
+    def _next_candidate(self) -> Candidate | None:
+        live = tuple(g for g in self.groups if g not in self.dead_groups)
+        if not live:
+            return None
+        for _ in range(8):
+            index = self.next_index
+            self.next_index += 1
+            rng = random.Random(derive_seed(self.seed, "group", index))
+            self.steering.groups = live
+            group = self.steering.pick_group(rng)
+            best: Candidate | None = None
+            best_score = -1.0
+            attempt, drawn = 0, 0
+            while drawn < self.draws and attempt < self.draws + 16:
+                seed = derive_seed(self.seed, index, attempt)
+                attempt += 1
+                try:
+                    candidate = self.target.generate(group, seed)
+                except Exception as error:  # a family's bug: count it, drop the family if it persists
+                    self.failed_groups[group] += 1
+                    if self.failed_groups[group] == 1 or self.failed_groups[group] >= 5:
+                        self._say(f"family {group} failed to generate seed {seed}: {_one_line(error)}")
+                    if self.failed_groups[group] >= 5:
+                        self.dead_groups.add(group)
+                        self._say(f"family {group} set aside after 5 generation failures")
+                        break
+                    continue
+                if candidate.key in self.tried or candidate.key in self.in_flight:
+                    self.stats.duplicates += 1
+                    continue
+                drawn += 1
+                score = self.steering.rarity(group, candidate.features)
+                if score > best_score:
+                    best, best_score = candidate, score
+            if best is not None:
+                return replace(best, index=index)
+        return None
+
+    # --- scheduling ------------------------------------------------------------------------
+    def _task(self, kind: str, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
+        self._tid += 1
+        deadline = self.target.deadline(lanes) * (4 if kind == "shrink" else 1)
+        return Task(self._tid, kind, candidate, lanes, deadline)
+
+    def _fill(self, pool: WorkerPool, stopping: bool) -> None:
+        while pool.idle:
+            if self.confirm_queue:
+                candidate, lanes = self.confirm_queue.popleft()
+                task = self._task("confirm", candidate, lanes)
+            elif self.shrink_queue and not stopping and sum(
+                    t.kind == "shrink" for t in self.in_flight.values()) < max(1, self.jobs // 2):
+                candidate, failure = self.shrink_queue.popleft()
+                task = self._task("shrink", candidate, (failure.lane, failure.signature))
+            elif not stopping and not self.budget_spent() and self.lanes:
+                candidate = self._next_candidate()
+                if candidate is None:
+                    return
+                task = self._task("check", candidate, self.lanes)
+            else:
+                return
+            self.in_flight[f"{task.kind}:{task.tid}"] = task
+            pool.submit(task)
+
+    def run(self) -> str:
+        """Until the budget is spent, Ctrl-C, or nothing is left to try. Returns why it stopped."""
+        if not self.lanes:
+            return "every backend is set aside"
+        if self.budget_spent() and not self.confirm_queue:
+            return "budget already spent"
+        pool = WorkerPool(self.target, self.jobs, self.start_method)
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        reason = "budget spent"
+        try:
+            while True:
+                stopping = self.budget_spent() or not self.lanes
+                self._fill(pool, stopping)
+                if not self.in_flight:
+                    if not self.lanes:
+                        reason = "every backend is set aside"
+                    elif not stopping:
+                        reason = "no new candidates could be drawn"
+                    break
+                for done in pool.wait(0.25):
+                    self._finish(done)
+                self._tick()
+                if self._time_left() is not None and self._time_left() < -self._grace():
+                    for task in pool.abandon():  # time is up: in-flight candidates are dropped
+                        self.in_flight.pop(f"{task.kind}:{task.tid}", None)
+                    break
+        except KeyboardInterrupt:
+            reason = "interrupted"
+            pool.abandon()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            pool.close()
+            self.store.tick(self.session, self.active())
+        return reason
+
+    def _grace(self) -> float:
+        return 30.0
+
+    # --- results -------------------------------------------------------------------------
+    def _finish(self, done: Done) -> None:
+        task = done.task
+        self.in_flight.pop(f"{task.kind}:{task.tid}", None)
+        if task.kind == "check":
+            self._finish_check(task, done)
+        elif task.kind == "confirm":
+            self._finish_confirm(task, done)
+        elif task.kind == "shrink":
+            self._finish_shrink(task, done)
+
+    def _finish_check(self, task: Task, done: Done) -> None:
+        candidate = task.candidate
+        outcome: Outcome | None = done.value
+        if outcome is None:
+            verdict = "lost" if done.lost else "error"
+            outcome = Outcome(verdict, {}, (), 0.0, done.error)
+            if done.lost:
+                self.stats.lost += 1
+            else:
+                self.stats.errors += 1
+            self._say(f"candidate {candidate.key} ({candidate.group}): {verdict}: {_one_line(done.error)}")
+        elif outcome.verdict == "invalid":
+            self.stats.errors += 1
+            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
+                      f"{_one_line(outcome.error)}")
+        now, wall = self.active(), time.time()
+        updates: list[BucketRow] = []
+        new_lanes: list[str] = []
+        hits = []
+        for failure in outcome.failures:
+            hits.append((failure.signature, failure.lane))
+            bucket = self.buckets.get(failure.signature)
+            if bucket is None:
+                bucket = BucketRow(
+                    failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
+                    failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
+                    "pending" if self.confirm_enabled else "unconfirmed", candidate.key, candidate.size,
+                    candidate.text, failure.detail[-4000:], "", None)
+                new_lanes.append(failure.lane)
+                self.pending_confirm[candidate.key].append(failure.signature)
+                self.stats.newest = failure.signature
+            else:
+                smaller = candidate.size < bucket.repro_size
+                bucket = replace(
+                    bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
+                    repro_key=candidate.key if smaller else bucket.repro_key,
+                    repro_size=candidate.size if smaller else bucket.repro_size,
+                    repro_text=candidate.text if smaller else bucket.repro_text)
+            self.buckets[failure.signature] = bucket
+            updates.append(bucket)
+        row = CandidateRow(
+            candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
+            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.size,
+            outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
+        self.store.record(row, hits, self.session, now, updates)
+        self.tried.add(candidate.key)
+        self.steering.add(candidate.group, candidate.features)
+        self.stats.session_done += 1
+        for failure in outcome.failures:
+            if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:
+                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key})")
+        if new_lanes:
+            if self.confirm_enabled:
+                self.confirm_queue.append((candidate, tuple(dict.fromkeys(new_lanes))))
+            else:
+                for sig in self.pending_confirm.pop(candidate.key, []):
+                    failure = next(f for f in outcome.failures if f.signature == sig)
+                    self._save_bucket(self.buckets[sig], candidate, False, failure)
+        self._watch_timeouts(outcome)
+
+    def _finish_confirm(self, task: Task, done: Done) -> None:
+        candidate = task.candidate
+        outcome: Outcome | None = done.value
+        again = {f.signature for f in outcome.failures} if outcome is not None else set()
+        for sig in self.pending_confirm.pop(candidate.key, []):
+            bucket = self.buckets[sig]
+            flaky = sig not in again
+            failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
+            self._save_bucket(replace(bucket, state="flaky" if flaky else "confirmed"), candidate, flaky, failure)
+            if flaky:
+                self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
+
+    def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
+                     failure: Failure | None = None) -> None:
+        failure = failure or Failure(bucket.backend, bucket.sig, bucket.sig_json, bucket.detail)
+        try:
+            # "?N": a save is under way and the entry had been saved N times before it. A session
+            # killed between the corpus write and the row below finds N+1 and does not save twice.
+            where, before = self.target.corpus_count(failure)
+            if bucket.corpus_entry.startswith("?") and before > int(bucket.corpus_entry[1:]):
+                entry = where
+            else:
+                self.store.put_bucket(replace(bucket, corpus_entry=f"?{before}"))
+                entry = self.target.save(candidate, failure, flaky)
+        except Exception as error:  # a corpus problem must not end the campaign; retried on resume
+            self._say(f"could not save bucket {bucket.sig} to the corpus: {_one_line(error)}")
+            entry = ""
+        if bucket.state == "pending":
+            bucket = replace(bucket, state="flaky" if flaky else "confirmed")
+        bucket = replace(bucket, corpus_entry=entry)
+        self.buckets[bucket.sig] = bucket
+        self.store.put_bucket(bucket)
+        if entry and self.shrink_enabled and not flaky:
+            self.shrink_queue.append((candidate, failure))
+
+    def _finish_shrink(self, task: Task, done: Done) -> None:
+        sig = task.lanes[1]
+        result = done.value
+        if done.error or done.lost:
+            self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
+            return
+        if not result:
+            return
+        text, entry = result
+        bucket = self.buckets.get(sig)
+        if bucket is not None and len(text) < (bucket.shrunk_size or bucket.repro_size):
+            bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
+            self.buckets[sig] = bucket
+            self.store.put_bucket(bucket)
+            self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
+
+    def _watch_timeouts(self, outcome: Outcome) -> None:
+        for lane, (status, _) in outcome.lanes.items():
+            if status == "timeout":
+                self.timeouts[lane] += 1
+            else:
+                self.timeouts[lane] = 0
+            if self.timeouts[lane] >= self.set_aside_after and lane in self.lanes:
+                reason = f"timed out on {self.timeouts[lane]} candidates in a row"
+                self.lanes = tuple(x for x in self.lanes if x != lane)
+                self.store.set_aside(lane, reason)
+                self._say(f"backend {lane} set aside: {reason}")
+
+    # --- progress -------------------------------------------------------------------------
+    def _say(self, text: str) -> None:
+        self.stats.messages.append(text)
+        self.progress("message", text)
+
+    def snapshot(self) -> Snapshot:
+        session_seconds = time.monotonic() - self.stats.session_start
+        rate = self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
+        real = [b for b in self.buckets.values() if b.state != "flaky"]
+        return Snapshot(
+            done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
+            flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
+            left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if now - self._last_tick >= 0.5:
+            self._last_tick = now
+            self.progress("tick", self.snapshot())
+        # the session clock is written with every candidate; idle stretches are written here
+        if now - getattr(self, "_last_store_tick", 0.0) >= 10.0:
+            self._last_store_tick = now
+            self.store.tick(self.session, self.active())
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _one_line(error: Any) -> str:
+    text = str(error).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (lines[-1] if lines else type(error).__name__)[:300]
+
+
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "derive_seed"]

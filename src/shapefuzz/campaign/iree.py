@@ -1,0 +1,170 @@
+"""The IREE side of a campaign: the `Target` the engine drives. Draws cases from the families'
+Hypothesis strategies, checks them with the oracle on the chosen backends (in worker
+processes), and saves confirmed buckets into the corpus. The engine never imports this."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shapefuzz.campaign.engine import Candidate, Failure, Outcome
+from shapefuzz.case import Case
+from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.families import FAMILY_MODULES
+from shapefuzz.families.base import Family
+from shapefuzz.model import CheckReport, Signature
+from shapefuzz.toolchain import Toolchain
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def load_family(name: str) -> Family:
+    """One family's module, imported on its own (a family that does not import yet does not
+    take the others down with it)."""
+    if name not in _FAMILIES:
+        _FAMILIES[name] = importlib.import_module(f"shapefuzz.families.{name}").FAMILY
+    return _FAMILIES[name]
+
+
+def available_families(names: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
+    """(the families that import, one warning line per family that does not)."""
+    ok, warnings = [], []
+    for name in names:
+        try:
+            load_family(name)
+            ok.append(name)
+        except Exception as error:  # a family being written right now: skip it, say so
+            warnings.append(f"family {name} is not available ({type(error).__name__}: {error}); skipped")
+    return tuple(ok), warnings
+
+
+KNOWN_FAMILIES = tuple(FAMILY_MODULES)
+
+# --- time spent in the compiler and runtime, counted in each worker ----------------------------
+_TOOL_SECONDS = [0.0]
+
+
+def _install_tool_timer() -> None:
+    """Wraps the sandbox entry point that execute.py calls, to add up child-process time."""
+    import shapefuzz.execute as execute
+
+    if getattr(execute.run_sandboxed, "_shapefuzz_timed", False):
+        return
+    inner = execute.run_sandboxed
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            _TOOL_SECONDS[0] += time.perf_counter() - start
+
+    timed._shapefuzz_timed = True  # type: ignore[attr-defined]
+    execute.run_sandboxed = timed
+
+
+def input_seed(seed: int) -> int:
+    return seed % (1 << 31)
+
+
+@dataclass(frozen=True)
+class IreeTarget:
+    toolchain: Toolchain
+    corpus_dir: Path
+    budget: Budget = DEFAULT_BUDGET
+
+    # --- campaign process --------------------------------------------------------------------
+    def generate(self, group: str, seed: int) -> Candidate:
+        from shapefuzz.generate import draw
+
+        family = load_family(group)
+        case = Case.make(group, draw(family.strategy(), seed))
+        text = case.header() + "\n" + family.render(case.params)
+        return Candidate(case.case_id, group, seed, tuple(family.features(case.params)), case.params_json, text)
+
+    def deadline(self, lanes: tuple[str, ...]) -> float:
+        b = self.budget
+        return b.verify.timeout + 2 * len(lanes) * (b.compile.timeout + b.run.timeout) + 60.0
+
+    def corpus_count(self, failure: Failure) -> tuple[str, int]:
+        """(the corpus entry this failure goes to, how many times it was saved so far)."""
+        import json
+
+        from shapefuzz.corpus import META, entry_id
+
+        folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
+        try:
+            return str(folder), int(json.loads((folder / META).read_text()).get("count", 0))
+        except (OSError, ValueError):
+            return str(folder), 0
+
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str:
+        from shapefuzz.corpus import Finding, save_finding
+        from shapefuzz.execute import compile_command
+        from shapefuzz.backends import BACKENDS
+
+        case = Case(candidate.group, candidate.payload)
+        expectation = self._expectation(candidate)
+        finding = Finding(
+            signature=Signature.from_json(failure.fields),
+            mlir=candidate.text,
+            backends=(failure.lane,),
+            case=case,
+            seed=input_seed(candidate.seed),
+            inputs=expectation.inputs,
+            expected=expectation.expected,
+            toolchain_version=self.toolchain.probe.version,
+            compile_command=compile_command(self.toolchain, BACKENDS[failure.lane], "reproducer.mlir", "module.vmfb"),
+            detail=failure.detail,
+            flaky=flaky,
+        )
+        entry, _ = save_finding(self.corpus_dir, finding)
+        return str(entry)
+
+    # --- worker processes ----------------------------------------------------------------------
+    def worker_init(self) -> None:
+        _install_tool_timer()
+        self.toolchain.probe  # noqa: B018 - read the cached probe once, before the first task
+
+    def _expectation(self, candidate: Candidate):
+        from shapefuzz.oracle import Expectation
+
+        family = load_family(candidate.group)
+        params = Case(candidate.group, candidate.payload).params
+        inputs = family.make_inputs(params, input_seed(candidate.seed))
+        expected = family.reference(params, inputs)
+
+        def compare(want, got):
+            return family.compare(params, inputs, want, got)
+
+        return Expectation(inputs, expected, compare)
+
+    def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
+        from shapefuzz.oracle import check_module
+
+        before = _TOOL_SECONDS[0]
+        report = check_module(candidate.text, lanes, self._expectation(candidate), self.toolchain, self.budget,
+                              confirm=False)
+        return outcome_of(report, _TOOL_SECONDS[0] - before)
+
+    confirm = check  # a confirmation is the same check again, on the failing backends only
+
+    def shrink(self, candidate: Candidate, lanes: tuple[str, str]):
+        """(smaller text, corpus entry) or None. Uses shapefuzz.shrink when it offers a
+        `shrink_text(text, backends, signature, toolchain)`; until then there is nothing to do."""
+        try:
+            from shapefuzz.shrink import shrink_text  # type: ignore[attr-defined]
+        except ImportError:
+            return None
+        return shrink_text(candidate.text, (lanes[0],), lanes[1], self.toolchain)  # pragma: no cover
+
+
+def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
+    lanes = {r.backend: (r.status.value, round(r.seconds, 4)) for r in report.results}
+    failures = tuple(
+        Failure(r.backend, str(r.signature), r.signature.to_json(), r.detail[-4000:])
+        for r in report.failures if r.signature is not None
+    )
+    return Outcome(report.verdict.value, lanes, failures, tool_seconds, report.verify_error[-2000:])

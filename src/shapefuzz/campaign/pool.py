@@ -1,0 +1,185 @@
+"""Worker processes that survive anything a candidate does. Each worker runs one task at a time;
+the compiler and runtime run in the sandbox below it. A worker that dies, or runs past its task's
+deadline, is killed with its children and replaced, and that task alone is reported lost.
+
+Knows nothing of IREE: a task is (kind, payload, lanes) and the worker calls `getattr(target, kind)`."""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Task:
+    tid: int
+    kind: str  # the target's method: "check", "confirm", "shrink"
+    candidate: Any
+    lanes: tuple[str, ...]
+    deadline: float  # seconds of wall clock before the worker is killed
+
+
+@dataclass(frozen=True)
+class Done:
+    task: Task
+    value: Any  # what the target returned (None when lost)
+    seconds: float  # the worker's wall time for the task
+    error: str = ""  # a traceback (our bug) or why the worker was lost
+    lost: bool = False  # the worker died or ran past the deadline
+
+
+def _terminate(signum, frame):  # SIGTERM in a worker: unwind, so the sandbox kills its child group
+    raise SystemExit(128 + signum)
+
+
+def _worker_main(conn, target) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGTERM, _terminate)
+    init = getattr(target, "worker_init", None)
+    if init is not None:
+        init()
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        start = time.perf_counter()
+        try:
+            value, error = getattr(target, task.kind)(task.candidate, task.lanes), ""
+        except Exception:  # our bug on one candidate: report it, keep the worker
+            value, error = None, traceback.format_exc(limit=8)
+        try:
+            conn.send((task.tid, value, time.perf_counter() - start, error))
+        except (OSError, ValueError):
+            return
+
+
+class _Worker:
+    def __init__(self, ctx, target) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, target), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: Task | None = None
+        self.started = 0.0
+
+    def kill(self, grace: float = 3.0) -> None:
+        if self.proc.is_alive():
+            self.proc.terminate()  # SIGTERM: the worker unwinds and its sandbox kills the compiler
+            self.proc.join(grace)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(grace)
+        self.conn.close()
+
+
+class WorkerPool:
+    def __init__(self, target, jobs: int, start_method: str = "spawn") -> None:
+        self.target = target
+        self.jobs = jobs
+        self.ctx = multiprocessing.get_context(start_method)
+        self.workers = [_Worker(self.ctx, target) for _ in range(jobs)]
+        self.replaced = 0
+
+    @property
+    def idle(self) -> int:
+        return sum(w.task is None for w in self.workers)
+
+    @property
+    def busy(self) -> list[Task]:
+        return [w.task for w in self.workers if w.task is not None]
+
+    def submit(self, task: Task) -> None:
+        worker = next(w for w in self.workers if w.task is None)
+        worker.task, worker.started = task, time.monotonic()
+        try:
+            worker.conn.send(task)
+        except (OSError, ValueError):
+            pass  # a dead worker: wait() reports the task lost and replaces it
+
+    def wait(self, timeout: float) -> list[Done]:
+        """Finished (or lost) tasks, waiting at most `timeout` seconds for the first."""
+        busy = [w for w in self.workers if w.task is not None]
+        if not busy:
+            time.sleep(min(timeout, 0.05))
+            return []
+        now = time.monotonic()
+        soonest = min(w.started + w.task.deadline for w in busy) - now
+        handles = [w.conn for w in busy] + [w.proc.sentinel for w in busy]
+        ready = set(multiprocessing.connection.wait(handles, max(0.0, min(timeout, soonest))))
+        done: list[Done] = []
+        for w in busy:
+            task = w.task
+            if w.conn in ready or w.proc.sentinel in ready:
+                message = None
+                try:
+                    if w.conn.poll():
+                        message = w.conn.recv()
+                except (EOFError, OSError):
+                    message = None
+                if message is not None:
+                    _, value, seconds, error = message
+                    done.append(Done(task, value, seconds, error))
+                    w.task = None
+                    continue
+                if w.proc.is_alive() and w.conn in ready:
+                    continue
+                code = w.proc.exitcode
+                why = f"worker died ({_describe_exit(code)}) on this candidate; worker replaced"
+                done.append(Done(task, None, time.monotonic() - w.started, why, lost=True))
+                self._replace(w)
+            elif time.monotonic() - w.started > task.deadline:
+                done.append(Done(task, None, time.monotonic() - w.started,
+                                 f"worker ran past its {task.deadline:.0f}s deadline; killed and replaced", lost=True))
+                self._replace(w)
+        return done
+
+    def _replace(self, worker: _Worker) -> None:
+        worker.kill()
+        self.workers[self.workers.index(worker)] = _Worker(self.ctx, self.target)
+        self.replaced += 1
+
+    def abandon(self) -> list[Task]:
+        """Kill the busy workers (their children go with them); return the tasks they held."""
+        lost = []
+        for w in self.workers:
+            if w.task is not None:
+                lost.append(w.task)
+                w.kill(grace=2.0)
+                w.task = None
+        return lost
+
+    def close(self) -> None:
+        for w in self.workers:
+            if w.task is None and w.proc.is_alive():
+                try:
+                    w.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+        deadline = time.monotonic() + 3.0
+        for w in self.workers:
+            w.proc.join(max(0.0, deadline - time.monotonic()))
+            w.kill(grace=1.0)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+def pid_of(pool: WorkerPool) -> list[int]:  # for tests
+    return [w.proc.pid for w in pool.workers if w.proc.pid is not None and w.proc.pid != os.getpid()]

@@ -1,0 +1,231 @@
+"""What a campaign found, computed from its store (so it survives restarts): per family and per
+backend, cases, failures, buckets and throughput; the buckets themselves; buckets found over
+time as an SVG written by hand and a text sparkline. Rendered as terminal text, Markdown
+(report.md in the campaign folder) and JSON."""
+
+from __future__ import annotations
+
+import collections
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.store import CampaignStore
+
+REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+@dataclass
+class Row:
+    cases: int = 0
+    failures: int = 0  # candidates with at least one failing backend here
+    unsupported: int = 0  # target limits, kept apart from bugs
+    buckets: set = field(default_factory=set)
+    seconds: float = 0.0  # worker time (family) or backend time (backend)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cases": self.cases, "failures": self.failures, "unsupported": self.unsupported,
+                "buckets": len(self.buckets), "seconds": round(self.seconds, 2),
+                "per_minute": round(self.cases / self.seconds * 60, 2) if self.seconds else None}
+
+
+@dataclass
+class Summary:
+    folder: str
+    reason: str
+    candidates: int
+    active_seconds: float
+    tool_seconds: float
+    task_seconds: float
+    verdicts: dict[str, int]
+    families: dict[str, Row]
+    backends: dict[str, Row]
+    buckets: list[dict[str, Any]]
+    timeline: list[float]  # campaign-active seconds at which each bucket was first seen
+    set_aside: dict[str, str]
+    sessions: int
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def rate_per_min(self) -> float:
+        return self.candidates / self.active_seconds * 60 if self.active_seconds else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "campaign": self.folder, "stopped": self.reason, "candidates": self.candidates,
+            "active_seconds": round(self.active_seconds, 1), "per_minute": round(self.rate_per_min, 2),
+            "tool_share": round(self.tool_seconds / self.task_seconds, 4) if self.task_seconds else None,
+            "verdicts": self.verdicts, "sessions": self.sessions,
+            "families": {k: v.to_json() for k, v in self.families.items()},
+            "backends": {k: v.to_json() for k, v in self.backends.items()},
+            "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
+        }
+
+
+def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None = None) -> Summary:
+    families: dict[str, Row] = collections.defaultdict(Row)
+    backends: dict[str, Row] = collections.defaultdict(Row)
+    verdicts: collections.Counter[str] = collections.Counter()
+    family_of: dict[str, str] = {}
+    tool = task = 0.0
+    for c in store.candidates():
+        family_of[c.key] = c.family
+        verdicts[c.verdict] += 1
+        f = families[c.family]
+        f.cases += 1
+        f.failures += c.verdict == "fail"
+        f.seconds += c.task_seconds
+        tool += c.tool_seconds
+        task += c.task_seconds
+        for backend, (status, seconds) in c.outcome.items():
+            b = backends[backend]
+            b.cases += 1
+            b.seconds += seconds
+            b.failures += status not in ("ok", "skipped", "unsupported")
+            b.unsupported += status == "unsupported"
+            f.unsupported += status == "unsupported"
+    for candidate, bucket, backend in store.hits():
+        backends[backend].buckets.add(bucket)
+        if candidate in family_of:
+            families[family_of[candidate]].buckets.add(bucket)
+    rows = store.buckets()
+    buckets = [
+        {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
+         "count": b.count, "state": b.state, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
+         "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
+         "corpus_entry": b.corpus_entry if not b.corpus_entry.startswith("?") else ""}
+        for b in rows
+    ]
+    sessions = store.sessions()
+    active = sum(s[1] for s in sessions)
+    return Summary(str(store.folder), reason, sum(verdicts.values()), active, tool, task, dict(verdicts),
+                   dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
+                   sorted(b.first_seen for b in rows if b.state != "flaky"), store.set_aside_backends(),
+                   len(sessions), list(messages or []))
+
+
+# --- buckets over time -------------------------------------------------------------------------
+def sparkline(timeline: list[float], total: float, width: int = 40) -> str:
+    """Cumulative buckets over the campaign's active time, one character per slice."""
+    if total <= 0 or not timeline:
+        return ""
+    top = len(timeline)
+    cells = []
+    for i in range(width):
+        t = total * (i + 1) / width
+        n = sum(1 for x in timeline if x <= t)
+        cells.append(_SPARK[min(len(_SPARK) - 1, int(n / top * (len(_SPARK) - 1)))] if n else " ")
+    return "".join(cells)
+
+
+def svg_plot(timeline: list[float], total: float, width: int = 640, height: int = 240) -> str:
+    """A step plot of buckets found against campaign-active time, hand-written SVG."""
+    pad_l, pad_b, pad_t, pad_r = 48, 32, 16, 16
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+    top = max(1, len(timeline))
+    total = max(total, timeline[-1] if timeline else 0.0, 1e-9)
+    x = lambda t: pad_l + w * t / total  # noqa: E731
+    y = lambda n: pad_t + h - h * n / top  # noqa: E731
+    points = [(x(0), y(0))]
+    for n, t in enumerate(timeline, 1):
+        points += [(x(t), y(n - 1)), (x(t), y(n))]
+    points.append((x(total), y(len(timeline))))
+    path = " ".join(f"{px:.1f},{py:.1f}" for px, py in points)
+    ticks = "".join(
+        f'<text x="{pad_l - 6}" y="{y(n) + 4:.1f}" text-anchor="end">{n}</text>'
+        for n in sorted({0, top // 2, top})
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="11">\n'
+        f'<rect width="100%" height="100%" fill="white"/>\n'
+        f'<line x1="{pad_l}" y1="{pad_t + h}" x2="{pad_l + w}" y2="{pad_t + h}" stroke="black"/>\n'
+        f'<line x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{pad_t + h}" stroke="black"/>\n'
+        f'<polyline fill="none" stroke="#c0392b" stroke-width="2" points="{path}"/>\n{ticks}\n'
+        f'<text x="{pad_l}" y="{height - 8}">0</text>'
+        f'<text x="{pad_l + w}" y="{height - 8}" text-anchor="end">{html.escape(format_duration(total))} active</text>'
+        f'<text x="{pad_l + w / 2:.0f}" y="{height - 8}" text-anchor="middle">buckets found over time</text>\n'
+        "</svg>\n"
+    )
+
+
+# --- renderings --------------------------------------------------------------------------------
+def _table(title: str, rows: dict[str, Row]) -> list[tuple[str, ...]]:
+    out = [(title, "cases", "failures", "unsupported", "buckets", "per min")]
+    for name, r in rows.items():
+        rate = f"{r.cases / r.seconds * 60:.1f}" if r.seconds else "-"
+        out.append((name, str(r.cases), str(r.failures), str(r.unsupported), str(len(r.buckets)), rate))
+    return out
+
+
+def text_lines(s: Summary) -> list[str]:
+    lines = [
+        f"campaign {s.folder}: {s.reason or 'stopped'}",
+        f"{s.candidates} candidates in {format_duration(s.active_seconds)} active "
+        f"({s.rate_per_min:.1f}/min over {s.sessions} session(s)); "
+        + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
+    ]
+    if s.task_seconds:
+        lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
+    for title, rows in (("family", s.families), ("backend", s.backends)):
+        table = _table(title, rows)
+        widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        for row in table:
+            lines.append("  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)))
+    real = [b for b in s.buckets if b["state"] != "flaky"]
+    lines.append(f"buckets: {len(real)}" + (f" (+{len(s.buckets) - len(real)} flaky)" if len(real) != len(s.buckets) else ""))
+    spark = sparkline(s.timeline, s.active_seconds)
+    if spark:
+        lines.append(f"  over time: |{spark}|")
+    for b in s.buckets:
+        mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
+        lines.append(f"  {b['count']:>5}x {b['signature']}{mark}")
+        if b["corpus_entry"]:
+            lines.append(f"         -> {b['corpus_entry']}")
+    for backend, why in s.set_aside.items():
+        lines.append(f"set aside: {backend}: {why}")
+    return lines
+
+
+def markdown(s: Summary) -> str:
+    out = [f"# shapefuzz campaign report", "", f"- folder: `{s.folder}`", f"- stopped: {s.reason or '-'}",
+           f"- candidates: {s.candidates} in {format_duration(s.active_seconds)} of active time "
+           f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
+           "- verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))]
+    if s.task_seconds:
+        out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
+    for backend, why in s.set_aside.items():
+        out.append(f"- set aside: `{backend}`: {why}")
+    for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
+        table = _table(title.split()[1], rows)
+        out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
+        out += ["| " + " | ".join(r) + " |" for r in table[1:]]
+    out += ["", "## Buckets found over time", "", f"![buckets over time]({PLOT_SVG})", "",
+            f"`|{sparkline(s.timeline, s.active_seconds)}|`", "", "## Buckets", "",
+            "| count | state | backend | stage | status | family | reproducer bytes | corpus entry | signature |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for b in s.buckets:
+        entry = f"`{Path(b['corpus_entry']).name}`" if b["corpus_entry"] else "-"
+        sig = b["signature"].replace("|", "\\|")
+        out.append(f"| {b['count']} | {b['state']} | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
+                   f"{b['reproducer_bytes']} | {entry} | {sig} |")
+    return "\n".join(out) + "\n"
+
+
+def write_report(s: Summary, folder: Path) -> Path:
+    """report.md and buckets.svg in the campaign folder, each written atomically."""
+    import os
+
+    for name, text in ((PLOT_SVG, svg_plot(s.timeline, s.active_seconds)), (REPORT_MD, markdown(s))):
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, folder / name)
+    return folder / REPORT_MD
+
+
+def json_text(s: Summary) -> str:
+    return json.dumps(s.to_json(), indent=2)

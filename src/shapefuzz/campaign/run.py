@@ -1,0 +1,120 @@
+"""`shapefuzz fuzz`: puts a campaign together (toolchain, families, backends, store, target,
+engine), runs it and writes the report. The CLI calls `run_campaign` and nothing else."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from shapefuzz.campaign.config import CampaignConfig, default_jobs, parse_duration, resolve_names
+from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
+from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.report import Summary, summarize, write_report
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.errors import UsageError
+from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.sandbox import Limits as ProcessLimits
+from shapefuzz.toolchain import Toolchain
+
+DEFAULT_CAMPAIGN = "shapefuzz-campaign"
+DEFAULT_CORPUS = "corpus"
+
+
+@dataclass(frozen=True)
+class FuzzRequest:
+    """The command line, unparsed: strings as typed, None where not given."""
+
+    ops: str | None = None
+    backends: tuple[str, ...] | None = None  # already resolved by the CLI's BackendList
+    time: str | None = None
+    count: int | None = None
+    jobs: int | None = None
+    seed: int | None = None
+    campaign: str | None = None
+    corpus: str | None = None
+    shrink: bool = True
+    compile_timeout: float | None = None
+    argv: tuple[str, ...] = ()
+
+
+def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
+    """Validated configuration; on resume, what was stored fills in what is not given again."""
+    stored = stored or {}
+    families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops") or tuple(stored.get("families") or KNOWN_FAMILIES)
+    from shapefuzz.backends import DEFAULT_BACKENDS
+
+    backends = tuple(req.backends or stored.get("backends") or DEFAULT_BACKENDS)
+    seconds = parse_duration(req.time) if req.time is not None else None
+    if req.count is not None and req.count < 1:
+        raise UsageError(f"--count {req.count}: give at least 1")
+    if req.jobs is not None and req.jobs < 1:
+        raise UsageError(f"--jobs {req.jobs}: give at least 1")
+    if req.time is None and req.count is None and stored:
+        seconds, count = stored.get("seconds"), stored.get("count")
+    else:
+        count = req.count
+    if "seed" in stored and req.seed is not None and req.seed != stored["seed"]:
+        raise UsageError(f"--seed {req.seed}: this campaign was started with seed {stored['seed']}; "
+                         "leave --seed out to resume it, or choose another --campaign folder")
+    seed = req.seed if req.seed is not None else stored.get("seed", 0)
+    campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
+    corpus = Path(req.corpus) if req.corpus else Path(stored.get("corpus") or campaign / DEFAULT_CORPUS)
+    return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
+                          seconds, req.shrink)
+
+
+def _stored_config(store: CampaignStore) -> dict | None:
+    text = store.get_meta("config")
+    return json.loads(text) if text else None
+
+
+def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | None = None,
+                 start_method: str = "spawn") -> Summary:
+    # Everything a user can get wrong is checked before the campaign folder is touched.
+    build_config(req, None)
+    folder = Path(req.campaign or DEFAULT_CAMPAIGN)
+    store = CampaignStore(folder)
+    try:
+        config = build_config(req, _stored_config(store))
+        progress = progress or Progress()
+        families, warnings = available_families(config.families)
+        for line in warnings:
+            progress("message", line)
+        if not families:
+            raise UsageError("no op family is available: " + "; ".join(warnings))
+        probe = toolchain.probe
+        from shapefuzz.backends import BACKENDS
+
+        lanes = tuple(b for b in config.backends if BACKENDS[b].compiles(probe))
+        for b in config.backends:
+            if b not in lanes:
+                progress("message", f"backend {b}: {BACKENDS[b].availability(probe)}; skipped")
+        if not lanes:
+            raise UsageError("none of the chosen backends compiles with this toolchain")
+        store.set_meta("config", json.dumps({
+            "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
+            "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
+        }))
+        budget = DEFAULT_BUDGET
+        if req.compile_timeout is not None:
+            budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=req.compile_timeout), DEFAULT_BUDGET.run)
+        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget)
+        engine = Engine(target, store, families, lanes, config.seed, config.jobs,
+                        Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
+                        argv=list(req.argv), start_method=start_method)
+        progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
+                            f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
+                            + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        reason = engine.run()
+        progress.close() if hasattr(progress, "close") else None
+        summary = summarize(store, reason, engine.stats.messages)
+        write_report(summary, folder)
+        return summary
+    finally:
+        store.close()
+
+
+__all__ = ["FuzzRequest", "run_campaign", "build_config", "DEFAULT_CAMPAIGN", "sys"]

@@ -1,0 +1,287 @@
+"""The campaign's state in SQLite (WAL mode): every candidate tried, every bucket, every session.
+Each result is written in one transaction, so a SIGKILL at any instant leaves whole rows only;
+a resumed campaign reads its statistics back from here and never tries a candidate twice.
+
+Speaks plain values (strings, numbers, JSON); knows nothing of IREE."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from shapefuzz.errors import CorpusError
+
+FORMAT_VERSION = 1
+DB_NAME = "campaign.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates (
+    key TEXT PRIMARY KEY,          -- content hash of the candidate (family + parameters)
+    idx INTEGER NOT NULL,          -- position in the campaign's sequence
+    seed INTEGER NOT NULL,
+    family TEXT NOT NULL,
+    features TEXT NOT NULL,        -- JSON list
+    backends TEXT NOT NULL,        -- JSON list of the backends it was checked on
+    verdict TEXT NOT NULL,         -- pass / fail / invalid / flaky / error / lost
+    outcome TEXT NOT NULL,         -- JSON {backend: status}
+    payload TEXT NOT NULL,         -- what regenerates it (the parameters, JSON)
+    size INTEGER NOT NULL,
+    tool_seconds REAL NOT NULL,    -- time inside the compiler and runtime
+    task_seconds REAL NOT NULL,    -- the worker's wall time for the candidate
+    finished REAL NOT NULL,        -- campaign-active seconds when it finished
+    error TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS hits (
+    candidate TEXT NOT NULL, bucket TEXT NOT NULL, backend TEXT NOT NULL,
+    PRIMARY KEY (candidate, bucket)
+);
+CREATE TABLE IF NOT EXISTS buckets (
+    sig TEXT PRIMARY KEY,          -- str(Signature)
+    sig_json TEXT NOT NULL,
+    backend TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
+    family TEXT NOT NULL,          -- the family of the first candidate that hit it
+    count INTEGER NOT NULL,
+    first_seen REAL NOT NULL, last_seen REAL NOT NULL,       -- campaign-active seconds
+    first_wall REAL NOT NULL, last_wall REAL NOT NULL,       -- epoch seconds
+    state TEXT NOT NULL,           -- pending (awaiting its re-run) / confirmed / flaky
+    repro_key TEXT NOT NULL, repro_size INTEGER NOT NULL, repro_text TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    corpus_entry TEXT NOT NULL DEFAULT '',
+    shrunk_size INTEGER
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, active REAL NOT NULL,
+    candidates INTEGER NOT NULL, argv TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    key: str
+    idx: int
+    seed: int
+    family: str
+    features: tuple[str, ...]
+    backends: tuple[str, ...]
+    verdict: str
+    outcome: dict[str, str]
+    payload: str
+    size: int
+    tool_seconds: float
+    task_seconds: float
+    finished: float
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class BucketRow:
+    sig: str
+    sig_json: dict[str, Any]
+    backend: str
+    stage: str
+    status: str
+    family: str
+    count: int
+    first_seen: float
+    last_seen: float
+    first_wall: float
+    last_wall: float
+    state: str
+    repro_key: str
+    repro_size: int
+    repro_text: str
+    detail: str
+    corpus_entry: str
+    shrunk_size: int | None
+
+
+class CampaignStore:
+    """One campaign folder's database. Opening checks the format version and integrity; a newer
+    or corrupt database is a CorpusError and nothing is written."""
+
+    def __init__(self, folder: Path, create: bool = True) -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / DB_NAME
+        if self.folder.exists() and not self.folder.is_dir():
+            raise CorpusError(f"campaign folder {self.folder} is a file, not a folder")
+        existed = self.path.exists()
+        if not existed and not create:
+            raise CorpusError(f"no campaign in {self.folder} (no {DB_NAME})")
+        if existed:
+            self._check_header()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            empty = self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+            if existed and not empty:
+                self._check_existing()
+            else:  # new, or killed before its first transaction committed
+                # One script, one transaction: a kill here leaves either no tables or all of them.
+                self.db.executescript(
+                    "BEGIN;" + _SCHEMA
+                    + f"INSERT OR REPLACE INTO meta VALUES ('format_version', '{FORMAT_VERSION}');"
+                    + f"INSERT OR REPLACE INTO meta VALUES ('created', '{time.time()}');COMMIT;"
+                )
+        except sqlite3.DatabaseError as error:
+            raise CorpusError(f"campaign database {self.path} is corrupt or unreadable ({error}); "
+                              "move it aside or choose another --campaign folder") from None
+
+    def _check_header(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                head = handle.read(16)
+        except OSError as error:
+            raise CorpusError(f"cannot read campaign database {self.path}: {error.strerror}") from None
+        if head and head != b"SQLite format 3\x00":
+            raise CorpusError(f"campaign database {self.path} is corrupt (not an SQLite file); "
+                              "move it aside or choose another --campaign folder")
+
+    def _check_existing(self) -> None:
+        ok = self.db.execute("PRAGMA quick_check").fetchone()
+        if not ok or ok[0] != "ok":
+            raise sqlite3.DatabaseError(ok[0] if ok else "integrity check failed")
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is None:
+            raise CorpusError(f"{self.path} is not a shapefuzz campaign database (no format version)")
+        version = int(row[0])
+        if version > FORMAT_VERSION:
+            raise CorpusError(
+                f"campaign {self.folder} was written by a newer shapefuzz (format {version}, this one "
+                f"reads up to {FORMAT_VERSION}); upgrade shapefuzz or choose another --campaign folder"
+            )
+        self.db.executescript(_SCHEMA)  # tables added in this version (no-op today)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- transactions -------------------------------------------------------------------
+    class _Tx:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, kind, value, tb) -> None:
+            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+    def transaction(self) -> "_Tx":
+        return CampaignStore._Tx(self.db)
+
+    # --- meta ---------------------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # --- sessions (active time survives restarts) ----------------------------------------
+    def start_session(self, argv: list[str]) -> int:
+        with self.transaction() as db:
+            cur = db.execute("INSERT INTO sessions (started, active, candidates, argv) VALUES (?, 0, 0, ?)",
+                             (time.time(), json.dumps(argv)))
+            return int(cur.lastrowid)
+
+    def active_before(self, session: int) -> float:
+        row = self.db.execute("SELECT COALESCE(SUM(active), 0) FROM sessions WHERE id < ?", (session,)).fetchone()
+        return float(row[0])
+
+    def sessions(self) -> list[tuple[float, float, int]]:
+        return [tuple(r) for r in self.db.execute("SELECT started, active, candidates FROM sessions ORDER BY id")]
+
+    # --- candidates ---------------------------------------------------------------------
+    def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
+               bucket_updates: list[BucketRow] = ()) -> None:
+        """A finished candidate, its bucket hits and the session's clock, in one transaction."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (row.key, row.idx, row.seed, row.family, json.dumps(list(row.features)),
+                 json.dumps(list(row.backends)), row.verdict, json.dumps(row.outcome), row.payload,
+                 row.size, row.tool_seconds, row.task_seconds, row.finished, row.error),
+            )
+            db.executemany("INSERT OR IGNORE INTO hits VALUES (?,?,?)", [(row.key, sig, b) for sig, b in hits])
+            for bucket in bucket_updates:
+                self._put_bucket(db, bucket)
+            db.execute("UPDATE sessions SET active=?, candidates=candidates+1 WHERE id=?", (active, session))
+
+    def tick(self, session: int, active: float) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE sessions SET active=? WHERE id=?", (active, session))
+
+    def has_candidate(self, key: str) -> bool:
+        return self.db.execute("SELECT 1 FROM candidates WHERE key=?", (key,)).fetchone() is not None
+
+    def candidate_keys(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT key FROM candidates")}
+
+    def candidate_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+
+    def next_index(self) -> int:
+        row = self.db.execute("SELECT MAX(idx) FROM candidates").fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def candidate(self, key: str) -> CandidateRow | None:
+        r = self.db.execute("SELECT * FROM candidates WHERE key=?", (key,)).fetchone()
+        return _candidate(r) if r else None
+
+    def candidates(self) -> Iterator[CandidateRow]:
+        for r in self.db.execute("SELECT * FROM candidates ORDER BY idx"):
+            yield _candidate(r)
+
+    def hits(self) -> list[tuple[str, str, str]]:
+        return [tuple(r) for r in self.db.execute("SELECT candidate, bucket, backend FROM hits")]
+
+    # --- buckets ------------------------------------------------------------------------
+    def bucket(self, sig: str) -> BucketRow | None:
+        r = self.db.execute("SELECT * FROM buckets WHERE sig=?", (sig,)).fetchone()
+        return _bucket(r) if r else None
+
+    def buckets(self) -> list[BucketRow]:
+        return [_bucket(r) for r in self.db.execute("SELECT * FROM buckets ORDER BY first_seen, sig")]
+
+    def put_bucket(self, bucket: BucketRow) -> None:
+        with self.transaction() as db:
+            self._put_bucket(db, bucket)
+
+    @staticmethod
+    def _put_bucket(db: sqlite3.Connection, b: BucketRow) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (b.sig, json.dumps(b.sig_json), b.backend, b.stage, b.status, b.family, b.count, b.first_seen,
+             b.last_seen, b.first_wall, b.last_wall, b.state, b.repro_key, b.repro_size, b.repro_text,
+             b.detail, b.corpus_entry, b.shrunk_size),
+        )
+
+    # --- backends set aside -------------------------------------------------------------
+    def set_aside(self, backend: str, reason: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
+
+    def set_aside_backends(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT backend, reason FROM set_aside"))
+
+
+def _candidate(r: tuple) -> CandidateRow:
+    return CandidateRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), r[6],
+                        json.loads(r[7]), r[8], r[9], r[10], r[11], r[12], r[13])
+
+
+def _bucket(r: tuple) -> BucketRow:
+    return BucketRow(r[0], json.loads(r[1]), *r[2:])
