@@ -177,6 +177,43 @@ def gen(family: str, seed: int) -> None:
     click.echo(render_case(draw_case(family, seed)), nl=False)
 
 
+@cli.command()
+@click.option("--ops", default=None, help="Comma-separated op families (default: all): conv, conv_transpose, scatter, one_hot, topk.")
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Backends or aliases (default: llvm-cpu, vmvx, vulkan-spirv, rocm-gfx942, cuda-sm80).")
+@click.option("--time", "time_budget", default=None, help="Active time for the whole campaign: 45s, 90m, 8h.")
+@click.option("--count", type=int, default=None, help="Candidates in the whole campaign.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel workers (default: the cores).")
+@click.option("--seed", type=int, default=None, help="Campaign seed (default 0; a resumed campaign keeps its own).")
+@click.option("--campaign", "campaign_dir", default=None, help="Campaign folder (default: ./shapefuzz-campaign).")
+@click.option("--corpus", "corpus_dir", default=None, help="Corpus folder (default: CAMPAIGN/corpus).")
+@click.option("--compile-timeout", type=float, default=None, help="Seconds per compile (default 120).")
+@click.option("--no-shrink", is_flag=True, help="Do not shrink new buckets in the background.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.pass_obj
+def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
+         compile_timeout, no_shrink, as_json) -> None:
+    """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
+    from shapefuzz.campaign.report import json_text, text_lines
+    from shapefuzz.campaign.run import FuzzRequest, run_campaign
+
+    request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
+                          not no_shrink, compile_timeout, tuple(sys.argv[1:]))
+    summary = run_campaign(request, session.toolchain)
+    if as_json:
+        click.echo(json_text(summary))
+    else:
+        for line in text_lines(summary):
+            click.echo(line)
+    sys.exit(EXIT_OK)
+
+
+from shapefuzz.corpus_cli import COMMANDS as _CORPUS_COMMANDS  # noqa: E402 - replay, corpus, export, bisect
+
+for _command in _CORPUS_COMMANDS:
+    cli.add_command(_command)
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)
