@@ -1,0 +1,187 @@
+"""The corpus commands (replay, export, corpus list/show/index, bisect): thin click wrappers over
+corpus.py, replay.py, export.py and bisect.py, registered on the main group in cli.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from shapefuzz.cli import BackendList
+
+DEFAULT_CORPUS = "corpus"
+
+
+@click.command()
+@click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Replay only entries of these backends (others are listed as not runnable).")
+@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Entries checked in parallel.")
+@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
+@click.option("--update", is_flag=True, help="Record what was seen in each entry's meta.json "
+              "(last_seen, toolchain versions, expected state fixed/failing).")
+@click.option("--strict", is_flag=True, help="Exit 1 when any entry differs from its recorded state "
+              "(a failing entry fixed or changed), not only when a fixed one fails again.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+def replay(session, corpus_dir, backend_names, jobs, compile_timeout, no_confirm, update, strict, as_json) -> None:
+    """Re-check every corpus entry against the current toolchain.
+
+    Prints, per entry: still failing (same signature), fixed (now passes), changed (fails
+    differently), not runnable (backend missing here), unreadable (broken entry or a reproducer
+    this toolchain no longer parses). Exit status: 0 when every entry is as recorded; 1 when an
+    entry recorded as "fixed" fails again (with --strict: when any entry differs from its recorded
+    state); 3 when nothing regressed but some entry is unreadable; 2 for a usage error."""
+    from shapefuzz.replay import budget_with, replay_corpus, table_lines
+
+    summary = replay_corpus(corpus_dir, session.toolchain, backend_names, jobs, budget_with(compile_timeout),
+                            update=update, confirm=not no_confirm)
+    if as_json:
+        click.echo(json.dumps(summary.to_json(strict), indent=2))
+    else:
+        for line in table_lines(summary):
+            click.echo(line)
+        if update:
+            click.echo("recorded in each entry's meta.json (--update)")
+    sys.exit(summary.exit_code(strict))
+
+
+@click.group()
+def corpus() -> None:
+    """Triage views of a corpus: list the buckets, show one, rebuild INDEX.md."""
+
+
+def _entries(corpus_dir: str):
+    from shapefuzz.corpus import iter_entries
+
+    return list(iter_entries(corpus_dir))
+
+
+@corpus.command("list")
+@click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def corpus_list(corpus_dir: str, as_json: bool) -> None:
+    """One line per bucket: count, backend, stage, status, first/last seen, versions, expected state."""
+    from shapefuzz.corpus import UnreadableEntry
+
+    entries = _entries(corpus_dir)
+    if as_json:
+        click.echo(json.dumps([
+            {"id": e.id, "unreadable": e.reason} if isinstance(e, UnreadableEntry) else
+            {"id": e.id, "count": e.count, "family": e.meta.get("family"), **e.signature.to_json(),
+             "first_seen": e.meta["first_seen"], "last_seen": e.meta["last_seen"],
+             "versions": list(e.toolchain_versions), "expected_state": e.expected_state, "flaky": e.flaky}
+            for e in entries], indent=2))
+        return
+    width = max([len(e.id) for e in entries] + [5])
+    click.echo(f"{'ENTRY':<{width}}  {'COUNT':>5}  {'FAMILY':<14} {'BACKEND':<14} {'STAGE':<8} {'STATUS':<9} "
+               f"{'FIRST':<10} {'LAST':<10} {'EXPECTED':<8} VERSIONS")
+    for e in entries:
+        if isinstance(e, UnreadableEntry):
+            click.echo(f"{e.id:<{width}}  unreadable: {e.reason}")
+            continue
+        sig = e.signature
+        click.echo(f"{e.id:<{width}}  {e.count:>5}  {e.meta.get('family') or '-':<14} {sig.backend:<14} "
+                   f"{sig.stage.value:<8} {sig.status.value:<9} {e.meta['first_seen'][:10]:<10} "
+                   f"{e.meta['last_seen'][:10]:<10} {e.expected_state + ('*' if e.flaky else ''):<8} "
+                   f"{', '.join(e.toolchain_versions)}")
+        click.echo(f"{'':<{width}}  {sig.message[:110]}")
+    click.echo(f"{sum(not isinstance(e, UnreadableEntry) for e in entries)} entries"
+               f"{'' if all(not isinstance(e, UnreadableEntry) for e in entries) else ', some unreadable'}")
+
+
+@corpus.command("show")
+@click.argument("entry")
+@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
+              help="Where to look the id up.")
+def corpus_show(entry: str, corpus_dir: str) -> None:
+    """One entry: its signature, where it came from, its history and how to reproduce it."""
+    from shapefuzz.corpus import find_entry
+
+    e = find_entry(entry, corpus_dir)
+    m = e.meta
+    rows = [
+        ("entry", e.id), ("folder", str(e.path)), ("signature", str(e.signature)),
+        ("family", m.get("family") or "- (not generated)"),
+        ("params", json.dumps(m.get("params"), sort_keys=True) if m.get("params") is not None else "-"),
+        ("seed", str(e.seed)), ("checked on", ", ".join(e.backends)),
+        ("count", str(e.count)), ("first seen", m["first_seen"]), ("last seen", m["last_seen"]),
+        ("versions", ", ".join(e.toolchain_versions)), ("expected", e.expected_state + (" (flaky)" if e.flaky else "")),
+        ("sizes", ", ".join(f"{k} {v}" for k, v in (m.get("sizes") or {}).items())),
+        ("inputs", ", ".join(f"{name} {a.dtype}{list(a.shape)}" for name, a in zip(m.get("inputs") or [], e.inputs or []))
+         or "-"),
+        ("expected out", ", ".join(f"{name} {a.dtype}{list(a.shape)}"
+                                   for name, a in zip(m.get("expected") or [], e.expected or [])) or "-"),
+        ("reproduce", f"sh {Path(e.path) / 'repro.sh'}"),
+        ("compile", " ".join(m.get("compile_command") or []) or "-"),
+    ]
+    if m.get("last_replay"):
+        last = m["last_replay"]
+        rows.append(("last replay", f"{last.get('date')} on {last.get('toolchain')}: {last.get('outcome')}"))
+    if m.get("fixed_in"):
+        rows.append(("fixed in", m["fixed_in"]))
+    for key, value in rows:
+        click.echo(f"{key + ':':<14} {value}")
+    detail = (m.get("detail") or "").strip().splitlines()
+    if detail:
+        click.echo("detail:")
+        for line in detail[:12]:
+            click.echo(f"  {line[:200]}")
+    click.echo("reproducer.mlir:")
+    for line in e.mlir.splitlines()[:60]:
+        click.echo(f"  {line}")
+
+
+@corpus.command("index")
+@click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
+def corpus_index(corpus_dir: str) -> None:
+    """Regenerate CORPUS_DIR/INDEX.md from the entry folders."""
+    from shapefuzz.corpus import rebuild_index
+
+    click.echo(str(rebuild_index(corpus_dir)))
+
+
+@corpus.command("mark")
+@click.argument("entry")
+@click.argument("state", type=click.Choice(["failing", "fixed"]))
+@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
+def corpus_mark(entry: str, state: str, corpus_dir: str) -> None:
+    """Record ENTRY's expected state (replay exits 1 when a "fixed" entry fails again)."""
+    from shapefuzz.corpus import find_entry, update_meta
+
+    e = find_entry(entry, corpus_dir)
+    update_meta(e.path, expected_state=state)
+    click.echo(f"{e.id}: expected {state}")
+
+
+COMMANDS = (replay, corpus)
+
+
+@corpus.command("add")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Comma-separated backends or aliases (cpu, vulkan, rocm, cuda, all).")
+@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
+@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@click.pass_obj
+def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, compile_timeout: float) -> None:
+    """Check FILE and save each confirmed failure as a corpus entry (merged with an existing one)."""
+    from shapefuzz.backends import resolve_backends
+    from shapefuzz.cli import read_mlir
+    from shapefuzz.errors import InvalidInputError
+    from shapefuzz.replay import add_file
+
+    text = read_mlir(file)
+    report, saved = add_file(corpus_dir, text, backend_names or resolve_backends(None), session.toolchain,
+                             seed=seed, compile_timeout=compile_timeout)
+    if report.verify_error:
+        raise InvalidInputError(f"{file} does not verify: {report.verify_error.strip().splitlines()[0]}")
+    for path, created in saved:
+        click.echo(f"{'new' if created else 'merged':<6} {path}")
+    if not saved:
+        click.echo(f"no confirmed failure on {', '.join(r.backend for r in report.results)}: nothing saved")
+    sys.exit(0 if saved else 1)

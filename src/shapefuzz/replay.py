@@ -1,0 +1,347 @@
+"""Replaying the corpus against the current toolchain: is each bug still there, fixed, or different?
+
+Each entry is re-checked on its own backend with its saved inputs and expected outputs (or, for a
+generated case without saved arrays, the family's inputs and NumPy reference). The outcome compares
+the new signature on that backend with the recorded one. Nothing is written unless `update=True`.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from shapefuzz.backends import BACKENDS
+from shapefuzz.corpus import (
+    _scrub,
+    EXPECTED_FAILING,
+    EXPECTED_FIXED,
+    CorpusEntry,
+    UnreadableEntry,
+    iter_entries,
+    now_text,
+    update_meta,
+)
+from shapefuzz.errors import ShapefuzzError
+from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.model import CheckReport, Signature, Stage, Verdict
+from shapefuzz.sandbox import Limits
+from shapefuzz.toolchain import Toolchain
+
+EXIT_CLEAN, EXIT_REGRESSED, EXIT_UNREADABLE = 0, 1, 3
+
+
+class Outcome(str, enum.Enum):
+    STILL_FAILING = "still failing"  # same signature as recorded
+    FIXED = "fixed"  # the backend now passes
+    CHANGED = "changed"  # fails differently (another stage, status or message)
+    NOT_RUNNABLE = "not runnable"  # backend missing here, or not selected
+    UNREADABLE = "unreadable"  # broken entry, or a reproducer this toolchain no longer parses
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    entry_id: str
+    path: Path
+    outcome: Outcome
+    expected_state: str | None  # "failing"/"fixed" as recorded; None when unreadable
+    recorded: Signature | None
+    now: Signature | None = None  # the new failure signature, when it fails
+    detail: str = ""  # one line: why not runnable/unreadable, or what changed
+    flaky: bool = False  # failed, but not the same way on the confirming re-run
+    seconds: float = 0.0
+
+    @property
+    def fails(self) -> bool:
+        return self.outcome in (Outcome.STILL_FAILING, Outcome.CHANGED)
+
+    @property
+    def regressed(self) -> bool:
+        """An entry recorded as fixed that fails again: what CI must catch."""
+        return self.expected_state == EXPECTED_FIXED and self.fails
+
+    @property
+    def as_expected(self) -> bool:
+        if self.expected_state == EXPECTED_FIXED:
+            return self.outcome == Outcome.FIXED
+        return self.outcome in (Outcome.STILL_FAILING, Outcome.NOT_RUNNABLE)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.entry_id,
+            "outcome": self.outcome.value,
+            "expected_state": self.expected_state,
+            "regressed": self.regressed,
+            "recorded": str(self.recorded) if self.recorded else None,
+            "now": str(self.now) if self.now else None,
+            "detail": self.detail,
+            "flaky": self.flaky,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class ReplaySummary:
+    toolchain_version: str
+    toolchain_source: str
+    results: tuple[ReplayResult, ...]
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(r.outcome == outcome for r in self.results)
+
+    @property
+    def regressions(self) -> tuple[ReplayResult, ...]:
+        return tuple(r for r in self.results if r.regressed)
+
+    @property
+    def unexpected(self) -> tuple[ReplayResult, ...]:
+        return tuple(r for r in self.results if not r.as_expected and r.outcome != Outcome.UNREADABLE)
+
+    def exit_code(self, strict: bool = False) -> int:
+        """1: an entry recorded as fixed fails again (or, with strict, any entry differs from its
+        recorded state); 3: otherwise clean but some entry is unreadable; 0: all as recorded."""
+        if self.regressions or (strict and self.unexpected):
+            return EXIT_REGRESSED
+        if self.count(Outcome.UNREADABLE):
+            return EXIT_UNREADABLE
+        return EXIT_CLEAN
+
+    def to_json(self, strict: bool = False) -> dict[str, Any]:
+        return {
+            "toolchain": {"version": self.toolchain_version, "source": self.toolchain_source},
+            "summary": {o.value: self.count(o) for o in Outcome} | {"regressed": len(self.regressions)},
+            "exit_code": self.exit_code(strict),
+            "entries": [r.to_json() for r in self.results],
+        }
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    return (lines[0] if lines else "")[:limit]
+
+
+def _expectation(entry: CorpusEntry):
+    """Inputs, reference and comparison for an entry; None when the file brings none (check_file then)."""
+    from shapefuzz.oracle import Expectation, case_expectation
+
+    case = entry.case
+    if entry.inputs is not None:
+        compare = None
+        if case is not None and entry.expected is not None:
+            try:
+                from shapefuzz.families import get_family
+
+                family, params, inputs = get_family(case.family), case.params, entry.inputs
+
+                def compare(want, got):  # noqa: E306 - the family's tie-safe rule on the saved arrays
+                    return family.compare(params, inputs, want, got)
+            except Exception:  # noqa: BLE001 - a family that no longer loads: plain comparison
+                compare = None
+        return Expectation(entry.inputs, entry.expected, compare)
+    if case is not None:
+        return case_expectation(case, entry.seed)
+    return None
+
+
+def _backends_for(entry: CorpusEntry, backend: str, toolchain: Toolchain) -> list[str]:
+    """The entry's own backend, plus, for a mismatch judged by vote (no reference), the other
+    backends it was checked on that execute here."""
+    names = [backend]
+    if entry.signature.stage == Stage.COMPARE and entry.expected is None and entry.case is None:
+        probe = toolchain.probe
+        names += [b for b in entry.backends if b != backend and b in BACKENDS and BACKENDS[b].executes(probe)]
+    return names
+
+
+def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float) -> ReplayResult:
+    base = ReplayResult(entry.id, entry.path, Outcome.FIXED, entry.expected_state, entry.signature,
+                        seconds=time.monotonic() - started)
+    if report.verdict == Verdict.INVALID:
+        return replace(base, outcome=Outcome.UNREADABLE,
+                       detail=f"reproducer does not verify here: {_one_line(_scrub(report.verify_error))}")
+    result = next((r for r in report.results if r.backend == backend), None)
+    if result is None:
+        return replace(base, outcome=Outcome.NOT_RUNNABLE, detail="no result for its backend")
+    if result.failed:
+        outcome = Outcome.STILL_FAILING if result.signature == entry.signature else Outcome.CHANGED
+        detail = "" if outcome == Outcome.STILL_FAILING else f"now {result.stage.value}/{result.status.value}"
+        return replace(base, outcome=outcome, now=result.signature, detail=detail, flaky=result.flaky)
+    if result.status.value == "skipped":
+        return replace(base, outcome=Outcome.NOT_RUNNABLE, detail=_one_line(result.detail) or "skipped")
+    if result.status.value == "unsupported":
+        return replace(base, outcome=Outcome.CHANGED, detail="now reported as a target limit: " + _one_line(result.detail))
+    if entry.signature.stage.rank > result.stage.rank:
+        # It used to fail later than we got now (a run-stage bug, but no device to run here).
+        return replace(base, outcome=Outcome.NOT_RUNNABLE,
+                       detail=f"passes {result.stage.value}; its {entry.signature.stage.value} stage cannot run here")
+    return replace(base, detail=f"passes {result.stage.value}")
+
+
+def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[str] | None = None,
+                 budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> ReplayResult:
+    """Re-checks one entry on its backend."""
+    from shapefuzz.oracle import check_module
+
+    started = time.monotonic()
+    sig = entry.signature
+    base = ReplayResult(entry.id, entry.path, Outcome.NOT_RUNNABLE, entry.expected_state, sig)
+    backend = BACKENDS.get(sig.backend)
+    if selected is not None and sig.backend not in selected:
+        return replace(base, detail="backend not selected (--backends)")
+    if backend is None:
+        return replace(base, detail=f"unknown backend {sig.backend!r} in this shapefuzz")
+    probe = toolchain.probe
+    if not backend.compiles(probe):
+        return replace(base, detail=f"{sig.backend} is not supported by this compiler ({probe.version})")
+    if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
+        return replace(base, detail=f"{sig.backend}: {backend.availability(probe)}")
+    try:
+        expectation = _expectation(entry)
+        if expectation is None:
+            from shapefuzz.checkfile import check_file
+
+            report, _ = check_file(entry.mlir, _backends_for(entry, sig.backend, toolchain), toolchain,
+                                   seed=entry.seed, compile_timeout=budget.compile.timeout, confirm=confirm)
+        else:
+            report = check_module(entry.mlir, _backends_for(entry, sig.backend, toolchain), expectation,
+                                  toolchain, budget, confirm)
+    except ShapefuzzError as error:
+        return replace(base, outcome=Outcome.UNREADABLE, detail=_one_line(str(error)),
+                       seconds=time.monotonic() - started)
+    return _judge(entry, report, sig.backend, started)
+
+
+def record(result: ReplayResult, toolchain_version: str, when: str | None = None) -> None:
+    """`--update`: write what replay saw into the entry's meta.json (last_seen, expected state)."""
+    if result.outcome in (Outcome.NOT_RUNNABLE, Outcome.UNREADABLE):
+        return
+    when = when or now_text()
+    from shapefuzz.corpus import load_entry
+
+    meta = load_entry(result.path).meta
+    changes: dict[str, Any] = {"last_replay": {"date": when, "toolchain": toolchain_version,
+                                               "outcome": result.outcome.value,
+                                               "now": str(result.now) if result.now else None}}
+    if result.outcome == Outcome.STILL_FAILING:
+        versions = list(meta.get("toolchain_versions") or [])
+        if toolchain_version not in versions:
+            versions.append(toolchain_version)
+        changes.update(last_seen=max(meta.get("last_seen", ""), when), toolchain_versions=versions,
+                       expected_state=EXPECTED_FAILING)
+    elif result.outcome == Outcome.FIXED:
+        changes["expected_state"] = EXPECTED_FIXED
+        if meta.get("expected_state") != EXPECTED_FIXED:
+            changes["fixed_in"] = toolchain_version
+    update_meta(result.path, **changes)
+
+
+def replay_corpus(
+    corpus_dir: str | Path,
+    toolchain: Toolchain,
+    selected: Sequence[str] | None = None,
+    jobs: int = 1,
+    budget: Budget = DEFAULT_BUDGET,
+    update: bool = False,
+    confirm: bool = True,
+    progress: Callable[[ReplayResult], None] | None = None,
+) -> ReplaySummary:
+    """Replays every entry (in parallel with `jobs`); results in id order."""
+    items: list[CorpusEntry | UnreadableEntry] = list(iter_entries(corpus_dir))
+    version = toolchain.probe.version
+
+    def one(item: CorpusEntry | UnreadableEntry) -> ReplayResult:
+        if isinstance(item, UnreadableEntry):
+            result = ReplayResult(item.id, item.path, Outcome.UNREADABLE, None, None, detail=item.reason)
+        else:
+            try:
+                result = replay_entry(item, toolchain, selected, budget, confirm)
+            except ShapefuzzError as error:
+                result = ReplayResult(item.id, item.path, Outcome.UNREADABLE, item.expected_state,
+                                      None, detail=_one_line(str(error)))
+        if progress is not None:
+            progress(result)
+        return result
+
+    if jobs > 1 and len(items) > 1:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(one, items))
+    else:
+        results = [one(item) for item in items]
+    results.sort(key=lambda r: r.entry_id)
+    if update:
+        when = now_text()
+        for result in results:
+            record(result, version, when)
+    return ReplaySummary(version, toolchain.source, tuple(results))
+
+
+def budget_with(compile_timeout: float) -> Budget:
+    return Budget(DEFAULT_BUDGET.verify, Limits(timeout=compile_timeout), DEFAULT_BUDGET.run)
+
+
+def table_lines(summary: ReplaySummary) -> list[str]:
+    """The replay table: one row per entry, a line under it for what changed or why it did not run."""
+    lines = [f"toolchain: {summary.toolchain_source} {summary.toolchain_version}"]
+    width = max([len(r.entry_id) for r in summary.results] + [5])
+    lines.append(f"{'ENTRY':<{width}}  {'EXPECTED':<8}  RESULT")
+    for r in summary.results:
+        mark = "  REGRESSED" if r.regressed else ("" if r.as_expected or r.outcome == Outcome.UNREADABLE
+                                                   else "  (differs from recorded state)")
+        flaky = " (flaky)" if r.flaky else ""
+        lines.append(f"{r.entry_id:<{width}}  {r.expected_state or '-':<8}  {r.outcome.value}{flaky}{mark}")
+        if r.outcome == Outcome.CHANGED and r.now is not None:
+            lines.append(f"    was: {r.recorded}")
+            lines.append(f"    now: {r.now}")
+        elif r.detail and r.outcome != Outcome.STILL_FAILING:
+            lines.append(f"    {r.detail}")
+    counts = ", ".join(f"{summary.count(o)} {o.value}" for o in Outcome)
+    lines.append(f"summary: {len(summary.results)} entries: {counts}; {len(summary.regressions)} regressed")
+    return lines
+
+
+
+def add_file(
+    corpus_dir: str | Path,
+    text: str,
+    backends: Sequence[str],
+    toolchain: Toolchain,
+    seed: int = 0,
+    compile_timeout: float = 120.0,
+    inputs: list | None = None,
+) -> tuple[CheckReport, list[tuple[Path, bool]]]:
+    """Checks an MLIR file (a user's crash, say) and saves each confirmed failure as an entry."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.checkfile import check_file
+    from shapefuzz.corpus import Finding, save_finding
+    from shapefuzz.execute import compile_command
+    from shapefuzz.mlirinfo import function_info, random_inputs
+    from shapefuzz.oracle import case_expectation
+
+    report, _ = check_file(text, backends, toolchain, inputs=inputs, seed=seed, compile_timeout=compile_timeout)
+    case = case_from_mlir(text)
+    saved_inputs, expected = inputs, None
+    if case is not None and inputs is None:
+        expectation = case_expectation(case, seed)
+        saved_inputs, expected = expectation.inputs, expectation.expected
+    elif saved_inputs is None:
+        try:
+            saved_inputs = random_inputs(function_info(text), seed, 4)
+        except ShapefuzzError:
+            saved_inputs = None
+    saved = []
+    for result in report.failures:
+        if result.flaky or result.signature is None:
+            continue
+        needs_numbers = result.stage in (Stage.RUN, Stage.COMPARE)
+        finding = Finding(
+            signature=result.signature, mlir=text, backends=tuple(backends), case=case, seed=seed,
+            inputs=saved_inputs if needs_numbers else None, expected=expected if needs_numbers else None,
+            toolchain_version=toolchain.probe.version,
+            compile_command=compile_command(toolchain, BACKENDS[result.backend], "reproducer.mlir", "module.vmfb"),
+            detail=result.detail,
+        )
+        saved.append(save_finding(corpus_dir, finding))
+    return report, saved
