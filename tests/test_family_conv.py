@@ -1,0 +1,361 @@
+"""The conv family: strategy coverage, verification, the NumPy reference, comparison, real compiler."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from shapefuzz.case import Case
+from shapefuzz.execute import verify_many
+from shapefuzz.families import conv as C
+
+FAMILY = C.FAMILY
+N_DRAWN = 300
+
+
+def _draw(n: int) -> list[dict]:
+    drawn: list[dict] = []
+
+    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(FAMILY.strategy())
+    def collect(params):
+        drawn.append(params)
+
+    collect()
+    return drawn
+
+
+@pytest.fixture(scope="module")
+def drawn() -> list[dict]:
+    return _draw(N_DRAWN)
+
+
+def _base(**changes) -> dict:
+    """A small static 1-D NWC/WCF convolution; tests change what they need."""
+    p = {
+        "rank": 1, "kind": "regular", "layout": "nwc_wcf", "compute_layout": "nwc_wcf",
+        "form": "named", "loop_perm": [], "dtype": "f32", "acc": "f32",
+        "n": 1, "g": 1, "c": 1, "f": 1, "m": 1,
+        "spatial": [3], "kernel": [2], "strides": [1], "dilations": [1],
+        "pad_lo": [0], "pad_hi": [0], "pad_form": "none", "pad_value": 0,
+        "in_dyn": {"n": False, "s0": False, "c": False},
+        "filt_dyn": {"k0": False, "c": False, "f": False},
+        "bias": "none", "epilogue": "none", "big": False,
+    }
+    p.update(changes)
+    layout = C.LAYOUTS[p["layout"]]
+    if set(p["in_dyn"]) != set(C.input_labels(layout)):
+        p["in_dyn"] = {lab: False for lab in C.input_labels(layout)}
+    if set(p["filt_dyn"]) != set(C.filter_labels(layout)):
+        p["filt_dyn"] = {lab: False for lab in C.filter_labels(layout)}
+    if p["form"] == "generic" and not p["loop_perm"]:
+        p["loop_perm"] = C._canonical_loop_perm(p)
+    return p
+
+
+_RESULT_TYPE = re.compile(r"func\.func @main\(.*\) -> tensor<([^>]*)>")
+
+
+def _result_dims(text: str) -> list[str]:
+    match = _RESULT_TYPE.search(text)
+    assert match, text
+    return match.group(1).split("x")[:-1]
+
+
+# ------------------------------------------------------------------------------------------
+# Property tests: everything drawn renders, verifies, and has the reference's shape
+
+
+def test_drawn_cases_render_deterministically_and_verify(drawn):
+    texts = [C.render(p) for p in drawn]
+    assert texts == [C.render(p) for p in drawn]
+    errors = verify_many(texts)
+    bad = [(p, e) for p, e in zip(drawn, errors) if e is not None]
+    assert not bad, f"{len(bad)} of {len(drawn)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"
+
+
+def test_static_result_dims_match_reference(drawn):
+    for p in drawn:
+        if p["big"]:
+            continue
+        text = C.render(p)
+        inputs = C.make_inputs(p, 1)
+        assert [list(a.shape) for a in inputs[:2]] == [C.input_shape(p), C.filter_shape(p)]
+        (ref,) = C.reference(p, inputs)
+        dims = _result_dims(text)
+        assert len(dims) == ref.ndim
+        for d, s in zip(dims, ref.shape):
+            assert d == "?" or int(d) == s, (p, dims, ref.shape)
+        assert all(s >= 1 for s in ref.shape)
+        assert ref.dtype == C.NP_DTYPES[p["acc"]]
+
+
+def test_strategy_reaches_every_feature(drawn):
+    counts = collections.Counter(f for p in drawn for f in C.features(p))
+    wanted = [
+        "dyn:none", "dyn:all", "dyn:mixed", "form:named", "form:generic", "loops:permuted",
+        "rank:1", "rank:2", "rank:3", "kind:regular", "kind:grouped", "kind:depthwise",
+        "kind:depthwise_m", "groups>1", "transposed", "pad:zero", "pad:sym", "pad:asym",
+        "pad_form:none", "pad_form:pad", "pad_form:insert", "pad_value:nonzero", "stride>1",
+        "dilation>1", "kernel:has1", "filter:dyn", "bias:epilogue", "bias:init", "epilogue:relu",
+        "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8", "acc:f16", "big",
+        "class1:ncdhw-kernel1",
+    ]
+    missing = [f for f in wanted if counts[f] == 0]
+    assert not missing, (missing, counts)
+    # Every layout with a named op is drawn, and every named op is used.
+    layouts = {p["layout"] for p in drawn}
+    assert layouts == set(C.LAYOUTS), set(C.LAYOUTS) - layouts
+    named = {p["compute_layout"] for p in drawn if p["form"] == "named"}
+    assert named == {name for name, lay in C.LAYOUTS.items() if lay.named_op}
+
+
+def test_equivalent_forms_and_shrink_candidates_verify(drawn):
+    sample = [p for p in drawn if not p["big"]][:40]
+    texts, owners = [], []
+    for p in sample:
+        forms = C.equivalent_forms(p)
+        assert p not in forms and forms
+        for q in forms:
+            # Same computation: same inputs and the same reference.
+            assert C.input_shape(q) == C.input_shape(p) and C.output_shape(q) == C.output_shape(p)
+            texts.append(C.render(q))
+            owners.append(q)
+        for q in C.shrink_candidates(p):
+            assert q != p and C._is_valid(q)
+            texts.append(C.render(q))
+            owners.append(q)
+    errors = verify_many(texts)
+    bad = [(q, e) for q, e in zip(owners, errors) if e is not None]
+    assert not bad, f"{len(bad)} of {len(texts)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"
+
+
+def test_shrink_candidates_are_simpler():
+    p = _base(rank=3, layout="ncdhw_fcdhw", compute_layout="ndhwc_dhwcf", spatial=[5, 6, 3],
+              kernel=[1, 3, 2], strides=[2, 1, 1], dilations=[1, 2, 1], pad_lo=[1, 0, 2],
+              pad_hi=[0, 0, 2], pad_form="pad", pad_value=1, n=2, c=3, f=5, dtype="i8", acc="i32",
+              bias="epilogue", epilogue="relu")
+    assert C._is_valid(p)
+    cands = C.shrink_candidates(p)
+    assert cands[0]["rank"] == 2  # lower rank first
+    size = lambda q: (q["rank"], sum(q["spatial"]) + sum(q["kernel"]) + q["n"] + q["c"] + q["f"])
+    for q in cands:
+        assert size(q) <= size(p)
+    assert any(q["dtype"] == "f32" for q in cands)
+    assert any(q["compute_layout"] == q["layout"] for q in cands)
+    assert all(C._is_valid(q) for q in cands)
+
+
+# ------------------------------------------------------------------------------------------
+# The NumPy reference on hand-computed examples
+
+
+def _ref(p, x, w, b=None):
+    inputs = [np.asarray(x, dtype=C.NP_DTYPES[p["dtype"]]), np.asarray(w, dtype=C.NP_DTYPES[p["dtype"]])]
+    if b is not None:
+        inputs.append(np.asarray(b, dtype=C.NP_DTYPES[p["acc"]]))
+    return C.reference(p, inputs)[0]
+
+
+def test_reference_1d_valid_and_padded():
+    p = _base()
+    x = np.array([1, 2, 3]).reshape(1, 3, 1)
+    w = np.array([1, 1]).reshape(2, 1, 1)
+    assert _ref(p, x, w).ravel().tolist() == [3, 5]
+    p = _base(pad_lo=[1], pad_form="pad")
+    assert _ref(p, x, w).ravel().tolist() == [1, 3, 5]
+    p = _base(pad_lo=[1], pad_hi=[2], pad_form="insert", pad_value=-2)
+    assert _ref(p, x, w).ravel().tolist() == [-1, 3, 5, 1, -4]
+
+
+def test_reference_stride_dilation():
+    p = _base(spatial=[5], strides=[2], dilations=[2])
+    x = np.array([1, 2, 3, 4, 5]).reshape(1, 5, 1)
+    w = np.array([1, 10]).reshape(2, 1, 1)
+    # out[o] = x[2o] + 10 x[2o + 2], o in {0, 1}
+    assert _ref(p, x, w).ravel().tolist() == [31, 53]
+
+
+def test_reference_channels_and_filters():
+    # NCW/FCW: 2 input channels, 2 filters, kernel 1.
+    p = _base(layout="ncw_fcw", compute_layout="ncw_fcw", c=2, f=2, spatial=[2], kernel=[1])
+    x = np.array([[1, 2], [3, 4]]).reshape(1, 2, 2)
+    w = np.array([[1, 1], [1, -1]]).reshape(2, 2, 1)
+    assert _ref(p, x, w).tolist() == [[[4, 6], [-2, -2]]]
+
+
+def test_reference_grouped():
+    p = _base(kind="grouped", layout="ngcw_gfcw", compute_layout="ngcw_gfcw", form="generic",
+              g=2, spatial=[2], kernel=[1])
+    x = np.array([[1, 2], [3, 4]]).reshape(1, 2, 1, 2)
+    w = np.array([1, 2]).reshape(2, 1, 1, 1)
+    # Group 0 sees channel 0 with weight 1; group 1 sees channel 1 with weight 2.
+    assert _ref(p, x, w).reshape(2, 2).tolist() == [[1, 2], [6, 8]]
+
+
+def test_reference_depthwise_2d_nchw_and_multiplier():
+    p = _base(rank=2, kind="depthwise", layout="nchw_chw", compute_layout="nchw_chw", c=2,
+              spatial=[2, 2], kernel=[2, 1], strides=[1, 1], dilations=[1, 1], pad_lo=[0, 0],
+              pad_hi=[0, 0])
+    x = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]]).reshape(1, 2, 2, 2)
+    w = np.array([[[1], [1]], [[1], [-1]]]).reshape(2, 2, 1)
+    # channel 0: rows summed [4, 6]; channel 1: row0 - row1 = [-2, -2]
+    assert _ref(p, x, w).tolist() == [[[[4, 6]], [[-2, -2]]]]
+    p = _base(kind="depthwise_m", layout="nwc_wcm", compute_layout="nwc_wcm", c=2, m=2,
+              spatial=[1], kernel=[1])
+    x = np.array([3, 5]).reshape(1, 1, 2)
+    w = np.array([[1, 2], [10, 20]]).reshape(1, 2, 2)
+    assert _ref(p, x, w).tolist() == [[[[3, 6], [50, 100]]]]
+
+
+def test_reference_bias_relu_and_integer_types():
+    p = _base(c=1, f=2, dtype="i8", acc="i32", bias="epilogue", epilogue="relu")
+    x = np.array([1, -2, 3]).reshape(1, 3, 1)
+    w = np.array([[1, -1], [1, -1]]).reshape(2, 1, 2)
+    out = _ref(p, x, w, b=[1, 0])
+    # filter 0: x[i]+x[i+1] = [-1, 1] + 1 -> [0, 2]; filter 1: [1, -1] -> relu [1, 0]
+    assert out.dtype == np.int32 and out.tolist() == [[[0, 1], [2, 0]]]
+
+
+def _naive(p, inputs):
+    """An independent scalar-loop convolution over the boundary layout's labels."""
+    io = C.LAYOUTS[p["layout"]]
+    x, w = inputs[0], inputs[1]
+    il, fl, ol = C.input_labels(io), C.filter_labels(io), C.output_labels(io)
+    oshape = C.output_shape(p)
+    out = np.zeros(oshape, dtype=np.float64)
+    depthwise = p["kind"].startswith("depthwise")
+    for oidx in itertools.product(*[range(s) for s in oshape]):
+        at = dict(zip(ol, oidx))
+        chans = range(1) if depthwise else range(p["c"])
+        total = 0.0
+        for cc in chans:
+            for kpos in itertools.product(*[range(k) for k in p["kernel"]]):
+                ix = dict(at)
+                if not depthwise:
+                    ix["c"] = cc
+                inside = True
+                for i in range(p["rank"]):
+                    pos = at[f"o{i}"] * p["strides"][i] + kpos[i] * p["dilations"][i] - p["pad_lo"][i]
+                    ix[f"s{i}"] = pos
+                    ix[f"k{i}"] = kpos[i]
+                    inside &= 0 <= pos < p["spatial"][i]
+                xv = x[tuple(ix[lab] for lab in il)] if inside else p["pad_value"]
+                total += float(xv) * float(w[tuple(ix[lab] for lab in fl)])
+        if p["bias"] != "none":
+            total += float(inputs[2][tuple(at[lab] for lab in C.bias_labels(p["kind"]))])
+        if p["epilogue"] == "relu":
+            total = max(total, 0.0)
+        out[oidx] = total
+    return out
+
+
+def test_reference_agrees_with_naive_loops(drawn):
+    small = [p for p in drawn if not p["big"]
+             and np.prod(C.output_shape(p)) * C.reduction_size(p) <= 4000][:60]
+    assert len(small) >= 30
+    for p in small:
+        inputs = C.make_inputs(p, 7)
+        (ref,) = C.reference(p, inputs)
+        assert np.array_equal(ref.astype(np.float64), _naive(p, inputs)) or p["acc"] == "f16", p
+
+
+def test_inputs_deterministic_and_exact():
+    p = _base(rank=2, layout="nhwc_hwcf", compute_layout="nhwc_hwcf", spatial=[3, 4],
+              kernel=[2, 2], strides=[1, 1], dilations=[1, 1], pad_lo=[0, 0], pad_hi=[0, 0],
+              c=3, f=2, bias="init")
+    a, b = C.make_inputs(p, 5), C.make_inputs(p, 5)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(np.array_equal(x * 4, np.round(x * 4)) for x in a)  # multiples of 1/4
+
+
+# ------------------------------------------------------------------------------------------
+# Comparison
+
+
+def test_compare_exact_and_f16_tolerance():
+    p = _base(c=3, f=2, spatial=[9], kernel=[3])
+    inputs = C.make_inputs(p, 3)
+    ref = C.reference(p, inputs)
+    assert C.compare(p, inputs, ref, ref) is None
+    off = [ref[0].copy()]
+    off[0].flat[0] += 0.25
+    assert "differ" in C.compare(p, inputs, ref, off)
+    assert "shape" in C.compare(p, inputs, ref, [ref[0][:, :1]])
+    q = _base(c=9, f=2, spatial=[9], kernel=[5], dtype="f16", acc="f16", bias="epilogue")
+    inputs = C.make_inputs(q, 3)
+    ref = C.reference(q, inputs)
+    assert C.compare(q, inputs, ref, ref) is None
+    # A result computed with f32 accumulation then rounded to f16 is also right.
+    wide = C._exact_result(q, inputs).astype(np.float32).astype(np.float16)
+    assert C.compare(q, inputs, ref, [wide]) is None
+    bad = [ref[0].copy()]
+    bad[0].flat[1] = np.float16(100)
+    assert "tolerance" in C.compare(q, inputs, ref, bad)
+    nan = [ref[0].copy()]
+    nan[0].flat[0] = np.nan
+    assert C.compare(q, inputs, ref, nan) is not None
+
+
+# ------------------------------------------------------------------------------------------
+# Against the real compiler on llvm-cpu
+
+INTEGRATION = {
+    # Class 1 from the brief: 3-D NCDHW with a size-1 kernel dim.
+    "ncdhw-kernel1": _base(rank=3, layout="ncdhw_fcdhw", compute_layout="ncdhw_fcdhw", n=1, c=4,
+                           f=3, spatial=[3, 5, 4], kernel=[1, 3, 2], strides=[1, 1, 1],
+                           dilations=[1, 1, 1], pad_lo=[0, 1, 0], pad_hi=[0, 1, 1], pad_form="pad"),
+    "nchw-transposed-generic-dyn": dict(
+        _base(rank=2, layout="nchw_fchw", compute_layout="nhwc_hwcf", form="generic", n=2, c=3,
+              f=5, spatial=[7, 5], kernel=[3, 1], strides=[2, 1], dilations=[1, 2],
+              pad_lo=[1, 0], pad_hi=[2, 0], pad_form="insert", pad_value=-2, bias="epilogue",
+              epilogue="relu"),
+        in_dyn={"n": True, "c": False, "s0": True, "s1": False},
+        filt_dyn={"f": False, "c": True, "k0": True, "k1": False},
+        loop_perm=[6, 0, 3, 5, 1, 2, 4]),
+    "grouped-nhwgc-i8": _base(rank=2, kind="grouped", layout="nhwgc_gfhwc",
+                              compute_layout="nhwgc_gfhwc", g=3, c=2, f=2, spatial=[5, 4],
+                              kernel=[2, 2], strides=[1, 2], dilations=[1, 1], pad_lo=[0, 0],
+                              pad_hi=[0, 0], dtype="i8", acc="i32", bias="init"),
+    "depthwise-m-3d-f16": _base(rank=3, kind="depthwise_m", layout="ncdhw_cmdhw",
+                                compute_layout="ndhwc_dhwcm", form="named", c=3, m=2,
+                                spatial=[4, 3, 5], kernel=[2, 1, 3], strides=[1, 1, 2],
+                                dilations=[1, 1, 1], pad_lo=[1, 0, 0], pad_hi=[1, 0, 0],
+                                pad_form="pad", dtype="f16", acc="f16"),
+    "depthwise-1d-all-dynamic": dict(
+        _base(kind="depthwise", layout="ncw_cw", compute_layout="ncw_cw", c=5, spatial=[17],
+              kernel=[3], strides=[3], dilations=[2], dtype="i32", acc="i32"),
+        in_dyn={"n": True, "c": True, "s0": True}, filt_dyn={"c": True, "k0": True}),
+}
+
+
+def _check(p):
+    from shapefuzz.oracle import Expectation, check_module
+
+    inputs = C.make_inputs(p, 0)
+    expected = C.reference(p, inputs)
+    expectation = Expectation(inputs, expected, lambda want, got: C.compare(p, inputs, want, got))
+    text = Case.make("conv", p).header() + "\n" + C.render(p)
+    return check_module(text, ["llvm-cpu"], expectation, confirm=False)
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("name", sorted(INTEGRATION))
+def test_llvm_cpu_matches_reference(name):
+    report = _check(INTEGRATION[name])
+    assert report.verdict.value == "pass", report.to_json()
+
+
+@pytest.mark.iree
+def test_llvm_cpu_equivalent_forms_agree():
+    p = INTEGRATION["ncdhw-kernel1"]
+    forms = [q for q in C.equivalent_forms(p) if q["form"] == "generic" or q["pad_form"] == "insert"][:2]
+    for q in forms:
+        report = _check(q)
+        assert report.verdict.value == "pass", (q, report.to_json())
