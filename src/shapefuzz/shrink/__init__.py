@@ -1,0 +1,11 @@
+"""Minimize a failing MLIR file while keeping its failure signature.
+
+The engine (`engine.py`) is domain-free: it takes `is_interesting(text) -> bool`, a prefilter and
+a sort key. Passes propose candidates (`mlirtext.py` for any MLIR, `params.py` for generated
+files); `iree.py` holds the IREE-specific predicate; `run.py` wires them for the command line.
+"""
+
+from shapefuzz.shrink.engine import Pass, Problem
+from shapefuzz.shrink.measure import Metrics, measure, sort_key
+
+__all__ = ["Pass", "Problem", "Metrics", "measure", "sort_key"]

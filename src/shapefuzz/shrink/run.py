@@ -1,0 +1,289 @@
+"""`shapefuzz shrink FILE`: find the file's failure, shrink under "same signature", write the
+result and say how much smaller it is. The flow: `find_target` -> `shrink_text` -> `ShrinkResult`."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from shapefuzz.backends import BACKENDS
+from shapefuzz.case import case_from_mlir
+from shapefuzz.checkfile import check_file
+from shapefuzz.errors import InvalidInputError, UsageError
+from shapefuzz.execute import compile_command
+from shapefuzz.model import CheckReport, Signature, Status
+from shapefuzz.shrink import mlirtext
+from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
+from shapefuzz.shrink.iree import SameSignature, Target, Verifier, calibrate, describe, matches, roundtrip_pass
+from shapefuzz.shrink.measure import Metrics, measure, sort_key
+from shapefuzz.shrink.params import has_case, shrink_params
+from shapefuzz.toolchain import Toolchain
+
+
+def _passes(named) -> list[Pass]:
+    return [Pass(name, fn) for name, fn in named]
+
+
+def tiers_for(text: str, target: Target, toolchain: Toolchain | None) -> list[list[Pass]]:
+    """Plain lists of passes, cheapest and most aggressive first."""
+    tiers: list[list[Pass]] = []
+    if has_case(text):
+        tiers.append([Pass("shrink_params", shrink_params)])
+        if not target.compile_only:
+            # Wrong numbers are judged against the family's reference, which needs the header
+            # to describe the body: only the parameters may change.
+            return tiers
+    tiers.append(_passes(mlirtext.TEXT_STRUCTURE))
+    tiers.append(_passes(mlirtext.TEXT_SHAPES))
+    detail = _passes(mlirtext.TEXT_DETAIL)
+    if toolchain is not None:
+        detail.append(Pass("iree_opt_roundtrip", roundtrip_pass(toolchain)))
+    tiers.append(detail)
+    return tiers
+
+
+def find_target(
+    text: str,
+    name: str,
+    toolchain: Toolchain,
+    backends: Sequence[str],
+    signature_text: str | None = None,
+    backend: str | None = None,
+    compile_timeout: float = 120.0,
+) -> tuple[Target, CheckReport]:
+    """Check the file (re-running failures) and choose the failure to keep; user errors otherwise."""
+    if backend is not None and backend not in backends:
+        backends = (*backends, backend)
+    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=True)
+    if report.verify_error:
+        first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else "unknown error"
+        raise InvalidInputError(f"{name} does not verify, so there is nothing to shrink: {first}")
+    real = [r for r in report.failures if not r.flaky and r.signature is not None]
+    if not real:
+        flaky = [r.backend for r in report.failures if r.flaky]
+        if flaky:
+            raise UsageError(
+                f"{name} fails only intermittently on {', '.join(flaky)} (did not reproduce on a re-run): "
+                f"{describe(report)}; a flaky failure cannot be shrunk -- try a longer --compile-timeout"
+            )
+        raise UsageError(
+            f"{name} does not fail on {', '.join(backends)} ({describe(report)}): nothing to shrink; "
+            f"try another backend (--backends all) or a longer --compile-timeout"
+        )
+    if backend is not None:
+        chosen = [r for r in real if r.backend == backend]
+        if not chosen:
+            raise UsageError(f"{name} does not fail on --backend {backend} ({describe(report)}); failing: "
+                             f"{', '.join(r.backend for r in real)}")
+    elif signature_text is not None:
+        chosen = [r for r in real if matches(r.signature, signature_text)][:1]
+        if not chosen:
+            got = " | ".join(str(r.signature) for r in real)
+            raise UsageError(f"no failure of {name} matches --signature {signature_text!r}; got: {got}")
+    else:
+        chosen = real[:1]  # one backend is enough to keep the bug; --backend picks another
+    first_seconds = max(r.compile_seconds for r in chosen)
+    timeout = calibrate(first_seconds, compile_timeout, any(r.status == Status.TIMEOUT for r in chosen))
+    signatures = {r.backend: r.signature for r in chosen}
+    stages_compile = all(s.stage.value in ("compile", "verify") for s in signatures.values())
+    check_backends = tuple(signatures) if stages_compile else tuple(backends)
+    return Target(signatures, check_backends, timeout), report
+
+
+@dataclass
+class ShrinkResult:
+    original: str
+    minimized: str
+    target: Target
+    before: Metrics
+    after: Metrics
+    seconds: float
+    stats: Stats
+    stopped_because: str | None
+    findings: list[tuple[Signature, str, CheckReport]] = field(default_factory=list)
+    confirmed: bool | None = None  # the final re-check (None when skipped)
+    out_path: str | None = None
+    commands: list[str] = field(default_factory=list)
+    saved: list[str] = field(default_factory=list)
+    finding_paths: list[str] = field(default_factory=list)
+
+
+def shrink_text(
+    text: str,
+    toolchain: Toolchain,
+    target: Target,
+    known: frozenset[Signature],
+    jobs: int = 1,
+    time_limit: float | None = None,
+    on_accept: Callable[[Accepted], None] | None = None,
+) -> tuple[str, Problem, SameSignature]:
+    oracle = SameSignature(toolchain, target, known)
+    problem = Problem(
+        text, oracle, sort_key, prefilter=Verifier(toolchain), jobs=jobs, time_limit=time_limit, on_accept=on_accept
+    )
+    best = problem.run(tiers_for(text, target, toolchain))
+    return best, problem, oracle
+
+
+def default_output(path: str) -> str:
+    p = Path(path)
+    stem = p.name[: -len(".mlir")] if p.name.endswith(".mlir") else p.name
+    return str(p.with_name(stem + ".min.mlir"))
+
+
+def _write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    Path(tmp).write_text(text)
+    os.replace(tmp, path)
+
+
+def shrink_file(
+    path: str,
+    text: str,
+    toolchain: Toolchain,
+    backends: Sequence[str],
+    out: str | None = None,
+    signature_text: str | None = None,
+    backend: str | None = None,
+    time_limit: float | None = None,
+    jobs: int = 1,
+    compile_timeout: float = 120.0,
+    corpus: str | None = None,
+    confirm: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> ShrinkResult:
+    say = progress or (lambda line: None)
+    start = time.monotonic()
+    target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout)
+    for b, s in target.signatures.items():
+        say(f"keeping: {s}")
+    say(f"trial compile timeout {target.compile_timeout:.1f}s; {jobs} job(s)")
+    out = out or default_output(path)
+    before = measure(text)
+
+    def accepted(step: Accepted) -> None:
+        _write(out, step.text)
+        m = measure(step.text)
+        say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
+
+    remaining = None if time_limit is None else max(1.0, time_limit - (time.monotonic() - start))
+    best, problem, oracle = shrink_text(
+        text, toolchain, target, frozenset(report.signatures), jobs, remaining, accepted
+    )
+    _write(out, best)
+    result = ShrinkResult(
+        original=text, minimized=best, target=target, before=before, after=measure(best),
+        seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
+        out_path=out,
+    )
+    result.findings = [(sig, t, r) for sig, (t, r) in sorted(oracle.findings.items(), key=lambda kv: str(kv[0]))]
+    stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
+    for i, (_, finding_text, _) in enumerate(result.findings, 1):
+        finding_path = f"{stem}.new{i}.mlir"
+        _write(finding_path, finding_text)
+        result.finding_paths.append(finding_path)
+    name = os.path.basename(out)
+    vmfb = name[: -len(".mlir")] + ".vmfb" if name.endswith(".mlir") else name + ".vmfb"
+    for b in target.signatures:
+        result.commands.append(shlex.join(compile_command(toolchain, BACKENDS[b], name, vmfb)))
+    if confirm and problem.stopped_because != "interrupted":
+        result.confirmed = _confirm(best, toolchain, target)
+        result.seconds = time.monotonic() - start
+    if corpus:
+        result.saved = _save(corpus, result, toolchain)
+    return result
+
+
+def _confirm(text: str, toolchain: Toolchain, target: Target) -> bool:
+    """Re-run the minimized file (twice) and check it still fails the same way."""
+    report, _ = check_file(text, target.check_backends, toolchain, compile_timeout=max(target.compile_timeout, 30.0),
+                           confirm=True)
+    got = {r.backend: r.signature for r in report.failures if not r.flaky}
+    return all(got.get(b) == s for b, s in target.signatures.items())
+
+
+def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
+    from shapefuzz import corpus as corpus_module  # written alongside; only needed with --corpus
+
+    saved = []
+    items = [(s, result.minimized, None) for s in result.target.signatures.values()]
+    items += [(s, t, r) for s, t, r in result.findings]
+    for signature, text, report in items:
+        detail = ""
+        if report is not None:
+            detail = next((r.detail for r in report.failures if r.signature == signature), "")
+        finding = corpus_module.Finding(
+            signature=signature,
+            mlir=text,
+            backends=(signature.backend,),
+            case=case_from_mlir(text),
+            seed=0,
+            inputs=None,
+            expected=None,
+            toolchain_version=toolchain.probe.version,
+            compile_command=compile_command(toolchain, BACKENDS[signature.backend], "repro.mlir", "repro.vmfb"),
+            detail=detail,
+        )
+        folder, _ = corpus_module.save_finding(corpus, finding)
+        saved.append(str(folder))
+    return saved
+
+
+def result_lines(result: ShrinkResult) -> list[str]:
+    """The summary a user pastes into a bug report."""
+    b, a = result.before, result.after
+    rows = [
+        ("lines", b.lines, a.lines),
+        ("ops", b.ops, a.ops),
+        ("tensor elements", b.elements, a.elements),
+        ("max rank", b.max_rank, a.max_rank),
+        ("dynamic dims", b.dynamic_dims, a.dynamic_dims),
+        ("characters", b.chars, a.chars),
+    ]
+    lines = [f"{'':<16} {'before':>9} {'after':>9}"]
+    lines += [f"{label:<16} {x:>9} {y:>9}" for label, x, y in rows]
+    s = result.stats
+    why = f" (stopped: {result.stopped_because})" if result.stopped_because else ""
+    lines.append(f"time {result.seconds:.1f}s{why}: {s.accepted} steps accepted, {s.trials} trials, "
+                 f"{s.invalid} candidates rejected by the verifier")
+    for name, reason in s.set_aside.items():
+        lines.append(f"note: pass {name} set aside: {reason}")
+    for error in s.predicate_errors[:3]:
+        lines.append(f"note: a trial raised {error}")
+    if result.confirmed is False:
+        lines.append("warning: the minimized file did not fail the same way on a re-check (flaky?)")
+    lines.append(f"minimized: {result.out_path}")
+    for signature in result.target.signatures.values():
+        lines.append(f"signature: {signature}")
+    for command in result.commands:
+        lines.append(f"reproduce: {command}")
+    if result.findings:
+        lines.append(f"new failures seen while shrinking ({len(result.findings)}):")
+        for i, (signature, text, _) in enumerate(result.findings):
+            m = measure(text)
+            where = result.finding_paths[i] if i < len(result.finding_paths) else ""
+            lines.append(f"  {signature}")
+            lines.append(f"    {where} ({m.lines} lines, {m.elements} elements)")
+    for folder in result.saved:
+        lines.append(f"saved: {folder}")
+    return lines
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'90s', '5m', '1h', '300' (seconds), 'none' -> seconds or None."""
+    if text is None or text.strip().lower() in ("", "none", "0"):
+        return None
+    value = text.strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1], None)
+    number = value[:-1] if scale else value
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        raise UsageError(f"--time {text!r} is not a duration; write e.g. 90s, 5m or 1h") from None
+    if seconds <= 0:
+        raise UsageError(f"--time {text!r} must be positive")
+    return seconds
