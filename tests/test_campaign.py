@@ -1,0 +1,272 @@
+"""Campaign engine, store, budget parsing and report, with an in-process fake target (no IREE):
+bucketing, duplicates, confirmation and flaky marks, set-aside, lost workers, resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.campaign.config import format_duration, parse_duration, resolve_names
+from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome, Steering
+from shapefuzz.campaign.report import markdown, sparkline, summarize, svg_plot, write_report
+from shapefuzz.campaign.store import FORMAT_VERSION, CampaignStore
+from shapefuzz.errors import CorpusError, UsageError
+
+
+# --- a fake domain: candidates are numbers; behaviour is chosen by the number ------------------
+@dataclass(frozen=True)
+class FakeTarget:
+    corpus: str
+    space: int = 1000  # distinct candidates per group
+    flaky_mod: int = 0  # n % flaky_mod == 1: fails only the first time (per worker process)
+    die_on: int = -1  # the worker kills itself on this candidate
+    sleep_on: int = -1  # the worker sleeps past its deadline on this candidate
+    hang_lane: str = ""  # this lane always times out
+
+    def generate(self, group: str, seed: int) -> Candidate:
+        n = seed % self.space
+        key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
+        return Candidate(key, group, seed, (f"mod3:{n % 3}", f"mod7:{n % 7}"), json.dumps({"n": n}),
+                         "x" * (10 + n % 50))
+
+    def deadline(self, lanes) -> float:
+        return 3.0
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        n = json.loads(candidate.payload)["n"]
+        if n == self.die_on:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if n == self.sleep_on:
+            time.sleep(30)
+        lane_results, failures = {}, []
+        for lane in lanes:
+            if lane == self.hang_lane:
+                lane_results[lane] = ("timeout", 1.0)
+                failures.append(Failure(lane, f"{lane}/compile/timeout: timeout",
+                                        {"backend": lane, "stage": "compile", "status": "timeout", "message": "timeout"}))
+            elif n % 10 == 0 or (self.flaky_mod and n % self.flaky_mod == 1 and not _seen(candidate.key)):
+                kind = "flaky" if self.flaky_mod and n % self.flaky_mod == 1 else f"kind{n % 4}"
+                sig = f"{lane}/compile/error: {kind}"
+                lane_results[lane] = ("error", 0.01)
+                failures.append(Failure(lane, sig, {"backend": lane, "stage": "compile", "status": "error",
+                                                    "message": kind}, "detail"))
+            else:
+                lane_results[lane] = ("ok", 0.01)
+        return Outcome("fail" if failures else "pass", lane_results, tuple(failures), 0.02)
+
+    confirm = check
+
+    def corpus_count(self, failure: Failure):
+        path = Path(self.corpus) / _slug(failure.signature)
+        return str(path), int(path.read_text()) if path.exists() else 0
+
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str:
+        where, count = self.corpus_count(failure)
+        Path(self.corpus).mkdir(exist_ok=True)
+        Path(where).write_text(str(count + 1))
+        return where
+
+
+_SEEN: set[str] = set()
+
+
+def _seen(key: str) -> bool:
+    seen = key in _SEEN
+    _SEEN.add(key)
+    return seen
+
+
+def _slug(sig: str) -> str:
+    return hashlib.sha256(sig.encode()).hexdigest()[:12]
+
+
+def _engine(tmp_path, target, count=40, lanes=("a", "b"), jobs=2, **kw) -> Engine:
+    store = CampaignStore(tmp_path / "camp")
+    return Engine(target, store, ("g1", "g2"), lanes, 7, jobs, Limits(count=count), start_method="fork", **kw)
+
+
+# --- budgets and names ---------------------------------------------------------------------------
+@pytest.mark.parametrize("text,seconds", [("45s", 45), ("90m", 5400), ("8h", 28800), ("1h30m", 5400), ("2d", 172800),
+                                          ("10", 10), ("1.5h", 5400)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "8x", "h", "-5m", "0s", "1h30", "soon"])
+def test_parse_duration_rejects(text):
+    with pytest.raises(UsageError, match="--time"):
+        parse_duration(text)
+
+
+def test_resolve_names_suggests():
+    with pytest.raises(UsageError, match="did you mean 'topk'"):
+        resolve_names("topkk", ("conv", "topk"), "op family", "--ops")
+    assert resolve_names("topk,conv,topk", ("conv", "topk"), "op family", "--ops") == ("topk", "conv")
+    assert format_duration(3725) == "1h02m"
+
+
+# --- the engine ----------------------------------------------------------------------------------
+def test_campaign_buckets_confirms_and_saves(tmp_path):
+    target = FakeTarget(str(tmp_path / "corpus"), space=60)
+    engine = _engine(tmp_path, target, count=40)
+    assert engine.run() == "budget spent"
+    store = engine.store
+    assert store.candidate_count() == 40
+    keys = [c.key for c in store.candidates()]
+    assert len(set(keys)) == 40  # nothing tried twice
+    buckets = store.buckets()
+    assert buckets and all(b.state == "confirmed" for b in buckets)
+    for b in buckets:
+        hits = [h for h in store.hits() if h[1] == b.sig]
+        assert b.count == len(hits)
+        assert Path(b.corpus_entry).read_text() == "1"  # saved once
+        assert b.repro_size == min(store.candidate(h[0]).size for h in hits)  # smallest so far
+    summary = summarize(store, "budget spent")
+    assert summary.candidates == 40 and set(summary.families) <= {"g1", "g2"}
+    assert set(summary.backends) == {"a", "b"}
+    report = write_report(summary, store.folder)
+    assert "| count |" in report.read_text() and (store.folder / "buckets.svg").read_text().startswith("<svg")
+
+
+def test_flaky_bucket_is_marked(tmp_path):
+    _SEEN.clear()
+    target = FakeTarget(str(tmp_path / "corpus"), space=50, flaky_mod=7)
+    engine = _engine(tmp_path, target, count=30, jobs=1)
+    engine.run()
+    states = {b.sig.split(": ")[1]: b.state for b in engine.store.buckets()}
+    assert states.get("flaky") == "flaky"
+    assert all(s == "confirmed" for k, s in states.items() if k != "flaky")
+
+
+def test_worker_death_and_deadline_cost_one_candidate(tmp_path):
+    target = FakeTarget(str(tmp_path / "corpus"), space=1000, die_on=-1)
+    probe = _engine(tmp_path / "p", target, count=6)
+    doomed = [target.generate(*g) for g in []]
+    # pick two candidates the campaign will draw, and make them misbehave
+    first = [probe._next_candidate() for _ in range(2)]
+    probe.store.close()
+    n_die, n_sleep = (json.loads(c.payload)["n"] for c in first)
+    target = FakeTarget(str(tmp_path / "corpus"), space=1000, die_on=n_die, sleep_on=n_sleep)
+    engine = _engine(tmp_path, target, count=6)
+    assert engine.run() == "budget spent"
+    verdicts = {json.loads(c.payload)["n"]: c.verdict for c in engine.store.candidates()}
+    assert verdicts[n_die] == "lost" and verdicts[n_sleep] == "lost"
+    assert sum(v == "lost" for v in verdicts.values()) == 2 and len(verdicts) == 6
+    assert not doomed
+
+
+def test_lane_that_keeps_timing_out_is_set_aside(tmp_path):
+    messages = []
+    target = FakeTarget(str(tmp_path / "corpus"), hang_lane="b")
+    engine = _engine(tmp_path, target, count=12, progress=lambda kind, v: messages.append(v) if kind == "message" else None)
+    engine.run()
+    assert engine.lanes == ("a",)
+    assert "b" in engine.store.set_aside_backends()
+    assert any("backend b set aside" in m for m in messages)
+    late = [c for c in engine.store.candidates()][-3:]
+    assert all(c.backends == ("a",) for c in late)
+
+
+def test_resume_continues_without_repeating(tmp_path):
+    target = FakeTarget(str(tmp_path / "corpus"), space=80)
+    first = _engine(tmp_path, target, count=15)
+    first.run()
+    before = {c.key for c in first.store.candidates()}
+    first.store.close()
+    second = _engine(tmp_path, target, count=35)
+    second.run()
+    after = [c.key for c in second.store.candidates()]
+    assert len(after) == len(set(after)) == 35 and before <= set(after)
+    assert len(second.store.sessions()) == 2
+    for b in second.store.buckets():
+        assert Path(b.corpus_entry).read_text() == "1"
+
+
+def test_pending_confirmation_is_redone_on_resume(tmp_path):
+    target = FakeTarget(str(tmp_path / "corpus"), space=80)
+    engine = _engine(tmp_path, target, count=20)
+    engine.run()
+    store = engine.store
+    # simulate a kill after the bucket row was written but before its re-run and save
+    b = store.buckets()[0]
+    from dataclasses import replace
+
+    store.put_bucket(replace(b, state="pending", corpus_entry=""))
+    Path(b.corpus_entry).unlink()
+    store.close()
+    again = _engine(tmp_path, target, count=20)
+    assert again.run() == "budget spent"
+    redone = again.store.bucket(b.sig)
+    assert redone.state == "confirmed" and Path(redone.corpus_entry).read_text() == "1"
+
+
+def test_save_killed_before_its_row_is_not_counted_twice(tmp_path):
+    target = FakeTarget(str(tmp_path / "corpus"), space=80)
+    engine = _engine(tmp_path, target, count=20)
+    engine.run()
+    store = engine.store
+    b = store.buckets()[0]
+    from dataclasses import replace
+
+    store.put_bucket(replace(b, corpus_entry="?0"))  # saved (count now 1), row not updated
+    store.close()
+    again = _engine(tmp_path, target, count=20)
+    again.run()
+    assert Path(again.store.bucket(b.sig).corpus_entry).read_text() == "1"
+
+
+def test_steering_prefers_rare_features():
+    s = Steering(("g",))
+    for _ in range(10):
+        s.add("g", ("common",))
+    assert s.rarity("g", ("rare",)) > s.rarity("g", ("common",))
+    s2 = Steering(("x", "y"))
+    for _ in range(50):
+        s2.add("x", ())
+    import random
+
+    picks = [s2.pick_group(random.Random(i)) for i in range(200)]
+    assert picks.count("y") > picks.count("x")
+
+
+# --- the store -----------------------------------------------------------------------------------
+def test_newer_format_is_refused_and_left_alone(tmp_path):
+    store = CampaignStore(tmp_path / "c")
+    store.set_meta("format_version", str(FORMAT_VERSION + 1))
+    store.close()
+    data = (tmp_path / "c" / "campaign.sqlite").read_bytes()
+    with pytest.raises(CorpusError, match="newer shapefuzz"):
+        CampaignStore(tmp_path / "c")
+    assert (tmp_path / "c" / "campaign.sqlite").read_bytes() == data
+
+
+def test_corrupt_database_is_refused_and_left_alone(tmp_path):
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "campaign.sqlite").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CorpusError, match="corrupt"):
+        CampaignStore(folder)
+    assert (folder / "campaign.sqlite").read_bytes() == b"this is not a database" * 100
+    good = CampaignStore(tmp_path / "d")
+    good.close()
+    raw = bytearray((tmp_path / "d" / "campaign.sqlite").read_bytes())
+    raw[200:4000] = b"\xff" * 3800
+    (tmp_path / "d" / "campaign.sqlite").write_bytes(bytes(raw))
+    with pytest.raises(CorpusError):
+        CampaignStore(tmp_path / "d")
+
+
+def test_plots():
+    assert sparkline([], 10) == ""
+    line = sparkline([1, 2, 9], 10, width=10)
+    assert len(line) == 10 and line[-1] == "█"
+    svg = svg_plot([1.0, 5.0], 10.0)
+    assert svg.startswith("<svg") and "polyline" in svg
