@@ -21,7 +21,7 @@ GIB = 1 << 30
 # Texts that mean the child ran into the address-space cap rather than a bug of its own.
 _OOM_PATTERN = re.compile(
     r"out of memory|std::bad_alloc|Cannot allocate memory|failed to allocate|Allocation failed"
-    r"|RESOURCE_EXHAUSTED",
+    r"|RESOURCE_EXHAUSTED|MemoryError",
     re.IGNORECASE,
 )
 

@@ -16,7 +16,7 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\"[^\"\s]*\.(?:mlir|vmfb|npy|cc|cpp|c|h)\"", "<file>"),
         (r"<stdin>(?::\d+)+", "<file>"),
         (r"[\w.\-]+\.(?:mlir|vmfb|npy)(?::\d+)*", "<file>"),
-        (r"0x[0-9a-fA-F]+", "0x_"),
+        (r"0x[0-9a-fA-F]+", "<addr>"),
         (r"%[\w.$\-#]+", "%_"),  # SSA values
         (r"\^[\w.$\-]+", "^_"),  # block labels
         (r"@[\w.$\-]*_dispatch_[\w.$\-]*", "@dispatch"),  # dispatch/executable names

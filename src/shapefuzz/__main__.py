@@ -1,0 +1,3 @@
+from shapefuzz.cli import main
+
+main()

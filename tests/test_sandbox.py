@@ -1,0 +1,71 @@
+import sys
+import time
+
+from shapefuzz.sandbox import GIB, Limits, run_sandboxed
+from fakes import process_alive
+
+PY = sys.executable
+
+
+def test_normal_exit_captures_output():
+    result = run_sandboxed([PY, "-c", "import sys; print('out'); print('err', file=sys.stderr)"])
+    assert result.ok and result.stdout.strip() == "out" and result.stderr.strip() == "err"
+    assert result.signal is None and not result.timed_out
+
+
+def test_nonzero_exit_is_not_ok():
+    result = run_sandboxed([PY, "-c", "raise SystemExit(3)"])
+    assert not result.ok and result.returncode == 3
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pidfile = tmp_path / "pids"
+    code = (
+        "import subprocess, sys, time\n"
+        f"child = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n"
+    )
+    start = time.monotonic()
+    result = run_sandboxed([PY, "-c", code], Limits(timeout=2.0))
+    assert result.timed_out and result.returncode is None
+    assert time.monotonic() - start < 10
+    grandchild = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert not process_alive(grandchild)
+
+
+def test_grandchild_left_behind_after_exit_is_killed(tmp_path):
+    pidfile = tmp_path / "pid"
+    code = (
+        "import subprocess\n"
+        f"child = subprocess.Popen([{PY!r}, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+    )
+    result = run_sandboxed([PY, "-c", code], Limits(timeout=20))
+    assert result.ok
+    time.sleep(0.2)
+    assert not process_alive(int(pidfile.read_text()))
+
+
+def test_memory_cap_is_reported_as_out_of_memory():
+    code = "blocks = []\nwhile True: blocks.append(bytearray(64 << 20))"
+    result = run_sandboxed([PY, "-c", code], Limits(timeout=60, memory_bytes=GIB))
+    assert result.out_of_memory and not result.ok
+
+
+def test_signal_is_recorded():
+    result = run_sandboxed([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"])
+    assert result.signal == 11 and not result.ok
+
+
+def test_output_is_cut_to_the_limit_keeping_head_and_tail():
+    code = "import sys; sys.stdout.write('HEAD' + 'x' * 100000 + 'TAIL')"
+    result = run_sandboxed([PY, "-c", code], Limits(timeout=20, output_bytes=1000))
+    assert result.stdout.startswith("HEAD") and result.stdout.endswith("TAIL")
+    assert len(result.stdout) < 1200 and "bytes cut" in result.stdout
+
+
+def test_stdin_text_is_fed():
+    result = run_sandboxed([PY, "-c", "import sys; print(sys.stdin.read().upper())"], stdin_text="abc")
+    assert result.stdout.strip() == "ABC"
