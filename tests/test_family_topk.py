@@ -73,7 +73,7 @@ def _case_text(params: dict) -> str:
     return Case.make("topk", params).header() + "\n" + FAMILY.render(params)
 
 
-def _check(params: dict, seed: int = 1, confirm: bool = False):
+def _check(params: dict, seed: int = 1, confirm: bool = False, backends=("llvm-cpu",)):
     """oracle.check_case for one topk case on llvm-cpu, without the family registry."""
     from shapefuzz.oracle import Expectation, check_module
 
@@ -83,7 +83,7 @@ def _check(params: dict, seed: int = 1, confirm: bool = False):
     def compare(want, got):
         return FAMILY.compare(params, inputs, want, got)
 
-    return check_module(_case_text(params), ["llvm-cpu"], Expectation(inputs, expected, compare), confirm=confirm)
+    return check_module(_case_text(params), list(backends), Expectation(inputs, expected, compare), confirm=confirm)
 
 
 # ----------------------------------------------------------------------------- registry / determinism
@@ -349,3 +349,30 @@ def test_known_bug_signature_is_stable_and_neighbours_pass():
     assert "stack allocation" in failure.detail
     for neighbour in (dict(SORT_INDICES_ONLY_DYNAMIC, use="both"), dict(SORT_INDICES_ONLY_DYNAMIC, dynamic=[False])):
         assert _check(neighbour).verdict == Verdict.PASS, neighbour
+
+
+# Compile-only GPU targets (no device needed). The same class-5 bug shows up on the GPUs:
+#  - cuda sm_80: a STATIC sort of (values, iota) whose values result is unused fails with
+#    "failed to bufferize op" (on a bufferization.alloc_tensor) once the sorted dim is >= 32
+#    (31 compiles); the equivalent topk, and the same sort with both results used, compile.
+#  - rocm gfx942: with a dynamic sorted dim, "value evaluated as 36028797018963968 is out of range".
+CUDA_SORT_INDICES_ONLY = _base(form="sort", use="indices", shape=[32], dynamic=[False], dim=0, k=1)
+ROCM_SORT_INDICES_ONLY = _base(form="sort", use="indices", shape=[5, 33], dynamic=[True, True], k=4)
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize(
+    "params, backend",
+    [(CUDA_SORT_INDICES_ONLY, "cuda-sm80"), (ROCM_SORT_INDICES_ONLY, "rocm-gfx942")],
+    ids=["cuda-sm80-static", "rocm-gfx942-dynamic"],
+)
+def test_known_bug_sort_indices_only_on_gpu_targets(params, backend):
+    from shapefuzz.model import Stage, Verdict
+
+    report = _check(params, backends=[backend])
+    assert report.verdict == Verdict.FAIL, report.to_json()
+    (failure,) = report.failures
+    assert failure.stage == Stage.COMPILE
+    # Metamorphic: the equivalent topk form, and the sort with both results used, compile.
+    for other in (dict(params, form="topk"), dict(params, use="both")):
+        assert _check(other, backends=[backend]).verdict == Verdict.PASS, other
