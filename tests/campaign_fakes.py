@@ -33,11 +33,11 @@ fi
 case "$mode" in
   segv) echo "Stack dump:" >&2; kill -SEGV $$ ;;
   hang) exec sleep 60 ;;
-  oom) exec python3 -c 'x=[]
-try:
-    while True: x.append(bytearray(1 << 28))
-except MemoryError:
-    import sys; print("LLVM ERROR: out of memory", file=sys.stderr); sys.exit(1)' ;;
+  oom) exec python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None); libc.malloc.restype = ctypes.c_void_p
+while libc.malloc(1 << 28):  # address space only, never touched
+    pass
+print("LLVM ERROR: out of memory", file=sys.stderr); sys.exit(1)' ;;
   garbage) head -c 2000 /dev/urandom; head -c 500 /dev/urandom >&2; exit 3 ;;
   words)
     case $((sum % 3)) in 0) w=alpha ;; 1) w=beta ;; 2) w=gamma ;; esac
@@ -68,6 +68,6 @@ def make_fake_iree(folder: Path) -> Path:
 
 def fake_env(tmp: Path, mode: str, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update(XDG_CACHE_HOME=str(tmp / "cache"), FAKE_IREE_MODE=mode, **extra)
+    env.update({"XDG_CACHE_HOME": str(tmp / "cache"), "FAKE_IREE_MODE": mode, **extra})
     env.pop("SHAPEFUZZ_IREE_BIN", None)
     return env

@@ -119,11 +119,13 @@ class CampaignStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
             empty = self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
             if existed and not empty:
-                self._check_existing()
+                self._check_existing()  # read-only: a database we refuse is left byte for byte
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            if existed and not empty:
+                self.db.executescript(_SCHEMA)  # tables added in this version (no-op today)
             else:  # new, or killed before its first transaction committed
                 # One script, one transaction: a kill here leaves either no tables or all of them.
                 self.db.executescript(
@@ -161,7 +163,6 @@ class CampaignStore:
                 f"campaign {self.folder} was written by a newer shapefuzz (format {version}, this one "
                 f"reads up to {FORMAT_VERSION}); upgrade shapefuzz or choose another --campaign folder"
             )
-        self.db.executescript(_SCHEMA)  # tables added in this version (no-op today)
 
     def close(self) -> None:
         self.db.close()
