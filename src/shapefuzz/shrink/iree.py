@@ -4,20 +4,30 @@ this module; `run.py` wires it in."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Iterator, Sequence
 
+from shapefuzz.backends import BACKENDS
 from shapefuzz.checkfile import check_file
-from shapefuzz.execute import DEFAULT_BUDGET, Budget, verify_many
-from shapefuzz.model import CheckReport, Signature, Stage
+from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, verify_many
+from shapefuzz.model import CheckReport, Signature, Stage, Status
 from shapefuzz.oracle import check_module
 from shapefuzz.sandbox import Limits, run_sandboxed
+from shapefuzz.signature import classify, signature_for
 from shapefuzz.shrink.measure import sort_key
 from shapefuzz.toolchain import Toolchain
 
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 5.0
+# iree-compile --compile-to phases, in pipeline order ("end" is the full compile).
+PHASES = (
+    "input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream",
+    "executable-sources", "executable-configurations", "executable-targets", "hal", "vm",
+)
 
 
 @dataclass(frozen=True)
@@ -27,6 +37,7 @@ class Target:
     signatures: dict[str, Signature]  # backend -> signature
     check_backends: tuple[str, ...]  # backends a trial runs on
     compile_timeout: float  # calibrated from the first run
+    phase: str | None = None  # compile only this far in trials (where the failure already shows)
 
     @property
     def compile_only(self) -> bool:
@@ -46,43 +57,99 @@ def matches(signature: Signature, text: str) -> bool:
     return text in (str(signature), signature.message) or (len(text) >= 8 and text in str(signature))
 
 
+def compile_signatures(text: str, toolchain: Toolchain, backends: Sequence[str], timeout: float,
+                       phase: str | None = None) -> dict[str, Signature | None]:
+    """Compile (up to `phase`) on each backend: backend -> the failure's signature, None when it compiled.
+    The text must already verify (the shrinker's prefilter did that)."""
+    out: dict[str, Signature | None] = {}
+    extra = (f"--compile-to={phase}",) if phase else ()
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+        path = os.path.join(tmp, "candidate.mlir")
+        Path(path).write_text(text)
+        for name in backends:
+            result = compile_module(toolchain, BACKENDS[name], path, os.path.join(tmp, "out"),
+                                    Limits(timeout=timeout), extra_flags=extra)
+            status = classify(result)
+            out[name] = signature_for(name, Stage.COMPILE, status, result) if status != Status.OK else None
+    return out
+
+
+def earliest_phase(text: str, toolchain: Toolchain, target: Target) -> str | None:
+    """The first --compile-to phase at which the target failure already shows (binary search,
+    assuming once it shows it stays); None when only the full compile shows it."""
+    if not all(s.stage == Stage.COMPILE and s.status in (Status.ERROR, Status.CRASH)
+               for s in target.signatures.values()):
+        return None
+
+    def shows(phase: str) -> bool:
+        got = compile_signatures(text, toolchain, list(target.signatures), target.compile_timeout, phase)
+        return all(got.get(b) == s for b, s in target.signatures.items())
+
+    lo, hi = 0, len(PHASES)  # answer in [lo, hi]; hi means "end"
+    if not shows(PHASES[-1]):
+        return None
+    hi = len(PHASES) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if shows(PHASES[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return PHASES[hi]
+
+
 @dataclass
 class SameSignature:
     """is_interesting(text): does the candidate still fail with the target signature(s)?
 
     Candidates that fail with another signature are kept aside (smallest text per signature)
-    as new findings."""
+    as possible new findings; `confirmed_findings` re-checks them before they are reported."""
 
     toolchain: Toolchain
     target: Target
     known: frozenset[Signature]  # signatures of the original file: not new
-    findings: dict[Signature, tuple[str, CheckReport]] = field(default_factory=dict)
+    findings: dict[Signature, str] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def report(self, text: str) -> CheckReport:
-        budget = Budget(DEFAULT_BUDGET.verify, Limits(timeout=self.target.compile_timeout), DEFAULT_BUDGET.run)
+    def signatures(self, text: str) -> dict[str, Signature | None]:
         if self.target.compile_only:
-            backends = list(self.target.signatures)
-            return check_module(text, backends, None, self.toolchain, budget, confirm=False)
+            return compile_signatures(text, self.toolchain, list(self.target.signatures),
+                                      self.target.compile_timeout, self.target.phase)
         report, _ = check_file(
             text, self.target.check_backends, self.toolchain,
             compile_timeout=self.target.compile_timeout, confirm=False,
         )
-        return report
+        return {r.backend: r.signature for r in report.results}
 
     def __call__(self, text: str) -> bool:
-        report = self.report(text)
-        got = {r.backend: r.signature for r in report.failures}
+        got = self.signatures(text)
         for backend, signature in got.items():
             if signature is not None and signature not in self.known and signature != self.target.signatures.get(backend):
-                self._note(signature, text, report)
+                if signature.status not in (Status.TIMEOUT, Status.OOM):  # limits of our budget, not new bugs
+                    self._note(signature, text)
         return all(got.get(b) == s for b, s in self.target.signatures.items())
 
-    def _note(self, signature: Signature, text: str, report: CheckReport) -> None:
+    def _note(self, signature: Signature, text: str) -> None:
         with self._lock:
             old = self.findings.get(signature)
-            if old is None or sort_key(text) < sort_key(old[0]):
-                self.findings[signature] = (text, report)
+            if old is None or sort_key(text) < sort_key(old):
+                self.findings[signature] = text
+
+    def confirmed_findings(self, limit: int = 8) -> list[tuple[Signature, str, CheckReport]]:
+        """Re-check the smallest new failures with a full compile (twice): only those that fail
+        for real, and not as a documented target limit, are reported."""
+        out = []
+        seen = set(self.known) | set(self.target.signatures.values())
+        budget = Budget(DEFAULT_BUDGET.verify, Limits(timeout=max(self.target.compile_timeout, 30.0)), DEFAULT_BUDGET.run)
+        ordered = sorted(self.findings.items(), key=lambda kv: sort_key(kv[1]))[:limit]
+        for signature, text in ordered:
+            report = check_module(text, [signature.backend], None, self.toolchain, budget, confirm=True)
+            real = [r for r in report.failures if not r.flaky and r.signature is not None]
+            for r in real:
+                if r.signature not in seen:
+                    seen.add(r.signature)
+                    out.append((r.signature, text, report))
+        return sorted(out, key=lambda item: str(item[0]))
 
 
 @dataclass

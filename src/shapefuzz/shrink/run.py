@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -18,7 +18,9 @@ from shapefuzz.execute import compile_command
 from shapefuzz.model import CheckReport, Signature, Status
 from shapefuzz.shrink import mlirtext
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
-from shapefuzz.shrink.iree import SameSignature, Target, Verifier, calibrate, describe, matches, roundtrip_pass
+from shapefuzz.shrink.iree import (
+    SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
+)
 from shapefuzz.shrink.measure import Metrics, measure, sort_key
 from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.toolchain import Toolchain
@@ -161,7 +163,10 @@ def shrink_file(
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout)
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
-    say(f"trial compile timeout {target.compile_timeout:.1f}s; {jobs} job(s)")
+    if target.compile_only:
+        target = replace(target, phase=earliest_phase(text, toolchain, target))
+    phase = f", compiling up to --compile-to={target.phase}" if target.phase else ""
+    say(f"trial compile timeout {target.compile_timeout:.1f}s{phase}; {jobs} job(s)")
     out = out or default_output(path)
     before = measure(text)
 
@@ -180,7 +185,8 @@ def shrink_file(
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
         out_path=out,
     )
-    result.findings = [(sig, t, r) for sig, (t, r) in sorted(oracle.findings.items(), key=lambda kv: str(kv[0]))]
+    if problem.stopped_because != "interrupted":
+        result.findings = oracle.confirmed_findings()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
     for i, (_, finding_text, _) in enumerate(result.findings, 1):
         finding_path = f"{stem}.new{i}.mlir"
