@@ -1,0 +1,304 @@
+"""The scatter family: strategy coverage, verification, reference, comparison, real compiler."""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from shapefuzz.case import Case
+from shapefuzz.families import FAMILY_MODULES
+from shapefuzz.families import scatter as S
+
+FAMILY = S.FAMILY
+N_DRAWN = 300
+
+
+def _base(**changes):
+    params = {
+        "form": "linalg_ext",
+        "dtype": "f32",
+        "index_dtype": "i32",
+        "orig_shape": [5, 3],
+        "orig_dyn": [False, False],
+        "depth": 1,
+        "dimension_map": [0],
+        "batch_shape": [2],
+        "batch_dyn": [False],
+        "window_dyn": [False],
+        "implicit_depth": False,
+        "combiner": "overwrite",
+        "unique": True,
+        "duplicates": False,
+    }
+    params.update(changes)
+    assert S.is_valid(params), params
+    return params
+
+
+def _draw(n: int) -> list[dict]:
+    drawn: list[dict] = []
+
+    @settings(max_examples=n, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(FAMILY.strategy())
+    def collect(params):
+        drawn.append(params)
+
+    collect()
+    return drawn
+
+
+@pytest.fixture(scope="module")
+def drawn() -> list[dict]:
+    return _draw(N_DRAWN)
+
+
+def _case_text(params: dict) -> str:
+    return Case.make("scatter", params).header() + "\n" + FAMILY.render(params)
+
+
+def _return_types(text: str) -> list[str]:
+    line = next(x for x in text.splitlines() if x.strip().startswith("return "))
+    return re.findall(r"tensor<[^>]*>", line.split(" : ", 1)[1])
+
+
+def _check(params: dict, seed: int = 1, confirm: bool = False, budget=None):
+    """The oracle on llvm-cpu for one case, against the family's own reference."""
+    from shapefuzz.execute import DEFAULT_BUDGET
+    from shapefuzz.oracle import Expectation, check_module
+
+    inputs = FAMILY.make_inputs(params, seed)
+    expected = FAMILY.reference(params, inputs)
+    return check_module(
+        _case_text(params), ["llvm-cpu"],
+        Expectation(inputs, expected, lambda want, got: FAMILY.compare(params, inputs, want, got)),
+        budget=budget or DEFAULT_BUDGET, confirm=confirm,
+    )
+
+
+# ----------------------------------------------------------------------------- registry / determinism
+
+
+def test_registered_under_its_name():
+    assert "scatter" in FAMILY_MODULES and FAMILY.name == "scatter"
+
+
+def test_render_and_inputs_are_deterministic(drawn):
+    for params in drawn[:20]:
+        assert FAMILY.render(params) == FAMILY.render(dict(params))
+        a, b = FAMILY.make_inputs(params, 7), FAMILY.make_inputs(params, 7)
+        assert all(np.array_equal(x, y) and x.dtype == y.dtype for x, y in zip(a, b))
+        # Inputs do not depend on the form, so equivalent forms see the same numbers.
+        for other in FAMILY.equivalent_forms(params):
+            assert all(np.array_equal(x, y) for x, y in zip(a, FAMILY.make_inputs(other, 7)))
+
+
+# ----------------------------------------------------------------------------- property tests
+
+
+@pytest.mark.iree
+def test_drawn_cases_all_verify_and_shapes_match(drawn):
+    from shapefuzz.execute import verify_many
+    from shapefuzz.mlirinfo import parse_tensor_type
+
+    texts = [_case_text(p) for p in drawn]
+    errors = verify_many(texts)
+    bad = [(p, e) for p, e in zip(drawn, errors) if e is not None]
+    assert not bad, bad[:2]
+    for params, text in zip(drawn, texts):
+        inputs = FAMILY.make_inputs(params, 0)
+        (out,) = FAMILY.reference(params, inputs)
+        assert list(out.shape) == S.result_shapes(params)[0]
+        # The static dims of the declared result type agree with the reference.
+        declared = parse_tensor_type(_return_types(text)[0])
+        assert len(declared.shape) == out.ndim
+        for want, got in zip(out.shape, declared.shape):
+            assert got is None or got == want
+
+
+def test_strategy_reaches_every_feature(drawn):
+    counts = collections.Counter(f for p in drawn for f in FAMILY.features(p))
+    needed = [f"form:{f}" for f in S.FORMS] + [f"dtype:{d}" for d in S.DTYPES] + ["index:i32", "index:i64"]
+    needed += [f"combiner:{c}" for c in S.COMBINERS] + ["unique:true", "unique:false", "duplicates"]
+    needed += ["dyn:none", "dyn:all", "dyn:mixed", "dyn:all-but-one", "dyn:one"]
+    needed += [f"batch:{k}" for k in (0, 1, 2)] + [f"depth:{d}" for d in (1, 2, 3)] + [f"rank:{r}" for r in (1, 2, 3, 4)]
+    needed += ["window:none", "dimmap:permuted", "indices:implicit-depth", "size:1", "size:large"]
+    missing = [f for f in needed if counts[f] == 0]
+    assert not missing, (missing, counts)
+    # Class 2 is all dynamic but one: reached often, not by luck.
+    assert counts["dyn:all-but-one"] >= N_DRAWN // 10
+
+
+def test_drawn_cases_respect_the_uniqueness_rules(drawn):
+    for params in drawn:
+        assert S.is_valid(params)
+        original, indices, updates = FAMILY.make_inputs(params, 3)
+        d = params["depth"]
+        coords = indices.reshape(S.n_batch(params), d)
+        assert (coords >= 0).all()
+        # Column j addresses dim dimension_map[j]: every coordinate in range.
+        for j in range(d):
+            assert (coords[:, j] < params["orig_shape"][params["dimension_map"][j]]).all()
+        distinct = len({tuple(c) for c in coords.tolist()})
+        if params["duplicates"]:
+            assert params["combiner"] != "overwrite" and not params["unique"] and distinct < len(coords)
+        else:
+            assert distinct == len(coords)
+
+
+@pytest.mark.iree
+def test_equivalent_forms_and_shrink_candidates_verify(drawn):
+    from shapefuzz.execute import verify_many
+
+    extra = []
+    for params in drawn[:60]:
+        extra += FAMILY.equivalent_forms(params)
+        cands = FAMILY.shrink_candidates(params)
+        assert all(S.is_valid(c) and c != params for c in cands)
+        extra += cands[:4]
+    errors = verify_many([_case_text(p) for p in extra])
+    bad = [(p, e) for p, e in zip(extra, errors) if e is not None]
+    assert not bad, bad[:2]
+
+
+def test_equivalent_forms_give_the_same_reference(drawn):
+    for params in drawn[:40]:
+        inputs = FAMILY.make_inputs(params, 5)
+        (want,) = FAMILY.reference(params, inputs)
+        for other in FAMILY.equivalent_forms(params):
+            (got,) = FAMILY.reference(other, FAMILY.make_inputs(other, 5))
+            assert np.array_equal(want, got)
+
+
+def test_shrink_candidates_are_simpler_and_end():
+    params = _base(orig_shape=[4, 3], orig_dyn=[True, True], batch_shape=[2, 2], batch_dyn=[True, False],
+                   window_dyn=[True], dtype="f16", form="reshape", combiner="max", unique=False, duplicates=True)
+    cands = FAMILY.shrink_candidates(params)
+    assert cands and all(S.is_valid(c) for c in cands)
+    simplest = _base(orig_shape=[1], orig_dyn=[False], batch_shape=[], batch_dyn=[], window_dyn=[], combiner="add")
+    assert FAMILY.shrink_candidates(simplest) == []
+
+
+# ----------------------------------------------------------------------------- reference on hand examples
+
+
+def test_reference_overwrite_rows():
+    p = _base()
+    original = np.zeros((5, 3), np.float32)
+    indices = np.array([[3], [0]], np.int32)
+    updates = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    (out,) = FAMILY.reference(p, [original, indices, updates])
+    want = np.zeros((5, 3), np.float32)
+    want[3] = [1, 2, 3]
+    want[0] = [4, 5, 6]
+    assert np.array_equal(out, want)
+
+
+def test_reference_add_with_duplicates_and_permuted_map():
+    # depth 2, dimension_map [1, 0]: column 0 addresses dim 1, column 1 addresses dim 0.
+    p = _base(orig_shape=[2, 3], orig_dyn=[False, False], depth=2, dimension_map=[1, 0], batch_shape=[3],
+              batch_dyn=[False], window_dyn=[], combiner="add", unique=False, duplicates=True, dtype="i32")
+    original = np.arange(6, dtype=np.int32).reshape(2, 3)
+    indices = np.array([[2, 1], [2, 1], [0, 0]], np.int32)  # (row 1, col 2) twice, (row 0, col 0)
+    updates = np.array([10, 20, 100], np.int32)
+    (out,) = FAMILY.reference(p, [original, indices, updates])
+    assert out.tolist() == [[100, 1, 2], [3, 4, 5 + 30]]
+
+
+def test_reference_sub_is_original_minus_update_and_max():
+    p = _base(orig_shape=[4], orig_dyn=[False], batch_shape=[2], window_dyn=[], combiner="sub", unique=False)
+    original = np.array([1, 1, 1, 1], np.float32)
+    indices = np.array([[1], [3]], np.int32)
+    updates = np.array([0.25, 2], np.float32)
+    assert FAMILY.reference(p, [original, indices, updates])[0].tolist() == [1, 0.75, 1, -1]
+    p = dict(p, combiner="max")
+    assert FAMILY.reference(p, [original, indices, updates])[0].tolist() == [1, 1, 1, 2]
+
+
+def test_reference_implicit_depth_batch_rank_2_and_batch_rank_0():
+    p = _base(orig_shape=[4, 2], orig_dyn=[False, True], batch_shape=[2, 1], batch_dyn=[True, False],
+              window_dyn=[False], implicit_depth=True, dtype="i8")
+    original = np.zeros((4, 2), np.int8)
+    indices = np.array([[2], [1]], np.int32)  # shape [2, 1] = the batch dims, no depth column
+    updates = np.array([[[7, 8]], [[9, 10]]], np.int8)
+    assert FAMILY.reference(p, [original, indices, updates])[0].tolist() == [[0, 0], [9, 10], [7, 8], [0, 0]]
+    p = _base(orig_shape=[3, 2], orig_dyn=[False, False], depth=2, dimension_map=[0, 1], batch_shape=[],
+              batch_dyn=[], window_dyn=[])
+    original = np.zeros((3, 2), np.float32)
+    assert FAMILY.reference(p, [original, np.array([2, 1], np.int32), np.array(5, np.float32)])[0][2, 1] == 5
+
+
+def test_compare_is_exact_and_names_the_element():
+    p = _base()
+    want = [np.zeros((5, 3), np.float32)]
+    assert FAMILY.compare(p, [], want, [want[0].copy()]) is None
+    got = want[0].copy()
+    got[4, 2] = 0.25
+    message = FAMILY.compare(p, [], want, [got])
+    assert message and "(4, 2)" in message
+    assert FAMILY.compare(p, [], want, [np.zeros((5, 3), np.float16)]) is not None
+    assert FAMILY.compare(p, [], want, [np.zeros((5, 4), np.float32)]) is not None
+
+
+def test_all_but_one_dynamic_render_keeps_one_static_dim():
+    p = _base(orig_shape=[6, 4], orig_dyn=[True, False], batch_shape=[3], batch_dyn=[True], window_dyn=[True],
+              form="reshape")
+    text = FAMILY.render(p)
+    assert "tensor<?x4xf32>" in text and "tensor<?x?xf32>" in text
+    assert "dyn:all-but-one" in FAMILY.features(p)
+
+
+# ----------------------------------------------------------------------------- real compiler
+
+INTEGRATION = [
+    _base(),
+    _base(form="reshape", orig_shape=[6, 4, 3], orig_dyn=[True, False, True], batch_shape=[2, 3],
+          batch_dyn=[True, True], window_dyn=[True, True], combiner="add", unique=False, duplicates=True),
+    _base(form="generic", orig_shape=[3, 5, 2], orig_dyn=[True, True, False], depth=2, dimension_map=[1, 0],
+          batch_shape=[4], batch_dyn=[True], window_dyn=[True], combiner="sub", unique=False, duplicates=True,
+          dtype="f16", index_dtype="i64"),
+    _base(form="linalg_ext", orig_shape=[17, 9], orig_dyn=[True, True], batch_shape=[8], batch_dyn=[False],
+          window_dyn=[True], combiner="max", unique=False, duplicates=True, dtype="i8"),
+    _base(form="reshape", orig_shape=[4, 3], orig_dyn=[False, True], depth=2, dimension_map=[1, 0],
+          batch_shape=[2, 2], batch_dyn=[True, True], window_dyn=[], combiner="mul", dtype="i32"),
+    _base(form="generic", orig_shape=[7, 2], orig_dyn=[True, True], batch_shape=[5], batch_dyn=[True],
+          window_dyn=[False], implicit_depth=True, combiner="min", unique=False, duplicates=True, index_dtype="i64"),
+]  # fmt: skip
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("params", INTEGRATION, ids=lambda p: f"{p['form']}-{p['combiner']}-{p['dtype']}")
+def test_llvm_cpu_matches_reference(params):
+    from shapefuzz.model import Verdict
+
+    report = _check(params)
+    assert report.verdict == Verdict.PASS, report.to_json()
+
+
+# A real IREE 3.13 bug: a scatter with batch rank 0 and index depth 1 (indices tensor<1xi32>,
+# updates = one window) makes iree-compile allocate without bound ("LLVM ERROR: out of memory")
+# in DispatchCreation's FoldUnitExtentDims, pattern DropScatterUnitIndexDepth. Backend-independent
+# (it dies at --compile-to=flow). Batch rank 1 with a unit batch, or depth 2 with batch rank 0, is fine.
+SCATTER_BATCH0_DEPTH1 = _base(batch_shape=[], batch_dyn=[])
+
+
+@pytest.mark.iree
+def test_known_bug_batch_rank_0_depth_1_runs_out_of_memory():
+    from shapefuzz.execute import Budget
+    from shapefuzz.model import Stage, Status, Verdict
+    from shapefuzz.sandbox import GIB, Limits
+
+    # A 2 GiB address-space cap makes the runaway allocation fail in seconds, not a minute.
+    small = Budget(compile=Limits(timeout=60.0, memory_bytes=2 * GIB))
+    report = _check(SCATTER_BATCH0_DEPTH1, budget=small)
+    assert report.verdict == Verdict.FAIL, report.to_json()
+    (failure,) = report.failures
+    assert failure.stage == Stage.COMPILE and failure.status in (Status.OOM, Status.CRASH)
+    assert "out of memory" in failure.detail
+    for neighbour in (dict(SCATTER_BATCH0_DEPTH1, batch_shape=[1], batch_dyn=[False]),
+                      _base(orig_shape=[5, 3, 2], orig_dyn=[False] * 3, depth=2, dimension_map=[0, 1], batch_shape=[],
+                            batch_dyn=[], window_dyn=[False])):
+        assert _check(neighbour, budget=small).verdict == Verdict.PASS, neighbour
