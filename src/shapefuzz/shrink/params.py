@@ -4,13 +4,19 @@ bools toward False, lists shorter) -- and re-render each. Invalid renders fail v
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from shapefuzz.case import Case, case_from_mlir
 
 
+# Fields whose natural floor is 0 (an amount or a position); every other int shrinks toward 1.
+_ZERO_OK = re.compile(r"pad|dim$|axis|offset|index|low|high|seed", re.IGNORECASE)
+
+
 def generic_reductions(params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Blind one-field reductions; many will not verify (the verifier filters them)."""
+    """Blind one-field reductions: ints toward 1 (0 for paddings and positions), bools toward
+    False, lists shorter. Many will not verify (the verifier filters them)."""
     out: list[dict[str, Any]] = []
 
     def add(key: str, value: Any) -> None:
@@ -24,8 +30,9 @@ def generic_reductions(params: dict[str, Any]) -> list[dict[str, Any]]:
             if value:
                 add(key, False)
         elif isinstance(value, int):
-            for w in (1, 0, value // 2, value - 1):
-                if 0 <= w < value:
+            floor = 0 if _ZERO_OK.search(key) else 1
+            for w in (floor, 1, value // 2, value - 1):
+                if floor <= w < value:
                     add(key, w)
         elif isinstance(value, list) and value:
             add(key, value[:-1])
@@ -34,8 +41,9 @@ def generic_reductions(params: dict[str, Any]) -> list[dict[str, Any]]:
                     if item:
                         add(key, value[:i] + [False] + value[i + 1 :])
                 elif isinstance(item, int):
-                    for w in (1, item // 2):
-                        if 0 <= w < item:
+                    floor = 0 if _ZERO_OK.search(key) else 1
+                    for w in (floor, item // 2):
+                        if floor <= w < item:
                             add(key, value[:i] + [w] + value[i + 1 :])
     return out
 

@@ -1,0 +1,83 @@
+"""`shapefuzz shrink` against the real IREE 3.13 compiler: a bloated known failure shrinks to
+tiny shapes with the same signature; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from shapefuzz import cli
+from shapefuzz.execute import verify
+from shapefuzz.shrink.measure import measure
+from shapefuzz.shrink.run import shrink_file
+
+pytestmark = pytest.mark.iree
+DATA = Path(__file__).parent / "data"
+SIGNATURE = ("llvm-cpu/compile/error: 'linalg.generic' op inferred input/output operand #N has shape's "
+             "dimension #N to be N, but found N")
+
+
+def run_main(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["shapefuzz", *args])
+    with pytest.raises(SystemExit) as stop:
+        cli.main()
+    out, err = capsys.readouterr()
+    return stop.value.code, out, err
+
+
+def test_bloated_conv_shrinks_to_tiny_shapes(toolchain, tmp_path):
+    text = (DATA / "shrink_conv1d_big.mlir").read_text()
+    out = tmp_path / "big.min.mlir"
+    result = shrink_file("big.mlir", text, toolchain, ("llvm-cpu",), out=str(out), time_limit=240)
+    assert [str(s) for s in result.target.signatures.values()] == [SIGNATURE]
+    assert result.target.phase is not None  # trials stop where the failure already shows
+    assert result.confirmed is True
+    minimized = out.read_text()
+    assert minimized == result.minimized and verify(minimized, toolchain) is None
+    before, after = result.before, result.after
+    assert before.elements > 20000 and before.dynamic_dims == 1 and before.ops > 15
+    assert after.elements <= 20, minimized
+    assert after.ops <= 5 and after.dynamic_dims == 0 and after.lines <= 8
+    assert "linalg.conv_1d_nwc_wcf" in minimized
+    assert result.commands and "--iree-hal-local-target-device-backends=llvm-cpu" in result.commands[0]
+
+
+def test_not_failing_file_is_a_one_line_error(monkeypatch, capsys, tmp_path):
+    path = tmp_path / "fine.mlir"
+    path.write_text((DATA / "matmul.mlir").read_text())
+    code, out, err = run_main(["shrink", str(path), "--backends", "llvm-cpu"], monkeypatch, capsys)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "does not fail on llvm-cpu" in err and "llvm-cpu: run ok" in err and "--backends" in err
+
+
+def test_signature_that_does_not_match(monkeypatch, capsys):
+    code, _, err = run_main(["shrink", str(DATA / "conv1d_stride3.mlir"), "--backends", "llvm-cpu",
+                             "--signature", "LLVM ERROR: something else"], monkeypatch, capsys)
+    assert code == 2 and "matches --signature" in err and "inferred input/output" in err
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "is empty"),
+        (b"\x7fELF\x00\x01binary", "binary file"),
+        (b"func.func @main(%a: tensor<4xf32>) -> tensor<5xf32> {\n  return %a : tensor<4xf32>\n}\n",
+         "does not verify"),
+    ],
+)
+def test_bad_files_exit_2(content, message, monkeypatch, capsys, tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(content)
+    code, out, err = run_main(["shrink", str(path), "--backends", "llvm-cpu"], monkeypatch, capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bad_options_exit_2(monkeypatch, capsys):
+    path = str(DATA / "conv1d_stride3.mlir")
+    code, _, err = run_main(["shrink", path, "--time", "soon"], monkeypatch, capsys)
+    assert code == 2 and "--time" in err
+    code, _, err = run_main(["shrink", path, "--backend", "cpuu"], monkeypatch, capsys)
+    assert code == 2 and "unknown backend" in err
