@@ -359,3 +359,34 @@ def test_llvm_cpu_equivalent_forms_agree():
     for q in forms:
         report = _check(q)
         assert report.verdict.value == "pass", (q, report.to_json())
+
+
+# ------------------------------------------------------------------------------------------
+# Real compiler bugs this family found (IREE 3.13 wheels). Recorded, never silenced: when a
+# release fixes one, its test fails and the entry moves to the passing cases above.
+
+KNOWN_FAILURES = {
+    # A linalg.generic 1-D NCW convolution with a dynamic spatial dim whose accumulator is the
+    # bias broadcast (a generic, not a fill): llvm-cpu fails to compile valid input. Passes with
+    # a static spatial dim, with the named op, with the bias added after, or with c=1 or f=1.
+    "llvm-cpu-generic-conv-bias-init-dynamic": (
+        "llvm-cpu",
+        dict(_base(layout="ncw_fcw", compute_layout="ncw_fcw", form="generic", c=2, f=3,
+                   spatial=[4], kernel=[3], bias="init"),
+             in_dyn={"n": False, "c": False, "s0": True}),
+        "write affecting operations on global resources are restricted to workgroup "
+        "distributed contexts",
+    ),
+}
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("name", sorted(KNOWN_FAILURES))
+def test_known_compiler_failures_still_fail(name):
+    backend, p, message = KNOWN_FAILURES[name]
+    from shapefuzz.oracle import check_module
+
+    assert verify_many([C.render(p)]) == [None]  # valid input: the failure is the compiler's
+    report = check_module(C.render(p), [backend], None, confirm=False)
+    (result,) = report.results
+    assert result.failed and message in str(result.signature), result.to_json()

@@ -896,6 +896,8 @@ def shrink_candidates(p: Params) -> list[Params]:
                     cands.append(_with(p, **{key: vals}))
     if p["pad_value"] != 0:
         cands.append(_with(p, pad_value=0))
+    if p["pad_form"] != "none" and not any(p["pad_lo"]) and not any(p["pad_hi"]):
+        cands.append(_with(p, pad_form="none", pad_value=0))
     if p["pad_form"] == "insert":
         cands.append(_with(p, pad_form="pad"))
     if p["bias"] != "none":
