@@ -113,7 +113,7 @@ def _cached(version: str, say: Callable[[str], None]) -> Toolchain:
     if not (folder / ".complete").exists():
         folder.parent.mkdir(parents=True, exist_ok=True)
         staging = folder.parent / f".{version}.{uuid.uuid4().hex[:8]}"
-        say(f"installing IREE {version} into {folder} (about 100 MB, once)")
+        say(f"installing IREE {version} into {folder} (about 100 MB to download, 350 MB on disk, once)")
         pins = [f"{p}=={version}" for p in PACKAGES]
         result = _pip("install", "--quiet", "--no-deps", "--only-binary=:all:", "--target", str(staging), *pins)
         if result.returncode != 0:

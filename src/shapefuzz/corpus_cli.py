@@ -224,7 +224,7 @@ def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
     """Find the first release where ENTRY fails and the first where it is fixed.
 
     Released iree-base-compiler/iree-base-runtime wheels are installed side by side into
-    ~/.cache/shapefuzz/toolchains/<version>/ (about 100 MB each, once) and reused; your
+    ~/.cache/shapefuzz/toolchains/<version>/ (about 350 MB on disk each, once) and reused; your
     environment is never touched. Binary search over the releases `pip index versions` lists."""
     from shapefuzz.bisect import available_versions, bisect_entry, cache_root, select_versions
     from shapefuzz.corpus import find_entry
