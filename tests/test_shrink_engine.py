@@ -151,3 +151,22 @@ def test_ctrl_c_keeps_the_best_so_far():
         best = problem.run([[Pass("delete_one", delete_one)]])
         assert problem.stopped_because == "interrupted"
         assert interesting(best) and len(best) < 8
+
+
+def test_engine_and_passes_never_import_iree_modules():
+    import ast
+    from pathlib import Path
+
+    import shapefuzz.shrink as pkg
+
+    allowed = {"shapefuzz.shrink.engine", "shapefuzz.shrink.measure", "shapefuzz.shrink", "shapefuzz.case"}
+    for name in ("engine.py", "measure.py", "mlirtext.py", "params.py"):
+        tree = ast.parse((Path(pkg.__file__).parent / name).read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        ours = {m for m in imported if m.startswith("shapefuzz")}
+        if name == "params.py":
+            allowed_here = allowed | {"shapefuzz.families"}
+        else:
+            allowed_here = allowed
+        assert ours <= allowed_here, (name, ours - allowed_here)
