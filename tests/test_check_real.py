@@ -52,3 +52,14 @@ def test_input_that_does_not_verify_is_invalid_not_a_finding(toolchain):
     text = (DATA / "matmul.mlir").read_text().replace("-> tensor<4x3xf32> {", "-> tensor<4x5xf32> {")
     report = check_module(text, ["llvm-cpu"], None, toolchain)
     assert report.verdict == Verdict.INVALID and "doesn't match function result type" in report.verify_error
+
+
+def test_f16_on_the_default_vulkan_profile_is_a_target_limit_not_a_bug(toolchain):
+    if not toolchain.probe.has_device("vulkan"):
+        pytest.skip("no Vulkan device")
+    text = (DATA / "f16_add.mlir").read_text()
+    inputs = [np.arange(8, dtype=np.float16) / 4]
+    report = check_module(text, ["llvm-cpu", "vulkan-spirv", "vmvx"], Expectation(inputs, [inputs[0] + np.float16(1)]), toolchain, confirm=False)
+    status = {r.backend: r.status for r in report.results}
+    assert status == {"llvm-cpu": Status.OK, "vulkan-spirv": Status.UNSUPPORTED, "vmvx": Status.UNSUPPORTED}
+    assert report.verdict == Verdict.PASS and "16-bit storage" in report.results[1].detail

@@ -13,7 +13,8 @@ def report_lines(report: CheckReport) -> list[str]:
     lines = []
     for r in report.results:
         flag = " (flaky: did not reproduce)" if r.flaky else ""
-        extra = "" if r.failed else (f"  {r.detail}" if r.detail else "")
+        first_line = r.detail.strip().splitlines()[0][:160] if r.detail.strip() else ""
+        extra = f"  {first_line}" if first_line and not r.failed else ""
         lines.append(f"{r.backend:<16} {r.stage.value:<8} {r.status.value:<11}{flag}{extra}")
     for r in report.failures:
         lines.append(f"  signature: {r.signature}")

@@ -35,9 +35,9 @@ DEFAULT_BUDGET = Budget()
 
 def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
     if toolchain.opt_bin is not None:
-        argv = [str(toolchain.opt_bin), path, "-o", os.devnull if not split else "-"]
+        argv = [str(toolchain.opt_bin), path, "-o", os.devnull]
     else:  # no iree-opt in this folder: parsing and verifying is the first thing iree-compile does
-        argv = [str(toolchain.compile_bin), path, "--compile-to=input", "-o", os.devnull if not split else "-"]
+        argv = [str(toolchain.compile_bin), path, "--compile-to=input", "-o", os.devnull]
     if split:
         argv.append("--split-input-file")
     return argv
@@ -56,50 +56,52 @@ def verify_many(
     toolchain = toolchain or find_toolchain()
     if not texts:
         return []
+    if len(texts) > 1 and any(SPLIT_MARKER in text for text in texts):
+        # A module holding the marker would break the split: verify each on its own.
+        return [_verify_one(text, toolchain, limits) for text in texts]
+    if len(texts) == 1:
+        return [_verify_one(texts[0], toolchain, limits)]
+    return _verify_batch(texts, toolchain, limits)
+
+
+def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
+        path = os.path.join(tmp, "module.mlir")
+        Path(path).write_text(text)
+        result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
+    if result.ok:
+        return None
+    if result.timed_out:
+        return "verifier timed out"
+    return result.stderr.strip() or result.stdout.strip() or f"verifier exited {result.returncode}"
+
+
+def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) -> list[str | None]:
+    starts, line, pieces = [], 1, []
     for text in texts:
-        if SPLIT_MARKER in text:  # would break the split; verify that one on its own below
-            break
-    else:
-        return _verify_split(texts, toolchain, limits)
-    return [v for text in texts for v in _verify_split([text], toolchain, limits)]
-
-
-def _verify_split(texts: Sequence[str], toolchain: Toolchain, limits: Limits) -> list[str | None]:
+        body = text if text.endswith("\n") else text + "\n"
+        starts.append(line)
+        pieces.append(body)
+        line += body.count("\n") + 1  # +1 for the marker line
     with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
         path = os.path.join(tmp, "batch.mlir")
-        starts, line = [], 1
-        pieces = []
-        for text in texts:
-            body = text if text.endswith("\n") else text + "\n"
-            starts.append(line)
-            pieces.append(body)
-            line += body.count("\n") + 1  # +1 for the marker line
         Path(path).write_text("".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
-        result = run_sandboxed(_verify_argv(toolchain, path, split=len(texts) > 1), limits)
+        # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.
+        batch_limits = Limits(limits.timeout, limits.memory_bytes, max(limits.output_bytes, 64 << 20))
+        result = run_sandboxed(_verify_argv(toolchain, path, split=True), batch_limits)
     if result.ok:
         return [None] * len(texts)
-    if result.timed_out or result.signal is not None or result.out_of_memory:
-        reason = "timed out" if result.timed_out else f"crashed: {result.stderr.strip()[-500:]}"
-        if len(texts) == 1:
-            return [f"verifier {reason}"]
-        # Find the culprit one by one rather than blaming the whole batch.
-        return [v for text in texts for v in _verify_split([text], toolchain, limits)]
-    if len(texts) == 1:
-        return [result.stderr.strip() or result.stdout.strip() or f"verifier exited {result.returncode}"]
-    outputs = result.stdout.split(SPLIT_MARKER)
     errors: list[list[str]] = [[] for _ in texts]
-    for match in _LOCATED_ERROR.finditer(result.stderr):
+    all_errors = re.findall(r"error: ", result.stderr)
+    located = list(_LOCATED_ERROR.finditer(result.stderr))
+    for match in located:
         line_no = int(match.group(1))
         index = max(i for i, start in enumerate(starts) if start <= line_no)
         errors[index].append(match.group(2))
-    verdicts: list[str | None] = []
-    for i in range(len(texts)):
-        printed = outputs[i].strip() if i < len(outputs) else ""
-        if errors[i] or not printed:
-            verdicts.append("\n".join(errors[i]) or result.stderr.strip()[:2000] or "does not verify")
-        else:
-            verdicts.append(None)
-    return verdicts
+    if result.timed_out or result.signal is not None or len(located) < len(all_errors) or not located:
+        # A crash, a timeout, or an error without a location: find the culprits one by one.
+        return [_verify_one(text, toolchain, limits) for text in texts]
+    return ["\n".join(found) if found else None for found in errors]
 
 
 def compile_module(

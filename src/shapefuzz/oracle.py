@@ -64,11 +64,20 @@ def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> str
     return None
 
 
-def _target_limit(backend: Backend, text: str) -> bool:
+def _target_limit(backend: Backend, error_text: str) -> bool:
     pattern = _TARGET_LIMITS.get(backend.driver or backend.name.split("-")[0])
     if pattern is None and backend.name.startswith("cuda"):
         pattern = _TARGET_LIMITS["cuda"]
-    return bool(pattern and pattern.search(text))
+    return bool(pattern and pattern.search(error_text))
+
+
+def _as_target_limit(result: BackendResult, backend: Backend, mlir_text: str) -> BackendResult:
+    """A failure on a module that uses something the target lacks becomes "unsupported"."""
+    reason = backend.limit_for(mlir_text) if result.failed else None
+    if reason is None:
+        return result
+    return replace(result, status=Status.UNSUPPORTED, signature=None,
+                   detail=f"target limit ({reason}); was {result.status.value} at {result.stage.value}: {result.detail[:500]}")
 
 
 def _run_backend(
@@ -220,7 +229,7 @@ def _check_once(
     notes: list[str] = []
     if expectation is not None and outputs:
         results, notes = _judge(results, outputs, expectation)
-    ordered = tuple(results[name] for name in backends)
+    ordered = tuple(_as_target_limit(results[name], BACKENDS[name], text) for name in backends)
     verdict = Verdict.FAIL if any(r.failed for r in ordered) else Verdict.PASS
     return CheckReport(verdict, ordered, notes=tuple(notes))
 
