@@ -626,7 +626,7 @@ def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray],
 # Strategy
 
 SPATIAL = [1, 1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17]
-CHANNELS = [1, 1, 2, 3, 4, 5, 7, 8, 9]
+CHANNELS = [1, 1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 32]
 BATCH = [1, 1, 1, 2, 3]
 KERNEL = [1, 1, 2, 3, 3, 5]
 STRIDE = [1, 1, 1, 2, 3]
@@ -634,6 +634,32 @@ DILATION = [1, 1, 1, 2, 3]
 PAD = [0, 0, 0, 1, 1, 2, 3]
 BIG_SPATIAL = [31, 33, 64, 65, 127, 129]
 BIG_CHANNELS = [31, 33, 64, 65, 128, 129, 257]
+# Multiply-accumulates allowed per case, so the NumPy reference (and a CPU run) stays quick;
+# big cases are meant for compile-only GPU targets but still get a reference.
+MAX_MACS = 2_000_000
+MAX_MACS_BIG = 200_000_000
+
+
+def macs(p: Params) -> int:
+    per_out = int(np.prod(p["kernel"])) * (p["c"] if p["kind"] in ("regular", "grouped") else 1)
+    return int(np.prod(output_shape(p))) * per_out
+
+
+def _fit_budget(p: Params) -> None:
+    """Halve the largest spatial size (keeping the output >= 1), then channels, until the case
+    is within its multiply-accumulate budget."""
+    cap = MAX_MACS_BIG if p["big"] else MAX_MACS
+    while macs(p) > cap:
+        sp = p["spatial"]
+        i = max(range(p["rank"]), key=lambda j: sp[j])
+        need = max(1, p["dilations"][i] * (p["kernel"][i] - 1) + 1 - p["pad_lo"][i] - p["pad_hi"][i])
+        if sp[i] // 2 >= need and sp[i] > 1:
+            sp[i] //= 2
+            continue
+        key = max(("c", "f", "g", "n", "m"), key=lambda k: p[k])
+        if p[key] == 1:
+            break
+        p[key] = (p[key] + 1) // 2
 
 
 def _labels_of(layout: Layout) -> tuple[set[str], set[str]]:
@@ -729,7 +755,7 @@ def params_from_seed(seed: int) -> Params:
                 dmap[lab] = pick(rng, (False, True))
     bias = pick(rng, ["none", "none", "epilogue", "init"])
     epilogue = pick(rng, ["none", "none", "relu"])
-    return {
+    params = {
         "rank": rank, "kind": kind, "layout": layout.name, "compute_layout": compute.name,
         "form": form, "loop_perm": loop_perm, "dtype": dtype, "acc": acc,
         "n": n, "g": g, "c": c, "f": f, "m": m,
@@ -737,6 +763,8 @@ def params_from_seed(seed: int) -> Params:
         "pad_lo": lo, "pad_hi": hi, "pad_form": pad_form, "pad_value": pad_value,
         "in_dyn": in_dyn, "filt_dyn": filt_dyn, "bias": bias, "epilogue": epilogue, "big": big,
     }
+    _fit_budget(params)
+    return params
 
 
 def strategy() -> st.SearchStrategy[Params]:
