@@ -302,3 +302,42 @@ def test_known_bug_batch_rank_0_depth_1_runs_out_of_memory():
                       _base(orig_shape=[5, 3, 2], orig_dyn=[False] * 3, depth=2, dimension_map=[0, 1], batch_shape=[],
                             batch_dyn=[], window_dyn=[False])):
         assert _check(neighbour, budget=small).verdict == Verdict.PASS, neighbour
+
+
+# A real IREE 3.13 miscompile on the Vulkan default profile (vulkan-spirv; the llvmpipe target and
+# llvm-cpu are right): a scatter with an add combiner, unique_indices(true) (and indices that are
+# unique), and a trailing window dim of size 1 applies each update 8 times: original [-85, -97]
+# at rows 3, 4 plus updates [-65, 63] gives [-605, 407] = orig + 8 * update. Overwrite (idempotent),
+# unique_indices(false), or a window dim > 1 are right. Minimal: 5x1 original, 2x1 indices/updates.
+SCATTER_ADD_UNIT_WINDOW_UNIQUE = _base(orig_shape=[5, 1], combiner="add", dtype="i32")
+
+
+@pytest.mark.iree
+@pytest.mark.vulkan
+def test_known_bug_vulkan_add_unique_unit_window_applies_update_8_times(has_vulkan):
+    from shapefuzz.model import Stage, Status, Verdict
+    from shapefuzz.oracle import Expectation, check_module
+
+    if not has_vulkan:
+        pytest.skip("no Vulkan device")
+    p = SCATTER_ADD_UNIT_WINDOW_UNIQUE
+    inputs = FAMILY.make_inputs(p, 0)
+    (want,) = FAMILY.reference(p, inputs)
+    seen = {}
+
+    def compare(expected, got):
+        seen["got"] = got
+        return FAMILY.compare(p, inputs, expected, got)
+
+    report = check_module(_case_text(p), ["vulkan-spirv"], Expectation(inputs, [want], compare))  # re-run: not flaky
+    (bad,) = report.results
+    assert report.verdict == Verdict.FAIL and bad.stage == Stage.COMPARE and bad.status == Status.MISMATCH
+    original, indices, updates = inputs
+    rows = indices.ravel()
+    assert np.array_equal(seen["got"][0][rows, 0], original[rows, 0] + 8 * updates[:, 0])
+    other = check_module(_case_text(p), ["vulkan-llvmpipe"], Expectation(inputs, [want], compare), confirm=False)
+    assert other.verdict == Verdict.PASS
+    for neighbour in (dict(p, unique=False), dict(p, combiner="overwrite"), dict(p, orig_shape=[5, 2])):
+        i2 = FAMILY.make_inputs(neighbour, 0)
+        e2 = Expectation(i2, FAMILY.reference(neighbour, i2), lambda w, g, n=neighbour, i=i2: FAMILY.compare(n, i, w, g))
+        assert check_module(_case_text(neighbour), ["vulkan-spirv"], e2, confirm=False).verdict == Verdict.PASS, neighbour
