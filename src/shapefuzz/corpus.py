@@ -310,7 +310,7 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
         (folder / sub).mkdir()
         for i, array in enumerate(arrays):
             name = f"{sub}/{stem}{i}.npy"
-            np.save(folder / name, np.ascontiguousarray(array), allow_pickle=False)
+            np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
             meta[key].append(name)
     script = folder / REPRO_SCRIPT
     script.write_text(repro_script(meta))

@@ -140,7 +140,7 @@ def run_module(
     argv = [str(toolchain.run_bin), f"--module={vmfb_path}", f"--device={backend.driver}", f"--function={function}"]
     for i, array in enumerate(inputs):
         path = os.path.join(workdir, f"input{i}.npy")
-        np.save(path, np.ascontiguousarray(array))
+        np.save(path, np.require(array, requirements="C"))
         argv.append(f"--input=@{path}")
     output_paths = [os.path.join(workdir, f"{backend.name}-output{i}.npy") for i in range(num_results)]
     argv += [f"--output=@{p}" for p in output_paths]

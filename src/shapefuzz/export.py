@@ -195,7 +195,7 @@ def write_run_module(p: Plan, out: Path) -> list[Path]:
             (out / sub).mkdir(exist_ok=True)
             for i, array in enumerate(arrays):
                 path = out / sub / f"{stem}{i}.npy"
-                np.save(path, np.ascontiguousarray(array), allow_pickle=False)
+                np.save(path, np.require(array, requirements="C"), allow_pickle=False)
                 written.append(path)
     script = out / "run.sh"
     script.write_text(run_module_script(p))
