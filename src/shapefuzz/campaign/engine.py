@@ -406,6 +406,7 @@ class Engine:
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
+        self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         again = {f.signature for f in outcome.failures} if outcome is not None else set()
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
@@ -441,6 +442,7 @@ class Engine:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.lanes[1]
         result = done.value
+        self.store.add_extra_time(0.0, done.seconds)
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
             return

@@ -270,6 +270,16 @@ class CampaignStore:
              b.detail, b.corpus_entry, b.shrunk_size),
         )
 
+    def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
+        """Worker time spent on re-runs and shrinking (not on any one candidate's row)."""
+        with self.transaction() as db:
+            for key, value in (("extra_tool_seconds", tool_seconds), ("extra_task_seconds", task_seconds)):
+                row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(float(row[0] if row else 0) + value)))
+
+    def extra_time(self) -> tuple[float, float]:
+        return (float(self.get_meta("extra_tool_seconds", "0")), float(self.get_meta("extra_task_seconds", "0")))
+
     # --- backends set aside -------------------------------------------------------------
     def set_aside(self, backend: str, reason: str) -> None:
         with self.transaction() as db:
