@@ -135,14 +135,23 @@ def backends(session: Session, as_json: bool) -> None:
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
 @click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
+@click.option("--forms", is_flag=True,
+              help="Generated files only: also check every equivalent formulation (metamorphic oracle).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 def check(session: Session, file: str, backend_names, inputs_path, dynamic_size, seed,
-          compile_timeout, no_confirm, as_json) -> None:
+          compile_timeout, no_confirm, forms, as_json) -> None:
     """Verify FILE, compile it on each backend, run it where a device exists and compare."""
-    from shapefuzz.checkfile import check_file
+    from shapefuzz.checkfile import check_file, check_file_forms
 
     text = read_mlir(file)
+    if forms:
+        lines, payload, found = check_file_forms(
+            text, backend_names or resolve_backends(None), session.toolchain, seed=seed,
+            compile_timeout=compile_timeout, confirm=not no_confirm,
+        )
+        click.echo(json.dumps(payload, indent=2) if as_json else "\n".join(lines))
+        sys.exit(EXIT_FOUND if found else EXIT_OK)
     inputs = load_inputs(inputs_path) if inputs_path else None
     report, notes = check_file(
         text, backend_names or resolve_backends(None), session.toolchain, inputs=inputs,

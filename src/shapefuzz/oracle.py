@@ -264,3 +264,62 @@ def check_case(
 
 
 __all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "normalize"]
+
+
+@dataclass(frozen=True)
+class FormsReport:
+    """A case and its equivalent formulations, each checked against the same reference."""
+
+    reports: tuple[tuple[Case, CheckReport], ...]
+    disagreements: tuple[str, ...]  # one line per backend where some forms pass and others fail
+
+    @property
+    def verdict(self) -> Verdict:
+        verdicts = {report.verdict for _, report in self.reports}
+        for worst in (Verdict.INVALID, Verdict.FAIL, Verdict.FLAKY):
+            if worst in verdicts:
+                return worst
+        return Verdict.PASS
+
+
+def form_difference(base: dict, other: dict) -> str:
+    """The parameters in which `other` differs from `base`, as `key=value` pairs."""
+    changed = [f"{k}={other[k]!r}" for k in sorted(other) if base.get(k) != other[k]]
+    return ", ".join(changed) or "same form"
+
+
+def check_forms(
+    case: Case,
+    backends: Sequence[str] = (REFERENCE_BACKEND,),
+    toolchain: Toolchain | None = None,
+    seed: int = 0,
+    budget: Budget = DEFAULT_BUDGET,
+    confirm: bool = True,
+) -> FormsReport:
+    """The metamorphic oracle: the same computation in each of its family's equivalent forms must
+    give the same answer on every backend. Every form is judged against the NumPy reference; a
+    backend where one form fails and another passes is a class-4 finding, named per form."""
+    from shapefuzz.families import get_family
+
+    family = get_family(case.family)
+    cases = {case.case_id: case}
+    for params in family.equivalent_forms(case.params):
+        other = Case.make(case.family, params)
+        cases.setdefault(other.case_id, other)
+    reports = tuple((c, check_case(c, backends, toolchain, seed, budget, confirm)) for c in cases.values())
+    base = case.params
+    lines = []
+    for name in backends:
+        passing, failing = [], []
+        for form, report in reports:
+            result = next((r for r in report.results if r.backend == name), None)
+            if result is None:
+                continue
+            (failing if result.failed and not result.flaky else passing).append((form, result))
+        if passing and failing:
+            for form, result in failing:
+                lines.append(
+                    f"{name}: form [{form_difference(base, form.params)}] fails ({result.signature}) "
+                    f"while {len(passing)} equivalent form(s) pass"
+                )
+    return FormsReport(reports, tuple(lines))
