@@ -48,7 +48,8 @@ class FunctionInfo:
     results: int
 
 
-def _split_top_level(text: str) -> list[str]:
+def split_top_level(text: str) -> list[str]:
+    """Split at the commas not nested in <>, (), [] or {}."""
     parts, depth, current = [], 0, []
     for ch in text:
         if ch in "<([{":
@@ -102,7 +103,7 @@ def function_info(text: str, name: str | None = None) -> FunctionInfo:
     func_name, open_index = chosen
     close = _matching_paren(text, open_index)
     args = []
-    for arg in _split_top_level(text[open_index + 1 : close]):
+    for arg in split_top_level(text[open_index + 1 : close]):
         _, _, type_text = arg.partition(":")
         args.append(parse_tensor_type(type_text.split("{")[0]))
     rest = text[close + 1 :].lstrip()
@@ -111,7 +112,7 @@ def function_info(text: str, name: str | None = None) -> FunctionInfo:
         result_text = rest[2:].lstrip()
         if result_text.startswith("("):
             end = _matching_paren(result_text, 0)
-            results = len(_split_top_level(result_text[1:end]))
+            results = len(split_top_level(result_text[1:end]))
         else:
             results = 1
     return FunctionInfo(func_name, tuple(args), results)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from shapefuzz.mlirinfo import split_top_level
 from shapefuzz.shrink.measure import shaped_dims
 
 _SHAPED = re.compile(r"\b(tensor|memref|vector)<([^<>]*)>")
@@ -131,22 +132,6 @@ def _rename(text: str, old: str, new: str) -> str:
     return re.sub(re.escape(old) + r"(?![\w.$\-])", new, text)
 
 
-def _split_top(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur))
-    return parts
-
 
 def _matching(text: str, open_index: int, pair: str = "()") -> int:
     depth = 0
@@ -222,8 +207,8 @@ def drop_results(text: str) -> Iterator[str]:
             continue
         indent, rest = _RETURN.match(lines[ret_line].rstrip("\n")).groups()
         values_text, _, types_text = rest.partition(":")
-        values = [v.strip() for v in _split_top(values_text)]
-        ret_types = [t.strip() for t in _split_top(types_text)]
+        values = [v.strip() for v in split_top_level(values_text)]
+        ret_types = [t.strip() for t in split_top_level(types_text)]
         if len(values) != len(types) or len(ret_types) != len(types):
             continue
         for k in range(len(types)):
@@ -254,7 +239,7 @@ def _header_results(header: str) -> tuple[int, int, list[str]] | None:
     start = close_args + 1 + match.end()
     if header[start] == "(":
         end = _matching(header, start) + 1
-        return start, end, _split_top(header[start + 1 : end - 1])
+        return start, end, split_top_level(header[start + 1 : end - 1])
     # a single type runs up to ' attributes' or ' {'
     stop = re.search(r"\s+(?:attributes\b|\{)", header[start:])
     end = start + (stop.start() if stop else len(header[start:].rstrip()))
@@ -270,7 +255,7 @@ def drop_unused_args(text: str) -> Iterator[str]:
         close_args = _matching(header, open_args)
         if close_args < 0:
             continue
-        args = _split_top(header[open_args + 1 : close_args])
+        args = split_top_level(header[open_args + 1 : close_args])
         body = "".join(lines[func.body[0] : func.body[1]])
         for k, arg in enumerate(args):
             names = _SSA.findall(arg)
