@@ -8,9 +8,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from shapefuzz.case import Case
+from family_testing import check_params, draw_params
 from shapefuzz.execute import verify_many
 from shapefuzz.families import conv as C
 
@@ -19,16 +18,7 @@ N_DRAWN = 300
 
 
 def _draw(n: int) -> list[dict]:
-    drawn: list[dict] = []
-
-    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(FAMILY.strategy())
-    def collect(params):
-        drawn.append(params)
-
-    collect()
-    return drawn
+    return draw_params(FAMILY.strategy(), n)
 
 
 @pytest.fixture(scope="module")
@@ -336,13 +326,7 @@ INTEGRATION = {
 
 
 def _check(p):
-    from shapefuzz.oracle import Expectation, check_module
-
-    inputs = C.make_inputs(p, 0)
-    expected = C.reference(p, inputs)
-    expectation = Expectation(inputs, expected, lambda want, got: C.compare(p, inputs, want, got))
-    text = Case.make("conv", p).header() + "\n" + C.render(p)
-    return check_module(text, ["llvm-cpu"], expectation, confirm=False)
+    return check_params("conv", p, seed=0)
 
 
 @pytest.mark.iree

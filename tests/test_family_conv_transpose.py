@@ -8,9 +8,8 @@ import re
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from shapefuzz.case import Case
+from family_testing import case_text, check_params, draw_params
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families import conv_transpose as CT
 
@@ -48,15 +47,7 @@ def _base(**changes):
 
 
 def _draw(n: int) -> list[dict]:
-    drawn: list[dict] = []
-
-    @settings(max_examples=n, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(FAMILY.strategy())
-    def collect(params):
-        drawn.append(params)
-
-    collect()
-    return drawn
+    return draw_params(FAMILY.strategy(), n)
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +56,7 @@ def drawn() -> list[dict]:
 
 
 def _case_text(params: dict) -> str:
-    # What render_case produces, without importing the other families (written in parallel).
-    return Case.make("conv_transpose", params).header() + "\n" + FAMILY.render(params)
+    return case_text("conv_transpose", params)
 
 
 def _result_shape(text: str) -> list[str]:
@@ -76,15 +66,7 @@ def _result_shape(text: str) -> list[str]:
 
 
 def _run(params: dict, seed: int = 1):
-    from shapefuzz.oracle import Expectation, check_module
-
-    inputs = FAMILY.make_inputs(params, seed)
-    expected = FAMILY.reference(params, inputs)
-
-    def compare(want, got):
-        return FAMILY.compare(params, inputs, want, got)
-
-    return check_module(_case_text(params), ["llvm-cpu"], Expectation(inputs, expected, compare), confirm=False)
+    return check_params("conv_transpose", params, seed)
 
 
 # ----------------------------------------------------------------------------- reference, by hand

@@ -7,9 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from shapefuzz.case import Case
+from family_testing import case_text, check_params, draw_params
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families import scatter as S
 
@@ -40,15 +39,7 @@ def _base(**changes):
 
 
 def _draw(n: int) -> list[dict]:
-    drawn: list[dict] = []
-
-    @settings(max_examples=n, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(FAMILY.strategy())
-    def collect(params):
-        drawn.append(params)
-
-    collect()
-    return drawn
+    return draw_params(FAMILY.strategy(), n)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +48,7 @@ def drawn() -> list[dict]:
 
 
 def _case_text(params: dict) -> str:
-    return Case.make("scatter", params).header() + "\n" + FAMILY.render(params)
+    return case_text("scatter", params)
 
 
 def _return_types(text: str) -> list[str]:
@@ -66,17 +57,7 @@ def _return_types(text: str) -> list[str]:
 
 
 def _check(params: dict, seed: int = 1, confirm: bool = False, budget=None):
-    """The oracle on llvm-cpu for one case, against the family's own reference."""
-    from shapefuzz.execute import DEFAULT_BUDGET
-    from shapefuzz.oracle import Expectation, check_module
-
-    inputs = FAMILY.make_inputs(params, seed)
-    expected = FAMILY.reference(params, inputs)
-    return check_module(
-        _case_text(params), ["llvm-cpu"],
-        Expectation(inputs, expected, lambda want, got: FAMILY.compare(params, inputs, want, got)),
-        budget=budget or DEFAULT_BUDGET, confirm=confirm,
-    )
+    return check_params("scatter", params, seed, confirm, budget)
 
 
 # ----------------------------------------------------------------------------- registry / determinism

@@ -7,9 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from shapefuzz.case import Case
+from family_testing import case_text, check_params, draw_params
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families import topk as T
 
@@ -35,22 +34,8 @@ def _base(**changes):
     return params
 
 
-def _draw(n: int, seed_strategy=None) -> list[dict]:
-    drawn: list[dict] = []
-
-    @settings(
-        max_examples=n,
-        derandomize=True,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(FAMILY.strategy())
-    def collect(params):
-        drawn.append(params)
-
-    collect()
-    return drawn
+def _draw(n: int) -> list[dict]:
+    return draw_params(FAMILY.strategy(), n)
 
 
 @pytest.fixture(scope="module")
@@ -69,21 +54,11 @@ def _shape_of(tensor_type: str) -> list[str]:
 
 
 def _case_text(params: dict) -> str:
-    # What render_case produces, without importing the other families (written in parallel).
-    return Case.make("topk", params).header() + "\n" + FAMILY.render(params)
+    return case_text("topk", params)
 
 
 def _check(params: dict, seed: int = 1, confirm: bool = False, backends=("llvm-cpu",)):
-    """oracle.check_case for one topk case on llvm-cpu, without the family registry."""
-    from shapefuzz.oracle import Expectation, check_module
-
-    inputs = FAMILY.make_inputs(params, seed)
-    expected = FAMILY.reference(params, inputs)
-
-    def compare(want, got):
-        return FAMILY.compare(params, inputs, want, got)
-
-    return check_module(_case_text(params), list(backends), Expectation(inputs, expected, compare), confirm=confirm)
+    return check_params("topk", params, seed, confirm, backends=backends)
 
 
 # ----------------------------------------------------------------------------- registry / determinism

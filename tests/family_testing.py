@@ -1,0 +1,53 @@
+"""Helpers every op family's tests share: drawing many cases, rendering, checking on a backend."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shapefuzz.case import Case
+from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.families import render_case
+from shapefuzz.model import CheckReport
+from shapefuzz.oracle import check_case
+
+
+def draw_params(strategy: st.SearchStrategy, n: int) -> list[dict]:
+    """`n` cases drawn by Hypothesis (derandomized, so the same on every run)."""
+    drawn: list[dict] = []
+
+    @settings(max_examples=n, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(params):
+        drawn.append(params)
+
+    collect()
+    return drawn
+
+
+def case_text(family: str, params: dict) -> str:
+    """The full generated file: header line with the parameters, then the module."""
+    return render_case(Case.make(family, params))
+
+
+def check_params(
+    family: str,
+    params: dict,
+    seed: int = 1,
+    confirm: bool = False,
+    budget: Budget | None = None,
+    backends: Sequence[str] = ("llvm-cpu",),
+) -> CheckReport:
+    """The oracle for one case against its family's NumPy reference."""
+    return check_case(Case.make(family, params), tuple(backends), seed=seed,
+                      budget=budget or DEFAULT_BUDGET, confirm=confirm)
+
+
+def result_types(text: str) -> list[str]:
+    """The tensor types in the @main signature's results."""
+    header = next(line for line in text.splitlines() if line.startswith("func.func @main"))
+    return re.findall(r"tensor<[^>]*>", header.split("->", 1)[1])
