@@ -69,3 +69,29 @@ def test_output_is_cut_to_the_limit_keeping_head_and_tail():
 def test_stdin_text_is_fed():
     result = run_sandboxed([PY, "-c", "import sys; print(sys.stdin.read().upper())"], stdin_text="abc")
     assert result.stdout.strip() == "ABC"
+
+
+def test_children_die_with_a_killed_caller(tmp_path):
+    # A campaign worker killed by SIGKILL must not leave its compiler running.
+    import os
+    import signal
+    import subprocess
+
+    pidfile = tmp_path / "pid"
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n")
+    caller = tmp_path / "caller.py"
+    caller.write_text(
+        "from shapefuzz.sandbox import Limits, run_sandboxed\n"
+        f"run_sandboxed([{PY!r}, {str(sleeper)!r}], Limits(timeout=600))\n"
+    )
+    proc = subprocess.Popen([PY, str(caller)])
+    for _ in range(400):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.3)
+    assert not process_alive(child)

@@ -383,12 +383,14 @@ def _prepare(corpus_dir: Path) -> None:
 
 
 def save_finding(
-    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None
+    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None, sighting: bool = True
 ) -> tuple[Path, bool]:
     """Adds a finding to the corpus: (entry folder, True when a new entry was created).
 
     An existing entry (same signature) gets count+1, last_seen and the toolchain version; its
-    reproducer, inputs and expected outputs are replaced only by a smaller reproducer."""
+    reproducer, inputs and expected outputs are replaced only by a smaller reproducer.
+    `sighting=False` is for a smaller reproducer of a failure already counted (a shrink result):
+    it may replace the reproducer but does not add to count or last_seen."""
     corpus_dir = Path(corpus_dir)
     _prepare(corpus_dir)
     when = now_text(now)
@@ -412,8 +414,9 @@ def save_finding(
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
         meta = dict(old_meta)
-        meta["count"] = int(old_meta.get("count", 1)) + 1
-        meta["last_seen"] = max(str(old_meta.get("last_seen", "")), when)
+        if sighting:
+            meta["count"] = int(old_meta.get("count", 1)) + 1
+            meta["last_seen"] = max(str(old_meta.get("last_seen", "")), when)
         meta["first_seen"] = min(str(old_meta.get("first_seen", when)), when)
         versions = list(old_meta.get("toolchain_versions") or [])
         if finding.toolchain_version not in versions:

@@ -442,7 +442,7 @@ class Engine:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.lanes[1]
         result = done.value
-        self.store.add_extra_time(0.0, done.seconds)
+        # Background shrinking is left out of the time shares: they describe candidate checking.
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
             return

@@ -74,6 +74,7 @@ class IreeTarget:
     toolchain: Toolchain
     corpus_dir: Path
     budget: Budget = DEFAULT_BUDGET
+    shrink_seconds: float = 300.0  # per new bucket, in the background
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int) -> Candidate:
@@ -129,17 +130,9 @@ class IreeTarget:
         self.toolchain.probe  # noqa: B018 - read the cached probe once, before the first task
 
     def _expectation(self, candidate: Candidate):
-        from shapefuzz.oracle import Expectation
+        from shapefuzz.oracle import case_expectation
 
-        family = load_family(candidate.group)
-        params = Case(candidate.group, candidate.payload).params
-        inputs = family.make_inputs(params, input_seed(candidate.seed))
-        expected = family.reference(params, inputs)
-
-        def compare(want, got):
-            return family.compare(params, inputs, want, got)
-
-        return Expectation(inputs, expected, compare)
+        return case_expectation(Case(candidate.group, candidate.payload), input_seed(candidate.seed))
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         from shapefuzz.oracle import check_module
@@ -152,13 +145,27 @@ class IreeTarget:
     confirm = check  # a confirmation is the same check again, on the failing backends only
 
     def shrink(self, candidate: Candidate, lanes: tuple[str, str]):
-        """(smaller text, corpus entry) or None. Uses shapefuzz.shrink when it offers a
-        `shrink_text(text, backends, signature, toolchain)`; until then there is nothing to do."""
-        try:
-            from shapefuzz.shrink import shrink_text  # type: ignore[attr-defined]
-        except ImportError:
+        """(smaller text, corpus entry) once the shrunk reproducer is confirmed and saved (it
+        replaces the entry's reproducer, being smaller), else None."""
+        import tempfile
+
+        from shapefuzz.errors import ShapefuzzError
+        from shapefuzz.shrink.run import shrink_file
+
+        backend, signature_text = lanes
+        with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+            path = str(Path(tmp) / "candidate.mlir")
+            try:
+                result = shrink_file(
+                    path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
+                    signature_text=signature_text, backend=backend, time_limit=self.shrink_seconds,
+                    compile_timeout=self.budget.compile.timeout, corpus=str(self.corpus_dir),
+                )
+            except ShapefuzzError:
+                return None  # did not reproduce in isolation (say, needs the campaign's input seed)
+        if not result.confirmed or result.minimized == candidate.text:
             return None
-        return shrink_text(candidate.text, (lanes[0],), lanes[1], self.toolchain)  # pragma: no cover
+        return result.minimized, (result.saved[0] if result.saved else None)
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

@@ -92,7 +92,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
         backends[backend].buckets.add(bucket)
         if candidate in family_of:
             families[family_of[candidate]].buckets.add(bucket)
-    extra_tool, extra_task = store.extra_time()  # re-runs of new buckets, shrinking
+    extra_tool, extra_task = store.extra_time()  # confirming re-runs of new buckets
     tool, task = tool + extra_tool, task + extra_task
     rows = store.buckets()
     buckets = [

@@ -271,7 +271,7 @@ class CampaignStore:
         )
 
     def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
-        """Worker time spent on re-runs and shrinking (not on any one candidate's row)."""
+        """Worker time spent on confirming re-runs (not on any one candidate's row)."""
         with self.transaction() as db:
             for key, value in (("extra_tool_seconds", tool_seconds), ("extra_task_seconds", task_seconds)):
                 row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

@@ -216,9 +216,11 @@ def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
     from shapefuzz import corpus as corpus_module  # written alongside; only needed with --corpus
 
     saved = []
-    items = [(s, result.minimized, None) for s in result.target.signatures.values()]
-    items += [(s, t, r) for s, t, r in result.findings]
-    for signature, text, report in items:
+    # The kept failure is no new sighting (its original was counted where it was found);
+    # failures that turned up while shrinking are.
+    items = [(s, result.minimized, None, False) for s in result.target.signatures.values()]
+    items += [(s, t, r, True) for s, t, r in result.findings]
+    for signature, text, report, sighting in items:
         detail = ""
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
@@ -234,7 +236,7 @@ def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
             compile_command=compile_command(toolchain, BACKENDS[signature.backend], "repro.mlir", "repro.vmfb"),
             detail=detail,
         )
-        folder, _ = corpus_module.save_finding(corpus, finding)
+        folder, _ = corpus_module.save_finding(corpus, finding, sighting=sighting)
         saved.append(str(folder))
     return saved
 
