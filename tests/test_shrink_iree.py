@@ -10,7 +10,6 @@ import pytest
 
 from shapefuzz import cli
 from shapefuzz.execute import verify
-from shapefuzz.shrink.measure import measure
 from shapefuzz.shrink.run import shrink_file
 
 pytestmark = pytest.mark.iree

@@ -12,7 +12,7 @@ from shapefuzz.execute import verify_many
 from shapefuzz.shrink import mlirtext as M
 from shapefuzz.shrink.engine import Pass, Problem
 from shapefuzz.shrink.measure import measure, sort_key
-from shapefuzz.shrink.params import generic_reductions, shrink_params
+from shapefuzz.shrink.params import shrink_params
 from shapefuzz.shrink.run import default_output, parse_duration
 from shapefuzz.errors import UsageError
 
@@ -112,12 +112,13 @@ def test_parameter_pass_rerenders_smaller_cases(toolchain):
     assert params["k"] == 1 and case.params != params
 
 
-def test_generic_param_reductions():
-    got = generic_reductions({"n": 6, "flag": True, "dims": [4, 3], "name": "x"})
-    assert {"n": 1, "flag": True, "dims": [4, 3], "name": "x"} in got
-    assert {"n": 6, "flag": False, "dims": [4, 3], "name": "x"} in got
-    assert {"n": 6, "flag": True, "dims": [4], "name": "x"} in got
-    assert {"n": 6, "flag": True, "dims": [1, 3], "name": "x"} in got
+def test_param_shrinking_proposes_only_the_familys_own_candidates():
+    from shapefuzz.families import get_family, render_case
+    from shapefuzz.generate import draw_case
+
+    case = draw_case("conv_transpose", 3)
+    proposed = [case_from_mlir(t).params for t in shrink_params(render_case(case))]
+    assert proposed and all(p in get_family("conv_transpose").shrink_candidates(case.params) for p in proposed)
 
 
 def test_durations_and_output_names():
