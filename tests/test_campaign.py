@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import signal
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from shapefuzz.campaign.config import format_duration, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome, Steering
-from shapefuzz.campaign.report import markdown, sparkline, summarize, svg_plot, write_report
+from shapefuzz.campaign.report import sparkline, summarize, svg_plot, write_report
 from shapefuzz.campaign.store import FORMAT_VERSION, CampaignStore
 from shapefuzz.errors import CorpusError, UsageError
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
 import math
 import random
 import signal
@@ -258,7 +257,8 @@ class Engine:
                         self._say(f"family {group} set aside after 5 generation failures")
                         break
                     continue
-                if candidate.key in self.tried or candidate.key in self.in_flight:
+                # in_flight is keyed by task; a candidate drawn again while its first check runs is a duplicate too
+                if candidate.key in self.tried or any(t.candidate.key == candidate.key for t in self.in_flight.values()):
                     self.stats.duplicates += 1
                     continue
                 drawn += 1

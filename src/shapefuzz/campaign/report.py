@@ -194,7 +194,7 @@ def text_lines(s: Summary) -> list[str]:
 
 
 def markdown(s: Summary) -> str:
-    out = [f"# shapefuzz campaign report", "", f"- folder: `{s.folder}`", f"- stopped: {s.reason or '-'}",
+    out = ["# shapefuzz campaign report", "", f"- folder: `{s.folder}`", f"- stopped: {s.reason or '-'}",
            f"- candidates: {s.candidates} in {format_duration(s.active_seconds)} of active time "
            f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
            "- verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))]

@@ -22,7 +22,6 @@ Forms (the metamorphic oracle compares them):
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -193,7 +192,6 @@ def render(p: Params) -> str:
         # argument's dim), then collapse: each a pure step. Batch rank 0/1 gains a unit batch dim,
         # 2 collapses to one; window rank 0/1 gains a unit dim, 2+ collapses to one.
         kb = k + 1 if k < 2 else k
-        wb = w + 1 if w <= 1 else w
 
         def two_steps(name: str, src: str, dims: list[Dim], with_window: bool, elem: str) -> tuple[str, list[Dim]]:
             target: list[Any] = list(range(k)) + ([Dim(1, False)] if k < 2 else [])
