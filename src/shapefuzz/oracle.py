@@ -43,6 +43,9 @@ class Expectation:
     inputs: list[np.ndarray]
     expected: list[np.ndarray] | None  # None: judge backends against each other
     compare: Comparator | None = None
+    # What computed the reference (the op family), part of a mismatch's signature: wrong numbers
+    # have no error text, and a wrong scatter and a wrong conv on one backend are different bugs.
+    label: str = ""
 
 
 def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> str | None:
@@ -120,8 +123,9 @@ def _run_backend(
     return BackendResult(backend.name, Stage.RUN, Status.OK, "", None, total, compiled.seconds, ran.seconds), outputs
 
 
-def _mismatch(backend: str, detail: str, base: BackendResult) -> BackendResult:
-    sig = signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, _mismatch_kind(detail))
+def _mismatch(backend: str, detail: str, base: BackendResult, label: str = "") -> BackendResult:
+    kind = _mismatch_kind(detail)
+    sig = signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{kind} in {label}" if label else kind)
     return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=detail, signature=sig)
 
 
@@ -147,7 +151,7 @@ def _judge(
         for name, actual in outputs.items():
             mismatch = compare(expectation.expected, actual)
             if mismatch:
-                results[name] = _mismatch(name, mismatch, results[name])
+                results[name] = _mismatch(name, mismatch, results[name], expectation.label)
             else:
                 results[name] = replace(results[name], stage=Stage.COMPARE)
         return results, notes
@@ -246,7 +250,7 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     def compare(want: list[np.ndarray], got: list[np.ndarray]) -> str | None:
         return family.compare(params, inputs, want, got)
 
-    return Expectation(inputs, expected, compare)
+    return Expectation(inputs, expected, compare, label=case.family)
 
 
 def check_case(

@@ -140,7 +140,7 @@ def _expectation(entry: CorpusEntry):
                     return family.compare(params, inputs, want, got)
             except Exception:  # noqa: BLE001 - a family that no longer loads: plain comparison
                 compare = None
-        return Expectation(entry.inputs, entry.expected, compare)
+        return Expectation(entry.inputs, entry.expected, compare, label=case.family if case else "")
     if case is not None:
         return case_expectation(case, entry.seed)
     return None
