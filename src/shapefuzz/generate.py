@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 from hypothesis import strategies as st
+from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from hypothesis.internal.conjecture.data import ConjectureData
 
@@ -22,7 +23,9 @@ def draw(strategy: st.SearchStrategy, seed: int):
     for attempt in range(_ATTEMPTS):
         data = ConjectureData(random=random.Random(f"{seed}:{attempt}"))
         try:
-            return data.draw(strategy)
+            # A build context, as inside @given: strategies built with .map()/.flatmap() need one.
+            with BuildContext(data, wrapped_test=draw):
+                return data.draw(strategy)
         except (StopTest, UnsatisfiedAssumption):
             continue
     raise ShapefuzzError(f"the strategy rejected {_ATTEMPTS} draws in a row for seed {seed}")
