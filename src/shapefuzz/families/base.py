@@ -5,7 +5,7 @@ comparison rule (NNSmith's "one op = one place")."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 from hypothesis import strategies as st
@@ -35,3 +35,13 @@ class Family:
     # Params -> a smaller/simpler list of candidate params for the parameter shrinker
     # (each must still be valid). Ordered most aggressive first.
     shrink_candidates: Callable[[Params], list[Params]]
+
+
+def distinct_valid(candidates: Iterable[Params], original: Params, is_valid: Callable[[Params], bool]) -> list[Params]:
+    """The candidates, in order, that are valid, differ from `original` and are not repeated:
+    what every family's shrink_candidates returns after proposing."""
+    out: list[Params] = []
+    for candidate in candidates:
+        if candidate != original and candidate not in out and is_valid(candidate):
+            out.append(candidate)
+    return out

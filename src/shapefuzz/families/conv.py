@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, Params, distinct_valid
 from shapefuzz.templates import render_template
 
 # --------------------------------------------------------------------------------------------
@@ -935,13 +935,9 @@ def shrink_candidates(p: Params) -> list[Params]:
     if p["dtype"] != "f32":
         cands.append(_with(p, dtype="f32", acc="f32",
                            pad_value=p["pad_value"] if _is_float(p["dtype"]) else p["pad_value"]))
-    out = []
-    for q in cands:
-        if q["pad_form"] == "none" and (any(q["pad_lo"]) or any(q["pad_hi"])):
-            q = _with(q, pad_form="pad")
-        if _is_valid(q) and q != p and q not in out:
-            out.append(q)
-    return out
+    padded = [_with(q, pad_form="pad") if q["pad_form"] == "none" and (any(q["pad_lo"]) or any(q["pad_hi"])) else q
+              for q in cands]
+    return distinct_valid(padded, p, _is_valid)
 
 
 FAMILY = Family(

@@ -23,7 +23,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families._shapes import FLOAT_DTYPES, NP_DTYPES, Dim, draw_dyn_flags, draw_size, dyn_features, tensor_type
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, Params, distinct_valid
 from shapefuzz.templates import render_template
 
 FORMS = ("generic", "scatter")
@@ -306,13 +306,7 @@ def shrink_candidates(p: Params) -> list[Params]:
             cands.append(dict(p, **{key: value}))
     if p["dtype"] != "f32":
         cands.append(dict(p, dtype="f32", on=1.0, off=0.0))
-    seen, out = set(), []
-    for c in cands:
-        key = repr(sorted(c.items()))
-        if key not in seen and c != p and is_valid(c):
-            seen.add(key)
-            out.append(c)
-    return out
+    return distinct_valid(cands, p, is_valid)
 
 
 FAMILY = Family(

@@ -39,7 +39,7 @@ from shapefuzz.families._shapes import (
     split_step,
     tensor_type,
 )
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, Params, distinct_valid
 from shapefuzz.templates import render_template
 
 FORMS = ("linalg_ext", "reshape", "generic")
@@ -394,15 +394,8 @@ def shrink_candidates(p: Params) -> list[Params]:
             cands.append(dict(p, **{key: value}))
     if p["combiner"] not in ("overwrite", "add"):
         cands.append(dict(p, combiner="add"))
-    seen, out = set(), []
-    for c in cands:
-        if c["duplicates"] and n_batch(c) < 2:
-            c = dict(c, duplicates=False)
-        key = repr(sorted(c.items()))
-        if key not in seen and c != p and is_valid(c):
-            seen.add(key)
-            out.append(c)
-    return out
+    cands = [dict(c, duplicates=False) if c["duplicates"] and n_batch(c) < 2 else c for c in cands]
+    return distinct_valid(cands, p, is_valid)
 
 
 FAMILY = Family(
