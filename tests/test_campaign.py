@@ -63,6 +63,9 @@ class FakeTarget:
 
     confirm = check
 
+    def size(self, text: str) -> tuple[int, ...]:
+        return (len(text),)
+
     def corpus_count(self, failure: Failure):
         path = Path(self.corpus) / _slug(failure.signature)
         return str(path), int(path.read_text()) if path.exists() else 0

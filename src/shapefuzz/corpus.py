@@ -33,17 +33,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
 from shapefuzz.case import Case
 from shapefuzz.errors import CorpusError
 from shapefuzz.model import Signature
+from shapefuzz.shrink.measure import size_of
+
+if TYPE_CHECKING:
+    from shapefuzz.toolchain import Toolchain
 
 CORPUS_FORMAT = 1
 META = "meta.json"
 REPRODUCER = "reproducer.mlir"
+MODULE = "module.vmfb"  # what the entry's compile command writes
 REPRO_SCRIPT = "repro.sh"
 INDEX = "INDEX.md"
 INPUTS_DIR, EXPECTED_DIR = "inputs", "expected"
@@ -72,17 +77,49 @@ class Finding:
     flaky: bool = False
 
 
+def make_finding(
+    signature: Signature,
+    mlir: str,
+    toolchain: "Toolchain",
+    *,
+    backends: tuple[str, ...] | None = None,
+    case: Case | None = None,
+    seed: int = 0,
+    inputs: list[np.ndarray] | None = None,
+    expected: list[np.ndarray] | None = None,
+    detail: str = "",
+    flaky: bool = False,
+) -> Finding:
+    """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
+    names the entry's own files, the version is the toolchain's, the case comes from the text's
+    header unless given."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.execute import compile_command
+
+    return Finding(
+        signature=signature,
+        mlir=mlir,
+        backends=tuple(backends or (signature.backend,)),
+        case=case if case is not None else case_from_mlir(mlir),
+        seed=int(seed),
+        inputs=inputs,
+        expected=expected,
+        toolchain_version=toolchain.probe.version,
+        compile_command=compile_command(toolchain, BACKENDS[signature.backend], REPRODUCER, MODULE),
+        detail=detail,
+        flaky=flaky,
+    )
+
+
 @dataclass(frozen=True)
 class Sizes:
-    """How big a reproducer is; smaller wins: total tensor elements, then lines."""
+    """How big a reproducer is, as written into meta.json. Which of two reproducers is smaller
+    is decided by `shrink.measure.size_of`, the order the shrinker and the campaign use too."""
 
     elements: int
     lines: int
     bytes: int
-
-    @property
-    def key(self) -> tuple[int, int, int]:
-        return (self.elements, self.lines, self.bytes)
 
     def to_json(self) -> dict[str, int]:
         return {"elements": self.elements, "lines": self.lines, "bytes": self.bytes}
@@ -297,9 +334,13 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
     }
 
 
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
 def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None:
     """Writes every file of an entry into `folder` (a fresh temporary folder), meta.json last."""
-    (folder / REPRODUCER).write_text(finding.mlir if finding.mlir.endswith("\n") else finding.mlir + "\n")
+    (folder / REPRODUCER).write_text(_with_newline(finding.mlir))
     meta["inputs"], meta["expected"] = [], []
     for key, sub, stem, arrays in (
         ("inputs", INPUTS_DIR, "arg", finding.inputs),
@@ -410,7 +451,7 @@ def save_finding(
             return final, True
         try:
             old_meta = json.loads((final / META).read_text())
-            old_sizes = Sizes(**old_meta["sizes"])
+            old_size = size_of((final / REPRODUCER).read_text())
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
         meta = dict(old_meta)
@@ -424,7 +465,7 @@ def save_finding(
         meta["toolchain_versions"] = versions
         meta["backends"] = list(dict.fromkeys([*old_meta.get("backends", []), *finding.backends]))
         meta["flaky"] = bool(old_meta.get("flaky")) and finding.flaky  # reproduced once: not flaky
-        if sizes.key < old_sizes.key:
+        if size_of(_with_newline(finding.mlir)) < old_size:
             case = finding.case
             meta.update(
                 family=case.family if case else None,
@@ -607,7 +648,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
 
 
 __all__ = [
-    "Finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "save_finding", "load_entry",
+    "Finding", "make_finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "save_finding", "load_entry",
     "iter_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
     "EXPECTED_FAILING", "EXPECTED_FIXED", "CORPUS_FORMAT",
 ]

@@ -14,7 +14,8 @@ import numpy as np
 
 from shapefuzz.backends import Backend
 from shapefuzz.model import ProcessResult
-from shapefuzz.sandbox import Limits, run_sandboxed
+from shapefuzz.sandbox import Limits
+from shapefuzz.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.toolchain import Toolchain, find_toolchain
 
 SPLIT_MARKER = "// -----"
@@ -31,6 +32,20 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget()
+
+_TOOL_SECONDS = [0.0]
+
+
+def tool_seconds() -> float:
+    """Wall seconds this process has spent in compiler and runtime children (every call made
+    through this module). Callers take the difference around a piece of work."""
+    return _TOOL_SECONDS[0]
+
+
+def run_sandboxed(argv: Sequence[str], limits: Limits, **kwargs) -> ProcessResult:
+    result = _sandboxed(list(argv), limits, **kwargs)
+    _TOOL_SECONDS[0] += result.seconds
+    return result
 
 
 def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:

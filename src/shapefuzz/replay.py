@@ -315,8 +315,7 @@ def add_file(
     """Checks an MLIR file (a user's crash, say) and saves each confirmed failure as an entry."""
     from shapefuzz.case import case_from_mlir
     from shapefuzz.checkfile import check_file
-    from shapefuzz.corpus import Finding, save_finding
-    from shapefuzz.execute import compile_command
+    from shapefuzz.corpus import make_finding, save_finding
     from shapefuzz.mlirinfo import function_info, random_inputs
     from shapefuzz.oracle import case_expectation
 
@@ -336,12 +335,9 @@ def add_file(
         if result.flaky or result.signature is None:
             continue
         needs_numbers = result.stage in (Stage.RUN, Stage.COMPARE)
-        finding = Finding(
-            signature=result.signature, mlir=text, backends=tuple(backends), case=case, seed=seed,
+        finding = make_finding(
+            result.signature, text, toolchain, backends=tuple(backends), case=case, seed=seed,
             inputs=saved_inputs if needs_numbers else None, expected=expected if needs_numbers else None,
-            toolchain_version=toolchain.probe.version,
-            compile_command=compile_command(toolchain, BACKENDS[result.backend], "reproducer.mlir", "module.vmfb"),
-            detail=result.detail,
-        )
+            detail=result.detail)
         saved.append(save_finding(corpus_dir, finding))
     return report, saved

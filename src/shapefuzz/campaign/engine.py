@@ -17,6 +17,7 @@ from typing import Any, Callable, Protocol
 
 from shapefuzz.campaign.pool import Done, Task, WorkerPool
 from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.values import BucketState, TaskKind, Verdict
 
 
 # --- the values the engine speaks -------------------------------------------------------------
@@ -31,7 +32,8 @@ class Candidate:
     index: int = -1
 
     @property
-    def size(self) -> int:
+    def length(self) -> int:
+        """Characters, for display; which of two is smaller is the target's `size` order."""
         return len(self.text)
 
 
@@ -45,7 +47,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class Outcome:
-    verdict: str  # pass / fail / invalid / flaky / error / lost
+    verdict: Verdict
     lanes: dict[str, tuple[str, float]]  # lane -> (status, seconds)
     failures: tuple[Failure, ...] = ()
     tool_seconds: float = 0.0  # time spent inside compiler and runtime processes
@@ -62,6 +64,8 @@ class Target(Protocol):
     def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str: ...
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
+    def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
+    def shrink(self, candidate: Candidate, lanes: tuple[str, ...]) -> Any: ...
 
 
 @dataclass
@@ -174,6 +178,7 @@ class Engine:
         self.failed_groups: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()
         self._tid = 0
+        self._sizes: dict[str, tuple[int, ...]] = {}
         self._last_tick = 0.0
         self._requeue_pending()
 
@@ -184,7 +189,7 @@ class Engine:
     def _count_left(self) -> int | None:
         if self.limits.count is None:
             return None
-        return self.limits.count - len(self.tried) - sum(t.kind == "check" for t in self.in_flight.values())
+        return self.limits.count - len(self.tried) - sum(t.kind == TaskKind.CHECK for t in self.in_flight.values())
 
     def _time_left(self) -> float | None:
         return None if self.limits.seconds is None else self.limits.seconds - self.active()
@@ -201,15 +206,15 @@ class Engine:
         """Buckets whose re-run was in flight when the last session stopped: confirm them now.
         Confirmed buckets whose corpus entry was not recorded: save again (the corpus merges)."""
         for bucket in self.buckets.values():
-            unsaved = not bucket.corpus_entry or bucket.corpus_entry.startswith("?")
-            if bucket.state == "pending" or (bucket.state in ("confirmed", "flaky", "unconfirmed") and unsaved):
+            unsaved = not bucket.corpus_entry or bucket.saving is not None
+            if bucket.state == BucketState.PENDING or unsaved:
                 row = self.store.candidate(bucket.repro_key)
                 if row is None:
                     continue
                 candidate = self._revive(row)
                 if candidate is None:
                     continue
-                if bucket.state == "pending":
+                if bucket.state == BucketState.PENDING:
                     if bucket.sig not in self.pending_confirm[candidate.key]:
                         self.pending_confirm[candidate.key].append(bucket.sig)
                     if all(c.key != candidate.key for c, _ in self.confirm_queue):
@@ -219,7 +224,7 @@ class Engine:
                             (c, tuple(dict.fromkeys(l + (bucket.backend,))) if c.key == candidate.key else l)
                             for c, l in self.confirm_queue)
                 else:
-                    self._save_bucket(bucket, candidate, bucket.state == "flaky")
+                    self._save_bucket(bucket, candidate, bucket.state == BucketState.FLAKY)
 
     def _revive(self, row: CandidateRow) -> Candidate | None:
         try:
@@ -270,25 +275,25 @@ class Engine:
         return None
 
     # --- scheduling ------------------------------------------------------------------------
-    def _task(self, kind: str, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
+    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
         self._tid += 1
-        deadline = self.target.deadline(lanes) * (4 if kind == "shrink" else 1)
+        deadline = self.target.deadline(lanes) * (4 if kind == TaskKind.SHRINK else 1)
         return Task(self._tid, kind, candidate, lanes, deadline)
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:
             if self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
-                task = self._task("confirm", candidate, lanes)
+                task = self._task(TaskKind.CONFIRM, candidate, lanes)
             elif self.shrink_queue and not stopping and sum(
-                    t.kind == "shrink" for t in self.in_flight.values()) < max(1, self.jobs // 2):
+                    t.kind == TaskKind.SHRINK for t in self.in_flight.values()) < max(1, self.jobs // 2):
                 candidate, failure = self.shrink_queue.popleft()
-                task = self._task("shrink", candidate, (failure.lane, failure.signature))
+                task = self._task(TaskKind.SHRINK, candidate, (failure.lane, failure.signature))
             elif not stopping and not self.budget_spent() and self.lanes:
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
-                task = self._task("check", candidate, self.lanes)
+                task = self._task(TaskKind.CHECK, candidate, self.lanes)
             else:
                 return
             self.in_flight[f"{task.kind}:{task.tid}"] = task
@@ -329,6 +334,13 @@ class Engine:
             self.store.tick(self.session, self.active())
         return reason
 
+    def _size(self, text: str) -> tuple[int, ...]:
+        if text not in self._sizes:
+            if len(self._sizes) > 256:
+                self._sizes.clear()
+            self._sizes[text] = tuple(self.target.size(text))
+        return self._sizes[text]
+
     def _grace(self) -> float:
         return 30.0
 
@@ -336,25 +348,25 @@ class Engine:
     def _finish(self, done: Done) -> None:
         task = done.task
         self.in_flight.pop(f"{task.kind}:{task.tid}", None)
-        if task.kind == "check":
+        if task.kind == TaskKind.CHECK:
             self._finish_check(task, done)
-        elif task.kind == "confirm":
+        elif task.kind == TaskKind.CONFIRM:
             self._finish_confirm(task, done)
-        elif task.kind == "shrink":
+        elif task.kind == TaskKind.SHRINK:
             self._finish_shrink(task, done)
 
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
         if outcome is None:
-            verdict = "lost" if done.lost else "error"
+            verdict = Verdict.LOST if done.lost else Verdict.ERROR
             outcome = Outcome(verdict, {}, (), 0.0, done.error)
             if done.lost:
                 self.stats.lost += 1
             else:
                 self.stats.errors += 1
-            self._say(f"candidate {candidate.key} ({candidate.group}): {verdict}: {_one_line(done.error)}")
-        elif outcome.verdict == "invalid":
+            self._say(f"candidate {candidate.key} ({candidate.group}): {verdict.value}: {_one_line(done.error)}")
+        elif outcome.verdict == Verdict.INVALID:
             self.stats.errors += 1
             self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
                       f"{_one_line(outcome.error)}")
@@ -369,23 +381,23 @@ class Engine:
                 bucket = BucketRow(
                     failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
                     failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
-                    "pending" if self.confirm_enabled else "unconfirmed", candidate.key, candidate.size,
+                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key, candidate.length,
                     candidate.text, failure.detail[-4000:], "", None)
                 new_lanes.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.signature)
                 self.stats.newest = failure.signature
             else:
-                smaller = candidate.size < bucket.repro_size
+                smaller = self._size(candidate.text) < self._size(bucket.repro_text)
                 bucket = replace(
                     bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
                     repro_key=candidate.key if smaller else bucket.repro_key,
-                    repro_size=candidate.size if smaller else bucket.repro_size,
+                    repro_size=candidate.length if smaller else bucket.repro_size,
                     repro_text=candidate.text if smaller else bucket.repro_text)
             self.buckets[failure.signature] = bucket
             updates.append(bucket)
         row = CandidateRow(
             candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
-            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.size,
+            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
         self.store.record(row, hits, self.session, now, updates)
         self.tried.add(candidate.key)
@@ -412,7 +424,8 @@ class Engine:
             bucket = self.buckets[sig]
             flaky = sig not in again
             failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
-            self._save_bucket(replace(bucket, state="flaky" if flaky else "confirmed"), candidate, flaky, failure)
+            state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
+            self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
             if flaky:
                 self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
 
@@ -420,20 +433,20 @@ class Engine:
                      failure: Failure | None = None) -> None:
         failure = failure or Failure(bucket.backend, bucket.sig, bucket.sig_json, bucket.detail)
         try:
-            # "?N": a save is under way and the entry had been saved N times before it. A session
+            # `saving`: a save is under way and the entry had been saved N times before it. A session
             # killed between the corpus write and the row below finds N+1 and does not save twice.
             where, before = self.target.corpus_count(failure)
-            if bucket.corpus_entry.startswith("?") and before > int(bucket.corpus_entry[1:]):
+            if bucket.saving is not None and before > bucket.saving:
                 entry = where
             else:
-                self.store.put_bucket(replace(bucket, corpus_entry=f"?{before}"))
+                self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
                 entry = self.target.save(candidate, failure, flaky)
         except Exception as error:  # a corpus problem must not end the campaign; retried on resume
             self._say(f"could not save bucket {bucket.sig} to the corpus: {_one_line(error)}")
             entry = ""
-        if bucket.state == "pending":
-            bucket = replace(bucket, state="flaky" if flaky else "confirmed")
-        bucket = replace(bucket, corpus_entry=entry)
+        if bucket.state == BucketState.PENDING:
+            bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)
+        bucket = replace(bucket, corpus_entry=entry, saving=None)
         self.buckets[bucket.sig] = bucket
         self.store.put_bucket(bucket)
         if entry and self.shrink_enabled and not flaky:
@@ -450,7 +463,8 @@ class Engine:
             return
         text, entry = result
         bucket = self.buckets.get(sig)
-        if bucket is not None and len(text) < (bucket.shrunk_size or bucket.repro_size):
+        # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
+        if bucket is not None and self._size(text) < self._size(bucket.repro_text):
             bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
             self.buckets[sig] = bucket
             self.store.put_bucket(bucket)
@@ -476,7 +490,7 @@ class Engine:
     def snapshot(self) -> Snapshot:
         session_seconds = time.monotonic() - self.stats.session_start
         rate = self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
-        real = [b for b in self.buckets.values() if b.state != "flaky"]
+        real = [b for b in self.buckets.values() if b.state != BucketState.FLAKY]
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),

@@ -5,11 +5,11 @@ processes), and saves confirmed buckets into the corpus. The engine never import
 from __future__ import annotations
 
 import importlib
-import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 
 from shapefuzz.campaign.engine import Candidate, Failure, Outcome
+from shapefuzz.campaign.values import Verdict
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
@@ -42,29 +42,6 @@ def available_families(names: tuple[str, ...]) -> tuple[tuple[str, ...], list[st
 
 KNOWN_FAMILIES = tuple(FAMILY_MODULES)
 
-# --- time spent in the compiler and runtime, counted in each worker ----------------------------
-_TOOL_SECONDS = [0.0]
-
-
-def _install_tool_timer() -> None:
-    """Wraps the sandbox entry point that execute.py calls, to add up child-process time."""
-    import shapefuzz.execute as execute
-
-    if getattr(execute.run_sandboxed, "_shapefuzz_timed", False):
-        return
-    inner = execute.run_sandboxed
-
-    def timed(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            _TOOL_SECONDS[0] += time.perf_counter() - start
-
-    timed._shapefuzz_timed = True  # type: ignore[attr-defined]
-    execute.run_sandboxed = timed
-
-
 def input_seed(seed: int) -> int:
     return seed % (1 << 31)
 
@@ -85,6 +62,11 @@ class IreeTarget:
         text = case.header() + "\n" + family.render(case.params)
         return Candidate(case.case_id, group, seed, tuple(family.features(case.params)), case.params_json, text)
 
+    def size(self, text: str) -> tuple[int, ...]:
+        from shapefuzz.shrink.measure import size_of
+
+        return astuple(size_of(text))
+
     def deadline(self, lanes: tuple[str, ...]) -> float:
         b = self.budget
         return b.verify.timeout + 2 * len(lanes) * (b.compile.timeout + b.run.timeout) + 60.0
@@ -102,31 +84,18 @@ class IreeTarget:
             return str(folder), 0
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str:
-        from shapefuzz.corpus import Finding, save_finding
-        from shapefuzz.execute import compile_command
-        from shapefuzz.backends import BACKENDS
+        from shapefuzz.corpus import make_finding, save_finding
 
-        case = Case(candidate.group, candidate.payload)
         expectation = self._expectation(candidate)
-        finding = Finding(
-            signature=Signature.from_json(failure.fields),
-            mlir=candidate.text,
-            backends=(failure.lane,),
-            case=case,
-            seed=input_seed(candidate.seed),
-            inputs=expectation.inputs,
-            expected=expectation.expected,
-            toolchain_version=self.toolchain.probe.version,
-            compile_command=compile_command(self.toolchain, BACKENDS[failure.lane], "reproducer.mlir", "module.vmfb"),
-            detail=failure.detail,
-            flaky=flaky,
-        )
+        finding = make_finding(
+            Signature.from_json(failure.fields), candidate.text, self.toolchain,
+            case=Case(candidate.group, candidate.payload), seed=input_seed(candidate.seed),
+            inputs=expectation.inputs, expected=expectation.expected, detail=failure.detail, flaky=flaky)
         entry, _ = save_finding(self.corpus_dir, finding)
         return str(entry)
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
-        _install_tool_timer()
         self.toolchain.probe  # noqa: B018 - read the cached probe once, before the first task
 
     def _expectation(self, candidate: Candidate):
@@ -135,12 +104,13 @@ class IreeTarget:
         return case_expectation(Case(candidate.group, candidate.payload), input_seed(candidate.seed))
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
+        from shapefuzz.execute import tool_seconds
         from shapefuzz.oracle import check_module
 
-        before = _TOOL_SECONDS[0]
+        before = tool_seconds()
         report = check_module(candidate.text, lanes, self._expectation(candidate), self.toolchain, self.budget,
                               confirm=False)
-        return outcome_of(report, _TOOL_SECONDS[0] - before)
+        return outcome_of(report, tool_seconds() - before)
 
     confirm = check  # a confirmation is the same check again, on the failing backends only
 
@@ -174,4 +144,4 @@ def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
         Failure(r.backend, str(r.signature), r.signature.to_json(), r.detail[-4000:])
         for r in report.failures if r.signature is not None
     )
-    return Outcome(report.verdict.value, lanes, failures, tool_seconds, report.verify_error[-2000:])
+    return Outcome(Verdict(report.verdict.value), lanes, failures, tool_seconds, report.verify_error[-2000:])

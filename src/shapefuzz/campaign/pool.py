@@ -2,7 +2,7 @@
 the compiler and runtime run in the sandbox below it. A worker that dies, or runs past its task's
 deadline, is killed with its children and replaced, and that task alone is reported lost.
 
-Knows nothing of IREE: a task is (kind, payload, lanes) and the worker calls `getattr(target, kind)`."""
+Knows nothing of IREE: a task is (kind, payload, lanes) and the worker calls the target's method named by kind."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from shapefuzz.campaign.values import TaskKind
+
 
 @dataclass(frozen=True)
 class Task:
     tid: int
-    kind: str  # the target's method: "check", "confirm", "shrink"
+    kind: TaskKind  # names the target's method the worker calls
     candidate: Any
     lanes: tuple[str, ...]
     deadline: float  # seconds of wall clock before the worker is killed
@@ -53,7 +55,7 @@ def _worker_main(conn, target) -> None:
             return
         start = time.perf_counter()
         try:
-            value, error = getattr(target, task.kind)(task.candidate, task.lanes), ""
+            value, error = getattr(target, TaskKind(task.kind).value)(task.candidate, task.lanes), ""
         except Exception:  # our bug on one candidate: report it, keep the worker
             value, error = None, traceback.format_exc(limit=8)
         try:

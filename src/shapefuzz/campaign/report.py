@@ -14,6 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import BucketState, Verdict
 
 REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -74,10 +75,10 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     tool = task = 0.0
     for c in store.candidates():
         family_of[c.key] = c.family
-        verdicts[c.verdict] += 1
+        verdicts[c.verdict.value] += 1
         f = families[c.family]
         f.cases += 1
-        f.failures += c.verdict == "fail"
+        f.failures += c.verdict == Verdict.FAIL
         f.seconds += c.task_seconds
         tool += c.tool_seconds
         task += c.task_seconds
@@ -97,16 +98,16 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     rows = store.buckets()
     buckets = [
         {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
-         "count": b.count, "state": b.state, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
+         "count": b.count, "state": b.state.value, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
-         "corpus_entry": b.corpus_entry if not b.corpus_entry.startswith("?") else ""}
+         "corpus_entry": b.corpus_entry}
         for b in rows
     ]
     sessions = store.sessions()
     active = sum(s[1] for s in sessions)
     return Summary(str(store.folder), reason, sum(verdicts.values()), active, tool, task, dict(verdicts),
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
-                   sorted(b.first_seen for b in rows if b.state != "flaky"), store.set_aside_backends(),
+                   sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []))
 
 

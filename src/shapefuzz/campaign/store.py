@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from shapefuzz.campaign.values import BucketState, Verdict
 from shapefuzz.errors import CorpusError
 
 FORMAT_VERSION = 1
@@ -70,7 +71,7 @@ class CandidateRow:
     family: str
     features: tuple[str, ...]
     backends: tuple[str, ...]
-    verdict: str
+    verdict: Verdict
     outcome: dict[str, str]
     payload: str
     size: int
@@ -93,13 +94,17 @@ class BucketRow:
     last_seen: float
     first_wall: float
     last_wall: float
-    state: str
+    state: BucketState
     repro_key: str
     repro_size: int
     repro_text: str
     detail: str
-    corpus_entry: str
+    corpus_entry: str  # the corpus folder, "" until saved
     shrunk_size: int | None
+    # Set while a save is under way: how many times the entry had been saved before. A session
+    # killed between the corpus write and the row update finds the count one higher and does
+    # not save twice. (Written into the corpus_entry column as "?N".)
+    saving: int | None = None
 
 
 class CampaignStore:
@@ -213,7 +218,7 @@ class CampaignStore:
             db.execute(
                 "INSERT OR IGNORE INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (row.key, row.idx, row.seed, row.family, json.dumps(list(row.features)),
-                 json.dumps(list(row.backends)), row.verdict, json.dumps(row.outcome), row.payload,
+                 json.dumps(list(row.backends)), Verdict(row.verdict).value, json.dumps(row.outcome), row.payload,
                  row.size, row.tool_seconds, row.task_seconds, row.finished, row.error),
             )
             db.executemany("INSERT OR IGNORE INTO hits VALUES (?,?,?)", [(row.key, sig, b) for sig, b in hits])
@@ -266,8 +271,8 @@ class CampaignStore:
         db.execute(
             "INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (b.sig, json.dumps(b.sig_json), b.backend, b.stage, b.status, b.family, b.count, b.first_seen,
-             b.last_seen, b.first_wall, b.last_wall, b.state, b.repro_key, b.repro_size, b.repro_text,
-             b.detail, b.corpus_entry, b.shrunk_size),
+             b.last_seen, b.first_wall, b.last_wall, BucketState(b.state).value, b.repro_key, b.repro_size,
+             b.repro_text, b.detail, b.corpus_entry if b.saving is None else f"?{b.saving}", b.shrunk_size),
         )
 
     def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
@@ -290,9 +295,12 @@ class CampaignStore:
 
 
 def _candidate(r: tuple) -> CandidateRow:
-    return CandidateRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), r[6],
+    return CandidateRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), Verdict(r[6]),
                         json.loads(r[7]), r[8], r[9], r[10], r[11], r[12], r[13])
 
 
 def _bucket(r: tuple) -> BucketRow:
-    return BucketRow(r[0], json.loads(r[1]), *r[2:])
+    entry, saving = r[16], None
+    if entry.startswith("?"):
+        entry, saving = "", int(entry[1:])
+    return BucketRow(r[0], json.loads(r[1]), *r[2:11], BucketState(r[11]), *r[12:16], entry, r[17], saving)

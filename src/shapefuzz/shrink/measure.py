@@ -1,8 +1,10 @@
-"""Sizes of an MLIR text and the fixed ordering the shrinker accepts candidates by.
+"""Sizes of an MLIR text and the one "smaller" order of shapefuzz.
 
-Pure text; no IREE. A candidate replaces the current text only when its `sort_key` is strictly
-smaller: total tensor elements, then ops, then dynamic dims, then text length, then the text
-itself (so ties are broken the same way on every run)."""
+Pure text; no IREE. `size_of` is the order every part uses: the shrinker (a candidate replaces
+the current text only when its `sort_key` is strictly smaller), the corpus (a reproducer replaces
+an entry's only when smaller) and the campaign (a bucket keeps its smallest reproducer): total
+tensor elements, then ops, then dynamic dims, then text length; `sort_key` adds the text itself
+so ties are broken the same way on every run."""
 
 from __future__ import annotations
 
@@ -78,7 +80,21 @@ def measure(text: str) -> Metrics:
     )
 
 
-def sort_key(text: str) -> tuple:
-    """Smaller is better: (elements, ops, dynamic dims, length, text)."""
+@dataclass(frozen=True, order=True)
+class Size:
+    """How big a reproducer is, compared field by field in this order (smaller is better)."""
+
+    elements: int
+    ops: int
+    dynamic_dims: int
+    chars: int
+
+
+def size_of(text: str) -> Size:
     m = measure(text)
-    return (m.elements, m.ops, m.dynamic_dims, len(text), text)
+    return Size(m.elements, m.ops, m.dynamic_dims, len(text))
+
+
+def sort_key(text: str) -> tuple:
+    """Smaller is better: the size, then the text itself."""
+    return (size_of(text), text)

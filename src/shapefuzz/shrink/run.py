@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from shapefuzz.backends import BACKENDS
-from shapefuzz.case import case_from_mlir
 from shapefuzz.checkfile import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.execute import compile_command
@@ -224,18 +223,7 @@ def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
         detail = ""
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
-        finding = corpus_module.Finding(
-            signature=signature,
-            mlir=text,
-            backends=(signature.backend,),
-            case=case_from_mlir(text),
-            seed=0,
-            inputs=None,
-            expected=None,
-            toolchain_version=toolchain.probe.version,
-            compile_command=compile_command(toolchain, BACKENDS[signature.backend], "repro.mlir", "repro.vmfb"),
-            detail=detail,
-        )
+        finding = corpus_module.make_finding(signature, text, toolchain, detail=detail)
         folder, _ = corpus_module.save_finding(corpus, finding, sighting=sighting)
         saved.append(str(folder))
     return saved

@@ -1,0 +1,36 @@
+"""The small values the campaign's engine, pool and store speak (no IREE): what became of a
+candidate, what a worker task is, where a bucket stands. String enums, so the store and JSON
+write the same text they always did."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Verdict(str, enum.Enum):
+    """What became of one candidate (or one re-run)."""
+
+    PASS = "pass"  # every lane succeeded (or hit a known target limit)
+    FAIL = "fail"  # at least one lane failed on input that verifies
+    INVALID = "invalid"  # the input does not verify: the generator's bug, never a finding
+    FLAKY = "flaky"  # failed once, then not again
+    ERROR = "error"  # our own code raised on it (the traceback is kept)
+    LOST = "lost"  # the worker died or ran past its deadline
+
+
+class TaskKind(str, enum.Enum):
+    """A worker task; the value is the name of the target's method the worker calls."""
+
+    CHECK = "check"
+    CONFIRM = "confirm"
+    SHRINK = "shrink"
+
+
+class BucketState(str, enum.Enum):
+    PENDING = "pending"  # awaiting its re-run
+    CONFIRMED = "confirmed"  # came back on its re-run
+    FLAKY = "flaky"  # did not come back
+    UNCONFIRMED = "unconfirmed"  # confirmation turned off
+
+
+__all__ = ["Verdict", "TaskKind", "BucketState"]

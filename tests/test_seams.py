@@ -1,0 +1,70 @@
+"""The typed seams between parts: one "smaller" order for the shrinker, the corpus and the
+campaign; one place that builds a Finding; tool seconds counted by `execute`; enums in the store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from shapefuzz.campaign.iree import IreeTarget
+from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.campaign.values import BucketState
+from shapefuzz.corpus import REPRODUCER, load_entry, make_finding, save_finding
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.shrink.measure import size_of, sort_key
+from shapefuzz.toolchain import find_toolchain
+
+SIG = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom")
+
+
+def _module(shape: str, ops: int = 1) -> str:
+    body = "".join(f"  %r{i} = arith.addf %a, %a : tensor<{shape}>\n" for i in range(ops))
+    return f"func.func @main(%a: tensor<{shape}>) -> tensor<{shape}> {{\n{body}  return %a : tensor<{shape}>\n}}\n"
+
+
+def test_one_smaller_order_for_shrinker_corpus_and_campaign(tmp_path):
+    # Longer text but fewer elements: smaller in the one order (the campaign used to compare text
+    # length and would have kept the other).
+    big, small = _module("8x8xf32"), _module("2x2xf32", ops=3)
+    assert len(small) > len(big)
+    assert size_of(small) < size_of(big) and sort_key(small) < sort_key(big)
+    target = IreeTarget(find_toolchain(), tmp_path)
+    assert target.size(small) < target.size(big)
+    tc = find_toolchain()
+    save_finding(tmp_path, make_finding(SIG, big, tc))
+    folder, _ = save_finding(tmp_path, make_finding(SIG, small, tc))
+    assert load_entry(folder).mlir == small  # the corpus keeps the smaller one in the same order
+    save_finding(tmp_path, make_finding(SIG, big, tc))
+    assert load_entry(folder).mlir == small
+
+
+def test_findings_name_the_entry_files_wherever_they_come_from(tmp_path):
+    tc = find_toolchain()
+    finding = make_finding(SIG, _module("4xf32"), tc, seed=3)
+    assert finding.compile_command[1] == REPRODUCER and finding.compile_command[-1] == "module.vmfb"
+    assert finding.toolchain_version == tc.probe.version and finding.backends == ("llvm-cpu",)
+    src = Path(__file__).resolve().parents[1] / "src" / "shapefuzz"
+    hand_built = [p for p in src.rglob("*.py") if "Finding(" in p.read_text().replace("make_finding(", "")
+                  and p.name != "corpus.py"]
+    assert not hand_built, f"Finding built by hand in {hand_built}; use corpus.make_finding"
+
+
+def test_execute_reports_tool_seconds():
+    from shapefuzz import execute
+
+    before = execute.tool_seconds()
+    result = execute.run_sandboxed([sys.executable, "-c", "import time; time.sleep(0.2)"], execute.Limits(timeout=10))
+    assert result.ok and execute.tool_seconds() - before >= 0.2
+
+
+def test_bucket_state_and_save_marker_round_trip(tmp_path):
+    store = CampaignStore(tmp_path / "c")
+    row = BucketRow("s", {"backend": "a"}, "a", "compile", "error", "g", 1, 0.0, 0.0, 0.0, 0.0,
+                    BucketState.PENDING, "k", 10, "text", "", "", None, saving=2)
+    store.put_bucket(row)
+    back = store.bucket("s")
+    assert back == row and isinstance(back.state, BucketState)
+    raw = store.db.execute("SELECT state, corpus_entry FROM buckets").fetchone()
+    assert raw == ("pending", "?2")  # the stored text is unchanged from before the enums
+    assert json.dumps({"state": back.state}) == '{"state": "pending"}'
