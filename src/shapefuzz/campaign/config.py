@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz.errors import UsageError
@@ -72,10 +72,6 @@ class CampaignConfig:
     count: int | None = None  # candidates in the whole campaign; None: no count limit
     seconds: float | None = None  # active seconds in the whole campaign; None: no time limit
     shrink: bool = True
-    confirm: bool = True
-    draws_per_candidate: int = 2  # draws compared per candidate when steering toward rare features
-    set_aside_after: int = 3  # consecutive timeouts on one backend before it is set aside
-    extra: dict = field(default_factory=dict, compare=False)
 
 
 def default_jobs() -> int:
