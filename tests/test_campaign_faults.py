@@ -27,7 +27,7 @@ def _fuzz(tmp_path, *args, mode="ok", timeout=120, env_extra=None, fake=True):
         argv += ["--iree-bin", str(make_fake_iree(tmp_path / "bin"))]
     argv += ["fuzz", *args]
     env = fake_env(tmp_path, mode, **(env_extra or {}))
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp_path)
 
 
 @pytest.mark.parametrize("args,message", [
@@ -111,7 +111,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
             "--no-shrink"]
     env = fake_env(tmp_path, "words", FAKE_IREE_DELAY="0.05")
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True, cwd=tmp_path)
     db = camp / "campaign.sqlite"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -124,12 +124,12 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     from shapefuzz.corpus import load_entry
 
     saved = {}
-    for entry in (camp / "corpus").iterdir():
+    for entry in (tmp_path / "corpus").iterdir():  # the default corpus: ./corpus
         if entry.is_dir() and not entry.name.startswith("."):
             loaded = load_entry(entry)
             saved[entry.name] = loaded.count
     assert saved and all(count == 1 for count in saved.values())
-    result = subprocess.run(argv + ["--json"], env=env, capture_output=True, text=True, timeout=180)
+    result = subprocess.run(argv + ["--json"], env=env, capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["candidates"] == 30 and summary["sessions"] == 2
@@ -138,7 +138,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     assert len(keys) == len(set(keys)) == 30
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     for name in saved:
-        assert load_entry(camp / "corpus" / name).count == 1  # counted once
+        assert load_entry(tmp_path / "corpus" / name).count == 1  # counted once
     for b in summary["buckets"]:
         assert b["corpus_entry"], b
 

@@ -81,3 +81,32 @@ def test_unknown_backend_suggests():
 
 def test_iree_bin_without_tools(tmp_path):
     assert_one_line_error(shapefuzz("--iree-bin", tmp_path, "backends"), "no executable iree-compile")
+
+
+def test_one_duration_for_fuzz_and_shrink(tmp_path):
+    # 1h30m is a valid --time for both; the file check comes after the option is accepted.
+    assert_one_line_error(shapefuzz("shrink", tmp_path / "none.mlir", "--time", "1h30m"), "no such file")
+    for command in (["shrink", tmp_path / "none.mlir"], ["fuzz", "--campaign", tmp_path / "camp"]):
+        assert_one_line_error(shapefuzz(*command, "--time", "soon"), "--time 'soon': not a duration")
+    assert not (tmp_path / "camp").exists()
+
+
+def test_iree_bin_before_or_after_the_subcommand(tmp_path):
+    for args in (["--iree-bin", tmp_path / "missing", "backends"], ["backends", "--iree-bin", tmp_path / "missing"],
+                 ["check", DATA / "matmul.mlir", "--iree-bin", tmp_path / "missing"]):
+        assert_one_line_error(shapefuzz(*args), "--iree-bin", "no such folder")
+
+
+@pytest.mark.iree
+def test_iree_bin_after_the_subcommand_is_used(toolchain, tmp_path):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for name, path in (("iree-compile", toolchain.compile_bin), ("iree-opt", toolchain.opt_bin),
+                       ("iree-run-module", toolchain.run_bin)):
+        (folder / name).symlink_to(path)
+    result = shapefuzz("backends", "--json", "--iree-bin", folder)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["toolchain"]["source"] == str(folder)
+    # After the subcommand wins over before it, as the nearer option.
+    result = shapefuzz("--iree-bin", tmp_path / "missing", "backends", "--json", "--iree-bin", folder)
+    assert result.returncode == 0 and json.loads(result.stdout)["toolchain"]["source"] == str(folder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 
 from shapefuzz.case import case_from_mlir
@@ -13,7 +14,8 @@ from shapefuzz.shrink import mlirtext as M
 from shapefuzz.shrink.engine import Pass, Problem
 from shapefuzz.shrink.measure import measure, sort_key
 from shapefuzz.shrink.params import shrink_params
-from shapefuzz.shrink.run import default_output, parse_duration
+from shapefuzz.cli.params import Duration
+from shapefuzz.shrink.run import default_output
 from shapefuzz.errors import UsageError
 
 DATA = Path(__file__).parent / "data"
@@ -122,8 +124,9 @@ def test_param_shrinking_proposes_only_the_familys_own_candidates():
 
 
 def test_durations_and_output_names():
-    assert parse_duration("90s") == 90 and parse_duration("5m") == 300 and parse_duration("2") == 2
-    assert parse_duration("none") is None
-    with pytest.raises(UsageError, match="--time"):
-        parse_duration("soon")
+    duration = Duration().convert  # the one `--time` type of fuzz and shrink
+    assert duration("90s", None, None) == 90 and duration("5m", None, None) == 300 and duration("2", None, None) == 2
+    assert duration("1h30m", None, None) == 5400 and duration("none", None, None) is None
+    with pytest.raises(click.UsageError, match="--time 'soon': not a duration"):
+        duration("soon", None, None)
     assert default_output("a/crash.mlir") == "a/crash.min.mlir"

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from shapefuzz.toolchain import Toolchain
 
 CORPUS_FORMAT = 1
+# The one default corpus location for every command (fuzz, shrink --corpus, replay, export, corpus,
+# bisect): ./corpus, so what a campaign finds is what `replay` and `corpus list` see next.
+DEFAULT_CORPUS = "corpus"
 META = "meta.json"
 REPRODUCER = "reproducer.mlir"
 MODULE = "module.vmfb"  # what the entry's compile command writes
@@ -299,7 +302,7 @@ def _strip_paths(words: list[str]) -> list[str]:
 _ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+([\w.+@-]+)")
 
 
-def _scrub(text: str) -> str:
+def scrub(text: str) -> str:
     """Error text with absolute paths cut to their last component (no machine paths in the corpus)."""
     return _ABS_PATH.sub(r"\1", text)[-MAX_DETAIL:]
 
@@ -329,7 +332,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "sizes": sizes.to_json(),
         "inputs": [],
         "expected": [],
-        "detail": _scrub(finding.detail),
+        "detail": scrub(finding.detail),
         "notes": "",
     }
 
@@ -472,7 +475,7 @@ def save_finding(
                 params=case.params if case else None,
                 seed=int(finding.seed),
                 compile_command=_strip_paths(list(finding.compile_command)),
-                detail=_scrub(finding.detail),
+                detail=scrub(finding.detail),
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
             )

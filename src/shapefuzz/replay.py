@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from shapefuzz.backends import BACKENDS
 from shapefuzz.corpus import (
-    _scrub,
+    scrub,
     EXPECTED_FAILING,
     EXPECTED_FIXED,
     CorpusEntry,
@@ -161,7 +161,7 @@ def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float
                         seconds=time.monotonic() - started)
     if report.verdict == Verdict.INVALID:
         return replace(base, outcome=Outcome.UNREADABLE,
-                       detail=f"reproducer does not verify here: {_one_line(_scrub(report.verify_error))}")
+                       detail=f"reproducer does not verify here: {_one_line(scrub(report.verify_error))}")
     result = next((r for r in report.results if r.backend == backend), None)
     if result is None:
         return replace(base, outcome=Outcome.NOT_RUNNABLE, detail="no result for its backend")
@@ -201,7 +201,7 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     try:
         expectation = _expectation(entry)
         if expectation is None:
-            from shapefuzz.checkfile import check_file
+            from shapefuzz.modulecheck import check_file
 
             report, _ = check_file(entry.mlir, _backends_for(entry, sig.backend, toolchain), toolchain,
                                    seed=entry.seed, compile_timeout=budget.compile.timeout, confirm=confirm)
@@ -314,7 +314,7 @@ def add_file(
 ) -> tuple[CheckReport, list[tuple[Path, bool]]]:
     """Checks an MLIR file (a user's crash, say) and saves each confirmed failure as an entry."""
     from shapefuzz.case import case_from_mlir
-    from shapefuzz.checkfile import check_file
+    from shapefuzz.modulecheck import check_file
     from shapefuzz.corpus import make_finding, save_finding
     from shapefuzz.mlirinfo import function_info, random_inputs
     from shapefuzz.oracle import case_expectation

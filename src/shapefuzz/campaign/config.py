@@ -5,42 +5,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.durations import format_duration, parse_duration  # noqa: F401 - re-exported
 from shapefuzz.errors import UsageError
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
-_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str) -> float:
-    """Seconds from "45s", "90m", "8h", "1.5h", "2d" or a bare number of seconds.
-    Compound forms ("1h30m") are accepted too."""
-    raw = str(text).strip().lower()
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhd])", raw)
-    if parts and re.fullmatch(r"(?:\s*\d+(?:\.\d+)?\s*[smhd])+\s*", raw):
-        seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    else:
-        match = _DURATION.match(raw)
-        if not match:
-            raise UsageError(f"--time {text!r}: not a duration; write e.g. 45s, 90m, 8h or 1h30m")
-        seconds = float(match.group(1)) * _UNITS[match.group(2)]
-    if seconds <= 0:
-        raise UsageError(f"--time {text!r}: the budget must be more than zero")
-    return seconds
-
-
-def format_duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    if h:
-        return f"{h}h{m:02d}m"
-    if m:
-        return f"{m}m{s:02d}s"
-    return f"{s}s"
 
 
 def resolve_names(value: str | None, known: tuple[str, ...], what: str, flag: str) -> tuple[str, ...] | None:

@@ -14,13 +14,13 @@ from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_famili
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.report import Summary, summarize, write_report
 from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
-DEFAULT_CORPUS = "corpus"
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class FuzzRequest:
 
     ops: str | None = None
     backends: tuple[str, ...] | None = None  # already resolved by the CLI's BackendList
-    time: str | None = None
+    time: str | float | None = None  # as typed, or seconds already parsed by the CLI
     count: int | None = None
     jobs: int | None = None
     seed: int | None = None
@@ -61,7 +61,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                          "leave --seed out to resume it, or choose another --campaign folder")
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
-    corpus = Path(req.corpus) if req.corpus else Path(stored.get("corpus") or campaign / DEFAULT_CORPUS)
+    corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
                           seconds, req.shrink)
 

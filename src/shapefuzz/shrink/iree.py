@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from shapefuzz.backends import BACKENDS
-from shapefuzz.checkfile import check_file
+from shapefuzz.modulecheck import check_file
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, verify_many
 from shapefuzz.model import CheckReport, Signature, Stage, Status
 from shapefuzz.oracle import check_module

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from shapefuzz.backends import BACKENDS
-from shapefuzz.checkfile import check_file
+from shapefuzz.modulecheck import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.execute import compile_command
 from shapefuzz.model import CheckReport, Signature, Status
@@ -267,19 +267,3 @@ def result_lines(result: ShrinkResult) -> list[str]:
     for folder in result.saved:
         lines.append(f"saved: {folder}")
     return lines
-
-
-def parse_duration(text: str | None) -> float | None:
-    """'90s', '5m', '1h', '300' (seconds), 'none' -> seconds or None."""
-    if text is None or text.strip().lower() in ("", "none", "0"):
-        return None
-    value = text.strip().lower()
-    scale = {"s": 1, "m": 60, "h": 3600}.get(value[-1], None)
-    number = value[:-1] if scale else value
-    try:
-        seconds = float(number) * (scale or 1)
-    except ValueError:
-        raise UsageError(f"--time {text!r} is not a duration; write e.g. 90s, 5m or 1h") from None
-    if seconds <= 0:
-        raise UsageError(f"--time {text!r} must be positive")
-    return seconds

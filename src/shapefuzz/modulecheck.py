@@ -1,5 +1,5 @@
-"""`shapefuzz check` on any file: a generated case brings its own inputs and NumPy reference;
-any other file gets the given inputs or small random ones, and the backends are judged by vote."""
+"""Checks one MLIR module given as text: a generated case brings its own inputs and NumPy reference;
+any other module gets the given inputs or small random ones, and the backends are judged by vote."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The corpus commands (replay, export, corpus list/show/index, bisect): thin click wrappers over
-corpus.py, replay.py, export.py and bisect.py, registered on the main group in cli.py."""
+"""`shapefuzz corpus list|show|index|mark|add`: triage views of a corpus and adding to it."""
 
 from __future__ import annotations
 
@@ -9,44 +8,9 @@ from pathlib import Path
 
 import click
 
-from shapefuzz.cli import BackendList
-
-DEFAULT_CORPUS = "corpus"
-
-
-@click.command()
-@click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
-@click.option("--backends", "backend_names", type=BackendList(), default=None,
-              help="Replay only entries of these backends (others are listed as not runnable).")
-@click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Entries checked in parallel.")
-@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
-@click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
-@click.option("--update", is_flag=True, help="Record what was seen in each entry's meta.json "
-              "(last_seen, toolchain versions, expected state fixed/failing).")
-@click.option("--strict", is_flag=True, help="Exit 1 when any entry differs from its recorded state "
-              "(a failing entry fixed or changed), not only when a fixed one fails again.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.pass_obj
-def replay(session, corpus_dir, backend_names, jobs, compile_timeout, no_confirm, update, strict, as_json) -> None:
-    """Re-check every corpus entry against the current toolchain.
-
-    Prints, per entry: still failing (same signature), fixed (now passes), changed (fails
-    differently), not runnable (backend missing here), unreadable (broken entry or a reproducer
-    this toolchain no longer parses). Exit status: 0 when every entry is as recorded; 1 when an
-    entry recorded as "fixed" fails again (with --strict: when any entry differs from its recorded
-    state); 3 when nothing regressed but some entry is unreadable; 2 for a usage error."""
-    from shapefuzz.replay import budget_with, replay_corpus, table_lines
-
-    summary = replay_corpus(corpus_dir, session.toolchain, backend_names, jobs, budget_with(compile_timeout),
-                            update=update, confirm=not no_confirm)
-    if as_json:
-        click.echo(json.dumps(summary.to_json(strict), indent=2))
-    else:
-        for line in table_lines(summary):
-            click.echo(line)
-        if update:
-            click.echo("recorded in each entry's meta.json (--update)")
-    sys.exit(summary.exit_code(strict))
+from shapefuzz.cli.common import read_mlir, toolchain_options
+from shapefuzz.cli.params import BackendList
+from shapefuzz.corpus import DEFAULT_CORPUS
 
 
 @click.group()
@@ -63,6 +27,7 @@ def _entries(corpus_dir: str):
 @corpus.command("list")
 @click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@toolchain_options
 def corpus_list(corpus_dir: str, as_json: bool) -> None:
     """One line per bucket: count, backend, stage, status, first/last seen, versions, expected state."""
     from shapefuzz.corpus import UnreadableEntry
@@ -97,6 +62,7 @@ def corpus_list(corpus_dir: str, as_json: bool) -> None:
 @click.argument("entry")
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
               help="Where to look the id up.")
+@toolchain_options
 def corpus_show(entry: str, corpus_dir: str) -> None:
     """One entry: its signature, where it came from, its history and how to reproduce it."""
     from shapefuzz.corpus import find_entry
@@ -137,6 +103,7 @@ def corpus_show(entry: str, corpus_dir: str) -> None:
 
 @corpus.command("index")
 @click.argument("corpus_dir", default=DEFAULT_CORPUS, type=click.Path(file_okay=False))
+@toolchain_options
 def corpus_index(corpus_dir: str) -> None:
     """Regenerate CORPUS_DIR/INDEX.md from the entry folders."""
     from shapefuzz.corpus import rebuild_index
@@ -148,6 +115,7 @@ def corpus_index(corpus_dir: str) -> None:
 @click.argument("entry")
 @click.argument("state", type=click.Choice(["failing", "fixed"]))
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
+@toolchain_options
 def corpus_mark(entry: str, state: str, corpus_dir: str) -> None:
     """Record ENTRY's expected state (replay exits 1 when a "fixed" entry fails again)."""
     from shapefuzz.corpus import find_entry, update_meta
@@ -165,11 +133,11 @@ def corpus_mark(entry: str, state: str, corpus_dir: str) -> None:
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
 @click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
 @click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@toolchain_options
 @click.pass_obj
 def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, compile_timeout: float) -> None:
     """Check FILE and save each confirmed failure as a corpus entry (merged with an existing one)."""
     from shapefuzz.backends import resolve_backends
-    from shapefuzz.cli import read_mlir
     from shapefuzz.errors import InvalidInputError
     from shapefuzz.replay import add_file
 
@@ -183,62 +151,3 @@ def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, co
     if not saved:
         click.echo(f"no confirmed failure on {', '.join(r.backend for r in report.results)}: nothing saved")
     sys.exit(0 if saved else 1)
-
-
-@click.command("export")
-@click.argument("entry")
-@click.option("--format", "fmt", type=click.Choice(["lit", "run-module", "pytest"]), default="lit", show_default=True,
-              help="lit: MLIR with RUN lines; run-module: folder with .npy files and run.sh; pytest: one test file.")
-@click.option("-o", "--output", "out", default=None, type=click.Path(),
-              help="File (lit, pytest) or folder (run-module) to write; default named after the entry.")
-@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
-              help="Where to look ENTRY up when it is an id.")
-@click.option("--expect", type=click.Choice(["auto", "failing", "fixed"]), default="auto", show_default=True,
-              help="Write the test that passes while the bug is there (failing) or once it is fixed; "
-                   "auto follows the entry's expected state.")
-@click.pass_obj
-def export(session, entry: str, fmt: str, out, corpus_dir: str, expect: str) -> None:
-    """Export a corpus entry (folder or id) as a test IREE can run as written."""
-    from shapefuzz.corpus import find_entry
-    from shapefuzz.export import export_entry
-
-    written = export_entry(find_entry(entry, corpus_dir), fmt, session.toolchain, out, expect)
-    click.echo(f"wrote {written[0]}" + (f" (+{len(written) - 1} files)" if len(written) > 1 else ""))
-    if fmt == "run-module":
-        click.echo(f"run: sh {written[0]}")
-    elif fmt == "pytest":
-        click.echo(f"run: pytest {written[0]}")
-    else:
-        click.echo(f"run: lit {written[0]}  (needs iree-compile, iree-run-module, FileCheck and not on PATH)")
-
-
-
-@click.command("bisect")
-@click.argument("entry")
-@click.option("--versions", "spec", default="3.1.0..", show_default=True,
-              help="Releases to search: a range LOW..HIGH (inclusive, either end optional) or a list 3.11.0,3.13.0.")
-@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
-              help="Where to look ENTRY up when it is an id.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
-    """Find the first release where ENTRY fails and the first where it is fixed.
-
-    Released iree-base-compiler/iree-base-runtime wheels are installed side by side into
-    ~/.cache/shapefuzz/toolchains/<version>/ (about 350 MB on disk each, once) and reused; your
-    environment is never touched. Binary search over the releases `pip index versions` lists."""
-    from shapefuzz.bisect import available_versions, bisect_entry, cache_root, select_versions
-    from shapefuzz.corpus import find_entry
-
-    found = find_entry(entry, corpus_dir)
-    versions = select_versions(spec, available_versions())
-    say = (lambda line: click.echo(line, err=True))
-    say(f"bisecting {found.id} over {len(versions)} releases ({versions[0]}..{versions[-1]}); cache {cache_root()}")
-    result = bisect_entry(found, versions, say)
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        for line in result.lines():
-            click.echo(line)
-
-
-COMMANDS = (replay, corpus, export, bisect)

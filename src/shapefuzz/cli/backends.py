@@ -1,0 +1,48 @@
+"""`shapefuzz backends`: the toolchain and what each backend can do here."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from shapefuzz.backends import BACKENDS
+from shapefuzz.cli.common import Session, toolchain_options
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@toolchain_options
+@click.pass_obj
+def backends(session: Session, as_json: bool) -> None:
+    """The toolchain and, for each backend, whether it compiles and executes here."""
+    toolchain = session.toolchain
+    probe = toolchain.probe
+    rows = [
+        {
+            "name": b.name,
+            "description": b.description,
+            "compiles": b.compiles(probe),
+            "executes": b.executes(probe),
+            "availability": b.availability(probe),
+            "flags": list(b.compile_flags(probe) or ()),
+            "device": b.driver,
+        }
+        for b in BACKENDS.values()
+    ]
+    if as_json:
+        click.echo(json.dumps({
+            "toolchain": {"source": toolchain.source, "iree_compile": str(toolchain.compile_bin),
+                          "iree_run_module": str(toolchain.run_bin) if toolchain.run_bin else None,
+                          "version": probe.version},
+            "devices": list(probe.devices),
+            "backends": rows,
+        }, indent=2))
+        return
+    click.echo(f"toolchain: {toolchain.source} ({toolchain.compile_bin})")
+    click.echo(f"version:   {probe.version}")
+    click.echo(f"devices:   {', '.join(probe.devices) or 'none'}")
+    for row in rows:
+        click.echo(f"  {row['name']:<16} {row['availability']:<40} {row['description']}")
+    if not probe.has_device("vulkan"):
+        click.echo("note: no Vulkan device: install Debian's mesa-vulkan-drivers for the software driver", err=True)

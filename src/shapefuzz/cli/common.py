@@ -1,0 +1,70 @@
+"""What every command shares: the one object on the click context (which toolchain), the toolchain
+options accepted before or after the subcommand, reading an MLIR file, exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import click
+import numpy as np
+
+from shapefuzz.errors import InvalidInputError, UsageError
+from shapefuzz.toolchain import Toolchain, find_toolchain
+
+EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
+
+class Session:
+    """The one domain object on the click context: which toolchain, found lazily."""
+
+    def __init__(self, iree_bin: str | None = None) -> None:
+        self.iree_bin = iree_bin
+        self._toolchain: Toolchain | None = None
+
+    @property
+    def toolchain(self) -> Toolchain:
+        if self._toolchain is None:
+            self._toolchain = find_toolchain(self.iree_bin)
+        return self._toolchain
+
+
+def _set_iree_bin(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        ctx.ensure_object(Session).iree_bin = value
+
+
+IREE_BIN_HELP = "Folder with iree-compile, iree-opt and iree-run-module (default: the pinned wheels)."
+
+
+def toolchain_options(command: Callable) -> Callable:
+    """`--iree-bin` on a subcommand, so it works after the subcommand as well as before it."""
+    return click.option("--iree-bin", type=click.Path(file_okay=False), expose_value=False, is_eager=True,
+                        callback=_set_iree_bin, help=IREE_BIN_HELP)(command)
+
+
+def read_mlir(path: str) -> str:
+    """The text of an MLIR file, or a one-line UsageError."""
+    file = Path(path)
+    if not file.exists():
+        raise UsageError(f"no such file: {path}")
+    if file.is_dir():
+        raise UsageError(f"{path} is a folder, not an MLIR file")
+    data = file.read_bytes()
+    if not data.strip():
+        raise InvalidInputError(f"{path} is empty")
+    if b"\0" in data[:4096]:
+        raise InvalidInputError(f"{path} is a binary file, not MLIR text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path} is not UTF-8 text") from None
+
+
+def load_inputs(path: str) -> list[np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            names = sorted(archive.files, key=lambda n: (len(n), n))  # arr_0, arr_1, ..., arr_10
+            return [archive[name] for name in names]
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--inputs {path}: not a readable .npz file ({error})") from None

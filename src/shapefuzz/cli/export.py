@@ -1,0 +1,36 @@
+"""`shapefuzz export ENTRY`: a corpus entry as a test IREE can run as written."""
+
+from __future__ import annotations
+
+import click
+
+from shapefuzz.cli.common import toolchain_options
+from shapefuzz.corpus import DEFAULT_CORPUS
+
+
+@click.command("export")
+@click.argument("entry")
+@click.option("--format", "fmt", type=click.Choice(["lit", "run-module", "pytest"]), default="lit", show_default=True,
+              help="lit: MLIR with RUN lines; run-module: folder with .npy files and run.sh; pytest: one test file.")
+@click.option("-o", "--output", "out", default=None, type=click.Path(),
+              help="File (lit, pytest) or folder (run-module) to write; default named after the entry.")
+@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
+              help="Where to look ENTRY up when it is an id.")
+@click.option("--expect", type=click.Choice(["auto", "failing", "fixed"]), default="auto", show_default=True,
+              help="Write the test that passes while the bug is there (failing) or once it is fixed; "
+                   "auto follows the entry's expected state.")
+@toolchain_options
+@click.pass_obj
+def export(session, entry: str, fmt: str, out, corpus_dir: str, expect: str) -> None:
+    """Export a corpus entry (folder or id) as a test IREE can run as written."""
+    from shapefuzz.corpus import find_entry
+    from shapefuzz.export import export_entry
+
+    written = export_entry(find_entry(entry, corpus_dir), fmt, session.toolchain, out, expect)
+    click.echo(f"wrote {written[0]}" + (f" (+{len(written) - 1} files)" if len(written) > 1 else ""))
+    if fmt == "run-module":
+        click.echo(f"run: sh {written[0]}")
+    elif fmt == "pytest":
+        click.echo(f"run: pytest {written[0]}")
+    else:
+        click.echo(f"run: lit {written[0]}  (needs iree-compile, iree-run-module, FileCheck and not on PATH)")

@@ -1,0 +1,45 @@
+"""`shapefuzz fuzz`: run or resume a campaign."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from shapefuzz.cli.common import EXIT_OK, Session, toolchain_options
+from shapefuzz.cli.params import BackendList, Duration
+from shapefuzz.corpus import DEFAULT_CORPUS
+
+
+@click.command()
+@click.option("--ops", default=None, help="Comma-separated op families (default: all): conv, conv_transpose, scatter, one_hot, topk.")
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Backends or aliases (default: llvm-cpu, vmvx, vulkan-spirv, rocm-gfx942, cuda-sm80).")
+@click.option("--time", "time_budget", type=Duration(), default=None,
+              help="Active time for the whole campaign: 45s, 90m, 8h, 1h30m.")
+@click.option("--count", type=int, default=None, help="Candidates in the whole campaign.")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel workers (default: the cores).")
+@click.option("--seed", type=int, default=None, help="Campaign seed (default 0; a resumed campaign keeps its own).")
+@click.option("--campaign", "campaign_dir", default=None, help="Campaign folder (default: ./shapefuzz-campaign).")
+@click.option("--corpus", "corpus_dir", default=None,
+              help=f"Corpus folder (default: ./{DEFAULT_CORPUS}, as for every command; a resumed campaign keeps its own).")
+@click.option("--compile-timeout", type=float, default=None, help="Seconds per compile (default 120).")
+@click.option("--no-shrink", is_flag=True, help="Do not shrink new buckets in the background.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@toolchain_options
+@click.pass_obj
+def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
+         compile_timeout, no_shrink, as_json) -> None:
+    """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
+    from shapefuzz.campaign.report import json_text, text_lines
+    from shapefuzz.campaign.run import FuzzRequest, run_campaign
+
+    request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
+                          not no_shrink, compile_timeout, tuple(sys.argv[1:]))
+    summary = run_campaign(request, session.toolchain)
+    if as_json:
+        click.echo(json_text(summary))
+    else:
+        for line in text_lines(summary):
+            click.echo(line)
+    sys.exit(EXIT_OK)

@@ -1,0 +1,45 @@
+"""`shapefuzz shrink FILE`: minimize a failing module under "same signature"."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from shapefuzz.backends import BACKENDS, resolve_backends
+from shapefuzz.cli.common import EXIT_OK, Session, read_mlir, toolchain_options
+from shapefuzz.cli.params import BackendList, Duration
+from shapefuzz.corpus import DEFAULT_CORPUS
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=True))
+@click.option("-o", "--output", "out", default=None, help="Where to write the result (default FILE.min.mlir).")
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Backends to look for the failure on (default: llvm-cpu, vmvx, vulkan-spirv, rocm-gfx942, cuda-sm80).")
+@click.option("--backend", "backend", default=None, help="Keep the failure on this backend (default: the first failing).")
+@click.option("--signature", "signature_text", default=None, help="Keep the failure whose signature matches TEXT.")
+@click.option("--time", "time_limit", type=Duration(), default="10m", show_default=True,
+              help="Time limit: 90s, 5m, 1h30m, or none.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Parallel trials.")
+@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds for the first compile.")
+@click.option("--corpus", "corpus_dir", default=None,
+              help=f"Also save the result and new failures to this corpus (usually ./{DEFAULT_CORPUS}).")
+@toolchain_options
+@click.pass_obj
+def shrink(session: Session, file, out, backend_names, backend, signature_text, time_limit, jobs,
+           compile_timeout, corpus_dir) -> None:
+    """Minimize FILE while it keeps failing with the same signature."""
+    from shapefuzz.shrink.run import result_lines, shrink_file
+
+    text = read_mlir(file)
+    if backend is not None and backend not in BACKENDS:
+        resolve_backends(backend)  # raises with a suggestion
+    result = shrink_file(
+        file, text, session.toolchain, backend_names or resolve_backends(None), out=out,
+        signature_text=signature_text, backend=backend, time_limit=time_limit, jobs=jobs,
+        compile_timeout=compile_timeout, corpus=corpus_dir, progress=lambda line: click.echo(line, err=True),
+    )
+    for line in result_lines(result):
+        click.echo(line)
+    sys.exit(130 if result.stopped_because == "interrupted" else EXIT_OK)

@@ -1,0 +1,41 @@
+"""Durations as people type them ("45s", "90m", "8h", "1h30m", "2d", a bare number of seconds) and
+as they are shown. One parser, so every `--time` accepts the same forms."""
+
+from __future__ import annotations
+
+import re
+
+from shapefuzz.errors import UsageError
+
+_SIMPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_COMPOUND = re.compile(r"(?:\s*\d+(?:\.\d+)?\s*[smhd])+\s*")
+_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | float, flag: str = "--time") -> float:
+    """Seconds, more than zero. A number is taken as seconds; a bad value is one UsageError line."""
+    if isinstance(text, (int, float)):
+        seconds = float(text)
+    else:
+        raw = str(text).strip().lower()
+        if _COMPOUND.fullmatch(raw):
+            seconds = sum(float(n) * _UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)\s*([smhd])", raw))
+        else:
+            match = _SIMPLE.match(raw)
+            if not match:
+                raise UsageError(f"{flag} {text!r}: not a duration; write e.g. 45s, 90m, 8h or 1h30m")
+            seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds <= 0:
+        raise UsageError(f"{flag} {text!r}: the budget must be more than zero")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{s:02d}s"
+    return f"{s}s"
