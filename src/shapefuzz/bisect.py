@@ -1,60 +1,25 @@
 """Which IREE release introduced a corpus entry's bug, and which fixed it.
 
-Released `iree-base-compiler`/`iree-base-runtime` wheels are installed side by side into a user
-cache folder, `~/.cache/shapefuzz/toolchains/<version>/` (`$XDG_CACHE_HOME` respected), with
-`python -m pip install --target ... --no-deps`, and reused on later runs; nothing touches the
-user's environment. The binaries live inside the installed packages, so each cached release gets a
-`bin/` folder of symlinks that `find_toolchain` reads like any `--iree-bin` folder. The search is a
-binary search over the releases `pip index versions` lists in the range: first for a release where
-the entry fails, then the first failing release before it and the first passing one after it.
+Released toolchains come from `releases.py` (installed once into `~/.cache/shapefuzz/toolchains/`,
+reused without the network). The search is a binary search over the releases `pip index versions`
+lists in the range: first for a release where the entry fails, then the first failing release
+before it and the first passing one after it.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-import re
-import shutil
 import subprocess
-import sys
-import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Sequence
 
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ToolchainError, UsageError
+from shapefuzz.releases import available_versions, cache_root, install, version_key
 from shapefuzz.replay import Outcome, ReplayResult, replay_entry
-from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.toolchain import Toolchain
 
-PACKAGES = ("iree-base-compiler", "iree-base-runtime")
-_BINARIES = {"iree-compile": "compiler", "iree-opt": "compiler", "iree-run-module": "_runtime_libs"}
-_VERSION = re.compile(r"^\d+(?:\.\d+)*$")
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "shapefuzz" / "toolchains"
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version.split("rc")[0]))
-
-
-def _pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pip", *args, "--disable-pip-version-check"],
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def available_versions(package: str = PACKAGES[0]) -> list[str]:
-    """Stable releases on the package index, oldest first (`pip index versions`)."""
-    result = _pip("index", "versions", package, timeout=120)
-    match = re.search(r"Available versions:\s*(.+)", result.stdout)
-    if result.returncode != 0 or not match:
-        reason = (result.stderr.strip().splitlines() or ["no answer"])[-1]
-        raise ToolchainError(f"cannot list {package} releases with pip ({reason[:200]})")
-    versions = [v.strip() for v in match.group(1).split(",") if _VERSION.match(v.strip())]
-    return sorted(versions, key=version_key)
+__all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache_root", "install",
+           "select_versions", "version_key"]
 
 
 def select_versions(spec: str, available: Sequence[str]) -> list[str]:
@@ -74,69 +39,6 @@ def select_versions(spec: str, available: Sequence[str]) -> list[str]:
     if not chosen:
         raise UsageError(f"--versions {spec!r} matches no released version (available: {', '.join(available)})")
     return chosen
-
-
-def _installed_version() -> str | None:
-    try:
-        compiler = importlib.metadata.version(PACKAGES[0])
-        runtime = importlib.metadata.version(PACKAGES[1])
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    return compiler if compiler == runtime else None
-
-
-def _link_binaries(folder: Path) -> Path:
-    """`folder/bin/` with symlinks to the real binaries inside the installed packages."""
-    bin_dir = folder / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    for name in _BINARIES:
-        found = [p for p in (folder / "iree").rglob(name) if p.is_file() and os.access(p, os.X_OK)
-                 and p.suffix == "" and "__pycache__" not in p.parts]
-        if found:
-            link = bin_dir / name
-            if link.is_symlink() or link.exists():
-                link.unlink()
-            link.symlink_to(os.path.relpath(found[0], bin_dir))
-    return bin_dir
-
-
-def install(version: str, say: Callable[[str], None] = lambda _: None) -> Toolchain:
-    """The toolchain of one release: the pinned wheels when they are that release, else the cached
-    copy, installed on first use."""
-    if _installed_version() == version:
-        return find_toolchain(None) if not os.environ.get("SHAPEFUZZ_IREE_BIN") else _cached(version, say)
-    return _cached(version, say)
-
-
-def _cached(version: str, say: Callable[[str], None]) -> Toolchain:
-    folder = cache_root() / version
-    if not (folder / ".complete").exists():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = folder.parent / f".{version}.{uuid.uuid4().hex[:8]}"
-        say(f"installing IREE {version} into {folder} (about 100 MB to download, 350 MB on disk, once)")
-        pins = [f"{p}=={version}" for p in PACKAGES]
-        result = _pip("install", "--quiet", "--no-deps", "--only-binary=:all:", "--target", str(staging), *pins)
-        if result.returncode != 0:
-            # The binaries do not depend on the Python ABI: take another Python's wheels.
-            for python in ("3.11", "3.12", "3.10", "3.9"):
-                shutil.rmtree(staging, ignore_errors=True)
-                result = _pip("install", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version", python,
-                              "--target", str(staging), *pins)
-                if result.returncode == 0:
-                    break
-        if result.returncode != 0:
-            shutil.rmtree(staging, ignore_errors=True)
-            reason = [line for line in result.stderr.strip().splitlines() if "ERROR" in line] or ["pip failed"]
-            raise ToolchainError(f"cannot install IREE {version}: {reason[0][:200]}")
-        _link_binaries(staging)
-        (staging / ".complete").write_text(version + "\n")
-        if folder.exists():  # a half-installed leftover without .complete
-            shutil.rmtree(folder, ignore_errors=True)
-        try:
-            os.rename(staging, folder)
-        except OSError:  # another process finished first: use theirs
-            shutil.rmtree(staging, ignore_errors=True)
-    return find_toolchain(_link_binaries(folder))
 
 
 @dataclass(frozen=True)

@@ -9,18 +9,18 @@ import click
 
 from shapefuzz import __version__
 from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, replay, shrink
-from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, Session
+from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.toolchain import ENV_IREE_BIN
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="shapefuzz")
-@click.option("--iree-bin", envvar=ENV_IREE_BIN, type=click.Path(file_okay=False), help=IREE_BIN_HELP)
+@click.option("--iree-bin", type=click.Path(file_okay=False), help=IREE_BIN_HELP)
+@click.option("--iree-version", metavar="X.Y.Z", help=IREE_VERSION_HELP)
 @click.pass_context
-def cli(ctx: click.Context, iree_bin: str | None) -> None:
+def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> None:
     """shapefuzz: hunts shape and layout bugs in the IREE compiler."""
-    ctx.obj = Session(iree_bin)
+    ctx.obj = Session(iree_bin, iree_version)
 
 
 for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fuzz,

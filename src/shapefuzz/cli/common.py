@@ -16,31 +16,49 @@ EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
 
 class Session:
-    """The one domain object on the click context: which toolchain, found lazily."""
+    """The one domain object on the click context: which toolchain, found lazily (a folder, a
+    release, or the pinned wheels; $SHAPEFUZZ_IREE_BIN when neither option is given)."""
 
-    def __init__(self, iree_bin: str | None = None) -> None:
+    def __init__(self, iree_bin: str | None = None, iree_version: str | None = None) -> None:
         self.iree_bin = iree_bin
+        self.iree_version = iree_version
         self._toolchain: Toolchain | None = None
 
     @property
     def toolchain(self) -> Toolchain:
         if self._toolchain is None:
-            self._toolchain = find_toolchain(self.iree_bin)
+            if self.iree_bin is not None and self.iree_version is not None:
+                raise UsageError("--iree-bin and --iree-version name two toolchains; give one of them")
+            if self.iree_version is not None:
+                from shapefuzz.releases import release_toolchain
+
+                self._toolchain = release_toolchain(self.iree_version, lambda line: click.echo(line, err=True))
+            else:
+                self._toolchain = find_toolchain(self.iree_bin)
         return self._toolchain
 
 
-def _set_iree_bin(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value is not None:
-        ctx.ensure_object(Session).iree_bin = value
+def _setter(attribute: str) -> Callable:
+    def store(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            setattr(ctx.ensure_object(Session), attribute, value)
+    return store
 
 
-IREE_BIN_HELP = "Folder with iree-compile, iree-opt and iree-run-module (default: the pinned wheels)."
+IREE_BIN_HELP = ("Folder with iree-compile, iree-opt and iree-run-module (default: $SHAPEFUZZ_IREE_BIN, "
+                 "else the pinned wheels).")
+IREE_VERSION_HELP = ("A released IREE, e.g. 3.11.0: its compiler and runtime wheels, installed once into "
+                     "~/.cache/shapefuzz/toolchains (the cache bisect uses) and reused offline.")
 
 
 def toolchain_options(command: Callable) -> Callable:
-    """`--iree-bin` on a subcommand, so it works after the subcommand as well as before it."""
-    return click.option("--iree-bin", type=click.Path(file_okay=False), expose_value=False, is_eager=True,
-                        callback=_set_iree_bin, help=IREE_BIN_HELP)(command)
+    """`--iree-bin` and `--iree-version` on a command, so they work after the subcommand as well
+    as before it."""
+    for name, attribute, kind, text in (("--iree-version", "iree_version", str, IREE_VERSION_HELP),
+                                        ("--iree-bin", "iree_bin", click.Path(file_okay=False), IREE_BIN_HELP)):
+        command = click.option(name, type=kind, expose_value=False, callback=_setter(attribute),
+                               metavar="X.Y.Z" if attribute == "iree_version" else None, help=text)(command)
+    return command
 
 
 def read_mlir(path: str) -> str:

@@ -1,0 +1,174 @@
+"""Released IREE toolchains by version number, installed once into a user cache and reused.
+
+`iree-base-compiler` and `iree-base-runtime` of one release are installed together (a module from
+one release does not load in another's runtime) into `~/.cache/shapefuzz/toolchains/<version>/`
+(`$XDG_CACHE_HOME` respected) with `python -m pip install --target ... --no-deps`; nothing touches
+the user's environment. The binaries live inside the installed packages, so each cached release
+gets a `bin/` folder of symlinks that `find_toolchain` reads like any `--iree-bin` folder. A release
+already in the cache is used without the network. `shapefuzz bisect` and `--iree-version` share it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from shapefuzz.errors import ToolchainError, UsageError
+from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain
+
+PACKAGES = ("iree-base-compiler", "iree-base-runtime")
+_BINARIES = ("iree-compile", "iree-opt", "iree-run-module")
+_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+_COMPLETE = ".complete"
+_QUIET = ("--quiet", "--no-deps", "--only-binary=:all:", "--retries", "2", "--timeout", "30")
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "shapefuzz" / "toolchains"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("rc")[0]))
+
+
+def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pip", *args, "--disable-pip-version-check"],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def available_versions(package: str = PACKAGES[0]) -> list[str]:
+    """Stable releases on the package index, oldest first (`pip index versions`)."""
+    try:
+        result = pip("index", "versions", package, timeout=120)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise ToolchainError(f"cannot list {package} releases with pip ({error})") from None
+    match = re.search(r"Available versions:\s*(.+)", result.stdout)
+    if result.returncode != 0 or not match:
+        reason = (result.stderr.strip().splitlines() or ["no answer"])[-1]
+        raise ToolchainError(f"cannot list {package} releases with pip ({reason[:200]})")
+    versions = [v.strip() for v in match.group(1).split(",") if _VERSION.match(v.strip())]
+    return sorted(versions, key=version_key)
+
+
+def installed_version() -> str | None:
+    """The release of the pinned wheels in this environment, when compiler and runtime match."""
+    try:
+        compiler = importlib.metadata.version(PACKAGES[0])
+        runtime = importlib.metadata.version(PACKAGES[1])
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return compiler if compiler == runtime else None
+
+
+def cached_versions() -> list[str]:
+    root = cache_root()
+    if not root.is_dir():
+        return []
+    return sorted((p.name for p in root.iterdir() if (p / _COMPLETE).exists()), key=version_key)
+
+
+def _link_binaries(folder: Path) -> Path:
+    """`folder/bin/` with symlinks to the real binaries inside the installed packages."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name in _BINARIES:
+        found = [p for p in (folder / "iree").rglob(name) if p.is_file() and os.access(p, os.X_OK)
+                 and p.suffix == "" and "__pycache__" not in p.parts]
+        link = bin_dir / name
+        if found and not (link.exists() and link.resolve() == found[0].resolve()):
+            if link.is_symlink() or link.exists():
+                link.unlink()
+            link.symlink_to(os.path.relpath(found[0], bin_dir))
+    return bin_dir
+
+
+def install(version: str, say: Callable[[str], None] = lambda _: None) -> Toolchain:
+    """The toolchain of one release: the cached copy when there is one (no network), else the
+    pinned wheels when they are that release, else installed into the cache first."""
+    folder = cache_root() / version
+    if (folder / _COMPLETE).exists():
+        return find_toolchain(_link_binaries(folder))
+    if installed_version() == version and not os.environ.get(ENV_IREE_BIN):
+        return find_toolchain(None)
+    _download(version, folder, say)
+    return find_toolchain(_link_binaries(folder))
+
+
+def _check_released(version: str) -> bool:
+    """One clear line for a release that does not exist or has no runtime wheel, before any
+    download. False when the index cannot be listed (offline): the install then says why."""
+    for package in PACKAGES:
+        try:
+            known = available_versions(package)
+        except ToolchainError:
+            return False
+        if version not in known:
+            if package == PACKAGES[0]:
+                raise ToolchainError(f"IREE {version} is not a release of {package} "
+                                     f"(the package index has {known[0]} ... {known[-1]})")
+            raise ToolchainError(f"IREE {version} has no {package} wheel (a compiler-only release), so its "
+                                 "modules cannot run; choose another release")
+    return True
+
+
+def _download(version: str, folder: Path, say: Callable[[str], None]) -> None:
+    reachable = _check_released(version)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f".{version}.{uuid.uuid4().hex[:8]}"
+    say(f"installing IREE {version} into {folder} (about 100 MB to download, 350 MB on disk, once)")
+    pins = [f"{p}=={version}" for p in PACKAGES]
+    try:
+        result = pip("install", *_QUIET, "--target", str(staging), *pins)
+        if result.returncode != 0 and reachable and "No matching distribution" in result.stderr:
+            # The binaries do not depend on the Python ABI: take another Python's wheels.
+            for python in ("3.11", "3.12", "3.10", "3.9"):
+                shutil.rmtree(staging, ignore_errors=True)
+                result = pip("install", *_QUIET, "--python-version", python, "--target", str(staging), *pins)
+                if result.returncode == 0:
+                    break
+    except (OSError, subprocess.SubprocessError) as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ToolchainError(f"cannot install IREE {version}: {error}") from None
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        missing = re.search(r"No matching distribution found for (iree-base-\w+)", result.stderr)
+        if missing:
+            where = "for this platform" if reachable else "(the package index cannot be reached)"
+            raise ToolchainError(f"cannot install IREE {version}: pip found no {missing.group(1)} {version} wheel "
+                                 + where)
+        reason = [line for line in result.stderr.strip().splitlines() if "ERROR" in line] or ["pip failed"]
+        raise ToolchainError(f"cannot install IREE {version}: {reason[0][:200]}")
+    _link_binaries(staging)
+    (staging / _COMPLETE).write_text(version + "\n")
+    if folder.exists():  # a half-installed leftover without .complete
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.rename(staging, folder)
+    except OSError:  # another process finished first: use theirs
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def release_toolchain(version: str, say: Callable[[str], None] = lambda _: None) -> Toolchain:
+    """`--iree-version X.Y.Z`: that release's matched compiler and runtime, installed if need be
+    and probed. Every way it can fail is one ToolchainError/UsageError line."""
+    if not _VERSION.match(version):
+        raise UsageError(f"--iree-version {version!r}: give a release number such as 3.13.0")
+    toolchain = install(version, say)
+    if toolchain.run_bin is None:
+        raise ToolchainError(f"--iree-version {version}: the release has no iree-run-module "
+                             f"(no runtime wheel installed in {cache_root() / version})")
+    try:
+        probe = toolchain.probe
+    except (ToolchainError, OSError) as error:
+        raise ToolchainError(f"--iree-version {version}: cannot probe its iree-compile ({error})") from None
+    if probe.release != version_key(version)[:2]:
+        raise ToolchainError(f"--iree-version {version}: its iree-compile says version {probe.version}")
+    return toolchain
