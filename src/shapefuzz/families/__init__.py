@@ -7,6 +7,7 @@ import importlib
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
 from shapefuzz.families.base import Family, Params
+from shapefuzz.families.frontends import with_frontends
 
 FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
 
@@ -16,7 +17,7 @@ def all_families() -> dict[str, Family]:
     for module_name in FAMILY_MODULES:
         module = importlib.import_module(f"shapefuzz.families.{module_name}")
         family: Family = module.FAMILY
-        families[family.name] = family
+        families[family.name] = with_frontends(family)  # torch spellings as equivalent forms
     return families
 
 

@@ -1,0 +1,395 @@
+"""Torch-dialect spellings of each family's cases: the computation a PyTorch model exported
+through torch-mlir (fx importer) would hand to `iree-compile`, taking and returning the same
+arrays as the case's linalg forms, so the family's NumPy reference judges both.
+
+Per family, a `Spelling` says which cases PyTorch can write (`expressible`), which parameters
+only choose among linalg formulations and are set to one value (`normalize`, so two linalg forms
+of one case share one torch form), and builds the function from the linalg form's boundary types:
+
+- conv: boundary layout -> NC<spatial> with `torch.aten.permute`, group dims merged with
+  `flatten.using_ints`; asymmetric or non-zero padding as `torch.aten.constant_pad_nd` (torch's
+  own padding is symmetric zeros), else conv padding; bias (or `torch.constant.none`) and groups
+  passed to `torch.aten.convolution`, strides/paddings/dilations through `torch.prim.ListConstruct`;
+  the output unflattened and permuted back; `relu` epilogue. Float cases only (PyTorch has no
+  integer convolution); f16 inputs with an f32 accumulator are cast up first.
+- conv_transpose: `torch.aten.convolution` with `transposed = true`, `output_padding`, groups; the
+  stored filter permuted to torch's [Cin, Cout/G, k...]; unequal low/high padding as padding 0 and
+  a `torch.aten.slice.Tensor` per spatial dim.
+- scatter (indexing depth 1): `torch.aten.scatter.src` (overwrite), `scatter_add` (add; sub as
+  add of `neg`), `scatter_reduce.two` with "amax"/"amin"/"prod" and include_self; the index tensor
+  is the case's indices flattened, unsqueezed and `expand`ed over the window, the updates flattened
+  over the batch dims. si64 indices, as PyTorch requires.
+- one_hot: `torch.aten.one_hot` (si64 0/1, classes last) on si64 indices (negative ones wrapped
+  first with `lt.Scalar`/`add.Scalar`/`where.self`), cast to the element type, scaled to on/off,
+  moved to the class axis with `permute`; the consumer as `mul.Tensor` + `sum.dim_IntList`. Cases
+  with indices outside [-depth, depth) are left out: PyTorch rejects them, so no answer is right.
+- topk: `torch.aten.topk` (largest, sorted) or `torch.aten.sort` + `slice.Tensor` (form "sort"),
+  along the case's dim; si64 indices, mapped through `torch.aten.gather` when the case passes its
+  own labels. Ties are judged by the family's compare (indices by the values they select).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from shapefuzz.families.base import Params
+from shapefuzz.families.torch_ir import INT64_MAX, TV, Boundary, TorchBuilder, dims_of
+
+FLOATS = ("f32", "f16")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One frontend's way to write a family's cases."""
+
+    family: str
+    frontend: str  # "torch" (aten ops) | "onnx" (torch.operator "onnx.*")
+    expressible: Callable[[Params], bool]
+    normalize: Callable[[Params], Params]  # linalg-only choices set to one value, dtypes as the frontend needs
+    build: Callable[[Params, Boundary], str]  # the module text, given the linalg form's boundary types
+
+
+def _args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names: list[str]) -> list[TV]:
+    return [TV(n, dims_of(shape, sz), elt) for n, (shape, elt), sz in zip(names, bnd.args, sizes)]
+
+
+# ============================================================================ conv
+
+
+def _conv_expressible(p: Params) -> bool:
+    return p["dtype"] in FLOATS
+
+
+def _conv_normalize(p: Params) -> Params:
+    from shapefuzz.families import conv
+
+    named = conv.LAYOUTS[p["layout"]].named_op is not None
+    par, red = conv._loop_labels(p["kind"], p["rank"])
+    any_pad = any(p["pad_lo"]) or any(p["pad_hi"])
+    return dict(p, compute_layout=p["layout"], form="named" if named else "generic",
+                loop_perm=[] if named else list(range(len(par) + len(red))),
+                pad_form="pad" if any_pad else "none", pad_value=p["pad_value"] if any_pad else 0,
+                bias="epilogue" if p["bias"] != "none" else "none")
+
+
+def _conv_build(p: Params, bnd: Boundary) -> str:
+    from shapefuzz.families import conv
+
+    lay = conv.LAYOUTS[p["layout"]]
+    kind, rank, acc = p["kind"], p["rank"], p["acc"]
+    b = TorchBuilder()
+    sizes = [conv.input_shape(p), conv.filter_shape(p)] + ([conv.bias_shape(p)] if p["bias"] != "none" else [])
+    args = _args(b, bnd, sizes, ["%input", "%filter", "%bias"])
+    x, w = args[0], args[1]
+    spatial_in = [f"s{i}" for i in range(rank)]
+    spatial_k = [f"k{i}" for i in range(rank)]
+    in_labels, f_labels = conv.input_labels(lay), conv.filter_labels(lay)
+    # Input to [n, (g,) c, S...], groups merged into channels.
+    in_order = {"regular": ["n", "c"], "grouped": ["n", "g", "c"], "depthwise": ["n", "c"],
+                "depthwise_m": ["n", "c"]}[kind] + spatial_in
+    x = b.permute(x, [in_labels.index(lab) for lab in in_order], "x_nc")
+    if kind == "grouped":
+        x = b.flatten(x, 1, 2, "x_grp")
+    # Filter to [F_total, C/groups, K...].
+    f_order = {"regular": ["f", "c"], "grouped": ["g", "f", "c"], "depthwise": ["c"],
+               "depthwise_m": ["c", "m"]}[kind] + spatial_k
+    w = b.permute(w, [f_labels.index(lab) for lab in f_order], "w_fc")
+    if kind == "grouped":
+        w = b.flatten(w, 0, 1, "w_grp")
+    elif kind == "depthwise_m":
+        w = b.flatten(w, 0, 1, "w_grp")
+    if kind.startswith("depthwise"):
+        w = b.unsqueeze(w, 1, "w_dw")
+    if acc != p["dtype"]:  # f16 inputs, f32 accumulation: PyTorch casts the operands up
+        x, w = b.to_dtype(x, acc, "x_f"), b.to_dtype(w, acc, "w_f")
+    # Padding: torch pads symmetrically with zeros; anything else is an explicit pad.
+    lo, hi = p["pad_lo"], p["pad_hi"]
+    if lo != hi or (p["pad_value"] != 0 and (any(lo) or any(hi))):
+        pads: list[int] = []
+        for i in reversed(range(rank)):  # constant_pad_nd lists the last dim first
+            pads += [lo[i], hi[i]]
+        lst = b.int_list(pads)
+        dims = list(x.dims[:2]) + [(s + lo[i] + hi[i], d) for i, (s, d) in enumerate(x.dims[2:])]
+        x = b.op("torch.aten.constant_pad_nd",
+                 [(x.name, x.type), (lst, "!torch.list<int>"), (b.float(float(p["pad_value"])), "!torch.float")],
+                 x.with_dims(b.fresh("x_pad"), dims))
+        conv_pad = [0] * rank
+    else:
+        conv_pad = list(lo)
+    if p["bias"] != "none":
+        bias = args[2]
+        if bias.rank == 2:
+            bias = b.flatten(bias, 0, 1, "b_flat")
+        bias_operand = (bias.name, bias.type)
+    else:
+        bias_operand = (b.none(), "!torch.none")
+    groups = {"regular": 1, "grouped": p["g"], "depthwise": p["c"], "depthwise_m": p["c"]}[kind]
+    out_sp = conv.out_spatial(p)
+    out_dims = [x.dims[0], (w.dims[0][0], w.dims[0][1])] + [
+        (o, x.dims[2 + i][1] or w.dims[2 + i][1]) for i, o in enumerate(out_sp)]
+    y = b.op("torch.aten.convolution", [
+        (x.name, x.type), (w.name, w.type), bias_operand,
+        (b.int_list(p["strides"]), "!torch.list<int>"), (b.int_list(conv_pad), "!torch.list<int>"),
+        (b.int_list(p["dilations"]), "!torch.list<int>"), (b.bool(False), "!torch.bool"),
+        (b.int_list([0] * rank), "!torch.list<int>"), (b.int(groups), "!torch.int")],
+        TV(b.fresh("conv"), tuple(out_dims), acc))
+    # Back to the boundary layout.
+    out_labels = conv.output_labels(lay)
+    if kind == "grouped":
+        y, canon = b.unflatten(y, 1, [p["g"], p["f"]], "y_grp"), ["n", "g", "f"]
+    elif kind == "depthwise_m":
+        y, canon = b.unflatten(y, 1, [p["c"], p["m"]], "y_grp"), ["n", "c", "m"]
+    else:
+        canon = ["n", "f" if kind == "regular" else "c"]
+    canon += [f"o{i}" for i in range(rank)]
+    y = b.permute(y, [canon.index(lab) for lab in out_labels], "y_out")
+    if p["epilogue"] == "relu":
+        y = b.unary("torch.aten.relu", y, "relu")
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y])
+
+
+# ============================================================================ conv_transpose
+
+
+def _convt_expressible(p: Params) -> bool:
+    return p["dtype"] in FLOATS
+
+
+def _convt_normalize(p: Params) -> Params:
+    from shapefuzz.families import conv_transpose as ct
+
+    return dict(p, **ct._simplest_form(p))
+
+
+def _convt_build(p: Params, bnd: Boundary) -> str:
+    from shapefuzz.families import conv_transpose as ct
+
+    r = p["rank"]
+    b = TorchBuilder()
+    args = _args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
+    x, w = args
+    w = b.permute(w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
+    lo, hi, op = p["pad_lo"], p["pad_hi"], p["out_pad"]
+    symmetric = lo == hi
+    pad = list(lo) if symmetric else [0] * r
+    out_pad = list(op) if symmetric else [max(0, o - h) for o, h in zip(op, hi)]
+    full = [(h - 1) * s + 1 + d * (k - 1) - 2 * q + o for h, s, d, k, q, o in
+            zip(p["in_size"], p["stride"], p["dilation"], p["kernel"], pad, out_pad)]
+    dims = [x.dims[0], (w.dims[1][0] * p["groups"], False)] + [
+        (f, x.dims[2 + t][1]) for t, f in enumerate(full)]
+    y = b.op("torch.aten.convolution", [
+        (x.name, x.type), (w.name, w.type), (b.none(), "!torch.none"),
+        (b.int_list(p["stride"]), "!torch.list<int>"), (b.int_list(pad), "!torch.list<int>"),
+        (b.int_list(p["dilation"]), "!torch.list<int>"), (b.bool(True), "!torch.bool"),
+        (b.int_list(out_pad), "!torch.list<int>"), (b.int(p["groups"]), "!torch.int")],
+        TV(b.fresh("convt"), tuple(dims), p["dtype"]))
+    if not symmetric:
+        want = ct._out_sizes(p)
+        for t in range(r):
+            cut_end = full[t] - lo[t] - want[t]  # what is left after the window, >= 0
+            if lo[t] == 0 and cut_end == 0:
+                continue
+            end = INT64_MAX if cut_end == 0 else -cut_end
+            new = list(y.dims)
+            new[2 + t] = (want[t], y.dims[2 + t][1])
+            y = b.op("torch.aten.slice.Tensor", [
+                (y.name, y.type), (b.int(2 + t), "!torch.int"), (b.int(lo[t]), "!torch.int"),
+                (b.int(end), "!torch.int"), (b.int(1), "!torch.int")], y.with_dims(b.fresh("crop"), new))
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y])
+
+
+# ============================================================================ scatter
+
+_SCATTER_REDUCE = {"max": "amax", "min": "amin", "mul": "prod"}
+
+
+def _scatter_expressible(p: Params) -> bool:
+    return p["depth"] == 1
+
+
+def _scatter_normalize(p: Params) -> Params:
+    return dict(p, form="linalg_ext", index_dtype="i64")
+
+
+def _scatter_build(p: Params, bnd: Boundary) -> str:
+    from shapefuzz.families import scatter
+
+    shapes = scatter._shapes(p)
+    b = TorchBuilder()
+    args = _args(b, bnd, [[s for s, _ in shapes[k]] for k in ("original", "indices", "updates")],
+                 ["%original", "%indices", "%updates"])
+    orig, idx, upd = args
+    r, k = len(p["orig_shape"]), len(p["batch_shape"])
+    # Updates [batch..., window...] -> [nb, window...].
+    if k == 0:
+        src = b.unsqueeze(upd, 0, "src")
+    else:
+        src = b.flatten(upd, 0, k - 1, "src")
+    # Indices [batch..., (1)] -> [nb] -> [nb, 1, ...] -> expanded over the window.
+    flat = b.flatten(idx, 0, idx.rank - 1, "idx_flat") if idx.rank > 1 else idx
+    for _ in range(r - 1):
+        flat = b.unsqueeze(flat, -1, "idx_col")
+    sizes: list[int | str] = [-1] + [b.size(src, i) for i in range(1, r)]
+    if r > 1:
+        lst = b.int_list(sizes)
+        index = b.op("torch.aten.expand", [(flat.name, flat.type), (lst, "!torch.list<int>"), (b.bool(False), "!torch.bool")],
+                     flat.with_dims(b.fresh("index"), [flat.dims[0]] + list(src.dims[1:])))
+    else:
+        index = flat
+    comb = p["combiner"]
+    dim = (b.int(0), "!torch.int")
+    operands = [(orig.name, orig.type), dim, (index.name, index.type)]
+    out = orig.with_dims(b.fresh("scattered"), orig.dims)
+    if comb == "overwrite":
+        y = b.op("torch.aten.scatter.src", operands + [(src.name, src.type)], out)
+    elif comb in ("add", "sub"):
+        if comb == "sub":
+            src = b.unary("torch.aten.neg", src, "neg")
+        y = b.op("torch.aten.scatter_add", operands + [(src.name, src.type)], out)
+    else:
+        y = b.op("torch.aten.scatter_reduce.two", operands + [
+            (src.name, src.type), (b.str(_SCATTER_REDUCE[comb]), "!torch.str"), (b.bool(True), "!torch.bool")], out)
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y])
+
+
+# ============================================================================ one_hot
+
+
+def _one_hot_expressible(p: Params) -> bool:
+    return p["range"] in ("valid", "wrap")
+
+
+def _one_hot_normalize(p: Params) -> Params:
+    return dict(p, form="generic", index_dtype="i64", dimension_map=list(range(len(p["index_shape"]) + 1)))
+
+
+def _one_hot_build(p: Params, bnd: Boundary) -> str:
+    from shapefuzz.families import one_hot
+
+    b = TorchBuilder()
+    r, a = len(p["index_shape"]), one_hot.out_axis(p)
+    elt = p["dtype"]
+    names, sizes = ["%indices"], [list(p["index_shape"])]
+    if p["depth_dyn"]:
+        names.append("%depth_t"), sizes.append([])
+    if p["values"] == "input":
+        names += ["%on_t", "%off_t"]
+        sizes += [[], []]
+    if p["consumer"] != "none":
+        names.append("%weights"), sizes.append(one_hot.out_shape(p))
+    args = _args(b, bnd, sizes, names)
+    by_name = {t.name: t for t in args}
+    idx = by_name["%indices"]
+    if p["depth_dyn"]:
+        depth = b.fresh("depth")
+        dt = by_name["%depth_t"]
+        b.body.append(f"{depth} = torch.aten.item {dt.name} : {dt.type} -> !torch.int")
+    else:
+        depth = b.int(p["depth"])
+    if p["range"] == "wrap":  # negative indices count from the end, once
+        neg = b.op("torch.aten.lt.Scalar", [(idx.name, idx.type), (b.int(0), "!torch.int")],
+                   idx.with_dims(b.fresh("neg"), idx.dims, "i1"))
+        up = b.op("torch.aten.add.Scalar", [(idx.name, idx.type), (depth, "!torch.int"), (b.int(1), "!torch.int")],
+                  idx.with_dims(b.fresh("up"), idx.dims))
+        idx = b.op("torch.aten.where.self", [(neg.name, neg.type), (up.name, up.type), (idx.name, idx.type)],
+                   idx.with_dims(b.fresh("wrapped"), idx.dims))
+    hot = b.op("torch.aten.one_hot", [(idx.name, idx.type), (depth, "!torch.int")],
+               idx.with_dims(b.fresh("hot"), list(idx.dims) + [(p["depth"], p["depth_dyn"])]))
+    y = b.to_dtype(hot, elt, "hot_c")
+    # 0/1 -> off/on: hot * (on - off) + off, exact for the values the family draws.
+    if p["values"] == "input":
+        on, off = by_name["%on_t"], by_name["%off_t"]
+        diff = b.op("torch.aten.sub.Tensor", [(on.name, on.type), (off.name, off.type), (b.int(1), "!torch.int")],
+                    on.with_dims(b.fresh("diff"), ()))
+        y = b.op("torch.aten.mul.Tensor", [(y.name, y.type), (diff.name, diff.type)], y.with_dims(b.fresh("scaled"), y.dims))
+        y = b.op("torch.aten.add.Tensor", [(y.name, y.type), (off.name, off.type), (b.int(1), "!torch.int")],
+                 y.with_dims(b.fresh("onoff"), y.dims))
+    else:
+        diff_v = p["on"] - p["off"]
+        if diff_v != 1:
+            y = b.op("torch.aten.mul.Scalar", [(y.name, y.type), (b.scalar(diff_v, elt), _scalar_type(elt))],
+                     y.with_dims(b.fresh("scaled"), y.dims))
+        if p["off"] != 0:
+            y = b.op("torch.aten.add.Scalar", [(y.name, y.type), (b.scalar(p["off"], elt), _scalar_type(elt)),
+                                               (b.int(1), "!torch.int")], y.with_dims(b.fresh("onoff"), y.dims))
+    y = b.permute(y, list(range(a)) + [r] + list(range(a, r)), "moved")
+    results = []
+    if p["consumer"] in ("none", "both"):
+        results.append(b.cast_to(y, bnd.results[0][0], "onehot"))
+    if p["consumer"] in ("reduce", "both"):
+        wts = by_name["%weights"]
+        prod = b.op("torch.aten.mul.Tensor", [(y.name, y.type), (wts.name, wts.type)],
+                    y.with_dims(b.fresh("weighted"), [(s, d and wd) for (s, d), (_, wd) in zip(y.dims, wts.dims)]))
+        lst = b.int_list([a])
+        red = b.op("torch.aten.sum.dim_IntList", [(prod.name, prod.type), (lst, "!torch.list<int>"),
+                                                   (b.bool(False), "!torch.bool"), (b.none(), "!torch.none")],
+                   prod.with_dims(b.fresh("reduced"), [d for i, d in enumerate(prod.dims) if i != a]))
+        results.append(b.cast_to(red, bnd.results[-1][0], "reduced_c"))
+    return b.render("main", args, results)
+
+
+def _scalar_type(elt: str) -> str:
+    return "!torch.float" if elt in FLOATS else "!torch.int"
+
+
+# ============================================================================ topk
+
+
+def _topk_expressible(p: Params) -> bool:
+    return True
+
+
+def _topk_normalize(p: Params) -> Params:
+    return dict(p, transpose=False)
+
+
+def _topk_build(p: Params, bnd: Boundary) -> str:
+    b = TorchBuilder()
+    shape, dim, k = p["shape"], p["dim"], p["k"]
+    names = ["%input"] + (["%labels"] if p["indices"] == "arg" else [])
+    args = _args(b, bnd, [list(shape)] * len(names), names)
+    x = args[0]
+    out_dims = list(x.dims)
+    out_dims[dim] = (k, False)
+    vals = x.with_dims(b.fresh("values"), out_dims)
+    idx = x.with_dims(b.fresh("indices"), out_dims, "i64")
+    largest = bool(p["largest"])
+    if p["form"] == "sort":
+        sv = x.with_dims(b.fresh("sorted"), x.dims)
+        si = x.with_dims(b.fresh("order"), x.dims, "i64")
+        b.op2("torch.aten.sort", [(x.name, x.type), (b.int(dim), "!torch.int"), (b.bool(largest), "!torch.bool")], sv, si)
+        for src, dst in ((sv, vals), (si, idx)):
+            b.op("torch.aten.slice.Tensor", [(src.name, src.type), (b.int(dim), "!torch.int"), (b.int(0), "!torch.int"),
+                                             (b.int(k), "!torch.int"), (b.int(1), "!torch.int")], dst)
+    else:
+        b.op2("torch.aten.topk", [(x.name, x.type), (b.int(k), "!torch.int"), (b.int(dim), "!torch.int"),
+                                  (b.bool(largest), "!torch.bool"), (b.bool(True), "!torch.bool")], vals, idx)
+    if p["indices"] == "arg":
+        labels = args[1]
+        idx = b.op("torch.aten.gather", [(labels.name, labels.type), (b.int(dim), "!torch.int"), (idx.name, idx.type),
+                                         (b.bool(False), "!torch.bool")], labels.with_dims(b.fresh("picked"), out_dims))
+    results = []
+    pos = 0
+    if p["use"] in ("values", "both"):
+        results.append(b.cast_to(vals, bnd.results[pos][0], "values_c"))
+        pos += 1
+    if p["use"] in ("indices", "both"):
+        results.append(b.cast_to(idx, bnd.results[pos][0], "indices_c"))
+    return b.render("main", args, results)
+
+
+SPELLINGS: dict[str, Spelling] = {
+    s.family: s
+    for s in (
+        Spelling("conv", "torch", _conv_expressible, _conv_normalize, _conv_build),
+        Spelling("conv_transpose", "torch", _convt_expressible, _convt_normalize, _convt_build),
+        Spelling("scatter", "torch", _scatter_expressible, _scatter_normalize, _scatter_build),
+        Spelling("one_hot", "torch", _one_hot_expressible, _one_hot_normalize, _one_hot_build),
+        Spelling("topk", "torch", _topk_expressible, _topk_normalize, _topk_build),
+    )
+}
+
