@@ -52,6 +52,7 @@ class Plan:
 
 
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
+    from shapefuzz.frontend import input_type_flags
     from shapefuzz.mlirinfo import function_info, random_inputs
 
     backend = BACKENDS.get(entry.signature.backend)
@@ -74,6 +75,7 @@ def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan
         except UsageError:
             inputs = None
     failing = entry.expected_state != EXPECTED_FIXED if expect == "auto" else expect == "failing"
+    flags = (*flags, *input_type_flags(entry.mlir))  # --iree-input-type=torch for torch-dialect reproducers
     return Plan(entry, backend, tuple(flags), info.name, inputs, expected, failing)
 
 

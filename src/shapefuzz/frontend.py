@@ -1,0 +1,38 @@
+"""What the compiler needs to know about a module written in a frontend dialect, and how to tell
+a frontend gap from a bug.
+
+- `input_type_flags`: `--iree-input-type=torch` for torch-dialect modules (`!torch.vtensor`,
+  `torch.aten.*`), `--iree-input-type=onnx` for ones holding `torch.operator "onnx.*"` (3.13's
+  `torch` input type rejects ONNX operators; `auto`, the default, detects both). Nothing for linalg.
+- `unlowered_op`: IREE's torch input pipeline marks every torch op illegal; an op this release has
+  no lowering for (e.g. 3.13 keeps `torch.aten.scatter.reduce`, and 3-D depthwise
+  `torch.aten.convolution`) ends the compile with "failed to legalize operation 'torch.…' that was
+  explicitly marked illegal". That is a limit of the release, reported as unsupported, never as a
+  compiler finding. (`iree-opt` 3.13 parses and verifies the torch dialect, so invalid torch input
+  is still caught before any compile, as our own bug.)
+"""
+
+from __future__ import annotations
+
+import re
+
+_ONNX_OP = re.compile(r'torch\.operator\s+"onnx\.')
+_UNLOWERED = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
+
+
+def is_torch(text: str) -> bool:
+    return "!torch.vtensor" in text or "torch.operator" in text
+
+
+def input_type_flags(text: str) -> tuple[str, ...]:
+    if _ONNX_OP.search(text):
+        return ("--iree-input-type=onnx",)
+    if is_torch(text):
+        return ("--iree-input-type=torch",)
+    return ()
+
+
+def unlowered_op(error_text: str) -> str | None:
+    """The torch op this release could not lower, when that is what ended the compile."""
+    m = _UNLOWERED.search(error_text)
+    return m.group(1) if m else None

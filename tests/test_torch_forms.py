@@ -1,0 +1,177 @@
+"""Torch-dialect spellings of every family: they verify, run against the family's NumPy reference
+on llvm-cpu, agree with the linalg forms of the same case, and a form that fails alone is named."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from shapefuzz.case import Case, case_from_mlir
+from shapefuzz.cli import cli
+from shapefuzz.execute import verify, verify_many
+from shapefuzz.families import FAMILY_MODULES, get_family, render_case
+from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for
+from shapefuzz.frontend import input_type_flags, unlowered_op
+from shapefuzz.generate import draw
+from shapefuzz.model import Stage, Status, Verdict
+from shapefuzz.oracle import check_forms, check_module
+
+# One small case per family whose torch spelling and linalg forms all pass on llvm-cpu in 3.13
+# (found by drawing; each exercises a mix: asymmetric pad, dynamic dims, si64 indices, ...).
+GOOD = {
+    "conv": {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout": "nwc_wc", "form": "named",
+             "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 2, "g": 1, "c": 4, "f": 1, "m": 1, "spatial": [2],
+             "kernel": [1], "strides": [1], "dilations": [1], "pad_lo": [3], "pad_hi": [1], "pad_form": "pad",
+             "pad_value": 0, "in_dyn": {"n": True, "s0": False, "c": False}, "filt_dyn": {"k0": False, "c": False},
+             "bias": "epilogue", "epilogue": "relu", "big": False},
+    "conv_transpose": {"rank": 1, "dtype": "f16", "n": 5, "groups": 1, "ci": 2, "co": 2, "in_size": [1], "kernel": [3],
+                       "stride": [2], "dilation": [2], "pad_lo": [2], "pad_hi": [0], "out_pad": [0],
+                       "dyn_x": [True, True, True], "w_layout": [2, 0, 1], "form": "named", "flip": "extract",
+                       "pad_mode": "pad", "x_expand": "late", "w_order": "fused", "fwd_layout": [0, 1, 2]},
+    "scatter": {"form": "linalg_ext", "dtype": "f16", "index_dtype": "i64", "orig_shape": [17, 3], "orig_dyn": [True, False],
+                "depth": 1, "dimension_map": [0], "batch_shape": [2], "batch_dyn": [False], "window_dyn": [True],
+                "implicit_depth": True, "combiner": "min", "unique": False, "duplicates": True},
+    "one_hot": {"form": "generic", "dtype": "i32", "index_dtype": "i64", "index_shape": [3, 1], "index_dyn": [True, False],
+                "depth": 16, "depth_dyn": True, "axis": 1, "values": "input", "on": 2, "off": 0, "consumer": "both",
+                "range": "wrap", "dimension_map": [0, 1, 2]},
+    "topk": {"form": "topk", "indices": "arg", "use": "both", "dtype": "f32", "shape": [7, 16], "dynamic": [True, False],
+             "dim": 1, "k": 3, "largest": False, "transpose": False, "values": "ties"},
+}
+
+# A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group
+# dim is dynamic (with a static batch it compiles).
+# The torch spelling unflattens the conv's `?` channel dim into static [g, f], and the torch
+# lowering of `torch.aten.unflatten.int` builds an invalid tensor.expand_shape ("expected dimension
+# 1 of collapsed type to be static value of 4"); every linalg form compiles and is right.
+UNFLATTEN_BUG = {"rank": 1, "kind": "grouped", "layout": "ngcw_gfcw", "compute_layout": "ngcw_gfcw", "form": "generic",
+                 "loop_perm": [0, 1, 2, 3, 4, 5], "dtype": "f32", "acc": "f32", "n": 1, "g": 2, "c": 1, "f": 2, "m": 1,
+                 "spatial": [3], "kernel": [2], "strides": [1], "dilations": [1], "pad_lo": [0], "pad_hi": [0],
+                 "pad_form": "none", "pad_value": 0, "in_dyn": {"n": True, "g": False, "c": False, "s0": False},
+                 "filt_dyn": {"g": False, "f": True, "c": False, "k0": False}, "bias": "none", "epilogue": "none",
+                 "big": False}
+
+
+def _torch(family: str, params: dict) -> dict:
+    return spelled(params, spellings_for(family)[0])
+
+
+def test_every_family_has_a_torch_spelling():
+    assert sorted(s.family for f in FAMILY_MODULES for s in spellings_for(f)) == sorted(FAMILY_MODULES)
+
+
+@pytest.mark.parametrize("family", FAMILY_MODULES)
+def test_linalg_and_torch_forms_are_equivalent_forms_of_each_other(family):
+    fam = get_family(family)
+    p = GOOD[family]
+    t = _torch(family, p)
+    assert frontend_of(t) == "torch" and "frontend" not in linalg_params(t)
+    assert t in fam.equivalent_forms(p)
+    back = fam.equivalent_forms(t)
+    assert all(frontend_of(q) == "linalg" for q in back) and len(back) >= 1
+    assert "frontend:torch" in fam.features(t)
+    # the same inputs and the same reference serve both spellings
+    ins_l, ins_t = fam.make_inputs(p, 3), fam.make_inputs(t, 3)
+    assert [a.shape for a in ins_l] == [a.shape for a in ins_t]
+    for a, b in zip(fam.reference(p, ins_l), fam.reference(t, ins_t)):
+        assert (a == b).all()
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("family", FAMILY_MODULES)
+def test_drawn_torch_cases_verify(family, toolchain):
+    fam = get_family(family)
+    texts = []
+    for seed in range(40):
+        p = draw(fam.strategy(), seed)
+        spelling = spellings_for(family)[0]
+        q = linalg_params(p)
+        if spelling.expressible(q):
+            texts.append(render_case(Case.make(family, spelled(q, spelling))))
+    assert len(texts) >= 10, f"only {len(texts)} of 40 {family} draws have a torch spelling"
+    assert all("!torch.vtensor" in t for t in texts)
+    errors = verify_many(texts, toolchain)
+    bad = [(t, e) for t, e in zip(texts, errors) if e]
+    assert not bad, bad[0][1] + "\n" + bad[0][0]
+
+
+def test_the_strategy_draws_torch_spellings():
+    fam = get_family("topk")  # every topk case has a torch spelling
+    drawn = [frontend_of(draw(fam.strategy(), seed)) for seed in range(30)]
+    assert 3 <= drawn.count("torch") <= 20 and "linalg" in drawn
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("family", FAMILY_MODULES)
+def test_torch_form_runs_right_and_agrees_with_the_linalg_forms(family, toolchain):
+    case = Case.make(family, _torch(family, GOOD[family]))
+    result = check_forms(case, ["llvm-cpu"], toolchain, seed=1, confirm=False)
+    for form, report in result.reports:
+        (r,) = report.results
+        assert r.status == Status.OK and r.stage == Stage.COMPARE, (form.params, r.detail[:600])
+    assert any(frontend_of(form.params) == "linalg" for form, _ in result.reports)
+    assert result.verdict == Verdict.PASS and not result.disagreements
+
+
+@pytest.mark.iree
+def test_check_forms_names_a_torch_only_failure(tmp_path, toolchain):
+    case = Case.make("conv", _torch("conv", UNFLATTEN_BUG))
+    path = tmp_path / "case.mlir"
+    path.write_text(render_case(case))
+    out = CliRunner().invoke(cli, ["check", "--forms", str(path), "--backends", "llvm-cpu", "--no-confirm"])
+    assert out.exit_code == 1, out.output
+    disagree = [line for line in out.output.splitlines() if line.startswith("forms disagree:")]
+    # the torch spelling is the case itself ("same form"); every linalg form passes
+    assert len(disagree) == 1 and "same form" in disagree[0] and "expand_shape" in disagree[0], out.output
+    assert "frontend='torch'" not in disagree[0]
+    linalg = case_from_mlir(render_case(Case.make("conv", UNFLATTEN_BUG)))
+    result = check_forms(linalg, ["llvm-cpu"], toolchain, confirm=False)
+    assert [line for line in result.disagreements if "frontend='torch'" in line], result.disagreements
+
+
+@pytest.mark.iree
+def test_a_torch_op_the_release_cannot_lower_is_unsupported(toolchain):
+    text = """func.func @main(%self: !torch.vtensor<[?,8],f32>, %idx: !torch.vtensor<[?,3],si64>, %src: !torch.vtensor<[?,3],f32>) -> !torch.vtensor<[?,8],f32> {
+  %int1 = torch.constant.int 1
+  %str = torch.constant.str "multiply"
+  %0 = torch.aten.scatter.reduce %self, %int1, %idx, %src, %str : !torch.vtensor<[?,8],f32>, !torch.int, !torch.vtensor<[?,3],si64>, !torch.vtensor<[?,3],f32>, !torch.str -> !torch.vtensor<[?,8],f32>
+  return %0 : !torch.vtensor<[?,8],f32>
+}
+"""
+    assert verify(text, toolchain) is None  # iree-opt 3.13 parses and verifies the torch dialect
+    report = check_module(text, ["llvm-cpu"], None, toolchain, confirm=False)
+    (r,) = report.results
+    assert report.verdict == Verdict.PASS and r.status == Status.UNSUPPORTED and r.signature is None
+    assert "does not lower torch." in r.detail
+
+
+@pytest.mark.iree
+def test_torch_input_that_does_not_verify_is_ours(toolchain):
+    text = """func.func @main(%x: !torch.vtensor<[2,3],f32>) -> !torch.vtensor<[2,3],f32> {
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.topk %x, %int1 : !torch.vtensor<[2,3],f32>, !torch.int -> !torch.vtensor<[2,1],f32>
+  return %0 : !torch.vtensor<[2,3],f32>
+}
+"""
+    report = check_module(text, ["llvm-cpu"], None, toolchain)
+    assert report.verdict == Verdict.INVALID and report.verify_error
+
+
+def test_frontend_flags_and_unlowered_ops():
+    torch_text = render_case(Case.make("topk", _torch("topk", GOOD["topk"])))
+    assert input_type_flags(torch_text) == ("--iree-input-type=torch",)
+    assert input_type_flags('%0 = torch.operator "onnx.TopK"(%x, %k)') == ("--iree-input-type=onnx",)
+    assert input_type_flags(render_case(Case.make("topk", GOOD["topk"]))) == ()
+    assert unlowered_op("x.mlir:3:8: error: failed to legalize operation 'torch.aten.convolution' that was "
+                        "explicitly marked illegal") == "torch.aten.convolution"
+    assert unlowered_op("error: failed to legalize operation 'spirv.Foo'") is None
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("family", FAMILY_MODULES)
+def test_torch_cases_shrink_in_their_spelling(family, toolchain):
+    fam = get_family(family)
+    t = _torch(family, GOOD[family])
+    cands = fam.shrink_candidates(t)
+    assert cands and all(frontend_of(c) == "torch" and c != t for c in cands)
+    texts = [render_case(Case.make(family, c)) for c in cands[:12]]
+    assert verify_many(texts, toolchain) == [None] * len(texts)
