@@ -68,11 +68,13 @@ def _conv_expressible(p: Params) -> bool:
 def _conv_normalize(p: Params) -> Params:
     from shapefuzz.families import conv
 
-    named = conv.LAYOUTS[p["layout"]].named_op is not None
-    par, red = conv._loop_labels(p["kind"], p["rank"])
+    lay = conv.LAYOUTS[p["layout"]]
+    named = lay.named_op is not None
+    out, filt = conv.output_labels(lay), conv.filter_labels(lay)
+    loops = len(out) + len([lab for lab in filt if lab not in out])  # parallel + reduction
     any_pad = any(p["pad_lo"]) or any(p["pad_hi"])
     return dict(p, compute_layout=p["layout"], form="named" if named else "generic",
-                loop_perm=[] if named else list(range(len(par) + len(red))),
+                loop_perm=[] if named else list(range(loops)),
                 pad_form="pad" if any_pad else "none", pad_value=p["pad_value"] if any_pad else 0,
                 bias="epilogue" if p["bias"] != "none" else "none")
 
@@ -164,7 +166,9 @@ def _convt_expressible(p: Params) -> bool:
 def _convt_normalize(p: Params) -> Params:
     from shapefuzz.families import conv_transpose as ct
 
-    return dict(p, **ct._simplest_form(p))
+    n_fwd = (3 if p["groups"] > 1 else 2) + p["rank"]  # forward filter dims [G?, F, C, K...]
+    return dict(p, form="named" if ct.named_allowed(p) else "generic", flip="extract", pad_mode="pad",
+                x_expand="late", w_order="fused", fwd_layout=list(range(n_fwd)))
 
 
 def _convt_build(p: Params, bnd: Boundary) -> str:
@@ -190,7 +194,7 @@ def _convt_build(p: Params, bnd: Boundary) -> str:
         (b.int_list(out_pad), "!torch.list<int>"), (b.int(p["groups"]), "!torch.int")],
         TV(b.fresh("convt"), tuple(dims), p["dtype"]))
     if not symmetric:
-        want = ct._out_sizes(p)
+        want = ct.out_shape(p)[2:]
         for t in range(r):
             cut_end = full[t] - lo[t] - want[t]  # what is left after the window, >= 0
             if lo[t] == 0 and cut_end == 0:
@@ -219,12 +223,10 @@ def _scatter_normalize(p: Params) -> Params:
 
 
 def _scatter_build(p: Params, bnd: Boundary) -> str:
-    from shapefuzz.families import scatter
-
-    shapes = scatter._shapes(p)
+    batch, d = list(p["batch_shape"]), p["depth"]
+    shapes = [list(p["orig_shape"]), batch + ([] if p["implicit_depth"] else [d]), batch + list(p["orig_shape"][d:])]
     b = TorchBuilder()
-    args = _args(b, bnd, [[s for s, _ in shapes[k]] for k in ("original", "indices", "updates")],
-                 ["%original", "%indices", "%updates"])
+    args = _args(b, bnd, shapes, ["%original", "%indices", "%updates"])
     orig, idx, upd = args
     r, k = len(p["orig_shape"]), len(p["batch_shape"])
     # Updates [batch..., window...] -> [nb, window...].
