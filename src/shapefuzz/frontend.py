@@ -18,6 +18,7 @@ import re
 
 _ONNX_OP = re.compile(r'torch\.operator\s+"onnx\.')
 _UNLOWERED = re.compile(r"failed to legalize operation '(torch\.[\w.]+)'")
+_OPERATOR_NAME = re.compile(r'name = "(onnx\.\w+)"')
 
 
 def is_torch(text: str) -> bool:
@@ -35,4 +36,9 @@ def input_type_flags(text: str) -> tuple[str, ...]:
 def unlowered_op(error_text: str) -> str | None:
     """The torch op this release could not lower, when that is what ended the compile."""
     m = _UNLOWERED.search(error_text)
-    return m.group(1) if m else None
+    if m is None:
+        return None
+    if m.group(1) == "torch.operator":  # an ONNX operator the release does not convert: name it
+        named = _OPERATOR_NAME.search(error_text, m.end())
+        return named.group(1) if named else m.group(1)
+    return m.group(1)

@@ -1,5 +1,5 @@
 """Frontend spellings as equivalent forms: a case's parameters may carry `"frontend": "torch"`
-(absent means the hand-written linalg forms), and `with_frontends` extends a family so that
+or `"onnx"` (absent means the hand-written linalg forms), and `with_frontends` extends a family so that
 
 - `render` writes the torch-dialect spelling (`torch_forms`), with the boundary types of the
   case's linalg form, so both take and return the same arrays;
@@ -7,8 +7,9 @@
 - `equivalent_forms` of a linalg case include its torch spelling (where PyTorch can write it)
   and those of a torch case include the linalg forms, so `check --forms` names a frontend-only
   failure as such;
-- the strategy draws a torch spelling for about one case in three that PyTorch can write
-  (feature `frontend:torch`), so campaigns reach IREE's torch lowerings;
+- the strategy draws a torch spelling for one case in four that PyTorch can write, and an ONNX
+  one (`onnx_forms`) for another (features `frontend:torch` / `frontend:onnx`), so campaigns reach
+  IREE's torch and ONNX lowerings;
 - a torch case shrinks through the family's candidates, kept in the same spelling.
 """
 
@@ -19,12 +20,15 @@ import dataclasses
 from hypothesis import strategies as st
 
 from shapefuzz.families.base import Family, Params
+from shapefuzz.families.onnx_forms import ONNX_SPELLINGS
 from shapefuzz.families.torch_forms import SPELLINGS, Spelling
 from shapefuzz.families.torch_ir import boundary
 
 KEY = "frontend"
 LINALG = "linalg"
-TORCH_SHARE = 3  # one draw in TORCH_SHARE is spelled in torch where PyTorch can write the case
+# Of every SHARE draws, one is spelled in torch and one in ONNX, where the frontend can write the case.
+SHARE = 4
+ALL_SPELLINGS: tuple[Spelling, ...] = tuple(SPELLINGS.values()) + ONNX_SPELLINGS
 
 
 def frontend_of(p: Params) -> str:
@@ -41,7 +45,7 @@ def spelled(p: Params, spelling: Spelling) -> Params:
 
 
 def spellings_for(family: str) -> list[Spelling]:
-    return [s for s in SPELLINGS.values() if s.family == family]
+    return [s for s in ALL_SPELLINGS if s.family == family]
 
 
 def with_frontends(family: Family) -> Family:
@@ -66,7 +70,7 @@ def with_frontends(family: Family) -> Family:
         return p
 
     def strategy() -> st.SearchStrategy[Params]:
-        return st.tuples(family.strategy(), st.integers(0, TORCH_SHARE - 1)).map(choose)
+        return st.tuples(family.strategy(), st.integers(0, SHARE - 1)).map(choose)
 
     def render(p: Params) -> str:
         s = spelling(p)

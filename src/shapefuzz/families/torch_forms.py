@@ -50,7 +50,7 @@ class Spelling:
     build: Callable[[Params, Boundary], str]  # the module text, given the linalg form's boundary types
 
 
-def _args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names: list[str]) -> list[TV]:
+def boundary_args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names: list[str]) -> list[TV]:
     return [TV(n, dims_of(shape, sz), elt) for n, (shape, elt), sz in zip(names, bnd.args, sizes)]
 
 
@@ -86,7 +86,7 @@ def _conv_build(p: Params, bnd: Boundary) -> str:
     kind, rank, acc = p["kind"], p["rank"], p["acc"]
     b = TorchBuilder()
     sizes = [conv.input_shape(p), conv.filter_shape(p)] + ([conv.bias_shape(p)] if p["bias"] != "none" else [])
-    args = _args(b, bnd, sizes, ["%input", "%filter", "%bias"])
+    args = boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
     x, w = args[0], args[1]
     spatial_in = [f"s{i}" for i in range(rank)]
     spatial_k = [f"k{i}" for i in range(rank)]
@@ -176,7 +176,7 @@ def _convt_build(p: Params, bnd: Boundary) -> str:
 
     r = p["rank"]
     b = TorchBuilder()
-    args = _args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
+    args = boundary_args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
     x, w = args
     w = b.permute(w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
     lo, hi, op = p["pad_lo"], p["pad_hi"], p["out_pad"]
@@ -226,7 +226,7 @@ def _scatter_build(p: Params, bnd: Boundary) -> str:
     batch, d = list(p["batch_shape"]), p["depth"]
     shapes = [list(p["orig_shape"]), batch + ([] if p["implicit_depth"] else [d]), batch + list(p["orig_shape"][d:])]
     b = TorchBuilder()
-    args = _args(b, bnd, shapes, ["%original", "%indices", "%updates"])
+    args = boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
     orig, idx, upd = args
     r, k = len(p["orig_shape"]), len(p["batch_shape"])
     # Updates [batch..., window...] -> [nb, window...].
@@ -287,7 +287,7 @@ def _one_hot_build(p: Params, bnd: Boundary) -> str:
         sizes += [[], []]
     if p["consumer"] != "none":
         names.append("%weights"), sizes.append(one_hot.out_shape(p))
-    args = _args(b, bnd, sizes, names)
+    args = boundary_args(b, bnd, sizes, names)
     by_name = {t.name: t for t in args}
     idx = by_name["%indices"]
     if p["depth_dyn"]:
@@ -357,7 +357,7 @@ def _topk_build(p: Params, bnd: Boundary) -> str:
     b = TorchBuilder()
     shape, dim, k = p["shape"], p["dim"], p["k"]
     names = ["%input"] + (["%labels"] if p["indices"] == "arg" else [])
-    args = _args(b, bnd, [list(shape)] * len(names), names)
+    args = boundary_args(b, bnd, [list(shape)] * len(names), names)
     x = args[0]
     out_dims = list(x.dims)
     out_dims[dim] = (k, False)

@@ -44,6 +44,16 @@ class TV:
         return TV(name, tuple(dims), elt or self.elt)
 
 
+def si64s(values: Sequence[int]) -> str:
+    """An ONNX integer-list attribute: `[1 : si64, 2 : si64]`."""
+    return "[" + ", ".join(f"{int(v)} : si64" for v in values) + "]"
+
+
+# What iree-import-onnx puts on the function; opset 18 has ScatterND's max/min reductions.
+ONNX_META = ('torch.onnx_meta.ir_version = 8 : si64, torch.onnx_meta.opset_version = 18 : si64, '
+             'torch.onnx_meta.producer_name = "pytorch", torch.onnx_meta.producer_version = "2.3.0"')
+
+
 def vtensor_type(dims: Sequence[tuple[int, bool]], elt: str) -> str:
     return "!torch.vtensor<[" + ",".join("?" if d else str(s) for s, d in dims) + "]," + TORCH_ELT[elt] + ">"
 
@@ -159,6 +169,31 @@ class TorchBuilder:
         types = ", ".join(t for _, t in operands)
         self.body.append(f"{a.name}, {b.name} = {op} {names} : {types} -> {a.type}, {b.type}")
         return a, b
+
+    def onnx(self, op: str, operands: Sequence[TV], results: Sequence[TV], attrs: dict[str, str] | None = None) -> list[TV]:
+        """`torch.operator "onnx.<op>"`, as `iree-import-onnx` leaves it (attributes `torch.onnx.*`)."""
+        names = ", ".join(r.name for r in results)
+        attr = ""
+        if attrs:
+            attr = " {" + ", ".join(f"torch.onnx.{k} = {v}" for k, v in sorted(attrs.items())) + "}"
+        in_types = ", ".join(x.type for x in operands)
+        out_types = ", ".join(r.type for r in results)
+        if len(results) > 1:
+            out_types = f"({out_types})"
+        self.body.append(f'{names} = torch.operator "onnx.{op}"({", ".join(x.name for x in operands)}){attr} : '
+                         f"({in_types}) -> {out_types}")
+        return list(results)
+
+    def onnx_const(self, values: Sequence[float], elt: str, shape: Sequence[int] | None = None, stem: str = "c") -> TV:
+        """An `onnx.Constant` tensor (shape [len(values)] unless given; [] for a scalar)."""
+        shape = [len(values)] if shape is None else list(shape)
+        lit = ", ".join(repr(float(v)) if elt.startswith("f") else str(int(v)) for v in values)
+        lit = lit if not shape else f"[{lit}]"
+        ttype = "tensor<" + "".join(f"{s}x" for s in shape) + TORCH_ELT[elt] + ">"
+        out = TV(self.fresh(stem), tuple((s, False) for s in shape), elt)
+        self.body.append(f'{out.name} = torch.operator "onnx.Constant"() {{torch.onnx.value = dense<{lit}> : {ttype}}} : '
+                         f"() -> {out.type}")
+        return out
 
     def size(self, x: TV, dim: int) -> str:
         """A `!torch.int` holding x's size along `dim` (a constant when static)."""
