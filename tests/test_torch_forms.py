@@ -201,3 +201,22 @@ def test_torch_cases_shrink_in_their_spelling(family, toolchain):
     assert all(frontend_of(c) == "onnx" for c in fam.shrink_candidates(o))
     texts = [render_case(Case.make(family, c)) for c in cands[:12]]
     assert verify_many(texts, toolchain) == [None] * len(texts)
+
+
+@pytest.mark.iree
+def test_a_torch_finding_is_saved_replayed_and_exported_with_its_input_type(tmp_path, toolchain):
+    path = tmp_path / "case.mlir"
+    path.write_text(render_case(Case.make("conv", _torch("conv", UNFLATTEN_BUG))))
+    corpus = tmp_path / "corpus"
+    runner = CliRunner()
+    added = runner.invoke(cli, ["corpus", "add", str(path), "--backends", "llvm-cpu", "--corpus", str(corpus)])
+    assert added.exit_code == 0, added.output
+    (entry,) = [p for p in corpus.iterdir() if not p.name.startswith(".") and p.is_dir()]
+    assert case_from_mlir((entry / "reproducer.mlir").read_text()).params["frontend"] == "torch"
+    replayed = runner.invoke(cli, ["replay", str(corpus), "--backends", "llvm-cpu"])
+    assert replayed.exit_code == 0 and "still failing" in replayed.output, replayed.output
+    lit = tmp_path / "t.mlir"
+    exported = runner.invoke(cli, ["export", str(entry), "--format", "lit", "-o", str(lit)])
+    assert exported.exit_code == 0, exported.output
+    run_lines = [line for line in lit.read_text().splitlines() if line.startswith("// RUN:")]
+    assert run_lines and all("--iree-input-type=torch" in line for line in run_lines if "iree-compile" in line)
