@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,13 +43,48 @@ class Case:
         return CASE_HEADER + canonical_json(payload)
 
 
+_FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def check_params(family: Any, params: Any, where: str) -> Case:
+    """A case from values read back from a file (a case header, a corpus entry's meta.json):
+    `family` a known family's name and `params` an object the family renders, builds inputs
+    for and takes a reference of. Raises SchemaError naming the field."""
+    from shapefuzz.schema import SchemaError, json_depth, obj, text, MAX_JSON_DEPTH
+
+    text(family, f"{where}family")
+    if not _FAMILY_NAME.fullmatch(family):
+        raise SchemaError(f"{where}family: {family[:40]!r} is not a family name")
+    obj(params, f"{where}params")
+    if json_depth(params) > MAX_JSON_DEPTH:
+        raise SchemaError(f"{where}params: nested more than {MAX_JSON_DEPTH} deep")
+    from shapefuzz.families import validate_params  # families import this module: import late
+
+    validate_params(family, params, f"{where}params")
+    return Case.make(family, params)
+
+
 def case_from_mlir(text: str) -> Case | None:
-    """The case embedded in a generated file, or None for any other MLIR."""
-    for line in text.splitlines()[:5]:
+    """The case embedded in a generated file, or None for any other MLIR. A header that is
+    there but broken (bad JSON, missing or wrong-typed fields, params the family cannot build)
+    raises InvalidInputError with one line naming the field."""
+    from shapefuzz.errors import InvalidInputError
+    from shapefuzz.schema import SchemaError, is_int, load_json
+
+    for number, line in enumerate(text.splitlines()[:5], 1):
         if line.startswith(CASE_HEADER):
+            where = f"line {number}: case header: "
             try:
-                payload = json.loads(line[len(CASE_HEADER):])
-                return Case.make(payload["family"], payload["params"])
-            except (ValueError, KeyError, TypeError):
-                return None
+                payload = load_json(line[len(CASE_HEADER):], where.rstrip(": "))
+                if not isinstance(payload, dict):
+                    raise SchemaError(f"{where}expected a JSON object")
+                for key in ("family", "params"):
+                    if key not in payload:
+                        raise SchemaError(f"{where}missing {key!r}")
+                version = payload.get("version", CASE_FORMAT_VERSION)
+                if not is_int(version) or not 1 <= version <= CASE_FORMAT_VERSION:
+                    raise SchemaError(f"{where}version: {version!r}; this shapefuzz reads version {CASE_FORMAT_VERSION}")
+                return check_params(payload["family"], payload["params"], where)
+            except SchemaError as error:
+                raise InvalidInputError(str(error)) from None
     return None

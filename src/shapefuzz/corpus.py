@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -37,9 +38,11 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from shapefuzz.case import Case
+from shapefuzz import schema
+from shapefuzz.case import Case, check_params
 from shapefuzz.errors import CorpusError
-from shapefuzz.model import Signature
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.schema import SchemaError
 from shapefuzz.shrink.measure import size_of
 
 if TYPE_CHECKING:
@@ -192,10 +195,11 @@ class UnreadableEntry:
 
 
 def entry_id(signature: Signature) -> str:
-    """`<backend>-<stage>-<status>-<12 hex>`: derived from the normalized signature only."""
+    """`<backend>-<stage>-<status>-<12 hex>`: derived from the normalized signature only, of
+    lower-case letters, digits and dashes (safe as a file name and in a shell)."""
     digest = hashlib.sha256(str(signature).encode()).hexdigest()[:12]
-    prefix = f"{signature.backend}-{signature.stage.value}-{signature.status.value}"
-    return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', prefix)}-{digest}"
+    prefix = f"{signature.backend}-{signature.stage.value}-{signature.status.value}".lower()
+    return f"{re.sub(r'[^a-z0-9-]+', '-', prefix).strip('-')[:100]}-{digest}"
 
 
 _TENSOR = re.compile(r"tensor<([^<>]*)>")
@@ -251,37 +255,56 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Writes a whole file or nothing: a hidden temporary beside it, then os.replace (which
+    replaces a symbolic link in the way rather than writing through it). The temporary is
+    removed when the write fails (a full disk), and the error goes up unchanged."""
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        with open(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
-def _shell_quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w@%+=:,./-]+", word) else "'" + word.replace("'", "'\\''") + "'"
+def _atomic_write_text(path: Path, text: str) -> None:
+    atomic_write(path, text.encode())
+
+
+def comment_text(value: Any, limit: int = 300) -> str:
+    """A value made safe for a `#` or `//` comment line: no line breaks or control characters."""
+    return re.sub(r"[\x00-\x1f\x7f]+", " ", str(value))[:limit]
 
 
 def repro_script(meta: dict[str, Any]) -> str:
+    """repro.sh for a validated meta.json: every value it embeds is quoted (shlex) or, in a
+    comment, stripped of line breaks."""
     sig = Signature.from_json(meta["signature"])
-    backend = sig.backend
-    command = ["shapefuzz", "check", REPRODUCER, "--backends", backend]
+    command = ["shapefuzz", "check", REPRODUCER, "--backends", sig.backend]
     if meta.get("seed"):
-        command += ["--seed", str(meta["seed"])]
+        command += ["--seed", str(int(meta["seed"]))]
+    versions = ", ".join(meta.get("toolchain_versions") or [])
     lines = [
         "#!/bin/sh",
-        f"# shapefuzz corpus entry {meta['id']}",
-        f"# signature: {str(sig)[:300]}",
-        f"# expected state: {meta['expected_state']}  (toolchain {', '.join(meta.get('toolchain_versions') or [])})",
+        f"# shapefuzz corpus entry {comment_text(meta['id'])}",
+        f"# signature: {comment_text(sig)}",
+        f"# expected state: {comment_text(meta['expected_state'])}  (toolchain {comment_text(versions)})",
         'cd "$(dirname "$0")" || exit 2',
-        " ".join(_shell_quote(w) for w in command),
+        " ".join(shlex.quote(w) for w in command),
         "# With the entry's saved inputs and expected outputs: shapefuzz replay .",
     ]
     if meta.get("compile_command"):
         lines.append("# The plain compile:")
-        lines.append("#   " + " ".join(_shell_quote(w) for w in meta["compile_command"]))
+        lines.append("#   " + comment_text(" ".join(shlex.quote(w) for w in meta["compile_command"]), 4000))
     return "\n".join(lines) + "\n"
 
 
@@ -445,6 +468,8 @@ def save_finding(
         _recover(corpus_dir)
         for stray in final.glob(".*.tmp") if final.is_dir() else ():
             stray.unlink(missing_ok=True)  # a meta.json rewrite killed before its os.replace
+        if final.is_symlink():
+            raise CorpusError(f"{final} is a symbolic link, not an entry folder; remove it")
         if not final.exists():
             tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
             tmp.mkdir()
@@ -453,10 +478,12 @@ def save_finding(
             _fsync_dir(corpus_dir)
             return final, True
         try:
-            old_meta = json.loads((final / META).read_text())
+            old_meta = load_entry(final).meta
             old_size = size_of((final / REPRODUCER).read_text())
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except (OSError, ValueError) as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
+        except CorpusError as error:
+            raise CorpusError(f"{final}: existing entry is unreadable ({error}); fix or remove it") from None
         meta = dict(old_meta)
         if sighting:
             meta["count"] = int(old_meta.get("count", 1)) + 1
@@ -495,7 +522,10 @@ def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
     if "expected_state" in changes and changes["expected_state"] not in EXPECTED_STATES:
         raise CorpusError(f"expected state must be one of {', '.join(EXPECTED_STATES)}")
     with _locked(folder.parent):
-        meta = json.loads((folder / META).read_text())
+        try:
+            meta = load_entry(folder).meta  # validated; a symlinked entry or meta.json is refused
+        except CorpusError as error:
+            raise CorpusError(f"{folder}: {error}") from None
         meta.update(changes)
         _atomic_write_text(folder / META, json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         script = folder / REPRO_SCRIPT
@@ -512,61 +542,111 @@ def _reason(error: BaseException) -> str:
     return text[0][:200] if text else type(error).__name__
 
 
+def _version(value: str, field: str) -> None:
+    if not re.fullmatch(r"[\w.+~-]{1,64}", value):
+        raise SchemaError(f"{field}: {value[:40]!r} is not a version")
+
+
+def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
+    """meta.json as this shapefuzz writes it, field by field; raises SchemaError naming the
+    first bad field. Every later use of the entry (list, show, replay, export, repro.sh) may
+    then rely on the types, and ids and backend names are safe in paths and shells."""
+    s = schema
+    s.obj(meta, META)
+    missing = [key for key in _REQUIRED if key not in meta]
+    if missing:
+        raise SchemaError(f"{META} lacks {', '.join(missing)}")
+    if not s.is_int(meta["format"]) or not 1 <= meta["format"] <= CORPUS_FORMAT:
+        raise SchemaError(f"{META}: format {meta['format']!r}; this shapefuzz reads format {CORPUS_FORMAT}")
+    s.ident(meta["id"], f"{META}: id")
+    if meta["id"] != folder_name:
+        raise SchemaError(f"{META}: id {meta['id']!r} is not the folder's name")
+    sig = s.obj(meta["signature"], f"{META}: signature")
+    for key in ("backend", "stage", "status", "message"):
+        if key not in sig:
+            raise SchemaError(f"{META}: signature lacks {key!r}")
+    s.ident(sig["backend"], f"{META}: signature.backend")
+    s.one_of(sig["stage"], f"{META}: signature.stage", tuple(x.value for x in Stage))
+    s.one_of(sig["status"], f"{META}: signature.status", tuple(x.value for x in Status))
+    s.text(sig["message"], f"{META}: signature.message", max_len=4000)
+    s.text_list(meta["backends"], f"{META}: backends", s.ident, non_empty=True)
+    for key in ("first_seen", "last_seen"):
+        s.text(meta[key], f"{META}: {key}", max_len=64)
+    s.integer(meta["count"], f"{META}: count")
+    s.one_of(meta["expected_state"], f"{META}: expected_state", EXPECTED_STATES)
+    optional: dict[str, Any] = {
+        "signature_text": lambda v, f: s.text(v, f, max_len=5000),
+        "backend": s.ident, "stage": s.text, "status": s.text,
+        "seed": lambda v, f: s.integer(v, f, 0, (1 << 63) - 1),
+        "toolchain_version": lambda v, f: (s.text(v, f), _version(v, f)),
+        "toolchain_versions": lambda v, f: s.text_list(v, f, _version),
+        "compile_command": lambda v, f: s.text_list(v, f),
+        "flaky": s.boolean,
+        "detail": lambda v, f: s.text(v, f, one_line=False, max_len=2 * MAX_DETAIL),
+        "notes": lambda v, f: s.text(v, f, one_line=False),
+        "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
+        "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
+        "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],
+        "last_replay": lambda v, f: [s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)
+                                     for k in ("date", "toolchain", "outcome", "now")],
+    }
+    for key, check in optional.items():
+        if meta.get(key) is not None:
+            check(meta[key], f"{META}: {key}")
+    if meta.get("family") is not None or meta.get("params") is not None:
+        if meta.get("family") is None or meta.get("params") is None:
+            raise SchemaError(f"{META}: family and params go together (one is missing)")
+        check_params(meta["family"], meta["params"], f"{META}: ")
+    return meta
+
+
 def _load_arrays(folder: Path, names: list[str], what: str) -> list[np.ndarray] | None:
     if not names:
         return None
     arrays = []
     for name in names:
-        if os.path.isabs(name) or ".." in Path(name).parts:
-            raise CorpusError(f"{what} file {name!r} is outside the entry")
         try:
-            arrays.append(np.load(folder / name, allow_pickle=False))
-        except FileNotFoundError:
-            raise CorpusError(f"missing {name}") from None
-        except (OSError, ValueError) as error:
-            raise CorpusError(f"{name} is not a readable .npy file ({_reason(error)})") from None
+            path = schema.relative_file(name, f"{META}: {what}", folder)
+            if not path.is_file():
+                raise SchemaError(f"missing {name}")
+            arrays.append(schema.load_npy(path, name))
+        except SchemaError as error:
+            raise CorpusError(str(error)) from None
     return arrays
 
 
+def _read_text(path: Path, what: str) -> str:
+    if path.is_symlink():
+        raise CorpusError(f"{what} is a symbolic link (refused)")
+    if not path.is_file():
+        raise CorpusError(f"missing {what}" + (" (not a shapefuzz corpus entry)" if what == META else ""))
+    try:
+        if path.stat().st_size > 64 << 20:
+            raise CorpusError(f"{what} is larger than 64 MiB")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(f"{what} is not UTF-8 text") from None
+    except OSError as error:
+        raise CorpusError(f"{what}: {error.strerror or _reason(error)}") from None
+
+
 def load_entry(path: str | os.PathLike) -> CorpusEntry:
-    """Reads one entry folder; raises CorpusError with a one-line reason when it is broken."""
+    """Reads one entry folder; raises CorpusError with a one-line reason when it is broken.
+    Symbolic links (the folder, its files) are refused: an entry copied in from elsewhere must
+    not make shapefuzz read or write outside the corpus."""
     folder = Path(path)
+    if folder.is_symlink():
+        raise CorpusError(f"{folder.name} is a symbolic link, not an entry folder (refused)")
     if not folder.is_dir():
         raise CorpusError(f"{folder} is not a corpus entry folder")
-    meta_file = folder / META
-    if not meta_file.is_file():
-        raise CorpusError(f"missing {META} (not a shapefuzz corpus entry)")
     try:
-        meta = json.loads(meta_file.read_text())
-    except UnicodeDecodeError:
-        raise CorpusError(f"{META} is not UTF-8 text") from None
-    except ValueError as error:
-        raise CorpusError(f"{META} is not valid JSON ({_reason(error)})") from None
-    if not isinstance(meta, dict):
-        raise CorpusError(f"{META} is not a JSON object")
-    missing = [key for key in _REQUIRED if key not in meta]
-    if missing:
-        raise CorpusError(f"{META} lacks {', '.join(missing)}")
-    if not isinstance(meta["format"], int) or meta["format"] > CORPUS_FORMAT:
-        raise CorpusError(f"{META} has format {meta['format']!r}; this shapefuzz reads format {CORPUS_FORMAT}")
-    try:
-        Signature.from_json(meta["signature"])
-    except (KeyError, ValueError, TypeError) as error:
-        raise CorpusError(f"{META} has a bad signature ({_reason(error)})") from None
-    if meta["expected_state"] not in EXPECTED_STATES:
-        raise CorpusError(f"{META} has expected_state {meta['expected_state']!r}, not one of {EXPECTED_STATES}")
-    if meta.get("family") and not isinstance(meta.get("params"), dict):
-        raise CorpusError(f"{META} names family {meta['family']!r} but has no params object")
-    repro = folder / REPRODUCER
-    if not repro.is_file():
-        raise CorpusError(f"missing {REPRODUCER}")
-    try:
-        mlir = repro.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CorpusError(f"{REPRODUCER} is not UTF-8 text") from None
+        meta = check_meta(schema.load_json(_read_text(folder / META, META), META), folder.name)
+    except SchemaError as error:
+        raise CorpusError(str(error)) from None
+    mlir = _read_text(folder / REPRODUCER, REPRODUCER)
     if not mlir.strip():
         raise CorpusError(f"{REPRODUCER} is empty")
-    inputs = _load_arrays(folder, list(meta.get("inputs") or []), "input")
+    inputs = _load_arrays(folder, list(meta.get("inputs") or []), "inputs")
     expected = _load_arrays(folder, list(meta.get("expected") or []), "expected")
     return CorpusEntry(folder, meta, mlir, inputs, expected)
 
@@ -652,6 +732,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
 
 __all__ = [
     "Finding", "make_finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "save_finding", "load_entry",
-    "iter_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
+    "iter_entries", "find_entry", "rebuild_index", "update_meta", "repro_script", "check_meta", "atomic_write",
+    "comment_text",
     "EXPECTED_FAILING", "EXPECTED_FIXED", "CORPUS_FORMAT",
 ]

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shlex
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from shapefuzz.backends import BACKENDS, Backend
-from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry
+from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry, atomic_write, comment_text
 from shapefuzz.errors import UsageError
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
@@ -124,13 +125,22 @@ def _filecheck_literal(text: str) -> str:
 # ----------------------------------------------------------------------------- lit
 
 
+# Lines lit acts on wherever they appear in the file: a reproducer holding one could run a command.
+_LIT_DIRECTIVE = re.compile(r"\b(RUN|DEFINE|REDEFINE|REQUIRES|UNSUPPORTED|XFAIL|ALLOW_RETRIES)\s*:|\bEND\.")
+
+
 def to_lit(p: Plan) -> str:
     sig = p.entry.signature
+    directive = _LIT_DIRECTIVE.search(p.entry.mlir)
+    if directive:
+        raise UsageError(f"entry {p.entry.id}: its reproducer holds the lit directive {directive.group(0)!r}; "
+                         "refusing to export it as a lit test (use --format run-module)")
     flags = " ".join(shlex.quote(f) for f in p.flags)
     compile_ok = f"iree-compile %s {flags} -o %t.vmfb"
     run = None
     if p.runs:
-        parts = [f"iree-run-module --module=%t.vmfb --device={p.backend.driver} --function={p.function}"]
+        parts = [f"iree-run-module --module=%t.vmfb --device={shlex.quote(p.backend.driver)} "
+                 f"{shlex.quote('--function=' + p.function)}"]
         parts += [f"--input={shlex.quote(inline_value(a))}" for a in p.inputs]
         if p.expected is not None:
             parts += [f"--expected_output={shlex.quote(inline_value(a))}" for a in p.expected]
@@ -138,8 +148,9 @@ def to_lit(p: Plan) -> str:
     passing = [compile_ok] + ([run] if run else [])
     header = [
         f"// Regression test exported by shapefuzz from corpus entry {p.entry.id}.",
-        f"// Signature: {sig}",
-        f"// Seen with IREE {', '.join(p.entry.toolchain_versions)}; expected state: {p.entry.expected_state}.",
+        f"// Signature: {comment_text(sig)}",
+        f"// Seen with IREE {comment_text(', '.join(p.entry.toolchain_versions))}; "
+        f"expected state: {p.entry.expected_state}.",
         "//",
     ]
     lines: list[str] = []
@@ -155,7 +166,7 @@ def to_lit(p: Plan) -> str:
             lines.append(f"// RUN: {compile_ok}")
         lines.append(f"// RUN: {nots} {command}" + (" 2>&1 | FileCheck %s" if check else ""))
         if check:
-            lines.append(f"// CHECK: {_filecheck_literal(check)}")
+            lines.append(f"// CHECK: {_filecheck_literal(comment_text(check))}")
     if p.failing:
         lines += ["//", "// Once fixed, these commands pass (use them as the run lines then):"]
         lines += [f"//   {cmd}" for cmd in passing]
@@ -170,7 +181,7 @@ def run_module_script(p: Plan) -> str:
     lines = [
         "#!/bin/sh",
         f"# Exported by shapefuzz from corpus entry {p.entry.id}",
-        f"# signature: {p.entry.signature}",
+        f"# signature: {comment_text(p.entry.signature)}",
         "# Exits non-zero while the bug is there. Needs iree-compile and iree-run-module on PATH.",
         "set -e",
         'cd "$(dirname "$0")"',
@@ -188,20 +199,31 @@ def run_module_argv(p: Plan) -> list[str]:
     return argv
 
 
+def _real_folder(path: Path) -> Path:
+    """`path` as a folder to write into: created if missing, never a symbolic link."""
+    if path.is_symlink():
+        raise UsageError(f"{path} is a symbolic link; give a real folder to export into")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def write_run_module(p: Plan, out: Path) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    """Only fixed names under `out`; each file written atomically (a link in the way is replaced,
+    never followed)."""
+    _real_folder(out)
     written = [out / "reproducer.mlir"]
-    written[0].write_text(p.entry.mlir)
+    atomic_write(written[0], p.entry.mlir.encode())
     for sub, stem, arrays in (("inputs", "arg", p.inputs), ("expected", "result", p.expected)):
         if p.runs and arrays:
-            (out / sub).mkdir(exist_ok=True)
+            _real_folder(out / sub)
             for i, array in enumerate(arrays):
                 path = out / sub / f"{stem}{i}.npy"
-                np.save(path, np.require(array, requirements="C"), allow_pickle=False)
+                buffer = io.BytesIO()
+                np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
+                atomic_write(path, buffer.getvalue())
                 written.append(path)
     script = out / "run.sh"
-    script.write_text(run_module_script(p))
-    script.chmod(0o755)
+    atomic_write(script, run_module_script(p).encode(), mode=0o755)
     written.append(script)
     return written
 
@@ -218,13 +240,16 @@ def to_pytest(p: Plan) -> str:
     inputs = "[" + ", ".join(_array_literal(a) for a in (p.inputs or [])) + "]" if p.runs else "None"
     expected = "[" + ", ".join(_array_literal(a) for a in p.expected) + "]" if p.runs and p.expected else "None"
     xfail = (f"@pytest.mark.xfail(strict=True, reason={str(p.entry.signature)[:200]!r})\n" if p.failing else "")
-    return f'''"""Regression test exported by shapefuzz from corpus entry {p.entry.id}.
-
-Signature: {str(p.entry.signature).replace('"', "'")}
-Seen with IREE {", ".join(p.entry.toolchain_versions)}; expected state: {p.entry.expected_state}.
-{"Strict xfail while the bug is there: a fix shows up as an unexpected pass." if p.failing else ""}
-Needs iree-compile and iree-run-module on PATH (pip install iree-base-compiler iree-base-runtime).
-"""
+    doc = "\n".join([
+        f"Regression test exported by shapefuzz from corpus entry {p.entry.id}.",
+        "",
+        f"Signature: {comment_text(p.entry.signature)}",
+        f"Seen with IREE {comment_text(', '.join(p.entry.toolchain_versions))}; "
+        f"expected state: {p.entry.expected_state}.",
+        "Strict xfail while the bug is there: a fix shows up as an unexpected pass." if p.failing else "",
+        "Needs iree-compile and iree-run-module on PATH (pip install iree-base-compiler iree-base-runtime).",
+    ])
+    return f'''{doc!r}
 
 import shutil
 import subprocess
@@ -284,13 +309,14 @@ def export_entry(entry: CorpusEntry, fmt: str, toolchain: Toolchain, out: str | 
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
     p = plan(entry, toolchain, expect)
+    # Default names come from the id, which load_entry validated ([a-z0-9-]): never a path.
     if fmt == "lit":
         path = Path(out) if out else Path(f"{entry.id}.mlir")
-        path.write_text(to_lit(p))
+        atomic_write(path, to_lit(p).encode())
         return [path]
     if fmt == "pytest":
-        path = Path(out) if out else Path(f"test_{re.sub(r'[^A-Za-z0-9_]', '_', entry.id)}.py")
-        path.write_text(to_pytest(p))
+        path = Path(out) if out else Path(f"test_{re.sub(r'[^a-z0-9]', '_', entry.id)}.py")
+        atomic_write(path, to_pytest(p).encode())
         return [path]
     folder = Path(out) if out else Path(f"{entry.id}.run-module")
     written = write_run_module(p, folder)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shapefuzz.errors import InvalidInputError
+from shapefuzz.schema import SchemaError, check_array_bytes
 
 _FUNC = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
 _TENSOR = re.compile(r"tensor<([^<>]*)>")
@@ -78,16 +79,37 @@ def _matching_paren(text: str, open_index: int) -> int:
     raise InvalidInputError("unbalanced parentheses in the function signature")
 
 
+def _dim(text: str, type_text: str) -> int | None:
+    text = text.strip()
+    if text in ("?", "-1"):
+        return None
+    if not text.isdigit() or len(text) > 18:
+        raise InvalidInputError(f"argument type {type_text.strip()[:80]!r}: dim {text[:20]!r} is not a size or '?'")
+    return int(text)
+
+
 def parse_tensor_type(text: str) -> TensorType:
     match = _TENSOR.search(text)
     if match:
         *dims, element = match.group(1).split("x")
-        return TensorType(tuple(None if d.strip() == "?" else int(d) for d in dims), element.strip())
+        return TensorType(tuple(_dim(d, text) for d in dims), element.strip())
     match = _TORCH_TENSOR.search(text)
     if match:
         dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
-        return TensorType(tuple(None if d in ("?", "-1") else int(d) for d in dims), match.group(2))
-    raise InvalidInputError(f"argument type {text.strip()!r} is not a ranked tensor")
+        return TensorType(tuple(_dim(d, text) for d in dims), match.group(2))
+    raise InvalidInputError(f"argument type {text.strip()[:80]!r} is not a ranked tensor")
+
+
+def declared_tensor_types(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
+    """Every static-shaped `tensor<...>` the text declares with a known element type, `?` dims
+    counted as 1: what the array cap checks before anything is built."""
+    found = []
+    for body in set(_TENSOR.findall(text)):
+        *dims, element = body.split("x")
+        if element.strip() not in DTYPES or not all(d.strip() == "?" or d.strip().isdigit() for d in dims):
+            continue
+        found.append((tuple(1 if d.strip() == "?" else int(d) for d in dims), DTYPES[element.strip()]))
+    return found
 
 
 def function_info(text: str, name: str | None = None) -> FunctionInfo:
@@ -127,6 +149,10 @@ def random_inputs(info: FunctionInfo, seed: int, dynamic_size: int) -> list[np.n
             raise InvalidInputError(f"cannot make inputs of element type {arg.element}; pass --inputs")
         shape = tuple(dynamic_size if d is None else d for d in arg.shape)
         dtype = DTYPES[arg.element]
+        try:
+            check_array_bytes(shape, dtype, f"argument {len(arrays)} of @{info.name}")
+        except SchemaError as error:
+            raise InvalidInputError(str(error)) from None
         if dtype.kind == "f":
             arrays.append((rng.integers(-8, 9, size=shape) / 4).astype(dtype))
         elif dtype.kind == "b":

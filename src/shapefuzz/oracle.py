@@ -247,12 +247,13 @@ def _check_once(
 
 def case_expectation(case: Case, seed: int = 0) -> Expectation:
     """Inputs, NumPy reference and comparison rule for a generated case."""
-    from shapefuzz.families import get_family  # families import templates/hypothesis: keep lazy
+    from shapefuzz.families import get_family, guarded  # families import templates/hypothesis: keep lazy
 
     family = get_family(case.family)
     params = case.params
-    inputs = family.make_inputs(params, seed)
-    expected = family.reference(params, inputs)
+    # The params may come from a file (a case header, a corpus entry): failures are input errors.
+    inputs = guarded(case.family, "making inputs", lambda: family.make_inputs(params, seed))
+    expected = guarded(case.family, "the NumPy reference", lambda: family.reference(params, inputs))
 
     def compare(want: list[np.ndarray], got: list[np.ndarray]) -> str | None:
         return family.compare(params, inputs, want, got)

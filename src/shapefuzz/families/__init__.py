@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any, Callable, TypeVar
 
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
 from shapefuzz.families.base import Family, Params
 from shapefuzz.families.frontends import with_frontends
 
+T = TypeVar("T")
 FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
 
 
@@ -28,10 +30,63 @@ def get_family(name: str) -> Family:
     return families[name]
 
 
+def _big_ints(value: Any, limit: int) -> list[int]:
+    stack, found = [value], []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > limit:
+            found.append(item)
+    return found
+
+
+def validate_params(family_name: str, params: Params, where: str) -> None:
+    """Params read back from a file (case header, corpus entry) must be ones the family renders:
+    a known family, no absurd integers, and every tensor the module declares within the array cap
+    (refused before anything is allocated). Raises SchemaError naming the field."""
+    from shapefuzz.mlirinfo import declared_tensor_types
+    from shapefuzz.schema import SchemaError, check_array_bytes
+
+    if family_name not in FAMILY_MODULES:
+        raise SchemaError(f"{where[:-len('params')]}family: {family_name!r} is not one of {', '.join(FAMILY_MODULES)}")
+    huge = _big_ints(params, 1 << 31)
+    if huge:
+        raise SchemaError(f"{where}: integer {huge[0]} is out of range")
+    family = get_family(family_name)
+    try:
+        text = family.render(params)
+    except Exception as error:  # noqa: BLE001 - family code reading foreign params: any failure means "not valid"
+        raise SchemaError(f"{where}: not valid {family_name} parameters ({_why(error)})") from None
+    for shape, dtype in declared_tensor_types(text):
+        check_array_bytes(shape, dtype, f"{where}: a tensor of the rendered module")
+
+
+def _why(error: BaseException) -> str:
+    detail = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {detail[0][:120]}" if detail else type(error).__name__
+
+
+def guarded(family_name: str, what: str, call: Callable[[], T]) -> T:
+    """Runs family code on params that came from a file; any failure is one InvalidInputError line."""
+    from shapefuzz.errors import InvalidInputError, ShapefuzzError
+
+    try:
+        return call()
+    except ShapefuzzError:
+        raise
+    except MemoryError:
+        raise InvalidInputError(f"{family_name} case: {what} ran out of memory (the arrays are too large)") from None
+    except Exception as error:  # noqa: BLE001 - family code reading foreign params
+        raise InvalidInputError(f"{family_name} case: {what} failed on these parameters ({_why(error)})") from None
+
+
 def render_case(case: Case) -> str:
     """The full MLIR file for a case: the header line carrying its parameters, then the module."""
     body = get_family(case.family).render(case.params)
     return case.header() + "\n" + body
 
 
-__all__ = ["Family", "Params", "all_families", "get_family", "render_case", "FAMILY_MODULES"]
+__all__ = ["Family", "Params", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params", "guarded"]

@@ -1,0 +1,238 @@
+"""Checks for everything shapefuzz reads back from disk that someone else may have written: a
+corpus entry's meta.json, a `// shapefuzz-case:` header, a .npy file. Corpora are merged by
+copying folders, so each value is validated at the seam where it enters, before any other code
+uses it; a bad one raises SchemaError naming the field (the caller turns it into one line).
+
+No dependencies beyond the standard library and NumPy's .npy header reader."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+MAX_JSON_DEPTH = 32  # params nest 3 deep; anything near Python's recursion limit is hostile
+MAX_JSON_BYTES = 4 << 20
+DEFAULT_MAX_ARRAY_BYTES = 1 << 30  # inputs and outputs above this are refused before allocation
+ENV_MAX_ARRAY_BYTES = "SHAPEFUZZ_MAX_ARRAY_BYTES"
+
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")  # entry ids and backend names: safe as file names
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # newline (\n) is checked apart, per field
+_ARRAY_DTYPES = frozenset("b1 i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8".split())
+
+
+class SchemaError(ValueError):
+    """A value read from disk does not have the shape shapefuzz writes. The message names the
+    field (`meta.json: count: expected an integer, got 'x'`)."""
+
+
+def max_array_bytes() -> int:
+    """The array cap: SHAPEFUZZ_MAX_ARRAY_BYTES (set by --max-array-bytes) or 1 GiB."""
+    text = os.environ.get(ENV_MAX_ARRAY_BYTES)
+    if not text:
+        return DEFAULT_MAX_ARRAY_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        return DEFAULT_MAX_ARRAY_BYTES
+    return value if value > 0 else DEFAULT_MAX_ARRAY_BYTES
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+# ----------------------------------------------------------------------------- JSON
+
+
+def json_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> int:
+    """Nesting depth of a parsed JSON value, iteratively (never a RecursionError)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_json(text: str, what: str) -> Any:
+    """Parses JSON we wrote ourselves: bounded size and depth, no NaN/Infinity."""
+    if len(text) > MAX_JSON_BYTES:
+        raise SchemaError(f"{what}: larger than {human_bytes(MAX_JSON_BYTES)}")
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise SchemaError(f"{what}: nested too deeply") from None
+    except ValueError as error:
+        raise SchemaError(f"{what}: not valid JSON ({str(error).splitlines()[0][:120]})") from None
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise SchemaError(f"{what}: nested more than {MAX_JSON_DEPTH} deep")
+    return value
+
+
+# ----------------------------------------------------------------------------- fields
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def text(value: Any, field: str, *, one_line: bool = True, max_len: int = 100_000) -> str:
+    if not isinstance(value, str):
+        raise SchemaError(f"{field}: expected a string, got {_type_name(value)}")
+    if len(value) > max_len:
+        raise SchemaError(f"{field}: longer than {max_len} characters")
+    if _CONTROL.search(value) or (one_line and ("\n" in value or "\r" in value)):
+        raise SchemaError(f"{field}: contains control characters or a line break")
+    return value
+
+
+def integer(value: Any, field: str, minimum: int = 0, maximum: int = 1 << 62) -> int:
+    if not is_int(value):
+        raise SchemaError(f"{field}: expected an integer, got {_show(value)}")
+    if not minimum <= value <= maximum:
+        raise SchemaError(f"{field}: {value} is outside {minimum}..{maximum}")
+    return value
+
+
+def boolean(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise SchemaError(f"{field}: expected true or false, got {_show(value)}")
+    return value
+
+
+def obj(value: Any, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SchemaError(f"{field}: expected an object, got {_type_name(value)}")
+    return value
+
+
+def text_list(value: Any, field: str, check: Callable[[str, str], Any] | None = None, *,
+              non_empty: bool = False) -> list[str]:
+    if not isinstance(value, list):
+        raise SchemaError(f"{field}: expected a list of strings, got {_type_name(value)}")
+    if non_empty and not value:
+        raise SchemaError(f"{field}: empty")
+    for i, item in enumerate(value):
+        text(item, f"{field}[{i}]", max_len=10_000)
+        if check is not None:
+            check(item, f"{field}[{i}]")
+    return value
+
+
+def ident(value: Any, field: str) -> str:
+    """An id or backend name: lower-case letters, digits and dashes (safe in paths and shells)."""
+    text(value, field)
+    if not ID_PATTERN.fullmatch(value):
+        raise SchemaError(f"{field}: {_show(value)} is not a name of lower-case letters, digits and dashes")
+    return value
+
+
+def one_of(value: Any, field: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise SchemaError(f"{field}: {_show(value)} is not one of {', '.join(choices)}")
+    return value
+
+
+def positive_finite(value: Any, what: str) -> float:
+    """A timeout, budget or cap: a number > 0 that is not NaN or infinite."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise SchemaError(f"{what}: {_show(value)} is not a number") from None
+    if not math.isfinite(number) or number <= 0:
+        raise SchemaError(f"{what}: {_show(value)} must be a positive, finite number")
+    return number
+
+
+# ----------------------------------------------------------------------------- paths and arrays
+
+
+def relative_file(name: str, field: str, folder: Path) -> Path:
+    """A path inside `folder` given in a file we read: relative, no `..`, no symlink on the way."""
+    if os.path.isabs(name) or ".." in Path(name).parts or not name.strip():
+        raise SchemaError(f"{field}: {_show(name)} is not a relative path inside the entry")
+    path = folder
+    for part in Path(name).parts:
+        path = path / part
+        if path.is_symlink():
+            raise SchemaError(f"{field}: {name} is a symbolic link (refused)")
+    return path
+
+
+def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of a .npy file from its header alone; refuses object/structured dtypes,
+    files whose data is shorter than the header says, and arrays over the cap."""
+    cap = max_array_bytes() if max_bytes is None else max_bytes
+    try:
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+            else:
+                raise SchemaError(f"{what}: unknown .npy version {version}")
+            offset = handle.tell()
+            size = os.fstat(handle.fileno()).st_size
+    except SchemaError:
+        raise
+    except (ValueError, SyntaxError, TypeError, EOFError) as error:
+        raise SchemaError(f"{what} is not a readable .npy file ({str(error).splitlines()[0][:120] if str(error) else ''})") from None
+    if dtype.str[1:] not in _ARRAY_DTYPES:
+        raise SchemaError(f"{what}: element type {dtype} is not a plain number type")
+    if not all(is_int(d) and d >= 0 for d in shape) or len(shape) > 16:
+        raise SchemaError(f"{what}: bad shape {shape!r}")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if nbytes > cap:
+        raise SchemaError(f"{what}: {'x'.join(map(str, shape)) or 'scalar'} {dtype} is {human_bytes(nbytes)}, "
+                          f"over the {human_bytes(cap)} array cap (--max-array-bytes)")
+    if size - offset < nbytes:
+        raise SchemaError(f"{what}: truncated ({size - offset} of {nbytes} data bytes)")
+    return tuple(shape), dtype
+
+
+def load_npy(path: Path, what: str, max_bytes: int | None = None) -> np.ndarray:
+    """A .npy array, after its header passed `npy_header` (never a pickle)."""
+    npy_header(path, what, max_bytes)
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise SchemaError(f"{what}: not a readable .npy file ({str(error).splitlines()[0][:120]})") from None
+
+
+def check_array_bytes(shape: tuple[int, ...], dtype: np.dtype, what: str, max_bytes: int | None = None) -> None:
+    """Refuses, before allocation, an array over the cap (declared shapes from MLIR or params)."""
+    cap = max_array_bytes() if max_bytes is None else max_bytes
+    nbytes = int(np.prod([int(d) for d in shape], dtype=object)) * np.dtype(dtype).itemsize
+    if nbytes > cap:
+        raise SchemaError(f"{what}: {'x'.join(map(str, shape)) or 'scalar'} {np.dtype(dtype)} would be "
+                          f"{human_bytes(nbytes)}, over the {human_bytes(cap)} array cap (--max-array-bytes)")
