@@ -47,9 +47,9 @@ _FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def check_params(family: Any, params: Any, where: str) -> Case:
-    """A case from values read back from a file (a case header, a corpus entry's meta.json):
-    `family` a known family's name and `params` an object the family renders, builds inputs
-    for and takes a reference of. Raises SchemaError naming the field."""
+    """A case from values read back from a file (a case header, a corpus entry's meta.json),
+    checked for shape: `family` a family name, `params` a JSON object of bounded depth. Whether
+    the family can build it is `families.validate_case`. Raises SchemaError naming the field."""
     from shapefuzz.schema import SchemaError, json_depth, obj, text, MAX_JSON_DEPTH
 
     text(family, f"{where}family")
@@ -58,16 +58,14 @@ def check_params(family: Any, params: Any, where: str) -> Case:
     obj(params, f"{where}params")
     if json_depth(params) > MAX_JSON_DEPTH:
         raise SchemaError(f"{where}params: nested more than {MAX_JSON_DEPTH} deep")
-    from shapefuzz.families import validate_params  # families import this module: import late
-
-    validate_params(family, params, f"{where}params")
     return Case.make(family, params)
 
 
 def case_from_mlir(text: str) -> Case | None:
     """The case embedded in a generated file, or None for any other MLIR. A header that is
-    there but broken (bad JSON, missing or wrong-typed fields, params the family cannot build)
-    raises InvalidInputError with one line naming the field."""
+    there but broken (bad or deep JSON, missing or wrong-typed fields) raises InvalidInputError
+    with one line naming the field; the family checks the params when it first uses them
+    (`families.validate_case`)."""
     from shapefuzz.errors import InvalidInputError
     from shapefuzz.schema import SchemaError, is_int, load_json
 

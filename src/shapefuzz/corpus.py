@@ -597,6 +597,9 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         if meta.get("family") is None or meta.get("params") is None:
             raise SchemaError(f"{META}: family and params go together (one is missing)")
         check_params(meta["family"], meta["params"], f"{META}: ")
+        from shapefuzz.families import validate_params
+
+        validate_params(meta["family"], meta["params"], f"{META}: params")
     return meta
 
 

@@ -247,8 +247,9 @@ def _check_once(
 
 def case_expectation(case: Case, seed: int = 0) -> Expectation:
     """Inputs, NumPy reference and comparison rule for a generated case."""
-    from shapefuzz.families import get_family, guarded  # families import templates/hypothesis: keep lazy
+    from shapefuzz.families import get_family, guarded, validate_case  # families import hypothesis: keep lazy
 
+    validate_case(case)  # the params may come from a file: renderable, arrays under the cap
     family = get_family(case.family)
     params = case.params
     # The params may come from a file (a case header, a corpus entry): failures are input errors.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 import re
 import resource
@@ -13,10 +14,12 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
+from shapefuzz.errors import UsageError
 from shapefuzz.model import ProcessResult
 
 GIB = 1 << 30
@@ -37,12 +40,130 @@ class Limits:
     memory_bytes: int | None = 8 * GIB  # address-space cap; None for none
     output_bytes: int = 256 * 1024  # kept of each of stdout and stderr (head and tail)
 
+    def __post_init__(self) -> None:
+        # A limit that is not a limit (-1, 0, nan, inf) would silently disable it.
+        if not isinstance(self.timeout, (int, float)) or not math.isfinite(self.timeout) or self.timeout <= 0:
+            raise UsageError(f"timeout {self.timeout!r}: give a positive, finite number of seconds")
+        if self.memory_bytes is not None and (not isinstance(self.memory_bytes, int) or self.memory_bytes <= 0):
+            raise UsageError(f"memory cap {self.memory_bytes!r}: give a positive number of bytes")
+        if not isinstance(self.output_bytes, int) or self.output_bytes <= 0:
+            raise UsageError(f"output cap {self.output_bytes!r}: give a positive number of bytes")
+
     def with_timeout(self, timeout: float) -> "Limits":
         return Limits(timeout, self.memory_bytes, self.output_bytes)
 
 
-_PR_SET_PDEATHSIG = 1
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _libc = ctypes.CDLL(None, use_errno=True)
+# Set in every sandboxed child's environment (and so in its descendants'): how a process that
+# a compiler left behind is told apart from our other children once it is reparented to us.
+SANDBOX_MARK = "SHAPEFUZZ_SANDBOXED"
+_live: set[int] = set()  # sandbox children running now, in any thread
+_live_lock = threading.Lock()
+_subreaper_pid = [0]
+
+
+def become_subreaper() -> bool:
+    """Makes this process a child subreaper (Linux): descendants orphaned below it (a compiler's
+    child that called setsid and outlived it) are reparented here rather than to init, so
+    `kill_strays` can find and kill them. Once per process; False where unsupported."""
+    if _subreaper_pid[0] == os.getpid():
+        return True
+    if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return False
+    _subreaper_pid[0] = os.getpid()
+    return True
+
+
+def set_parent_death_signal(sig: int, parent_pid: int) -> bool:
+    """The kernel sends `sig` to this process when its parent dies (even by SIGKILL). False when
+    the parent is already gone (the signal would never come)."""
+    _libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    return os.getppid() == parent_pid
+
+
+def _children() -> list[int]:
+    """Direct children of this process (every thread's), from /proc."""
+    pids: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/children") as handle:
+                    pids += [int(p) for p in handle.read().split()]
+            except OSError:
+                continue
+    except OSError:
+        return []
+    return pids
+
+
+def _is_sandboxed(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return (SANDBOX_MARK + "=1").encode() in handle.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def kill_strays(everything: bool = False) -> int:
+    """Kills and reaps the children a sandboxed command left behind (adopted orphans carrying the
+    sandbox mark, not a sandbox child still running); with `everything`, the running ones and
+    their groups too (a worker going down). Repeats until none is left, since killing one may
+    orphan its own children onto us. Returns how many were killed."""
+    killed = 0
+    for _ in range(50):
+        with _live_lock:
+            live = set(_live)
+        if everything:
+            for pid in live:
+                _kill_group(pid)
+        strays = [p for p in _children() if (everything and p in live) or (p not in live and _is_sandboxed(p))]
+        if not strays:
+            return killed
+        for pid in strays:
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except OSError:
+                    pass
+            if pid not in live:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            killed += 1
+    return killed
+
+
+class _Capture:
+    """Keeps the head and the tail of a stream, at most `limit` bytes in all, as it arrives:
+    a child writing gigabytes costs reading them, never memory or disk."""
+
+    def __init__(self, limit: int) -> None:
+        self.half = max(1, limit // 2)
+        self.limit = limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(self.head) < self.half:
+            take = self.half - len(self.head)
+            self.head += data[:take]
+            data = data[take:]
+        self.tail += data
+        if len(self.tail) > 2 * self.half + 65536:
+            del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        if self.total <= self.limit:
+            data = bytes(self.head + self.tail)
+        else:
+            tail = bytes(self.tail[-self.half:])
+            cut = self.total - len(self.head) - len(tail)
+            data = bytes(self.head) + f"\n... [{cut} bytes cut] ...\n".encode() + tail
+        return data.decode("utf-8", errors="replace")
 
 
 def _limit_child(memory_bytes: int | None) -> None:
@@ -55,21 +176,6 @@ def _limit_child(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core dumps from crashing compilers
 
 
-def _read_limited(handle, limit: int) -> str:
-    handle.seek(0, os.SEEK_END)
-    size = handle.tell()
-    handle.seek(0)
-    if size <= limit:
-        data = handle.read()
-    else:
-        half = limit // 2
-        head = handle.read(half)
-        handle.seek(size - half)
-        tail = handle.read(half)
-        data = head + f"\n... [{size - limit} bytes cut] ...\n".encode() + tail
-    return data.decode("utf-8", errors="replace")
-
-
 def _kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
@@ -77,22 +183,58 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _wait(proc: subprocess.Popen, timeout: float) -> None:
-    """Wait for the child, waking the moment it exits. Popen.wait(timeout) polls with sleeps of
-    up to 50 ms, which is most of the cost of a 50 ms verify call; a pidfd wakes at once."""
+def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) -> bool:
+    """Reads the child's output pipes into their captures until it exits (True) or the timeout
+    passes (False). Wakes the moment it exits (pidfd); Popen.wait(timeout) polls with sleeps of
+    up to 50 ms, which is most of the cost of a 50 ms verify call."""
+    deadline = time.monotonic() + timeout
     try:
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
-        proc.wait(timeout=timeout)
-        return
-    try:
-        poller = select.poll()
+        pidfd = None
+    poller = select.poll()
+    for fd in pipes:
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+    if pidfd is not None:
         poller.register(pidfd, select.POLLIN)
-        if not poller.poll(timeout * 1000):
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-        proc.wait()
+    open_pipes = set(pipes)
+    try:
+        while True:
+            if pidfd is None and proc.poll() is not None:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            wait_ms = left * 1000 if pidfd is not None else min(left * 1000, 50)
+            for fd, _ in poller.poll(wait_ms):
+                if fd == pidfd:
+                    return True
+                data = os.read(fd, 1 << 16)
+                if data:
+                    pipes[fd].add(data)
+                else:
+                    poller.unregister(fd)
+                    open_pipes.discard(fd)
     finally:
-        os.close(pidfd)
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _drain(pipes: dict[int, _Capture]) -> None:
+    """What the child wrote before it exited, without waiting for a grandchild that still holds
+    the pipe open."""
+    for fd, capture in pipes.items():
+        os.set_blocking(fd, False)
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                break
+            if not data:
+                break
+            capture.add(data)
 
 
 def run_sandboxed(
@@ -105,28 +247,43 @@ def run_sandboxed(
 ) -> ProcessResult:
     """Run argv to completion or until its limits; never raises for the child's misbehaviour."""
     argv = tuple(str(a) for a in argv)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as inp:
+    become_subreaper()
+    child_env = dict(env if env is not None else os.environ)
+    child_env[SANDBOX_MARK] = "1"
+    captures = {}
+    with tempfile.TemporaryFile() as inp:
         if stdin_text is not None:
             inp.write(stdin_text.encode())
             inp.seek(0)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        captures = {out_r: _Capture(limits.output_bytes), err_r: _Capture(limits.output_bytes)}
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            argv,
-            stdin=inp,
-            stdout=out,
-            stderr=err,
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            start_new_session=True,  # own session and process group: killpg reaches every descendant
-            preexec_fn=functools.partial(_limit_child, limits.memory_bytes),
-            close_fds=True,
-        )
+        try:
+            with _live_lock:  # registered before kill_strays in another thread can see it
+                proc = subprocess.Popen(
+                    argv,
+                    stdin=inp,
+                    stdout=out_w,
+                    stderr=err_w,
+                    cwd=cwd,
+                    env=child_env,
+                    start_new_session=True,  # own session and process group: killpg reaches every descendant
+                    preexec_fn=functools.partial(_limit_child, limits.memory_bytes),
+                    close_fds=True,
+                )
+                _live.add(proc.pid)
+        except BaseException:
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise
+        os.close(out_w)
+        os.close(err_w)
         timed_out = False
         try:
-            _wait(proc, limits.timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc.pid)
+            if not _pump(proc, captures, limits.timeout):
+                timed_out = True
+                _kill_group(proc.pid)
             proc.wait()
         except BaseException:  # Ctrl-C or a kill of the worker: take the children down with us
             _kill_group(proc.pid)
@@ -134,9 +291,17 @@ def run_sandboxed(
             raise
         finally:
             _kill_group(proc.pid)  # grandchildren that outlived the leader
+            with _live_lock:
+                _live.discard(proc.pid)
+            kill_strays()  # and those that left its group (setsid), reparented to us
+            try:
+                _drain(captures)
+            finally:
+                for fd in captures:
+                    os.close(fd)
         seconds = time.perf_counter() - start
-        stdout = _read_limited(out, limits.output_bytes)
-        stderr = _read_limited(err, limits.output_bytes)
+        stdout = captures[out_r].text()
+        stderr = captures[err_r].text()
     code = proc.returncode
     sig = -code if code is not None and code < 0 else None
     out_of_memory = (

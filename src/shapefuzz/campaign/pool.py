@@ -9,13 +9,16 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import select
 import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
 
 from shapefuzz.campaign.values import TaskKind
+from shapefuzz.sandbox import become_subreaper, kill_strays
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,47 @@ def _terminate(signum, frame):  # SIGTERM in a worker: unwind, so the sandbox ki
     raise SystemExit(128 + signum)
 
 
-def _worker_main(conn, target) -> None:
+def _die_with(parent_pid: int) -> None:
+    """A worker must not outlive the campaign (a SIGKILLed `shapefuzz fuzz` left workers that
+    started new compiles and wrote the corpus seconds later). Three layers:
+    - the kernel sends SIGTERM when the parent dies (parent-death signal), which unwinds the
+      task: the sandbox kills the compiler's group, nothing more is saved;
+    - the worker is a child subreaper, so a compiler's child that called setsid and outlived it
+      is reparented to the worker, and killed with the rest on the way out;
+    - a thread watches the parent (pidfd) and, should the main thread be stuck in C code, kills
+      every child and their groups itself and exits at once."""
+    from shapefuzz.sandbox import become_subreaper, kill_strays, set_parent_death_signal
+
+    become_subreaper()
+    if not set_parent_death_signal(signal.SIGTERM, parent_pid):
+        os._exit(1)  # the campaign died before we got here
+    try:
+        pidfd = os.pidfd_open(parent_pid)
+    except (AttributeError, OSError):
+        return
+
+    def watch() -> None:
+        select.select([pidfd], [], [])
+        kill_strays(everything=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _worker_main(conn, target, parent_pid: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _terminate)
+    if parent_pid is not None:
+        _die_with(parent_pid)
+    try:
+        _serve(conn, target)
+    finally:
+        from shapefuzz.sandbox import kill_strays
+
+        kill_strays(everything=True)
+
+
+def _serve(conn, target) -> None:
     init = getattr(target, "worker_init", None)
     if init is not None:
         init()
@@ -67,7 +108,7 @@ def _worker_main(conn, target) -> None:
 class _Worker:
     def __init__(self, ctx, target) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, target), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid()), daemon=True)
         self.proc.start()
         child.close()
         self.task: Task | None = None
@@ -88,6 +129,9 @@ class WorkerPool:
         self.target = target
         self.jobs = jobs
         self.ctx = multiprocessing.get_context(start_method)
+        # Compilers' children that escape their group and outlive a killed worker come here, to
+        # be killed (kill_strays) rather than run on under init.
+        become_subreaper()
         self.workers = [_Worker(self.ctx, target) for _ in range(jobs)]
         self.replaced = 0
 
@@ -146,6 +190,7 @@ class WorkerPool:
 
     def _replace(self, worker: _Worker) -> None:
         worker.kill()
+        kill_strays()
         self.workers[self.workers.index(worker)] = _Worker(self.ctx, self.target)
         self.replaced += 1
 
@@ -157,6 +202,7 @@ class WorkerPool:
                 lost.append(w.task)
                 w.kill(grace=2.0)
                 w.task = None
+        kill_strays()
         return lost
 
     def close(self) -> None:
@@ -170,6 +216,7 @@ class WorkerPool:
         for w in self.workers:
             w.proc.join(max(0.0, deadline - time.monotonic()))
             w.kill(grace=1.0)
+        kill_strays()
 
 
 def _describe_exit(code: int | None) -> str:

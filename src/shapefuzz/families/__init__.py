@@ -43,6 +43,17 @@ def _big_ints(value: Any, limit: int) -> list[int]:
     return found
 
 
+def validate_case(case: Case, where: str = "case ") -> None:
+    """A case read back from a file must be one its family builds; raises InvalidInputError."""
+    from shapefuzz.errors import InvalidInputError
+    from shapefuzz.schema import SchemaError
+
+    try:
+        validate_params(case.family, case.params, f"{where}params")
+    except SchemaError as error:
+        raise InvalidInputError(str(error)) from None
+
+
 def validate_params(family_name: str, params: Params, where: str) -> None:
     """Params read back from a file (case header, corpus entry) must be ones the family renders:
     a known family, no absurd integers, and every tensor the module declares within the array cap
@@ -89,4 +100,4 @@ def render_case(case: Case) -> str:
     return case.header() + "\n" + body
 
 
-__all__ = ["Family", "Params", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params", "guarded"]
+__all__ = ["Family", "Params", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params", "validate_case", "guarded"]
