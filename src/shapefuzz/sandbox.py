@@ -105,33 +105,31 @@ def _is_sandboxed(pid: int) -> bool:
         return False
 
 
-def kill_strays(everything: bool = False) -> int:
-    """Kills and reaps the children a sandboxed command left behind (adopted orphans carrying the
-    sandbox mark, not a sandbox child still running); with `everything`, the running ones and
-    their groups too (a worker going down). Repeats until none is left, since killing one may
-    orphan its own children onto us. Returns how many were killed."""
+def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
+    """Kills and reaps the children a sandboxed command left behind: adopted orphans carrying the
+    sandbox mark that are not a sandbox child still running. With `everything` (a worker going
+    down), every child and its group. Killing one orphans its children onto us (we are a
+    subreaper), so this repeats until none is left. Returns how many were killed."""
     killed = 0
-    for _ in range(50):
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
         with _live_lock:
             live = set(_live)
-        if everything:
-            for pid in live:
-                _kill_group(pid)
-        strays = [p for p in _children() if (everything and p in live) or (p not in live and _is_sandboxed(p))]
-        if not strays:
-            return killed
-        for pid in strays:
-            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
-                try:
-                    kill()
-                except OSError:
-                    pass
-            if pid not in live:
-                try:
-                    os.waitpid(pid, 0)
-                except ChildProcessError:
-                    pass
-            killed += 1
+        targets = [p for p in _children() if everything or (p not in live and _is_sandboxed(p))]
+        if not targets:
+            break
+        for pid in targets:
+            _kill_group(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in targets:  # wait for each to die, so its own children are ours by the next round
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        killed += len(targets)
     return killed
 
 
