@@ -14,6 +14,7 @@ import numpy as np
 
 from shapefuzz.backends import Backend
 from shapefuzz.model import ProcessResult
+from shapefuzz.schema import SchemaError, load_npy
 from shapefuzz.sandbox import Limits
 from shapefuzz.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.toolchain import Toolchain, find_toolchain
@@ -163,6 +164,8 @@ def run_module(
     if not result.ok:
         return result, None
     try:
-        return result, [np.load(p, allow_pickle=False) for p in output_paths]
-    except (OSError, ValueError):
+        # Each output's header is read first: a wrong or hostile runtime writing a huge or
+        # truncated file is refused before anything is allocated (the array cap).
+        return result, [load_npy(Path(p), os.path.basename(p)) for p in output_paths]
+    except (OSError, SchemaError):
         return result, None

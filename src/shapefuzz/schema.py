@@ -188,21 +188,17 @@ def relative_file(name: str, field: str, folder: Path) -> Path:
     return path
 
 
-def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype of a .npy file from its header alone; refuses object/structured dtypes,
-    files whose data is shorter than the header says, and arrays over the cap."""
+def read_npy_header(handle: Any, what: str, max_bytes: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype from an open .npy stream's header; plain number types only, under the cap."""
     cap = max_array_bytes() if max_bytes is None else max_bytes
     try:
-        with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-            else:
-                raise SchemaError(f"{what}: unknown .npy version {version}")
-            offset = handle.tell()
-            size = os.fstat(handle.fileno()).st_size
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(handle)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(handle)
+        else:
+            raise SchemaError(f"{what}: unknown .npy version {version}")
     except SchemaError:
         raise
     except (ValueError, SyntaxError, TypeError, EOFError) as error:
@@ -215,6 +211,20 @@ def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tup
     if nbytes > cap:
         raise SchemaError(f"{what}: {'x'.join(map(str, shape)) or 'scalar'} {dtype} is {human_bytes(nbytes)}, "
                           f"over the {human_bytes(cap)} array cap (--max-array-bytes)")
+    return tuple(shape), dtype
+
+
+def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of a .npy file from its header alone; refuses object/structured dtypes,
+    files whose data is shorter than the header says, and arrays over the cap."""
+    try:
+        with open(path, "rb") as handle:
+            shape, dtype = read_npy_header(handle, what, max_bytes)
+            offset = handle.tell()
+            size = os.fstat(handle.fileno()).st_size
+    except OSError as error:
+        raise SchemaError(f"{what}: {error.strerror or error}") from None
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
     if size - offset < nbytes:
         raise SchemaError(f"{what}: truncated ({size - offset} of {nbytes} data bytes)")
     return tuple(shape), dtype

@@ -73,15 +73,16 @@ class IreeTarget:
 
     def corpus_count(self, failure: Failure) -> tuple[str, int]:
         """(the corpus entry this failure goes to, how many times it was saved so far)."""
-        import json
-
         from shapefuzz.corpus import META, entry_id
+        from shapefuzz.schema import is_int, load_json
 
         folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
         try:
-            return str(folder), int(json.loads((folder / META).read_text()).get("count", 0))
+            meta = load_json((folder / META).read_text(), META)  # bounded: a foreign entry may be anything
         except (OSError, ValueError):
             return str(folder), 0
+        count = meta.get("count") if isinstance(meta, dict) else None
+        return str(folder), count if is_int(count) else 0
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str:
         from shapefuzz.corpus import make_finding, save_finding

@@ -4,6 +4,7 @@ engine), runs it and writes the report. The CLI calls `run_campaign` and nothing
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,7 @@ from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.report import Summary, summarize, write_report
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
-from shapefuzz.errors import UsageError
+from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
@@ -108,7 +109,11 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
-        reason = engine.run()
+        try:
+            reason = engine.run()
+        except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
+            raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
+                              "intact; run the same command again to resume once there is room") from None
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)

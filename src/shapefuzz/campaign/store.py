@@ -107,6 +107,14 @@ class BucketRow:
     saving: int | None = None
 
 
+def _is_corrupt(error: sqlite3.Error) -> bool:
+    """SQLITE_CORRUPT or SQLITE_NOTADB; a full disk (SQLITE_FULL), I/O or permission errors are not."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)
+    return "malformed" in str(error) or "not a database" in str(error)
+
+
 class CampaignStore:
     """One campaign folder's database. Opening checks the format version and integrity; a newer
     or corrupt database is a CorpusError and nothing is written."""
@@ -121,7 +129,10 @@ class CampaignStore:
             raise CorpusError(f"no campaign in {self.folder} (no {DB_NAME})")
         if existed:
             self._check_header()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise CorpusError(f"cannot create campaign folder {self.folder}: {error.strerror}") from None
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
             empty = self.db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
@@ -139,8 +150,11 @@ class CampaignStore:
                     + f"INSERT OR REPLACE INTO meta VALUES ('created', '{time.time()}');COMMIT;"
                 )
         except sqlite3.DatabaseError as error:
-            raise CorpusError(f"campaign database {self.path} is corrupt or unreadable ({error}); "
-                              "move it aside or choose another --campaign folder") from None
+            if _is_corrupt(error):
+                raise CorpusError(f"campaign database {self.path} is corrupt or unreadable ({error}); "
+                                  "move it aside or choose another --campaign folder") from None
+            # A full disk, a read-only folder, no permission: the database is fine, the place is not.
+            raise CorpusError(f"cannot open campaign database {self.path}: {error}") from None
 
     def _check_header(self) -> None:
         try:

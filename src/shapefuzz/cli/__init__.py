@@ -3,12 +3,15 @@ stderr and exit 2; compiler failures are results, reported with exit 1."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import sys
 
 import click
 
 from shapefuzz import __version__
 from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, replay, shrink
+from shapefuzz.cli.params import array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ShapefuzzError
 
@@ -17,6 +20,7 @@ from shapefuzz.errors import ShapefuzzError
 @click.version_option(__version__, prog_name="shapefuzz")
 @click.option("--iree-bin", type=click.Path(file_okay=False), help=IREE_BIN_HELP)
 @click.option("--iree-version", metavar="X.Y.Z", help=IREE_VERSION_HELP)
+@array_cap_option
 @click.pass_context
 def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> None:
     """shapefuzz: hunts shape and layout bugs in the IREE compiler."""
@@ -38,8 +42,44 @@ def main() -> None:
         click.echo(f"shapefuzz: error: {error.format_message()}", err=True)
         sys.exit(EXIT_USAGE)
     except ShapefuzzError as error:
-        click.echo(f"shapefuzz: error: {error}", err=True)
+        click.echo(f"shapefuzz: error: {_one_line(error)}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         click.echo("shapefuzz: interrupted", err=True)
         sys.exit(130)
+    except OSError as error:  # our own files: a full disk, a read-only folder, no permission
+        where = f"{error.filename}: " if error.filename else ""
+        click.echo(f"shapefuzz: error: {where}{error.strerror or _one_line(error)}", err=True)
+        sys.exit(EXIT_USAGE)
+    except sqlite3.Error as error:
+        click.echo(f"shapefuzz: error: campaign database: {_one_line(error)}", err=True)
+        sys.exit(EXIT_USAGE)
+    except MemoryError:
+        click.echo("shapefuzz: error: out of memory (an input too large? see --max-array-bytes)", err=True)
+        sys.exit(EXIT_USAGE)
+    except Exception as error:  # our bug: never exit 1, which means "found a failure"
+        click.echo(f"shapefuzz: internal error (a shapefuzz bug): {type(error).__name__}: {_one_line(error)}"
+                   f"{_save_traceback()}", err=True)
+        sys.exit(EXIT_INTERNAL)
+
+
+EXIT_INTERNAL = 70  # EX_SOFTWARE
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return (" ".join(lines) if len(lines) <= 3 else lines[0])[:1000]
+
+
+def _save_traceback() -> str:
+    """Where the traceback of an internal error went (a file, so stderr stays one line)."""
+    import tempfile
+    import traceback
+
+    try:
+        fd, path = tempfile.mkstemp(prefix="shapefuzz-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(traceback.format_exc())
+        return f"; traceback in {path}"
+    except OSError:
+        return ""

@@ -9,7 +9,7 @@ import click
 
 from shapefuzz.backends import resolve_backends
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, load_inputs, read_mlir, toolchain_options
-from shapefuzz.cli.params import BackendList
+from shapefuzz.cli.params import BackendList, POSITIVE, SEED, Seconds, array_cap_option
 from shapefuzz.errors import InvalidInputError
 
 
@@ -19,15 +19,16 @@ from shapefuzz.errors import InvalidInputError
               help="Comma-separated backends or aliases (cpu, vulkan, rocm, cuda, all).")
 @click.option("--inputs", "inputs_path", type=click.Path(), default=None,
               help=".npz of the function's arguments in order (arr_0, arr_1, ...).")
-@click.option("--dynamic-size", default=4, show_default=True,
+@click.option("--dynamic-size", type=POSITIVE, default=4, show_default=True,
               help="Size given to each '?' dim when inputs are generated.")
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
-@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--compile-timeout", type=Seconds(), default=120.0, show_default=True, help="Seconds per compile.")
 @click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
 @click.option("--forms", is_flag=True,
               help="Generated files only: also check every equivalent formulation (metamorphic oracle).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @toolchain_options
+@array_cap_option
 @click.pass_obj
 def check(session: Session, file: str, backend_names, inputs_path, dynamic_size, seed,
           compile_timeout, no_confirm, forms, as_json) -> None:

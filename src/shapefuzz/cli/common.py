@@ -80,9 +80,22 @@ def read_mlir(path: str) -> str:
 
 
 def load_inputs(path: str) -> list[np.ndarray]:
+    """The arrays of an .npz, each member's header checked (plain numbers, under the array cap)
+    before it is read."""
+    import zipfile
+
+    from shapefuzz.schema import SchemaError, read_npy_header
+
     try:
         with np.load(path, allow_pickle=False) as archive:
             names = sorted(archive.files, key=lambda n: (len(n), n))  # arr_0, arr_1, ..., arr_10
-            return [archive[name] for name in names]
-    except (OSError, ValueError) as error:
-        raise UsageError(f"--inputs {path}: not a readable .npz file ({error})") from None
+            arrays = []
+            for name in names:
+                with archive.zip.open(f"{name}.npy") as member:
+                    read_npy_header(member, name)
+                arrays.append(archive[name])
+            return arrays
+    except SchemaError as error:
+        raise UsageError(f"--inputs {path}: {error}") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise UsageError(f"--inputs {path}: not a readable .npz file ({str(error).splitlines()[0][:200] if str(error) else type(error).__name__})") from None

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from shapefuzz.cli.common import read_mlir, toolchain_options
-from shapefuzz.cli.params import BackendList
+from shapefuzz.cli.params import BackendList, SEED, Seconds
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -131,8 +131,8 @@ def corpus_mark(entry: str, state: str, corpus_dir: str) -> None:
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Comma-separated backends or aliases (cpu, vulkan, rocm, cuda, all).")
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
-@click.option("--seed", default=0, show_default=True, help="Seed for generated inputs.")
-@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed for generated inputs.")
+@click.option("--compile-timeout", type=Seconds(), default=120.0, show_default=True, help="Seconds per compile.")
 @toolchain_options
 @click.pass_obj
 def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, compile_timeout: float) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from shapefuzz.cli.common import toolchain_options
+from shapefuzz.cli.params import array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -20,6 +21,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="Write the test that passes while the bug is there (failing) or once it is fixed; "
                    "auto follows the entry's expected state.")
 @toolchain_options
+@array_cap_option
 @click.pass_obj
 def export(session, entry: str, fmt: str, out, corpus_dir: str, expect: str) -> None:
     """Export a corpus entry (folder or id) as a test IREE can run as written."""

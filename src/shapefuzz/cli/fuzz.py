@@ -7,7 +7,7 @@ import sys
 import click
 
 from shapefuzz.cli.common import EXIT_OK, Session, toolchain_options
-from shapefuzz.cli.params import BackendList, Duration
+from shapefuzz.cli.params import BackendList, Duration, SEED, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -19,14 +19,15 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="Active time for the whole campaign: 45s, 90m, 8h, 1h30m.")
 @click.option("--count", type=int, default=None, help="Candidates in the whole campaign.")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel workers (default: the cores).")
-@click.option("--seed", type=int, default=None, help="Campaign seed (default 0; a resumed campaign keeps its own).")
+@click.option("--seed", type=SEED, default=None, help="Campaign seed (default 0; a resumed campaign keeps its own).")
 @click.option("--campaign", "campaign_dir", default=None, help="Campaign folder (default: ./shapefuzz-campaign).")
 @click.option("--corpus", "corpus_dir", default=None,
               help=f"Corpus folder (default: ./{DEFAULT_CORPUS}, as for every command; a resumed campaign keeps its own).")
-@click.option("--compile-timeout", type=float, default=None, help="Seconds per compile (default 120).")
+@click.option("--compile-timeout", type=Seconds(), default=None, help="Seconds per compile (default 120).")
 @click.option("--no-shrink", is_flag=True, help="Do not shrink new buckets in the background.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @toolchain_options
+@array_cap_option
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, as_json) -> None:

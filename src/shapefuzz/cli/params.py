@@ -3,11 +3,16 @@ naming the option before any command runs."""
 
 from __future__ import annotations
 
+import math
+import os
+import re
+
 import click
 
 from shapefuzz.backends import resolve_backends
 from shapefuzz.durations import parse_duration
 from shapefuzz.errors import UsageError
+from shapefuzz.schema import ENV_MAX_ARRAY_BYTES
 
 
 class BackendList(click.ParamType):
@@ -39,3 +44,58 @@ class Duration(click.ParamType):
             return parse_duration(value, flag)
         except UsageError as error:
             raise click.UsageError(str(error), ctx) from None  # the message already names the option
+
+
+class Seconds(click.ParamType):
+    """A timeout in seconds: a number more than zero and finite (-1, 0, nan and inf would each
+    have disabled the limit)."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float) and math.isfinite(value) and value > 0:
+            return value
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds <= 0:
+            self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
+        return seconds
+
+
+SEED = click.IntRange(0, (1 << 63) - 1)  # NumPy seeds are non-negative
+POSITIVE = click.IntRange(1, 1 << 40)
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+
+
+class Bytes(click.ParamType):
+    """A size: 1073741824, 512M, 2GiB; more than zero."""
+
+    name = "bytes"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and value > 0:
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+        unit = match.group(2).lower() if match else ""
+        if not match or unit not in _BYTE_UNITS:
+            self.fail(f"{value!r} is not a size; write e.g. 512M or 2G", param, ctx)
+        size = int(float(match.group(1)) * _BYTE_UNITS[unit])
+        if size <= 0:
+            self.fail(f"{value!r}: give a size more than zero", param, ctx)
+        return size
+
+
+def _set_array_cap(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    if value is not None:  # through the environment, so campaign workers inherit it
+        os.environ[ENV_MAX_ARRAY_BYTES] = str(value)
+
+
+def array_cap_option(command):
+    """`--max-array-bytes`: input and output arrays larger than this are refused before they are
+    built or loaded (default 1 GiB)."""
+    return click.option("--max-array-bytes", type=Bytes(), expose_value=False, callback=_set_array_cap,
+                        help="Refuse input/output arrays larger than this (default 1G).")(command)

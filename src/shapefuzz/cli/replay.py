@@ -8,7 +8,7 @@ import sys
 import click
 
 from shapefuzz.cli.common import toolchain_options
-from shapefuzz.cli.params import BackendList
+from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -17,7 +17,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Replay only entries of these backends (others are listed as not runnable).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=click.IntRange(1, 64), help="Entries checked in parallel.")
-@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds per compile.")
+@click.option("--compile-timeout", type=Seconds(), default=120.0, show_default=True, help="Seconds per compile.")
 @click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
 @click.option("--update", is_flag=True, help="Record what was seen in each entry's meta.json "
               "(last_seen, toolchain versions, expected state fixed/failing).")
@@ -25,6 +25,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               "(a failing entry fixed or changed), not only when a fixed one fails again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @toolchain_options
+@array_cap_option
 @click.pass_obj
 def replay(session, corpus_dir, backend_names, jobs, compile_timeout, no_confirm, update, strict, as_json) -> None:
     """Re-check every corpus entry against the current toolchain.

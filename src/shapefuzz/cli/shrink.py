@@ -8,7 +8,7 @@ import click
 
 from shapefuzz.backends import BACKENDS, resolve_backends
 from shapefuzz.cli.common import EXIT_OK, Session, read_mlir, toolchain_options
-from shapefuzz.cli.params import BackendList, Duration
+from shapefuzz.cli.params import BackendList, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -22,10 +22,11 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.option("--time", "time_limit", type=Duration(), default="10m", show_default=True,
               help="Time limit: 90s, 5m, 1h30m, or none.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=1, show_default=True, help="Parallel trials.")
-@click.option("--compile-timeout", default=120.0, show_default=True, help="Seconds for the first compile.")
+@click.option("--compile-timeout", type=Seconds(), default=120.0, show_default=True, help="Seconds for the first compile.")
 @click.option("--corpus", "corpus_dir", default=None,
               help=f"Also save the result and new failures to this corpus (usually ./{DEFAULT_CORPUS}).")
 @toolchain_options
+@array_cap_option
 @click.pass_obj
 def shrink(session: Session, file, out, backend_names, backend, signature_text, time_limit, jobs,
            compile_timeout, corpus_dir) -> None:
