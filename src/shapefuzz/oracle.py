@@ -299,8 +299,12 @@ class FormsReport:
 
 
 def form_difference(base: dict, other: dict) -> str:
-    """The parameters in which `other` differs from `base`, as `key=value` pairs."""
-    changed = [f"{k}={other[k]!r}" for k in sorted(other) if base.get(k) != other[k]]
+    """The parameters in which `other` differs from `base`, as `key=value` pairs. A key left out
+    of the JSON takes its default (`frontend` is left out for the linalg forms)."""
+    defaults = {"frontend": "linalg"}
+    keys = sorted(set(base) | set(other))
+    changed = [f"{k}={other.get(k, defaults.get(k))!r}" for k in keys
+               if base.get(k, defaults.get(k)) != other.get(k, defaults.get(k))]
     return ", ".join(changed) or "same form"
 
 
