@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable
 
 from shapefuzz.errors import UsageError
+from shapefuzz.mlirinfo import module_traits
 from shapefuzz.toolchain import ToolchainProbe
 
 FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | None]  # None: this compiler cannot
@@ -17,40 +18,112 @@ FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | None]  # None: this comp
 
 @dataclass(frozen=True)
 class Backend:
+    """One lane: a target (flags chosen from the probe), optionally a pipeline variant of it
+    (extra flags that change how dispatches are formed or convs lowered), the runtime device that
+    executes it, and what the target is known not to do."""
+
     name: str
     description: str
     flags: FlagRule
     driver: str | None  # runtime driver that executes it ("local-task", "vulkan", "cuda"); None: compile-only
     is_gpu: bool
-    # Element types this target does not support: a failure on a module using one is a limit of
-    # the target, not a bug (reported apart as "unsupported", never filed).
-    dtype_limits: tuple[tuple[str, str], ...] = ()
+    # What this lane cannot handle at all (measured, see README), by trait of the case: an element
+    # type ("f16") or a feature ("dynamic-dims", see mlirinfo.module_traits). Decided BEFORE
+    # compiling, so nothing is compiled for a known limit.
+    known_limits: tuple[tuple[str, str], ...] = ()  # (trait, reason)
+    # Error texts that mark a failure as a limit of the target, not a bug (reported apart as
+    # "unsupported", never filed). Decided from the error itself, never from what the module mentions.
+    error_limits: tuple[tuple[str, str], ...] = ()  # (regular expression, reason)
+    # A pipeline variant: flags appended to the target's, each probed (a release without the flag
+    # or the pass lists the lane as unavailable, never as an error).
+    extra_flags: tuple[str, ...] = ()
+    needs_passes: tuple[str, ...] = ()  # pass names the extra flags refer to (iree-opt lists them)
+    variant_of: str | None = None
+    in_default: bool = False  # part of the default set of lanes
 
-    def limit_for(self, mlir_text: str) -> str | None:
-        """Why a failure of this module here is a target limit, or None."""
-        for dtype, reason in self.dtype_limits:
-            if re.search(rf"\b{dtype}\b", mlir_text):
+    def limit_for(self, traits: Iterable[str]) -> str | None:
+        """Why this lane cannot take a case with these traits (element types such as "f16", features
+        such as "dynamic-dims"), decided before compiling so no compile is spent on a known limit;
+        None when nothing known rules it out. Traits come from `mlirinfo.module_traits(text)`."""
+        present = set(traits)
+        for trait, reason in self.known_limits:
+            if trait in present:
                 return reason
         return None
 
+    def limit_for_module(self, mlir_text: str) -> str | None:
+        return self.limit_for(module_traits(mlir_text))
+
+    def limit_in_error(self, error_text: str) -> str | None:
+        """Why this failure is a limit of the target rather than a bug (decided from the error
+        text of a compile or run), or None."""
+        for pattern, reason in self.error_limits:
+            if re.search(pattern, error_text, re.IGNORECASE):
+                return reason
+        return None
+
+    def unavailable(self, probe: ToolchainProbe) -> str | None:
+        """Why this compiler cannot build this lane, or None."""
+        if self.flags(probe) is None:
+            return "not supported by this compiler"
+        for flag in self.extra_flags:
+            name = flag.split("=", 1)[0]
+            if not probe.has_flag(name):
+                return f"this compiler has no {name}"
+        for name in self.needs_passes:
+            if not probe.has_pass(name):
+                return f"this compiler has no {name} pass"
+        return None
+
     def compile_flags(self, probe: ToolchainProbe) -> tuple[str, ...] | None:
-        return self.flags(probe)
+        base = self.flags(probe)
+        if base is None or self.unavailable(probe) is not None:
+            return None
+        return base + self.extra_flags
 
     def compiles(self, probe: ToolchainProbe) -> bool:
-        return self.flags(probe) is not None
+        return self.unavailable(probe) is None
 
     def executes(self, probe: ToolchainProbe) -> bool:
-        return self.driver is not None and self.compiles(probe) and probe.has_device(self.driver)
+        return self.driver is not None and self.compiles(probe) and probe.runs_on(self.driver)
 
     def availability(self, probe: ToolchainProbe) -> str:
-        if not self.compiles(probe):
-            return "not supported by this compiler"
+        missing = self.unavailable(probe)
+        if missing is not None:
+            return missing
         if self.driver is None:
             return "compile-only"
         if not probe.has_device(self.driver):
             hint = " (install Debian's mesa-vulkan-drivers)" if self.driver == "vulkan" else ""
             return f"compile-only here: no {self.driver} device{hint}"
+        if not probe.runs_on(self.driver):
+            return f"compile-only here: {probe.device_note(self.driver)}"
         return "compiles and executes"
+
+    def describe(self, probe: ToolchainProbe) -> dict:
+        """One row of `shapefuzz backends --json`."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "compiles": self.compiles(probe),
+            "executes": self.executes(probe),
+            "availability": self.availability(probe),
+            "flags": list(self.compile_flags(probe) or ()),
+            "device": self.driver,
+            "variant_of": self.variant_of,
+            "default": self.in_default,
+        }
+
+
+def variant(base: Backend, suffix: str, description: str, *flags: str, passes: tuple[str, ...] = (),
+            known_limits: tuple[tuple[str, str], ...] = (), error_limits: tuple[tuple[str, str], ...] = (),
+            default: bool = False) -> Backend:
+    """A pipeline-variant lane of `base`: the same target and device (and its limits), with extra
+    compile flags."""
+    return replace(base, name=f"{base.name}-{suffix}", description=f"{base.name} {description}",
+                   extra_flags=base.extra_flags + flags, needs_passes=base.needs_passes + passes,
+                   known_limits=base.known_limits + known_limits, error_limits=base.error_limits + error_limits,
+                   variant_of=base.name, in_default=default)
 
 
 def _local(backend: str) -> FlagRule:
@@ -103,35 +176,105 @@ def _cuda(arch: str) -> FlagRule:
     return flags
 
 
+# Failures whose error text says the target lacks something (kept apart from bugs, never filed).
+_VULKAN_ERROR_LIMITS = (
+    (r"8-bit storage|StorageBuffer8BitAccess|capability.*Int8|Int8.*capability",
+     "this Vulkan target lacks 8-bit storage or arithmetic"),
+    (r"16-bit storage|StorageBuffer16BitAccess|capability.*(?:Int16|Float16)|(?:Int16|Float16).*capability",
+     "this Vulkan target lacks 16-bit storage or arithmetic"),
+    (r"capability.*(?:Int64|Float64)|(?:Int64|Float64).*capability", "this Vulkan target lacks 64-bit types"),
+    (r"failed to legalize operation 'spirv\.|unsupported .*bit width", "an op this Vulkan target cannot express"),
+)
+_CUDA_ERROR_LIMITS = (
+    (r"missing GPU target", "this compiler has no GPU target description for the chosen arch"),
+    (r"UNSUPPORTED_PTX_VERSION|no kernel image is available", "the CUDA driver cannot load code for this target"),
+)
+_SINGLE_DISPATCH = "--iree-preprocessing-pass-pipeline=builtin.module(util.func(iree-preprocessing-make-single-dispatch))"
+# The pass gives up on a dispatch region whose results have dynamic dims, by design ("Ignore this
+# case for now" in its source). Measured on 3.13: most generated cases with `?` dims hit it, some
+# (topk, one_hot) do not, so it is judged from the error text, not decided before compiling.
+_SINGLE_DISPATCH_LIMITS = dict(
+    passes=("iree-preprocessing-make-single-dispatch",),
+    error_limits=((r"unhandled dynamic dimensions for created dispatch region",
+                   "single-dispatch preprocessing does not handle dynamic dims"),),
+)
+
+_LLVM_CPU = Backend("llvm-cpu", "CPU through LLVM (reference backend)", _local("llvm-cpu"), "local-task", False,
+                    in_default=True)
+_VULKAN_LLVMPIPE = Backend("vulkan-llvmpipe", "Vulkan/SPIR-V for Mesa's llvmpipe", _vulkan("llvmpipe"), "vulkan",
+                           True, error_limits=_VULKAN_ERROR_LIMITS, in_default=True)
+_ROCM_GFX942 = Backend("rocm-gfx942", "AMD MI300 (compile-only)", _rocm("gfx942"), None, True, in_default=True)
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
-        Backend("llvm-cpu", "CPU through LLVM (reference backend)", _local("llvm-cpu"), "local-task", False),
+        _LLVM_CPU,
+        # Measured on 3.13: f16 has no vmvx lowering ("failed to legalize operation 'arith.constant'").
         Backend("vmvx", "portable VM interpreter", _local("vmvx"), "local-sync", False,
-                (("f16", "vmvx has no f16 support"),)),
-        # Measured on 3.13: the default profile (no 8/16-bit storage) gives wrong f16 numbers even for
-        # x + 1, where the llvmpipe target is right; so f16/i8 there are limits, kept apart from bugs.
+                known_limits=(("f16", "vmvx has no f16 support"),), in_default=True),
+        # Measured on 3.13 (README): on the default profile (no 8/16-bit storage) f16 gives wrong
+        # numbers even for x + 1, where the llvmpipe target is right: a limit, nothing compiled.
+        # i8 is emulated there (packed into 32-bit words), not missing: it is judged by its outcome.
         Backend("vulkan-spirv", "Vulkan/SPIR-V, default profile", _vulkan(None), "vulkan", True,
-                (("f16", "the default Vulkan profile has no 16-bit storage"),
-                 ("i8", "the default Vulkan profile has no 8-bit storage"))),
-        Backend("vulkan-llvmpipe", "Vulkan/SPIR-V for Mesa's llvmpipe", _vulkan("llvmpipe"), "vulkan", True),
-        Backend("rocm-gfx942", "AMD MI300 (compile-only)", _rocm("gfx942"), None, True),
+                known_limits=(("f16", "the default Vulkan profile has no 16-bit storage"),),
+                error_limits=_VULKAN_ERROR_LIMITS, in_default=True),
+        _VULKAN_LLVMPIPE,
+        _ROCM_GFX942,
         Backend("rocm-gfx90a", "AMD MI250 (compile-only)", _rocm("gfx90a"), None, True),
         Backend("rocm-gfx1100", "AMD RDNA3 (compile-only)", _rocm("gfx1100"), None, True),
-        Backend("cuda-sm80", "NVIDIA Ampere (executes where a CUDA device exists)", _cuda("sm_80"), "cuda", True),
+        Backend("cuda-sm80", "NVIDIA Ampere PTX (executes where a CUDA device runs it)", _cuda("sm_80"), "cuda",
+                True, error_limits=_CUDA_ERROR_LIMITS, in_default=True),
+        # Pipeline variants: the same target with a switch that changes how dispatches are formed
+        # or convs lowered (each found in 3.13's --help-hidden and checked to compile a conv). In
+        # the default set: those that changed the code built for drawn conv cases (3.13, 20 cases:
+        # conv data tiling 18, single dispatch 10 of 10, no-igemm 2 of 10) and im2col, which fires
+        # only on static channels-last convs (0 of the 20, mostly dynamic) but is the lowering the
+        # im2col bug class lives in. Data tiling (matmul-like ops), aggressive fusion and direct conv
+        # changed 0-2 of them: there to be asked for (`variants`, `all`).
+        variant(_LLVM_CPU, "im2col", "with convs rewritten to im2col + matmul",
+                "--iree-global-opt-use-im2col-for-convs", default=True),
+        variant(_LLVM_CPU, "data-tiling", "with data tiling (packed matmul operands)",
+                "--iree-opt-data-tiling=true"),
+        variant(_LLVM_CPU, "conv-data-tiling", "with experimental data tiling of convs",
+                "--iree-dispatch-creation-data-tiling",
+                "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution", default=True),
+        variant(_LLVM_CPU, "single-dispatch", "with the whole function made one dispatch",
+                _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS, default=True),
+        variant(_LLVM_CPU, "aggressive-fusion", "with aggressive dispatch-region fusion",
+                "--iree-dispatch-creation-enable-aggressive-fusion"),
+        variant(_ROCM_GFX942, "single-dispatch", "with the whole function made one dispatch",
+                _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS, default=True),
+        variant(_ROCM_GFX942, "no-igemm", "with implicit-GEMM conv lowering off",
+                "--iree-codegen-llvmgpu-use-igemm=false", default=True),
+        variant(_ROCM_GFX942, "direct-conv", "with direct convolution in the tile-and-fuse pipeline",
+                "--iree-codegen-llvmgpu-use-direct-convolution"),
+        variant(_VULKAN_LLVMPIPE, "im2col", "with convs rewritten to im2col + matmul",
+                "--iree-global-opt-use-im2col-for-convs"),
     )
 }
 
 REFERENCE_BACKEND = "llvm-cpu"
+VARIANTS: dict[str, tuple[str, ...]] = {}  # target lane -> its pipeline variants
+for _b in BACKENDS.values():
+    if _b.variant_of is not None:
+        VARIANTS.setdefault(_b.variant_of, ())
+        VARIANTS[_b.variant_of] += (_b.name,)
 # Names a user may type for a set of backends.
 ALIASES: dict[str, tuple[str, ...]] = {
     "cpu": ("llvm-cpu", "vmvx"),
     "vulkan": ("vulkan-spirv", "vulkan-llvmpipe"),
     "rocm": ("rocm-gfx942", "rocm-gfx90a", "rocm-gfx1100"),
     "cuda": ("cuda-sm80",),
+    "variants": tuple(name for names in VARIANTS.values() for name in names),
+    "default": tuple(b.name for b in BACKENDS.values() if b.in_default),
     "all": tuple(BACKENDS),
 }
-DEFAULT_BACKENDS = ("llvm-cpu", "vmvx", "vulkan-spirv", "rocm-gfx942", "cuda-sm80")
+DEFAULT_BACKENDS = ALIASES["default"]
+
+
+def executing_backends(probe: ToolchainProbe, names: Iterable[str] = DEFAULT_BACKENDS) -> tuple[str, ...]:
+    """Those of `names` that compile and execute with this toolchain here."""
+    return tuple(name for name in names if BACKENDS[name].executes(probe))
 
 
 def resolve_backends(names: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

@@ -160,3 +160,25 @@ def random_inputs(info: FunctionInfo, seed: int, dynamic_size: int) -> list[np.n
         else:
             arrays.append(rng.integers(-4, 5, size=shape).astype(dtype))
     return arrays
+
+
+# A type stands alone (`: f16`) or ends a shape (`4xi8`, `?xf16`); `@conv_f16` is a name, not a type.
+_ELEMENT_TYPE = re.compile(r"(?:(?<=[\d?]x)|(?<![\w.$%@#^]))(bf16|f8E\w+|[fi]\d+|[su]i\d+)\b")
+
+
+def element_types(text: str) -> frozenset[str]:
+    """The element types a module names anywhere (tensor elements, scalars, constants): what a
+    backend's known type limits are decided on before anything is compiled."""
+    return frozenset(_ELEMENT_TYPE.findall(text))
+
+
+_DYNAMIC_DIM = re.compile(r"(?:<|\[|x|,\s*)\?(?=x|,|\])")
+
+
+def module_traits(text: str) -> frozenset[str]:
+    """What a backend's known limits are decided on before compiling: the element types the
+    module names, plus "dynamic-dims" when a tensor type has a `?` dim."""
+    traits = set(element_types(text))
+    if _DYNAMIC_DIM.search(text):
+        traits.add("dynamic-dims")
+    return frozenset(traits)

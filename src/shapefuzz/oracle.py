@@ -6,7 +6,6 @@ before it is reported, and one that does not reproduce is marked flaky."""
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -18,24 +17,12 @@ from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
-from shapefuzz.mlirinfo import function_info
+from shapefuzz.mlirinfo import function_info, module_traits
 from shapefuzz.model import BackendResult, CheckReport, Stage, Status, Verdict
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], str | None]  # (expected, actual) -> mismatch
-
-# Failures that are documented limits of a target, not compiler bugs: kept apart, never filed.
-_TARGET_LIMITS: dict[str, re.Pattern[str]] = {
-    "vulkan": re.compile(
-        r"8-bit storage|16-bit storage|StorageBuffer8BitAccess|StorageBuffer16BitAccess"
-        r"|capability.*(?:Int8|Int16|Int64|Float16|Float64)|(?:Int8|Int16|Int64|Float16|Float64).*capability"
-        r"|failed to legalize operation 'spirv\.|unsupported .*bit width",
-        re.IGNORECASE,
-    ),
-    "cuda": re.compile(r"missing GPU target", re.IGNORECASE),
-}
-
 
 @dataclass(frozen=True)
 class Expectation:
@@ -68,25 +55,21 @@ def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> str
     return None
 
 
-def _target_limit(backend: Backend, error_text: str) -> bool:
-    pattern = _TARGET_LIMITS.get(backend.driver or backend.name.split("-")[0])
-    if pattern is None and backend.name.startswith("cuda"):
-        pattern = _TARGET_LIMITS["cuda"]
-    return bool(pattern and pattern.search(error_text))
+def _unsupported(backend: Backend, stage: Stage, reason: str, detail: str, seconds: float = 0.0,
+                 compile_seconds: float = 0.0, run_seconds: float = 0.0) -> BackendResult:
+    """A limit of the target, kept apart from bugs: no signature, never filed."""
+    return BackendResult(backend.name, stage, Status.UNSUPPORTED, f"target limit ({reason}): {detail}"[:4000],
+                         None, seconds, compile_seconds, run_seconds)
 
 
-def _as_target_limit(result: BackendResult, backend: Backend, mlir_text: str) -> BackendResult:
-    """A failure on a module that uses something the target lacks becomes "unsupported"."""
+def _as_frontend_gap(result: BackendResult, mlir_text: str) -> BackendResult:
+    """A torch op this release cannot lower is a frontend gap, not a finding: "unsupported"."""
     op = unlowered_op(result.detail) if result.failed and is_torch(mlir_text) else None
-    if op is not None:  # a torch op this release cannot lower: a frontend gap, not a finding
-        return replace(result, status=Status.UNSUPPORTED, signature=None,
-                       detail=f"frontend: this release does not lower {op}; was {result.status.value} "
-                              f"at {result.stage.value}: {result.detail[:500]}")
-    reason = backend.limit_for(mlir_text) if result.failed else None
-    if reason is None:
+    if op is None:
         return result
     return replace(result, status=Status.UNSUPPORTED, signature=None,
-                   detail=f"target limit ({reason}); was {result.status.value} at {result.stage.value}: {result.detail[:500]}")
+                   detail=f"frontend: this release does not lower {op}; was {result.status.value} "
+                          f"at {result.stage.value}: {result.detail[:500]}")
 
 
 def _run_backend(
@@ -98,18 +81,25 @@ def _run_backend(
     num_results: int,
     function: str,
     budget: Budget,
+    traits: frozenset[str] = frozenset(),
 ) -> tuple[BackendResult, list[np.ndarray] | None]:
     probe = toolchain.probe
-    if not backend.compiles(probe):
-        return BackendResult(backend.name, Stage.COMPILE, Status.SKIPPED, "not supported by this compiler"), None
+    missing = backend.unavailable(probe)
+    if missing is not None:
+        return BackendResult(backend.name, Stage.COMPILE, Status.SKIPPED, missing), None
+    known = backend.limit_for(traits)
+    if known is not None:  # a known limit of the target: nothing to learn from compiling
+        return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
                               input_type_flags(Path(mlir_path).read_text()))
     status = classify(compiled)
     if status != Status.OK:
         text = compiled.stderr + compiled.stdout
-        if status == Status.ERROR and _target_limit(backend, text):
-            status = Status.UNSUPPORTED
+        reason = backend.limit_in_error(text) if status == Status.ERROR else None
+        if reason is not None:
+            return _unsupported(backend, Stage.COMPILE, reason, text.strip()[-3000:],
+                                compiled.seconds, compiled.seconds), None
         detail = text.strip()[-4000:] if status != Status.TIMEOUT else f"compile timed out after {compiled.seconds:.0f}s"
         sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
@@ -125,6 +115,9 @@ def _run_backend(
         status = Status.ERROR  # exited 0 but wrote no readable output
     if status != Status.OK:
         detail = (ran.stderr + ran.stdout).strip()[-4000:] or "no output written"
+        reason = backend.limit_in_error(detail) if status == Status.ERROR else None
+        if reason is not None:
+            return _unsupported(backend, Stage.RUN, reason, detail[-3000:], total, compiled.seconds, ran.seconds), None
         sig = signature_for(backend.name, Stage.RUN, status, ran)
         return BackendResult(backend.name, Stage.RUN, status, detail, sig, total, compiled.seconds, ran.seconds), None
     return BackendResult(backend.name, Stage.RUN, Status.OK, "", None, total, compiled.seconds, ran.seconds), outputs
@@ -230,9 +223,10 @@ def _check_once(
     with tempfile.TemporaryDirectory(prefix="shapefuzz-check-") as workdir:
         mlir_path = os.path.join(workdir, "module.mlir")
         Path(mlir_path).write_text(text)
+        traits = module_traits(text)
         for name in backends:
             result, out = _run_backend(
-                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget
+                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget, traits
             )
             results[name] = result
             if out is not None:
@@ -240,7 +234,7 @@ def _check_once(
     notes: list[str] = []
     if expectation is not None and outputs:
         results, notes = _judge(results, outputs, expectation)
-    ordered = tuple(_as_target_limit(results[name], BACKENDS[name], text) for name in backends)
+    ordered = tuple(_as_frontend_gap(results[name], text) for name in backends)
     verdict = Verdict.FAIL if any(r.failed for r in ordered) else Verdict.PASS
     return CheckReport(verdict, ordered, notes=tuple(notes))
 

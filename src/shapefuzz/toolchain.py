@@ -15,6 +15,8 @@ import importlib.util
 import json
 import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +25,7 @@ from shapefuzz.sandbox import Limits, run_sandboxed
 
 ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
 _PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large
-_PROBE_FORMAT = 2  # bump when the probe's contents change
+_PROBE_FORMAT = 3  # bump when the probe's contents change
 
 
 @dataclass(frozen=True)
@@ -45,12 +47,29 @@ class ToolchainProbe:
     compile_flags: frozenset[str]  # every --iree-* flag iree-compile accepts
     devices: tuple[str, ...]  # runtime device URIs, e.g. "local-task://", "vulkan://..."
     llvmpipe_target: bool  # --iree-vulkan-target=llvmpipe compiles here
+    passes: frozenset[str] = frozenset()  # pass names iree-opt lists (empty without iree-opt)
+    # Where a CUDA device is listed: its own arch ("sm_90", from nvidia-smi; None when unknown),
+    # the targets whose code was compiled and ran right on it (best first), and what was found.
+    cuda_arch: str | None = None
+    cuda_runs: tuple[str, ...] = ()
+    cuda_note: str = ""
 
     def has_flag(self, flag: str) -> bool:
         return flag in self.compile_flags
 
+    def has_pass(self, name: str) -> bool:
+        return name in self.passes
+
     def has_device(self, driver: str) -> bool:
         return any(d.split("://", 1)[0] == driver for d in self.devices)
+
+    def runs_on(self, driver: str) -> bool:
+        """A device of this driver is listed and code compiled here runs on it (for CUDA the
+        probe's trial run said so; a listed GPU whose every target fails is compile-only)."""
+        return self.has_device(driver) and (driver != "cuda" or bool(self.cuda_runs))
+
+    def device_note(self, driver: str) -> str:
+        return self.cuda_note if driver == "cuda" else ""
 
     def to_json(self) -> dict:
         return {
@@ -59,6 +78,10 @@ class ToolchainProbe:
             "compile_flags": sorted(self.compile_flags),
             "devices": list(self.devices),
             "llvmpipe_target": self.llvmpipe_target,
+            "passes": sorted(self.passes),
+            "cuda_arch": self.cuda_arch,
+            "cuda_runs": list(self.cuda_runs),
+            "cuda_note": self.cuda_note,
         }
 
     @staticmethod
@@ -69,6 +92,10 @@ class ToolchainProbe:
             compile_flags=frozenset(data["compile_flags"]),
             devices=tuple(data["devices"]),
             llvmpipe_target=data["llvmpipe_target"],
+            passes=frozenset(data["passes"]),
+            cuda_arch=data["cuda_arch"],
+            cuda_runs=tuple(data["cuda_runs"]),
+            cuda_note=data["cuda_note"],
         )
 
 
@@ -153,6 +180,75 @@ def parse_version(text: str) -> tuple[str, tuple[int, int]]:
 
 
 _TRIVIAL_MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+# A module with one real dispatch: a GPU target that cannot build kernels fails on it, and its
+# answer on a device shows whether code for a target runs there.
+_CUDA_TRIAL_MODULE = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = arith.addf %a, %a : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+"""
+_CUDA_TRIAL_INPUT, _CUDA_TRIAL_OUTPUT = "4xf32=1 2 3 4", "4xf32=2 4 6 8"
+CUDA_FALLBACK_TARGET = "sm_80"  # IREE embeds PTX, which the driver JIT-compiles for newer GPUs
+
+
+def _listed_devices(toolchain: Toolchain) -> list[str]:
+    if toolchain.run_bin is None:
+        return []
+    listing = run_sandboxed([str(toolchain.run_bin), "--list_devices"], _PROBE_LIMITS)
+    devices = [line.strip() for line in listing.stdout.splitlines() if "://" in line]
+    if not any(d.startswith("vulkan://") for d in devices):
+        # Old runtimes (3.4/3.5) list the software Vulkan device only when asked by driver.
+        listing = run_sandboxed([str(toolchain.run_bin), "--list_devices=vulkan"], _PROBE_LIMITS)
+        devices += [line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("vulkan://")]
+    return devices
+
+
+def cuda_arch_from_smi(text: str) -> str | None:
+    """`nvidia-smi --query-gpu=compute_cap --format=csv,noheader` ("9.0") -> "sm_90" (first GPU)."""
+    match = re.search(r"^\s*(\d+)\.(\d+)\s*$", text, re.MULTILINE)
+    return f"sm_{match.group(1)}{match.group(2)}" if match else None
+
+
+def _cuda_arch() -> str | None:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    result = run_sandboxed([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], _PROBE_LIMITS)
+    return cuda_arch_from_smi(result.stdout) if result.ok else None
+
+
+def _first_error(text: str) -> str:
+    lines = [line for line in text.splitlines() if "error" in line.lower()] or text.strip().splitlines() or [""]
+    return re.sub(r"^\S*:\d+:\d+: ", "", lines[0].strip())[:160]
+
+
+def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]:
+    """Which targets compile and run on the CUDA device here: the GPU's own arch first, then
+    sm_80. In 3.13 sm_90, sm_90a and sm_100 fail every input with "missing GPU target"; the note
+    says so, and sm_80's PTX (JIT-compiled by the driver) is what runs there."""
+    arch = _cuda_arch()
+    candidates = list(dict.fromkeys([a for a in (arch, CUDA_FALLBACK_TARGET) if a]))
+    runs: list[str] = []
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
+        source = os.path.join(work, "trial.mlir")
+        Path(source).write_text(_CUDA_TRIAL_MODULE)
+        for target in candidates:
+            vmfb = os.path.join(work, f"{target}.vmfb")
+            built = run_sandboxed([str(toolchain.compile_bin), source, "--iree-hal-target-device=cuda",
+                                   f"--iree-cuda-target={target}", "-o", vmfb], _PROBE_LIMITS)
+            if not built.ok:
+                notes.append(f"{target}: rejected by this compiler ({_first_error(built.stderr + built.stdout)})")
+                continue
+            ran = run_sandboxed([str(toolchain.run_bin), f"--module={vmfb}", "--device=cuda", "--function=main",
+                                 f"--input={_CUDA_TRIAL_INPUT}"], _PROBE_LIMITS)
+            if ran.ok and _CUDA_TRIAL_OUTPUT in ran.stdout:
+                runs.append(target)
+                notes.append(f"{target}: runs here" + (" (PTX JIT-compiled by the driver)" if target != arch else ""))
+            else:
+                notes.append(f"{target}: compiled but did not run right ({_first_error(ran.stderr + ran.stdout)})")
+    label = f"GPU {arch}" if arch else "GPU of unknown arch (no nvidia-smi)"
+    return arch, tuple(runs), f"{label}; " + "; ".join(notes)
 
 
 def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
@@ -162,14 +258,11 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
     version, release = parse_version(result.stdout + result.stderr)
     help_text = run_sandboxed([str(toolchain.compile_bin), "--help-hidden"], _PROBE_LIMITS).stdout
     flags = frozenset(re.findall(r"^\s+(--iree-[\w-]+)", help_text, re.MULTILINE))
-    devices: list[str] = []
-    if toolchain.run_bin is not None:
-        listing = run_sandboxed([str(toolchain.run_bin), "--list_devices"], _PROBE_LIMITS)
-        devices = [line.strip() for line in listing.stdout.splitlines() if "://" in line]
-        if not any(d.startswith("vulkan://") for d in devices):
-            # Old runtimes (3.4/3.5) list the software Vulkan device only when asked by driver.
-            listing = run_sandboxed([str(toolchain.run_bin), "--list_devices=vulkan"], _PROBE_LIMITS)
-            devices += [line.strip() for line in listing.stdout.splitlines() if line.strip().startswith("vulkan://")]
+    passes: frozenset[str] = frozenset()
+    if toolchain.opt_bin is not None:  # iree-opt's --help lists every registered pass
+        opt_help = run_sandboxed([str(toolchain.opt_bin), "--help"], _PROBE_LIMITS).stdout
+        passes = frozenset(re.findall(r"^\s+--([\w-]+)", opt_help, re.MULTILINE))
+    devices = _listed_devices(toolchain)
     llvmpipe = False
     if "--iree-vulkan-target" in flags:
         trial = run_sandboxed(
@@ -179,7 +272,10 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
             stdin_text=_TRIVIAL_MODULE,
         )
         llvmpipe = trial.ok
-    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe)
+    cuda_arch, cuda_runs, cuda_note = None, (), ""
+    if any(d.startswith("cuda://") for d in devices) and "--iree-cuda-target" in flags:
+        cuda_arch, cuda_runs, cuda_note = _probe_cuda(toolchain)
+    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note)
 
 
 @functools.cache

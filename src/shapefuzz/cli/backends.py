@@ -18,18 +18,7 @@ def backends(session: Session, as_json: bool) -> None:
     """The toolchain and, for each backend, whether it compiles and executes here."""
     toolchain = session.toolchain
     probe = toolchain.probe
-    rows = [
-        {
-            "name": b.name,
-            "description": b.description,
-            "compiles": b.compiles(probe),
-            "executes": b.executes(probe),
-            "availability": b.availability(probe),
-            "flags": list(b.compile_flags(probe) or ()),
-            "device": b.driver,
-        }
-        for b in BACKENDS.values()
-    ]
+    rows = [b.describe(probe) for b in BACKENDS.values()]
     if as_json:
         click.echo(json.dumps({
             "toolchain": {"source": toolchain.source, "iree_compile": str(toolchain.compile_bin),
@@ -43,6 +32,8 @@ def backends(session: Session, as_json: bool) -> None:
     click.echo(f"version:   {probe.version}")
     click.echo(f"devices:   {', '.join(probe.devices) or 'none'}")
     for row in rows:
-        click.echo(f"  {row['name']:<16} {row['availability']:<40} {row['description']}")
+        mark = "*" if row["default"] else " "
+        click.echo(f" {mark}{row['name']:<28} {row['availability']:<40} {row['description']}")
+    click.echo("(* in the default set)")
     if not probe.has_device("vulkan"):
         click.echo("note: no Vulkan device: install Debian's mesa-vulkan-drivers for the software driver", err=True)
