@@ -99,3 +99,13 @@ def test_real_bisect_over_two_releases(tmp_path):
                          capture_output=True, text=True, timeout=3000)
     assert run.returncode == 0, run.stderr
     assert "first failing release:" in run.stdout and "3.13.0" in run.stdout
+
+
+def test_result_names_the_last_release_that_worked(entry):
+    installer, check, _ = fake({"3.5.0", "3.6.0", "3.7.0", "3.8.0", "3.9.0", "3.10.0"})
+    result = bisect_entry(entry, VERSIONS, check=check, installer=installer)
+    meta = result.to_meta("2026-11-22T00:00:00Z")
+    assert (meta["last_passing"], meta["first_failing"], meta["first_fixed"]) == ("3.4.0", "3.5.0", "3.11.0")
+    installer, check, _ = fake({"3.5.0", "3.6.0"}, broken={"3.4.0"})  # the release before cannot tell
+    result = bisect_entry(entry, VERSIONS, check=check, installer=installer)
+    assert result.first_failing == "3.5.0" and result.last_passing is None

@@ -140,3 +140,236 @@ def test_export_errors_are_one_line(corpus, tmp_path):
     missing = subprocess.run([str(BIN / "shapefuzz"), "export", "no-such-entry", "--corpus", str(tmp_path)],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no corpus entry" in missing.stderr
+
+
+# --- comparisons the oracle makes: top-k ties, scatter duplicates ------------------------------------------------
+
+
+def _generated_entry(folder, toolchain, case, message, expected=None, state="fixed"):
+    from shapefuzz.corpus import make_finding
+    from shapefuzz.families import render_case
+    from shapefuzz.oracle import case_expectation
+
+    e = case_expectation(case, 0)
+    sig = Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, message)
+    path, _ = save_finding(folder, make_finding(sig, render_case(case), toolchain, case=case, inputs=e.inputs,
+                                                expected=expected if expected is not None else e.expected,
+                                                detail="result 1 differs"))
+    update_meta(path, expected_state=state)
+    return path, e
+
+
+TIES = {"dim": 1, "dtype": "f32", "dynamic": [False, True], "form": "topk", "indices": "implicit", "k": 3,
+        "largest": True, "shape": [2, 7], "transpose": False, "use": "both", "values": "ties"}
+
+
+@pytest.fixture(scope="module")
+def ties(tmp_path_factory, toolchain):
+    """A top-k entry whose saved indices are a different right answer from IREE's (ties reordered),
+    and one whose saved values are wrong."""
+    from shapefuzz.case import Case
+    from shapefuzz.export_checks import topk_ambiguous
+    from shapefuzz.oracle import case_expectation
+
+    folder = tmp_path_factory.mktemp("ties")
+    case = Case.make("topk", TIES)
+    e = case_expectation(case, 0)
+    assert topk_ambiguous(e.inputs[0], 1, 3, True)
+    values, indices = e.expected
+    # Every slice of this input selects three equal values or a tie at the boundary; reversing
+    # the indices of each slice's equal values gives another right answer.
+    other = indices.copy()
+    for r in range(other.shape[0]):
+        for v in np.unique(values[r]):
+            at = np.flatnonzero(values[r] == v)
+            other[r, at] = other[r, at[::-1]]
+    right, _ = _generated_entry(folder, toolchain, case, "ties reordered", [values, other])
+    wrong, _ = _generated_entry(folder, toolchain, case, "ties wrong values", [values + 1, indices])
+    return {"right": right, "wrong": wrong, "indices": indices, "other": other}
+
+
+def test_topk_ties_are_judged_by_selected_values(ties, tmp_path):
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
+    export(ties["right"], "run-module", tmp_path / "right")
+    assert (tmp_path / "right" / "check.py").exists()
+    ok = subprocess.run(["sh", str(tmp_path / "right" / "run.sh")], env=env, capture_output=True, text=True)
+    assert ok.returncode == 0 and "[SUCCESS]" in ok.stdout, ok.stdout + ok.stderr[-500:]
+    # IREE's own exact check of the same outputs against the saved (equally right) indices fails:
+    # the false alarm the exported check avoids. The module and inputs are those run.sh used.
+    outputs = [np.load(tmp_path / "right" / "outputs" / f"result{i}.npy") for i in range(2)]
+    if not np.array_equal(outputs[1], ties["other"]):
+        exact = subprocess.run(["iree-run-module", f"--module={tmp_path / 'right' / 'module.vmfb'}",
+                                "--device=local-task", "--input=@inputs/arg0.npy",
+                                "--expected_output=@expected/result0.npy",
+                                f"--expected_output=2x3xi32={' '.join(map(str, ties['other'].ravel()))}"],
+                               env=env, capture_output=True, text=True, cwd=tmp_path / "right")
+        assert exact.returncode != 0 and "[FAILED]" in exact.stdout
+    export(ties["wrong"], "run-module", tmp_path / "wrong", "--expect", "fixed")
+    bad = subprocess.run(["sh", str(tmp_path / "wrong" / "run.sh")], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "[FAILED] result 0" in bad.stdout
+    export(ties["right"], "pytest", tmp_path / "test_right.py")
+    export(ties["wrong"], "pytest", tmp_path / "test_wrong.py", "--expect", "fixed")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                         env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]
+    assert "result 0: 6 of 6 elements differ" in run.stdout
+
+
+@pytest.mark.parametrize("fmt", ["lit", "iree-test-suites"])
+def test_formats_that_cannot_judge_ties_say_why(ties, tmp_path, fmt):
+    run = subprocess.run([str(BIN / "shapefuzz"), "export", str(ties["right"]), "--format", fmt, "-o",
+                          str(tmp_path / "out")], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
+    assert f"{fmt} cannot represent entry" in run.stderr and "ties" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_checks_agree_with_the_topk_oracle():
+    """The exported comparison and the family's own: same verdict on right and wrong answers."""
+    from shapefuzz.case import Case
+    from shapefuzz.export import comparison_rule
+    from shapefuzz.export_checks import compare
+    from shapefuzz.families import get_family
+    from shapefuzz.generate import draw_case
+
+    family, checked = get_family("topk"), 0
+    for seed in range(60):
+        case = draw_case("topk", seed)
+        params = case.params
+        inputs = family.make_inputs(params, seed)
+        expected = family.reference(params, inputs)
+
+        class Entry:
+            meta = {"family": "topk", "params": params}
+        rule = comparison_rule(Entry)
+        candidates = [expected, [a[::-1].copy() if a.ndim == 1 else a for a in expected]]
+        if rule["results"][-1] == "indices":
+            moved = [a.copy() for a in expected]
+            moved[-1].reshape(-1)[0] += 1  # an index that usually selects another value
+            repeated = [a.copy() for a in expected]
+            flat = repeated[-1].reshape(-1)
+            if flat.size > 1:
+                flat[1] = flat[0]
+            candidates += [moved, repeated]
+        for got in candidates:
+            assert (compare(rule, inputs, expected, got) is None) == \
+                (family.compare(params, inputs, expected, got) is None), (seed, params, got)
+            checked += 1
+    assert checked > 100
+
+
+# --- iree-test-suites -------------------------------------------------------------------------------------------
+
+
+def run_suite_test(test_dir: Path, config: dict, tmp: Path) -> str | None:
+    """What iree-test-suites' runner does with a test folder (torch_ops `run_quality_test`):
+    compile test.mlir with the config's flags, run with the JSON's inputs, compare every output with
+    numpy.allclose(rtol, atol, equal_nan). None when it passes, else why."""
+    import json
+
+    io = json.loads((test_dir / "run_module_io.json").read_text())
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
+    vmfb = tmp / io["vmfb_name"]
+    compiled = subprocess.run(["iree-compile", *config["iree_compile_flags"], str(test_dir / io["file_name"]),
+                               "-o", str(vmfb)], env=env, capture_output=True, text=True)
+    if compiled.returncode:
+        return "compile: " + compiled.stderr.strip().splitlines()[0]
+    outputs = [tmp / f"output_{i}.npy" for i in range(len(io["expected_output"]))]
+    ran = subprocess.run(["iree-run-module", f"--module={vmfb}", f"--function={io['function_name']}",
+                          *config["iree_run_module_flags"], *[f"--input=@{test_dir / a}" for a in io["flat_args"]],
+                          *[f"--output=@{o}" for o in outputs]], env=env, capture_output=True, text=True)
+    if ran.returncode:
+        return "run: " + ran.stderr.strip()[-300:]
+    for name, out in zip(io["expected_output"], outputs):
+        if not np.allclose(np.load(out), np.load(test_dir / name), rtol=io["rtol"], atol=io["atol"],
+                           equal_nan=io["equal_nan"]):
+            return f"compare: {name} differs"
+    return None
+
+
+def _scatter_with_duplicates():
+    from shapefuzz.generate import draw_case
+
+    for seed in range(400):
+        case = draw_case("scatter", seed)
+        p = case.params
+        if p.get("duplicates") and p.get("frontend", "linalg") == "linalg" and np.prod(p["orig_shape"]) <= 256:
+            return case
+    pytest.skip("no scatter case with duplicate coordinates among the first 400 seeds")
+
+
+def test_iree_test_suites_folder_runs_through_iree_run_module(corpus, tmp_path, toolchain):
+    import json
+
+    scatter = _scatter_with_duplicates()
+    dup, _ = _generated_entry(tmp_path / "c", toolchain, scatter, "scatter with duplicates")
+    for name, entry, passes in (("right", corpus["right"], True), ("wrong", corpus["wrong"], False),
+                                ("dup", dup, True)):
+        out = tmp_path / name
+        export(entry, "iree-test-suites", out)
+        tests = list((out / "shapefuzz").iterdir())
+        assert len(tests) == 1
+        files = sorted(p.name for p in tests[0].iterdir())
+        assert "test.mlir" in files and "run_module_io.json" in files and "expected_result_0.npy" in files
+        config = json.loads(next((out / "configs").iterdir()).read_text())
+        qualified = f"shapefuzz/{tests[0].name}"
+        problem = run_suite_test(tests[0], config, tmp_path)
+        assert (problem is None) == passes, (name, problem)
+        # The config names the failing test as an expected run failure, as the suite's configs do.
+        assert (qualified in config["expected_run_failures"]) == (not passes)
+    conv = tmp_path / "conv"
+    export(corpus["conv"], "iree-test-suites", conv)
+    config = json.loads(next((conv / "configs").iterdir()).read_text())
+    test = next((conv / "shapefuzz").iterdir())
+    assert config["expected_compile_failures"] == [f"shapefuzz/{test.name}"]
+    assert run_suite_test(test, config, tmp_path).startswith("compile: ")
+
+
+# --- issue ------------------------------------------------------------------------------------------------------
+
+
+def _sections(text: str) -> list[str]:
+    return re.findall(r"^### (.+)$", text, re.MULTILINE)
+
+
+def _shell_blocks(text: str) -> list[str]:
+    return re.findall(r"```sh\n(.*?)\n```", text, re.DOTALL)
+
+
+def test_issue_for_a_compile_failure(corpus, tmp_path):
+    update_meta(corpus["conv"], bisect={"first_failing": "3.11.0", "last_passing": "3.10.0", "first_fixed": None,
+                                         "versions": ["3.1.0", "3.13.0"], "note": "", "date": "2026-11-22"})
+    out = tmp_path / "conv.md"
+    export(corpus["conv"], "issue", out)
+    text = out.read_text()
+    assert _sections(text) == ["What happened?", "Steps to reproduce your issue",
+                               "What component(s) does this issue relate to?", "Version information",
+                               "Additional context"]
+    assert "`iree-compile` rejects valid input for the `llvm-cpu` backend" in text
+    assert "'linalg.generic' op inferred input/output operand #1" in text
+    assert "IREE compiler version 3.13" in text  # iree-compile --version, as printed
+    assert "\n\nCompiler\n" in text
+    assert "worked in 3.10.0, fails from 3.11.0" in text
+    assert "llvm-cpu: fails the same way (this issue)" in text
+    assert (DATA / "conv1d_stride3.mlir").read_text().strip().splitlines()[-1] in text  # the IR inline
+    # The commands run as written in the attached folder, and fail as described.
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
+    [compile_cmd] = _shell_blocks(text)
+    ran = subprocess.run(["sh", "-c", compile_cmd], cwd=tmp_path / "conv.files", env=env, capture_output=True,
+                         text=True)
+    assert ran.returncode != 0 and "'linalg.generic' op inferred" in ran.stderr
+
+
+def test_issue_for_wrong_values(corpus, tmp_path):
+    out = tmp_path / "wrong.md"
+    export(corpus["wrong"], "issue", out)
+    text = out.read_text()
+    assert "computes wrong values" in text and "Expected results (NumPy reference):" in text
+    assert "Not bisected yet" in text
+    assert "llvm-cpu: fails the same way (this issue)" in text  # against its saved (stand-in) reference
+    compile_cmd, run_cmd = _shell_blocks(text)
+    assert "--input=@inputs/arg0.npy" in run_cmd and "--expected_output=@expected/result0.npy" in run_cmd
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}")
+    for cmd in (compile_cmd, run_cmd):
+        ran = subprocess.run(["sh", "-c", cmd], cwd=tmp_path / "wrong.files", env=env, capture_output=True, text=True)
+    assert ran.returncode != 0 and "[FAILED]" in ran.stdout  # the saved reference says a @ b + 1

@@ -90,8 +90,22 @@ class BisectResult:
             out.append(f"note: {self.note}")
         return out
 
+    @property
+    def last_passing(self) -> str | None:
+        """The release just before the first failing one, when it was tried and passes."""
+        if self.first_failing is None:
+            return None
+        index = self.versions.index(self.first_failing)
+        before = self.versions[index - 1] if index > 0 else None
+        return before if any(p.version == before and p.verdict is False for p in self.probes) else None
+
+    def to_meta(self, when: str) -> dict:
+        """What `bisect` records in the entry's meta.json (an issue export quotes it)."""
+        return {"date": when, "versions": [self.versions[0], self.versions[-1]], "first_failing": self.first_failing,
+                "last_passing": self.last_passing, "first_fixed": self.first_fixed, "note": self.note}
+
     def to_json(self) -> dict:
-        return {"id": self.entry_id, "versions": list(self.versions), "first_failing": self.first_failing,
+        return {"id": self.entry_id, "last_passing": self.last_passing, "versions": list(self.versions), "first_failing": self.first_failing,
                 "first_fixed": self.first_fixed, "note": self.note,
                 "tested": {p.version: p.describe() for p in self.probes}}
 

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
@@ -26,11 +27,12 @@ import numpy as np
 
 from shapefuzz.backends import BACKENDS, Backend
 from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry, atomic_write, comment_text
-from shapefuzz.errors import UsageError
+from shapefuzz.errors import ShapefuzzError, UsageError
+from shapefuzz.export_checks import topk_ambiguous
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
 
-FORMATS = ("lit", "run-module", "pytest")
+FORMATS = ("lit", "run-module", "pytest", "issue", "iree-test-suites")
 _ELEMENT = {"float32": "f32", "float16": "f16", "float64": "f64", "bool": "i1", "int8": "i8", "int16": "i16",
             "int32": "i32", "int64": "i64", "uint8": "ui8", "uint32": "ui32"}
 
@@ -46,10 +48,37 @@ class Plan:
     inputs: list[np.ndarray] | None
     expected: list[np.ndarray] | None
     failing: bool  # write the test that passes while the bug is there
+    rule: dict  # the oracle's comparison for this entry (export_checks.compare)
 
     @property
     def runs(self) -> bool:
         return self.backend.driver is not None and self.inputs is not None
+
+    @property
+    def ties(self) -> bool:
+        """Top-k indices are returned and some slice has ties: more than one answer is right, so
+        `iree-run-module --expected_output` (exact) would fail a correct backend."""
+        if self.rule.get("kind") != "topk" or "indices" not in self.rule["results"] or not self.inputs:
+            return False
+        return topk_ambiguous(self.inputs[0], self.rule["dim"], self.rule["k"], self.rule["largest"])
+
+
+def comparison_rule(entry: CorpusEntry) -> dict:
+    """The oracle's comparison for the entry's family as a rule exported tests apply: top-k
+    indices by the values they select, exact where the family's inputs keep sums exact (scatter
+    with duplicate coordinates included), the family's tolerance elsewhere."""
+    family, params = entry.meta.get("family"), entry.meta.get("params") or {}
+    if family == "topk" and {"dim", "k", "largest"} <= set(params):
+        use = params.get("use", "both")
+        return {"kind": "topk", "dim": int(params["dim"]), "k": int(params["k"]), "largest": bool(params["largest"]),
+                "labels": params.get("indices") == "arg",
+                "results": [name for name in ("values", "indices") if use in (name, "both")]}
+    if family in ("scatter", "one_hot") or (family == "conv" and params.get("acc") != "f16"):
+        return {"kind": "elementwise", "rtol": 0.0, "atol": 0.0}
+    if family == "conv_transpose" and params.get("dtype") in ("f32", "f16"):
+        rtol, atol = (1e-5, 1e-4) if params["dtype"] == "f32" else (2e-3, 2e-2)
+        return {"kind": "elementwise", "rtol": rtol, "atol": atol}
+    return {"kind": "elementwise", "rtol": None, "atol": None}  # the dtype's tolerance, exact for integers
 
 
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
@@ -77,7 +106,7 @@ def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan
             inputs = None
     failing = entry.expected_state != EXPECTED_FIXED if expect == "auto" else expect == "failing"
     flags = (*flags, *input_type_flags(entry.mlir))  # --iree-input-type=torch for torch-dialect reproducers
-    return Plan(entry, backend, tuple(flags), info.name, inputs, expected, failing)
+    return Plan(entry, backend, tuple(flags), info.name, inputs, expected, failing, comparison_rule(entry))
 
 
 # ----------------------------------------------------------------------------- value formatting
@@ -129,7 +158,19 @@ def _filecheck_literal(text: str) -> str:
 _LIT_DIRECTIVE = re.compile(r"\b(RUN|DEFINE|REDEFINE|REQUIRES|UNSUPPORTED|XFAIL|ALLOW_RETRIES)\s*:|\bEND\.")
 
 
+_TIES = ("its top-k indices have ties (equal values within the first k+1 of a slice), so more than one "
+         "answer is right and iree-run-module's exact --expected_output would fail a correct backend")
+
+
+def cannot_represent(p: Plan, fmt: str) -> None:
+    """One UsageError line when `fmt` cannot state the oracle's comparison for this entry."""
+    if p.ties and p.runs and fmt in ("lit", "iree-test-suites"):
+        raise UsageError(f"{fmt} cannot represent entry {p.entry.id}: {_TIES}; use --format run-module or pytest, "
+                         "which check indices by the values they select")
+
+
 def to_lit(p: Plan) -> str:
+    cannot_represent(p, "lit")
     sig = p.entry.signature
     directive = _LIT_DIRECTIVE.search(p.entry.mlir)
     if directive:
@@ -189,13 +230,21 @@ def run_module_script(p: Plan) -> str:
     ]
     if p.runs:
         lines.append(" ".join(shlex.quote(w) for w in run_module_argv(p)))
+        if p.ties and p.expected is not None:
+            lines.append("python3 check.py  # top-k indices with ties: judged by the values they select")
     return "\n".join(lines) + "\n"
 
 
 def run_module_argv(p: Plan) -> list[str]:
     argv = ["iree-run-module", "--module=module.vmfb", f"--device={p.backend.driver}", f"--function={p.function}"]
     argv += [f"--input=@inputs/arg{i}.npy" for i in range(len(p.inputs or []))]
-    argv += [f"--expected_output=@expected/result{i}.npy" for i in range(len(p.expected or []))]
+    if p.ties:  # written out and judged by check.py, as the oracle judges them
+        argv += [f"--output=@outputs/result{i}.npy" for i in range(len(p.expected or []))]
+    else:
+        # A .npy of integers reads back as si32 and IREE's results are signless i32, which
+        # --expected_output counts as a mismatch: integers go inline, typed as the function's.
+        argv += [f"--expected_output={inline_value(a)}" if a.dtype.kind in "iub" else
+                 f"--expected_output=@expected/result{i}.npy" for i, a in enumerate(p.expected or [])]
     return argv
 
 
@@ -205,6 +254,31 @@ def _real_folder(path: Path) -> Path:
         raise UsageError(f"{path} is a symbolic link; give a real folder to export into")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def checks_source() -> str:
+    """export_checks.py as text, to be copied into an exported test."""
+    return Path(__file__).with_name("export_checks.py").read_text()
+
+
+def check_script(p: Plan) -> str:
+    """check.py of a run-module folder: the oracle's comparison on outputs/ against expected/."""
+    return checks_source() + f'''
+
+RULE = {p.rule!r}
+
+if __name__ == "__main__":
+    import os
+    import sys
+
+    os.chdir(os.path.dirname(os.path.abspath(__file__)))
+    inputs = [np.load(f"inputs/arg{{i}}.npy") for i in range({len(p.inputs or [])})]
+    expected = [np.load(f"expected/result{{i}}.npy") for i in range({len(p.expected or [])})]
+    actual = [np.load(f"outputs/result{{i}}.npy") for i in range({len(p.expected or [])})]
+    problem = compare(RULE, inputs, expected, actual)
+    print(f"[FAILED] {{problem}}" if problem else "[SUCCESS] every result matches the reference")
+    sys.exit(1 if problem else 0)
+'''
 
 
 def write_run_module(p: Plan, out: Path) -> list[Path]:
@@ -222,6 +296,10 @@ def write_run_module(p: Plan, out: Path) -> list[Path]:
                 np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
                 atomic_write(path, buffer.getvalue())
                 written.append(path)
+    if p.runs and p.ties and p.expected is not None:
+        _real_folder(out / "outputs")
+        written.append(out / "check.py")
+        atomic_write(written[-1], check_script(p).encode())
     script = out / "run.sh"
     atomic_write(script, run_module_script(p).encode(), mode=0o755)
     written.append(script)
@@ -240,6 +318,7 @@ def to_pytest(p: Plan) -> str:
     inputs = "[" + ", ".join(_array_literal(a) for a in (p.inputs or [])) + "]" if p.runs else "None"
     expected = "[" + ", ".join(_array_literal(a) for a in p.expected) + "]" if p.runs and p.expected else "None"
     xfail = (f"@pytest.mark.xfail(strict=True, reason={str(p.entry.signature)[:200]!r})\n" if p.failing else "")
+    checks = checks_source().replace("import numpy as np\n", "", 1).strip("\n")
     doc = "\n".join([
         f"Regression test exported by shapefuzz from corpus entry {p.entry.id}.",
         "",
@@ -261,6 +340,11 @@ MLIR = {p.entry.mlir!r}
 FLAGS = {list(p.flags)!r}
 DEVICE = {p.backend.driver if p.runs else None!r}
 FUNCTION = {p.function!r}
+RULE = {p.rule!r}  # the oracle's comparison: top-k indices by what they select, ties allowed
+
+# ---- shapefuzz export_checks.py, copied verbatim ----
+{checks}
+# ---- end of export_checks.py ----
 
 
 def _inputs():
@@ -290,14 +374,239 @@ def _expected():
     argv += [f"--output=@{{path}}" for path in outputs]
     ran = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    for path, want in zip(outputs, expected or []):
-        got = np.load(path)
-        assert got.shape == want.shape
-        if want.dtype.kind in "iub":
-            np.testing.assert_array_equal(got, want)
-        else:
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    if expected is not None:
+        problem = compare(RULE, inputs, expected, [np.load(path) for path in outputs])
+        assert problem is None, problem
 '''
+
+
+# ----------------------------------------------------------------------------- issue
+
+
+@dataclass(frozen=True)
+class IssueContext:
+    """What the bug report needs beyond the entry: facts about the toolchain it is filed against."""
+
+    version_text: str  # `iree-compile --version`, as printed
+    verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
+
+
+def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
+    """Runs `iree-compile --version` and re-checks the reproducer on the backends the entry was
+    checked on (that compile here), so the report says what this toolchain does today."""
+    from shapefuzz.replay import check_entry
+    from shapefuzz.sandbox import Limits, run_sandboxed
+
+    shown = run_sandboxed([str(toolchain.compile_bin), "--version"], Limits(timeout=60.0))
+    version_text = (shown.stdout + shown.stderr).strip() or f"(iree-compile --version exited {shown.returncode})"
+    probe = toolchain.probe
+    names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends]) if b in BACKENDS and BACKENDS[b].compiles(probe)]
+    lines = [f"{b}: not supported by this iree-compile" for b in p.entry.backends
+             if b in BACKENDS and not BACKENDS[b].compiles(probe)]
+    try:
+        report = check_entry(p.entry, toolchain, names, confirm=False)
+    except ShapefuzzError as error:
+        return IssueContext(version_text, (*lines, f"could not re-check it here: {error}"))
+    if report.verify_error:
+        lines.insert(0, "the reproducer does not verify with this toolchain: "
+                        + (report.verify_error.strip().splitlines() or ["?"])[0][:200])
+    for r in report.results:
+        if r.failed:
+            same = r.signature == p.entry.signature
+            what = "fails the same way (this issue)" if same else f"fails differently: `{r.signature}`"
+        elif r.status == Status.SKIPPED or (r.status == Status.OK and r.stage == Stage.COMPILE):
+            what = "compiles (no device to run it here)"
+        elif r.status == Status.UNSUPPORTED:
+            what = "unsupported by the target: " + (r.detail.strip().splitlines() or [""])[0][:160]
+        else:
+            what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
+        lines.append(f"{r.backend}: {what}")
+    return IssueContext(version_text, tuple(lines))
+
+
+def _fenced(text: str, lang: str = "") -> list[str]:
+    """A Markdown code block that the text cannot close early (a fence longer than any run of
+    backticks inside it)."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return [fence + lang, *text.rstrip("\n").splitlines(), fence]
+
+
+def _components(p: Plan) -> list[str]:
+    from shapefuzz.frontend import is_torch
+
+    sig = p.entry.signature
+    parts = ["Runtime"] if sig.stage == Stage.RUN else ["Compiler"]
+    return (["Frontends"] if is_torch(p.entry.mlir) else []) + parts
+
+
+def _what_happened(p: Plan) -> list[str]:
+    sig, b = p.entry.signature, p.backend
+    detail = (p.entry.meta.get("detail") or "").strip()
+    target = f"the `{b.name}` backend ({b.description})"
+    if sig.stage == Stage.COMPILE:
+        head = {
+            Status.CRASH: f"`iree-compile` crashes on valid input for {target}.",
+            Status.TIMEOUT: f"`iree-compile` does not finish on valid input for {target} (killed at shapefuzz's time limit).",
+            Status.OOM: f"`iree-compile` grows its memory without bound on valid input for {target} "
+                        "(killed at shapefuzz's address-space cap).",
+        }.get(sig.status, f"`iree-compile` rejects valid input for {target}.")
+        lines = [head + " The input verifies (`iree-opt` parses and verifies it); it should compile."]
+    elif sig.stage == Stage.RUN:
+        lines = [f"The module compiles for {target}, but `iree-run-module --device={b.driver}` "
+                 f"{'crashes' if sig.status == Status.CRASH else 'fails' if sig.status == Status.ERROR else 'does not finish' if sig.status == Status.TIMEOUT else 'runs out of memory'} "
+                 "on it. It should run and return the results below."]
+    else:
+        lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from a NumPy "
+                 "reference computed from the op's definition (the inputs keep every sum exact)."]
+    if detail:
+        lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
+    if p.expected is not None and sig.stage != Stage.COMPILE:
+        lines += ["", "Expected results (NumPy reference):", "", "```text"]
+        lines += [_shown(f"result {i}", a) for i, a in enumerate(p.expected)]
+        lines.append("```")
+        if p.ties:
+            lines.append("The top-k indices have ties: any indices that select the expected values are right.")
+    lines += ["", f"Normalized signature (shapefuzz): `{sig}`"]
+    return lines
+
+
+def _shown(name: str, array: np.ndarray, limit: int = 64) -> str:
+    try:
+        element = _element(array)
+    except UsageError:
+        element = array.dtype.name
+    kind = f"{'x'.join(map(str, array.shape))}x{element}" if array.shape else element
+    if array.size > limit:
+        return f"{name}: {kind} ({array.size} elements; see the attached .npy)"
+    return f"{name}: {kind} = {' '.join(_number(v) for v in array.reshape(-1).tolist())}"
+
+
+def to_issue(p: Plan, context: IssueContext, files: str) -> str:
+    """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
+    sig, entry = p.entry.signature, p.entry
+    compile_cmd = " ".join(shlex.quote(w) for w in ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"])
+    steps = [
+        f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
+        "", *_fenced(entry.mlir, "mlir"), "",
+        "2. Compile it:", "", "```sh", compile_cmd, "```",
+    ]
+    if p.runs and sig.stage != Stage.COMPILE:
+        run = [w for w in run_module_argv(p) if not w.startswith("--output=")]
+        if p.ties:  # the exact check would fail a right answer: print the results instead
+            run = [w for w in run if not w.startswith("--expected_output=")]
+        steps += ["", "3. Run it with the inputs (`inputs/argN.npy`)" + ("" if p.ties else " and the expected results "
+                  "(`expected/resultN.npy`, the NumPy reference)") + ":", "", "```sh",
+                  " ".join(shlex.quote(w) for w in run), "```", ""]
+        if p.ties:
+            steps += [f"(`sh {files}/run.sh` runs both steps and checks the indices by the values they select.)", ""]
+        steps += ["Inputs:", "", "```text", *[_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])], "```"]
+    bisect = entry.meta.get("bisect") or {}
+    context_lines = [f"- Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
+                     f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), with IREE "
+                     f"{', '.join(entry.toolchain_versions) or '?'}."]
+    context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
+    triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
+    if triage:
+        context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}")
+    if bisect.get("first_failing"):
+        worked = f"worked in {bisect['last_passing']}, " if bisect.get("last_passing") else ""
+        fixed = f"; fixed in {bisect['first_fixed']}" if bisect.get("first_fixed") else ""
+        context_lines.append(f"- Bisected over released wheels: {worked}fails from {bisect['first_failing']}{fixed}.")
+    elif bisect:
+        context_lines.append(f"- Bisected over released wheels ({', '.join(bisect.get('versions', [])[:1] + bisect.get('versions', [])[-1:])}): "
+                             f"{bisect.get('note') or 'no failing release found'}.")
+    else:
+        context_lines.append(f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it).")
+    if entry.flaky:
+        context_lines.append("- Flaky: it did not fail on every run.")
+    title = comment_text(f"[{sig.backend}] {sig.stage.value} {sig.status.value}: {sig.message[:120]}")
+    body = [
+        f"<!-- Suggested title: {title.replace('--', '- -')} -->",
+        "",
+        "### What happened?", "", *_what_happened(p), "",
+        "### Steps to reproduce your issue", "", *steps, "",
+        "### What component(s) does this issue relate to?", "", ", ".join(_components(p)), "",
+        "### Version information", "", *_fenced(context.version_text, "text"), "",
+        "### Additional context", "", *context_lines,
+    ]
+    return "\n".join(body) + "\n"
+
+
+def write_issue(p: Plan, out: Path, toolchain: Toolchain) -> list[Path]:
+    """OUT.md plus OUT.files/ (reproducer, inputs, expected results) to attach to the issue."""
+    files = out.with_name(out.stem + ".files")
+    written = write_run_module(p, files)
+    atomic_write(out, to_issue(p, issue_context(p, toolchain), files.name).encode())
+    return [out, *written]
+
+
+# ----------------------------------------------------------------------------- iree-test-suites
+
+
+def write_test_suite(p: Plan, out: Path) -> list[Path]:
+    """The layout iree-org/iree-test-suites uses for its op tests (torch_ops): a folder per test
+    with `test.mlir`, `run_module_io.json` and `expected_result_N.npy`, grouped under a class folder
+    (`shapefuzz/<entry>/`), and a per-target config (`configs/`) holding the compile and run flags
+    and the expected-failure lists. Their `flat_args` are formulas for random inputs; ours must be
+    the exact values (sums exact, scatter coordinates as drawn), so they are `input_N.npy` files
+    named in `flat_args`."""
+    cannot_represent(p, "iree-test-suites")
+    if not p.runs or p.expected is None:
+        why = ("its backend runs nowhere (compile-only)" if p.backend.driver is None else
+               "it has no inputs and reference results")
+        if p.entry.signature.stage != Stage.COMPILE:
+            raise UsageError(f"iree-test-suites cannot represent entry {p.entry.id}: {why}, and its tests compare "
+                             "results of a run")
+    name = re.sub(r"[^a-z0-9-]", "_", p.entry.id)  # load_entry validated the id; never a path
+    test = _real_folder(_real_folder(_real_folder(out) / "shapefuzz") / name)
+    written = [test / "run_module_io.json", test / "test.mlir"]
+    atomic_write(written[1], p.entry.mlir.encode())
+    inputs = p.inputs if p.runs else []
+    expected = p.expected if p.runs and p.expected is not None else []
+    for stem, arrays in (("input", inputs), ("expected_result", expected)):
+        for i, array in enumerate(arrays):
+            written.append(test / f"{stem}_{i}.npy")
+            buffer = io.BytesIO()
+            np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
+            atomic_write(written[-1], buffer.getvalue())
+    tolerances = [(0.0, 0.0) if p.rule.get("kind") == "topk" or (p.rule.get("rtol") == 0 and p.rule.get("atol") == 0)
+                  else _suite_tolerance(p.rule, a) for a in expected]
+    io_json = {
+        "function_name": p.function,
+        "flat_args": [f"input_{i}.npy" for i in range(len(inputs))],
+        "seed": p.entry.seed,
+        "rtol": max([t[0] for t in tolerances], default=0.0),
+        "atol": max([t[1] for t in tolerances], default=0.0),
+        "equal_nan": False,
+        "mode": "compare",
+        "file_name": "test.mlir",
+        "vmfb_name": "out.vmfb",
+        "expected_output": [f"expected_result_{i}.npy" for i in range(len(expected))],
+    }
+    atomic_write(written[0], (json.dumps(io_json, indent=4) + "\n").encode())
+    qualified = f"shapefuzz/{name}"
+    sig = p.entry.signature
+    config = {
+        "config_name": f"shapefuzz_{p.backend.name}",
+        "iree_compile_flags": list(p.flags),
+        "iree_run_module_flags": [f"--device={p.backend.driver}"] if p.backend.driver else [],
+        "skip_compile_tests": [],
+        "skip_run_tests": [] if p.runs else [qualified],
+        "expected_compile_failures": [qualified] if p.failing and sig.stage == Stage.COMPILE else [],
+        "expected_run_failures": [qualified] if p.failing and sig.stage != Stage.COMPILE else [],
+    }
+    written.append(_real_folder(out / "configs") / f"shapefuzz_{p.backend.name}.json")
+    atomic_write(written[-1], (json.dumps(config, indent=2) + "\n").encode())
+    return written
+
+
+def _suite_tolerance(rule: dict, array: np.ndarray) -> tuple[float, float]:
+    from shapefuzz.export_checks import tolerance
+
+    rtol = tolerance(array.dtype) if rule.get("rtol") is None else rule["rtol"]
+    atol = tolerance(array.dtype) if rule.get("atol") is None else rule["atol"]
+    return float(rtol), float(atol)
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -318,6 +627,10 @@ def export_entry(entry: CorpusEntry, fmt: str, toolchain: Toolchain, out: str | 
         path = Path(out) if out else Path(f"test_{re.sub(r'[^a-z0-9]', '_', entry.id)}.py")
         atomic_write(path, to_pytest(p).encode())
         return [path]
+    if fmt == "issue":
+        return write_issue(p, Path(out) if out else Path(f"{entry.id}.issue.md"), toolchain)
+    if fmt == "iree-test-suites":
+        return write_test_suite(p, Path(out) if out else Path(f"{entry.id}.iree-test-suites"))
     folder = Path(out) if out else Path(f"{entry.id}.run-module")
     written = write_run_module(p, folder)
     return [written[-1], *written[:-1]]

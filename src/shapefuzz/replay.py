@@ -180,11 +180,25 @@ def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float
     return replace(base, detail=f"passes {result.stage.value}")
 
 
+def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str],
+                budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> CheckReport:
+    """The entry's reproducer on `backends`, with its saved inputs and reference (or its family's,
+    or, for a file that brings none, generated inputs and a vote)."""
+    from shapefuzz.oracle import check_module
+
+    expectation = _expectation(entry)
+    if expectation is None:
+        from shapefuzz.modulecheck import check_file
+
+        report, _ = check_file(entry.mlir, backends, toolchain, seed=entry.seed,
+                               compile_timeout=budget.compile.timeout, confirm=confirm)
+        return report
+    return check_module(entry.mlir, backends, expectation, toolchain, budget, confirm)
+
+
 def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[str] | None = None,
                  budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> ReplayResult:
     """Re-checks one entry on its backend."""
-    from shapefuzz.oracle import check_module
-
     started = time.monotonic()
     sig = entry.signature
     base = ReplayResult(entry.id, entry.path, Outcome.NOT_RUNNABLE, entry.expected_state, sig)
@@ -199,15 +213,7 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
         return replace(base, detail=f"{sig.backend}: {backend.availability(probe)}")
     try:
-        expectation = _expectation(entry)
-        if expectation is None:
-            from shapefuzz.modulecheck import check_file
-
-            report, _ = check_file(entry.mlir, _backends_for(entry, sig.backend, toolchain), toolchain,
-                                   seed=entry.seed, compile_timeout=budget.compile.timeout, confirm=confirm)
-        else:
-            report = check_module(entry.mlir, _backends_for(entry, sig.backend, toolchain), expectation,
-                                  toolchain, budget, confirm)
+        report = check_entry(entry, toolchain, _backends_for(entry, sig.backend, toolchain), budget, confirm)
     except ShapefuzzError as error:
         return replace(base, outcome=Outcome.UNREADABLE, detail=_one_line(str(error)),
                        seconds=time.monotonic() - started)

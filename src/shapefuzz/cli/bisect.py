@@ -23,9 +23,12 @@ def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
 
     Released iree-base-compiler/iree-base-runtime wheels are installed side by side into
     ~/.cache/shapefuzz/toolchains/<version>/ (about 350 MB on disk each, once) and reused; your
-    environment is never touched. Binary search over the releases `pip index versions` lists."""
+    environment is never touched. Binary search over the releases `pip index versions` lists.
+    The result is recorded in the entry's meta.json ("bisect"), where `export --format issue`
+    quotes it ("worked in X, fails from Y")."""
     from shapefuzz.bisect import available_versions, bisect_entry, cache_root, select_versions
-    from shapefuzz.corpus import find_entry
+    from shapefuzz.corpus import find_entry, now_text, update_meta
+    from shapefuzz.errors import CorpusError
 
     found = find_entry(entry, corpus_dir)
     versions = select_versions(spec, available_versions())
@@ -37,3 +40,7 @@ def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
     else:
         for line in result.lines():
             click.echo(line)
+    try:
+        update_meta(found.path, bisect=result.to_meta(now_text()))
+    except (CorpusError, OSError) as error:
+        say(f"note: could not record the result in {found.path}/meta.json ({error})")
