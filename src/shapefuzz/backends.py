@@ -13,7 +13,7 @@ from shapefuzz.errors import UsageError
 from shapefuzz.mlirinfo import module_traits
 from shapefuzz.toolchain import ToolchainProbe
 
-FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | None]  # None: this compiler cannot
+FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | str | None]  # None: this compiler cannot; str: why not
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,11 @@ class Backend:
 
     def unavailable(self, probe: ToolchainProbe) -> str | None:
         """Why this compiler cannot build this lane, or None."""
-        if self.flags(probe) is None:
+        base = self.flags(probe)
+        if base is None:
             return "not supported by this compiler"
+        if isinstance(base, str):
+            return base
         for flag in self.extra_flags:
             name = flag.split("=", 1)[0]
             if not probe.has_flag(name):
@@ -77,7 +80,7 @@ class Backend:
 
     def compile_flags(self, probe: ToolchainProbe) -> tuple[str, ...] | None:
         base = self.flags(probe)
-        if base is None or self.unavailable(probe) is not None:
+        if not isinstance(base, tuple) or self.unavailable(probe) is not None:
             return None
         return base + self.extra_flags
 
@@ -85,7 +88,14 @@ class Backend:
         return self.unavailable(probe) is None
 
     def executes(self, probe: ToolchainProbe) -> bool:
-        return self.driver is not None and self.compiles(probe) and probe.runs_on(self.driver)
+        return self.driver is not None and self.compiles(probe) and probe.runs_on(self.driver, self._gpu_target(probe))
+
+    def _gpu_target(self, probe: ToolchainProbe) -> str | None:
+        """The arch this lane compiles for (`--iree-cuda-target=sm_80` -> "sm_80"), or None."""
+        for flag in self.compile_flags(probe) or ():
+            if flag.startswith("--iree-cuda-target="):
+                return flag.split("=", 1)[1]
+        return None
 
     def availability(self, probe: ToolchainProbe) -> str:
         missing = self.unavailable(probe)
@@ -96,7 +106,7 @@ class Backend:
         if not probe.has_device(self.driver):
             hint = " (install Debian's mesa-vulkan-drivers)" if self.driver == "vulkan" else ""
             return f"compile-only here: no {self.driver} device{hint}"
-        if not probe.runs_on(self.driver):
+        if not probe.runs_on(self.driver, self._gpu_target(probe)):
             return f"compile-only here: {probe.device_note(self.driver)}"
         return "compiles and executes"
 
@@ -167,11 +177,21 @@ def _rocm(chip: str) -> FlagRule:
     return flags
 
 
-def _cuda(arch: str) -> FlagRule:
-    def flags(probe: ToolchainProbe) -> tuple[str, ...] | None:
+def _cuda(arch: str | None) -> FlagRule:
+    """`arch` None: the target the probe picked for the CUDA device here (its own arch when this
+    compiler builds code for it that runs, else sm_80's PTX, which the driver JIT-compiles)."""
+
+    def flags(probe: ToolchainProbe) -> tuple[str, ...] | str | None:
         if not probe.has_flag("--iree-cuda-target"):
             return None
-        return _target_device("cuda") + (f"--iree-cuda-target={arch}",)
+        target = arch
+        if target is None:
+            if not probe.has_device("cuda"):
+                return "no CUDA device here to pick a target for"
+            if not probe.cuda_runs:
+                return f"no target runs on the CUDA device here: {probe.cuda_note}"
+            target = probe.cuda_runs[0]
+        return _target_device("cuda") + (f"--iree-cuda-target={target}",)
 
     return flags
 
@@ -222,8 +242,12 @@ BACKENDS: dict[str, Backend] = {
         _ROCM_GFX942,
         Backend("rocm-gfx90a", "AMD MI250 (compile-only)", _rocm("gfx90a"), None, True),
         Backend("rocm-gfx1100", "AMD RDNA3 (compile-only)", _rocm("gfx1100"), None, True),
+        # sm_80 PTX runs on every NVIDIA GPU from Ampere on (the driver JIT-compiles it); in 3.13
+        # sm_90, sm_90a and sm_100 fail every input with "missing GPU target".
         Backend("cuda-sm80", "NVIDIA Ampere PTX (executes where a CUDA device runs it)", _cuda("sm_80"), "cuda",
                 True, error_limits=_CUDA_ERROR_LIMITS, in_default=True),
+        Backend("cuda-native", "NVIDIA, the target the probe picked for the GPU here", _cuda(None), "cuda", True,
+                error_limits=_CUDA_ERROR_LIMITS),
         # Pipeline variants: the same target with a switch that changes how dispatches are formed
         # or convs lowered (each found in 3.13's --help-hidden and checked to compile a conv). In
         # the default set: those that changed the code built for drawn conv cases (3.13, 20 cases:
@@ -264,7 +288,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "cpu": ("llvm-cpu", "vmvx"),
     "vulkan": ("vulkan-spirv", "vulkan-llvmpipe"),
     "rocm": ("rocm-gfx942", "rocm-gfx90a", "rocm-gfx1100"),
-    "cuda": ("cuda-sm80",),
+    "cuda": ("cuda-sm80", "cuda-native"),
     "variants": tuple(name for names in VARIANTS.values() for name in names),
     "default": tuple(b.name for b in BACKENDS.values() if b.in_default),
     "all": tuple(BACKENDS),

@@ -63,13 +63,18 @@ class ToolchainProbe:
     def has_device(self, driver: str) -> bool:
         return any(d.split("://", 1)[0] == driver for d in self.devices)
 
-    def runs_on(self, driver: str) -> bool:
-        """A device of this driver is listed and code compiled here runs on it (for CUDA the
-        probe's trial run said so; a listed GPU whose every target fails is compile-only)."""
-        return self.has_device(driver) and (driver != "cuda" or bool(self.cuda_runs))
+    def runs_on(self, driver: str, target: str | None = None) -> bool:
+        """A device of this driver is listed and code compiled here runs on it: for CUDA, code
+        for `target` ran right in the probe's trial (a listed GPU is not enough)."""
+        return self.has_device(driver) and (driver != "cuda" or target in self.cuda_runs)
 
     def device_note(self, driver: str) -> str:
         return self.cuda_note if driver == "cuda" else ""
+
+    @property
+    def cuda_target(self) -> str | None:
+        """The target picked for the CUDA device here (the best that ran), or None."""
+        return self.cuda_runs[0] if self.cuda_runs else None
 
     def to_json(self) -> dict:
         return {

@@ -25,12 +25,15 @@ def backends(session: Session, as_json: bool) -> None:
                           "iree_run_module": str(toolchain.run_bin) if toolchain.run_bin else None,
                           "version": probe.version},
             "devices": list(probe.devices),
+            "cuda": {"arch": probe.cuda_arch, "runs": list(probe.cuda_runs), "note": probe.cuda_note},
             "backends": rows,
         }, indent=2))
         return
     click.echo(f"toolchain: {toolchain.source} ({toolchain.compile_bin})")
     click.echo(f"version:   {probe.version}")
     click.echo(f"devices:   {', '.join(probe.devices) or 'none'}")
+    if probe.cuda_note:
+        click.echo(f"cuda:      {probe.cuda_note}")
     for row in rows:
         mark = "*" if row["default"] else " "
         click.echo(f" {mark}{row['name']:<28} {row['availability']:<40} {row['description']}")
