@@ -74,7 +74,9 @@ def test_a_lane_whose_flag_the_release_lacks_is_unavailable_not_an_error(tmp_pat
 def test_pinned_release_builds_every_lane_and_says_which_execute(toolchain):
     probe = toolchain.probe
     assert probe.has_pass("iree-preprocessing-make-single-dispatch")
-    assert all(b.compiles(probe) for b in BACKENDS.values()), [b.availability(probe) for b in BACKENDS.values()]
+    picked = ("cuda-native",) if not probe.has_device("cuda") else ()  # needs a GPU to pick its target
+    assert all(b.compiles(probe) for b in BACKENDS.values() if b.name not in picked), [
+        (b.name, b.availability(probe)) for b in BACKENDS.values()]
     here = executing_backends(probe, BACKENDS)
     assert "llvm-cpu-im2col" in here and "rocm-gfx942-no-igemm" not in here
     flags = BACKENDS["rocm-gfx942-single-dispatch"].compile_flags(probe)
