@@ -337,10 +337,13 @@ def _shell_blocks(text: str) -> list[str]:
 
 
 def test_issue_for_a_compile_failure(corpus, tmp_path):
-    update_meta(corpus["conv"], bisect={"first_failing": "3.11.0", "last_passing": "3.10.0", "first_fixed": None,
-                                         "versions": ["3.1.0", "3.13.0"], "note": "", "date": "2026-11-22"})
+    import shutil
+
+    conv = shutil.copytree(corpus["conv"], tmp_path / "c" / corpus["conv"].name)  # the shared entry stays as it is
+    update_meta(conv, bisect={"first_failing": "3.11.0", "last_passing": "3.10.0", "first_fixed": None,
+                              "versions": ["3.1.0", "3.13.0"], "note": "", "date": "2026-11-22"})
     out = tmp_path / "conv.md"
-    export(corpus["conv"], "issue", out)
+    export(conv, "issue", out)
     text = out.read_text()
     assert _sections(text) == ["What happened?", "Steps to reproduce your issue",
                                "What component(s) does this issue relate to?", "Version information",
@@ -358,6 +361,11 @@ def test_issue_for_a_compile_failure(corpus, tmp_path):
     ran = subprocess.run(["sh", "-c", compile_cmd], cwd=tmp_path / "conv.files", env=env, capture_output=True,
                          text=True)
     assert ran.returncode != 0 and "'linalg.generic' op inferred" in ran.stderr
+    # An entry saved without the raw error (a campaign's) shows the error its backend gives today.
+    bare = shutil.copytree(conv, tmp_path / "bare" / conv.name)
+    update_meta(bare, detail="")
+    export(bare, "issue", tmp_path / "again.md")
+    assert "error: 'linalg.generic' op inferred input/output operand #1" in (tmp_path / "again.md").read_text()
 
 
 def test_issue_for_wrong_values(corpus, tmp_path):

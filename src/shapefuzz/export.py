@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from shapefuzz.backends import BACKENDS, Backend
-from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry, atomic_write, comment_text
+from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry, atomic_write, comment_text, scrub
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export_checks import topk_ambiguous
 from shapefuzz.model import Stage, Status
@@ -389,6 +389,7 @@ class IssueContext:
 
     version_text: str  # `iree-compile --version`, as printed
     verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
+    detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
 
 
 def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
@@ -410,7 +411,10 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     if report.verify_error:
         lines.insert(0, "the reproducer does not verify with this toolchain: "
                         + (report.verify_error.strip().splitlines() or ["?"])[0][:200])
+    detail = ""
     for r in report.results:
+        if r.failed and r.backend == p.backend.name:
+            detail = scrub(r.detail)
         if r.failed:
             same = r.signature == p.entry.signature
             what = "fails the same way (this issue)" if same else f"fails differently: `{r.signature}`"
@@ -421,7 +425,7 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
         else:
             what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
         lines.append(f"{r.backend}: {what}")
-    return IssueContext(version_text, tuple(lines))
+    return IssueContext(version_text, tuple(lines), detail)
 
 
 def _fenced(text: str, lang: str = "") -> list[str]:
@@ -440,9 +444,9 @@ def _components(p: Plan) -> list[str]:
     return (["Frontends"] if is_torch(p.entry.mlir) else []) + parts
 
 
-def _what_happened(p: Plan) -> list[str]:
+def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     sig, b = p.entry.signature, p.backend
-    detail = (p.entry.meta.get("detail") or "").strip()
+    detail = (p.entry.meta.get("detail") or context.detail).strip()
     target = f"the `{b.name}` backend ({b.description})"
     if sig.stage == Stage.COMPILE:
         head = {
@@ -524,7 +528,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     body = [
         f"<!-- Suggested title: {title.replace('--', '- -')} -->",
         "",
-        "### What happened?", "", *_what_happened(p), "",
+        "### What happened?", "", *_what_happened(p, context), "",
         "### Steps to reproduce your issue", "", *steps, "",
         "### What component(s) does this issue relate to?", "", ", ".join(_components(p)), "",
         "### Version information", "", *_fenced(context.version_text, "text"), "",
