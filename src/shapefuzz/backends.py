@@ -1,6 +1,11 @@
-"""The backend registry: small entries with a name, the flags to compile for it, and the runtime
-device that executes it. Flags are chosen from what the toolchain's probe says it accepts, so
-one registry serves releases 3.1 through 3.13."""
+"""The backend registry: small entries (lanes) with a name, the flags to compile for it (a target,
+optionally with pipeline-variant flags), the runtime device that executes it, what the target is
+known not to do, and whether it is in the default set. Flags and passes are chosen from what the
+toolchain's probe says it accepts, so one registry serves releases 3.1 through 3.13.
+
+For the campaign: `BACKENDS[name].limit_for(traits)` before compiling (a known limit: do not
+compile), `limit_in_error(text)` after a failure (a limit, not a bug), `DEFAULT_BACKENDS` and
+`executing_backends(probe, names)`."""
 
 from __future__ import annotations
 

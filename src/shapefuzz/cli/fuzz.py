@@ -14,7 +14,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.command()
 @click.option("--ops", default=None, help="Comma-separated op families (default: all): conv, conv_transpose, scatter, one_hot, topk.")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
-              help="Backends or aliases (default: llvm-cpu, vmvx, vulkan-spirv, rocm-gfx942, cuda-sm80).")
+              help="Backends or aliases (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--time", "time_budget", type=Duration(), default=None,
               help="Active time for the whole campaign: 45s, 90m, 8h, 1h30m.")
 @click.option("--count", type=int, default=None, help="Candidates in the whole campaign.")

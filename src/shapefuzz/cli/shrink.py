@@ -16,7 +16,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.argument("file", type=click.Path(dir_okay=True))
 @click.option("-o", "--output", "out", default=None, help="Where to write the result (default FILE.min.mlir).")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
-              help="Backends to look for the failure on (default: llvm-cpu, vmvx, vulkan-spirv, rocm-gfx942, cuda-sm80).")
+              help="Backends to look for the failure on (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--backend", "backend", default=None, help="Keep the failure on this backend (default: the first failing).")
 @click.option("--signature", "signature_text", default=None, help="Keep the failure whose signature matches TEXT.")
 @click.option("--time", "time_limit", type=Duration(), default="10m", show_default=True,
