@@ -207,3 +207,181 @@ def test_output_is_capped_while_the_child_runs(tmp_path):
     assert result.ok and result.stdout.strip() == "done"
     assert len(result.stderr) < 4096 + 100 and "bytes cut" in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------- hostile corpus entries
+
+PLANT = "$(touch PWNED) `touch PWNED` '; touch PWNED; ' \"\"\" + __import__('os').system('touch PWNED') + \"\"\""
+PLAIN_MLIR = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+
+
+def _finding(message: str = "boom", detail: str = "error: boom", backend: str = "rocm-gfx942", **kw):
+    from shapefuzz.corpus import Finding
+    from shapefuzz.model import Signature, Stage, Status
+
+    return Finding(signature=Signature(backend, Stage.COMPILE, Status.ERROR, message), mlir=PLAIN_MLIR,
+                        backends=(backend,), case=None, seed=0, inputs=None, expected=None,
+                        toolchain_version="3.13.0", compile_command=["iree-compile", "reproducer.mlir"],
+                        detail=detail, **kw)
+
+
+def _entry(corpus: Path, message: str = "boom", **meta_changes) -> Path:
+    from shapefuzz.corpus import save_finding
+
+    path, _ = save_finding(corpus, _finding(message))
+    if meta_changes:
+        meta = json.loads((path / "meta.json").read_text())
+        meta.update(meta_changes)
+        (path / "meta.json").write_text(json.dumps(meta))
+    return path
+
+
+@pytest.fixture()
+def work(tmp_path):
+    """A working folder inside tmp_path and a sibling `outside` folder that must stay untouched."""
+    (tmp_path / "work").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep me\n")
+    return tmp_path / "work", outside
+
+
+@pytest.mark.parametrize("field,value,named", [
+    ("id", "../../outside/victim", "id"),
+    ("id", "/tmp/evil", "id"),
+    ("id", "x; touch PWNED", "id"),
+    ("count", "x", "count"),
+    ("sizes", "big", "sizes"),
+    ("backends", "llvm-cpu", "backends"),
+    ("seed", -3, "seed"),
+    ("toolchain_versions", ["3.13.0\n# RUN: touch PWNED"], "toolchain_versions"),
+    ("toolchain_versions", ["$(touch PWNED)"], "toolchain_versions"),
+    ("signature", {"backend": "x y", "stage": "compile", "status": "error", "message": "m"}, "signature.backend"),
+    ("params", {"n": 1}, "params"),
+    ("inputs", ["../../outside/victim.txt"], "inputs"),
+])
+def test_a_bad_entry_is_unreadable_with_its_field_named_and_the_others_go_on(work, field, value, named):
+    folder, outside = work
+    corpus = folder / "corpus"
+    good = _entry(corpus, "good one")
+    bad = _entry(corpus, "bad one", **{field: value})
+    before = snapshot(outside)
+    listed = run(folder, "corpus", "list", str(corpus))
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if line.startswith(bad.name))
+    assert "unreadable" in row and named in row, row
+    assert any(line.startswith(good.name) and "unreadable" not in line for line in listed.stdout.splitlines())
+    one_line(run(folder, "corpus", "show", bad.name, "--corpus", str(corpus)), 2, named)
+    one_line(run(folder, "export", bad.name, "--corpus", str(corpus)), 2, named)
+    if field == "id":  # the rest of the corpus still exports and replays (once is enough)
+        exported = run(folder, "export", good.name, "--corpus", str(corpus), "--format", "run-module")
+        assert exported.returncode == 0, exported.stderr
+        replayed = run(folder, "replay", str(corpus), "--no-confirm")
+        assert replayed.returncode == 3 and "Traceback" not in replayed.stderr, replayed.stderr
+    assert snapshot(outside) == before and not list(folder.rglob("PWNED"))
+
+
+def test_deep_json_in_meta_is_unreadable_not_a_crash(work):
+    folder, _ = work
+    corpus = folder / "corpus"
+    bad = _entry(corpus)
+    (bad / "meta.json").write_text("[" * 100000 + "]" * 100000)
+    listed = run(folder, "corpus", "list", str(corpus))
+    assert listed.returncode == 0 and "nested too deeply" in listed.stdout
+    one_line(run(folder, "corpus", "show", bad.name, "--corpus", str(corpus)), 2, "meta.json")
+
+
+def test_symlinked_entry_and_input_are_refused_and_replay_update_writes_nothing_outside(work):
+    folder, outside = work
+    corpus = folder / "corpus"
+    elsewhere = _entry(outside / "their-corpus")  # a whole valid entry, outside
+    (corpus).mkdir()
+    os.symlink(elsewhere, corpus / elsewhere.name)
+    linked_input = _entry(corpus, "with input")
+    (linked_input / "inputs").mkdir()
+    os.symlink(outside / "victim.txt", linked_input / "inputs" / "arg0.npy")
+    meta = json.loads((linked_input / "meta.json").read_text())
+    meta["inputs"] = ["inputs/arg0.npy"]
+    (linked_input / "meta.json").write_text(json.dumps(meta))
+    before = snapshot(outside)
+    listed = run(folder, "corpus", "list", str(corpus))
+    assert "symbolic link" in listed.stdout and listed.stdout.count("  unreadable: ") == 2, listed.stdout
+    replayed = run(folder, "replay", str(corpus), "--update", "--no-confirm")
+    assert replayed.returncode == 3 and "Traceback" not in replayed.stderr, replayed.stderr
+    one_line(run(folder, "corpus", "mark", str(corpus / elsewhere.name), "fixed"), 2, "symbolic link")
+    one_line(run(folder, "export", str(corpus / elsewhere.name)), 2, "symbolic link")
+    assert snapshot(outside) == before
+
+
+def test_exports_and_repro_sh_quote_what_they_embed(work):
+    """An entry whose signature and error text carry shell, Python and lit metacharacters: each
+    exported test, run as written, runs nothing planted, and writes only under the output folder."""
+    folder, outside = work
+    corpus = folder / "corpus"
+    from shapefuzz.corpus import save_finding
+
+    entry, _ = save_finding(corpus, _finding(PLANT, detail=f"x.mlir:1:1: error: {PLANT}\n// RUN: touch PWNED"))
+    fakes = folder / "fakebin"
+    fakes.mkdir()
+    for name in ("shapefuzz", "iree-compile", "iree-run-module"):
+        (fakes / name).write_text(f"#!/bin/sh\necho \"$@\" >> {folder}/calls.txt\nexit 1\n")
+        (fakes / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{fakes}:/usr/bin:/bin")
+    subprocess.run(["sh", str(entry / "repro.sh")], env=env, cwd=folder, capture_output=True, timeout=30)
+    out = folder / "exported"
+    for fmt, name in (("lit", "t.mlir"), ("pytest", "test_t.py"), ("run-module", "rm")):
+        result = run(folder, "export", entry.name, "--corpus", str(corpus), "--format", fmt, "-o", str(out / name))
+        assert result.returncode == 0, result.stderr
+    subprocess.run(["sh", str(out / "rm" / "run.sh")], env=env, cwd=folder, capture_output=True, timeout=30)
+    subprocess.run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out / "test_t.py")], env=env,
+                   cwd=folder, capture_output=True, timeout=60)
+    lit = (out / "t.mlir").read_text()
+    run_lines = [line for line in lit.splitlines() if "RUN:" in line]
+    assert run_lines and all(line.startswith("// RUN: ") and "PWNED" not in line for line in run_lines), run_lines
+    assert not list(folder.rglob("PWNED")) and not list(outside.rglob("PWNED"))
+    assert snapshot(outside)["%s" % (outside / "victim.txt")]
+
+
+def test_lit_export_refuses_a_reproducer_holding_run_lines(work):
+    folder, _ = work
+    corpus = folder / "corpus"
+    entry = _entry(corpus)
+    (entry / "reproducer.mlir").write_text("// RUN: touch PWNED\n" + PLAIN_MLIR)
+    one_line(run(folder, "export", entry.name, "--corpus", str(corpus), "--format", "lit"), 2, "RUN:")
+    assert not list(folder.glob("*.mlir"))
+
+
+def test_exporters_quote_even_values_the_schema_would_refuse(tmp_path):
+    """Second line of defence: the writers themselves quote (shell), repr (Python) and strip line
+    breaks from comments, whatever the entry holds."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.corpus import CorpusEntry, repro_script
+    from shapefuzz.export import Plan, run_module_script, to_lit, to_pytest
+
+    evil = "3.13.0\n// RUN: touch PWNED\nimport os; os.system('touch PWNED')\n$(touch PWNED)"
+    meta = {"id": "rocm-gfx942-compile-error-0123456789ab", "expected_state": "failing", "seed": 0,
+            "signature": {"backend": "llvm-cpu", "stage": "compile", "status": "error", "message": evil},
+            "toolchain_versions": [evil], "compile_command": ["iree-compile", evil],
+            "detail": "x.mlir:1:1: error: " + evil}
+    entry = CorpusEntry(tmp_path, meta, PLAIN_MLIR, [np.zeros(4, np.float32)], [np.zeros(4, np.float32)])
+    plan = Plan(entry, BACKENDS["llvm-cpu"], ("--flag=$(touch PWNED)",), "main$(touch PWNED)",
+                entry.inputs, entry.expected, failing=True)
+    lit = to_lit(plan)
+    ours = [line for line in lit.splitlines() if line.startswith("// RUN: ")]
+    assert ours and [line for line in lit.splitlines() if "RUN:" in line] == ours  # lit finds RUN: anywhere
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    for name in ("shapefuzz", "iree-compile", "iree-run-module"):
+        (fakes / name).write_text("#!/bin/sh\nexit 0\n")
+        (fakes / name).chmod(0o755)
+    env = dict(os.environ, PATH=f"{fakes}:/usr/bin:/bin")
+    for name, text in (("run.sh", run_module_script(plan)), ("repro.sh", repro_script(meta))):
+        (tmp_path / name).write_text(text)
+        subprocess.run(["sh", str(tmp_path / name)], cwd=tmp_path, env=env, capture_output=True, timeout=30)
+    (tmp_path / "test_x.py").write_text(to_pytest(plan))
+    subprocess.run([PY, "-c", "import runpy; runpy.run_path('test_x.py')"], cwd=tmp_path, env=env,
+                   capture_output=True, timeout=60)
+    for line in lit.splitlines():  # every RUN line that mentions the plant has it inside quotes
+        if line.startswith("// RUN:") and "PWNED" in line:
+            assert "'--flag=$(touch PWNED)'" in line or "'--function=main$(touch PWNED)'" in line, line
+    assert not list(tmp_path.rglob("PWNED"))

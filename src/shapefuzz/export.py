@@ -169,6 +169,12 @@ def cannot_represent(p: Plan, fmt: str) -> None:
                          "which check indices by the values they select")
 
 
+def _lit_safe(value: object) -> str:
+    """Text for a lit comment or CHECK line: one line, and no lit keyword (lit finds `RUN:` anywhere
+    in a line, so an error message quoting one would become a command)."""
+    return _LIT_DIRECTIVE.sub(lambda m: m.group(0).replace(":", " :").replace("END.", "END ."), comment_text(value))
+
+
 def to_lit(p: Plan) -> str:
     cannot_represent(p, "lit")
     sig = p.entry.signature
@@ -189,8 +195,8 @@ def to_lit(p: Plan) -> str:
     passing = [compile_ok] + ([run] if run else [])
     header = [
         f"// Regression test exported by shapefuzz from corpus entry {p.entry.id}.",
-        f"// Signature: {comment_text(sig)}",
-        f"// Seen with IREE {comment_text(', '.join(p.entry.toolchain_versions))}; "
+        f"// Signature: {_lit_safe(sig)}",
+        f"// Seen with IREE {_lit_safe(', '.join(p.entry.toolchain_versions))}; "
         f"expected state: {p.entry.expected_state}.",
         "//",
     ]
@@ -207,7 +213,7 @@ def to_lit(p: Plan) -> str:
             lines.append(f"// RUN: {compile_ok}")
         lines.append(f"// RUN: {nots} {command}" + (" 2>&1 | FileCheck %s" if check else ""))
         if check:
-            lines.append(f"// CHECK: {_filecheck_literal(comment_text(check))}")
+            lines.append(f"// CHECK: {_filecheck_literal(_lit_safe(check))}")
     if p.failing:
         lines += ["//", "// Once fixed, these commands pass (use them as the run lines then):"]
         lines += [f"//   {cmd}" for cmd in passing]
@@ -623,6 +629,8 @@ def export_entry(entry: CorpusEntry, fmt: str, toolchain: Toolchain, out: str | 
         raise UsageError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
     p = plan(entry, toolchain, expect)
     # Default names come from the id, which load_entry validated ([a-z0-9-]): never a path.
+    if fmt in ("lit", "pytest") and out:
+        _real_folder(Path(out).parent)
     if fmt == "lit":
         path = Path(out) if out else Path(f"{entry.id}.mlir")
         atomic_write(path, to_lit(p).encode())
