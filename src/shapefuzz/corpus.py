@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from shapefuzz import schema
+from shapefuzz.files import atomic_write, named
 from shapefuzz.case import Case, check_params
 from shapefuzz.errors import CorpusError
 from shapefuzz.model import Signature, Stage, Status
@@ -255,29 +256,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Writes a whole file or nothing: a hidden temporary beside it, then os.replace (which
-    replaces a symbolic link in the way rather than writing through it). The temporary is
-    removed when the write fails (a full disk), and the error goes up unchanged."""
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-        with open(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as error:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(error, OSError) and error.errno is not None:
-            raise OSError(error.errno, error.strerror, str(path)) from None  # name the file, not the temporary
-        raise
-
-
 def _atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, text.encode())
 
@@ -466,7 +444,7 @@ def save_finding(
     eid = entry_id(finding.signature)
     final = corpus_dir / eid
     sizes = measure(finding.mlir, finding.inputs)
-    with _locked(corpus_dir):
+    with named(final), _locked(corpus_dir):
         _recover(corpus_dir)
         for stray in final.glob(".*.tmp") if final.is_dir() else ():
             stray.unlink(missing_ok=True)  # a meta.json rewrite killed before its os.replace

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from shapefuzz.files import write_text
 from shapefuzz.backends import Backend
 from shapefuzz.model import ProcessResult
 from shapefuzz.schema import SchemaError, load_npy
@@ -83,7 +84,7 @@ def verify_many(
 def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
     with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
         path = os.path.join(tmp, "module.mlir")
-        Path(path).write_text(text)
+        write_text(path, text)
         result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
     if result.ok:
         return None
@@ -101,7 +102,7 @@ def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) ->
         line += body.count("\n") + 1  # +1 for the marker line
     with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
         path = os.path.join(tmp, "batch.mlir")
-        Path(path).write_text("".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
+        write_text(path, "".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
         # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.
         batch_limits = Limits(limits.timeout, limits.memory_bytes, max(limits.output_bytes, 64 << 20))
         result = run_sandboxed(_verify_argv(toolchain, path, split=True), batch_limits)

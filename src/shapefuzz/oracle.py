@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
@@ -222,7 +223,7 @@ def _check_once(
     outputs: dict[str, list[np.ndarray]] = {}
     with tempfile.TemporaryDirectory(prefix="shapefuzz-check-") as workdir:
         mlir_path = os.path.join(workdir, "module.mlir")
-        Path(mlir_path).write_text(text)
+        write_text(mlir_path, text)
         traits = module_traits(text)
         for name in backends:
             result, out = _run_backend(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS
 from shapefuzz.modulecheck import check_file
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, verify_many
@@ -65,7 +66,7 @@ def compile_signatures(text: str, toolchain: Toolchain, backends: Sequence[str],
     extra = (f"--compile-to={phase}",) if phase else ()
     with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
         path = os.path.join(tmp, "candidate.mlir")
-        Path(path).write_text(text)
+        write_text(path, text)
         for name in backends:
             result = compile_module(toolchain, BACKENDS[name], path, os.path.join(tmp, "out"),
                                     Limits(timeout=timeout), extra_flags=extra)

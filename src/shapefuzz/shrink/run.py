@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from shapefuzz.backends import BACKENDS
 from shapefuzz.modulecheck import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
+from shapefuzz.files import atomic_write
 from shapefuzz.execute import compile_command
 from shapefuzz.model import CheckReport, Signature, Status
 from shapefuzz.shrink import mlirtext
@@ -137,9 +138,7 @@ def default_output(path: str) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    Path(tmp).write_text(text)
-    os.replace(tmp, path)
+    atomic_write(path, text.encode())
 
 
 def shrink_file(
