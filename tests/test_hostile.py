@@ -368,7 +368,7 @@ def test_exporters_quote_even_values_the_schema_would_refuse(tmp_path):
             "detail": "x.mlir:1:1: error: " + evil}
     entry = CorpusEntry(tmp_path, meta, PLAIN_MLIR, [np.zeros(4, np.float32)], [np.zeros(4, np.float32)])
     plan = Plan(entry, BACKENDS["llvm-cpu"], ("--flag=$(touch PWNED)",), "main$(touch PWNED)",
-                entry.inputs, entry.expected, failing=True)
+                entry.inputs, entry.expected, failing=True, rule={"kind": "elementwise", "rtol": None, "atol": None})
     lit = to_lit(plan)
     ours = [line for line in lit.splitlines() if line.startswith("// RUN: ")]
     assert ours and [line for line in lit.splitlines() if "RUN:" in line] == ours  # lit finds RUN: anywhere
