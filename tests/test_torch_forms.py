@@ -105,10 +105,12 @@ def test_drawn_cases_verify_in_each_spelling(family, frontend, toolchain):
     assert not bad, bad[0][1] + "\n" + bad[0][0]
 
 
-def test_the_strategy_draws_torch_spellings():
-    fam = get_family("topk")  # every topk case has a torch spelling
-    drawn = [frontend_of(draw(fam.strategy(), seed)) for seed in range(30)]
-    assert 3 <= drawn.count("torch") <= 20 and "linalg" in drawn
+def test_the_strategy_and_campaigns_draw_each_spelling():
+    from shapefuzz.campaign.iree import load_family
+
+    for fam in (get_family("topk"), load_family("topk")):  # every topk case has both spellings
+        drawn = [frontend_of(draw(fam.strategy(), seed)) for seed in range(40)]
+        assert 3 <= drawn.count("torch") <= 20 and 3 <= drawn.count("onnx") <= 20 and "linalg" in drawn
 
 
 @pytest.mark.iree
