@@ -15,6 +15,7 @@ import pytest
 
 from shapefuzz.campaign.config import format_duration, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome, Steering
+from shapefuzz.campaign.values import Triage
 from shapefuzz.campaign.report import sparkline, summarize, svg_plot, write_report
 from shapefuzz.campaign.store import FORMAT_VERSION, CampaignStore
 from shapefuzz.errors import CorpusError, UsageError
@@ -70,11 +71,17 @@ class FakeTarget:
         path = Path(self.corpus) / _slug(failure.signature)
         return str(path), int(path.read_text()) if path.exists() else 0
 
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str:
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "") -> str:
         where, count = self.corpus_count(failure)
         Path(self.corpus).mkdir(exist_ok=True)
         Path(where).write_text(str(count + 1))
         return where
+
+    def triage(self, candidate, failure, outcome):
+        return Triage.COMPILER_BUG, ""
+
+    def rename_cause(self, entry: str, cause: str) -> None:
+        pass
 
 
 _SEEN: set[str] = set()

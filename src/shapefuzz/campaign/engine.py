@@ -1,8 +1,10 @@
-"""The campaign loop. Takes a `Target` (plain callables: generate, check, confirm, save, shrink)
-and knows nothing of IREE: it draws candidates, skips what was tried, steers toward rare
-features, schedules work on the pool, buckets failures by signature, confirms each new bucket by
-a re-run and has it saved at once, sets aside a lane (backend) that keeps timing out, and keeps
-everything in the campaign store so a kill at any instant loses at most the candidates in flight."""
+"""The campaign loop. Takes a `Target` (plain callables: generate, check, confirm, save, shrink,
+triage) and knows nothing of IREE: it draws candidates, skips what was tried, steers toward rare
+features and away from saturated buckets, checks each candidate on the reference lane plus a
+rotating share of the others, buckets failures by signature and ties buckets into causes,
+confirms each new bucket by a re-run and has it saved at once, shrinks one bucket per cause
+within a bounded share of worker time, sets aside a lane (backend) that keeps timing out, and
+keeps everything in the campaign store so a kill at any instant loses at most the tasks in flight."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Protocol
 
 from shapefuzz.campaign.pool import Done, Task, WorkerPool
+from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.values import BucketState, TaskKind, Verdict
+from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
 
 
 # --- the values the engine speaks -------------------------------------------------------------
@@ -61,10 +65,13 @@ class Target(Protocol):
     def generate(self, group: str, seed: int) -> Candidate: ...
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool) -> str: ...
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str) -> str: ...
+    def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]: ...
+    def rename_cause(self, entry: str, cause: str) -> None: ...  # a saved entry's cause was merged
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
+    # lanes = (backend, signature, seconds allowed); returns (smaller text, corpus entry) or None
     def shrink(self, candidate: Candidate, lanes: tuple[str, ...]) -> Any: ...
 
 
@@ -82,6 +89,8 @@ class Snapshot:
     session_done: int
     rate_per_min: float
     buckets: int
+    causes: int  # confirmed or pending causes, every triage verdict
+    findings: int  # causes judged compiler bugs
     flaky: int
     newest: str
     active: float
@@ -91,32 +100,12 @@ class Snapshot:
     lanes: tuple[str, ...]
 
 
+MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
+
+
 def derive_seed(*parts: Any) -> int:
     digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:6], "big")
-
-
-# --- steering -----------------------------------------------------------------------------------
-class Steering:
-    """Counts of (group, feature) over everything tried. Groups with fewer candidates are chosen
-    more often, and of several draws the one whose features are rarest is kept."""
-
-    def __init__(self, groups: tuple[str, ...]) -> None:
-        self.groups = groups
-        self.features: collections.Counter[tuple[str, str]] = collections.Counter()
-        self.per_group: collections.Counter[str] = collections.Counter()
-
-    def add(self, group: str, features: tuple[str, ...]) -> None:
-        self.per_group[group] += 1
-        for f in features:
-            self.features[(group, f)] += 1
-
-    def pick_group(self, rng: random.Random) -> str:
-        weights = [1.0 / math.sqrt(1 + self.per_group[g]) for g in self.groups]
-        return rng.choices(self.groups, weights)[0]
-
-    def rarity(self, group: str, features: tuple[str, ...]) -> float:
-        return sum(1.0 / (1 + self.features[(group, f)]) for f in features)
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -128,6 +117,7 @@ class Stats:
     lost: int = 0
     errors: int = 0
     duplicates: int = 0
+    steered_away: int = 0  # draws dropped for carrying a saturated bucket's trigger
     messages: list[str] = field(default_factory=list)
 
 
@@ -146,6 +136,12 @@ class Engine:
         shrink: bool = False,
         draws: int = 2,
         set_aside_after: int = 3,
+        reference: str | None = None,
+        lanes_per_candidate: int | None = None,  # None: every lane checks every candidate
+        knobs: SteeringKnobs = SteeringKnobs(),
+        shrink_share: float = 0.25,  # most of the worker time background shrinking may take
+        shrink_seconds: float = 300.0,  # most one shrink may take
+        final_shrink_seconds: float = 0.0,  # a phase after the budget for what is still pending
         progress: Callable[[str, Any], None] = lambda kind, value: None,
         argv: list[str] | None = None,
         start_method: str = "spawn",
@@ -155,6 +151,10 @@ class Engine:
         self.confirm_enabled, self.shrink_enabled, self.draws = confirm, shrink, max(1, draws)
         self.set_aside_after, self.progress = set_aside_after, progress
         self.start_method = start_method
+        self.reference = reference if reference in lanes else (lanes[0] if lanes else None)
+        self.lanes_per_candidate = lanes_per_candidate
+        self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
+        self.final_shrink_seconds = final_shrink_seconds
         aside = store.set_aside_backends()
         self.lanes = tuple(lane for lane in lanes if lane not in aside)
         for lane in lanes:
@@ -165,15 +165,31 @@ class Engine:
         self.stats = Stats()
         self.tried = store.candidate_keys()
         self.next_index = store.next_index()
-        self.steering = Steering(groups)
-        for row in store.candidates():
-            if row.family in groups:
-                self.steering.add(row.family, row.features)
+        self.steering = Steering(groups, knobs)
+        self.causes = Causes()
         self.buckets = {b.sig: b for b in store.buckets()}
+        for b in sorted(self.buckets.values(), key=lambda b: (b.first_seen, b.sig)):
+            self.causes.add(b.sig, b.sig_json)
+            if b.state == BucketState.FLAKY:
+                self.steering.ignored.add(b.sig)
+        rows = {}
+        for row in store.candidates():
+            rows[row.key] = row
+            if row.family in groups:
+                self.steering.add(row.family, row.features, row.task_seconds)
+        by_candidate: dict[str, list[str]] = collections.defaultdict(list)
+        for key, sig, _ in store.hits():
+            by_candidate[key].append(sig)
+        for key in sorted(by_candidate, key=lambda k: rows[k].idx if k in rows else -1):
+            row = rows.get(key)
+            if row is not None:
+                for sig in by_candidate[key]:
+                    self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
+            self.causes.tie(by_candidate[key])
         self.timeouts: collections.Counter[str] = collections.Counter()
         self.in_flight: dict[str, Task] = {}
         self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
-        self.shrink_queue: collections.deque[tuple[Candidate, Failure]] = collections.deque()
+        self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.failed_groups: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()
@@ -225,6 +241,12 @@ class Engine:
                             for c, l in self.confirm_queue)
                 else:
                     self._save_bucket(bucket, candidate, bucket.state == BucketState.FLAKY)
+        for bucket in self.buckets.values():  # shrinks wanted when the last session stopped
+            if bucket.shrink == ShrinkState.PENDING and self.shrink_enabled:
+                row = self.store.candidate(bucket.repro_key)
+                candidate = self._revive(row) if row is not None else None
+                if candidate is not None:
+                    self.shrink_queue.append((candidate, bucket.sig))
 
     def _revive(self, row: CandidateRow) -> Candidate | None:
         try:
@@ -266,6 +288,10 @@ class Engine:
                 if candidate.key in self.tried or any(t.candidate.key == candidate.key for t in self.in_flight.values()):
                     self.stats.duplicates += 1
                     continue
+                keep = self.steering.keep_chance(group, candidate.features)
+                if keep < 1.0 and random.Random(derive_seed(self.seed, "keep", index, attempt)).random() >= keep:
+                    self.stats.steered_away += 1
+                    continue
                 drawn += 1
                 score = self.steering.rarity(group, candidate.features)
                 if score > best_score:
@@ -275,28 +301,57 @@ class Engine:
         return None
 
     # --- scheduling ------------------------------------------------------------------------
+    def lanes_for(self, index: int) -> tuple[str, ...]:
+        """The reference lane plus a rotating share of the others: candidate i gets the next
+        `lanes_per_candidate - 1` of them in turn, so every lane gets its turn."""
+        k = self.lanes_per_candidate
+        if k is None or self.reference not in self.lanes or k >= len(self.lanes):
+            return self.lanes
+        others = [lane for lane in self.lanes if lane != self.reference]
+        share = max(0, k - 1)
+        picked = {others[(index * share + j) % len(others)] for j in range(share)}
+        return (self.reference, *[lane for lane in others if lane in picked])
+
     def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
         self._tid += 1
-        deadline = self.target.deadline(lanes) * (4 if kind == TaskKind.SHRINK else 1)
+        if kind == TaskKind.SHRINK:  # its own time limit, plus the re-checks around it
+            deadline = float(lanes[2]) * 1.5 + self.target.deadline(lanes[:1])
+        else:
+            deadline = self.target.deadline(lanes)
         return Task(self._tid, kind, candidate, lanes, deadline)
+
+    def _shrink_allowance(self) -> float:
+        """Seconds of worker time a new shrink may take now: its share of all worker time so
+        far, less what shrinks took and what the running ones may take."""
+        used = self.store.worker_time(TaskKind.SHRINK.value) + sum(
+            float(t.lanes[2]) for t in self.in_flight.values() if t.kind == TaskKind.SHRINK)
+        return self.shrink_share * self.jobs * self.active() - used
+
+    def _next_shrink(self, limit: float) -> Task | None:
+        while self.shrink_queue:
+            candidate, sig = self.shrink_queue.popleft()
+            bucket = self.buckets.get(sig)
+            if bucket is None or bucket.shrink != ShrinkState.PENDING:
+                continue
+            return self._task(TaskKind.SHRINK, candidate, (bucket.backend, sig, f"{limit:.0f}"))
+        return None
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:
             if self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
                 task = self._task(TaskKind.CONFIRM, candidate, lanes)
-            elif self.shrink_queue and not stopping and sum(
-                    t.kind == TaskKind.SHRINK for t in self.in_flight.values()) < max(1, self.jobs // 2):
-                candidate, failure = self.shrink_queue.popleft()
-                task = self._task(TaskKind.SHRINK, candidate, (failure.lane, failure.signature))
+            elif (self.shrink_queue and not stopping and self._shrink_allowance() >= MIN_SHRINK_SECONDS
+                  and (task := self._next_shrink(min(self.shrink_seconds, self._shrink_allowance())))):
+                pass
             elif not stopping and not self.budget_spent() and self.lanes:
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
-                task = self._task(TaskKind.CHECK, candidate, self.lanes)
+                task = self._task(TaskKind.CHECK, candidate, self.lanes_for(candidate.index))
             else:
                 return
-            self.in_flight[f"{task.kind}:{task.tid}"] = task
+            self.in_flight[f"{task.kind.value}:{task.tid}"] = task
             pool.submit(task)
 
     def run(self) -> str:
@@ -323,8 +378,10 @@ class Engine:
                 self._tick()
                 if self._time_left() is not None and self._time_left() < -self._grace():
                     for task in pool.abandon():  # time is up: in-flight candidates are dropped
-                        self.in_flight.pop(f"{task.kind}:{task.tid}", None)
+                        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
                     break
+            if reason == "budget spent" and self.final_shrink_seconds > 0 and self.shrink_enabled:
+                self._final_shrinks(pool)
         except KeyboardInterrupt:
             reason = "interrupted"
             pool.abandon()
@@ -341,13 +398,38 @@ class Engine:
             self._sizes[text] = tuple(self.target.size(text))
         return self._sizes[text]
 
+    def _final_shrinks(self, pool: WorkerPool) -> None:
+        """What is still pending once the budget is spent, shrunk within its own budget. What
+        this phase does not reach stays pending in the store, for the next session."""
+        end = time.monotonic() + self.final_shrink_seconds
+        if self.shrink_queue:
+            self._say(f"shrinking {len(self.shrink_queue)} pending bucket(s) for up to "
+                      f"{self.final_shrink_seconds:.0f}s")
+        while True:
+            left = end - time.monotonic()
+            while pool.idle and self.shrink_queue and left >= MIN_SHRINK_SECONDS:
+                task = self._next_shrink(min(self.shrink_seconds, left))
+                if task is None:
+                    break
+                self.in_flight[f"{task.kind.value}:{task.tid}"] = task
+                pool.submit(task)
+            if not self.in_flight:
+                return
+            for done in pool.wait(0.25):
+                self._finish(done)
+            self._tick()
+            if time.monotonic() > end + 60.0:
+                for task in pool.abandon():
+                    self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+                return
+
     def _grace(self) -> float:
         return 30.0
 
     # --- results -------------------------------------------------------------------------
     def _finish(self, done: Done) -> None:
         task = done.task
-        self.in_flight.pop(f"{task.kind}:{task.tid}", None)
+        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
         if task.kind == TaskKind.CHECK:
             self._finish_check(task, done)
         elif task.kind == TaskKind.CONFIRM:
@@ -371,18 +453,22 @@ class Engine:
             self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
                       f"{_one_line(outcome.error)}")
         now, wall = self.active(), time.time()
-        updates: list[BucketRow] = []
+        updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         hits = []
+        rehit = [f.signature for f in outcome.failures if self.steering.saturated(f.signature)]
         for failure in outcome.failures:
             hits.append((failure.signature, failure.lane))
             bucket = self.buckets.get(failure.signature)
             if bucket is None:
+                self.causes.add(failure.signature, failure.fields)
+                triage, evidence = self.target.triage(candidate, failure, outcome)
                 bucket = BucketRow(
                     failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
                     failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
-                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key, candidate.length,
-                    candidate.text, failure.detail[-4000:], "", None)
+                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
+                    candidate.length, candidate.text, failure.detail[-4000:], "", None,
+                    triage=Triage(triage).value, evidence=evidence)
                 new_lanes.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.signature)
                 self.stats.newest = failure.signature
@@ -393,41 +479,106 @@ class Engine:
                     repro_key=candidate.key if smaller else bucket.repro_key,
                     repro_size=candidate.length if smaller else bucket.repro_size,
                     repro_text=candidate.text if smaller else bucket.repro_text)
+            self.steering.hit(failure.signature, candidate.group, candidate.features,
+                              done.seconds / max(1, len(rehit)))
+            if failure.signature in rehit:  # its cost is shared by the saturated buckets it re-hit
+                bucket = replace(bucket, rehits=bucket.rehits + 1,
+                                 rehit_seconds=bucket.rehit_seconds + done.seconds / len(rehit))
             self.buckets[failure.signature] = bucket
-            updates.append(bucket)
+            updates[failure.signature] = bucket
+        if self.causes.tie([f.signature for f in outcome.failures]) or new_lanes:
+            updates.update(self._renamed_causes())
         row = CandidateRow(
             candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
             outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
-        self.store.record(row, hits, self.session, now, updates)
+        self.store.record(row, hits, self.session, now, list(updates.values()))
         self.tried.add(candidate.key)
-        self.steering.add(candidate.group, candidate.features)
+        self.steering.add(candidate.group, candidate.features, done.seconds)
         self.stats.session_done += 1
         for failure in outcome.failures:
             if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:
-                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key})")
+                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key}; "
+                          f"{self.buckets[failure.signature].cause})")
         if new_lanes:
             if self.confirm_enabled:
                 self.confirm_queue.append((candidate, tuple(dict.fromkeys(new_lanes))))
             else:
+                saved = []
                 for sig in self.pending_confirm.pop(candidate.key, []):
                     failure = next(f for f in outcome.failures if f.signature == sig)
                     self._save_bucket(self.buckets[sig], candidate, False, failure)
+                    saved.append(sig)
+                self._plan_shrinks(saved, candidate, outcome)
         self._watch_timeouts(outcome)
+
+    def _renamed_causes(self) -> dict[str, BucketRow]:
+        """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
+        their corpus entries are told too."""
+        changed = {}
+        for sig, name in self.causes.name_of().items():
+            bucket = self.buckets.get(sig)
+            if bucket is not None and bucket.cause != name:
+                if bucket.corpus_entry and bucket.cause:
+                    try:
+                        self.target.rename_cause(bucket.corpus_entry, name)
+                    except Exception as error:  # noqa: BLE001 - a corpus problem must not end the campaign
+                        self._say(f"could not name cause {name} in {bucket.corpus_entry}: {_one_line(error)}")
+                bucket = replace(bucket, cause=name)
+                self.buckets[sig] = bucket
+                changed[sig] = bucket
+        return changed
 
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
+        self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
         again = {f.signature for f in outcome.failures} if outcome is not None else set()
+        saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
             flaky = sig not in again
             failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
+            if flaky:
+                why = ("did not come back on its re-run" if bucket.status != "oom" else
+                       "ran out of memory under the campaign's cap but not under the full cap on its re-run "
+                       "(it needs more memory than the campaign allows, not without bound)")
+                bucket = replace(bucket, triage=Triage.FLAKY.value, evidence=why)
+                self.steering.ignored.add(sig)
             self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
             if flaky:
                 self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
+            else:
+                saved.append(sig)
+        if outcome is not None:
+            self._plan_shrinks(saved, candidate, outcome)
+
+    def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
+        """One shrink per cause, on the cheapest backend where the candidate reproduced it; the
+        plan is kept in the store, so a pending shrink survives a kill."""
+        if not self.shrink_enabled or not sigs:
+            return
+        names = self.causes.name_of()
+        members = self.causes.members()
+        for cause in dict.fromkeys(names[s] for s in sigs):
+            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
+            if any(b.shrink in (ShrinkState.PENDING, ShrinkState.DONE) for b in buckets):
+                chosen = None
+            else:
+                here = [self.buckets[s] for s in sigs if names[s] == cause and self.buckets[s].corpus_entry]
+                chosen = min(here, key=lambda b: (outcome.lanes.get(b.backend, ("", 1e9))[1], b.backend),
+                             default=None)
+            for b in buckets:
+                if b.shrink != ShrinkState.NONE or b.sig not in sigs:
+                    continue
+                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
+                b = replace(b, shrink=state.value)
+                self.buckets[b.sig] = b
+                self.store.put_bucket(b)
+                if state == ShrinkState.PENDING:
+                    self.shrink_queue.append((candidate, b.sig))
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
@@ -440,7 +591,7 @@ class Engine:
                 entry = where
             else:
                 self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
-                entry = self.target.save(candidate, failure, flaky)
+                entry = self.target.save(candidate, failure, flaky, bucket.cause)
         except Exception as error:  # a corpus problem must not end the campaign; retried on resume
             self._say(f"could not save bucket {bucket.sig} to the corpus: {_one_line(error)}")
             entry = ""
@@ -449,26 +600,27 @@ class Engine:
         bucket = replace(bucket, corpus_entry=entry, saving=None)
         self.buckets[bucket.sig] = bucket
         self.store.put_bucket(bucket)
-        if entry and self.shrink_enabled and not flaky:
-            self.shrink_queue.append((candidate, failure))
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.lanes[1]
         result = done.value
-        # Background shrinking is left out of the time shares: they describe candidate checking.
+        self.store.add_time(TaskKind.SHRINK.value, done.seconds)
+        bucket = self.buckets.get(sig)
+        if bucket is None:
+            return
+        state = ShrinkState.DONE
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
-            return
-        if not result:
-            return
-        text, entry = result
-        bucket = self.buckets.get(sig)
-        # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-        if bucket is not None and self._size(text) < self._size(bucket.repro_text):
-            bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
-            self.buckets[sig] = bucket
-            self.store.put_bucket(bucket)
-            self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
+            state = ShrinkState.FAILED
+        elif result:
+            text, entry = result
+            # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
+            if self._size(text) < self._size(bucket.repro_text):
+                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
+                self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
+        bucket = replace(bucket, shrink=state.value)
+        self.buckets[sig] = bucket
+        self.store.put_bucket(bucket)
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():
@@ -491,9 +643,13 @@ class Engine:
         session_seconds = time.monotonic() - self.stats.session_start
         rate = self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
         real = [b for b in self.buckets.values() if b.state != BucketState.FLAKY]
+        causes = [[self.buckets[s] for s in members if s in self.buckets]
+                  for members in self.causes.members().values()]
+        causes = [c for c in causes if any(b.state != BucketState.FLAKY for b in c)]
+        findings = sum(cause_triage(c) == Triage.COMPILER_BUG for c in causes)
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
-            flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
+            causes=len(causes), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes)
 
     def _tick(self) -> None:
@@ -507,6 +663,22 @@ class Engine:
             self.store.tick(self.session, self.active())
 
 
+_TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIVER, Triage.OURS, Triage.FLAKY)
+
+
+def bucket_triage(bucket: BucketRow) -> Triage:
+    if bucket.state == BucketState.FLAKY:
+        return Triage.FLAKY
+    return Triage(bucket.triage) if bucket.triage else Triage.COMPILER_BUG
+
+
+def cause_triage(buckets: list[BucketRow]) -> Triage:
+    """A cause is a compiler bug when any of its buckets is one (the same failure on llvm-cpu
+    clears the Vulkan driver); otherwise the most bug-like verdict among them."""
+    verdicts = {bucket_triage(b) for b in buckets}
+    return next((t for t in _TRIAGE_ORDER if t in verdicts), Triage.FLAKY)
+
+
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -517,4 +689,5 @@ def _one_line(error: Any) -> str:
     return (lines[-1] if lines else type(error).__name__)[:300]
 
 
-__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "derive_seed"]
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
+           "bucket_triage", "cause_triage", "derive_seed"]

@@ -19,7 +19,8 @@ def _status(s: Snapshot) -> str:
     elif s.count_left is not None:
         left = f"  {max(0, s.count_left)} to go"
     flaky = f" (+{s.flaky} flaky)" if s.flaky else ""
-    return (f"{s.done} cases  {s.rate_per_min:.1f}/min  buckets {s.buckets}{flaky}{left}"
+    return (f"{s.done} cases  {s.rate_per_min:.1f}/min  findings {s.findings}  causes {s.causes}  "
+            f"buckets {s.buckets}{flaky}{left}"
             + (f"  newest: {s.newest}" if s.newest else ""))
 
 

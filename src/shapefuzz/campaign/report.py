@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import BucketState, Verdict
+from shapefuzz.campaign.engine import cause_triage
+from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
 
 REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -50,6 +51,22 @@ class Summary:
     set_aside: dict[str, str]
     sessions: int
     messages: list[str] = field(default_factory=list)
+    causes: list[dict[str, Any]] = field(default_factory=list)
+    worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
+    rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
+
+    @property
+    def findings(self) -> list[dict[str, Any]]:
+        """Causes judged compiler bugs: the only ones counted as findings."""
+        return [c for c in self.causes if c["triage"] == Triage.COMPILER_BUG.value]
+
+    @property
+    def new_findings(self) -> list[dict[str, Any]]:
+        return [c for c in self.findings if c["new"]]
+
+    @property
+    def set_apart(self) -> dict[str, int]:
+        return dict(collections.Counter(c["triage"] for c in self.causes if c["triage"] != Triage.COMPILER_BUG.value))
 
     @property
     def rate_per_min(self) -> float:
@@ -60,7 +77,11 @@ class Summary:
             "campaign": self.folder, "stopped": self.reason, "candidates": self.candidates,
             "active_seconds": round(self.active_seconds, 1), "per_minute": round(self.rate_per_min, 2),
             "tool_share": round(self.tool_seconds / self.task_seconds, 4) if self.task_seconds else None,
-            "verdicts": self.verdicts, "sessions": self.sessions,
+            "findings": len(self.findings), "new_findings": len(self.new_findings),
+            "causes_total": len(self.causes), "set_apart": self.set_apart,
+            "worker_seconds": {k: round(v, 1) for k, v in self.worker_seconds.items()},
+            "rehit_seconds": round(self.rehit_seconds, 1),
+            "verdicts": self.verdicts, "sessions": self.sessions, "causes": self.causes,
             "families": {k: v.to_json() for k, v in self.families.items()},
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
@@ -96,19 +117,52 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     extra_tool, extra_task = store.extra_time()  # confirming re-runs of new buckets
     tool, task = tool + extra_tool, task + extra_task
     rows = store.buckets()
+    sessions = store.sessions()
+    session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
+    causes = _causes(rows, session_start)
+    cause_of = {sig: c["cause"] for c in causes for sig in c["buckets"]}
     buckets = [
         {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
          "count": b.count, "state": b.state.value, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
-         "corpus_entry": b.corpus_entry}
+         "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": _triage(b).value,
+         "evidence": b.evidence, "rehits": b.rehits, "rehit_seconds": round(b.rehit_seconds, 1),
+         "shrink": b.shrink}
         for b in rows
     ]
-    sessions = store.sessions()
     active = sum(s[1] for s in sessions)
+    worker = {"check": task - extra_task, "confirm": store.worker_time(TaskKind.CONFIRM.value),
+              "shrink": store.worker_time(TaskKind.SHRINK.value)}
     return Summary(str(store.folder), reason, sum(verdicts.values()), active, tool, task, dict(verdicts),
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
-                   len(sessions), list(messages or []))
+                   len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows))
+
+
+def _triage(b: BucketRow) -> Triage:
+    return Triage.FLAKY if b.state == BucketState.FLAKY else Triage(b.triage) if b.triage else Triage.COMPILER_BUG
+
+
+def _causes(rows: list[BucketRow], session_start: float) -> list[dict[str, Any]]:
+    """The buckets grouped by cause (a bucket from before causes existed is its own)."""
+    groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
+    for b in rows:
+        groups[b.cause or b.sig].append(b)
+    out = []
+    for name, members in groups.items():
+        triage = cause_triage(members)
+        lead = next((b for b in members if _triage(b) == triage), members[0])
+        first = min(b.first_seen for b in members)
+        out.append({
+            "cause": name, "triage": triage.value, "evidence": lead.evidence,
+            "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
+            "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
+            "count": sum(b.count for b in members), "first_seen": round(first, 1),
+            "new": first >= session_start, "rehits": sum(b.rehits for b in members),
+            "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
+            "corpus_entries": [b.corpus_entry for b in members if b.corpus_entry],
+        })
+    return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["first_seen"]))
 
 
 # --- buckets over time -------------------------------------------------------------------------
@@ -172,8 +226,11 @@ def text_lines(s: Summary) -> list[str]:
         f"({s.rate_per_min:.1f}/min over {s.sessions} session(s)); "
         + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
     ]
+    lines.append(headline(s))
     if s.task_seconds:
         lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
+    if shares(s):
+        lines.append(shares(s))
     for title, rows in (("family", s.families), ("backend", s.backends)):
         table = _table(title, rows)
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -184,21 +241,46 @@ def text_lines(s: Summary) -> list[str]:
     spark = sparkline(s.timeline, s.active_seconds)
     if spark:
         lines.append(f"  over time: |{spark}|")
-    for b in s.buckets:
-        mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
-        lines.append(f"  {b['count']:>5}x {b['signature']}{mark}")
-        if b["corpus_entry"]:
-            lines.append(f"         -> {b['corpus_entry']}")
+    for c in s.causes:
+        lines.append(f"  {c['triage']}: {c['cause']} on {', '.join(c['backends'])} ({c['count']} hits"
+                     + (f", {c['rehits']} re-hits costing {c['rehit_seconds']:.0f}s" if c["rehits"] else "") + ")")
+        for sig in c["buckets"]:
+            b = next(x for x in s.buckets if x["signature"] == sig)
+            mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
+            lines.append(f"    {b['count']:>5}x {b['signature']}{mark}")
+            if b["corpus_entry"]:
+                lines.append(f"           -> {b['corpus_entry']}")
+        if c["triage"] != Triage.COMPILER_BUG.value and c["evidence"]:
+            lines.append(f"    why: {c['evidence']}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
     return lines
+
+
+def headline(s: Summary) -> str:
+    """Only compiler bugs count as findings; the rest are listed apart."""
+    apart = ", ".join(f"{n} {t}" for t, n in sorted(s.set_apart.items()))
+    return (f"findings: {len(s.findings)} compiler-bug cause(s)"
+            + (f" ({len(s.new_findings)} new)" if s.sessions > 1 else "")
+            + f"; {len(s.causes)} cause(s) in {len(s.buckets)} bucket(s)" + (f"; set apart: {apart}" if apart else ""))
+
+
+def shares(s: Summary) -> str:
+    total = sum(s.worker_seconds.values())
+    if not total:
+        return ""
+    parts = ", ".join(f"{k} {v / total:.0%}" for k, v in s.worker_seconds.items())
+    return f"worker time: {parts}; re-hitting saturated buckets: {s.rehit_seconds:.0f}s"
 
 
 def markdown(s: Summary) -> str:
     out = ["# shapefuzz campaign report", "", f"- folder: `{s.folder}`", f"- stopped: {s.reason or '-'}",
            f"- candidates: {s.candidates} in {format_duration(s.active_seconds)} of active time "
            f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
-           "- verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))]
+           "- verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
+           f"- {headline(s)}"]
+    if shares(s):
+        out.append(f"- {shares(s)}")
     if s.task_seconds:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
@@ -208,13 +290,21 @@ def markdown(s: Summary) -> str:
         out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
         out += ["| " + " | ".join(r) + " |" for r in table[1:]]
     out += ["", "## Buckets found over time", "", f"![buckets over time]({PLOT_SVG})", "",
-            f"`|{sparkline(s.timeline, s.active_seconds)}|`", "", "## Buckets", "",
-            "| count | state | backend | stage | status | family | reproducer bytes | corpus entry | signature |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            f"`|{sparkline(s.timeline, s.active_seconds)}|`", "", "## Causes", "",
+            "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
+            "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
+            "| cause | triage | backends | hits | re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|"]
+    for c in s.causes:
+        out.append(f"| `{c['cause']}` | {c['triage']} | {', '.join(c['backends'])} | {c['count']} | "
+                   f"{c['rehits']} ({c['rehit_seconds']:.0f}s) | {len(c['buckets'])} | "
+                   f"{c['evidence'].replace('|', '/')} |")
+    out += ["", "## Buckets", "",
+            "| count | state | triage | cause | backend | stage | status | family | reproducer bytes | corpus entry | signature |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in s.buckets:
         entry = f"`{Path(b['corpus_entry']).name}`" if b["corpus_entry"] else "-"
         sig = b["signature"].replace("|", "\\|")
-        out.append(f"| {b['count']} | {b['state']} | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
+        out.append(f"| {b['count']} | {b['state']} | {b['triage']} | `{b['cause']}` | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
                    f"{b['reproducer_bytes']} | {entry} | {sig} |")
     return "\n".join(out) + "\n"
 

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from shapefuzz.campaign.values import BucketState, Verdict
 from shapefuzz.errors import CorpusError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state
 DB_NAME = "campaign.sqlite"
 
 _SCHEMA = """
@@ -53,7 +53,13 @@ CREATE TABLE IF NOT EXISTS buckets (
     repro_key TEXT NOT NULL, repro_size INTEGER NOT NULL, repro_text TEXT NOT NULL,
     detail TEXT NOT NULL DEFAULT '',
     corpus_entry TEXT NOT NULL DEFAULT '',
-    shrunk_size INTEGER
+    shrunk_size INTEGER,
+    cause TEXT NOT NULL DEFAULT '',           -- the cause this bucket belongs to (see engine.Causes)
+    triage TEXT NOT NULL DEFAULT '',          -- compiler bug / target limit / suspected driver / flaky / ours
+    evidence TEXT NOT NULL DEFAULT '',        -- why that triage verdict
+    rehits INTEGER NOT NULL DEFAULT 0,        -- hits after the bucket was saturated
+    rehit_seconds REAL NOT NULL DEFAULT 0,    -- worker time those re-hits cost
+    shrink TEXT NOT NULL DEFAULT ''           -- '' / pending / done / failed / skipped
 );
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, active REAL NOT NULL,
@@ -61,6 +67,14 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE TABLE IF NOT EXISTS set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 """
+
+
+_BUCKET_COLUMNS = ("sig, sig_json, backend, stage, status, family, count, first_seen, last_seen, first_wall, "
+                   "last_wall, state, repro_key, repro_size, repro_text, detail, corpus_entry, shrunk_size, "
+                   "cause, triage, evidence, rehits, rehit_seconds, shrink")
+_ADDED_IN_2 = (("cause", "TEXT NOT NULL DEFAULT ''"), ("triage", "TEXT NOT NULL DEFAULT ''"),
+               ("evidence", "TEXT NOT NULL DEFAULT ''"), ("rehits", "INTEGER NOT NULL DEFAULT 0"),
+               ("rehit_seconds", "REAL NOT NULL DEFAULT 0"), ("shrink", "TEXT NOT NULL DEFAULT ''"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +119,12 @@ class BucketRow:
     # killed between the corpus write and the row update finds the count one higher and does
     # not save twice. (Written into the corpus_entry column as "?N".)
     saving: int | None = None
+    cause: str = ""
+    triage: str = ""
+    evidence: str = ""
+    rehits: int = 0
+    rehit_seconds: float = 0.0
+    shrink: str = ""  # '' (not asked for) / pending / done / failed / skipped (another bucket of its cause)
 
 
 def _is_corrupt(error: sqlite3.Error) -> bool:
@@ -141,7 +161,8 @@ class CampaignStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             if existed and not empty:
-                self.db.executescript(_SCHEMA)  # tables added in this version (no-op today)
+                self.db.executescript(_SCHEMA)  # tables added in this version
+                self._upgrade()
             else:  # new, or killed before its first transaction committed
                 # One script, one transaction: a kill here leaves either no tables or all of them.
                 self.db.executescript(
@@ -182,6 +203,16 @@ class CampaignStore:
                 f"campaign {self.folder} was written by a newer shapefuzz (format {version}, this one "
                 f"reads up to {FORMAT_VERSION}); upgrade shapefuzz or choose another --campaign folder"
             )
+
+    def _upgrade(self) -> None:
+        """A format-1 campaign gains the bucket columns of format 2 (one transaction)."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(buckets)")}
+        missing = [(n, t) for n, t in _ADDED_IN_2 if n not in have]
+        if missing or self.get_meta("format_version") != str(FORMAT_VERSION):
+            with self.transaction() as db:
+                for name, kind in missing:
+                    db.execute(f"ALTER TABLE buckets ADD COLUMN {name} {kind}")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('format_version', ?)", (str(FORMAT_VERSION),))
 
     def close(self) -> None:
         self.db.close()
@@ -270,11 +301,11 @@ class CampaignStore:
 
     # --- buckets ------------------------------------------------------------------------
     def bucket(self, sig: str) -> BucketRow | None:
-        r = self.db.execute("SELECT * FROM buckets WHERE sig=?", (sig,)).fetchone()
+        r = self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets WHERE sig=?", (sig,)).fetchone()
         return _bucket(r) if r else None
 
     def buckets(self) -> list[BucketRow]:
-        return [_bucket(r) for r in self.db.execute("SELECT * FROM buckets ORDER BY first_seen, sig")]
+        return [_bucket(r) for r in self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets ORDER BY first_seen, sig")]
 
     def put_bucket(self, bucket: BucketRow) -> None:
         with self.transaction() as db:
@@ -283,11 +314,22 @@ class CampaignStore:
     @staticmethod
     def _put_bucket(db: sqlite3.Connection, b: BucketRow) -> None:
         db.execute(
-            "INSERT OR REPLACE INTO buckets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            f"INSERT OR REPLACE INTO buckets ({_BUCKET_COLUMNS}) VALUES ({','.join('?' * 24)})",
             (b.sig, json.dumps(b.sig_json), b.backend, b.stage, b.status, b.family, b.count, b.first_seen,
              b.last_seen, b.first_wall, b.last_wall, BucketState(b.state).value, b.repro_key, b.repro_size,
-             b.repro_text, b.detail, b.corpus_entry if b.saving is None else f"?{b.saving}", b.shrunk_size),
+             b.repro_text, b.detail, b.corpus_entry if b.saving is None else f"?{b.saving}", b.shrunk_size,
+             b.cause, b.triage, b.evidence, b.rehits, b.rehit_seconds, b.shrink),
         )
+
+    def add_time(self, kind: str, task_seconds: float) -> None:
+        """Worker time spent on one kind of task (check, confirm, shrink), for the time shares."""
+        with self.transaction() as db:
+            key = f"worker_seconds_{kind}"
+            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(float(row[0] if row else 0) + task_seconds)))
+
+    def worker_time(self, kind: str) -> float:
+        return float(self.get_meta(f"worker_seconds_{kind}", "0"))
 
     def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
         """Worker time spent on confirming re-runs (not on any one candidate's row)."""
@@ -317,4 +359,4 @@ def _bucket(r: tuple) -> BucketRow:
     entry, saving = r[16], None
     if entry.startswith("?"):
         entry, saving = "", int(entry[1:])
-    return BucketRow(r[0], json.loads(r[1]), *r[2:11], BucketState(r[11]), *r[12:16], entry, r[17], saving)
+    return BucketRow(r[0], json.loads(r[1]), *r[2:11], BucketState(r[11]), *r[12:16], entry, r[17], saving, *r[18:24])

@@ -33,4 +33,23 @@ class BucketState(str, enum.Enum):
     UNCONFIRMED = "unconfirmed"  # confirmation turned off
 
 
-__all__ = ["Verdict", "TaskKind", "BucketState"]
+class Triage(str, enum.Enum):
+    """What a bucket is judged to be, with its evidence kept beside it. Only compiler bugs count
+    as findings; the rest are listed apart, never dropped."""
+
+    COMPILER_BUG = "compiler bug"
+    TARGET_LIMIT = "target limit"  # something the target does not support
+    SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
+    FLAKY = "flaky"  # did not come back on its re-run
+    OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
+
+
+class ShrinkState(str, enum.Enum):
+    NONE = ""  # not asked for
+    PENDING = "pending"  # wanted, not done yet (kept in the store: shrunk on resume or in the final phase)
+    DONE = "done"
+    FAILED = "failed"  # did not reproduce in isolation, or stopped
+    SKIPPED = "skipped"  # another bucket of its cause is the one shrunk
+
+
+__all__ = ["Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState"]

@@ -1,0 +1,70 @@
+"""Causes: buckets that are one bug seen on several backends (no IREE). Two buckets belong to one
+cause when their stage, status and normalized message are the same (only the backend differs)
+and at least one candidate hit both. A cause is named by a short hash of what they share; when
+the same message makes two causes that no candidate has tied together yet, the later one gets a
+suffix ("-2"), and takes the first's name once a candidate ties them."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+from typing import Iterable
+
+
+def cause_key(fields: dict[str, str]) -> str:
+    """What the buckets of one cause share: the signature without the backend."""
+    return f"{fields.get('stage', '')}/{fields.get('status', '')}: {fields.get('message', '')}"
+
+
+class Causes:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+        self.key: dict[str, str] = {}
+        self.order: dict[str, int] = {}  # bucket -> when it was first seen (earliest names its cause)
+
+    def add(self, bucket: str, fields: dict[str, str]) -> None:
+        if bucket not in self.parent:
+            self.parent[bucket] = bucket
+            self.key[bucket] = cause_key(fields)
+            self.order[bucket] = len(self.order)
+
+    def _root(self, bucket: str) -> str:
+        while self.parent[bucket] != bucket:
+            self.parent[bucket] = self.parent[self.parent[bucket]]
+            bucket = self.parent[bucket]
+        return bucket
+
+    def tie(self, buckets: Iterable[str]) -> bool:
+        """One candidate hit all these buckets: those sharing a key become one cause. True when
+        two causes merged."""
+        by_key: dict[str, list[str]] = collections.defaultdict(list)
+        for b in buckets:
+            if b in self.parent:
+                by_key[self.key[b]].append(b)
+        merged = False
+        for group in by_key.values():
+            roots = sorted({self._root(b) for b in group}, key=self.order.__getitem__)
+            for other in roots[1:]:
+                self.parent[other] = roots[0]
+                merged = True
+        return merged
+
+    def members(self) -> dict[str, list[str]]:
+        """cause name -> its buckets (in the order first seen)."""
+        groups: dict[str, list[str]] = collections.defaultdict(list)
+        for b in sorted(self.parent, key=self.order.__getitem__):
+            groups[self._root(b)].append(b)
+        names: dict[str, list[str]] = {}
+        seen: collections.Counter[str] = collections.Counter()
+        for root in sorted(groups, key=self.order.__getitem__):
+            digest = hashlib.sha256(self.key[root].encode()).hexdigest()[:10]
+            seen[digest] += 1
+            names[f"cause-{digest}" + (f"-{seen[digest]}" if seen[digest] > 1 else "")] = groups[root]
+        return names
+
+    def name_of(self) -> dict[str, str]:
+        """bucket -> its cause's name."""
+        return {b: name for name, buckets in self.members().items() for b in buckets}
+
+
+__all__ = ["Causes", "cause_key"]

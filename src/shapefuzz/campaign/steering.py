@@ -1,0 +1,99 @@
+"""Which candidates a campaign draws next (no IREE): groups tried least are picked more often, of
+several draws the one whose features and feature pairs are rarest is kept (swarm-style: pairs,
+not single features), and candidates carrying the triggering features of a saturated bucket
+(one hit often enough already) are drawn less, in proportion to how often and how expensively
+they re-hit it. A small exploration share stays, so a fixed bug is still noticed."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+import random
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SteeringKnobs:
+    saturate_after: int = 3  # hits before a bucket is saturated
+    explore: float = 0.05  # least chance a candidate carrying a saturated bucket's features is kept
+
+    def __post_init__(self) -> None:
+        if self.saturate_after < 1:
+            raise ValueError("saturate_after must be at least 1")
+        if not 0.0 < self.explore <= 1.0:
+            raise ValueError("explore must be in (0, 1]")
+
+
+def pairs(features: tuple[str, ...]) -> list[str]:
+    """The feature pairs of a candidate, each once, in a fixed order."""
+    return [f"{a}&{b}" for a, b in itertools.combinations(sorted(set(features)), 2)]
+
+
+class Steering:
+    def __init__(self, groups: tuple[str, ...], knobs: SteeringKnobs = SteeringKnobs()) -> None:
+        self.groups = groups
+        self.knobs = knobs
+        self.features: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.per_group: collections.Counter[str] = collections.Counter()
+        self.seconds = 0.0  # worker seconds over the candidates counted (for the cost of a re-hit)
+        self.checked = 0
+        # bucket -> the features every candidate that hit it carried (its trigger), and its hits
+        self.trigger: dict[str, frozenset[str]] = {}
+        self.hits: collections.Counter[str] = collections.Counter()
+        self.rehits: collections.Counter[str] = collections.Counter()
+        self.rehit_seconds: collections.Counter[str] = collections.Counter()
+        self.ignored: set[str] = set()  # flaky buckets: nothing to steer away from
+
+    # --- learning -------------------------------------------------------------------------
+    def add(self, group: str, features: tuple[str, ...], seconds: float = 0.0) -> None:
+        self.per_group[group] += 1
+        self.checked += 1
+        self.seconds += seconds
+        for f in (*features, *pairs(features)):
+            self.features[(group, f)] += 1
+
+    def hit(self, bucket: str, group: str, features: tuple[str, ...], seconds: float) -> bool:
+        """A candidate hit `bucket`; True when the bucket was saturated already (a re-hit)."""
+        carried = frozenset((f"group:{group}", *features))
+        rehit = self.saturated(bucket)
+        self.trigger[bucket] = self.trigger[bucket] & carried if bucket in self.trigger else carried
+        self.hits[bucket] += 1
+        if rehit:
+            self.rehits[bucket] += 1
+            self.rehit_seconds[bucket] += seconds
+        return rehit
+
+    def saturated(self, bucket: str) -> bool:
+        return bucket not in self.ignored and self.hits[bucket] >= self.knobs.saturate_after
+
+    # --- drawing --------------------------------------------------------------------------
+    def pick_group(self, rng: random.Random) -> str:
+        weights = [1.0 / math.sqrt(1 + self.per_group[g]) for g in self.groups]
+        return rng.choices(self.groups, weights)[0]
+
+    def rarity(self, group: str, features: tuple[str, ...]) -> float:
+        return sum(1.0 / (1 + self.features[(group, f)]) for f in (*features, *pairs(features)))
+
+    def weight(self, bucket: str) -> float:
+        """How hard to steer away from a saturated bucket, in [0, 1): grows with its re-hits and
+        with what they cost relative to an ordinary candidate."""
+        mean = self.seconds / self.checked if self.checked and self.seconds > 0 else 1.0
+        rehits = self.rehits[bucket] + 1  # saturation itself counts as one
+        cost = (self.rehit_seconds[bucket] / self.rehits[bucket]) / mean if self.rehits[bucket] else 1.0
+        return 1.0 - 1.0 / (1.0 + rehits * max(cost, 0.1))
+
+    def keep_chance(self, group: str, features: tuple[str, ...]) -> float:
+        """The chance a drawn candidate is kept: lower the more of a saturated bucket's trigger
+        it carries."""
+        carried = frozenset((f"group:{group}", *features))
+        keep = 1.0
+        for bucket, trigger in self.trigger.items():
+            if not trigger or not self.saturated(bucket):
+                continue
+            match = len(trigger & carried) / len(trigger)
+            keep *= 1.0 - self.weight(bucket) * match ** 3
+        return max(self.knobs.explore, keep)
+
+
+__all__ = ["Steering", "SteeringKnobs", "pairs"]
