@@ -25,6 +25,7 @@ case "$1" in
 esac
 in="$1"
 mode="${FAKE_IREE_MODE:-ok}"
+[ -n "$FAKE_IREE_LOG" ] && echo "$(ulimit -v) $*" >> "$FAKE_IREE_LOG"
 sum=$(cksum < "$in" | cut -d' ' -f1)
 if [ "$mode" = mix ]; then
   case $((sum % 5)) in 0) mode=segv ;; 1) mode=hang ;; 2) mode=oom ;; 3) mode=garbage ;; 4) mode=words ;; esac

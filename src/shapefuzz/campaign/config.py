@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,34 @@ class CampaignConfig:
     count: int | None = None  # candidates in the whole campaign; None: no count limit
     seconds: float | None = None  # active seconds in the whole campaign; None: no time limit
     shrink: bool = True
+    rotate: bool = True  # the reference lane plus a rotating share of the others (False: --backends forced)
+    lanes_per_candidate: int = 2  # the reference + this many - 1 others, in turn
+    memory_cap: int | None = None  # bytes for candidate checks; None: the target's default
+    shrink_time: float = 0.0  # a final phase for pending shrinks once the budget is spent
+    shrink_share: float = 0.25  # most of the worker time background shrinking may take
+    saturate_after: int = 3
+    explore: float = 0.05
+    fail_on: str = "never"  # "new": exit 1 when a new compiler-bug cause was found
+
+
+FAIL_ON = ("never", "new")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, flag: str) -> int:
+    """Bytes from "2GiB", "2G", "1500M", "512MiB" or a bare number of bytes."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise UsageError(f"{flag} {text!r}: not a size; write e.g. 2GiB, 1500MiB")
+    value = float(match.group(1)) * 1024 ** " kmgt".index(match.group(2).lower() or " ")
+    if value < 64 << 20:
+        raise UsageError(f"{flag} {text!r}: give at least 64MiB (iree-compile needs about 0.5GiB of address space)")
+    return int(value)
+
+
+def check_fraction(value: float | None, flag: str, low_open: bool = True) -> None:
+    if value is not None and not (0.0 < value <= 1.0 if low_open else 0.0 <= value <= 1.0):
+        raise UsageError(f"{flag} {value}: give a fraction between 0 and 1, e.g. 0.25")
 
 
 def default_jobs() -> int:

@@ -142,6 +142,7 @@ class Engine:
         shrink_share: float = 0.25,  # most of the worker time background shrinking may take
         shrink_seconds: float = 300.0,  # most one shrink may take
         final_shrink_seconds: float = 0.0,  # a phase after the budget for what is still pending
+        min_shrink_seconds: float = MIN_SHRINK_SECONDS,
         progress: Callable[[str, Any], None] = lambda kind, value: None,
         argv: list[str] | None = None,
         start_method: str = "spawn",
@@ -155,6 +156,7 @@ class Engine:
         self.lanes_per_candidate = lanes_per_candidate
         self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
         self.final_shrink_seconds = final_shrink_seconds
+        self.min_shrink_seconds = min_shrink_seconds
         aside = store.set_aside_backends()
         self.lanes = tuple(lane for lane in lanes if lane not in aside)
         for lane in lanes:
@@ -333,7 +335,7 @@ class Engine:
             bucket = self.buckets.get(sig)
             if bucket is None or bucket.shrink != ShrinkState.PENDING:
                 continue
-            return self._task(TaskKind.SHRINK, candidate, (bucket.backend, sig, f"{limit:.0f}"))
+            return self._task(TaskKind.SHRINK, candidate, (bucket.backend, sig, f"{limit:.3f}"))
         return None
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
@@ -341,7 +343,7 @@ class Engine:
             if self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
                 task = self._task(TaskKind.CONFIRM, candidate, lanes)
-            elif (self.shrink_queue and not stopping and self._shrink_allowance() >= MIN_SHRINK_SECONDS
+            elif (self.shrink_queue and not stopping and self._shrink_allowance() >= self.min_shrink_seconds
                   and (task := self._next_shrink(min(self.shrink_seconds, self._shrink_allowance())))):
                 pass
             elif not stopping and not self.budget_spent() and self.lanes:
@@ -358,7 +360,8 @@ class Engine:
         """Until the budget is spent, Ctrl-C, or nothing is left to try. Returns why it stopped."""
         if not self.lanes:
             return "every backend is set aside"
-        if self.budget_spent() and not self.confirm_queue:
+        final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
+        if self.budget_spent() and not self.confirm_queue and not final:
             return "budget already spent"
         pool = WorkerPool(self.target, self.jobs, self.start_method)
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -407,7 +410,7 @@ class Engine:
                       f"{self.final_shrink_seconds:.0f}s")
         while True:
             left = end - time.monotonic()
-            while pool.idle and self.shrink_queue and left >= MIN_SHRINK_SECONDS:
+            while pool.idle and self.shrink_queue and left >= self.min_shrink_seconds:
                 task = self._next_shrink(min(self.shrink_seconds, left))
                 if task is None:
                     break

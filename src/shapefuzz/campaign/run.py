@@ -3,14 +3,16 @@ engine), runs it and writes the report. The CLI calls `run_campaign` and nothing
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapefuzz.campaign.config import CampaignConfig, default_jobs, parse_duration, resolve_names
+from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.report import Summary, summarize, write_report
@@ -39,6 +41,13 @@ class FuzzRequest:
     shrink: bool = True
     compile_timeout: float | None = None
     argv: tuple[str, ...] = ()
+    shrink_time: str | float | None = None
+    memory_cap: str | None = None
+    shrink_share: float | None = None
+    saturate_after: int | None = None
+    explore: float | None = None
+    lanes_per_candidate: int | None = None
+    fail_on: str | None = None
 
 
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
@@ -63,8 +72,22 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
     corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
+    shrink_time = parse_duration(req.shrink_time, "--shrink-time") if isinstance(req.shrink_time, str) else req.shrink_time
+    memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
+    check_fraction(req.shrink_share, "--shrink-share", low_open=False)
+    check_fraction(req.explore, "--explore")
+    if req.saturate_after is not None and req.saturate_after < 1:
+        raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
+    if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
+        raise UsageError(f"--lanes-per-candidate {req.lanes_per_candidate}: give at least 1")
+    if req.fail_on is not None and req.fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on {req.fail_on!r}: choose from {', '.join(FAIL_ON)}")
+    rotate = not (req.backends or stored.get("forced"))
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
-                          seconds, req.shrink)
+                          seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
+                          float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
+                          req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
+                          req.fail_on or "never")
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
@@ -87,7 +110,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         if not families:
             raise UsageError("no op family is available: " + "; ".join(warnings))
         probe = toolchain.probe
-        from shapefuzz.backends import BACKENDS
+        from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
 
         lanes = tuple(b for b in config.backends if BACKENDS[b].compiles(probe))
         for b in config.backends:
@@ -98,14 +121,20 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
+            "forced": not config.rotate,
         }))
         budget = DEFAULT_BUDGET
         if req.compile_timeout is not None:
             budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=req.compile_timeout), DEFAULT_BUDGET.run)
         target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget)
+        if config.memory_cap is not None:
+            target = dataclasses.replace(target, memory_cap=config.memory_cap)
         engine = Engine(target, store, families, lanes, config.seed, config.jobs,
                         Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
-                        argv=list(req.argv), start_method=start_method)
+                        argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
+                        lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
+                        knobs=SteeringKnobs(config.saturate_after, config.explore),
+                        shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

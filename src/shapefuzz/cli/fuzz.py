@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from shapefuzz.cli.common import EXIT_OK, Session, toolchain_options
-from shapefuzz.cli.params import BackendList, Duration, SEED, Seconds, array_cap_option
+from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
+from shapefuzz.cli.params import SEED, BackendList, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -25,22 +25,40 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help=f"Corpus folder (default: ./{DEFAULT_CORPUS}, as for every command; a resumed campaign keeps its own).")
 @click.option("--compile-timeout", type=Seconds(), default=None, help="Seconds per compile (default 120).")
 @click.option("--no-shrink", is_flag=True, help="Do not shrink new buckets in the background.")
+@click.option("--shrink-time", type=Duration(), default=None,
+              help="Once the budget is spent, shrink what is still pending for up to this long (default: keep it "
+                   "pending for the next session).")
+@click.option("--shrink-share", type=float, default=None,
+              help="Most of the worker time background shrinking may take (default 0.25).")
+@click.option("--memory-cap", default=None,
+              help="Address-space cap for candidate checks (default 2GiB; a new out-of-memory bucket is "
+                   "confirmed once under the full 8GiB).")
+@click.option("--saturate-after", type=int, default=None,
+              help="Hits before a bucket is saturated and its features are drawn less (default 3).")
+@click.option("--explore", type=float, default=None,
+              help="Least chance a candidate carrying a saturated bucket's features is still drawn (default 0.05).")
+@click.option("--lanes-per-candidate", type=int, default=None,
+              help="Backends per candidate: the reference plus a rotating share of the others (default 2; "
+                   "--backends checks every candidate on every named backend).")
+@click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @toolchain_options
 @array_cap_option
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
-         compile_timeout, no_shrink, as_json) -> None:
+         compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
+         lanes_per_candidate, fail_on, as_json) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign.report import json_text, text_lines
     from shapefuzz.campaign.run import FuzzRequest, run_campaign
 
     request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
-                          not no_shrink, compile_timeout, tuple(sys.argv[1:]))
+                          not no_shrink, compile_timeout, tuple(sys.argv[1:]), shrink_time, memory_cap,
+                          shrink_share, saturate_after, explore, lanes_per_candidate, fail_on)
     summary = run_campaign(request, session.toolchain)
     if as_json:
         click.echo(json_text(summary))
     else:
         for line in text_lines(summary):
             click.echo(line)
-    sys.exit(EXIT_OK)
+    sys.exit(EXIT_FOUND if fail_on == "new" and summary.new_findings else EXIT_OK)

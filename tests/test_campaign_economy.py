@@ -1,0 +1,312 @@
+"""Campaign economy with fake targets: saturation steering, the memory cap and its full-cap
+confirmation, no compile for a known target limit, the shrink share, pending shrinks across a
+SIGKILL, causes across backends, triage verdicts, --fail-on new, and the knobs' bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.report import summarize
+from shapefuzz.campaign.steering import Steering, SteeringKnobs
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import ShrinkState, TaskKind, Triage, Verdict
+
+sys.path.insert(0, str(Path(__file__).parent))
+from campaign_fakes import fake_env, make_fake_iree  # noqa: E402
+
+SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Candidates are numbers. n % hot_mod == 0 carries feature "hot" and fails on every lane in
+    `same_on` with one message; shrink sleeps for its whole allowance (the worst case)."""
+
+    corpus: str
+    hot_mod: int = 4
+    same_on: tuple[str, ...] = ("a",)
+    check_seconds: float = 0.0
+    shrink_sleep: float | None = None  # None: the allowance
+
+    def generate(self, group: str, seed: int) -> Candidate:
+        n = seed % 5000
+        key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
+        features = (f"mod3:{n % 3}", f"mod5:{n % 5}") + (("hot",) if n % self.hot_mod == 0 else ())
+        return Candidate(key, group, seed, features, json.dumps({"n": n}), "x" * (10 + n % 50))
+
+    def deadline(self, lanes) -> float:
+        return 30.0
+
+    def size(self, text: str) -> tuple[int, ...]:
+        return (len(text),)
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        if self.check_seconds:
+            time.sleep(self.check_seconds)
+        hot = "hot" in candidate.features
+        lane_results, failures = {}, []
+        for lane in lanes:
+            if hot and lane in self.same_on:
+                failures.append(Failure(lane, f"{lane}/compile/error: same", {
+                    "backend": lane, "stage": "compile", "status": "error", "message": "same"}))
+                lane_results[lane] = ("error", 0.01)
+            else:
+                lane_results[lane] = ("ok", 0.01)
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS, lane_results, tuple(failures), 0.0)
+
+    confirm = check
+
+    def shrink(self, candidate: Candidate, lanes):
+        time.sleep(float(lanes[2]) if self.shrink_sleep is None else self.shrink_sleep)
+        return None
+
+    def corpus_count(self, failure: Failure):
+        path = Path(self.corpus) / hashlib.sha256(failure.signature.encode()).hexdigest()[:12]
+        return str(path), int(path.read_text()) if path.exists() else 0
+
+    def save(self, candidate, failure, flaky, cause=""):
+        where, count = self.corpus_count(failure)
+        Path(self.corpus).mkdir(exist_ok=True)
+        Path(where).write_text(str(count + 1))
+        return where
+
+    def triage(self, candidate, failure, outcome):
+        return Triage.COMPILER_BUG, "fake"
+
+    def rename_cause(self, entry, cause):
+        pass
+
+
+def _engine(folder: Path, target, count, lanes=("a", "b"), jobs=1, **kw) -> Engine:
+    return Engine(target, CampaignStore(folder), ("g",), lanes, 11, jobs, Limits(count=count),
+                  start_method="fork", **kw)
+
+
+def _hot_share_after_saturation(engine: Engine) -> float:
+    rows = list(engine.store.candidates())
+    hot = [i for i, r in enumerate(rows) if "hot" in r.features]
+    later = rows[hot[2] + 1:]  # after the third hit saturates the bucket
+    return sum("hot" in r.features for r in later) / len(later)
+
+
+def test_saturation_lowers_the_draw_rate_of_a_buckets_features(tmp_path):
+    target = Target(str(tmp_path / "corpus"))
+    off = _engine(tmp_path / "off", target, 120, knobs=SteeringKnobs(saturate_after=10**6))
+    off.run()
+    on = _engine(tmp_path / "on", target, 120, knobs=SteeringKnobs(saturate_after=3, explore=0.05))
+    on.run()
+    without, with_ = _hot_share_after_saturation(off), _hot_share_after_saturation(on)
+    assert without > 0.15 and with_ < without / 2, (without, with_)
+    assert on.stats.steered_away > 0
+    bucket = on.store.buckets()[0]
+    assert bucket.rehits >= 1 and bucket.rehit_seconds > 0  # re-hits and their cost are kept
+    assert summarize(on.store).causes[0]["rehits"] == bucket.rehits
+
+
+def test_keep_chance_falls_with_rehits_and_their_cost_but_keeps_an_exploration_share():
+    s = Steering(("g",), SteeringKnobs(saturate_after=2, explore=0.1))
+    for _ in range(10):
+        s.add("g", ("x",), 1.0)
+    s.hit("b", "g", ("hot", "x"), 1.0)
+    s.hit("b", "g", ("hot", "y"), 1.0)
+    assert s.trigger["b"] == {"group:g", "hot"}
+    first = s.keep_chance("g", ("hot",))
+    assert first < 1.0 and s.keep_chance("g", ("cold",)) > first
+    s.hit("b", "g", ("hot",), 1.0)
+    cheap = s.keep_chance("g", ("hot",))
+    s.hit("b", "g", ("hot",), 60.0)  # an expensive re-hit (a blow-up) steers harder
+    assert s.keep_chance("g", ("hot",)) < cheap < first
+    for _ in range(50):
+        s.hit("b", "g", ("hot",), 60.0)
+    assert s.keep_chance("g", ("hot",)) == pytest.approx(0.1)
+
+
+def test_two_backends_failing_the_same_way_make_one_cause(tmp_path):
+    target = Target(str(tmp_path / "corpus"), same_on=("a", "b"))
+    engine = _engine(tmp_path / "c", target, 20)
+    engine.run()
+    buckets = engine.store.buckets()
+    assert {b.backend for b in buckets} == {"a", "b"} and len({b.cause for b in buckets}) == 1
+    summary = summarize(engine.store)
+    assert len(summary.causes) == 1 and summary.causes[0]["backends"] == ["a", "b"]
+    assert engine.snapshot().causes == 1 and engine.snapshot().buckets == 2
+    # one shrink per cause: the other bucket is skipped, not shrunk again
+    assert sorted(b.shrink for b in buckets) == ["", ""]  # shrinking off in this engine
+
+
+def test_rotating_lanes_give_every_lane_its_turn(tmp_path):
+    target = Target(str(tmp_path / "corpus"), hot_mod=10**9)
+    engine = _engine(tmp_path / "c", target, 12, lanes=("ref", "x", "y", "z"), reference="ref",
+                     lanes_per_candidate=2)
+    engine.run()
+    seen = [r.backends for r in engine.store.candidates()]
+    assert all(b[0] == "ref" and len(b) == 2 for b in seen)
+    assert {b[1] for b in seen} == {"x", "y", "z"}
+    forced = _engine(tmp_path / "f", target, 3, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=None)
+    forced.run()
+    assert all(r.backends == ("ref", "x", "y") for r in forced.store.candidates())
+
+
+def test_shrinking_never_takes_more_than_its_share(tmp_path):
+    target = Target(str(tmp_path / "corpus"), hot_mod=3, same_on=("a",), check_seconds=0.05)
+    share = 0.25
+    engine = _engine(tmp_path / "c", target, 80, lanes=("a",), jobs=2, shrink=True, shrink_share=share,
+                     min_shrink_seconds=0.1, knobs=SteeringKnobs(saturate_after=10**6))
+    start = time.monotonic()
+    engine.run()
+    elapsed = time.monotonic() - start
+    shrink_time = engine.store.worker_time(TaskKind.SHRINK.value)
+    assert shrink_time > 0  # it did shrink
+    assert shrink_time <= share * 2 * elapsed * 1.05 + 0.3, (shrink_time, elapsed)
+
+
+def _run_until_killed(folder: str, corpus: str) -> None:  # a child process: a campaign to SIGKILL
+    target = Target(corpus, same_on=("a", "b"), check_seconds=0.05)
+    engine = _engine(Path(folder), target, 10**6, shrink=True, shrink_share=0.0)
+    engine.run()
+
+
+def test_a_pending_shrink_survives_sigkill_and_resume(tmp_path):
+    folder, corpus = tmp_path / "c", str(tmp_path / "corpus")
+    child = multiprocessing.get_context("fork").Process(target=_run_until_killed, args=(str(folder), corpus))
+    child.start()
+    deadline = time.monotonic() + 60
+    pending = []
+    while time.monotonic() < deadline and not pending:
+        time.sleep(0.2)
+        if (folder / "campaign.sqlite").exists():
+            store = CampaignStore(folder)
+            pending = [b for b in store.buckets() if b.shrink == ShrinkState.PENDING]
+            store.close()
+    os.kill(child.pid, signal.SIGKILL)
+    child.join()
+    assert pending, "no shrink was planned"
+    done_before = CampaignStore(folder).candidate_count()
+    target = Target(corpus, same_on=("a", "b"), shrink_sleep=0.05)
+    resumed = _engine(folder, target, done_before + 40, shrink=True, shrink_share=1.0, min_shrink_seconds=0.01)
+    resumed.run()
+    states = {b.sig: b.shrink for b in resumed.store.buckets()}
+    assert states[pending[0].sig] == ShrinkState.DONE
+    assert sorted(states.values()) == [ShrinkState.DONE, ShrinkState.SKIPPED]  # one per cause
+
+
+def test_pending_shrinks_run_in_a_final_phase(tmp_path):
+    target = Target(str(tmp_path / "corpus"), shrink_sleep=0.05)
+    engine = _engine(tmp_path / "c", target, 12, shrink=True, shrink_share=0.0, min_shrink_seconds=0.01,
+                     final_shrink_seconds=5.0)
+    engine.run()
+    assert [b.shrink for b in engine.store.buckets()] == [ShrinkState.DONE]
+
+
+# --- the IREE target, with a fake iree-compile that logs its calls --------------------------------
+def _fake_toolchain(tmp_path, monkeypatch, mode="ok"):
+    from shapefuzz.toolchain import find_toolchain
+
+    log = tmp_path / "calls.log"
+    for key, value in fake_env(tmp_path, mode, FAKE_IREE_LOG=str(log)).items():
+        monkeypatch.setenv(key, value)
+    return find_toolchain(make_fake_iree(tmp_path / "bin")), log
+
+
+F16 = """// shapefuzz-case: {"family": "topk", "params": {"dtype": "f16"}}
+func.func @main(%a: tensor<4xf16>) -> tensor<4xf16> {
+  return %a : tensor<4xf16>
+}
+"""
+
+
+def test_a_limited_lane_is_never_compiled(tmp_path, monkeypatch):
+    from shapefuzz.campaign.iree import IreeTarget
+
+    toolchain, log = _fake_toolchain(tmp_path, monkeypatch)
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    candidate = Candidate("k", "topk", 1, (), "{}", F16)
+    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: None)
+    outcome = target.check(candidate, ("llvm-cpu", "vmvx"))
+    calls = log.read_text()
+    assert "backends=llvm-cpu" in calls and "vmvx" not in calls  # f16 on vmvx: not compiled at all
+    assert outcome.lanes["vmvx"] == ("unsupported", 0.0)
+
+
+def test_suspected_driver_and_ours_verdicts():
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.toolchain import find_toolchain
+
+    target = IreeTarget(find_toolchain(), Path("/nonexistent"))
+    candidate = Candidate("k", "topk", 1, (), "{}", "func.func @main() { return }")
+    wrong = {"backend": "vulkan-spirv", "stage": "compare", "status": "mismatch", "message": "wrong values in sort"}
+    failure = Failure("vulkan-spirv", "v", wrong)
+    lanes = {"llvm-cpu": ("ok", 1.0), "vmvx": ("ok", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
+    verdict, evidence = target.triage(candidate, failure, Outcome(Verdict.FAIL, lanes, (failure,)))
+    assert verdict == Triage.SUSPECTED_DRIVER
+    assert "llvm-cpu" in evidence and "hardware GPU" in evidence
+    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("mismatch", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
+    for lane in ("llvm-cpu", "vulkan-spirv"):
+        f = Failure(lane, lane, {**wrong, "backend": lane})
+        assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.OURS
+    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("ok", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
+    f = Failure("llvm-cpu", "c", {**wrong, "backend": "llvm-cpu"})
+    assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.COMPILER_BUG
+
+
+# --- end to end through the CLI -----------------------------------------------------------------
+def _fuzz(tmp_path, *args, mode="ok", env_extra=None):
+    argv = [SHAPEFUZZ, "--iree-bin", str(make_fake_iree(tmp_path / "bin")), "fuzz",
+            "--campaign", str(tmp_path / "camp"), "--corpus", str(tmp_path / "corpus"), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=240,
+                          env=fake_env(tmp_path, mode, **(env_extra or {})))
+
+
+def test_a_blowup_is_cut_at_the_campaign_cap_and_confirmed_once_at_the_full_cap(tmp_path):
+    log = tmp_path / "calls.log"
+    result = _fuzz(tmp_path, "--count", "3", "--ops", "topk", "--backends", "llvm-cpu", "--jobs", "1",
+                   "--no-shrink", "--json", mode="oom", env_extra={"FAKE_IREE_LOG": str(log)})
+    assert result.returncode == 0, result.stderr
+    caps = [int(line.split()[0]) for line in log.read_text().splitlines()]
+    assert caps.count(2 << 20) == 3  # every check under the 2 GiB campaign cap (ulimit -v is KiB)
+    assert caps.count(8 << 20) == 1  # the new oom bucket's one confirmation, under the full cap
+    summary = json.loads(result.stdout)
+    assert [b["status"] for b in summary["buckets"]] == ["oom"] and summary["buckets"][0]["state"] == "confirmed"
+
+
+def test_fail_on_new_exits_1_only_when_asked(tmp_path):
+    args = ("--count", "3", "--ops", "topk", "--backends", "llvm-cpu", "--jobs", "1", "--no-shrink", "--json")
+    result = _fuzz(tmp_path, *args, "--fail-on", "new", mode="words")
+    assert result.returncode == 1, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["findings"] >= 1 and summary["new_findings"] == summary["findings"]
+    again = _fuzz(tmp_path, "--count", "4", "--json", mode="ok")  # resumed, nothing new: default exit 0
+    assert again.returncode == 0, again.stderr
+    index = (tmp_path / "corpus" / "INDEX.md").read_text() if (tmp_path / "corpus" / "INDEX.md").exists() else ""
+    for entry in (tmp_path / "corpus").glob("*/meta.json"):
+        assert json.loads(entry.read_text())["cause"].startswith("cause-")  # each entry names its cause
+    assert index == "" or "causes" in index
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--shrink-time", "soon"], "--shrink-time 'soon'"),
+    (["--memory-cap", "lots"], "--memory-cap 'lots': not a size"),
+    (["--memory-cap", "1k"], "--memory-cap '1k': give at least 64MiB"),
+    (["--explore", "2"], "--explore 2.0: give a fraction"),
+    (["--shrink-share", "-1"], "--shrink-share -1.0: give a fraction"),
+    (["--saturate-after", "0"], "--saturate-after 0: give at least 1"),
+    (["--lanes-per-candidate", "0"], "--lanes-per-candidate 0: give at least 1"),
+    (["--fail-on", "sometimes"], "--fail-on 'sometimes': choose from never, new"),
+])
+def test_economy_knobs_bad_input_one_line_exit_2(tmp_path, args, message):
+    result = _fuzz(tmp_path, "--count", "1", *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "camp").exists()
