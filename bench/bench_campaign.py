@@ -1,7 +1,15 @@
 """Campaign throughput benchmark.
 
-Runs a fixed-seed campaign with --jobs 1 and --jobs 2 (fresh folders each), then makes the same
-compiler and runtime calls for the same candidates in a plain loop, and prints:
+Default (the economy figures of issue "Campaigns that spend their time on new bugs"): one timed
+campaign on the default families and backends with --jobs 2, as a new user would run it, then
+prints candidates per minute, the share of worker time in checks / confirmations / shrinks, the
+time spent re-hitting saturated buckets, and the distinct causes found (findings = compiler bugs).
+
+    .venv/bin/python bench/bench_campaign.py --time 20m            # the reference measurement
+    .venv/bin/python bench/bench_campaign.py --time 4m --keep DIR  # a short look, campaign kept
+
+--overhead: the older figures instead: a fixed-count campaign with --jobs 1 and --jobs 2, then the
+same compiler and runtime calls in a plain loop:
   - candidates per minute per core,
   - the share of worker time spent in the compiler and runtime (the rest is shapefuzz itself),
   - shapefuzz's throughput relative to the bare loop (1.0 = no overhead at all),
@@ -9,8 +17,8 @@ compiler and runtime calls for the same candidates in a plain loop, and prints:
   - with --phases: the bare loop again, compiling the target-independent part once per candidate
     (--compile-to=PHASE) and only the rest per backend (--compile-from=PHASE).
 
-    .venv/bin/python bench/bench_campaign.py --count 300          # the full benchmark
-    .venv/bin/python bench/bench_campaign.py --count 30 --phases  # a quick look
+    .venv/bin/python bench/bench_campaign.py --overhead --count 300
+    .venv/bin/python bench/bench_campaign.py --overhead --count 30 --phases
 """
 
 from __future__ import annotations
@@ -35,6 +43,29 @@ from shapefuzz.case import Case
 from shapefuzz.execute import _verify_argv
 from shapefuzz.mlirinfo import function_info
 from shapefuzz.toolchain import find_toolchain
+
+
+def economy(toolchain, args, folder: Path) -> dict:
+    """One timed default campaign; the figures come from its store, as `shapefuzz fuzz` reports them."""
+    request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
+                          time=args.time, jobs=args.jobs, seed=args.seed, campaign=str(folder),
+                          corpus=str(folder / "corpus"))
+    start = time.perf_counter()
+    summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
+    wall = time.perf_counter() - start
+    worker = summary.worker_seconds
+    total = sum(worker.values()) or 1.0
+    return {
+        "wall": round(wall, 1), "active": round(summary.active_seconds, 1), "candidates": summary.candidates,
+        "per_minute": round(summary.rate_per_min, 1), "jobs": args.jobs,
+        "worker_share": {k: round(v / total, 3) for k, v in worker.items()},
+        "worker_seconds": {k: round(v, 1) for k, v in worker.items()},
+        "rehit_seconds": round(summary.rehit_seconds, 1),
+        "causes": len(summary.causes), "findings": len(summary.findings), "set_apart": summary.set_apart,
+        "buckets": len(summary.buckets), "verdicts": summary.verdicts,
+        "unsupported_lanes": sum(r.unsupported for r in summary.backends.values()),
+        "cause_list": [(c["triage"], c["stage"], c["status"], c["message"][:100], c["backends"]) for c in summary.causes],
+    }
 
 
 def campaign(toolchain, args, jobs: int, folder: Path) -> dict:
@@ -98,15 +129,43 @@ def bare_loop(toolchain, cases, backends: list[str], phase: str | None = None) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--time", default="20m", help="economy mode: the campaign's active time (45s, 4m, 20m)")
+    parser.add_argument("--jobs", type=int, default=2, help="economy mode: workers (default 2)")
+    parser.add_argument("--keep", default=None, help="economy mode: keep the campaign in this folder")
+    parser.add_argument("--verbose", action="store_true", help="economy mode: show the campaign's progress")
+    parser.add_argument("--overhead", action="store_true", help="the older overhead figures instead")
     parser.add_argument("--count", type=int, default=300)
-    parser.add_argument("--ops", default="topk,scatter,conv,conv_transpose,one_hot")
-    parser.add_argument("--backends", default="llvm-cpu,vmvx,rocm-gfx942")
+    parser.add_argument("--ops", default=None, help="default: every family")
+    parser.add_argument("--backends", default=None,
+                        help="default: the campaign's default lanes (overhead mode: llvm-cpu,vmvx,rocm-gfx942)")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--phases", nargs="?", const="global-optimization", default=None,
                         help="also try compiling up to PHASE once per candidate (default: global-optimization)")
     parser.add_argument("--skip-jobs2", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if not args.overhead:
+        toolchain = find_toolchain()
+        with tempfile.TemporaryDirectory(prefix="bench-campaign-") as tmp:
+            folder = Path(args.keep) if args.keep else Path(tmp) / "camp"
+            r = economy(toolchain, args, folder)
+        if args.json:
+            print(json.dumps(r, indent=2))
+            return
+        shares = ", ".join(f"{k} {v:.1%}" for k, v in r["worker_share"].items())
+        apart = ", ".join(f"{n} {t}" for t, n in sorted(r["set_apart"].items())) or "none"
+        print(f"{r['candidates']} candidates in {r['active']:.0f}s active with --jobs {r['jobs']} "
+              f"(ops {args.ops or 'all'}, backends {args.backends or 'default'}, seed {args.seed})")
+        print(f"candidates/min: {r['per_minute']:.1f}")
+        print(f"worker time: {shares} (of {sum(r['worker_seconds'].values()):.0f}s)")
+        print(f"time re-hitting saturated buckets: {r['rehit_seconds']:.0f}s")
+        print(f"distinct causes: {r['causes']} ({r['findings']} compiler bugs; set apart: {apart}) in "
+              f"{r['buckets']} buckets; lane-candidates unsupported (target limits): {r['unsupported_lanes']}")
+        for triage, stage, status, message, backends in r["cause_list"]:
+            print(f"  {triage:16} {stage}/{status}: {message}  [{', '.join(backends)}]")
+        return
+    args.ops = args.ops or "topk,scatter,conv,conv_transpose,one_hot"
+    args.backends = args.backends or "llvm-cpu,vmvx,rocm-gfx942"
     toolchain = find_toolchain()
     backends = args.backends.split(",")
     results: dict = {"count": args.count, "backends": backends, "ops": args.ops}

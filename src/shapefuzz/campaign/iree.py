@@ -130,7 +130,7 @@ class IreeTarget:
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.fields.get("stage", ""), failure.fields.get("status", "")
-        reason = backend.limit_for(candidate.text) if backend else None
+        reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
         probe = self.toolchain.probe
@@ -179,7 +179,7 @@ class IreeTarget:
         from shapefuzz.execute import tool_seconds
         from shapefuzz.oracle import check_module
 
-        limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for(candidate.text)}
+        limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
         before = tool_seconds()
         report = check_module(candidate.text, [lane for lane in lanes if lane not in limited],
                               self._expectation(candidate), self.toolchain, budget, confirm=False)
