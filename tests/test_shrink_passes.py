@@ -42,6 +42,7 @@ def test_statements_group_continuation_lines_and_regions():
     assert "%d" not in by_name and "%m" not in by_name
 
 
+@pytest.mark.iree
 def test_structure_passes_propose_verifying_candidates(toolchain):
     candidates = []
     for fn in (M.drop_results, M.drop_unused_ops, M.strip_comments):
@@ -61,6 +62,7 @@ def test_structure_passes_propose_verifying_candidates(toolchain):
     assert no_arg and "%extra" not in no_arg[0] and verify_many(no_arg, toolchain) == [None] * len(no_arg)
 
 
+@pytest.mark.iree
 def test_shrink_dims_changes_a_size_everywhere_at_once(toolchain):
     candidates = list(M.shrink_dims(BIG))
     forty_to_one = [c for c in candidates if "tensor<7x24x1xf32>" in c and "tensor<1xf32>" in c]
@@ -81,6 +83,7 @@ def test_static_dims_and_attribute_passes():
     assert any("high[0, %h]" in c for c in M.simplify_attrs(pad))
 
 
+@pytest.mark.iree
 def test_bypass_replaces_an_op_by_an_operand(toolchain):
     text = (
         "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -93,6 +96,7 @@ def test_bypass_replaces_an_op_by_an_operand(toolchain):
     assert any("linalg.negf" not in c and "return %a" in c for c in good)
 
 
+@pytest.mark.iree
 def test_parameter_pass_rerenders_smaller_cases(toolchain):
     from shapefuzz.families import render_case
     from shapefuzz.generate import draw_case
@@ -121,8 +125,9 @@ def test_param_shrinking_proposes_only_the_familys_own_candidates():
     from shapefuzz.generate import draw_case
 
     case = draw_case("conv_transpose", 3)
-    proposed = [case_from_mlir(t).params for t in shrink_params(render_case(case))]
-    assert proposed and all(p in get_family("conv_transpose").shrink_candidates(case.params) for p in proposed)
+    family = get_family("conv_transpose")
+    proposed = [family.load(case_from_mlir(t).params) for t in shrink_params(render_case(case))]
+    assert proposed and all(p in family.shrink_candidates(case.params) for p in proposed)
 
 
 def test_durations_and_output_names():

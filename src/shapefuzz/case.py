@@ -26,8 +26,10 @@ class Case:
     params_json: str  # canonical JSON, so the case is hashable and frozen
 
     @staticmethod
-    def make(family: str, params: dict[str, Any]) -> "Case":
-        return Case(family, canonical_json(params))
+    def make(family: str, params: Any) -> "Case":
+        """From a family's params: its typed value (anything with `to_json`) or a JSON dict."""
+        to_json = getattr(params, "to_json", None)
+        return Case(family, canonical_json(to_json() if callable(to_json) else params))
 
     @property
     def params(self) -> dict[str, Any]:

@@ -154,3 +154,26 @@ class CheckReport:
             "notes": list(self.notes),
             "backends": {r.backend: r.to_json() for r in self.results},
         }
+
+
+class MismatchKind(str, enum.Enum):
+    """How a run's results differ from the reference. The value is the text a mismatch's
+    signature carries, so bucketing never greps the detail."""
+
+    VALUES = "wrong values"
+    SHAPE = "wrong result shape"
+    DTYPE = "wrong result dtype"
+    COUNT = "wrong number of results"
+    INDICES = "wrong indices"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A comparison's verdict when results are wrong: the kind (what the signature buckets on)
+    and a short human-readable detail (where, what was expected)."""
+
+    kind: MismatchKind
+    detail: str
+
+    def __str__(self) -> str:
+        return self.detail

@@ -18,12 +18,13 @@ from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
+from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Stage, Status, Verdict
+from shapefuzz.model import BackendResult, CheckReport, Mismatch, Stage, Status, Verdict
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 
-Comparator = Callable[[list[np.ndarray], list[np.ndarray]], str | None]  # (expected, actual) -> mismatch
+Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
 
 @dataclass(frozen=True)
 class Expectation:
@@ -37,23 +38,12 @@ class Expectation:
     label: str = ""
 
 
-def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> str | None:
+def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
     """Element-wise comparison with a tolerance per dtype (exact for integers)."""
-    if len(expected) != len(actual):
-        return f"{len(actual)} results, expected {len(expected)}"
-    for i, (want, got) in enumerate(zip(expected, actual)):
-        if want.shape != got.shape:
-            return f"result {i} has shape {got.shape}, expected {want.shape}"
-        if want.dtype.kind in "iub":
-            bad = np.argwhere(want != got)
-        else:
-            tol = {2: 1e-2, 4: 1e-5}.get(want.dtype.itemsize, 1e-9)
-            close = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol, equal_nan=True)
-            bad = np.argwhere(~close)
-        if bad.size:
-            first = tuple(int(v) for v in bad[0])
-            return f"result {i} differs at {len(bad)} of {want.size} elements, first at {first}: {got[first]} != {want[first]}"
-    return None
+    return compare_arrays(expected, actual, tolerance=_DEFAULT_TOLERANCE)
+
+
+_DEFAULT_TOLERANCE = {"f16": (1e-2, 1e-2), "f32": (1e-5, 1e-5), "f64": (1e-9, 1e-9)}
 
 
 def _unsupported(backend: Backend, stage: Stage, reason: str, detail: str, seconds: float = 0.0,
@@ -124,21 +114,12 @@ def _run_backend(
     return BackendResult(backend.name, Stage.RUN, Status.OK, "", None, total, compiled.seconds, ran.seconds), outputs
 
 
-def _mismatch(backend: str, detail: str, base: BackendResult, label: str = "") -> BackendResult:
-    kind = _mismatch_kind(detail)
+def _mismatch(backend: str, mismatch: Mismatch, base: BackendResult, label: str = "") -> BackendResult:
+    # Bucketed by the mismatch's kind (shape, count, dtype, indices, values), never by where the
+    # numbers first differ; the op family is part of it (see `Expectation.label`).
+    kind = mismatch.kind.value
     sig = signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{kind} in {label}" if label else kind)
-    return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=detail, signature=sig)
-
-
-def _mismatch_kind(detail: str) -> str:
-    # Buckets wrong numbers by kind (shape, count, values), not by where they first differ.
-    if "shape" in detail:
-        return "wrong result shape"
-    if "results, expected" in detail:
-        return "wrong number of results"
-    if "indices" in detail.lower() or "index" in detail.lower():
-        return "wrong indices"
-    return "wrong values"
+    return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=mismatch.detail, signature=sig)
 
 
 def _judge(
@@ -171,7 +152,7 @@ def _judge(
     for name in names:
         mismatch = default_compare(truth, outputs[name])
         if mismatch:
-            results[name] = _mismatch(name, f"{mismatch} (vs {majority[0]})", results[name])
+            results[name] = _mismatch(name, replace(mismatch, detail=f"{mismatch.detail} (vs {majority[0]})"), results[name])
         else:
             results[name] = replace(results[name], stage=Stage.COMPARE)
     return results, notes
@@ -251,7 +232,7 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     inputs = guarded(case.family, "making inputs", lambda: family.make_inputs(params, seed))
     expected = guarded(case.family, "the NumPy reference", lambda: family.reference(params, inputs))
 
-    def compare(want: list[np.ndarray], got: list[np.ndarray]) -> str | None:
+    def compare(want: list[np.ndarray], got: list[np.ndarray]) -> Mismatch | None:
         return family.compare(params, inputs, want, got)
 
     # A torch spelling's wrong numbers are its own bucket: a frontend-only bug is named as such.

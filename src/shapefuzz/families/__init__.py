@@ -7,7 +7,7 @@ from typing import Any, Callable, TypeVar
 
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.frontends import with_frontends
 
 T = TypeVar("T")
@@ -54,7 +54,7 @@ def validate_case(case: Case, where: str = "case ") -> None:
         raise InvalidInputError(str(error)) from None
 
 
-def validate_params(family_name: str, params: Params, where: str) -> None:
+def validate_params(family_name: str, params: dict[str, Any], where: str) -> None:
     """Params read back from a file (case header, corpus entry) must be ones the family renders:
     a known family, no absurd integers, and every tensor the module declares within the array cap
     (refused before anything is allocated). Raises SchemaError naming the field."""
@@ -100,4 +100,5 @@ def render_case(case: Case) -> str:
     return case.header() + "\n" + body
 
 
-__all__ = ["Family", "Params", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params", "validate_case", "guarded"]
+__all__ = ["Family", "FamilyParams", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params",
+           "validate_case", "guarded"]

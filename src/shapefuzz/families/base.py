@@ -1,47 +1,191 @@
 """What one op family provides. Everything about a family lives in its own module:
-its template, its Hypothesis strategy, its input generator, its NumPy reference and its
-comparison rule (NNSmith's "one op = one place")."""
+its typed parameters, template, Hypothesis strategy, input generator, NumPy reference and
+comparison rule (NNSmith's "one op = one place"). `Family.define` collects them from the module.
+
+Parameters are a frozen dataclass per family (`FamilyParams`); the `// shapefuzz-case:` header
+carries them as JSON (`to_json` / `from_json`, which also reads the names older headers used).
+Every `Family` method accepts the typed value or its JSON dict, so stored cases load anywhere."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+import dataclasses
+import itertools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
 
 import numpy as np
-from hypothesis import strategies as st
 
-Params = dict[str, Any]  # JSON-serializable; saved with every finding so it can be re-rendered
+from shapefuzz.model import Mismatch
 
+if TYPE_CHECKING:
+    from hypothesis import strategies as st
 
-@dataclass(frozen=True)
-class Family:
-    name: str
-    # Draws one valid parameter set. Must only draw cases whose MLIR verifies.
-    strategy: Callable[[], st.SearchStrategy[Params]]
-    # Params -> MLIR text (without the case header; `render_case` adds it). Deterministic.
-    render: Callable[[Params], str]
-    # (params, seed) -> the function's arguments, in order, with concrete sizes for `?` dims.
-    make_inputs: Callable[[Params, int], list[np.ndarray]]
-    # (params, inputs) -> the expected results, computed from the op's definition in NumPy.
-    reference: Callable[[Params, list[np.ndarray]], list[np.ndarray]]
-    # (params, inputs, expected, actual) -> None when `actual` is right, else a short description.
-    # Must not raise false alarms: ties in topk, duplicate scatter indices, float rounding.
-    compare: Callable[[Params, list[np.ndarray], list[np.ndarray], list[np.ndarray]], str | None]
-    # Params of other formulations of the same computation (metamorphic oracle); may be empty.
-    equivalent_forms: Callable[[Params], list[Params]]
-    # Params -> a list of "features" (e.g. "dyn:mixed", "groups>1", "form:generic") for
-    # coverage bookkeeping and Hypothesis event(); the campaign steers toward rare ones.
-    features: Callable[[Params], list[str]]
-    # Params -> a smaller/simpler list of candidate params for the parameter shrinker
-    # (each must still be valid). Ordered most aggressive first.
-    shrink_candidates: Callable[[Params], list[Params]]
+P = TypeVar("P", bound="FamilyParams")
 
 
-def distinct_valid(candidates: Iterable[Params], original: Params, is_valid: Callable[[Params], bool]) -> list[Params]:
-    """The candidates, in order, that are valid, differ from `original` and are not repeated:
-    what every family's shrink_candidates returns after proposing."""
-    out: list[Params] = []
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+LINALG = "linalg"  # the frontend of the hand-written forms
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyParams:
+    """Base of each family's frozen-dataclass parameters. Lists become tuples (hashable,
+    immutable). `p["k"]` reads a field by name, for code that walks fields by name.
+
+    `frontend` says how the case is spelled: "linalg" (the family's own forms; left out of the
+    JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation."""
+
+    # Names older case headers used for a field: {old name: field name}.
+    RENAMED: ClassVar[dict[str, str]] = {}
+
+    frontend: str = dataclasses.field(default=LINALG, kw_only=True)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            frozen = _freeze(value)
+            if frozen is not value:
+                object.__setattr__(self, f.name, frozen)
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Old header spellings -> current field names (a family may override to convert values)."""
+        for old, new in cls.RENAMED.items():
+            if old in data and new not in data:
+                data[new] = data.pop(old)
+        return data
+
+    @classmethod
+    def from_json(cls: type[P], data: Mapping[str, Any]) -> P:
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{cls.__name__}: parameters must be a JSON object, got {type(data).__name__}")
+        fixed = cls.upgrade(dict(data))
+        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        unknown = sorted(set(fixed) - set(names))
+        missing = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+                   if f.name not in fixed and f.default is dataclasses.MISSING
+                   and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
+        if unknown or missing:
+            raise ValueError(f"{cls.__name__}: unknown parameters {unknown}, missing {missing}")
+        return cls(**{k: fixed[k] for k in names if k in fixed})
+
+    def to_json(self) -> dict[str, Any]:
+        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        if out.get("frontend") == LINALG:
+            del out["frontend"]  # linalg cases keep the headers they always had
+        return out
+
+    def replace(self: P, **changes: Any) -> P:
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    @classmethod
+    def _names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+
+def distinct_valid(candidates: Iterable[P], original: P, is_valid: Callable[[P], bool]) -> list[P]:
+    """The candidates, in order, that are valid, differ from `original` and are not repeated."""
+    out: list[P] = []
     for candidate in candidates:
         if candidate != original and candidate not in out and is_valid(candidate):
             out.append(candidate)
     return out
+
+
+_HOOKS = ("strategy", "render", "make_inputs", "reference", "compare", "equivalent_forms", "features",
+          "shrink_candidates", "is_valid")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Family(Generic[P]):
+    """One op family. The hooks are the module's functions, all on typed params:
+
+    strategy() -> SearchStrategy[P]        draws only cases whose MLIR verifies
+    render(p) -> str                       the module (without the case header); deterministic
+    make_inputs(p, seed) -> arrays         the function's arguments, concrete sizes for `?` dims
+    reference(p, inputs) -> arrays         the expected results, from the op's definition
+    compare(p, inputs, expected, actual)   None when right, else a typed Mismatch; never a false
+                                           alarm (topk ties, duplicate scatter indices, rounding)
+    equivalent_forms(p) -> [P]             other formulations of the same computation
+    features(p) -> [str]                   coverage labels the campaign steers by
+    shrink_candidates(p) -> [P]            simpler params, most aggressive first (proposals only:
+                                           `Family.shrink_candidates` keeps the valid, distinct ones)
+    is_valid(p) -> bool                    whether the params describe a sound computation
+    """
+
+    name: str
+    params_type: type[P]
+    hooks: Mapping[str, Callable[..., Any]]
+    # Features the strategy must reach in a few hundred draws (checked by the contract test).
+    reached_features: tuple[str, ...] = ()
+
+    @staticmethod
+    def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
+        """The family whose hooks are the like-named functions in `namespace` (a module's globals())."""
+        missing = [h for h in _HOOKS if not callable(namespace.get(h))]
+        assert not missing, f"family {name} lacks {missing}"
+        return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())))
+
+    def load(self, params: P | Mapping[str, Any]) -> P:
+        """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""
+        return self.params_type.from_json(params)
+
+    def strategy(self) -> st.SearchStrategy[P]:
+        return self.hooks["strategy"]()
+
+    def render(self, params: P | Mapping[str, Any]) -> str:
+        return self.hooks["render"](self.load(params))
+
+    def make_inputs(self, params: P | Mapping[str, Any], seed: int) -> list[np.ndarray]:
+        return self.hooks["make_inputs"](self.load(params), seed)
+
+    def reference(self, params: P | Mapping[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return self.hooks["reference"](self.load(params), inputs)
+
+    def compare(self, params: P | Mapping[str, Any], inputs: list[np.ndarray], expected: list[np.ndarray],
+                actual: list[np.ndarray]) -> Mismatch | None:
+        return self.hooks["compare"](self.load(params), inputs, expected, [np.asarray(a) for a in actual])
+
+    def equivalent_forms(self, params: P | Mapping[str, Any]) -> list[P]:
+        p = self.load(params)
+        return distinct_valid(self.hooks["equivalent_forms"](p), p, self.hooks["is_valid"])
+
+    def features(self, params: P | Mapping[str, Any]) -> list[str]:
+        return list(self.hooks["features"](self.load(params)))
+
+    def feature_pairs(self, params: P | Mapping[str, Any]) -> list[str]:
+        """Every unordered pair of the case's features, as `a&b` (sorted): what swarm steering
+        counts, so a rare conjunction of common features is seen as rare."""
+        feats = sorted(set(self.features(params)))
+        return [f"{a}&{b}" for a, b in itertools.combinations(feats, 2)]
+
+    def is_valid(self, params: P | Mapping[str, Any]) -> bool:
+        try:
+            p = self.load(params)
+            return bool(self.hooks["is_valid"](p))
+        except (ValueError, TypeError, KeyError, IndexError):
+            return False
+
+    def shrink_candidates(self, params: P | Mapping[str, Any]) -> list[P]:
+        """The family's proposals that are valid, differ from the params and are not repeated:
+        validity is checked here, once, for every family."""
+        p = self.load(params)
+        return distinct_valid(self.hooks["shrink_candidates"](p), p, self.is_valid)

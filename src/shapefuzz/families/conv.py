@@ -29,7 +29,20 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, Params, distinct_valid
+from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.common import (
+    affine_expr,
+    count_mismatch,
+    identity_map,
+    is_float,
+    literal,
+    np_dtype,
+    shape_mismatch,
+    tensor_type,
+    values_mismatch,
+    with_item,
+)
+from shapefuzz.model import Mismatch
 from shapefuzz.templates import render_template
 
 # --------------------------------------------------------------------------------------------
@@ -87,7 +100,6 @@ def _layouts() -> dict[str, Layout]:
 LAYOUTS = _layouts()
 KINDS = ("regular", "grouped", "depthwise", "depthwise_m")
 DTYPES = {"f32": ("f32",), "f16": ("f32", "f16"), "i32": ("i32",), "i8": ("i32",)}
-NP_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8}
 
 
 def _expand(spec: str, rank: int, spatial_prefix: str) -> list[str]:
@@ -116,8 +128,55 @@ def layouts_for(rank: int, kind: str) -> list[Layout]:
     return [lay for lay in LAYOUTS.values() if lay.rank == rank and lay.kind == kind]
 
 
-def _is_float(dtype: str) -> bool:
-    return dtype.startswith("f")
+_is_float = is_float
+
+
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    rank: int
+    kind: str  # KINDS
+    layout: str  # the layout at the function boundary (LAYOUTS)
+    compute_layout: str  # the layout the convolution runs in (transposes between)
+    form: str  # "named" | "generic"
+    loop_perm: tuple[int, ...]  # the generic's loop order (empty for named)
+    dtype: str
+    acc: str
+    n: int
+    g: int
+    c: int
+    f: int
+    m: int
+    spatial: tuple[int, ...]
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pad_lo: tuple[int, ...]
+    pad_hi: tuple[int, ...]
+    pad_form: str  # "none" | "pad" | "insert"
+    pad_value: float | int
+    input_dyn: tuple[bool, ...]  # in the boundary layout's input dim order
+    filter_dyn: tuple[bool, ...]  # in the boundary layout's filter dim order
+    bias: str  # "none" | "epilogue" | "init"
+    epilogue: str  # "none" | "relu"
+    big: bool
+
+    @classmethod
+    def upgrade(cls, data: dict) -> dict:
+        # Old headers: `in_dyn` / `filt_dyn` as {dim label: dynamic} dicts.
+        lay = LAYOUTS.get(data.get("layout", ""))
+        for old, new, labels in (("in_dyn", "input_dyn", input_labels), ("filt_dyn", "filter_dyn", filter_labels)):
+            if old in data and new not in data and lay is not None:
+                flags = data.pop(old)
+                data[new] = [bool(flags[lab]) for lab in labels(lay)]
+        return data
+
+    @property
+    def in_dyn(self) -> dict[str, bool]:
+        return dict(zip(input_labels(LAYOUTS[self.layout]), self.input_dyn))
+
+    @property
+    def filt_dyn(self) -> dict[str, bool]:
+        return dict(zip(filter_labels(LAYOUTS[self.layout]), self.filter_dyn))
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,7 +191,7 @@ def out_spatial(p: Params) -> list[int]:
     return [
         out_size(s, k, st_, d, lo, hi)
         for s, k, st_, d, lo, hi in zip(
-            p["spatial"], p["kernel"], p["strides"], p["dilations"], p["pad_lo"], p["pad_hi"]
+            p.spatial, p.kernel, p.strides, p.dilations, p.pad_lo, p.pad_hi
         )
     ]
 
@@ -142,26 +201,26 @@ def _label_size(p: Params, label: str) -> int:
         return p[label]
     i = int(label[1:])
     if label[0] == "s":
-        return p["spatial"][i]
+        return p.spatial[i]
     if label[0] == "k":
-        return p["kernel"][i]
+        return p.kernel[i]
     if label[0] == "p":
-        return p["spatial"][i] + p["pad_lo"][i] + p["pad_hi"][i]
+        return p.spatial[i] + p.pad_lo[i] + p.pad_hi[i]
     if label[0] == "o":
         return out_spatial(p)[i]
     raise AssertionError(label)
 
 
 def input_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in input_labels(LAYOUTS[p["layout"]])]
+    return [_label_size(p, lab) for lab in input_labels(LAYOUTS[p.layout])]
 
 
 def filter_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in filter_labels(LAYOUTS[p["layout"]])]
+    return [_label_size(p, lab) for lab in filter_labels(LAYOUTS[p.layout])]
 
 
 def output_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in output_labels(LAYOUTS[p["layout"]])]
+    return [_label_size(p, lab) for lab in output_labels(LAYOUTS[p.layout])]
 
 
 def bias_labels(kind: str) -> list[str]:
@@ -169,12 +228,12 @@ def bias_labels(kind: str) -> list[str]:
 
 
 def bias_shape(p: Params) -> list[int]:
-    return [p[lab] for lab in bias_labels(p["kind"])]
+    return [p[lab] for lab in bias_labels(p.kind)]
 
 
 def _out_dyn(p: Params, label: str) -> bool:
     """Whether an output dim is `?`: only when no operand gives its size statically."""
-    ind, fd = p["in_dyn"], p["filt_dyn"]
+    ind, fd = p.in_dyn, p.filt_dyn
     if label == "n":
         return ind["n"]
     if label == "g":
@@ -188,9 +247,9 @@ def _out_dyn(p: Params, label: str) -> bool:
 
 
 def reduction_size(p: Params) -> int:
-    size = int(np.prod(p["kernel"]))
-    if p["kind"] in ("regular", "grouped"):
-        size *= p["c"]
+    size = int(np.prod(p.kernel))
+    if p.kind in ("regular", "grouped"):
+        size *= p.c
     return size
 
 
@@ -199,27 +258,10 @@ def reduction_size(p: Params) -> int:
 
 
 def _shape_str(sizes: list[int], dyn: list[bool], elem: str) -> str:
-    dims = ["?" if d else str(s) for s, d in zip(sizes, dyn)]
-    return "tensor<" + "x".join(dims + [elem]) + ">"
+    return tensor_type(sizes, elem, dyn)
 
 
-def _affine_expr(terms: list[tuple[int, str]], const: int) -> str:
-    """sum(coeff * sym) + const, in MLIR affine syntax."""
-    out = ""
-    for coeff, sym in terms:
-        mag = abs(coeff)
-        piece = sym if mag == 1 else f"{sym} * {mag}"
-        if not out:
-            out = piece if coeff > 0 else f"-{piece}" if mag == 1 else f"{sym} * {coeff}"
-        else:
-            out += f" + {piece}" if coeff > 0 else f" - {piece}"
-    if not out:
-        return str(const)
-    if const > 0:
-        out += f" + {const}"
-    elif const < 0:
-        out += f" - {-const}"
-    return out
+_affine_expr = affine_expr
 
 
 @dataclass
@@ -269,7 +311,7 @@ class _Builder:
                 return self.value("in", label)
             i = int(label[1:])
             return self._apply(f"%pad_p{i}", [(1, self.value("in", f"s{i}"))],
-                               p["pad_lo"][i] + p["pad_hi"][i], 0)
+                               p.pad_lo[i] + p.pad_hi[i], 0)
         if role == "out":
             if label == "n":
                 return self.value("in", "n")
@@ -278,16 +320,16 @@ class _Builder:
             if label in ("f", "m"):
                 return self.value("filt", label)
             i = int(label[1:])
-            s, k = p["spatial"][i], p["kernel"][i]
-            stride, dil = p["strides"][i], p["dilations"][i]
-            lo, hi = p["pad_lo"][i], p["pad_hi"][i]
+            s, k = p.spatial[i], p.kernel[i]
+            stride, dil = p.strides[i], p.dilations[i]
+            lo, hi = p.pad_lo[i], p.pad_hi[i]
             terms: list[tuple[int, str]] = []
             const = lo + hi + dil - 1  # (s + lo + hi - dil*(k-1) - 1) = s - dil*k + const
-            if p["in_dyn"][f"s{i}"]:
+            if p.in_dyn[f"s{i}"]:
                 terms.append((1, self.value("in", f"s{i}")))
             else:
                 const += s
-            if p["filt_dyn"][f"k{i}"]:
+            if p.filt_dyn[f"k{i}"]:
                 terms.append((-dil, self.value("filt", f"k{i}")))
             else:
                 const -= dil * k
@@ -336,7 +378,7 @@ def _loop_labels(kind: str, rank: int) -> tuple[list[str], list[str]]:
 def _index_expr(label: str, d: dict[str, str], p: Params) -> str:
     if label[0] == "s":  # input spatial (padded): o * stride + k * dilation
         i = label[1:]
-        stride, dil = p["strides"][int(i)], p["dilations"][int(i)]
+        stride, dil = p.strides[int(i)], p.dilations[int(i)]
         o = d["o" + i] if stride == 1 else f"{d['o' + i]} * {stride}"
         k = d["k" + i] if dil == 1 else f"{d['k' + i]} * {dil}"
         return f"{o} + {k}"
@@ -350,10 +392,10 @@ def _elem_literal(value, elem: str) -> str:
 
 
 def render(p: Params) -> str:
-    io = LAYOUTS[p["layout"]]
-    cl = LAYOUTS[p["compute_layout"]]
-    rank, kind, dtype, acc = p["rank"], p["kind"], p["dtype"], p["acc"]
-    in_dyn, filt_dyn = p["in_dyn"], p["filt_dyn"]
+    io = LAYOUTS[p.layout]
+    cl = LAYOUTS[p.compute_layout]
+    rank, kind, dtype, acc = p.rank, p.kind, p.dtype, p.acc
+    in_dyn, filt_dyn = p.in_dyn, p.filt_dyn
 
     def tensor(name, labels, dynmap, elem):
         sizes = [_label_size(p, lab) for lab in labels]
@@ -364,7 +406,7 @@ def render(p: Params) -> str:
     b = _Builder(p, inp, filt)
     args = [{"name": inp.name, "type": inp.type}, {"name": filt.name, "type": filt.type}]
     bias = None
-    if p["bias"] != "none":
+    if p.bias != "none":
         bias = tensor("%bias", bias_labels(kind), lambda lab: _out_dyn(p, lab), acc)
         args.append({"name": bias.name, "type": bias.type})
     steps: list[dict] = []
@@ -386,14 +428,14 @@ def render(p: Params) -> str:
     # Padding.
     pad_labels = [("p" + lab[1:]) if lab[0] == "s" else lab for lab in cin.labels]
     conv_in = cin
-    if p["pad_form"] != "none":
+    if p.pad_form != "none":
         padded = _Tensor("%padded", cin.labels, [_label_size(p, lab) for lab in pad_labels],
                          list(cin.dyn), dtype)
-        lows = [p["pad_lo"][int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
-        highs = [p["pad_hi"][int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
-        step = {"op": p["pad_form"], "src": cin, "dst": padded, "lows": lows, "highs": highs,
-                "value": _elem_literal(p["pad_value"], dtype)}
-        if p["pad_form"] == "insert":
+        lows = [p.pad_lo[int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
+        highs = [p.pad_hi[int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
+        step = {"op": p.pad_form, "src": cin, "dst": padded, "lows": lows, "highs": highs,
+                "value": _elem_literal(p.pad_value, dtype)}
+        if p.pad_form == "insert":
             step["dyn_values"] = [b.value("pad", lab) for lab, d in zip(pad_labels, cin.dyn) if d]
             step["sizes"] = [b.value("in", lab) if d else str(s)
                              for lab, d, s in zip(cin.labels, cin.dyn, cin.sizes)]
@@ -404,7 +446,7 @@ def render(p: Params) -> str:
     out_c = tensor("%conv", output_labels(cl), lambda lab: _out_dyn(p, lab), acc)
     init = _Tensor("%init", out_c.labels, out_c.sizes, out_c.dyn, acc)
     out_dyn_values = b.dyn_values("out", out_c)
-    if p["bias"] == "init":
+    if p.bias == "init":
         assert bias is not None
         steps.append({"op": "bias_init", "bias": bias, "dst": init, "dyn_values": out_dyn_values,
                       "bias_map": _broadcast_map(out_c.labels, bias.labels)})
@@ -413,18 +455,18 @@ def render(p: Params) -> str:
                       "value": _elem_literal(0, acc)})
 
     # The convolution.
-    conv = {"op": p["form"], "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
+    conv = {"op": p.form, "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
             "acc": acc, "dtype": dtype}
-    if p["form"] == "named":
+    if p.form == "named":
         assert cl.named_op is not None
         conv["named_op"] = cl.named_op
-        conv["strides"] = ", ".join(map(str, p["strides"]))
-        conv["dilations"] = ", ".join(map(str, p["dilations"]))
+        conv["strides"] = ", ".join(map(str, p.strides))
+        conv["dilations"] = ", ".join(map(str, p.dilations))
         conv["rank"] = rank
     else:
         par, red = _loop_labels(kind, rank)
         canon = par + red
-        order = [canon[i] for i in p["loop_perm"]]
+        order = [canon[i] for i in p.loop_perm]
         d = {lab: f"d{order.index(lab)}" for lab in canon}
         dims = ", ".join(f"d{i}" for i in range(len(order)))
         in_lab = [lab if lab[0] != "s" else lab for lab in conv_in.labels]
@@ -449,14 +491,14 @@ def render(p: Params) -> str:
         result = res
 
     # Epilogue: bias add and/or relu.
-    if p["bias"] == "epilogue" or p["epilogue"] != "none":
+    if p.bias == "epilogue" or p.epilogue != "none":
         res = _Tensor("%result", result.labels, result.sizes, result.dyn, acc)
         ident = f"affine_map<({', '.join(f'd{i}' for i in range(len(res.labels)))}) -> " \
                 f"({', '.join(f'd{i}' for i in range(len(res.labels)))})>"
         step = {"op": "epilogue", "src": result, "dst": res, "init": "%result_init",
                 "dyn_values": b.dyn_values("out", res), "ident": ident,
-                "bias": bias if p["bias"] == "epilogue" else None,
-                "relu": p["epilogue"] == "relu", "acc": acc, "float": _is_float(acc),
+                "bias": bias if p.bias == "epilogue" else None,
+                "relu": p.epilogue == "relu", "acc": acc, "float": _is_float(acc),
                 "zero": _elem_literal(0, acc)}
         if step["bias"] is not None:
             step["bias_map"] = _broadcast_map(res.labels, bias.labels)
@@ -486,19 +528,19 @@ def _ext_op(dtype: str, acc: str) -> str | None:
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    dtype = p["dtype"]
+    dtype = p.dtype
 
     def draw(shape, acc_type=False):
         if _is_float(dtype):
             # Small multiples of 1/4: f32 products and sums are exact.
             vals = rng.integers(-4, 5, size=shape) / 4.0
-            return vals.astype(NP_DTYPES[p["acc"] if acc_type else dtype])
+            return vals.astype(np_dtype(p.acc if acc_type else dtype))
         lim = 4 if dtype == "i8" else 8
         vals = rng.integers(-lim, lim + 1, size=shape)
-        return vals.astype(np.int32 if acc_type else NP_DTYPES[dtype])
+        return vals.astype(np.int32 if acc_type else np_dtype(dtype))
 
     arrays = [draw(input_shape(p)), draw(filter_shape(p))]
-    if p["bias"] != "none":
+    if p.bias != "none":
         arrays.append(draw(bias_shape(p), acc_type=True))
     return arrays
 
@@ -530,18 +572,18 @@ def _from_canonical(arr: np.ndarray, order: list[str], labels: list[str], kind: 
 
 def _conv_canonical(p: Params, x: np.ndarray, w: np.ndarray, pad_value) -> np.ndarray:
     """x [n, G, C, *S], w [G, F, C, *K] -> [n, G, F, *O], in x's dtype (float64/int64)."""
-    rank = p["rank"]
-    pads = [(0, 0)] * 3 + list(zip(p["pad_lo"], p["pad_hi"]))
+    rank = p.rank
+    pads = [(0, 0)] * 3 + list(zip(p.pad_lo, p.pad_hi))
     xp = np.pad(x, pads, mode="constant", constant_values=pad_value)
     outs = out_spatial(p)
     n, g, _, *_ = x.shape
     f = w.shape[1]
     out = np.zeros([n, g, f, *outs], dtype=x.dtype)
-    for kpos in itertools.product(*[range(k) for k in p["kernel"]]):
+    for kpos in itertools.product(*[range(k) for k in p.kernel]):
         sl = tuple(
-            slice(kpos[i] * p["dilations"][i],
-                  kpos[i] * p["dilations"][i] + (outs[i] - 1) * p["strides"][i] + 1,
-                  p["strides"][i])
+            slice(kpos[i] * p.dilations[i],
+                  kpos[i] * p.dilations[i] + (outs[i] - 1) * p.strides[i] + 1,
+                  p.strides[i])
             for i in range(rank))
         xs = xp[(slice(None),) * 3 + sl]
         wk = w[(slice(None),) * 3 + tuple(kpos)]
@@ -552,20 +594,20 @@ def _conv_canonical(p: Params, x: np.ndarray, w: np.ndarray, pad_value) -> np.nd
 def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -> np.ndarray:
     """The mathematically exact result (float64 / int64) in the boundary output layout;
     with `absolute`, the same computation on |x|, |w|, |bias| (an error bound's scale)."""
-    io = LAYOUTS[p["layout"]]
-    kind = p["kind"]
-    wide = np.float64 if _is_float(p["dtype"]) else np.int64
+    io = LAYOUTS[p.layout]
+    kind = p.kind
+    wide = np.float64 if _is_float(p.dtype) else np.int64
     x = inputs[0].astype(wide)
     w = inputs[1].astype(wide)
-    pad_value = wide(NP_DTYPES[p["dtype"]](p["pad_value"]))
+    pad_value = wide(np_dtype(p.dtype).type(p.pad_value))
     if absolute:
         x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
-    xc = _to_canonical(x, input_labels(io), ["n", "G", "C", *[f"s{i}" for i in range(p["rank"])]], kind)
-    wc = _to_canonical(w, filter_labels(io), ["G", "F", "C", *[f"k{i}" for i in range(p["rank"])]], kind)
+    xc = _to_canonical(x, input_labels(io), ["n", "G", "C", *[f"s{i}" for i in range(p.rank)]], kind)
+    wc = _to_canonical(w, filter_labels(io), ["G", "F", "C", *[f"k{i}" for i in range(p.rank)]], kind)
     oc = _conv_canonical(p, xc, wc, pad_value)
-    out = _from_canonical(oc, ["n", "G", "F", *[f"o{i}" for i in range(p["rank"])]],
+    out = _from_canonical(oc, ["n", "G", "F", *[f"o{i}" for i in range(p.rank)]],
                           output_labels(io), kind)
-    if p["bias"] != "none":
+    if p.bias != "none":
         bias = inputs[2].astype(wide)
         if absolute:
             bias = np.abs(bias)
@@ -575,51 +617,37 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
         order = [lab for lab in labels if lab in blabs]
         bias = np.transpose(bias, [blabs.index(lab) for lab in order]).reshape(shape)
         out = out + bias
-    if p["epilogue"] == "relu" and not absolute:
+    if p.epilogue == "relu" and not absolute:
         out = np.maximum(out, 0)
     return out
 
 
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     exact = _exact_result(p, inputs)
-    acc = p["acc"]
+    acc = p.acc
     if acc == "i32":  # two's-complement wraparound, as arith.addi/muli do
         return [exact.astype(np.int64).astype(np.int32)]
-    return [exact.astype(NP_DTYPES[acc])]
+    return [exact.astype(np_dtype(acc))]
 
 
 def _needs_tolerance(p: Params) -> bool:
-    return p["acc"] == "f16"
+    return p.acc == "f16"
 
 
 def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray],
-            actual: list[np.ndarray]) -> str | None:
-    if len(actual) != 1:
-        return f"expected 1 result, got {len(actual)}"
-    exp, act = expected[0], np.asarray(actual[0])
-    if tuple(act.shape) != tuple(exp.shape):
-        return f"shape {list(act.shape)} != expected {list(exp.shape)}"
+            actual: list[np.ndarray]) -> Mismatch | None:
+    problem = count_mismatch(expected, actual) or shape_mismatch(0, expected[0], np.asarray(actual[0]))
+    if problem:
+        return problem
+    act = np.asarray(actual[0])
     if _needs_tolerance(p):
         # f16 accumulation: each of the K additions (and the bias add) rounds with unit
         # roundoff 2^-11 relative to the running magnitude; bound by (K + 2) * u * sum(|terms|).
         scale = _exact_result(p, inputs, absolute=True)
         exact = _exact_result(p, inputs)
         tol = (reduction_size(p) + 2) * 2.0 ** -11 * scale * 2 + 2.0 ** -14
-        diff = np.abs(act.astype(np.float64) - exact)
-        bad = ~(diff <= tol)  # NaN counts as bad
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            return (f"{int(bad.sum())} of {bad.size} elements outside f16 tolerance; first at "
-                    f"{list(idx)}: got {act[idx]!r}, expected {exact[idx]!r} (tol {tol[idx]:.3g})")
-        return None
-    if act.dtype != exp.dtype:
-        act = act.astype(exp.dtype) if np.can_cast(act.dtype, exp.dtype) else act
-    eq = act == exp
-    if not eq.all():
-        idx = tuple(int(i) for i in np.argwhere(~eq)[0])
-        return (f"{int((~eq).sum())} of {eq.size} elements differ (exact comparison); first at "
-                f"{list(idx)}: got {act[idx]!r}, expected {exp[idx]!r}")
-    return None
+        return values_mismatch(0, exact, act, atol=tol)
+    return values_mismatch(0, expected[0], act)
 
 
 # --------------------------------------------------------------------------------------------
@@ -641,25 +669,25 @@ MAX_MACS_BIG = 200_000_000
 
 
 def macs(p: Params) -> int:
-    per_out = int(np.prod(p["kernel"])) * (p["c"] if p["kind"] in ("regular", "grouped") else 1)
+    per_out = int(np.prod(p.kernel)) * (p.c if p.kind in ("regular", "grouped") else 1)
     return int(np.prod(output_shape(p))) * per_out
 
 
-def _fit_budget(p: Params) -> None:
+def _fit_budget(d: dict) -> None:
     """Halve the largest spatial size (keeping the output >= 1), then channels, until the case
-    is within its multiply-accumulate budget."""
-    cap = MAX_MACS_BIG if p["big"] else MAX_MACS
-    while macs(p) > cap:
-        sp = p["spatial"]
-        i = max(range(p["rank"]), key=lambda j: sp[j])
-        need = max(1, p["dilations"][i] * (p["kernel"][i] - 1) + 1 - p["pad_lo"][i] - p["pad_hi"][i])
+    (a params dict being drawn) is within its multiply-accumulate budget."""
+    cap = MAX_MACS_BIG if d["big"] else MAX_MACS
+    while macs(Params.from_json(d)) > cap:
+        sp = d["spatial"]
+        i = max(range(d["rank"]), key=lambda j: sp[j])
+        need = max(1, d["dilations"][i] * (d["kernel"][i] - 1) + 1 - d["pad_lo"][i] - d["pad_hi"][i])
         if sp[i] // 2 >= need and sp[i] > 1:
             sp[i] //= 2
             continue
-        key = max(("c", "f", "g", "n", "m"), key=lambda k: p[k])
-        if p[key] == 1:
+        key = max(("c", "f", "g", "n", "m"), key=lambda k: d[k])
+        if d[key] == 1:
             break
-        p[key] = (p[key] + 1) // 2
+        d[key] = (d[key] + 1) // 2
 
 
 def _labels_of(layout: Layout) -> tuple[set[str], set[str]]:
@@ -761,10 +789,12 @@ def params_from_seed(seed: int) -> Params:
         "n": n, "g": g, "c": c, "f": f, "m": m,
         "spatial": spatial, "kernel": kernel, "strides": strides, "dilations": dils,
         "pad_lo": lo, "pad_hi": hi, "pad_form": pad_form, "pad_value": pad_value,
-        "in_dyn": in_dyn, "filt_dyn": filt_dyn, "bias": bias, "epilogue": epilogue, "big": big,
+        "input_dyn": [in_dyn[lab] for lab in input_labels(layout)],
+        "filter_dyn": [filt_dyn[lab] for lab in filter_labels(layout)],
+        "bias": bias, "epilogue": epilogue, "big": big,
     }
     _fit_budget(params)
-    return params
+    return Params.from_json(params)
 
 
 def strategy() -> st.SearchStrategy[Params]:
@@ -776,13 +806,11 @@ def strategy() -> st.SearchStrategy[Params]:
 
 
 def _with(p: Params, **changes) -> Params:
-    q = dict(p)
-    q.update(changes)
-    return q
+    return p.replace(**changes)
 
 
 def _canonical_loop_perm(p: Params) -> list[int]:
-    par, red = _loop_labels(p["kind"], p["rank"])
+    par, red = _loop_labels(p.kind, p.rank)
     return list(range(len(par) + len(red)))
 
 
@@ -790,30 +818,42 @@ def equivalent_forms(p: Params) -> list[Params]:
     """The same computation, same inputs: other form / compute layout / padding / bias."""
     forms: list[Params] = []
     nloops = len(_canonical_loop_perm(p))
-    if p["form"] == "named":
+    if p.form == "named":
         forms.append(_with(p, form="generic", loop_perm=list(range(nloops))))
         forms.append(_with(p, form="generic", loop_perm=list(reversed(range(nloops)))))
-    elif LAYOUTS[p["compute_layout"]].named_op is not None:
+    elif LAYOUTS[p.compute_layout].named_op is not None:
         forms.append(_with(p, form="named", loop_perm=[]))
-    for lay in layouts_for(p["rank"], p["kind"]):
-        if lay.name == p["compute_layout"]:
+    for lay in layouts_for(p.rank, p.kind):
+        if lay.name == p.compute_layout:
             continue
         if lay.named_op is not None:
             forms.append(_with(p, compute_layout=lay.name, form="named", loop_perm=[]))
         else:
             forms.append(_with(p, compute_layout=lay.name, form="generic",
                                loop_perm=list(range(nloops))))
-    other_pad = {"pad": "insert", "insert": "pad", "none": "pad"}[p["pad_form"]]
+    other_pad = {"pad": "insert", "insert": "pad", "none": "pad"}[p.pad_form]
     forms.append(_with(p, pad_form=other_pad))
-    if p["bias"] != "none":
-        forms.append(_with(p, bias="init" if p["bias"] == "epilogue" else "epilogue"))
+    if p.bias != "none":
+        forms.append(_with(p, bias="init" if p.bias == "epilogue" else "epilogue"))
     return [q for q in forms if q != p]
 
 
+# Features the strategy must reach (the family contract test draws and checks each).
+FEATURES = (
+    "dyn:none", "dyn:all", "dyn:mixed", "form:named", "form:generic", "loops:permuted",
+    "rank:1", "rank:2", "rank:3", "kind:regular", "kind:grouped", "kind:depthwise",
+    "kind:depthwise_m", "groups>1", "transposed", "pad:zero", "pad:sym", "pad:asym",
+    "pad_form:none", "pad_form:pad", "pad_form:insert", "pad_value:nonzero", "stride>1",
+    "dilation>1", "kernel:has1", "filter:dyn", "bias:epilogue", "bias:init", "epilogue:relu",
+    "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8", "acc:f16", "big",
+    "class1:ncdhw-kernel1",
+)  # fmt: skip
+
+
 def features(p: Params) -> list[str]:
-    flags = list(p["in_dyn"].values()) + list(p["filt_dyn"].values())
+    flags = list(p.in_dyn.values()) + list(p.filt_dyn.values())
     dyn = "dyn:all" if all(flags) else "dyn:none" if not any(flags) else "dyn:mixed"
-    lo, hi = p["pad_lo"], p["pad_hi"]
+    lo, hi = p.pad_lo, p.pad_hi
     if not any(lo) and not any(hi):
         pad = "pad:zero"
     elif lo == hi:
@@ -825,93 +865,91 @@ def features(p: Params) -> list[str]:
         f"dtype:{p['dtype']}", f"acc:{p['acc']}", dyn, pad, f"pad_form:{p['pad_form']}",
         f"bias:{p['bias']}", f"epilogue:{p['epilogue']}",
     ]
-    if p["kind"] == "grouped" and p["g"] > 1:
+    if p.kind == "grouped" and p.g > 1:
         feats.append("groups>1")
-    if p["kind"].startswith("depthwise"):
+    if p.kind.startswith("depthwise"):
         feats.append("depthwise")
-    if p["compute_layout"] != p["layout"]:
+    if p.compute_layout != p.layout:
         feats.append("transposed")
-    if p["form"] == "generic" and p["loop_perm"] != sorted(p["loop_perm"]):
+    if p.form == "generic" and list(p.loop_perm) != sorted(p.loop_perm):
         feats.append("loops:permuted")
-    if p["pad_value"] != 0:
+    if p.pad_value != 0:
         feats.append("pad_value:nonzero")
-    if any(s > 1 for s in p["strides"]):
+    if any(s > 1 for s in p.strides):
         feats.append("stride>1")
-    if any(d > 1 for d in p["dilations"]):
+    if any(d > 1 for d in p.dilations):
         feats.append("dilation>1")
-    if 1 in p["kernel"] and p["rank"] > 1 and any(k > 1 for k in p["kernel"]):
+    if 1 in p.kernel and p.rank > 1 and any(k > 1 for k in p.kernel):
         feats.append("kernel:has1")
-    if any(p["filt_dyn"].values()):
+    if any(p.filt_dyn.values()):
         feats.append("filter:dyn")
-    if p["big"]:
+    if p.big:
         feats.append("big")
-    if p["rank"] == 3 and LAYOUTS[p["layout"]].input.startswith("nc") and 1 in p["kernel"]:
+    if p.rank == 3 and LAYOUTS[p.layout].input.startswith("nc") and 1 in p.kernel:
         feats.append("class1:ncdhw-kernel1")
     return feats
 
 
-def _is_valid(p: Params) -> bool:
-    return all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p["spatial"])
+def is_valid(p: Params) -> bool:
+    return all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p.spatial)
 
 
 def _reduce_rank(p: Params, drop: int) -> Params | None:
     """The same case with spatial dim `drop` removed (rank - 1), if that layout exists."""
-    rank = p["rank"] - 1
-    io, cl = LAYOUTS[p["layout"]], LAYOUTS[p["compute_layout"]]
-    same = [lay for lay in layouts_for(rank, p["kind"]) if lay.input == io.input and lay.filter == io.filter]
-    csame = [lay for lay in layouts_for(rank, p["kind"]) if lay.input == cl.input and lay.filter == cl.filter]
+    rank = p.rank - 1
+    io, cl = LAYOUTS[p.layout], LAYOUTS[p.compute_layout]
+    same = [lay for lay in layouts_for(rank, p.kind) if lay.input == io.input and lay.filter == io.filter]
+    csame = [lay for lay in layouts_for(rank, p.kind) if lay.input == cl.input and lay.filter == cl.filter]
     if not same or not csame:
         return None
     new_io, new_cl = same[0], csame[0]
-    form = p["form"] if new_cl.named_op is not None else "generic"
-    keep = [i for i in range(p["rank"]) if i != drop]
-    q = _with(p, rank=rank, layout=new_io.name, compute_layout=new_cl.name, form=form,
-              **{key: [p[key][i] for i in keep] for key in ("spatial", "kernel", "strides",
-                                                          "dilations", "pad_lo", "pad_hi")})
-    q["loop_perm"] = [] if form == "named" else _canonical_loop_perm(q)
+    form = p.form if new_cl.named_op is not None else "generic"
+    keep = [i for i in range(p.rank) if i != drop]
 
     def renamed(dyn: dict[str, bool], label: str) -> bool:
         if label[0] in "sk" and label[1:].isdigit():
             return dyn[label[0] + str(keep[int(label[1:])])]
         return dyn[label]
 
-    q["in_dyn"] = {lab: renamed(p["in_dyn"], lab) for lab in input_labels(new_io)}
-    q["filt_dyn"] = {lab: renamed(p["filt_dyn"], lab) for lab in filter_labels(new_io)}
-    return q
+    q = _with(p, rank=rank, layout=new_io.name, compute_layout=new_cl.name, form=form,
+              **{key: [p[key][i] for i in keep] for key in ("spatial", "kernel", "strides",
+                                                          "dilations", "pad_lo", "pad_hi")},
+              input_dyn=[renamed(p.in_dyn, lab) for lab in input_labels(new_io)],
+              filter_dyn=[renamed(p.filt_dyn, lab) for lab in filter_labels(new_io)])
+    return _with(q, loop_perm=[] if form == "named" else _canonical_loop_perm(q))
 
 
 def shrink_candidates(p: Params) -> list[Params]:
     cands: list[Params] = []
-    for drop in reversed(range(p["rank"] if p["rank"] > 1 else 0)):
+    for drop in reversed(range(p.rank if p.rank > 1 else 0)):
         q = _reduce_rank(p, drop)
         if q is not None:
             cands.append(q)
-    if p["big"]:
+    if p.big:
         cands.append(_with(p, big=False))
-    if any(p["in_dyn"].values()) or any(p["filt_dyn"].values()):
-        cands.append(_with(p, in_dyn={k: False for k in p["in_dyn"]},
-                           filt_dyn={k: False for k in p["filt_dyn"]}))
-    for key in ("in_dyn", "filt_dyn"):
-        for lab, v in p[key].items():
+    if any(p.input_dyn) or any(p.filter_dyn):
+        cands.append(_with(p, input_dyn=[False] * len(p.input_dyn), filter_dyn=[False] * len(p.filter_dyn)))
+    for key in ("input_dyn", "filter_dyn"):
+        for i, v in enumerate(p[key]):
             if v:
-                cands.append(_with(p, **{key: {**p[key], lab: False}}))
-    if p["compute_layout"] != p["layout"]:
-        lay = LAYOUTS[p["layout"]]
-        form = p["form"] if lay.named_op is not None else "generic"
-        cands.append(_with(p, compute_layout=p["layout"], form=form,
+                cands.append(_with(p, **{key: with_item(p[key], i, False)}))
+    if p.compute_layout != p.layout:
+        lay = LAYOUTS[p.layout]
+        form = p.form if lay.named_op is not None else "generic"
+        cands.append(_with(p, compute_layout=p.layout, form=form,
                            loop_perm=[] if form == "named" else _canonical_loop_perm(p)))
-    if p["form"] == "generic" and p["loop_perm"] != _canonical_loop_perm(p):
+    if p.form == "generic" and list(p.loop_perm) != _canonical_loop_perm(p):
         cands.append(_with(p, loop_perm=_canonical_loop_perm(p)))
-    if p["form"] == "generic" and LAYOUTS[p["compute_layout"]].named_op is not None:
+    if p.form == "generic" and LAYOUTS[p.compute_layout].named_op is not None:
         cands.append(_with(p, form="named", loop_perm=[]))
-    if p["kind"] == "grouped" and p["g"] > 1:
+    if p.kind == "grouped" and p.g > 1:
         cands.append(_with(p, g=1))
     for key in ("n", "g", "c", "f", "m"):
         if p[key] > 1:
             cands.append(_with(p, **{key: 1}))
             if p[key] > 2:
                 cands.append(_with(p, **{key: p[key] // 2}))
-    for i in range(p["rank"]):
+    for i in range(p.rank):
         for key, target in (("pad_lo", 0), ("pad_hi", 0), ("strides", 1), ("dilations", 1),
                             ("kernel", 1), ("spatial", 1)):
             if p[key][i] != target:
@@ -922,32 +960,21 @@ def shrink_candidates(p: Params) -> list[Params]:
                     vals = list(p[key])
                     vals[i] = p[key][i] // 2
                     cands.append(_with(p, **{key: vals}))
-    if p["pad_value"] != 0:
+    if p.pad_value != 0:
         cands.append(_with(p, pad_value=0))
-    if p["pad_form"] != "none" and not any(p["pad_lo"]) and not any(p["pad_hi"]):
+    if p.pad_form != "none" and not any(p.pad_lo) and not any(p.pad_hi):
         cands.append(_with(p, pad_form="none", pad_value=0))
-    if p["pad_form"] == "insert":
+    if p.pad_form == "insert":
         cands.append(_with(p, pad_form="pad"))
-    if p["bias"] != "none":
+    if p.bias != "none":
         cands.append(_with(p, bias="none"))
-    if p["epilogue"] != "none":
+    if p.epilogue != "none":
         cands.append(_with(p, epilogue="none"))
-    if p["dtype"] != "f32":
+    if p.dtype != "f32":
         cands.append(_with(p, dtype="f32", acc="f32",
-                           pad_value=p["pad_value"] if _is_float(p["dtype"]) else p["pad_value"]))
-    padded = [_with(q, pad_form="pad") if q["pad_form"] == "none" and (any(q["pad_lo"]) or any(q["pad_hi"])) else q
-              for q in cands]
-    return distinct_valid(padded, p, _is_valid)
+                           pad_value=p.pad_value if _is_float(p.dtype) else p.pad_value))
+    return [_with(q, pad_form="pad") if q.pad_form == "none" and (any(q.pad_lo) or any(q.pad_hi)) else q
+            for q in cands]
 
 
-FAMILY = Family(
-    name="conv",
-    strategy=strategy,
-    render=render,
-    make_inputs=make_inputs,
-    reference=reference,
-    compare=compare,
-    equivalent_forms=equivalent_forms,
-    features=features,
-    shrink_candidates=shrink_candidates,
-)
+FAMILY = Family.define("conv", Params, globals())

@@ -26,12 +26,15 @@ The NumPy reference is a scatter-add from the definition above, not the decompos
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.common import affine_expr, compare_arrays, loop_dims, np_dtype, tensor_type
+from shapefuzz.model import Mismatch
 from shapefuzz.templates import render_template
 
 FAMILY_NAME = "conv_transpose"
@@ -50,6 +53,33 @@ _MAX_WORK = 400_000  # output elements x reduction length, to keep CPU runs quic
 _F16_MAX_TERMS = 96  # reduction length bound that keeps f16 sums exact (see make_inputs)
 
 
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    RENAMED = {"in_size": "spatial", "stride": "strides", "dilation": "dilations", "dyn_x": "input_dyn"}
+
+    rank: int
+    dtype: str
+    n: int
+    groups: int
+    ci: int  # input channels per group
+    co: int  # output channels per group
+    spatial: tuple[int, ...]  # the input's spatial sizes
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pad_lo: tuple[int, ...]
+    pad_hi: tuple[int, ...]
+    out_pad: tuple[int, ...]
+    input_dyn: tuple[bool, ...]  # x: [N, G*Ci, spatial...]
+    w_layout: tuple[int, ...]  # stored filter dims as a permutation of [G*Ci, Co, K...]
+    form: str
+    flip: str
+    pad_mode: str
+    x_expand: str
+    w_order: str
+    fwd_layout: tuple[int, ...]
+
+
 # ----------------------------------------------------------------------------- shapes
 
 
@@ -57,42 +87,42 @@ def _out_sizes(p: Params) -> list[int]:
     return [
         (h - 1) * s + 1 + d * (k - 1) - lo - hi + op
         for h, s, d, k, lo, hi, op in zip(
-            p["in_size"], p["stride"], p["dilation"], p["kernel"], p["pad_lo"], p["pad_hi"], p["out_pad"]
+            p.spatial, p.strides, p.dilations, p.kernel, p.pad_lo, p.pad_hi, p.out_pad
         )
     ]
 
 
 def x_shape(p: Params) -> list[int]:
-    return [p["n"], p["groups"] * p["ci"], *p["in_size"]]
+    return [p.n, p.groups * p.ci, *p.spatial]
 
 
 def w_logical_shape(p: Params) -> list[int]:
-    return [p["groups"] * p["ci"], p["co"], *p["kernel"]]
+    return [p.groups * p.ci, p.co, *p.kernel]
 
 
 def w_shape(p: Params) -> list[int]:
     logical = w_logical_shape(p)
-    return [logical[i] for i in p["w_layout"]]
+    return [logical[i] for i in p.w_layout]
 
 
 def out_shape(p: Params) -> list[int]:
-    return [p["n"], p["groups"] * p["co"], *_out_sizes(p)]
+    return [p.n, p.groups * p.co, *_out_sizes(p)]
 
 
 def named_allowed(p: Params) -> bool:
     """linalg has named NCW/NCHW/NCDHW convs, but grouped ones only in 2-D."""
-    return p["groups"] == 1 or p["rank"] == 2
+    return p.groups == 1 or p.rank == 2
 
 
 def _fwd_labels(p: Params) -> list[str]:
-    ks = [f"K{t}" for t in range(p["rank"])]
-    return (["G", "F", "C"] if p["groups"] > 1 else ["F", "C"]) + ks
+    ks = [f"K{t}" for t in range(p.rank)]
+    return (["G", "F", "C"] if p.groups > 1 else ["F", "C"]) + ks
 
 
 def named_fwd_layouts(p: Params) -> list[list[int]]:
     n = len(_fwd_labels(p))
     ident = list(range(n))
-    if p["groups"] > 1:
+    if p.groups > 1:
         return [ident, [1, 0, *range(2, n)]]  # gfchw, fgchw
     return [ident]
 
@@ -104,31 +134,31 @@ def _reduction_transposed(order: list[str]) -> bool:
 
 
 def is_valid(p: Params) -> bool:
-    r = p["rank"]
+    r = p.rank
     try:
-        if not 1 <= r <= 3 or p["dtype"] not in DTYPES:
+        if not 1 <= r <= 3 or p.dtype not in DTYPES:
             return False
-        lists = ("in_size", "kernel", "stride", "dilation", "pad_lo", "pad_hi", "out_pad")
-        if any(len(p[k]) != r for k in lists) or len(p["dyn_x"]) != r + 2:
+        lists = ("spatial", "kernel", "strides", "dilations", "pad_lo", "pad_hi", "out_pad")
+        if any(len(p[k]) != r for k in lists) or len(p.input_dyn) != r + 2:
             return False
-        if min(p["n"], p["groups"], p["ci"], p["co"], *p["in_size"], *p["kernel"], *p["stride"], *p["dilation"]) < 1:
+        if min(p.n, p.groups, p.ci, p.co, *p.spatial, *p.kernel, *p.strides, *p.dilations) < 1:
             return False
-        for k, d, lo, hi, op in zip(p["kernel"], p["dilation"], p["pad_lo"], p["pad_hi"], p["out_pad"]):
+        for k, d, lo, hi, op in zip(p.kernel, p.dilations, p.pad_lo, p.pad_hi, p.out_pad):
             if not (0 <= lo <= d * (k - 1) and 0 <= hi <= d * (k - 1) and op >= 0):
                 return False
         if min(_out_sizes(p)) < 1:
             return False
-        if p["groups"] > 1 and p["dyn_x"][1]:
+        if p.groups > 1 and p.input_dyn[1]:
             return False
-        if sorted(p["w_layout"]) != list(range(r + 2)):
+        if sorted(p.w_layout) != list(range(r + 2)):
             return False
-        if sorted(p["fwd_layout"]) != list(range(len(_fwd_labels(p)))):
+        if sorted(p.fwd_layout) != list(range(len(_fwd_labels(p)))):
             return False
-        if p["form"] not in FORMS or p["flip"] not in FLIPS or p["pad_mode"] not in PAD_MODES:
+        if p.form not in FORMS or p.flip not in FLIPS or p.pad_mode not in PAD_MODES:
             return False
-        if p["x_expand"] not in EXPANDS or p["w_order"] not in W_ORDERS:
+        if p.x_expand not in EXPANDS or p.w_order not in W_ORDERS:
             return False
-        if p["form"] == "named" and (not named_allowed(p) or p["fwd_layout"] not in named_fwd_layouts(p)):
+        if p.form == "named" and (not named_allowed(p) or list(p.fwd_layout) not in named_fwd_layouts(p)):
             return False
     except (KeyError, TypeError):
         return False
@@ -137,10 +167,7 @@ def is_valid(p: Params) -> bool:
 
 def _canonical(p: Params) -> Params:
     """Keys that a configuration ignores get one value, so equal computations have equal params."""
-    q = dict(p)
-    if q["groups"] == 1:
-        q["x_expand"] = "late"
-    return q
+    return p.replace(x_expand="late") if p.groups == 1 and p.x_expand != "late" else p
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -185,40 +212,42 @@ def _params(draw: Any) -> Params:
             st.permutations(list(range(rank + 2))),
         )
     )
-    p: Params = {
+    p: dict[str, Any] = {
         "rank": rank,
         "dtype": dtype,
         "n": n,
         "groups": groups,
         "ci": ci,
         "co": co,
-        "in_size": in_size,
+        "spatial": in_size,
         "kernel": kernel,
-        "stride": stride,
-        "dilation": dilation,
+        "strides": stride,
+        "dilations": dilation,
         "pad_lo": pad_lo,
         "pad_hi": pad_hi,
         "out_pad": out_pad,
-        "dyn_x": dyn,
+        "input_dyn": dyn,
         "w_layout": list(w_layout),
     }
-    form = draw(st.sampled_from(FORMS)) if named_allowed(p) else "generic"
+    named_ok = groups == 1 or rank == 2
+    form = draw(st.sampled_from(FORMS)) if named_ok else "generic"
     p["form"] = form
     p["flip"] = draw(st.sampled_from(FLIPS))
     p["pad_mode"] = draw(st.sampled_from(PAD_MODES))
     p["x_expand"] = draw(st.sampled_from(EXPANDS))
     p["w_order"] = draw(st.sampled_from(W_ORDERS))
-    n_fwd = len(_fwd_labels(p))
+    n_fwd = rank + (3 if groups > 1 else 2)
+    ident = list(range(n_fwd))
     if form == "named":
-        p["fwd_layout"] = draw(st.sampled_from(named_fwd_layouts(p)))
+        p["fwd_layout"] = draw(st.sampled_from([ident, [1, 0, *range(2, n_fwd)]] if groups > 1 else [ident]))
     else:
-        p["fwd_layout"] = list(draw(st.one_of(st.just(list(range(n_fwd))), st.permutations(list(range(n_fwd))))))
-    return _canonical(p)
+        p["fwd_layout"] = list(draw(st.one_of(st.just(ident), st.permutations(ident))))
+    return _canonical(Params(**p))
 
 
 def _small_enough(p: Params) -> bool:
-    red = p["ci"] * int(np.prod(p["kernel"]))
-    if p["dtype"] == "f16" and red > _F16_MAX_TERMS:
+    red = p.ci * int(np.prod(p.kernel))
+    if p.dtype == "f16" and red > _F16_MAX_TERMS:
         return False
     return int(np.prod(out_shape(p))) * red <= _MAX_WORK
 
@@ -229,22 +258,15 @@ def strategy() -> st.SearchStrategy[Params]:
 
 # ----------------------------------------------------------------------------- rendering
 
-_ELT = {"f32": "f32", "f16": "f16", "i32": "i32"}
 _ZERO = {"f32": "0.000000e+00", "f16": "0.000000e+00", "i32": "0"}
 
 
 def _ty(shape: list[int | str], dtype: str) -> str:
-    dims = "x".join("?" if isinstance(d, str) else str(d) for d in shape)
-    return f"tensor<{dims}x{_ELT[dtype]}>" if dims else f"tensor<{_ELT[dtype]}>"
+    return tensor_type(shape, dtype)
 
 
 def _affine_expr(scale: int, const: int) -> str:
-    expr = "s0" if scale == 1 else f"s0 * {scale}"
-    if const > 0:
-        expr += f" + {const}"
-    elif const < 0:
-        expr += f" - {-const}"
-    return expr
+    return affine_expr([(scale, "s0")], const)
 
 
 def _dim_operands(shape: list[int | str]) -> str:
@@ -260,7 +282,7 @@ class _Builder:
 
     def __init__(self, p: Params) -> None:
         self.p = p
-        self.dtype = p["dtype"]
+        self.dtype = p.dtype
         self.steps: list[dict[str, Any]] = []
         self.counter = itertools.count()
         self.index_consts: dict[int, str] = {}
@@ -296,7 +318,7 @@ class _Builder:
             empty=self.fresh("e"),
             dyn=_dim_operands(shape),
             type=_ty(shape, self.dtype),
-            elt=_ELT[self.dtype],
+            elt=self.dtype,
             zero=_ZERO[self.dtype],
         )
 
@@ -304,18 +326,18 @@ class _Builder:
 
     def build(self) -> dict[str, Any]:
         p = self.p
-        r, G = p["rank"], p["groups"]
+        r, G = p.rank, p.groups
         grouped = G > 1
         xs = x_shape(p)
         x_dims: list[int | str] = []
         for i, size in enumerate(xs):
-            x_dims.append(self.tensor_dim("%x", self._static_x_type(), i) if p["dyn_x"][i] else size)
+            x_dims.append(self.tensor_dim("%x", self._static_x_type(), i) if p.input_dyn[i] else size)
         x_type = _ty(x_dims, self.dtype)
         cur, cur_shape = "%x", list(x_dims)
         sp0 = 1  # index of the first spatial dim in the current value
 
         def expand_groups(value: str, shape: list[int | str]) -> tuple[str, list[int | str]]:
-            new_shape = [shape[0], G, p["ci"], *shape[2:]]
+            new_shape = [shape[0], G, p.ci, *shape[2:]]
             reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(shape))]]
             name = self.step(
                 "expand",
@@ -328,12 +350,12 @@ class _Builder:
             )
             return name, new_shape
 
-        if grouped and p["x_expand"] == "early":
+        if grouped and p.x_expand == "early":
             cur, cur_shape = expand_groups(cur, cur_shape)
         sp0 = len(cur_shape) - r
-        k, s, d = p["kernel"], p["stride"], p["dilation"]
-        lo = [d[t] * (k[t] - 1) - p["pad_lo"][t] for t in range(r)]
-        hi = [d[t] * (k[t] - 1) - p["pad_hi"][t] + p["out_pad"][t] for t in range(r)]
+        k, s, d = p.kernel, p.strides, p.dilations
+        lo = [d[t] * (k[t] - 1) - p.pad_lo[t] for t in range(r)]
+        hi = [d[t] * (k[t] - 1) - p.pad_hi[t] + p.out_pad[t] for t in range(r)]
         h = [cur_shape[sp0 + t] for t in range(r)]
 
         def spatial(t: int, extra: int) -> int | str:
@@ -343,7 +365,7 @@ class _Builder:
             return (h[t] - 1) * s[t] + 1 + extra
 
         lead = cur_shape[:sp0]
-        if p["pad_mode"] == "insert":
+        if p.pad_mode == "insert":
             if any(s[t] > 1 for t in range(r)) or any(lo) or any(hi):
                 padded = lead + [spatial(t, lo[t] + hi[t]) for t in range(r)]
                 z = self.zeros(padded)
@@ -371,11 +393,11 @@ class _Builder:
                     nargs=len(cur_shape),
                     src_type=_ty(cur_shape, self.dtype),
                     type=_ty(padded, self.dtype),
-                    elt=_ELT[self.dtype],
+                    elt=self.dtype,
                     zero=_ZERO[self.dtype],
                 )
                 cur_shape = padded
-        if grouped and p["x_expand"] == "late":
+        if grouped and p.x_expand == "late":
             cur, cur_shape = expand_groups(cur, cur_shape)
         conv_in, conv_in_shape = cur, cur_shape
 
@@ -411,9 +433,9 @@ class _Builder:
             return name, new_shape
 
         fwd = _fwd_labels(p)
-        out_labels = [fwd[i] for i in p["fwd_layout"]]
+        out_labels = [fwd[i] for i in p.fwd_layout]
         out_shape_w = [label_size[lab] for lab in out_labels]
-        if p["w_order"] == "fused":
+        if p.w_order == "fused":
             # split the group dim, then one generic flips and transposes
             if grouped:
                 w_cur, w_cur_shape = expand_filter(w_cur, w_cur_shape)
@@ -443,7 +465,7 @@ class _Builder:
             self.apply(h[t], s[t], 1 - s[t] + lo[t] + hi[t] - d[t] * (k[t] - 1)) if isinstance(h[t], str) else o_sizes[t]
             for t in range(r)
         ]
-        conv_out_shape = [conv_in_shape[0], *([G] if grouped else []), p["co"], *o_dims]
+        conv_out_shape = [conv_in_shape[0], *([G] if grouped else []), p.co, *o_dims]
         init = self.zeros(conv_out_shape)
         common = dict(
             x=conv_in,
@@ -453,9 +475,9 @@ class _Builder:
             w_type=_ty(w_cur_shape, self.dtype),
             type=_ty(conv_out_shape, self.dtype),
         )
-        if p["form"] == "named":
+        if p.form == "named":
             if grouped:
-                op = "conv_2d_ngchw_gfchw" if p["fwd_layout"][0] == 0 else "conv_2d_ngchw_fgchw"
+                op = "conv_2d_ngchw_gfchw" if p.fwd_layout[0] == 0 else "conv_2d_ngchw_fgchw"
             else:
                 op = {1: "conv_1d_ncw_fcw", 2: "conv_2d_nchw_fchw", 3: "conv_3d_ncdhw_fcdhw"}[r]
             conv = self.step(
@@ -471,7 +493,7 @@ class _Builder:
 
         result, result_shape = conv, conv_out_shape
         if grouped:
-            final = [conv_out_shape[0], G * p["co"], *o_dims]
+            final = [conv_out_shape[0], G * p.co, *o_dims]
             reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(final))]]
             result = self.step(
                 "collapse",
@@ -491,7 +513,7 @@ class _Builder:
         }
 
     def _static_x_type(self) -> str:
-        return _ty(["?" if dyn else size for size, dyn in zip(x_shape(self.p), self.p["dyn_x"])], self.dtype)
+        return _ty(["?" if dyn else size for size, dyn in zip(x_shape(self.p), self.p.input_dyn)], self.dtype)
 
     def _insert(self, src, src_shape, dest, dest_shape, offsets, strides) -> str:
         return self.step(
@@ -508,14 +530,14 @@ class _Builder:
 
     def _stored_labels(self, expanded: bool) -> list[str]:
         p = self.p
-        logical = ["I", "O", *[f"K{t}" for t in range(p["rank"])]]
-        labels = [logical[i] for i in p["w_layout"]]
+        logical = ["I", "O", *[f"K{t}" for t in range(p.rank)]]
+        labels = [logical[i] for i in p.w_layout]
         if not expanded:
             return labels
         out: list[str] = []
         for lab in labels:
             if lab == "I":
-                out.extend(["G", "C"] if p["groups"] > 1 else ["C"])
+                out.extend(["G", "C"] if p.groups > 1 else ["C"])
             elif lab == "O":
                 out.append("F")
             else:
@@ -524,8 +546,8 @@ class _Builder:
 
     def _label_sizes(self) -> dict[str, int]:
         p = self.p
-        sizes = {"I": p["groups"] * p["ci"], "O": p["co"], "G": p["groups"], "C": p["ci"], "F": p["co"]}
-        sizes.update({f"K{t}": k for t, k in enumerate(p["kernel"])})
+        sizes = {"I": p.groups * p.ci, "O": p.co, "G": p.groups, "C": p.ci, "F": p.co}
+        sizes.update({f"K{t}": k for t, k in enumerate(p.kernel)})
         return sizes
 
     def _flip(self, src, src_shape, src_labels, out_labels, out_shape) -> str:
@@ -533,7 +555,7 @@ class _Builder:
         p = self.p
         n = len(out_labels)
         # src labels may be unexpanded ("I", "O") when out_labels are the same list
-        kernel = {f"K{t}": k for t, k in enumerate(p["kernel"])}
+        kernel = {f"K{t}": k for t, k in enumerate(p.kernel)}
         loop_of = {lab: j for j, lab in enumerate(out_labels)}
         e = self.fresh("e")
         common = dict(
@@ -544,9 +566,9 @@ class _Builder:
             type=_ty(out_shape, self.dtype),
             iterators=", ".join(['"parallel"'] * n),
             out_map=f"affine_map<({_dims(n)}) -> ({_dims(n)})>",
-            elt=_ELT[self.dtype],
+            elt=self.dtype,
         )
-        if p["flip"] == "map":
+        if p.flip == "map":
             exprs = [
                 f"{kernel[lab] - 1} - d{loop_of[lab]}" if lab in kernel else f"d{loop_of[lab]}" for lab in src_labels
             ]
@@ -561,13 +583,13 @@ class _Builder:
 
     def _generic_conv(self, w_labels: list[str]) -> dict[str, Any]:
         p = self.p
-        r, grouped = p["rank"], p["groups"] > 1
+        r, grouped = p.rank, p.groups > 1
         loops = ["N", *(["G"] if grouped else []), "F", *[f"O{t}" for t in range(r)], "C", *[f"K{t}" for t in range(r)]]
         idx = {lab: j for j, lab in enumerate(loops)}
         n = len(loops)
         x_exprs = [f"d{idx['N']}", *([f"d{idx['G']}"] if grouped else []), f"d{idx['C']}"]
         for t in range(r):
-            dil = p["dilation"][t]
+            dil = p.dilations[t]
             x_exprs.append(f"d{idx[f'O{t}']} + d{idx[f'K{t}']}" + (f" * {dil}" if dil != 1 else ""))
         w_exprs = [f"d{idx[lab]}" for lab in w_labels]
         o_exprs = [f"d{idx['N']}", *([f"d{idx['G']}"] if grouped else []), f"d{idx['F']}"]
@@ -580,14 +602,13 @@ class _Builder:
             "iterators": ", ".join(
                 '"reduction"' if lab == "C" or lab.startswith("K") else '"parallel"' for lab in loops
             ),
-            "elt": _ELT[self.dtype],
+            "elt": self.dtype,
             "mul": "arith.muli" if self.dtype == "i32" else "arith.mulf",
             "add": "arith.addi" if self.dtype == "i32" else "arith.addf",
         }
 
 
-def _dims(n: int) -> str:
-    return ", ".join(f"d{i}" for i in range(n))
+_dims = loop_dims
 
 
 def render(p: Params) -> str:
@@ -597,14 +618,13 @@ def render(p: Params) -> str:
 
 # ----------------------------------------------------------------------------- numbers
 
-_NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     """Values that make every sum exact: f32 x in quarters, f16 x in halves (|sums| stay far below
     f16's 1024 limit for halves because strategy() bounds the reduction length), integer w."""
     rng = np.random.default_rng(seed)
-    dt = p["dtype"]
+    dt = p.dtype
     if dt == "f32":
         x = rng.integers(-8, 9, size=x_shape(p)) / 4.0
         w = rng.integers(-3, 4, size=w_shape(p))
@@ -614,25 +634,25 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     else:
         x = rng.integers(-3, 4, size=x_shape(p))
         w = rng.integers(-3, 4, size=w_shape(p))
-    return [np.ascontiguousarray(x.astype(_NP[dt])), np.ascontiguousarray(w.astype(_NP[dt]))]
+    return [np.ascontiguousarray(x.astype(np_dtype(dt))), np.ascontiguousarray(w.astype(np_dtype(dt)))]
 
 
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Scatter-add from the definition: out[n, g*Co+co, s*i + d*k - pad_lo] += x * w."""
     x, w_stored = inputs
-    r, G, Ci, Co = p["rank"], p["groups"], p["ci"], p["co"]
-    acc_dt = np.int64 if p["dtype"] == "i32" else np.float64
+    r, G, Ci, Co = p.rank, p.groups, p.ci, p.co
+    acc_dt = np.int64 if p.dtype == "i32" else np.float64
     # undo the stored layout: logical w[I, O, K...]
-    w = np.transpose(w_stored, np.argsort(p["w_layout"])).astype(acc_dt)
+    w = np.transpose(w_stored, np.argsort(p.w_layout)).astype(acc_dt)
     x = x.astype(acc_dt)
     N = x.shape[0]
     osz = _out_sizes(p)
     out = np.zeros([N, G * Co, *osz], dtype=acc_dt)
-    s, d, lo = p["stride"], p["dilation"], p["pad_lo"]
+    s, d, lo = p.strides, p.dilations, p.pad_lo
     for g in range(G):
         xg = x[:, g * Ci : (g + 1) * Ci]  # [N, Ci, H...]
         wg = w[g * Ci : (g + 1) * Ci]  # [Ci, Co, K...]
-        for kpos in itertools.product(*[range(k) for k in p["kernel"]]):
+        for kpos in itertools.product(*[range(k) for k in p.kernel]):
             contrib = np.einsum("nc...,cf->nf...", xg, wg[(slice(None), slice(None), *kpos)])
             # input position i lands at s*i + d*k - lo; keep the ones inside [0, O)
             src_sl, dst_sl = [], []
@@ -646,48 +666,31 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
                 start = first + st_ * i_lo
                 dst_sl.append(slice(start, start + st_ * (i_hi - i_lo), st_))
             out[(slice(None), slice(g * Co, (g + 1) * Co), *dst_sl)] += contrib[(slice(None), slice(None), *src_sl)]
-    return [out.astype(_NP[p["dtype"]])]
+    return [out.astype(np_dtype(p.dtype))]
 
 
 def reference_naive(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The same definition written as plain loops (slow; for checking `reference` on tiny cases)."""
     x, w_stored = inputs
-    w = np.transpose(w_stored, np.argsort(p["w_layout"])).astype(np.float64)
-    G, Ci, Co = p["groups"], p["ci"], p["co"]
+    w = np.transpose(w_stored, np.argsort(p.w_layout)).astype(np.float64)
+    G, Ci, Co = p.groups, p.ci, p.co
     osz = _out_sizes(p)
     out = np.zeros([x.shape[0], G * Co, *osz])
     for idx in np.ndindex(*x.shape):
         n, c, *i = idx
         g, ci = divmod(c, Ci)
         for co in range(Co):
-            for kpos in np.ndindex(*p["kernel"]):
-                o = [p["stride"][t] * i[t] + p["dilation"][t] * kpos[t] - p["pad_lo"][t] for t in range(len(i))]
+            for kpos in np.ndindex(*p.kernel):
+                o = [p.strides[t] * i[t] + p.dilations[t] * kpos[t] - p.pad_lo[t] for t in range(len(i))]
                 if all(0 <= o[t] < osz[t] for t in range(len(o))):
                     out[(n, g * Co + co, *o)] += float(x[idx]) * w[(c, co, *kpos)]
-    return [out.astype(_NP[p["dtype"]])]
+    return [out.astype(np_dtype(p.dtype))]
 
 
-def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> str | None:
-    if len(actual) != len(expected):
-        return f"expected {len(expected)} result(s), got {len(actual)}"
-    exp, act = expected[0], actual[0]
-    if tuple(act.shape) != tuple(exp.shape):
-        return f"shape {tuple(act.shape)} != expected {tuple(exp.shape)}"
-    if p["dtype"] == "i32":
-        bad = act.astype(np.int64) != exp.astype(np.int64)
-    else:
-        # inputs make every sum exact; the tolerance only absorbs a backend that keeps partial
-        # sums in a wider or narrower type than we assume, never a wrong element
-        e64, a64 = exp.astype(np.float64), act.astype(np.float64)
-        rtol, atol = (1e-5, 1e-4) if p["dtype"] == "f32" else (2e-3, 2e-2)
-        bad = ~np.isclose(a64, e64, rtol=rtol, atol=atol) | (np.isnan(a64) != np.isnan(e64))
-    if not bad.any():
-        return None
-    first = tuple(int(i) for i in np.argwhere(bad)[0])
-    return (
-        f"{int(bad.sum())}/{bad.size} elements differ; first at {list(first)}: "
-        f"got {act[first]!r}, expected {exp[first]!r}"
-    )
+def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
+    # inputs make every sum exact; the tolerance only absorbs a backend that keeps partial
+    # sums in a wider or narrower type than we assume, never a wrong element
+    return compare_arrays(expected, actual, tolerance={"f32": (1e-5, 1e-4), "f16": (2e-3, 2e-2)})
 
 
 # ----------------------------------------------------------------------------- metamorphic forms
@@ -698,20 +701,16 @@ def equivalent_forms(p: Params) -> list[Params]:
     cands: list[Params] = []
 
     def add(**changes: Any) -> None:
-        q = dict(p)
-        q.update(changes)
-        q = _canonical(q)
-        if is_valid(q) and q != p and q not in cands:
-            cands.append(q)
+        cands.append(_canonical(p.replace(**changes)))
 
     ident = list(range(len(_fwd_labels(p))))
     add(**_simplest_form(p))
-    if p["groups"] > 1:
-        add(x_expand="late" if p["x_expand"] == "early" else "early")
-    add(pad_mode="insert" if p["pad_mode"] == "pad" else "pad")
-    add(w_order="split" if p["w_order"] == "fused" else "fused")
-    add(flip="map" if p["flip"] == "extract" else "extract")
-    if p["form"] == "generic":
+    if p.groups > 1:
+        add(x_expand="late" if p.x_expand == "early" else "early")
+    add(pad_mode="insert" if p.pad_mode == "pad" else "pad")
+    add(w_order="split" if p.w_order == "fused" else "fused")
+    add(flip="map" if p.flip == "extract" else "extract")
+    if p.form == "generic":
         if named_allowed(p):
             add(form="named", fwd_layout=ident)
         add(fwd_layout=ident)
@@ -734,21 +733,33 @@ def _simplest_form(p: Params) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- bookkeeping
 
 
+# Features the strategy must reach (the family contract test draws and checks each).
+FEATURES = (
+    "dyn:none", "dyn:all", "dyn:mixed", "dyn:batch", "dyn:spatial", "dyn:channel",
+    "rank:1", "rank:2", "rank:3", "dtype:f32", "dtype:f16", "dtype:i32",
+    "groups>1", "groups:1", "form:named", "form:generic", "flip:extract", "flip:map",
+    "pad_mode:pad", "pad_mode:insert", "w_order:fused", "w_order:split",
+    "x_expand:early", "x_expand:late", "stride>1", "dilation>1", "out_pad>0",
+    "pad:zero", "pad:nonzero", "pad:asym", "kernel:has1", "w_layout:torch", "w_layout:permuted",
+    "w_red:transposed", "fwd_red:transposed", "channels:large",
+)  # fmt: skip
+
+
 def features(p: Params) -> list[str]:
-    dyn = p["dyn_x"]
-    allowed = [True, p["groups"] == 1] + [True] * p["rank"]
+    dyn = p.input_dyn
+    allowed = [True, p.groups == 1] + [True] * p.rank
     n_dyn, n_allowed = sum(dyn), sum(allowed)
     f = [
         "dyn:none" if n_dyn == 0 else "dyn:all" if n_dyn == n_allowed else "dyn:mixed",
         f"rank:{p['rank']}",
         f"dtype:{p['dtype']}",
-        "groups>1" if p["groups"] > 1 else "groups:1",
+        "groups>1" if p.groups > 1 else "groups:1",
         f"form:{p['form']}",
         f"flip:{p['flip']}",
         f"pad_mode:{p['pad_mode']}",
         f"w_order:{p['w_order']}",
     ]
-    if p["groups"] > 1:
+    if p.groups > 1:
         f.append(f"x_expand:{p['x_expand']}")
     if dyn[0]:
         f.append("dyn:batch")
@@ -756,107 +767,91 @@ def features(p: Params) -> list[str]:
         f.append("dyn:spatial")
     if dyn[1]:
         f.append("dyn:channel")
-    if any(s > 1 for s in p["stride"]):
+    if any(s > 1 for s in p.strides):
         f.append("stride>1")
-    if any(d > 1 for d in p["dilation"]):
+    if any(d > 1 for d in p.dilations):
         f.append("dilation>1")
-    if any(p["out_pad"]):
+    if any(p.out_pad):
         f.append("out_pad>0")
-    pads = list(zip(p["pad_lo"], p["pad_hi"]))
+    pads = list(zip(p.pad_lo, p.pad_hi))
     f.append("pad:zero" if not any(lo or hi for lo, hi in pads) else "pad:nonzero")
     if any(lo != hi for lo, hi in pads):
         f.append("pad:asym")
-    if any(k == 1 for k in p["kernel"]):
+    if any(k == 1 for k in p.kernel):
         f.append("kernel:has1")
-    if p["w_layout"] == list(range(p["rank"] + 2)):
+    if list(p.w_layout) == list(range(p.rank + 2)):
         f.append("w_layout:torch")
     else:
         f.append("w_layout:permuted")
-    stored = ["C" if i == 0 else "F" if i == 1 else f"K{i - 2}" for i in p["w_layout"]]
+    stored = ["C" if i == 0 else "F" if i == 1 else f"K{i - 2}" for i in p.w_layout]
     if _reduction_transposed(stored):
         f.append("w_red:transposed")
-    if _reduction_transposed([_fwd_labels(p)[i] for i in p["fwd_layout"]]):
+    if _reduction_transposed([_fwd_labels(p)[i] for i in p.fwd_layout]):
         f.append("fwd_red:transposed")
-    if max(p["ci"], p["co"]) > 17:
+    if max(p.ci, p.co) > 17:
         f.append("channels:large")
     return f
 
 
 def shrink_candidates(p: Params) -> list[Params]:
     """Strictly simpler params, most aggressive first; each is valid."""
-    r = p["rank"]
+    r = p.rank
     out: list[Params] = []
 
     def add(q: Params) -> None:
-        q = _repair(q)
-        if q is not None and q != p and q not in out and is_valid(q):
-            out.append(q)
+        out.append(_repair(q))
 
     if r > 1:  # drop the last spatial dim
-        q = dict(p)
-        q["rank"] = r - 1
-        for key in ("in_size", "kernel", "stride", "dilation", "pad_lo", "pad_hi", "out_pad"):
-            q[key] = p[key][:-1]
-        q["dyn_x"] = p["dyn_x"][:-1]
-        q["w_layout"] = [i for i in p["w_layout"] if i != r + 1]
-        q["fwd_layout"] = [i for i in p["fwd_layout"] if i != len(_fwd_labels(p)) - 1]
-        add(q)
-    if p["groups"] > 1:
-        q = dict(p, groups=1)
-        q["fwd_layout"] = [i - 1 for i in p["fwd_layout"] if i != 0]
-        add(q)
-    add(dict(p, **_simplest_form(p)))
+        add(p.replace(
+            rank=r - 1,
+            **{key: p[key][:-1] for key in ("spatial", "kernel", "strides", "dilations", "pad_lo", "pad_hi", "out_pad")},
+            input_dyn=p.input_dyn[:-1],
+            w_layout=[i for i in p.w_layout if i != r + 1],
+            fwd_layout=[i for i in p.fwd_layout if i != len(_fwd_labels(p)) - 1],
+        ))
+    if p.groups > 1:
+        add(p.replace(groups=1, fwd_layout=[i - 1 for i in p.fwd_layout if i != 0]))
+    add(p.replace(**_simplest_form(p)))
     for key in ("n", "ci", "co"):
         if p[key] > 1:
-            add(dict(p, **{key: 1}))
-            add(dict(p, **{key: p[key] // 2}))
-    if any(p["dyn_x"]):
-        add(dict(p, dyn_x=[False] * (r + 2)))
-        for i, dyn in enumerate(p["dyn_x"]):
+            add(p.replace(**{key: 1}))
+            add(p.replace(**{key: p[key] // 2}))
+    if any(p.input_dyn):
+        add(p.replace(input_dyn=[False] * (r + 2)))
+        for i, dyn in enumerate(p.input_dyn):
             if dyn:
-                add(dict(p, dyn_x=[v and j != i for j, v in enumerate(p["dyn_x"])]))
-    for key, simple in (("out_pad", 0), ("pad_lo", 0), ("pad_hi", 0), ("stride", 1), ("dilation", 1), ("kernel", 1), ("in_size", 1)):
+                add(p.replace(input_dyn=[v and j != i for j, v in enumerate(p.input_dyn)]))
+    for key, simple in (("out_pad", 0), ("pad_lo", 0), ("pad_hi", 0), ("strides", 1), ("dilations", 1), ("kernel", 1), ("spatial", 1)):
         if any(v != simple for v in p[key]):
-            add(dict(p, **{key: [simple] * r}))
+            add(p.replace(**{key: [simple] * r}))
             for t in range(r):
                 if p[key][t] != simple:
                     vals = list(p[key])
-                    vals[t] = simple if key not in ("kernel", "in_size") or vals[t] <= 2 else vals[t] // 2
-                    add(dict(p, **{key: vals}))
-    if p["dtype"] != "f32":
-        add(dict(p, dtype="f32"))
-    if p["w_layout"] != list(range(r + 2)):
-        add(dict(p, w_layout=list(range(r + 2))))
+                    vals[t] = simple if key not in ("kernel", "spatial") or vals[t] <= 2 else vals[t] // 2
+                    add(p.replace(**{key: vals}))
+    if p.dtype != "f32":
+        add(p.replace(dtype="f32"))
+    if list(p.w_layout) != list(range(r + 2)):
+        add(p.replace(w_layout=list(range(r + 2))))
     for key, simple in _simplest_form(p).items():
         if p[key] != simple:
-            add(dict(p, **{key: simple}))
+            add(p.replace(**{key: simple}))
     return out
 
 
-def _repair(q: Params) -> Params | None:
+def _repair(q: Params) -> Params:
     """Clamp paddings/output padding after a shrink step so the params stay valid."""
-    q = dict(q)
-    lo, hi, op = list(q["pad_lo"]), list(q["pad_hi"]), list(q["out_pad"])
-    for t in range(q["rank"]):
-        full = q["dilation"][t] * (q["kernel"][t] - 1)
+    lo, hi, op = list(q.pad_lo), list(q.pad_hi), list(q.out_pad)
+    for t in range(q.rank):
+        full = q.dilations[t] * (q.kernel[t] - 1)
         lo[t], hi[t] = min(lo[t], full), min(hi[t], full)
-        op[t] = min(op[t], max(q["stride"][t], q["dilation"][t]) - 1)
-    q["pad_lo"], q["pad_hi"], q["out_pad"] = lo, hi, op
-    if q["groups"] > 1:
-        q["dyn_x"] = [v and i != 1 for i, v in enumerate(q["dyn_x"])]
-    if q["form"] == "named" and (not named_allowed(q) or q["fwd_layout"] not in named_fwd_layouts(q)):
-        q["form"] = "generic"
+        op[t] = min(op[t], max(q.strides[t], q.dilations[t]) - 1)
+    q = q.replace(pad_lo=lo, pad_hi=hi, out_pad=op)
+    if q.groups > 1:
+        q = q.replace(input_dyn=[v and i != 1 for i, v in enumerate(q.input_dyn)])
+    if q.form == "named" and (not named_allowed(q) or list(q.fwd_layout) not in named_fwd_layouts(q)):
+        q = q.replace(form="generic")
     return _canonical(q)
 
 
-FAMILY = Family(
-    name=FAMILY_NAME,
-    strategy=strategy,
-    render=render,
-    make_inputs=make_inputs,
-    reference=reference,
-    compare=compare,
-    equivalent_forms=equivalent_forms,
-    features=features,
-    shrink_candidates=shrink_candidates,
-)
+FAMILY = Family.define("conv_transpose", Params, globals())

@@ -16,32 +16,34 @@ or `"onnx"` (absent means the hand-written linalg forms), and `with_frontends` e
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import LINALG, Family, FamilyParams
 from shapefuzz.families.onnx_forms import ONNX_SPELLINGS
 from shapefuzz.families.torch_forms import SPELLINGS, Spelling
 from shapefuzz.families.torch_ir import boundary
 
 KEY = "frontend"
-LINALG = "linalg"
 # Of every SHARE draws, one is spelled in torch and one in ONNX, where the frontend can write the case.
 SHARE = 4
 ALL_SPELLINGS: tuple[Spelling, ...] = tuple(SPELLINGS.values()) + ONNX_SPELLINGS
 
 
-def frontend_of(p: Params) -> str:
-    return p.get(KEY, LINALG)
+def frontend_of(p: FamilyParams | Mapping[str, Any]) -> str:
+    """The case's spelling, from its typed params or its header JSON (`Case.params`)."""
+    return p.get(KEY, LINALG) if isinstance(p, Mapping) else p.frontend
 
 
-def linalg_params(p: Params) -> Params:
+def linalg_params(p: FamilyParams) -> FamilyParams:
     """The case without its frontend: the family's own parameters."""
-    return {k: v for k, v in p.items() if k != KEY}
+    return p.replace(frontend=LINALG) if p.frontend != LINALG else p
 
 
-def spelled(p: Params, spelling: Spelling) -> Params:
-    return dict(spelling.normalize(linalg_params(p)), **{KEY: spelling.frontend})
+def spelled(p: FamilyParams, spelling: Spelling) -> FamilyParams:
+    return spelling.normalize(linalg_params(p)).replace(frontend=spelling.frontend)
 
 
 def spellings_for(family: str) -> list[Spelling]:
@@ -49,12 +51,14 @@ def spellings_for(family: str) -> list[Spelling]:
 
 
 def with_frontends(family: Family) -> Family:
-    """`family`, extended with its frontend spellings (unchanged when it has none)."""
+    """`family`, extended with its frontend spellings (unchanged when it has none). The hooks
+    get typed params (`Family` loads them); a linalg case goes to the family's own hooks."""
     spellings = {s.frontend: s for s in spellings_for(family.name)}
     if not spellings:
         return family
+    own = family.hooks
 
-    def spelling(p: Params) -> Spelling | None:
+    def spelling(p: FamilyParams) -> Spelling | None:
         fe = frontend_of(p)
         if fe == LINALG:
             return None
@@ -62,57 +66,48 @@ def with_frontends(family: Family) -> Family:
             raise ValueError(f"{family.name} has no {fe} spelling")
         return spellings[fe]
 
-    def choose(drawn: tuple[Params, int]) -> Params:
+    def choose(drawn: tuple[FamilyParams, int]) -> FamilyParams:
         p, roll = drawn
         options = [s for s in spellings.values() if s.expressible(p)]
         if options and roll < len(options):
             return spelled(p, options[roll])
         return p
 
-    def strategy() -> st.SearchStrategy[Params]:
-        return st.tuples(family.strategy(), st.integers(0, SHARE - 1)).map(choose)
+    def strategy(*regime: str) -> st.SearchStrategy[FamilyParams]:
+        return st.tuples(own["strategy"](*regime), st.integers(0, SHARE - 1)).map(choose)
 
-    def render(p: Params) -> str:
+    def render(p: FamilyParams) -> str:
         s = spelling(p)
         if s is None:
-            return family.render(p)
+            return own["render"](p)
         q = linalg_params(p)
-        return s.build(q, boundary(family.render(q)))
+        return s.build(q, boundary(own["render"](q)))
 
-    def equivalent_forms(p: Params) -> list[Params]:
+    def equivalent_forms(p: FamilyParams) -> list[FamilyParams]:
         q = linalg_params(p)
         s = spelling(p)
-        forms = family.equivalent_forms(q) if s is None else [q] + family.equivalent_forms(q)
+        forms = list(own["equivalent_forms"](q)) if s is None else [q] + list(own["equivalent_forms"](q))
         forms += [spelled(q, other) for other in spellings.values() if other is not s and other.expressible(q)]
-        out: list[Params] = []
-        for f in forms:
-            if f != p and f not in out:
-                out.append(f)
-        return out
+        return forms
 
-    def features(p: Params) -> list[str]:
-        return family.features(linalg_params(p)) + [f"frontend:{frontend_of(p)}"]
+    def features(p: FamilyParams) -> list[str]:
+        return list(own["features"](linalg_params(p))) + [f"frontend:{frontend_of(p)}"]
 
-    def shrink_candidates(p: Params) -> list[Params]:
+    def shrink_candidates(p: FamilyParams) -> list[FamilyParams]:
         s = spelling(p)
         if s is None:
-            return family.shrink_candidates(p)
-        out: list[Params] = []
-        for c in family.shrink_candidates(linalg_params(p)):
-            if s.expressible(c):
-                c = spelled(c, s)
-                if c != p and c not in out:
-                    out.append(c)
-        return out
+            return own["shrink_candidates"](p)
+        return [spelled(c, s) for c in own["shrink_candidates"](linalg_params(p)) if s.expressible(c)]
 
-    return dataclasses.replace(
-        family,
-        strategy=strategy,
-        render=render,
-        make_inputs=lambda p, seed: family.make_inputs(linalg_params(p), seed),
-        reference=lambda p, inputs: family.reference(linalg_params(p), inputs),
-        compare=lambda p, inputs, want, got: family.compare(linalg_params(p), inputs, want, got),
-        equivalent_forms=equivalent_forms,
-        features=features,
-        shrink_candidates=shrink_candidates,
-    )
+    def is_valid(p: FamilyParams) -> bool:
+        s = spelling(p)
+        q = linalg_params(p)
+        return bool(own["is_valid"](q)) and (s is None or s.expressible(q))
+
+    def linalg(hook: str) -> Any:
+        return lambda p, *args: own[hook](linalg_params(p), *args)
+
+    hooks = dict(own, strategy=strategy, render=render, make_inputs=linalg("make_inputs"),
+                 reference=linalg("reference"), compare=linalg("compare"), equivalent_forms=equivalent_forms,
+                 features=features, shrink_candidates=shrink_candidates, is_valid=is_valid)
+    return dataclasses.replace(family, hooks=hooks)

@@ -21,7 +21,7 @@ NumPy reference as the case's linalg forms; which cases each op can write:
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Params
+from shapefuzz.families.base import FamilyParams as Params
 from shapefuzz.families.torch_forms import FLOATS, Spelling, boundary_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, si64s
 
@@ -113,9 +113,9 @@ def _convt_build(p: Params, bnd: Boundary) -> str:
     w = _transpose(b, w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
     out = ct.out_shape(p)
     dims = [x.dims[0], (out[1], False)] + [(o, x.dims[2 + t][1]) for t, o in enumerate(out[2:])]
-    attrs = {"dilations": si64s(p["dilation"]), "group": f"{p['groups']} : si64", "kernel_shape": si64s(p["kernel"]),
+    attrs = {"dilations": si64s(p["dilations"]), "group": f"{p['groups']} : si64", "kernel_shape": si64s(p["kernel"]),
              "output_padding": si64s(p["out_pad"]), "pads": si64s(list(p["pad_lo"]) + list(p["pad_hi"])),
-             "strides": si64s(p["stride"])}
+             "strides": si64s(p["strides"])}
     y = b.onnx("ConvTranspose", [x, w], [TV(b.fresh("convt"), tuple(dims), p["dtype"])], attrs)[0]
     y = b.cast_to(y, bnd.results[0][0])
     return b.render("main", args, [y], ONNX_META)
@@ -128,11 +128,11 @@ _REDUCTION = {"overwrite": None, "add": "add", "sub": "add", "mul": "mul", "max"
 
 def _scatter_expressible(p: Params) -> bool:
     # No batch dims (indices [depth], a 0-d update) is left out: 3.13 does not convert that ScatterND.
-    return p["dimension_map"] == list(range(p["depth"])) and len(p["batch_shape"]) > 0
+    return list(p["dimension_map"]) == list(range(p["depth"])) and len(p["batch_shape"]) > 0
 
 
 def _scatter_normalize(p: Params) -> Params:
-    return dict(p, form="linalg_ext", index_dtype="i64")
+    return p.replace(form="linalg_ext", index_dtype="i64")
 
 
 def _scatter_build(p: Params, bnd: Boundary) -> str:
@@ -156,7 +156,7 @@ def _scatter_build(p: Params, bnd: Boundary) -> str:
 
 
 def _one_hot_normalize(p: Params) -> Params:
-    return dict(p, form="generic", dimension_map=list(range(len(p["index_shape"]) + 1)))
+    return p.replace(form="generic", dimension_map=list(range(len(p["index_shape"]) + 1)))
 
 
 def _one_hot_build(p: Params, bnd: Boundary) -> str:
@@ -229,5 +229,5 @@ ONNX_SPELLINGS: tuple[Spelling, ...] = (
     Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, _convt_build),
     Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, _scatter_build),
     Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, _one_hot_build),
-    Spelling("topk", "onnx", lambda p: True, lambda p: dict(p, form="topk", transpose=False), _topk_build),
+    Spelling("topk", "onnx", lambda p: True, lambda p: p.replace(form="topk", transpose=False), _topk_build),
 )

@@ -22,24 +22,28 @@ Forms (the metamorphic oracle compares them):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families._shapes import (
+from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.common import (
     FLOAT_DTYPES,
-    NP_DTYPES,
     Dim,
     collapse_step,
+    compare_arrays,
     draw_dyn_flags,
     draw_size,
     dyn_features,
     expand_step,
+    np_dtype,
     split_step,
     tensor_type,
+    with_item,
 )
-from shapefuzz.families.base import Family, Params, distinct_valid
+from shapefuzz.model import Mismatch
 from shapefuzz.templates import render_template
 
 FORMS = ("linalg_ext", "reshape", "generic")
@@ -50,35 +54,53 @@ MAX_ORIGINAL_ELEMENTS = 1 << 14
 MAX_BATCH = 64
 
 
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    form: str  # FORMS
+    dtype: str
+    index_dtype: str
+    orig_shape: tuple[int, ...]
+    orig_dyn: tuple[bool, ...]
+    depth: int  # leading dims of `original` addressed by the indices
+    dimension_map: tuple[int, ...]
+    batch_shape: tuple[int, ...]
+    batch_dyn: tuple[bool, ...]
+    window_dyn: tuple[bool, ...]  # the updates' window dims
+    implicit_depth: bool
+    combiner: str  # COMBINERS
+    unique: bool  # the op's unique_indices attribute
+    duplicates: bool  # whether the inputs repeat a coordinate
+
+
 # ----------------------------------------------------------------------------- validity
 
 
 def n_batch(p: Params) -> int:
-    return int(np.prod(p["batch_shape"], dtype=np.int64)) if p["batch_shape"] else 1
+    return int(np.prod(p.batch_shape, dtype=np.int64)) if p.batch_shape else 1
 
 
 def n_coords(p: Params) -> int:
-    return int(np.prod(p["orig_shape"][: p["depth"]], dtype=np.int64))
+    return int(np.prod(p.orig_shape[: p.depth], dtype=np.int64))
 
 
 def is_valid(p: Params) -> bool:
-    r, d, k = len(p["orig_shape"]), p["depth"], len(p["batch_shape"])
+    r, d, k = len(p.orig_shape), p.depth, len(p.batch_shape)
     if not (1 <= d <= r and 0 <= k <= 2):
         return False
-    if len(p["orig_dyn"]) != r or len(p["batch_dyn"]) != k or len(p["window_dyn"]) != r - d:
+    if len(p.orig_dyn) != r or len(p.batch_dyn) != k or len(p.window_dyn) != r - d:
         return False
-    if sorted(p["dimension_map"]) != list(range(d)):
+    if sorted(p.dimension_map) != list(range(d)):
         return False
-    if p["implicit_depth"] and (d != 1 or k == 0):
+    if p.implicit_depth and (d != 1 or k == 0):
         return False
-    if min(p["orig_shape"] + p["batch_shape"], default=1) < 1:
+    if min(p.orig_shape + p.batch_shape, default=1) < 1:
         return False
-    if p["duplicates"] and (p["unique"] or p["combiner"] == "overwrite" or n_batch(p) < 2):
+    if p.duplicates and (p.unique or p.combiner == "overwrite" or n_batch(p) < 2):
         return False
     # Unique coordinates must exist for every batch position (overwrite never takes duplicates).
-    if not p["duplicates"] and n_batch(p) > n_coords(p):
+    if not p.duplicates and n_batch(p) > n_coords(p):
         return False
-    return p["form"] in FORMS and p["dtype"] in DTYPES and p["index_dtype"] in INDEX_DTYPES and p["combiner"] in COMBINERS
+    return p.form in FORMS and p.dtype in DTYPES and p.index_dtype in INDEX_DTYPES and p.combiner in COMBINERS
 
 
 # ----------------------------------------------------------------------------- strategy
@@ -123,8 +145,9 @@ def _params(draw: Any) -> Params:
         "unique": unique,
         "duplicates": duplicates,
     }
-    assert is_valid(params), params
-    return params
+    typed = Params(**params)
+    assert is_valid(typed), params
+    return typed
 
 
 def strategy() -> st.SearchStrategy[Params]:
@@ -135,17 +158,17 @@ def strategy() -> st.SearchStrategy[Params]:
 
 
 def _shapes(p: Params) -> dict[str, list[tuple[int, bool]]]:
-    r, d = len(p["orig_shape"]), p["depth"]
-    orig = list(zip(p["orig_shape"], p["orig_dyn"]))
-    batch = list(zip(p["batch_shape"], p["batch_dyn"]))
-    window = list(zip(p["orig_shape"][d:], p["window_dyn"]))
-    idx = batch if p["implicit_depth"] else batch + [(d, False)]
+    r, d = len(p.orig_shape), p.depth
+    orig = list(zip(p.orig_shape, p.orig_dyn))
+    batch = list(zip(p.batch_shape, p.batch_dyn))
+    window = list(zip(p.orig_shape[d:], p.window_dyn))
+    idx = batch if p.implicit_depth else batch + [(d, False)]
     assert len(window) == r - d
     return {"original": orig, "indices": idx, "updates": batch + window}
 
 
 def result_shapes(p: Params) -> list[list[int]]:
-    return [list(p["orig_shape"])]
+    return [list(p.orig_shape)]
 
 
 # ----------------------------------------------------------------------------- render
@@ -153,8 +176,8 @@ def result_shapes(p: Params) -> list[list[int]]:
 
 def render(p: Params) -> str:
     shapes = _shapes(p)
-    elt, ielt = p["dtype"], p["index_dtype"]
-    r, d, k = len(p["orig_shape"]), p["depth"], len(p["batch_shape"])
+    elt, ielt = p.dtype, p.index_dtype
+    r, d, k = len(p.orig_shape), p.depth, len(p.batch_shape)
     w = r - d
     dim_ops: list[tuple[str, str, int, str]] = []
 
@@ -171,20 +194,20 @@ def render(p: Params) -> str:
     idx_ty = tensor_type(shapes["indices"], ielt)
     upd_ty = tensor_type(shapes["updates"], elt)
     ctx: dict[str, Any] = {
-        "form": p["form"],
+        "form": p.form,
         "orig_ty": orig_ty,
         "idx_ty": idx_ty,
         "upd_ty": upd_ty,
         "elt": elt,
         "idx_elt": ielt,
         "is_float": elt in FLOAT_DTYPES,
-        "dim_map": p["dimension_map"],
-        "unique": p["unique"],
-        "combiner": p["combiner"],
-        "implicit_depth": p["implicit_depth"],
+        "dim_map": p.dimension_map,
+        "unique": p.unique,
+        "combiner": p.combiner,
+        "implicit_depth": p.implicit_depth,
         "nconsts": max(r, k + w, k + 1, d),
     }
-    if p["form"] == "reshape":
+    if p.form == "reshape":
         od = dims_of("%original", "od", shapes["original"], orig_ty)
         ud = dims_of("%updates", "ud", shapes["updates"], upd_ty)
         pre, post = [], []
@@ -230,7 +253,7 @@ def render(p: Params) -> str:
         post.append(back)
         ctx.update(pre_steps=pre, post_steps=post, r_upd=r_upd, r_upd_ty=r_upd_ty, r_idx=r_idx,
                    r_idx_ty=r_idx_ty, r_orig="%orig_r", r_orig_ty=tensor_type(o2, elt))
-    elif p["form"] == "generic":
+    elif p.form == "generic":
         loops = [f"o{i}" for i in range(r)] + [f"b{i}" for i in range(k)]
         head = "(" + ", ".join(loops) + ")"
         upd_res = [f"b{i}" for i in range(k)] + [f"o{d + i}" for i in range(w)]
@@ -239,7 +262,7 @@ def render(p: Params) -> str:
             out_map=f"affine_map<{head} -> ({', '.join(loops[:r])})>",
             iterators=['"parallel"'] * r + ['"reduction"'] * k,
             batch_loops=[r + i for i in range(k)],
-            columns=[(j, p["dimension_map"][j]) for j in range(d)],
+            columns=[(j, p.dimension_map[j]) for j in range(d)],
             extract_prefix=", ".join(f"%g_b{i}" for i in range(k)),
         )
     ctx["dim_ops"] = dim_ops
@@ -250,23 +273,23 @@ def render(p: Params) -> str:
 
 
 def _values(rng: np.random.Generator, p: Params, shape: list[int], role: str) -> np.ndarray:
-    dt = np.dtype(NP_DTYPES[p["dtype"]])
-    if p["combiner"] == "mul":
-        pool = [-2, -1, 1, 2, 0.5, -0.5] if p["dtype"] in FLOAT_DTYPES else [-2, -1, 1, 2]
+    dt = np_dtype(p.dtype)
+    if p.combiner == "mul":
+        pool = [-2, -1, 1, 2, 0.5, -0.5] if p.dtype in FLOAT_DTYPES else [-2, -1, 1, 2]
         return rng.choice(np.array(pool), size=shape).astype(dt)
-    if p["dtype"] in FLOAT_DTYPES:
+    if p.dtype in FLOAT_DTYPES:
         return (rng.integers(-16, 17, size=shape) / 4).astype(dt)  # multiples of 1/4 in [-4, 4]
-    lo, hi = (-8, 9) if p["dtype"] == "i8" else (-100, 101)
+    lo, hi = (-8, 9) if p.dtype == "i8" else (-100, 101)
     return rng.integers(lo, hi, size=shape).astype(dt)
 
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    d = p["depth"]
-    indexed = p["orig_shape"][:d]
-    window = p["orig_shape"][d:]
+    d = p.depth
+    indexed = p.orig_shape[:d]
+    window = p.orig_shape[d:]
     nb, nc = n_batch(p), n_coords(p)
-    if p["duplicates"]:
+    if p.duplicates:
         flat = rng.integers(0, nc, size=nb)
         flat[rng.integers(0, nb)] = flat[(rng.integers(0, nb))]  # at least one repeat likely
         if len(set(flat.tolist())) == nb:
@@ -275,11 +298,11 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
         flat = rng.choice(nc, size=nb, replace=False)
     coords = np.stack(np.unravel_index(flat, indexed), axis=-1) if nb else np.zeros((0, d), np.int64)
     # Column j addresses original dim dimension_map[j].
-    cols = coords[:, p["dimension_map"]]
-    idt = np.dtype(NP_DTYPES[p["index_dtype"]])
-    indices = cols.reshape(list(p["batch_shape"]) + ([] if p["implicit_depth"] else [d])).astype(idt)
-    original = _values(rng, p, list(p["orig_shape"]), "original")
-    updates = _values(rng, p, list(p["batch_shape"]) + list(window), "updates")
+    cols = coords[:, list(p.dimension_map)]
+    idt = np_dtype(p.index_dtype)
+    indices = cols.reshape(list(p.batch_shape) + ([] if p.implicit_depth else [d])).astype(idt)
+    original = _values(rng, p, list(p.orig_shape), "original")
+    updates = _values(rng, p, list(p.batch_shape) + list(window), "updates")
     return [original, indices, updates]
 
 
@@ -301,111 +324,99 @@ def _combine(comb: str, u: np.ndarray, o: np.ndarray) -> np.ndarray:
 
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     original, indices, updates = inputs
-    d = p["depth"]
+    d = p.depth
     out = original.copy()
     nb = n_batch(p)
     cols = indices.reshape(nb, d).astype(np.int64)
-    upd = updates.reshape((nb,) + tuple(p["orig_shape"][d:]))
+    upd = updates.reshape((nb,) + tuple(p.orig_shape[d:]))
     with np.errstate(over="ignore"):
         for b in range(nb):
             coord = [0] * d
             for j in range(d):
-                coord[p["dimension_map"][j]] = int(cols[b, j])
+                coord[p.dimension_map[j]] = int(cols[b, j])
             key = tuple(coord)
-            out[key] = _combine(p["combiner"], upd[b], out[key]).astype(out.dtype)
+            out[key] = _combine(p.combiner, upd[b], out[key]).astype(out.dtype)
     return [out]
 
 
-def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> str | None:
+def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
     """Exact: inputs keep every order of combination exact."""
-    if len(actual) != len(expected):
-        return f"expected {len(expected)} results, got {len(actual)}"
-    for i, (e, a) in enumerate(zip(expected, actual)):
-        if tuple(a.shape) != tuple(e.shape):
-            return f"result {i}: shape {tuple(a.shape)} != expected {tuple(e.shape)}"
-        if a.dtype != e.dtype:
-            return f"result {i}: dtype {a.dtype} != expected {e.dtype}"
-        bad = ~((a == e) | (np.isnan(a) & np.isnan(e)) if a.dtype.kind == "f" else (a == e))
-        if bad.any():
-            pos = tuple(int(x) for x in np.argwhere(bad)[0])
-            return f"result {i}: {int(bad.sum())} of {a.size} elements differ; first at {pos}: got {a[pos]}, expected {e[pos]}"
-    return None
+    return compare_arrays(expected, actual, check_dtype=True)
 
 
 # ----------------------------------------------------------------------------- oracle helpers
 
 
 def equivalent_forms(p: Params) -> list[Params]:
-    return [dict(p, form=f) for f in FORMS if f != p["form"]]
+    return [p.replace(form=f) for f in FORMS if f != p.form]
+
+
+# Features the strategy must reach (the family contract test draws and checks each).
+FEATURES = (
+    *(f"form:{f}" for f in FORMS), *(f"dtype:{d}" for d in DTYPES), "index:i32", "index:i64",
+    *(f"combiner:{c}" for c in COMBINERS), "unique:true", "unique:false", "duplicates",
+    "dyn:none", "dyn:all", "dyn:mixed", "dyn:all-but-one", "dyn:one",
+    "batch:0", "batch:1", "batch:2", "depth:1", "depth:2", "depth:3", "rank:1", "rank:2", "rank:3", "rank:4",
+    "window:none", "dimmap:permuted", "indices:implicit-depth", "size:1", "size:large",
+)  # fmt: skip
 
 
 def features(p: Params) -> list[str]:
-    flags = p["orig_dyn"] + p["batch_dyn"] + p["window_dyn"]
+    flags = p.orig_dyn + p.batch_dyn + p.window_dyn
     out = [f"form:{p['form']}", f"dtype:{p['dtype']}", f"index:{p['index_dtype']}",
            f"rank:{len(p['orig_shape'])}", f"depth:{p['depth']}", f"batch:{len(p['batch_shape'])}",
-           f"combiner:{p['combiner']}", "unique:true" if p["unique"] else "unique:false"]
+           f"combiner:{p['combiner']}", "unique:true" if p.unique else "unique:false"]
     out += dyn_features(flags)
-    if p["depth"] == len(p["orig_shape"]):
+    if p.depth == len(p.orig_shape):
         out.append("window:none")
-    if p["dimension_map"] != sorted(p["dimension_map"]):
+    if list(p.dimension_map) != sorted(p.dimension_map):
         out.append("dimmap:permuted")
-    if p["implicit_depth"]:
+    if p.implicit_depth:
         out.append("indices:implicit-depth")
-    if p["duplicates"]:
+    if p.duplicates:
         out.append("duplicates")
-    if any(s == 1 for s in p["orig_shape"] + p["batch_shape"]):
+    if any(s == 1 for s in p.orig_shape + p.batch_shape):
         out.append("size:1")
-    if max(p["orig_shape"] + p["batch_shape"]) > 17:
+    if max(p.orig_shape + p.batch_shape) > 17:
         out.append("size:large")
     return out
 
 
 def shrink_candidates(p: Params) -> list[Params]:
     cands: list[Params] = []
-    r, d, k = len(p["orig_shape"]), p["depth"], len(p["batch_shape"])
+    r, d, k = len(p.orig_shape), p.depth, len(p.batch_shape)
     # Lower rank: drop a window dim, or an indexed dim (with its index column).
     if r - d >= 1:
-        cands.append(dict(p, orig_shape=p["orig_shape"][:-1], orig_dyn=p["orig_dyn"][:-1], window_dyn=p["window_dyn"][:-1]))
+        cands.append(p.replace(orig_shape=p.orig_shape[:-1], orig_dyn=p.orig_dyn[:-1], window_dyn=p.window_dyn[:-1]))
     if d >= 2:
         drop = d - 1
-        dm = [x for x in p["dimension_map"] if x != drop]
-        cands.append(dict(p, depth=d - 1, dimension_map=dm, orig_shape=p["orig_shape"][:drop] + p["orig_shape"][d:],
-                          orig_dyn=p["orig_dyn"][:drop] + p["orig_dyn"][d:]))
+        dm = [x for x in p.dimension_map if x != drop]
+        cands.append(p.replace(depth=d - 1, dimension_map=dm, orig_shape=p.orig_shape[:drop] + p.orig_shape[d:],
+                          orig_dyn=p.orig_dyn[:drop] + p.orig_dyn[d:]))
     if k >= 1:
-        cands.append(dict(p, batch_shape=p["batch_shape"][:-1], batch_dyn=p["batch_dyn"][:-1],
-                          implicit_depth=p["implicit_depth"] and k > 1))
+        cands.append(p.replace(batch_shape=p.batch_shape[:-1], batch_dyn=p.batch_dyn[:-1],
+                          implicit_depth=p.implicit_depth and k > 1))
     # Fewer dynamic dims: all static, then one at a time.
-    if any(p["orig_dyn"] + p["batch_dyn"] + p["window_dyn"]):
-        cands.append(dict(p, orig_dyn=[False] * r, batch_dyn=[False] * k, window_dyn=[False] * (r - d)))
+    if any(p.orig_dyn + p.batch_dyn + p.window_dyn):
+        cands.append(p.replace(orig_dyn=[False] * r, batch_dyn=[False] * k, window_dyn=[False] * (r - d)))
         for key in ("orig_dyn", "batch_dyn", "window_dyn"):
             for i, f in enumerate(p[key]):
                 if f:
-                    cands.append(dict(p, **{key: p[key][:i] + [False] + p[key][i + 1 :]}))
+                    cands.append(p.replace(**{key: with_item(p[key], i, False)}))
     # Smaller sizes.
     for key in ("orig_shape", "batch_shape"):
         for i, s in enumerate(p[key]):
             for smaller in sorted({1, s // 2}):
                 if smaller < s:
-                    cands.append(dict(p, **{key: p[key][:i] + [smaller] + p[key][i + 1 :]}))
+                    cands.append(p.replace(**{key: with_item(p[key], i, smaller)}))
     simpler = {"form": "linalg_ext", "dtype": "f32", "index_dtype": "i32", "implicit_depth": False,
-               "duplicates": False, "dimension_map": list(range(d))}
+               "duplicates": False, "dimension_map": tuple(range(d))}
     for key, value in simpler.items():
         if p[key] != value:
-            cands.append(dict(p, **{key: value}))
-    if p["combiner"] not in ("overwrite", "add"):
-        cands.append(dict(p, combiner="add"))
-    cands = [dict(c, duplicates=False) if c["duplicates"] and n_batch(c) < 2 else c for c in cands]
-    return distinct_valid(cands, p, is_valid)
+            cands.append(p.replace(**{key: value}))
+    if p.combiner not in ("overwrite", "add"):
+        cands.append(p.replace(combiner="add"))
+    return [c.replace(duplicates=False) if c.duplicates and n_batch(c) < 2 else c for c in cands]
 
 
-FAMILY = Family(
-    name="scatter",
-    strategy=strategy,
-    render=render,
-    make_inputs=make_inputs,
-    reference=reference,
-    compare=compare,
-    equivalent_forms=equivalent_forms,
-    features=features,
-    shrink_candidates=shrink_candidates,
-)
+FAMILY = Family.define("scatter", Params, globals())

@@ -19,12 +19,15 @@ indices must be distinct, valid, and select (through the input) exactly the expe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, Params
+from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.common import count_mismatch, is_float, np_dtype, shape_mismatch, tensor_type, values_mismatch
+from shapefuzz.model import Mismatch, MismatchKind
 from shapefuzz.templates import render_template
 
 FORMS = ("topk", "sort")
@@ -32,7 +35,6 @@ INDEX_MODES = ("implicit", "iota", "arg")
 USES = ("values", "indices", "both")
 DTYPES = ("f32", "f16", "i32", "i8")
 
-_NP_DTYPE = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8}
 # The value the topk outs are filled with: below (largest) / above (smallest) every input.
 _PAD_LITERAL = {
     ("f32", True): "0xFF800000",
@@ -54,34 +56,48 @@ _MAX_ELEMENTS = 6000  # keeps CPU runs cheap; large sorted dims get tiny outer d
 _LABEL_OFFSET = 1000
 
 
-def _is_float(dtype: str) -> bool:
-    return dtype in ("f32", "f16")
+
+
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    RENAMED = {"dynamic": "input_dyn"}
+
+    form: str  # FORMS
+    indices: str  # INDEX_MODES
+    use: str  # USES: which results are returned
+    dtype: str
+    shape: tuple[int, ...]
+    input_dyn: tuple[bool, ...]
+    dim: int
+    k: int
+    largest: bool
+    transpose: bool  # run along the last dim of a transposed input
+    values: str  # "wide" | "ties": how the inputs are drawn
 
 
 # ----------------------------------------------------------------------------- shapes / types
 
 
-def _tensor_type(shape: list[int], dynamic: list[bool], elt: str) -> str:
-    dims = "x".join("?" if d else str(s) for s, d in zip(shape, dynamic))
-    return f"tensor<{dims}x{elt}>" if dims else f"tensor<{elt}>"
+def _ttype(shape: list[int], dynamic: list[bool], elt: str) -> str:
+    return tensor_type(shape, elt, dynamic)
 
 
 def output_shape(params: Params) -> list[int]:
-    shape = list(params["shape"])
-    shape[params["dim"]] = params["k"]
+    shape = list(params.shape)
+    shape[params.dim] = params.k
     return shape
 
 
 def _output_dynamic(params: Params) -> list[bool]:
-    dyn = list(params["dynamic"])
-    dyn[params["dim"]] = False  # k is static
+    dyn = list(params.input_dyn)
+    dyn[params.dim] = False  # k is static
     return dyn
 
 
 def _perm(params: Params) -> list[int]:
     """Permutation taking the input to the work layout (sorted dim last when transposed)."""
-    rank, dim = len(params["shape"]), params["dim"]
-    if not params["transpose"]:
+    rank, dim = len(params.shape), params.dim
+    if not params.transpose:
         return list(range(rank))
     return [i for i in range(rank) if i != dim] + [dim]
 
@@ -90,16 +106,16 @@ def _perm(params: Params) -> list[int]:
 
 
 def render(params: Params) -> str:
-    shape, dynamic, dim, k = params["shape"], params["dynamic"], params["dim"], params["k"]
-    dtype, form, indices, use = params["dtype"], params["form"], params["indices"], params["use"]
+    shape, dynamic, dim, k = params.shape, params.input_dyn, params.dim, params.k
+    dtype, form, indices, use = params.dtype, params.form, params.indices, params.use
     rank = len(shape)
-    transpose = bool(params["transpose"])
+    transpose = bool(params.transpose)
     perm = _perm(params)
     inv_perm = [perm.index(i) for i in range(rank)]
     dyn_name = {i: f"%d{i}" for i in range(rank) if dynamic[i]}
 
-    in_type = _tensor_type(shape, dynamic, dtype)
-    in_idx_type = _tensor_type(shape, dynamic, "i32")
+    in_type = _ttype(shape, dynamic, dtype)
+    in_idx_type = _ttype(shape, dynamic, "i32")
     work_shape = [shape[i] for i in perm]
     work_dynamic = [dynamic[i] for i in perm]
     work_dyn = [dyn_name[i] for i in perm if dynamic[i]]
@@ -124,8 +140,8 @@ def render(params: Params) -> str:
     else:
         top_val, top_idx = "%top_val", "%top_idx"
 
-    res_val_type = _tensor_type(res_shape, res_dynamic, dtype)
-    res_idx_type = _tensor_type(res_shape, res_dynamic, "i32")
+    res_val_type = _ttype(res_shape, res_dynamic, dtype)
+    res_idx_type = _ttype(res_shape, res_dynamic, "i32")
     results = []
     if use in ("values", "both"):
         results.append({"name": "%res_val" if transpose else top_val, "type": res_val_type})
@@ -136,7 +152,7 @@ def render(params: Params) -> str:
     if indices == "arg":
         args.append({"name": "%input_idx", "type": in_idx_type})
 
-    largest = bool(params["largest"])
+    largest = bool(params.largest)
     return render_template(
         "topk.mlir.j2",
         args=args,
@@ -148,14 +164,14 @@ def render(params: Params) -> str:
         perm=perm,
         inv_perm=inv_perm,
         rank=rank,
-        work_type=_tensor_type(work_shape, work_dynamic, dtype),
-        work_idx_type=_tensor_type(work_shape, work_dynamic, "i32"),
+        work_type=_ttype(work_shape, work_dynamic, dtype),
+        work_idx_type=_ttype(work_shape, work_dynamic, "i32"),
         work_dyn=work_dyn,
         work_val=work_val,
         work_idx=work_idx,
         core_dim=core_dim,
-        out_val_type=_tensor_type(out_shape_work, out_dynamic_work, dtype),
-        out_idx_type=_tensor_type(out_shape_work, out_dynamic_work, "i32"),
+        out_val_type=_ttype(out_shape_work, out_dynamic_work, dtype),
+        out_idx_type=_ttype(out_shape_work, out_dynamic_work, "i32"),
         out_dyn=out_dyn,
         out_sizes=out_sizes,
         res_val_type=res_val_type,
@@ -169,8 +185,8 @@ def render(params: Params) -> str:
         sort_payload=sort_payload,
         make_iota=make_iota,
         elt=dtype,
-        cmp_op="arith.cmpf" if _is_float(dtype) else "arith.cmpi",
-        pred=("ogt" if largest else "olt") if _is_float(dtype) else ("sgt" if largest else "slt"),
+        cmp_op="arith.cmpf" if is_float(dtype) else "arith.cmpi",
+        pred=("ogt" if largest else "olt") if is_float(dtype) else ("sgt" if largest else "slt"),
         pad_literal=_PAD_LITERAL[(dtype, largest)],
     )
 
@@ -180,13 +196,13 @@ def render(params: Params) -> str:
 
 def make_inputs(params: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    shape = tuple(params["shape"])
-    dtype = params["dtype"]
-    if params["values"] == "ties":
+    shape = tuple(params.shape)
+    dtype = params.dtype
+    if params.values == "ties":
         # A handful of distinct values: many ties, including across the k boundary.
         pool = np.array([-2, -1, 0, 1, 3], dtype=np.int64)
         ints = rng.choice(pool[: int(rng.integers(1, len(pool) + 1))], size=shape)
-        x = ints / 2.0 if _is_float(dtype) else ints
+        x = ints / 2.0 if is_float(dtype) else ints
     elif dtype == "f32":
         x = rng.integers(-4096, 4097, size=shape) / 4.0  # exact multiples of 1/4
     elif dtype == "f16":
@@ -195,10 +211,10 @@ def make_inputs(params: Params, seed: int) -> list[np.ndarray]:
         x = rng.integers(-(10**6), 10**6 + 1, size=shape)
     else:
         x = rng.integers(-100, 101, size=shape)  # away from the pad values -128/127
-    inputs = [np.ascontiguousarray(x.astype(_NP_DTYPE[dtype]))]
-    if params["indices"] == "arg":
+    inputs = [np.ascontiguousarray(x.astype(np_dtype(dtype)))]
+    if params.indices == "arg":
         # Per slice along the dim: a random permutation of distinct labels.
-        n, dim = shape[params["dim"]], params["dim"]
+        n, dim = shape[params.dim], params.dim
         moved_shape = tuple(s for i, s in enumerate(shape) if i != dim) + (n,)
         labels = np.empty(moved_shape, dtype=np.int64)
         flat = labels.reshape(-1, n)
@@ -213,30 +229,30 @@ def make_inputs(params: Params, seed: int) -> list[np.ndarray]:
 
 def _positions(params: Params, x: np.ndarray) -> np.ndarray:
     """Positions along the dim of one valid top-k selection, in output order (stable sort)."""
-    dim, k = params["dim"], params["k"]
+    dim, k = params.dim, params.k
     key = x.astype(np.int64) if x.dtype.kind == "i" else x.astype(np.float64)
-    if params["largest"]:
+    if params.largest:
         key = -key
     return np.take(np.argsort(key, axis=dim, kind="stable"), np.arange(k), axis=dim)
 
 
 def topk_values(params: Params, x: np.ndarray) -> np.ndarray:
     """The sorted top-k values: unique even with ties."""
-    return np.take_along_axis(x, _positions(params, x), axis=params["dim"])
+    return np.take_along_axis(x, _positions(params, x), axis=params.dim)
 
 
 def reference(params: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     x = inputs[0]
     pos = _positions(params, x)
-    values = np.take_along_axis(x, pos, axis=params["dim"])
-    if params["indices"] == "arg":
-        indices = np.take_along_axis(inputs[1], pos, axis=params["dim"]).astype(np.int32)
+    values = np.take_along_axis(x, pos, axis=params.dim)
+    if params.indices == "arg":
+        indices = np.take_along_axis(inputs[1], pos, axis=params.dim).astype(np.int32)
     else:
         indices = pos.astype(np.int32)
     out = []
-    if params["use"] in ("values", "both"):
+    if params.use in ("values", "both"):
         out.append(values)
-    if params["use"] in ("indices", "both"):
+    if params.use in ("indices", "both"):
         out.append(indices)
     return out
 
@@ -246,17 +262,17 @@ def reference(params: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 def _check_indices(params: Params, inputs: list[np.ndarray], want: np.ndarray, got: np.ndarray) -> str | None:
     """Indices judged by what they select: distinct, valid, and picking exactly `want`."""
-    dim = params["dim"]
+    dim = params.dim
     x = np.moveaxis(inputs[0], dim, -1)
     n = x.shape[-1]
     rows_x = x.reshape(-1, n)
     rows_got = np.moveaxis(got.astype(np.int64), dim, -1).reshape(rows_x.shape[0], -1)
     rows_want = np.moveaxis(want, dim, -1).reshape(rows_x.shape[0], -1)
-    if params["indices"] == "arg":
+    if params.indices == "arg":
         rows_labels = np.moveaxis(inputs[1], dim, -1).reshape(-1, n).astype(np.int64)
     for r in range(rows_x.shape[0]):
         idx = rows_got[r]
-        if params["indices"] == "arg":
+        if params.indices == "arg":
             where = {int(label): p for p, label in enumerate(rows_labels[r])}
             missing = [int(i) for i in idx if int(i) not in where]
             if missing:
@@ -283,33 +299,48 @@ def compare(
     inputs: list[np.ndarray],
     expected: list[np.ndarray],
     actual: list[np.ndarray],
-) -> str | None:
-    if len(actual) != len(expected):
-        return f"expected {len(expected)} results, got {len(actual)}"
+) -> Mismatch | None:
+    problem = count_mismatch(expected, actual)
+    if problem:
+        return problem
     want_values = topk_values(params, inputs[0])
-    names = [u for u in ("values", "indices") if params["use"] in (u, "both")]
-    for name, want, got in zip(names, expected, actual):
+    names = [u for u in ("values", "indices") if params.use in (u, "both")]
+    for i, (name, want, got) in enumerate(zip(names, expected, actual)):
         got = np.asarray(got)
-        if tuple(got.shape) != tuple(want.shape):
-            return f"{name}: shape {list(got.shape)}, expected {list(want.shape)}"
+        problem = shape_mismatch(i, want, got)
+        if problem:
+            return Mismatch(problem.kind, f"{name}: {problem.detail}")
         if name == "values":
-            got = got.astype(want.dtype) if got.dtype != want.dtype else got
-            if not np.array_equal(got, want):
-                bad = np.argwhere(got != want)[0]
-                return (
-                    f"values: at {bad.tolist()} got {got[tuple(bad)].item()}, "
-                    f"expected {want[tuple(bad)].item()}"
-                )
+            problem = values_mismatch(i, want, got)
+            if problem:
+                return Mismatch(problem.kind, f"values: {problem.detail}")
         else:
             if got.dtype.kind not in "iu":
-                return f"indices: dtype {got.dtype}, expected an integer type"
-            problem = _check_indices(params, inputs, want_values, got)
-            if problem:
-                return f"indices: {problem}"
+                return Mismatch(MismatchKind.DTYPE, f"indices: dtype {got.dtype}, expected an integer type")
+            detail = _check_indices(params, inputs, want_values, got)
+            if detail:
+                return Mismatch(MismatchKind.INDICES, f"indices: {detail}")
     return None
 
 
 # ----------------------------------------------------------------------------- strategy
+
+
+def is_valid(params: Params) -> bool:
+    rank = len(params.shape)
+    return (
+        1 <= rank <= 3
+        and len(params.input_dyn) == rank
+        and 0 <= params.dim < rank
+        and min(params.shape) >= 1
+        and 1 <= params.k <= params.shape[params.dim]
+        and not (params.transpose and params.dim == rank - 1)
+        and params.form in FORMS
+        and params.indices in INDEX_MODES
+        and params.use in USES
+        and params.dtype in DTYPES
+        and params.values in ("wide", "ties")
+    )
 
 
 @st.composite
@@ -340,7 +371,7 @@ def _params(draw: st.DrawFn) -> Params:
             flip = draw(st.integers(0, rank - 1))
             dynamic[flip] = not dynamic[flip]
     form = draw(st.sampled_from(FORMS))
-    return {
+    return Params.from_json({
         "form": form,
         "indices": draw(st.sampled_from(INDEX_MODES)),
         "use": draw(st.sampled_from(USES)),
@@ -352,7 +383,7 @@ def _params(draw: st.DrawFn) -> Params:
         "largest": draw(st.booleans()),
         "transpose": dim != rank - 1 and draw(st.booleans()),
         "values": draw(st.sampled_from(("wide", "ties"))),
-    }
+    })
 
 
 def strategy() -> st.SearchStrategy[Params]:
@@ -364,23 +395,36 @@ def strategy() -> st.SearchStrategy[Params]:
 
 def equivalent_forms(params: Params) -> list[Params]:
     """Other formulations with the same function signature and the same answer."""
-    modes = ("arg",) if params["indices"] == "arg" else ("implicit", "iota")
-    transposes = (False, True) if params["dim"] != len(params["shape"]) - 1 else (False,)
+    modes = ("arg",) if params.indices == "arg" else ("implicit", "iota")
+    transposes = (False, True) if params.dim != len(params.shape) - 1 else (False,)
     out = []
     for form in FORMS:
         for indices in modes:
             for transpose in transposes:
-                other = dict(params, form=form, indices=indices, transpose=transpose)
+                other = params.replace(form=form, indices=indices, transpose=transpose)
                 if other != params:
                     out.append(other)
     return out
 
 
+# Features the strategy must reach (the family contract test draws and checks each).
+FEATURES = (
+    "dyn:none", "dyn:all", "dyn:mixed",
+    "rank:1", "rank:2", "rank:3",
+    "form:topk", "form:sort", "transpose",
+    "indices:implicit", "indices:iota", "indices:arg",
+    "use:values-only", "use:indices-only", "use:both",
+    "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8",
+    "order:largest", "order:smallest", "dim:last", "dim:not-last",
+    "sorted-dim:dynamic", "values:ties", "k=1", "k=n", "size:large",
+)  # fmt: skip
+
+
 def features(params: Params) -> list[str]:
-    dynamic, rank, dim = params["dynamic"], len(params["shape"]), params["dim"]
-    n, k = params["shape"][dim], params["k"]
+    dynamic, rank, dim = params.input_dyn, len(params.shape), params.dim
+    n, k = params.shape[dim], params.k
     dyn = "none" if not any(dynamic) else "all" if all(dynamic) else "mixed"
-    use = {"values": "values-only", "indices": "indices-only", "both": "both"}[params["use"]]
+    use = {"values": "values-only", "indices": "indices-only", "both": "both"}[params.use]
     feats = [
         f"dyn:{dyn}",
         f"rank:{rank}",
@@ -388,11 +432,11 @@ def features(params: Params) -> list[str]:
         f"indices:{params['indices']}",
         f"use:{use}",
         f"dtype:{params['dtype']}",
-        "order:largest" if params["largest"] else "order:smallest",
+        "order:largest" if params.largest else "order:smallest",
         "dim:last" if dim == rank - 1 else "dim:not-last",
         f"values:{params['values']}",
     ]
-    if params["transpose"]:
+    if params.transpose:
         feats.append("transpose")
     if dynamic[dim]:
         feats.append("sorted-dim:dynamic")
@@ -410,11 +454,9 @@ def shrink_candidates(params: Params) -> list[Params]:
     out: list[Params] = []
 
     def add(**changes: Any) -> None:
-        cand = dict(params, **changes)
-        if cand != params and cand not in out:
-            out.append(cand)
+        out.append(params.replace(**changes))
 
-    shape, dynamic, dim, k = params["shape"], params["dynamic"], params["dim"], params["k"]
+    shape, dynamic, dim, k = params.shape, params.input_dyn, params.dim, params.k
     rank = len(shape)
     # Lower rank: drop each non-sorted dim.
     for i in range(rank):
@@ -423,9 +465,9 @@ def shrink_candidates(params: Params) -> list[Params]:
             new_rank = rank - 1
             add(
                 shape=[s for j, s in enumerate(shape) if j != i],
-                dynamic=[d for j, d in enumerate(dynamic) if j != i],
+                input_dyn=[d for j, d in enumerate(dynamic) if j != i],
                 dim=new_dim,
-                transpose=params["transpose"] and new_dim != new_rank - 1,
+                transpose=params.transpose and new_dim != new_rank - 1,
             )
     # Smaller sorted dim (down to k), smaller k, outer dims to 1.
     if shape[dim] > k:
@@ -441,32 +483,22 @@ def shrink_candidates(params: Params) -> list[Params]:
             add(shape=[s // 2 if j == i else s for j, s in enumerate(shape)])
     # Fewer dynamic dims.
     if any(dynamic):
-        add(dynamic=[False] * rank)
+        add(input_dyn=[False] * rank)
         for i in range(rank):
             if dynamic[i]:
-                add(dynamic=[d and j != i for j, d in enumerate(dynamic)])
+                add(input_dyn=[d and j != i for j, d in enumerate(dynamic)])
     # Simpler formulation and options.
-    if params["transpose"]:
+    if params.transpose:
         add(transpose=False)
-    if params["form"] != "topk":
+    if params.form != "topk":
         add(form="topk")
-    if params["indices"] != "implicit":
+    if params.indices != "implicit":
         add(indices="implicit")
-    if params["dtype"] != "f32":
+    if params.dtype != "f32":
         add(dtype="f32")
-    if not params["largest"]:
+    if not params.largest:
         add(largest=True)
     return out
 
 
-FAMILY = Family(
-    name="topk",
-    strategy=strategy,
-    render=render,
-    make_inputs=make_inputs,
-    reference=reference,
-    compare=compare,
-    equivalent_forms=equivalent_forms,
-    features=features,
-    shrink_candidates=shrink_candidates,
-)
+FAMILY = Family.define("topk", Params, globals())

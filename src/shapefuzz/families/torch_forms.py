@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from shapefuzz.families.base import Params
+from shapefuzz.families.base import FamilyParams as Params
 from shapefuzz.families.torch_ir import INT64_MAX, TV, Boundary, TorchBuilder, dims_of
 
 FLOATS = ("f32", "f16")
@@ -73,7 +73,7 @@ def _conv_normalize(p: Params) -> Params:
     out, filt = conv.output_labels(lay), conv.filter_labels(lay)
     loops = len(out) + len([lab for lab in filt if lab not in out])  # parallel + reduction
     any_pad = any(p["pad_lo"]) or any(p["pad_hi"])
-    return dict(p, compute_layout=p["layout"], form="named" if named else "generic",
+    return p.replace(compute_layout=p["layout"], form="named" if named else "generic",
                 loop_perm=[] if named else list(range(loops)),
                 pad_form="pad" if any_pad else "none", pad_value=p["pad_value"] if any_pad else 0,
                 bias="epilogue" if p["bias"] != "none" else "none")
@@ -167,7 +167,7 @@ def _convt_normalize(p: Params) -> Params:
     from shapefuzz.families import conv_transpose as ct
 
     n_fwd = (3 if p["groups"] > 1 else 2) + p["rank"]  # forward filter dims [G?, F, C, K...]
-    return dict(p, form="named" if ct.named_allowed(p) else "generic", flip="extract", pad_mode="pad",
+    return p.replace(form="named" if ct.named_allowed(p) else "generic", flip="extract", pad_mode="pad",
                 x_expand="late", w_order="fused", fwd_layout=list(range(n_fwd)))
 
 
@@ -184,13 +184,13 @@ def _convt_build(p: Params, bnd: Boundary) -> str:
     pad = list(lo) if symmetric else [0] * r
     out_pad = list(op) if symmetric else [max(0, o - h) for o, h in zip(op, hi)]
     full = [(h - 1) * s + 1 + d * (k - 1) - 2 * q + o for h, s, d, k, q, o in
-            zip(p["in_size"], p["stride"], p["dilation"], p["kernel"], pad, out_pad)]
+            zip(p["spatial"], p["strides"], p["dilations"], p["kernel"], pad, out_pad)]
     dims = [x.dims[0], (w.dims[1][0] * p["groups"], False)] + [
         (f, x.dims[2 + t][1]) for t, f in enumerate(full)]
     y = b.op("torch.aten.convolution", [
         (x.name, x.type), (w.name, w.type), (b.none(), "!torch.none"),
-        (b.int_list(p["stride"]), "!torch.list<int>"), (b.int_list(pad), "!torch.list<int>"),
-        (b.int_list(p["dilation"]), "!torch.list<int>"), (b.bool(True), "!torch.bool"),
+        (b.int_list(p["strides"]), "!torch.list<int>"), (b.int_list(pad), "!torch.list<int>"),
+        (b.int_list(p["dilations"]), "!torch.list<int>"), (b.bool(True), "!torch.bool"),
         (b.int_list(out_pad), "!torch.list<int>"), (b.int(p["groups"]), "!torch.int")],
         TV(b.fresh("convt"), tuple(dims), p["dtype"]))
     if not symmetric:
@@ -219,7 +219,7 @@ def _scatter_expressible(p: Params) -> bool:
 
 
 def _scatter_normalize(p: Params) -> Params:
-    return dict(p, form="linalg_ext", index_dtype="i64")
+    return p.replace(form="linalg_ext", index_dtype="i64")
 
 
 def _scatter_build(p: Params, bnd: Boundary) -> str:
@@ -270,7 +270,7 @@ def _one_hot_expressible(p: Params) -> bool:
 
 
 def _one_hot_normalize(p: Params) -> Params:
-    return dict(p, form="generic", index_dtype="i64", dimension_map=list(range(len(p["index_shape"]) + 1)))
+    return p.replace(form="generic", index_dtype="i64", dimension_map=list(range(len(p["index_shape"]) + 1)))
 
 
 def _one_hot_build(p: Params, bnd: Boundary) -> str:
@@ -350,7 +350,7 @@ def _topk_expressible(p: Params) -> bool:
 
 
 def _topk_normalize(p: Params) -> Params:
-    return dict(p, transpose=False)
+    return p.replace(transpose=False)
 
 
 def _topk_build(p: Params, bnd: Boundary) -> str:

@@ -1,0 +1,142 @@
+"""The contract every registered op family keeps, checked once for all of them: draws render
+deterministically and verify with the real iree-opt, the strategy reaches the family's declared
+features, the reference agrees with the rendered result types, params survive their JSON header,
+shrink candidates are valid, simpler and verify, equivalent forms verify and compute the same.
+Family-specific checks (hand-computed references, known compiler bugs) stay in test_family_<name>.py."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from family_testing import draw_params, result_types
+from shapefuzz.case import Case, case_from_mlir
+from shapefuzz.execute import verify_many
+from shapefuzz.families import FAMILY_MODULES, all_families, render_case
+
+FAMILIES = all_families()
+N_DRAWN = {"conv": 300, "conv_transpose": 300}  # others: 200
+SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def family(request):
+    return FAMILIES[request.param]
+
+
+_DRAWN: dict[str, list] = {}
+
+
+def drawn_of(family) -> list:
+    if family.name not in _DRAWN:
+        _DRAWN[family.name] = draw_params(family.strategy(), N_DRAWN.get(family.name, 200))
+    return _DRAWN[family.name]
+
+
+def _small(family, params) -> bool:
+    """Cases cheap enough to run the NumPy reference on in a unit test."""
+    return not getattr(params, "big", False)
+
+
+def test_every_module_is_registered_under_its_name():
+    assert sorted(FAMILIES) == sorted(FAMILY_MODULES)
+    for name, family in FAMILIES.items():
+        assert family.name == name and family.reached_features, name
+
+
+def test_draws_are_typed_and_survive_the_case_header(family):
+    for p in drawn_of(family)[:100]:
+        assert isinstance(p, family.params_type) and family.is_valid(p)
+        text = render_case(Case.make(family.name, p))
+        case = case_from_mlir(text)
+        assert case is not None and family.load(case.params) == p
+        assert family.render(case.params) == family.render(p)  # deterministic, from JSON alike
+
+
+def test_strategy_reaches_every_declared_feature(family):
+    counts = collections.Counter(f for p in drawn_of(family) for f in family.features(p))
+    missing = [f for f in family.reached_features if counts[f] == 0]
+    assert not missing, f"{family.name}: never drawn {missing}; counts {dict(counts)}"
+
+
+def _static_dims(tensor_type: str) -> list[str]:
+    return tensor_type[len("tensor<") : -1].split("x")[:-1]
+
+
+def test_reference_matches_the_rendered_result_types(family):
+    for p in [q for q in drawn_of(family) if _small(family, q)][:120]:
+        inputs = family.make_inputs(p, 1)
+        again = family.make_inputs(p, 1)
+        assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(inputs, again))
+        expected = family.reference(p, inputs)
+        types = result_types(family.render(p))
+        assert len(types) == len(expected), (p, types)
+        for tensor_type, want in zip(types, expected):
+            dims = _static_dims(tensor_type)
+            assert len(dims) == want.ndim, (p, tensor_type, want.shape)
+            assert all(d == "?" or int(d) == s for d, s in zip(dims, want.shape)), (p, tensor_type, want.shape)
+        assert family.compare(p, inputs, expected, [e.copy() for e in expected]) is None
+
+
+def test_compare_names_the_kind_of_mismatch(family):
+    from shapefuzz.model import MismatchKind
+
+    p = next(q for q in drawn_of(family) if _small(family, q))
+    inputs = family.make_inputs(p, 1)
+    expected = family.reference(p, inputs)
+    assert family.compare(p, inputs, expected, expected[:-1]).kind == MismatchKind.COUNT
+    assert family.compare(p, inputs, expected, [*expected, expected[0]]).kind == MismatchKind.COUNT
+    wrong_shape = [np.zeros(e.shape + (2,), e.dtype) for e in expected]
+    assert family.compare(p, inputs, expected, wrong_shape).kind == MismatchKind.SHAPE
+
+
+def test_shrink_candidates_are_valid_distinct_and_typed(family):
+    for p in drawn_of(family)[:150]:
+        cands = family.shrink_candidates(p)
+        assert len(cands) == len(set(cands))
+        for q in cands:
+            assert isinstance(q, family.params_type) and q != p and family.is_valid(q), (p, q)
+
+
+def test_shrinking_terminates(family):
+    """Always taking the first candidate reaches a case with none: the proposals are simpler."""
+    for p in drawn_of(family)[:10]:
+        for _ in range(400):
+            cands = family.shrink_candidates(p)
+            if not cands:
+                break
+            p = cands[0]
+        else:
+            pytest.fail(f"{family.name}: shrinking did not end; at {p}")
+
+
+def test_equivalent_forms_compute_the_same_thing(family):
+    for p in [q for q in drawn_of(family) if _small(family, q)][:60]:
+        inputs = family.make_inputs(p, 3)
+        want = family.reference(p, inputs)
+        for q in family.equivalent_forms(p):
+            assert q != p and family.is_valid(q)
+            assert [a.shape for a in family.make_inputs(q, 3)] == [a.shape for a in inputs], (p, q)
+            assert family.compare(p, inputs, want, family.reference(q, inputs)) is None, (p, q)
+
+
+@pytest.mark.iree
+def test_drawn_cases_verify(family):
+    drawn = drawn_of(family)
+    errors = verify_many([family.render(p) for p in drawn])
+    bad = [(p, e) for p, e in zip(drawn, errors) if e is not None]
+    assert not bad, f"{len(bad)} of {len(drawn)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"
+
+
+@pytest.mark.iree
+def test_forms_and_shrink_candidates_verify(family):
+    texts, owners = [], []
+    for p in [q for q in drawn_of(family) if _small(family, q)][:SAMPLE]:
+        for q in family.equivalent_forms(p) + family.shrink_candidates(p):
+            texts.append(family.render(q))
+            owners.append(q)
+    errors = verify_many(texts)
+    bad = [(q, e) for q, e in zip(owners, errors) if e is not None]
+    assert not bad, f"{len(bad)} of {len(texts)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"
