@@ -95,6 +95,7 @@ def _complexity(p: dict) -> int:
         + int(p["indices"] != "implicit")
         + int(p["dtype"] != "f32")
         + int(not p["largest"])
+        + int(p["index_dtype"] != "i32")
     )
 
 

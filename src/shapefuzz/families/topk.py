@@ -34,6 +34,7 @@ FORMS = ("topk", "sort")
 INDEX_MODES = ("implicit", "iota", "arg")
 USES = ("values", "indices", "both")
 DTYPES = ("f32", "f16", "i32", "i8")
+INDEX_DTYPES = ("i32", "i64")
 
 # The value the topk outs are filled with: below (largest) / above (smallest) every input.
 _PAD_LITERAL = {
@@ -48,9 +49,13 @@ _PAD_LITERAL = {
 }
 # Sizes that matter: 1, small primes, just above powers of two.
 _SMALL_SIZES = (1, 1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 31, 33)
-_SORTED_SIZES = (1, 2, 3, 5, 7, 8, 11, 16, 17, 31, 32, 33, 64, 65, 127, 129)
+_SORTED_SIZES = (1, 2, 3, 5, 7, 8, 11, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129)
+# Sorted dims around powers of two, where sort/topk kernels switch tiling or go multi-pass.
+_POW2_SORTED_SIZES = (31, 32, 33, 255, 256, 257, 1023, 1024, 1025)
 _LARGE_SORTED_SIZES = (257, 1025, 2049, 4099)
+_LARGE_REGIME_SORTED_SIZES = (1023, 1024, 1025, 2047, 2049, 4096, 4099, 8191, 16385)
 _MAX_ELEMENTS = 6000  # keeps CPU runs cheap; large sorted dims get tiny outer dims
+_MAX_ELEMENTS_LARGE = 1 << 20  # the large regime (compile-only lanes): inputs of up to 4 MB
 # Labels for indices == "arg": distinct, not positions, so a kernel that returns positions
 # instead of the labels it was given is caught.
 _LABEL_OFFSET = 1000
@@ -73,6 +78,7 @@ class Params(FamilyParams):
     largest: bool
     transpose: bool  # run along the last dim of a transposed input
     values: str  # "wide" | "ties": how the inputs are drawn
+    index_dtype: str = "i32"  # of the indices operand and result (torch and ONNX emit i64)
 
 
 # ----------------------------------------------------------------------------- shapes / types
@@ -114,8 +120,12 @@ def render(params: Params) -> str:
     inv_perm = [perm.index(i) for i in range(rank)]
     dyn_name = {i: f"%d{i}" for i in range(rank) if dynamic[i]}
 
+    # iree_linalg_ext.topk takes only i32 indices: with i64 ones (torch, ONNX) the topk form
+    # truncates the given labels and sign-extends the result, as a frontend lowering does.
+    idx_elt = params.index_dtype
+    op_idx_elt = "i32" if form == "topk" else idx_elt
     in_type = _ttype(shape, dynamic, dtype)
-    in_idx_type = _ttype(shape, dynamic, "i32")
+    in_idx_type = _ttype(shape, dynamic, idx_elt)
     work_shape = [shape[i] for i in perm]
     work_dynamic = [dynamic[i] for i in perm]
     work_dyn = [dyn_name[i] for i in perm if dynamic[i]]
@@ -134,14 +144,17 @@ def render(params: Params) -> str:
     sort_payload = form == "sort" and (indices != "implicit" or use != "values")
     make_iota = indices == "iota" or (form == "sort" and indices == "implicit" and sort_payload)
     work_val = "%work" if transpose else "%input"
-    work_idx = "%input_idx" if indices == "arg" and not transpose else "%work_idx"
+    arg_idx = "%input_idx_op" if op_idx_elt != idx_elt else "%input_idx"
+    work_idx = arg_idx if indices == "arg" and not transpose else "%work_idx"
     if form == "topk":
-        top_val, top_idx = "%top#0", "%top#1"
+        top_val, top_idx_op = "%top#0", "%top#1"
     else:
-        top_val, top_idx = "%top_val", "%top_idx"
+        top_val, top_idx_op = "%top_val", "%top_idx"
+    extend_idx = op_idx_elt != idx_elt and use != "values"
+    top_idx = "%top_idx_ext" if extend_idx else top_idx_op
 
     res_val_type = _ttype(res_shape, res_dynamic, dtype)
-    res_idx_type = _ttype(res_shape, res_dynamic, "i32")
+    res_idx_type = _ttype(res_shape, res_dynamic, params.index_dtype)
     results = []
     if use in ("values", "both"):
         results.append({"name": "%res_val" if transpose else top_val, "type": res_val_type})
@@ -165,13 +178,19 @@ def render(params: Params) -> str:
         inv_perm=inv_perm,
         rank=rank,
         work_type=_ttype(work_shape, work_dynamic, dtype),
-        work_idx_type=_ttype(work_shape, work_dynamic, "i32"),
+        work_idx_type=_ttype(work_shape, work_dynamic, op_idx_elt),
         work_dyn=work_dyn,
         work_val=work_val,
         work_idx=work_idx,
         core_dim=core_dim,
         out_val_type=_ttype(out_shape_work, out_dynamic_work, dtype),
-        out_idx_type=_ttype(out_shape_work, out_dynamic_work, "i32"),
+        out_idx_type=_ttype(out_shape_work, out_dynamic_work, op_idx_elt),
+        out_idx_res_type=_ttype(out_shape_work, out_dynamic_work, idx_elt),
+        in_idx_op_type=_ttype(shape, dynamic, op_idx_elt),
+        arg_idx=arg_idx,
+        trunc_idx=indices == "arg" and op_idx_elt != idx_elt,
+        extend_idx=extend_idx,
+        top_idx_op=top_idx_op,
         out_dyn=out_dyn,
         out_sizes=out_sizes,
         res_val_type=res_val_type,
@@ -188,6 +207,7 @@ def render(params: Params) -> str:
         cmp_op="arith.cmpf" if is_float(dtype) else "arith.cmpi",
         pred=("ogt" if largest else "olt") if is_float(dtype) else ("sgt" if largest else "slt"),
         pad_literal=_PAD_LITERAL[(dtype, largest)],
+        idx_elt=op_idx_elt,
     )
 
 
@@ -220,7 +240,7 @@ def make_inputs(params: Params, seed: int) -> list[np.ndarray]:
         flat = labels.reshape(-1, n)
         for row in range(flat.shape[0]):
             flat[row] = rng.permutation(n) * 3 + _LABEL_OFFSET
-        inputs.append(np.ascontiguousarray(np.moveaxis(labels, -1, dim).astype(np.int32)))
+        inputs.append(np.ascontiguousarray(np.moveaxis(labels, -1, dim).astype(np_dtype(params.index_dtype))))
     return inputs
 
 
@@ -246,9 +266,9 @@ def reference(params: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     pos = _positions(params, x)
     values = np.take_along_axis(x, pos, axis=params.dim)
     if params.indices == "arg":
-        indices = np.take_along_axis(inputs[1], pos, axis=params.dim).astype(np.int32)
+        indices = np.take_along_axis(inputs[1], pos, axis=params.dim).astype(np_dtype(params.index_dtype))
     else:
-        indices = pos.astype(np.int32)
+        indices = pos.astype(np_dtype(params.index_dtype))
     out = []
     if params.use in ("values", "both"):
         out.append(values)
@@ -340,26 +360,41 @@ def is_valid(params: Params) -> bool:
         and params.use in USES
         and params.dtype in DTYPES
         and params.values in ("wide", "ties")
+        and params.index_dtype in INDEX_DTYPES
     )
 
 
+def _draw_k(draw: st.DrawFn, n: int) -> int:
+    """k over its whole range 1..n: the ends, n-1, above 40, and anything between."""
+    options = [st.just(1), st.just(n), st.integers(1, n), st.integers(1, min(n, 8))]
+    if n > 1:
+        options.append(st.just(n - 1))
+    if n > 41:
+        options.append(st.integers(41, n))
+    return draw(st.one_of(options))
+
+
 @st.composite
-def _params(draw: st.DrawFn) -> Params:
+def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     rank = draw(st.integers(1, 3))
     dim = draw(st.integers(0, rank - 1))
-    large = draw(st.integers(0, 9)) == 0
+    pool = draw(st.sampled_from(("small",) * 6 + ("pow2",) * 3 + ("large",)))
+    if regime == "large":
+        pool = "regime_large"
+    sorted_sizes = {"small": _SORTED_SIZES, "pow2": _POW2_SORTED_SIZES, "large": _LARGE_SORTED_SIZES,
+                    "regime_large": _LARGE_REGIME_SORTED_SIZES}[pool]
     shape = []
     for i in range(rank):
         if i == dim:
-            shape.append(draw(st.sampled_from(_LARGE_SORTED_SIZES if large else _SORTED_SIZES)))
+            shape.append(draw(st.sampled_from(sorted_sizes)))
         else:
-            shape.append(draw(st.sampled_from(_SMALL_SIZES)))
+            shape.append(draw(st.sampled_from(_SMALL_SIZES if regime == "small" else (16, 31, 64, 129))))
     # Keep the element count modest: shrink outer dims to fit.
-    while int(np.prod(shape)) > _MAX_ELEMENTS:
+    cap = _MAX_ELEMENTS_LARGE if regime == "large" else _MAX_ELEMENTS
+    while int(np.prod(shape)) > cap:
         i = max((j for j in range(rank) if j != dim), key=lambda j: shape[j])
         shape[i] = max(1, shape[i] // 2)
-    n = shape[dim]
-    k = draw(st.one_of(st.just(1), st.just(n), st.integers(1, min(n, 40))))
+    k = _draw_k(draw, shape[dim])
     dyn_mode = draw(st.sampled_from(("none", "all", "mixed")))
     if dyn_mode == "none":
         dynamic = [False] * rank
@@ -383,11 +418,12 @@ def _params(draw: st.DrawFn) -> Params:
         "largest": draw(st.booleans()),
         "transpose": dim != rank - 1 and draw(st.booleans()),
         "values": draw(st.sampled_from(("wide", "ties"))),
+        "index_dtype": draw(st.sampled_from(INDEX_DTYPES)),
     })
 
 
-def strategy() -> st.SearchStrategy[Params]:
-    return _params()
+def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
+    return _params(regime)
 
 
 # ----------------------------------------------------------------------------- forms, features, shrink
@@ -417,6 +453,7 @@ FEATURES = (
     "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8",
     "order:largest", "order:smallest", "dim:last", "dim:not-last",
     "sorted-dim:dynamic", "values:ties", "k=1", "k=n", "size:large",
+    "k=n-1", "k>40", "k:inner", "n:pow2", "n:pow2+-1", "index:i32", "index:i64",
 )  # fmt: skip
 
 
@@ -446,6 +483,15 @@ def features(params: Params) -> list[str]:
         feats.append("k=n")
     if n > 256:
         feats.append("size:large")
+    if 1 < k == n - 1:
+        feats.append("k=n-1")
+    if k > 40:
+        feats.append("k>40")
+    if 1 < k < n - 1:
+        feats.append("k:inner")
+    if n in _POW2_SORTED_SIZES and n > 64:
+        feats.append("n:pow2+-1" if n & (n - 1) else "n:pow2")
+    feats.append(f"index:{params.index_dtype}")
     return feats
 
 
@@ -496,6 +542,8 @@ def shrink_candidates(params: Params) -> list[Params]:
         add(indices="implicit")
     if params.dtype != "f32":
         add(dtype="f32")
+    if params.index_dtype != "i32":
+        add(index_dtype="i32")
     if not params.largest:
         add(largest=True)
     return out
