@@ -140,3 +140,76 @@ def test_forms_and_shrink_candidates_verify(family):
     errors = verify_many(texts)
     bad = [(q, e) for q, e in zip(owners, errors) if e is not None]
     assert not bad, f"{len(bad)} of {len(texts)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"
+
+
+# ----------------------------------------------------------------------------- swarm and size regimes
+
+
+def test_swarm_knobs_remove_their_feature_soundly(family):
+    """Each knob's projection keeps the case valid (or is skipped), and switching every knob
+    off changes most draws: the swarm really narrows what a case uses."""
+    assert family.swarm_knobs, family.name
+    changed = 0
+    for p in drawn_of(family)[:60]:
+        for knob in family.swarm_knobs:
+            q = family.apply_swarm(p, [knob])
+            assert family.is_valid(q) and family.load(q.to_json()) == q
+        changed += family.apply_swarm(p, list(family.swarm_knobs)) != p
+    assert changed >= 30
+
+
+# A conjunction of three features each knob-controlled: rare when every feature is drawn
+# independently, common once each case draws which features it may use.
+CONJUNCTION = {
+    "conv": {"dyn:none", "dtype:f32", "pad:zero"},
+    "conv_transpose": {"dyn:none", "dtype:f32", "pad:zero"},
+    "scatter": {"dyn:none", "dtype:f32", "index:i32"},
+    "one_hot": {"dyn:none", "dtype:f32", "range:valid"},
+    "topk": {"dyn:none", "dtype:f32", "index:i32"},
+}
+
+
+def test_swarm_makes_rare_conjunctions_common(family):
+    from shapefuzz.generate import draw_params
+
+    want = CONJUNCTION[family.name]
+    plain = sum(want <= set(family.features(draw_params(family.name, s))) for s in range(150))
+    swarm = sum(want <= set(family.features(draw_params(family.name, s, swarm=True))) for s in range(150))
+    assert swarm >= 3 * max(plain, 5), (family.name, plain, swarm)
+
+
+def test_large_regime_draws_large_valid_cases(family):
+    from shapefuzz.generate import draw_params
+
+    sizes = []
+    for seed in range(20):
+        p = draw_params(family.name, seed, regime="large")
+        assert family.is_valid(p)
+        sizes.append(p)
+    # What "large" means per family: the biggest operand is over 64 KB for most draws.
+    big = sum(_largest_operand_bytes(family, p) > 64 * 1024 for p in sizes)
+    assert big >= len(sizes) // 2, (family.name, big)
+
+
+def _largest_operand_bytes(family, p) -> int:
+    from shapefuzz.families.common import np_dtype
+
+    shapes = {
+        "conv": lambda: __import__("shapefuzz.families.conv", fromlist=["x"]).input_shape(p),
+        "conv_transpose": lambda: __import__("shapefuzz.families.conv_transpose", fromlist=["x"]).out_shape(p),
+        "scatter": lambda: list(p.orig_shape),
+        "one_hot": lambda: [*p.index_shape, p.depth],
+        "topk": lambda: list(p.shape),
+    }[family.name]()
+    return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
+
+
+@pytest.mark.iree
+def test_swarm_and_large_draws_verify(family):
+    from shapefuzz.generate import draw_params
+
+    params = [draw_params(family.name, seed, swarm=True) for seed in range(60)]
+    params += [draw_params(family.name, seed, regime="large", swarm=seed % 2 == 0) for seed in range(20)]
+    errors = verify_many([family.render(p) for p in params])
+    bad = [(p, e) for p, e in zip(params, errors) if e is not None]
+    assert not bad, f"{len(bad)} of {len(params)} do not verify; first: {bad[0][0]}\n{bad[0][1][:2000]}"

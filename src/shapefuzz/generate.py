@@ -5,6 +5,8 @@ re-drawn from its seed alone."""
 from __future__ import annotations
 
 import random
+from collections import Counter
+from dataclasses import dataclass
 
 from hypothesis import strategies as st
 from hypothesis.control import BuildContext
@@ -31,5 +33,45 @@ def draw(strategy: st.SearchStrategy, seed: int):
     raise ShapefuzzError(f"the strategy rejected {_ATTEMPTS} draws in a row for seed {seed}")
 
 
-def draw_case(family: str, seed: int) -> Case:
-    return Case.make(family, draw(get_family(family).strategy(), seed))
+def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = False):
+    """One case's typed params for (family, seed). `regime` "large" draws sizes meant for lanes
+    that only compile (GPU targets), "small" ones for lanes that execute; `swarm` first draws
+    which of the family's features the case may use (swarm testing)."""
+    fam = get_family(family)
+    return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
+
+
+def draw_case(family: str, seed: int, *, regime: str = "small", swarm: bool = False) -> Case:
+    return Case.make(family, draw_params(family, seed, regime=regime, swarm=swarm))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How often each feature, and each pair of features, appeared in `draws` cases."""
+
+    family: str
+    draws: int
+    features: dict[str, int]
+    pairs: dict[str, int]
+
+    def report(self, top: int = 15) -> str:
+        lines = [f"{self.family}: {self.draws} draws, {len(self.features)} features, {len(self.pairs)} feature pairs"]
+        for name, count in sorted(self.features.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {count / self.draws:7.1%}  {name}")
+        if self.pairs:
+            ranked = sorted(self.pairs.items(), key=lambda kv: (kv[1], kv[0]))
+            lines.append(f"  rarest {min(top, len(ranked))} pairs seen:")
+            lines += [f"  {count / self.draws:7.1%}  {name}" for name, count in ranked[:top]]
+        return "\n".join(lines)
+
+
+def coverage(family: str, draws: int, *, seed: int = 0, regime: str = "small", swarm: bool = True) -> Coverage:
+    """Per-feature and per-pair counts over `draws` consecutive seeds from `seed`."""
+    fam = get_family(family)
+    features: Counter[str] = Counter()
+    pairs: Counter[str] = Counter()
+    for i in range(draws):
+        params = draw_params(family, seed + i, regime=regime, swarm=swarm)
+        features.update(set(fam.features(params)))
+        pairs.update(fam.feature_pairs(params))
+    return Coverage(family, draws, dict(features), dict(pairs))

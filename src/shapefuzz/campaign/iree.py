@@ -77,10 +77,11 @@ class IreeTarget:
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int) -> Candidate:
-        from shapefuzz.generate import draw
+        from shapefuzz.generate import draw_params
 
         family = load_family(group)
-        case = Case.make(group, draw(family.strategy(), seed))
+        # Swarm testing: each candidate first draws which of the family's features it may use.
+        case = Case.make(group, draw_params(group, seed, swarm=True))
         text = case.header() + "\n" + family.render(case.params)
         return Candidate(case.case_id, group, seed, tuple(family.features(case.params)), case.params_json, text)
 

@@ -1,4 +1,4 @@
-"""`shapefuzz gen`: print one generated case."""
+"""`shapefuzz gen`: print one generated case, or the coverage of many (`--stats N`)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,32 @@ import click
 
 from shapefuzz.cli.params import SEED
 from shapefuzz.cli.common import toolchain_options
+from shapefuzz.families import FAMILY_MODULES
+from shapefuzz.families.base import REGIMES
 
 
 @click.command()
-@click.option("--op", "family", required=True, help="Op family: conv, conv_transpose, scatter, one_hot, topk.")
+@click.option("--op", "family", type=click.Choice(FAMILY_MODULES), default=None,
+              help="Op family (with --stats: default every family).")
 @click.option("--seed", type=SEED, default=0, show_default=True)
+@click.option("--regime", type=click.Choice(REGIMES), default="small", show_default=True,
+              help="Sizes: small (lanes that execute) or large (compile-only GPU lanes).")
+@click.option("--swarm/--no-swarm", default=False, show_default=True,
+              help="Swarm testing: each case first draws which features it may use.")
+@click.option("--stats", type=click.IntRange(1, 100_000), default=None, metavar="N",
+              help="Print per-feature and per-pair coverage over N draws instead of a case.")
+@click.option("--pairs", type=click.IntRange(0, 10_000), default=15, show_default=True,
+              help="With --stats: how many of the rarest feature pairs to list.")
 @toolchain_options
-def gen(family: str, seed: int) -> None:
+def gen(family: str | None, seed: int, regime: str, swarm: bool, stats: int | None, pairs: int) -> None:
     """Print one generated case's MLIR (with its parameters in the first line)."""
     from shapefuzz.families import render_case
-    from shapefuzz.generate import draw_case
+    from shapefuzz.generate import coverage, draw_case
 
-    click.echo(render_case(draw_case(family, seed)), nl=False)
+    if stats is None:
+        if family is None:
+            raise click.UsageError("--op is required (unless --stats)")
+        click.echo(render_case(draw_case(family, seed, regime=regime, swarm=swarm)), nl=False)
+        return
+    for name in [family] if family else list(FAMILY_MODULES):
+        click.echo(coverage(name, stats, seed=seed, regime=regime, swarm=swarm).report(pairs))

@@ -110,6 +110,11 @@ def distinct_valid(candidates: Iterable[P], original: P, is_valid: Callable[[P],
     return out
 
 
+# Size regimes a strategy draws from: "small" for lanes that execute (the NumPy reference and a
+# CPU run stay quick), "large" for compile-only lanes (GPU targets: shared-memory and tiling bugs
+# need sizes too slow to execute here).
+REGIMES = ("small", "large")
+
 _HOOKS = ("strategy", "render", "make_inputs", "reference", "compare", "equivalent_forms", "features",
           "shrink_candidates", "is_valid")
 
@@ -118,7 +123,7 @@ _HOOKS = ("strategy", "render", "make_inputs", "reference", "compare", "equivale
 class Family(Generic[P]):
     """One op family. The hooks are the module's functions, all on typed params:
 
-    strategy() -> SearchStrategy[P]        draws only cases whose MLIR verifies
+    strategy(regime) -> SearchStrategy[P]  draws only cases whose MLIR verifies (REGIMES)
     render(p) -> str                       the module (without the case header); deterministic
     make_inputs(p, seed) -> arrays         the function's arguments, concrete sizes for `?` dims
     reference(p, inputs) -> arrays         the expected results, from the op's definition
@@ -129,6 +134,9 @@ class Family(Generic[P]):
     shrink_candidates(p) -> [P]            simpler params, most aggressive first (proposals only:
                                            `Family.shrink_candidates` keeps the valid, distinct ones)
     is_valid(p) -> bool                    whether the params describe a sound computation
+
+    and two tables: FEATURES (what the strategy must reach) and SWARM (swarm testing, Groce et
+    al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static).
     """
 
     name: str
@@ -136,20 +144,49 @@ class Family(Generic[P]):
     hooks: Mapping[str, Callable[..., Any]]
     # Features the strategy must reach in a few hundred draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
+    # Swarm knobs: name -> a projection that removes one feature (kept only when still valid).
+    swarm_knobs: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
 
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
         """The family whose hooks are the like-named functions in `namespace` (a module's globals())."""
         missing = [h for h in _HOOKS if not callable(namespace.get(h))]
         assert not missing, f"family {name} lacks {missing}"
-        return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())))
+        return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())),
+                      dict(namespace.get("SWARM", {})))
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""
         return self.params_type.from_json(params)
 
-    def strategy(self) -> st.SearchStrategy[P]:
-        return self.hooks["strategy"]()
+    def strategy(self, regime: str = "small") -> st.SearchStrategy[P]:
+        if regime not in REGIMES:
+            raise ValueError(f"unknown size regime {regime!r}; choose from {', '.join(REGIMES)}")
+        return self.hooks["strategy"](regime)
+
+    def swarm_strategy(self, regime: str = "small") -> st.SearchStrategy[P]:
+        """Swarm testing: each draw first picks which features it may use (every knob off with
+        probability 1/2), then draws a case and removes the features switched off. Omitting
+        features makes rare conjunctions of the others common."""
+        from hypothesis import strategies as st
+
+        knobs = sorted(self.swarm_knobs)
+
+        @st.composite
+        def swarm(draw: Any) -> P:
+            off = [knob for knob in knobs if draw(st.booleans())]
+            return self.apply_swarm(draw(self.strategy(regime)), off)
+
+        return swarm()
+
+    def apply_swarm(self, params: P | Mapping[str, Any], off: Iterable[str]) -> P:
+        """The params with each switched-off knob's feature removed, where that stays valid."""
+        p = self.load(params)
+        for knob in off:
+            q = self.swarm_knobs[knob](p)
+            if q != p and self.is_valid(q):
+                p = q
+        return p
 
     def render(self, params: P | Mapping[str, Any]) -> str:
         return self.hooks["render"](self.load(params))

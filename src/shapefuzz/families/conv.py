@@ -666,6 +666,11 @@ BIG_CHANNELS = [31, 33, 64, 65, 128, 129, 257]
 # big cases are meant for compile-only GPU targets but still get a reference.
 MAX_MACS = 2_000_000
 MAX_MACS_BIG = 200_000_000
+# The large regime (for compile-only lanes): spatial 32-64, channels 64-512, inputs over 64 KB.
+LARGE_SPATIAL = [32, 33, 40, 48, 63, 64]
+LARGE_CHANNELS = [64, 65, 96, 128, 255, 256, 512]
+LARGE_MIN_INPUT_BYTES = 64 * 1024
+LARGE_MAX_INPUT_BYTES = 16 << 20  # inputs are still made (and a reference computed) in memory
 
 
 def macs(p: Params) -> int:
@@ -673,11 +678,17 @@ def macs(p: Params) -> int:
     return int(np.prod(output_shape(p))) * per_out
 
 
-def _fit_budget(d: dict) -> None:
+def _fit_budget(d: dict, regime: str = "small") -> None:
     """Halve the largest spatial size (keeping the output >= 1), then channels, until the case
-    (a params dict being drawn) is within its multiply-accumulate budget."""
+    (a params dict being drawn) is within its multiply-accumulate budget. The large regime
+    halves channels first (down to 64), keeping its spatial sizes."""
     cap = MAX_MACS_BIG if d["big"] else MAX_MACS
     while macs(Params.from_json(d)) > cap:
+        if regime == "large":
+            key = max(("c", "f"), key=lambda k: d[k])
+            if d[key] > 64:
+                d[key] = max(64, d[key] // 2)
+                continue
         sp = d["spatial"]
         i = max(range(d["rank"]), key=lambda j: sp[j])
         need = max(1, d["dilations"][i] * (d["kernel"][i] - 1) + 1 - d["pad_lo"][i] - d["pad_hi"][i])
@@ -708,7 +719,16 @@ _LAYOUT_DRAWS = sorted(LAYOUTS) + ["ncdhw_fcdhw", "ncdhw_fcdhw", "ncdhw_fcdhw", 
                                    "nhwc_hwcf", "ndhwc_dhwcf", "ngchw_gfchw", "ncdhw_cdhw"]
 
 
-def params_from_seed(seed: int) -> Params:
+def _grow_input(d: dict, min_bytes: int) -> None:
+    """Double the channels (then the batch) until the input is over `min_bytes`."""
+    p = Params.from_json(d)
+    while int(np.prod(input_shape(p))) * np_dtype(d["dtype"]).itemsize <= min_bytes:
+        key = "c" if d["c"] < 512 else "n"
+        d[key] *= 2
+        p = Params.from_json(d)
+
+
+def params_from_seed(seed: int, regime: str = "small") -> Params:
     """One valid case, drawn from a seeded generator.
 
     Hypothesis supplies only the seed: drawing each categorical choice through Hypothesis
@@ -716,7 +736,7 @@ def params_from_seed(seed: int) -> Params:
     choices), while independent uniform choices reach every layout and feature. Structured
     shrinking is this family's `shrink_candidates`, not Hypothesis's."""
     rng = random.Random(seed)
-    big = pick(rng, [False] * 29 + [True])  # about 1 in 30
+    big = regime == "large" or pick(rng, [False] * 29 + [True])  # about 1 in 30
     # Every layout, plus extra weight on the common ones and on the class-1 bug's layout
     # (3-D channels-first with a size-1 kernel dim).
     layout = LAYOUTS[pick(rng, _LAYOUT_DRAWS)]
@@ -740,14 +760,14 @@ def params_from_seed(seed: int) -> Params:
     dtype = pick(rng, ["f32", "f32", "f16", "i32", "i8"])
     acc = pick(rng, DTYPES[dtype])
 
-    chans = BIG_CHANNELS if big else CHANNELS
-    spat_choices = BIG_SPATIAL if big else SPATIAL
+    chans = LARGE_CHANNELS if regime == "large" else BIG_CHANNELS if big else CHANNELS
+    spat_choices = LARGE_SPATIAL if regime == "large" else BIG_SPATIAL if big else SPATIAL
     n = pick(rng, BATCH)
     g = pick(rng, [2, 2, 3, 4, 5, 1] + ([8, 17] if big else [])) if kind == "grouped" else 1
     c = pick(rng, chans)
     f = pick(rng, chans) if kind in ("regular", "grouped") else 1
     m = pick(rng, [1, 2, 3, 4]) if kind == "depthwise_m" else 1
-    if big and kind == "grouped":  # keep the total channel count moderate
+    if big and kind == "grouped" and regime != "large":  # keep the total channel count moderate
         c = min(c, 33)
         f = min(f, 33)
 
@@ -793,12 +813,23 @@ def params_from_seed(seed: int) -> Params:
         "filter_dyn": [filt_dyn[lab] for lab in filter_labels(layout)],
         "bias": bias, "epilogue": epilogue, "big": big,
     }
-    _fit_budget(params)
+    _fit_budget(params, regime)
+    if regime == "large":
+        _grow_input(params, LARGE_MIN_INPUT_BYTES)
+        while _input_bytes(params) > LARGE_MAX_INPUT_BYTES and max(params["c"], params["n"]) > 64:
+            params["c"] = max(64, params["c"] // 2)
+        while _input_bytes(params) > LARGE_MAX_INPUT_BYTES:
+            sp = params["spatial"]
+            sp[max(range(len(sp)), key=lambda j: sp[j])] //= 2
     return Params.from_json(params)
 
 
-def strategy() -> st.SearchStrategy[Params]:
-    return st.integers(0, 2**63 - 1).map(params_from_seed)
+def _input_bytes(d: dict) -> int:
+    return int(np.prod(input_shape(Params.from_json(d)))) * np_dtype(d["dtype"]).itemsize
+
+
+def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
+    return st.integers(0, 2**63 - 1).map(lambda seed: params_from_seed(seed, regime))
 
 
 # --------------------------------------------------------------------------------------------
@@ -917,6 +948,27 @@ def _reduce_rank(p: Params, drop: int) -> Params | None:
               input_dyn=[renamed(p.in_dyn, lab) for lab in input_labels(new_io)],
               filter_dyn=[renamed(p.filt_dyn, lab) for lab in filter_labels(new_io)])
     return _with(q, loop_perm=[] if form == "named" else _canonical_loop_perm(q))
+
+
+# Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
+SWARM = {
+    "static": lambda p: p.replace(input_dyn=[False] * len(p.input_dyn), filter_dyn=[False] * len(p.filter_dyn)),
+    "f32": lambda p: p.replace(dtype="f32", acc="f32"),
+    "no-padding": lambda p: p.replace(pad_lo=[0] * p.rank, pad_hi=[0] * p.rank, pad_form="none", pad_value=0),
+    "stride-1": lambda p: p.replace(strides=[1] * p.rank),
+    "dilation-1": lambda p: p.replace(dilations=[1] * p.rank),
+    "no-groups": lambda p: p.replace(g=1),
+    "no-bias": lambda p: p.replace(bias="none", epilogue="none"),
+    "batch-1": lambda p: p.replace(n=1),
+    "no-transpose": lambda p: _same_layout(p),
+}
+
+
+def _same_layout(p: Params) -> Params:
+    lay = LAYOUTS[p.layout]
+    form = p.form if lay.named_op is not None else "generic"
+    q = p.replace(compute_layout=p.layout, form=form, loop_perm=[])
+    return q if form == "named" else q.replace(loop_perm=_canonical_loop_perm(q))
 
 
 def shrink_candidates(p: Params) -> list[Params]:

@@ -50,6 +50,10 @@ _CHANNELS = (1, 1, 2, 3, 4, 5, 7, 8, 9, 17)
 _LARGE_CHANNELS = (31, 33, 65)
 _KERNELS = (1, 2, 2, 3, 3, 5)
 _MAX_WORK = 400_000  # output elements x reduction length, to keep CPU runs quick
+# The large regime (compile-only lanes): spatial 32-64, channels 64-256.
+_REGIME_LARGE_SIZES = (32, 33, 48, 63, 64)
+_REGIME_LARGE_CHANNELS = (64, 65, 96, 128, 256)
+_MAX_WORK_LARGE = 200_000_000
 _F16_MAX_TERMS = 96  # reduction length bound that keeps f16 sums exact (see make_inputs)
 
 
@@ -174,16 +178,21 @@ def _canonical(p: Params) -> Params:
 
 
 @st.composite
-def _params(draw: Any) -> Params:
+def _params(draw: Any, regime: str = "small") -> Params:
+    large = regime == "large"
     rank = draw(st.sampled_from((1, 1, 2, 2, 2, 3)))
-    dtype = draw(st.sampled_from(("f32", "f32", "f16", "i32")))
+    dtype = draw(st.sampled_from(("f32", "f32", "i32") if large else ("f32", "f32", "f16", "i32")))
     groups = draw(st.sampled_from((1, 1, 2, 3, 4)))
     chan = st.one_of(st.sampled_from(_CHANNELS), st.sampled_from(_LARGE_CHANNELS)) if draw(
         st.integers(0, 9)
     ) == 0 else st.sampled_from(_CHANNELS)
-    ci, co = draw(chan), draw(st.sampled_from(_CHANNELS))
+    if large:
+        chan = st.sampled_from(_REGIME_LARGE_CHANNELS)
+    ci, co = draw(chan), draw(chan if large else st.sampled_from(_CHANNELS))
     n = draw(st.sampled_from((1, 1, 2, 3, 5)))
     sizes = _SIZES if rank < 3 else (1, 2, 3, 5)
+    if large:
+        sizes = _REGIME_LARGE_SIZES if rank < 3 else (8, 9, 16, 17)
     in_size = [draw(st.sampled_from(sizes)) for _ in range(rank)]
     kernel = [draw(st.sampled_from(_KERNELS if rank < 3 else (1, 2, 3))) for _ in range(rank)]
     stride = [draw(st.sampled_from((1, 1, 2, 3))) for _ in range(rank)]
@@ -242,18 +251,30 @@ def _params(draw: Any) -> Params:
         p["fwd_layout"] = draw(st.sampled_from([ident, [1, 0, *range(2, n_fwd)]] if groups > 1 else [ident]))
     else:
         p["fwd_layout"] = list(draw(st.one_of(st.just(ident), st.permutations(ident))))
-    return _canonical(Params(**p))
+    q = _canonical(Params(**p))
+    while large and _work(q) > _MAX_WORK_LARGE:  # channels first, keeping the large spatial sizes
+        if max(q.ci, q.co) > 16:
+            q = q.replace(ci=max(16, q.ci // 2)) if q.ci >= q.co else q.replace(co=max(16, q.co // 2))
+        elif q.n > 1:
+            q = q.replace(n=1)
+        else:
+            break
+    return q
 
 
-def _small_enough(p: Params) -> bool:
-    red = p.ci * int(np.prod(p.kernel))
-    if p.dtype == "f16" and red > _F16_MAX_TERMS:
+def _work(p: Params) -> int:
+    return int(np.prod(out_shape(p))) * p.ci * int(np.prod(p.kernel))
+
+
+def _small_enough(p: Params, cap: int = _MAX_WORK) -> bool:
+    if p.dtype == "f16" and p.ci * int(np.prod(p.kernel)) > _F16_MAX_TERMS:
         return False
-    return int(np.prod(out_shape(p))) * red <= _MAX_WORK
+    return _work(p) <= cap
 
 
-def strategy() -> st.SearchStrategy[Params]:
-    return _params().filter(lambda p: is_valid(p) and _small_enough(p))
+def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
+    cap = _MAX_WORK_LARGE if regime == "large" else _MAX_WORK
+    return _params(regime).filter(lambda p: is_valid(p) and _small_enough(p, cap))
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -791,6 +812,20 @@ def features(p: Params) -> list[str]:
     if max(p.ci, p.co) > 17:
         f.append("channels:large")
     return f
+
+
+# Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
+SWARM = {
+    "static": lambda p: p.replace(input_dyn=[False] * len(p.input_dyn)),
+    "f32": lambda p: p.replace(dtype="f32"),
+    "no-padding": lambda p: _repair(p.replace(pad_lo=[0] * p.rank, pad_hi=[0] * p.rank, out_pad=[0] * p.rank)),
+    "stride-1": lambda p: _repair(p.replace(strides=[1] * p.rank)),
+    "dilation-1": lambda p: _repair(p.replace(dilations=[1] * p.rank)),
+    "no-groups": lambda p: _repair(p.replace(groups=1, fwd_layout=[i - 1 for i in p.fwd_layout if i != 0]))
+    if p.groups > 1 else p,
+    "torch-filter": lambda p: p.replace(w_layout=list(range(p.rank + 2))),
+    "batch-1": lambda p: p.replace(n=1),
+}
 
 
 def shrink_candidates(p: Params) -> list[Params]:

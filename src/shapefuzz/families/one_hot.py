@@ -45,6 +45,8 @@ INDEX_DTYPES = ("i32", "i64")
 CONSUMERS = ("none", "reduce", "both")
 RANGES = ("valid", "wrap", "oob")
 MAX_OUTPUT_ELEMENTS = 1 << 14
+REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)
+MAX_OUTPUT_ELEMENTS_LARGE = 1 << 20
 FLOAT_ON = (1.0, 2.0, 0.5, -1.0, 0.25)
 FLOAT_OFF = (0.0, 0.0, -1.0, 0.25)
 INT_ON = (1, 2, -1, 5)
@@ -93,16 +95,21 @@ def is_valid(p: Params) -> bool:
 
 
 @st.composite
-def _params(draw: Any) -> Params:
+def _params(draw: Any, regime: str = "small") -> Params:
     large = draw(st.integers(0, 15)) == 0
     rank = draw(st.integers(0, 3))
     index_shape = [draw_size(draw, large) for _ in range(rank)]
     depth = draw_size(draw, large)
+    cap = MAX_OUTPUT_ELEMENTS
+    if regime == "large":  # compile-only lanes: outputs of 256 KB to 4 MB
+        index_shape = [draw(st.sampled_from(REGIME_LARGE_SIZES)) for _ in range(rank)]
+        depth = draw(st.sampled_from(REGIME_LARGE_SIZES))
+        cap = MAX_OUTPUT_ELEMENTS_LARGE
     dtype = draw(st.sampled_from(DTYPES))
     consumer = draw(st.sampled_from(CONSUMERS))
     if dtype == "f16" and consumer != "none":
         depth = min(depth, 64)
-    while int(np.prod(index_shape, dtype=np.int64)) * depth > MAX_OUTPUT_ELEMENTS:
+    while int(np.prod(index_shape, dtype=np.int64)) * depth > cap:
         index_shape[index_shape.index(max(index_shape))] //= 2
     flags = draw_dyn_flags(draw, rank + 1)  # index dims, then depth: one mix over all of them
     is_float = dtype in FLOAT_DTYPES
@@ -130,8 +137,8 @@ def _params(draw: Any) -> Params:
     return typed
 
 
-def strategy() -> st.SearchStrategy[Params]:
-    return _params()
+def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
+    return _params(regime)
 
 
 def _arguments(p: Params) -> list[tuple[str, str]]:
@@ -303,6 +310,18 @@ def features(p: Params) -> list[str]:
     if max([*p.index_shape, p.depth]) > 17:
         out.append("size:large")
     return out
+
+
+# Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
+SWARM = {
+    "static": lambda p: p.replace(index_dyn=[False] * len(p.index_dyn), depth_dyn=False),
+    "f32": lambda p: p.replace(dtype="f32", on=float(p.on), off=float(p.off)),
+    "i32-indices": lambda p: p.replace(index_dtype="i32"),
+    "valid-range": lambda p: p.replace(range="valid"),
+    "no-consumer": lambda p: p.replace(consumer="none"),
+    "const-values": lambda p: p.replace(values="const"),
+    "identity-map": lambda p: p.replace(dimension_map=list(range(len(p.index_shape) + 1))),
+}
 
 
 def shrink_candidates(p: Params) -> list[Params]:

@@ -52,6 +52,9 @@ INDEX_DTYPES = ("i32", "i64")
 COMBINERS = ("overwrite", "add", "sub", "max", "min", "mul")
 MAX_ORIGINAL_ELEMENTS = 1 << 14
 MAX_BATCH = 64
+REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)
+MAX_ORIGINAL_ELEMENTS_LARGE = 1 << 20
+MAX_BATCH_LARGE = 4096
 
 
 @dataclass(frozen=True)
@@ -107,22 +110,26 @@ def is_valid(p: Params) -> bool:
 
 
 @st.composite
-def _params(draw: Any) -> Params:
+def _params(draw: Any, regime: str = "small") -> Params:
     large = draw(st.integers(0, 15)) == 0  # occasionally sizes that stress GPU limits
     rank = draw(st.integers(1, 4))
     depth = draw(st.integers(1, rank))
     k = draw(st.integers(0, 2))
     orig_shape = [draw_size(draw, large) for _ in range(rank)]
-    while int(np.prod(orig_shape)) > MAX_ORIGINAL_ELEMENTS:
+    cap, max_batch = MAX_ORIGINAL_ELEMENTS, MAX_BATCH
+    if regime == "large":  # compile-only lanes: originals of 256 KB to 4 MB, big batches
+        orig_shape = [draw(st.sampled_from(REGIME_LARGE_SIZES)) for _ in range(rank)]
+        cap, max_batch = MAX_ORIGINAL_ELEMENTS_LARGE, MAX_BATCH_LARGE
+    while int(np.prod(orig_shape)) > cap:
         orig_shape[orig_shape.index(max(orig_shape))] //= 2
     combiner = draw(st.sampled_from(COMBINERS))
     unique = draw(st.booleans())
     dup_ok = combiner != "overwrite" and not unique
     duplicates = dup_ok and draw(st.booleans())
-    limit = MAX_BATCH if duplicates else min(MAX_BATCH, int(np.prod(orig_shape[:depth])))
+    limit = max_batch if duplicates else min(max_batch, int(np.prod(orig_shape[:depth])))
     if combiner == "mul" and duplicates:
         limit = min(limit, 8)  # keeps products of powers of two in range
-    batch_shape = [draw_size(draw) for _ in range(k)]
+    batch_shape = [draw_size(draw, regime == "large") for _ in range(k)]
     while int(np.prod(batch_shape, dtype=np.int64)) > limit:
         batch_shape[batch_shape.index(max(batch_shape))] = max(1, max(batch_shape) // 2)
     if duplicates and int(np.prod(batch_shape, dtype=np.int64)) < 2:
@@ -150,8 +157,8 @@ def _params(draw: Any) -> Params:
     return typed
 
 
-def strategy() -> st.SearchStrategy[Params]:
-    return _params()
+def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
+    return _params(regime)
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -380,6 +387,18 @@ def features(p: Params) -> list[str]:
     if max(p.orig_shape + p.batch_shape) > 17:
         out.append("size:large")
     return out
+
+
+# Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
+SWARM = {
+    "static": lambda p: p.replace(orig_dyn=[False] * len(p.orig_dyn), batch_dyn=[False] * len(p.batch_dyn),
+                                  window_dyn=[False] * len(p.window_dyn)),
+    "f32": lambda p: p.replace(dtype="f32"),
+    "i32-indices": lambda p: p.replace(index_dtype="i32"),
+    "no-duplicates": lambda p: p.replace(duplicates=False),
+    "identity-map": lambda p: p.replace(dimension_map=list(range(p.depth))),
+    "explicit-depth": lambda p: p.replace(implicit_depth=False),
+}
 
 
 def shrink_candidates(p: Params) -> list[Params]:

@@ -495,6 +495,17 @@ def features(params: Params) -> list[str]:
     return feats
 
 
+# Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
+SWARM = {
+    "static": lambda p: p.replace(input_dyn=[False] * len(p.input_dyn)),
+    "f32": lambda p: p.replace(dtype="f32"),
+    "i32-indices": lambda p: p.replace(index_dtype="i32"),
+    "no-transpose": lambda p: p.replace(transpose=False),
+    "implicit-indices": lambda p: p.replace(indices="implicit"),
+    "distinct-values": lambda p: p.replace(values="wide"),
+}
+
+
 def shrink_candidates(params: Params) -> list[Params]:
     """Strictly simpler valid params, most aggressive first."""
     out: list[Params] = []
