@@ -62,7 +62,11 @@ def test_strategy_reaches_every_declared_feature(family):
 
 
 def _static_dims(tensor_type: str) -> list[str]:
-    return tensor_type[len("tensor<") : -1].split("x")[:-1]
+    body = tensor_type[len("tensor<") : -1]
+    if body.startswith("["):  # torch: !torch.vtensor<[2,?],f32>
+        inner = body[1 : body.index("]")]
+        return inner.split(",") if inner else []
+    return body.split("x")[:-1]
 
 
 def test_reference_matches_the_rendered_result_types(family):
