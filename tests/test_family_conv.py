@@ -153,7 +153,7 @@ def _naive(p, inputs):
     """An independent scalar-loop convolution over the boundary layout's labels."""
     io = C.LAYOUTS[p["layout"]]
     x, w = inputs[0], inputs[1]
-    il, fl, ol = C.input_labels(io), C.filter_labels(io), C.output_labels(io)
+    il, fl, ol = C.boundary_labels(p)
     oshape = C.output_shape(p)
     out = np.zeros(oshape, dtype=np.float64)
     depthwise = p["kind"].startswith("depthwise")

@@ -159,6 +159,17 @@ class Params(FamilyParams):
     bias: str  # "none" | "epilogue" | "init"
     epilogue: str  # "none" | "relu"
     big: bool
+    # Free operand dim orders: the function's input / filter / output dims are these
+    # permutations of the layout's (empty: the layout's own order). With `perm_compute` the
+    # linalg.generic itself takes them in that order (no transposes; compute_layout == layout).
+    input_perm: tuple[int, ...] = ()
+    filter_perm: tuple[int, ...] = ()
+    output_perm: tuple[int, ...] = ()
+    perm_compute: bool = False
+    # Result types not derived mechanically: the declared dynamic flag of each output dim (in the
+    # boundary output order), overriding what the operands imply (empty: derived). A dim may be
+    # static although the operands give it as `?`, or `?` although they fix it.
+    result_dyn: tuple[bool, ...] = ()
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:
@@ -172,11 +183,30 @@ class Params(FamilyParams):
 
     @property
     def in_dyn(self) -> dict[str, bool]:
-        return dict(zip(input_labels(LAYOUTS[self.layout]), self.input_dyn))
+        return dict(zip(boundary_labels(self)[0], self.input_dyn))
 
     @property
     def filt_dyn(self) -> dict[str, bool]:
-        return dict(zip(filter_labels(LAYOUTS[self.layout]), self.filter_dyn))
+        return dict(zip(boundary_labels(self)[1], self.filter_dyn))
+
+
+def _permuted(labels: list[str], perm: tuple[int, ...]) -> list[str]:
+    return [labels[i] for i in perm] if perm else list(labels)
+
+
+def boundary_labels(p: Params) -> tuple[list[str], list[str], list[str]]:
+    """The (input, filter, output) dim labels of the function's arguments and result."""
+    io = LAYOUTS[p.layout]
+    return (_permuted(input_labels(io), p.input_perm), _permuted(filter_labels(io), p.filter_perm),
+            _permuted(output_labels(io), p.output_perm))
+
+
+def compute_labels(p: Params) -> tuple[list[str], list[str], list[str]]:
+    """The (input, filter, output) dim labels the convolution op itself takes."""
+    if p.perm_compute:
+        return boundary_labels(p)
+    cl = LAYOUTS[p.compute_layout]
+    return input_labels(cl), filter_labels(cl), output_labels(cl)
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,15 +242,15 @@ def _label_size(p: Params, label: str) -> int:
 
 
 def input_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in input_labels(LAYOUTS[p.layout])]
+    return [_label_size(p, lab) for lab in boundary_labels(p)[0]]
 
 
 def filter_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in filter_labels(LAYOUTS[p.layout])]
+    return [_label_size(p, lab) for lab in boundary_labels(p)[1]]
 
 
 def output_shape(p: Params) -> list[int]:
-    return [_label_size(p, lab) for lab in output_labels(LAYOUTS[p.layout])]
+    return [_label_size(p, lab) for lab in boundary_labels(p)[2]]
 
 
 def bias_labels(kind: str) -> list[str]:
@@ -229,6 +259,13 @@ def bias_labels(kind: str) -> list[str]:
 
 def bias_shape(p: Params) -> list[int]:
     return [p[lab] for lab in bias_labels(p.kind)]
+
+
+def _declared_out_dyn(p: Params, label: str) -> bool:
+    """Whether an output dim is `?` in the IR's types: `result_dyn` when given, else derived."""
+    if p.result_dyn:
+        return p.result_dyn[boundary_labels(p)[2].index(label)]
+    return _out_dyn(p, label)
 
 
 def _out_dyn(p: Params, label: str) -> bool:
@@ -401,8 +438,10 @@ def render(p: Params) -> str:
         sizes = [_label_size(p, lab) for lab in labels]
         return _Tensor(name, labels, sizes, [dynmap(lab) for lab in labels], elem)
 
-    inp = tensor("%input", input_labels(io), lambda lab: in_dyn[lab], dtype)
-    filt = tensor("%filter", filter_labels(io), lambda lab: filt_dyn[lab], dtype)
+    b_in, b_filt, b_out = boundary_labels(p)
+    c_in, c_filt, c_out = compute_labels(p)
+    inp = tensor("%input", b_in, lambda lab: in_dyn[lab], dtype)
+    filt = tensor("%filter", b_filt, lambda lab: filt_dyn[lab], dtype)
     b = _Builder(p, inp, filt)
     args = [{"name": inp.name, "type": inp.type}, {"name": filt.name, "type": filt.type}]
     bias = None
@@ -422,8 +461,8 @@ def render(p: Params) -> str:
                       "perm": _transpose_perm(t.labels, labels)})
         return res
 
-    cin = transpose_in(inp, input_labels(cl), "in", "%input_t")
-    cfilt = transpose_in(filt, filter_labels(cl), "filt", "%filter_t")
+    cin = transpose_in(inp, c_in, "in", "%input_t")
+    cfilt = transpose_in(filt, c_filt, "filt", "%filter_t")
 
     # Padding.
     pad_labels = [("p" + lab[1:]) if lab[0] == "s" else lab for lab in cin.labels]
@@ -443,7 +482,7 @@ def render(p: Params) -> str:
         conv_in = padded
 
     # Accumulator init.
-    out_c = tensor("%conv", output_labels(cl), lambda lab: _out_dyn(p, lab), acc)
+    out_c = tensor("%conv", c_out, lambda lab: _declared_out_dyn(p, lab), acc)
     init = _Tensor("%init", out_c.labels, out_c.sizes, out_c.dyn, acc)
     out_dyn_values = b.dyn_values("out", out_c)
     if p.bias == "init":
@@ -482,9 +521,9 @@ def render(p: Params) -> str:
 
     # Back to the boundary layout.
     result = out_c
-    out_io = output_labels(io)
+    out_io = b_out
     if out_c.labels != out_io:
-        res = tensor("%conv_t", out_io, lambda lab: _out_dyn(p, lab), acc)
+        res = tensor("%conv_t", out_io, lambda lab: _declared_out_dyn(p, lab), acc)
         steps.append({"op": "transpose", "src": out_c, "dst": res, "init": "%conv_t_init",
                       "dyn_values": b.dyn_values("out", res),
                       "perm": _transpose_perm(out_c.labels, out_io)})
@@ -602,16 +641,17 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
     pad_value = wide(np_dtype(p.dtype).type(p.pad_value))
     if absolute:
         x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
-    xc = _to_canonical(x, input_labels(io), ["n", "G", "C", *[f"s{i}" for i in range(p.rank)]], kind)
-    wc = _to_canonical(w, filter_labels(io), ["G", "F", "C", *[f"k{i}" for i in range(p.rank)]], kind)
+    b_in, b_filt, b_out = boundary_labels(p)
+    xc = _to_canonical(x, b_in, ["n", "G", "C", *[f"s{i}" for i in range(p.rank)]], kind)
+    wc = _to_canonical(w, b_filt, ["G", "F", "C", *[f"k{i}" for i in range(p.rank)]], kind)
     oc = _conv_canonical(p, xc, wc, pad_value)
     out = _from_canonical(oc, ["n", "G", "F", *[f"o{i}" for i in range(p.rank)]],
-                          output_labels(io), kind)
+                          b_out, kind)
     if p.bias != "none":
         bias = inputs[2].astype(wide)
         if absolute:
             bias = np.abs(bias)
-        labels = output_labels(io)
+        labels = b_out
         blabs = bias_labels(kind)
         shape = [out.shape[i] if lab in blabs else 1 for i, lab in enumerate(labels)]
         order = [lab for lab in labels if lab in blabs]
@@ -803,16 +843,40 @@ def params_from_seed(seed: int, regime: str = "small") -> Params:
                 dmap[lab] = pick(rng, (False, True))
     bias = pick(rng, ["none", "none", "epilogue", "init"])
     epilogue = pick(rng, ["none", "none", "relu"])
+    # Free operand dim orders (drawn last, so every earlier choice of a seed stays as it was):
+    # about one generic case in three takes its input / filter / output in other dim orders,
+    # half of those with the linalg.generic itself in that order.
+    perms: dict[str, list[int]] = {"input_perm": [], "filter_perm": [], "output_perm": []}
+    perm_compute = False
+    if form == "generic" and pick(rng, (False, False, True)):
+        for key, labels in (("input_perm", input_labels(layout)), ("filter_perm", filter_labels(layout)),
+                            ("output_perm", output_labels(layout))):
+            if pick(rng, (False, True, True)):
+                perm = list(range(len(labels)))
+                rng.shuffle(perm)
+                perms[key] = [] if perm == sorted(perm) else perm
+        perm_compute = compute.name == layout.name and any(perms.values()) and pick(rng, (False, True))
+    # Result types not derived from the operands: about one case in five declares some output
+    # dims static where the operands leave them `?`, or `?` where the operands fix them.
+    flip_result = pick(rng, (False, False, False, False, True))
+    flips = [pick(rng, (False, True)) for _ in output_labels(layout)]
+    b_in = _permuted(input_labels(layout), tuple(perms["input_perm"]))
+    b_filt = _permuted(filter_labels(layout), tuple(perms["filter_perm"]))
     params = {
         "rank": rank, "kind": kind, "layout": layout.name, "compute_layout": compute.name,
         "form": form, "loop_perm": loop_perm, "dtype": dtype, "acc": acc,
         "n": n, "g": g, "c": c, "f": f, "m": m,
         "spatial": spatial, "kernel": kernel, "strides": strides, "dilations": dils,
         "pad_lo": lo, "pad_hi": hi, "pad_form": pad_form, "pad_value": pad_value,
-        "input_dyn": [in_dyn[lab] for lab in input_labels(layout)],
-        "filter_dyn": [filt_dyn[lab] for lab in filter_labels(layout)],
-        "bias": bias, "epilogue": epilogue, "big": big,
+        "input_dyn": [in_dyn[lab] for lab in b_in],
+        "filter_dyn": [filt_dyn[lab] for lab in b_filt],
+        "bias": bias, "epilogue": epilogue, "big": big, **perms, "perm_compute": perm_compute,
     }
+    if flip_result:
+        typed = Params.from_json(params)
+        derived = [_out_dyn(typed, lab) for lab in boundary_labels(typed)[2]]
+        declared = [d != f for d, f in zip(derived, flips)]
+        params["result_dyn"] = declared if declared != derived else []
     _fit_budget(params, regime)
     if regime == "large":
         _grow_input(params, LARGE_MIN_INPUT_BYTES)
@@ -846,7 +910,18 @@ def _canonical_loop_perm(p: Params) -> list[int]:
 
 
 def equivalent_forms(p: Params) -> list[Params]:
-    """The same computation, same inputs: other form / compute layout / padding / bias."""
+    """The same computation, same inputs: other form / compute layout / padding / bias; a case
+    whose op takes free dim orders also in the op's own layout (transposes at the boundary)."""
+    if p.perm_compute:
+        q = p.replace(perm_compute=False)
+        return [q] + _equivalent_forms(q)
+    forms = _equivalent_forms(p)
+    if p.form == "generic" and p.compute_layout == p.layout and (p.input_perm or p.filter_perm or p.output_perm):
+        forms.append(p.replace(perm_compute=True))
+    return forms
+
+
+def _equivalent_forms(p: Params) -> list[Params]:
     forms: list[Params] = []
     nloops = len(_canonical_loop_perm(p))
     if p.form == "named":
@@ -877,7 +952,8 @@ FEATURES = (
     "pad_form:none", "pad_form:pad", "pad_form:insert", "pad_value:nonzero", "stride>1",
     "dilation>1", "kernel:has1", "filter:dyn", "bias:epilogue", "bias:init", "epilogue:relu",
     "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8", "acc:f16", "big",
-    "class1:ncdhw-kernel1",
+    "class1:ncdhw-kernel1", "perm:input", "perm:filter", "perm:output", "perm:compute", "red-order:differs",
+    "result:static-of-dyn", "result:dyn-of-static",
 )  # fmt: skip
 
 
@@ -916,17 +992,52 @@ def features(p: Params) -> list[str]:
         feats.append("filter:dyn")
     if p.big:
         feats.append("big")
+    for key in ("input_perm", "filter_perm", "output_perm"):
+        if p[key]:
+            feats.append(f"perm:{key.split('_')[0]}")
+    if p.perm_compute:
+        feats.append("perm:compute")
+    if p.result_dyn:
+        derived = [_out_dyn(p, lab) for lab in boundary_labels(p)[2]]
+        if any(d and not r for d, r in zip(derived, p.result_dyn)):
+            feats.append("result:static-of-dyn")
+        if any(r and not d for d, r in zip(derived, p.result_dyn)):
+            feats.append("result:dyn-of-static")
+    if _reduction_orders_differ(p):
+        feats.append("red-order:differs")
     if p.rank == 3 and LAYOUTS[p.layout].input.startswith("nc") and 1 in p.kernel:
         feats.append("class1:ncdhw-kernel1")
     return feats
 
 
+def _reduction_orders_differ(p: Params) -> bool:
+    """Whether the conv op's filter takes its reduction dims (c, k...) in another relative order
+    than its input takes (c, s...): the im2col assumption of bug class 3."""
+    c_in, c_filt, _ = compute_labels(p)
+    as_k = ["k" + lab[1:] if lab[0] == "s" else lab for lab in c_in if lab == "c" or lab[0] == "s"]
+    red = [lab for lab in c_filt if lab == "c" or lab[0] == "k"]
+    return p.kind in ("regular", "grouped") and as_k != red
+
+
 def is_valid(p: Params) -> bool:
+    io = LAYOUTS[p.layout]
+    for perm, labels in ((p.input_perm, input_labels(io)), (p.filter_perm, filter_labels(io)),
+                         (p.output_perm, output_labels(io))):
+        if perm and sorted(perm) != list(range(len(labels))):
+            return False
+    if p.perm_compute and (p.form != "generic" or p.compute_layout != p.layout):
+        return False
+    if p.result_dyn and len(p.result_dyn) != len(output_labels(io)):
+        return False
+    if len(p.input_dyn) != len(input_labels(io)) or len(p.filter_dyn) != len(filter_labels(io)):
+        return False
     return all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p.spatial)
 
 
 def _reduce_rank(p: Params, drop: int) -> Params | None:
     """The same case with spatial dim `drop` removed (rank - 1), if that layout exists."""
+    if p.input_perm or p.filter_perm or p.output_perm or p.perm_compute:
+        return None
     rank = p.rank - 1
     io, cl = LAYOUTS[p.layout], LAYOUTS[p.compute_layout]
     same = [lay for lay in layouts_for(rank, p.kind) if lay.input == io.input and lay.filter == io.filter]
@@ -942,7 +1053,7 @@ def _reduce_rank(p: Params, drop: int) -> Params | None:
             return dyn[label[0] + str(keep[int(label[1:])])]
         return dyn[label]
 
-    q = _with(p, rank=rank, layout=new_io.name, compute_layout=new_cl.name, form=form,
+    q = _with(p, rank=rank, layout=new_io.name, compute_layout=new_cl.name, form=form, result_dyn=(),
               **{key: [p[key][i] for i in keep] for key in ("spatial", "kernel", "strides",
                                                           "dilations", "pad_lo", "pad_hi")},
               input_dyn=[renamed(p.in_dyn, lab) for lab in input_labels(new_io)],
@@ -961,6 +1072,8 @@ SWARM = {
     "no-bias": lambda p: p.replace(bias="none", epilogue="none"),
     "batch-1": lambda p: p.replace(n=1),
     "no-transpose": lambda p: _same_layout(p),
+    "layout-orders": lambda p: _without_perms(p),
+    "derived-result-types": lambda p: p.replace(result_dyn=()),
 }
 
 
@@ -971,8 +1084,24 @@ def _same_layout(p: Params) -> Params:
     return q if form == "named" else q.replace(loop_perm=_canonical_loop_perm(q))
 
 
+def _without_perms(p: Params) -> Params:
+    """The same case with the layout's own dim orders at the boundary and in the op."""
+    io = LAYOUTS[p.layout]
+    declared = dict(zip(boundary_labels(p)[2], p.result_dyn))
+    return p.replace(input_perm=(), filter_perm=(), output_perm=(), perm_compute=False,
+                     input_dyn=[p.in_dyn[lab] for lab in input_labels(io)],
+                     filter_dyn=[p.filt_dyn[lab] for lab in filter_labels(io)],
+                     result_dyn=[declared[lab] for lab in output_labels(io)] if p.result_dyn else ())
+
+
 def shrink_candidates(p: Params) -> list[Params]:
     cands: list[Params] = []
+    if p.result_dyn:
+        cands.append(p.replace(result_dyn=()))
+    if p.input_perm or p.filter_perm or p.output_perm or p.perm_compute:
+        cands.append(_without_perms(p))
+        if p.perm_compute:
+            cands.append(p.replace(perm_compute=False))
     for drop in reversed(range(p.rank if p.rank > 1 else 0)):
         q = _reduce_rank(p, drop)
         if q is not None:

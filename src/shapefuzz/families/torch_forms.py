@@ -62,7 +62,8 @@ def _conv_expressible(p: Params) -> bool:
     # not lower for 3-D ("failed to legalize 'torch.aten.convolution'"; dynamic dims instead give
     # "slice ... runs out-of-bounds" from the same gap): left out rather than drawn and set aside.
     per_group = {"regular": p["c"], "grouped": p["c"], "depthwise": 1, "depthwise_m": 1}[p["kind"]]
-    return p["dtype"] in FLOATS and not (p["rank"] == 3 and per_group == 1)
+    free_orders = p["input_perm"] or p["filter_perm"] or p["output_perm"] or p["result_dyn"]  # types as linalg
+    return p["dtype"] in FLOATS and not (p["rank"] == 3 and per_group == 1) and not free_orders
 
 
 def _conv_normalize(p: Params) -> Params:
