@@ -82,6 +82,10 @@ class Params(FamilyParams):
     x_expand: str
     w_order: str
     fwd_layout: tuple[int, ...]
+    # "nc": x [N, G*Ci, spatial...] and out [N, G*Co, out...]; "nhc" (channels last): x [N,
+    # spatial..., G*Ci] and out [N, out..., G*Co], the group dim split off the channels at the
+    # end and the forward conv a channels-last linalg.generic.
+    x_layout: str = "nc"
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -96,8 +100,21 @@ def _out_sizes(p: Params) -> list[int]:
     ]
 
 
+X_LAYOUTS = ("nc", "nhc")
+
+
+def channel_pos(p: Params) -> int:
+    """Where x's (and the output's) channel dim is."""
+    return 1 if p.x_layout == "nc" else p.rank + 1
+
+
+def _nc_to_layout(p: Params, dims: list) -> list:
+    """[N, C, S...] in the case's x layout."""
+    return dims if p.x_layout == "nc" else [dims[0], *dims[2:], dims[1]]
+
+
 def x_shape(p: Params) -> list[int]:
-    return [p.n, p.groups * p.ci, *p.spatial]
+    return _nc_to_layout(p, [p.n, p.groups * p.ci, *p.spatial])
 
 
 def w_logical_shape(p: Params) -> list[int]:
@@ -110,12 +127,13 @@ def w_shape(p: Params) -> list[int]:
 
 
 def out_shape(p: Params) -> list[int]:
-    return [p.n, p.groups * p.co, *_out_sizes(p)]
+    return _nc_to_layout(p, [p.n, p.groups * p.co, *_out_sizes(p)])
 
 
 def named_allowed(p: Params) -> bool:
-    """linalg has named NCW/NCHW/NCDHW convs, but grouped ones only in 2-D."""
-    return p.groups == 1 or p.rank == 2
+    """linalg has named NCW/NCHW/NCDHW convs, but grouped ones only in 2-D (channels-last
+    cases use the generic form)."""
+    return (p.groups == 1 or p.rank == 2) and p.x_layout == "nc"
 
 
 def _fwd_labels(p: Params) -> list[str]:
@@ -152,7 +170,9 @@ def is_valid(p: Params) -> bool:
                 return False
         if min(_out_sizes(p)) < 1:
             return False
-        if p.groups > 1 and p.input_dyn[1]:
+        if p.x_layout not in X_LAYOUTS:
+            return False
+        if p.groups > 1 and p.input_dyn[channel_pos(p)]:
             return False
         if sorted(p.w_layout) != list(range(r + 2)):
             return False
@@ -251,6 +271,12 @@ def _params(draw: Any, regime: str = "small") -> Params:
         p["fwd_layout"] = draw(st.sampled_from([ident, [1, 0, *range(2, n_fwd)]] if groups > 1 else [ident]))
     else:
         p["fwd_layout"] = list(draw(st.one_of(st.just(ident), st.permutations(ident))))
+    # Channels last (drawn last, so every earlier choice of a seed stays): the same computation
+    # on x [N, S..., G*Ci], with a channels-last forward conv (generic only).
+    if draw(st.sampled_from(("nc", "nc", "nhc"))) == "nhc":
+        p["x_layout"] = "nhc"
+        p["input_dyn"] = [dyn[0], *dyn[2:], dyn[1]]
+        p["form"] = "generic"
     q = _canonical(Params(**p))
     while large and _work(q) > _MAX_WORK_LARGE:  # channels first, keeping the large spatial sizes
         if max(q.ci, q.co) > 16:
@@ -355,11 +381,15 @@ class _Builder:
             x_dims.append(self.tensor_dim("%x", self._static_x_type(), i) if p.input_dyn[i] else size)
         x_type = _ty(x_dims, self.dtype)
         cur, cur_shape = "%x", list(x_dims)
-        sp0 = 1  # index of the first spatial dim in the current value
+        last = p.x_layout == "nhc"
 
         def expand_groups(value: str, shape: list[int | str]) -> tuple[str, list[int | str]]:
-            new_shape = [shape[0], G, p.ci, *shape[2:]]
-            reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(shape))]]
+            if last:  # [N, S..., G*Ci] -> [N, S..., G, Ci]
+                new_shape = [*shape[:-1], G, p.ci]
+                reassoc = [*[[i] for i in range(len(shape) - 1)], [len(shape) - 1, len(shape)]]
+            else:  # [N, G*Ci, S...] -> [N, G, Ci, S...]
+                new_shape = [shape[0], G, p.ci, *shape[2:]]
+                reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(shape))]]
             name = self.step(
                 "expand",
                 stem="xg",
@@ -373,7 +403,8 @@ class _Builder:
 
         if grouped and p.x_expand == "early":
             cur, cur_shape = expand_groups(cur, cur_shape)
-        sp0 = len(cur_shape) - r
+        sp0 = 1 if last else len(cur_shape) - r  # index of the first spatial dim
+        tail = len(cur_shape) - sp0 - r  # dims after the spatial ones (channels last)
         k, s, d = p.kernel, p.strides, p.dilations
         lo = [d[t] * (k[t] - 1) - p.pad_lo[t] for t in range(r)]
         hi = [d[t] * (k[t] - 1) - p.pad_hi[t] + p.out_pad[t] for t in range(r)]
@@ -386,31 +417,37 @@ class _Builder:
             return (h[t] - 1) * s[t] + 1 + extra
 
         lead = cur_shape[:sp0]
+        trail = cur_shape[sp0 + r :]
+
+        def around(values: list, fill: Any) -> list:
+            """Per-dim values: `values` at the spatial dims, `fill` elsewhere."""
+            return [fill] * sp0 + list(values) + [fill] * tail
+
         if p.pad_mode == "insert":
             if any(s[t] > 1 for t in range(r)) or any(lo) or any(hi):
-                padded = lead + [spatial(t, lo[t] + hi[t]) for t in range(r)]
+                padded = lead + [spatial(t, lo[t] + hi[t]) for t in range(r)] + trail
                 z = self.zeros(padded)
-                cur = self._insert(cur, cur_shape, z, padded, [0] * sp0 + lo, [1] * sp0 + list(s))
+                cur = self._insert(cur, cur_shape, z, padded, around(lo, 0), around(s, 1))
                 cur_shape = padded
         else:
             if any(s[t] > 1 for t in range(r)):
-                inserted = lead + [spatial(t, 0) for t in range(r)]
+                inserted = lead + [spatial(t, 0) for t in range(r)] + trail
                 z = self.zeros(inserted)
-                cur = self._insert(cur, cur_shape, z, inserted, [0] * len(cur_shape), [1] * sp0 + list(s))
+                cur = self._insert(cur, cur_shape, z, inserted, [0] * len(cur_shape), around(s, 1))
                 cur_shape = inserted
             if any(lo) or any(hi):
                 padded = lead + [
                     spatial(t, lo[t] + hi[t]) if isinstance(cur_shape[sp0 + t], str) else cur_shape[sp0 + t] + lo[t] + hi[t]
                     for t in range(r)
-                ]
+                ] + trail
                 # tensor.pad's result type carries `?` where the source is dynamic; the SSA
                 # sizes computed above are only needed if a later op asks for them.
                 cur = self.step(
                     "pad",
                     stem="p",
                     src=cur,
-                    low=_mixed([0] * sp0 + lo),
-                    high=_mixed([0] * sp0 + hi),
+                    low=_mixed(around(lo, 0)),
+                    high=_mixed(around(hi, 0)),
                     nargs=len(cur_shape),
                     src_type=_ty(cur_shape, self.dtype),
                     type=_ty(padded, self.dtype),
@@ -486,7 +523,8 @@ class _Builder:
             self.apply(h[t], s[t], 1 - s[t] + lo[t] + hi[t] - d[t] * (k[t] - 1)) if isinstance(h[t], str) else o_sizes[t]
             for t in range(r)
         ]
-        conv_out_shape = [conv_in_shape[0], *([G] if grouped else []), p.co, *o_dims]
+        groups_co = [*([G] if grouped else []), p.co]
+        conv_out_shape = [conv_in_shape[0], *o_dims, *groups_co] if last else [conv_in_shape[0], *groups_co, *o_dims]
         init = self.zeros(conv_out_shape)
         common = dict(
             x=conv_in,
@@ -514,8 +552,12 @@ class _Builder:
 
         result, result_shape = conv, conv_out_shape
         if grouped:
-            final = [conv_out_shape[0], G * p.co, *o_dims]
-            reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(final))]]
+            if last:
+                final = [conv_out_shape[0], *o_dims, G * p.co]
+                reassoc = [*[[i] for i in range(r + 1)], [r + 1, r + 2]]
+            else:
+                final = [conv_out_shape[0], G * p.co, *o_dims]
+                reassoc = [[0], [1, 2], *[[i + 1] for i in range(2, len(final))]]
             result = self.step(
                 "collapse",
                 stem="out",
@@ -608,13 +650,20 @@ class _Builder:
         loops = ["N", *(["G"] if grouped else []), "F", *[f"O{t}" for t in range(r)], "C", *[f"K{t}" for t in range(r)]]
         idx = {lab: j for j, lab in enumerate(loops)}
         n = len(loops)
-        x_exprs = [f"d{idx['N']}", *([f"d{idx['G']}"] if grouped else []), f"d{idx['C']}"]
+        x_chan = [*([f"d{idx['G']}"] if grouped else []), f"d{idx['C']}"]
+        x_space = []
         for t in range(r):
             dil = p.dilations[t]
-            x_exprs.append(f"d{idx[f'O{t}']} + d{idx[f'K{t}']}" + (f" * {dil}" if dil != 1 else ""))
+            x_space.append(f"d{idx[f'O{t}']} + d{idx[f'K{t}']}" + (f" * {dil}" if dil != 1 else ""))
         w_exprs = [f"d{idx[lab]}" for lab in w_labels]
-        o_exprs = [f"d{idx['N']}", *([f"d{idx['G']}"] if grouped else []), f"d{idx['F']}"]
-        o_exprs += [f"d{idx[f'O{t}']}" for t in range(r)]
+        o_chan = [*([f"d{idx['G']}"] if grouped else []), f"d{idx['F']}"]
+        o_space = [f"d{idx[f'O{t}']}" for t in range(r)]
+        if p.x_layout == "nhc":
+            x_exprs = [f"d{idx['N']}", *x_space, *x_chan]
+            o_exprs = [f"d{idx['N']}", *o_space, *o_chan]
+        else:
+            x_exprs = [f"d{idx['N']}", *x_chan, *x_space]
+            o_exprs = [f"d{idx['N']}", *o_chan, *o_space]
         dims = _dims(n)
         return {
             "x_map": f"affine_map<({dims}) -> ({', '.join(x_exprs)})>",
@@ -661,6 +710,9 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Scatter-add from the definition: out[n, g*Co+co, s*i + d*k - pad_lo] += x * w."""
     x, w_stored = inputs
+    if p.x_layout == "nhc":  # compute channels-first, move the channels back at the end
+        out = reference(p.replace(x_layout="nc"), [np.moveaxis(x, -1, 1), w_stored])[0]
+        return [np.ascontiguousarray(np.moveaxis(out, 1, -1))]
     r, G, Ci, Co = p.rank, p.groups, p.ci, p.co
     acc_dt = np.int64 if p.dtype == "i32" else np.float64
     # undo the stored layout: logical w[I, O, K...]
@@ -693,6 +745,9 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def reference_naive(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The same definition written as plain loops (slow; for checking `reference` on tiny cases)."""
     x, w_stored = inputs
+    if p.x_layout == "nhc":
+        out = reference_naive(p.replace(x_layout="nc"), [np.moveaxis(x, -1, 1), w_stored])[0]
+        return [np.moveaxis(out, 1, -1)]
     w = np.transpose(w_stored, np.argsort(p.w_layout)).astype(np.float64)
     G, Ci, Co = p.groups, p.ci, p.co
     osz = _out_sizes(p)
@@ -762,12 +817,18 @@ FEATURES = (
     "pad_mode:pad", "pad_mode:insert", "w_order:fused", "w_order:split",
     "x_expand:early", "x_expand:late", "stride>1", "dilation>1", "out_pad>0",
     "pad:zero", "pad:nonzero", "pad:asym", "kernel:has1", "w_layout:torch", "w_layout:permuted",
-    "w_red:transposed", "fwd_red:transposed", "channels:large",
+    "w_red:transposed", "fwd_red:transposed", "channels:large", "x_layout:nc", "x_layout:nhc",
 )  # fmt: skip
 
 
+def _dyn_nc(p: Params) -> list[bool]:
+    """x's dynamic flags in [N, C, S...] order, whatever its layout."""
+    d = list(p.input_dyn)
+    return d if p.x_layout == "nc" else [d[0], d[-1], *d[1:-1]]
+
+
 def features(p: Params) -> list[str]:
-    dyn = p.input_dyn
+    dyn = _dyn_nc(p)
     allowed = [True, p.groups == 1] + [True] * p.rank
     n_dyn, n_allowed = sum(dyn), sum(allowed)
     f = [
@@ -811,6 +872,7 @@ def features(p: Params) -> list[str]:
         f.append("fwd_red:transposed")
     if max(p.ci, p.co) > 17:
         f.append("channels:large")
+    f.append(f"x_layout:{p.x_layout}")
     return f
 
 
@@ -825,6 +887,7 @@ SWARM = {
     if p.groups > 1 else p,
     "torch-filter": lambda p: p.replace(w_layout=list(range(p.rank + 2))),
     "batch-1": lambda p: p.replace(n=1),
+    "channels-first": lambda p: _channels_first(p),
 }
 
 
@@ -840,12 +903,14 @@ def shrink_candidates(p: Params) -> list[Params]:
         add(p.replace(
             rank=r - 1,
             **{key: p[key][:-1] for key in ("spatial", "kernel", "strides", "dilations", "pad_lo", "pad_hi", "out_pad")},
-            input_dyn=p.input_dyn[:-1],
+            input_dyn=p.input_dyn[:-1] if p.x_layout == "nc" else [*p.input_dyn[:r], p.input_dyn[-1]],
             w_layout=[i for i in p.w_layout if i != r + 1],
             fwd_layout=[i for i in p.fwd_layout if i != len(_fwd_labels(p)) - 1],
         ))
     if p.groups > 1:
         add(p.replace(groups=1, fwd_layout=[i - 1 for i in p.fwd_layout if i != 0]))
+    if p.x_layout == "nhc":
+        add(_channels_first(p))
     add(p.replace(**_simplest_form(p)))
     for key in ("n", "ci", "co"):
         if p[key] > 1:
@@ -874,6 +939,10 @@ def shrink_candidates(p: Params) -> list[Params]:
     return out
 
 
+def _channels_first(p: Params) -> Params:
+    return p.replace(x_layout="nc", input_dyn=_dyn_nc(p))
+
+
 def _repair(q: Params) -> Params:
     """Clamp paddings/output padding after a shrink step so the params stay valid."""
     lo, hi, op = list(q.pad_lo), list(q.pad_hi), list(q.out_pad)
@@ -883,7 +952,7 @@ def _repair(q: Params) -> Params:
         op[t] = min(op[t], max(q.strides[t], q.dilations[t]) - 1)
     q = q.replace(pad_lo=lo, pad_hi=hi, out_pad=op)
     if q.groups > 1:
-        q = q.replace(input_dyn=[v and i != 1 for i, v in enumerate(q.input_dyn)])
+        q = q.replace(input_dyn=[v and i != channel_pos(q) for i, v in enumerate(q.input_dyn)])
     if q.form == "named" and (not named_allowed(q) or list(q.fwd_layout) not in named_fwd_layouts(q)):
         q = q.replace(form="generic")
     return _canonical(q)

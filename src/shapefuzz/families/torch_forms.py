@@ -161,7 +161,7 @@ def _conv_build(p: Params, bnd: Boundary) -> str:
 
 
 def _convt_expressible(p: Params) -> bool:
-    return p["dtype"] in FLOATS
+    return p["dtype"] in FLOATS and p["x_layout"] == "nc"  # torch's layout is channels-first
 
 
 def _convt_normalize(p: Params) -> Params:
