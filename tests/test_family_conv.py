@@ -326,3 +326,36 @@ def test_known_compiler_failures_still_fail(name):
     report = check_module(FAMILY.render(p), [backend], None, confirm=False)
     (result,) = report.results
     assert result.failed and message in str(result.signature), result.to_json()
+
+
+# ------------------------------------------------------------------------------------------
+# Free operand dim orders and result types not derived from the operands, on llvm-cpu
+
+FREE_ORDERS = dict(
+    _base(rank=2, layout="nhwc_hwcf", compute_layout="nhwc_hwcf", form="generic", n=2, c=3, f=4,
+          spatial=[6, 5], kernel=[3, 2], strides=[2, 1], dilations=[1, 2], pad_lo=[1, 0],
+          pad_hi=[0, 1], pad_form="pad", bias="init"),
+    in_dyn={"n": True, "s0": False, "s1": True, "c": False},
+    input_perm=[3, 0, 2, 1], filter_perm=[0, 3, 2, 1], output_perm=[1, 3, 0, 2], perm_compute=True,
+    result_dyn=[False, True, False, True],  # n static (the input gives `?`), f `?` (the filter fixes it)
+)
+
+
+def test_free_orders_put_the_permuted_dims_in_the_signature_and_the_op():
+    p = FAMILY.load(FREE_ORDERS)
+    assert C.boundary_labels(p) == (["c", "n", "s1", "s0"], ["k0", "f", "c", "k1"], ["o0", "f", "n", "o1"])
+    text = FAMILY.render(p)
+    assert "linalg.transpose" not in text  # perm_compute: the generic takes the free orders itself
+    assert "func.func @main(%input: tensor<3x?x?x6xf32>, %filter: tensor<3x4x3x2xf32>" in text
+    feats = FAMILY.features(p)
+    assert {"perm:input", "perm:filter", "perm:output", "perm:compute", "red-order:differs"} <= set(feats)
+    assert {"result:static-of-dyn", "result:dyn-of-static"} <= set(feats)
+    forms = FAMILY.equivalent_forms(p)
+    assert any(not q.perm_compute and "linalg.transpose" in FAMILY.render(q) for q in forms)
+
+
+@pytest.mark.iree
+def test_free_orders_and_declared_result_types_match_on_llvm_cpu():
+    for p in (FREE_ORDERS, dict(FREE_ORDERS, perm_compute=False), dict(FREE_ORDERS, result_dyn=[])):
+        report = _check(p)
+        assert report.verdict.value == "pass", (p, report.to_json())

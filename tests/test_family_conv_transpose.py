@@ -288,3 +288,33 @@ def test_known_bug_strided_insert_then_pad_gives_wrong_numbers():
     assert _run(dict(_STRIDED_INSERT_PAD_BUG, dyn_x=[False] * 4)).verdict.value == "pass"
     assert _run(dict(_STRIDED_INSERT_PAD_BUG, pad_mode="insert")).verdict.value == "pass"
     assert _run(dict(_STRIDED_INSERT_PAD_BUG, dyn_x=[False] * 4, n=2)).verdict.value == "fail"
+
+
+# Channels last: x [N, S..., G*Ci], the group dim split off the trailing channels (early, at the
+# function entry, or late, around the conv), a channels-last generic forward conv.
+_CHANNELS_LAST = _base(rank=2, groups=3, ci=2, co=2, in_size=[3, 2], kernel=[2, 3], stride=[2, 1], dilation=[1, 2],
+                       pad_lo=[0, 1], pad_hi=[1, 3], out_pad=[1, 1], dyn_x=[True, True, False, False],
+                       w_layout=[3, 0, 2, 1], fwd_layout=[1, 0, 2, 3, 4], form="generic", x_expand="early",
+                       w_order="split", pad_mode="insert", x_layout="nhc")  # fmt: skip
+
+
+def test_channels_last_puts_the_channels_at_the_end():
+    p = FAMILY.load(_CHANNELS_LAST)
+    assert CT.x_shape(p) == [1, 3, 2, 6] and CT.out_shape(p) == [1, 6, 3, 6]
+    text = FAMILY.render(p)
+    assert "func.func @main(%x: tensor<?x?x2x6xf32>" in text
+    assert re.search(r"tensor\.expand_shape %x \[\[0\], \[1\], \[2\], \[3, 4\]\]", text)
+    assert re.search(r"tensor\.collapse_shape %conv\d+ \[\[0\], \[1\], \[2\], \[3, 4\]\]", text)
+    assert "x_layout:nhc" in FAMILY.features(p)
+    (want,) = FAMILY.reference(p, FAMILY.make_inputs(p, 2))
+    nc = FAMILY.load(dict(_CHANNELS_LAST, x_layout="nc", dyn_x=[True, False, True, False]))
+    x_nc = np.moveaxis(FAMILY.make_inputs(p, 2)[0], -1, 1)
+    (got,) = FAMILY.reference(nc, [x_nc, FAMILY.make_inputs(p, 2)[1]])
+    assert np.array_equal(np.moveaxis(got, 1, -1), want)
+
+
+@pytest.mark.iree
+def test_channels_last_grouped_forms_match_on_cpu():
+    for changes in ({}, {"x_expand": "late"}, {"w_order": "fused", "pad_mode": "pad", "dyn_x": [False] * 4}):
+        p = dict(_CHANNELS_LAST, **changes)
+        assert _run(p).verdict.value == "pass", p

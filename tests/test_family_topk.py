@@ -287,3 +287,50 @@ def test_known_bug_sort_indices_only_on_gpu_targets(params, backend):
     # Metamorphic: the equivalent topk form, and the sort with both results used, compile.
     for other in (dict(params, form="topk"), dict(params, use="both")):
         assert _check(other, backends=[backend]).verdict == Verdict.PASS, other
+
+
+def test_i64_indices_as_frontends_emit_them():
+    params = _base(indices="arg", use="both", shape=[3, 9], k=8, index_dtype="i64")  # k = n - 1
+    x, labels = FAMILY.make_inputs(params, 3)
+    assert labels.dtype == np.int64
+    values, indices = FAMILY.reference(params, [x, labels])
+    assert indices.dtype == np.int64 and values.shape == (3, 8)
+    text = FAMILY.render(params)
+    # iree_linalg_ext.topk takes i32 indices only: labels truncated in, the result extended out
+    assert "arith.trunci %input_idx" in text and "arith.extsi" in text and "-> (tensor<3x8xf32>, tensor<3x8xi64>)" in text
+    sort = FAMILY.render(dict(params, form="sort"))
+    assert "arith.trunci" not in sort and "i64" in sort
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("changes", [
+    {"form": "topk", "indices": "arg", "shape": [2, 33], "k": 32, "index_dtype": "i64"},
+    {"form": "sort", "indices": "iota", "shape": [257], "dynamic": [True], "dim": 0, "k": 200, "index_dtype": "i64"},
+    {"form": "topk", "indices": "implicit", "shape": [1025], "dynamic": [False], "dim": 0, "k": 1024},
+], ids=["topk-i64-k=n-1", "sort-i64-k>40-dynamic", "topk-1025-k=n-1"])
+def test_full_k_range_and_i64_match_on_cpu(changes):
+    from shapefuzz.model import Verdict
+
+    report = _check(_base(**changes))
+    assert report.verdict == Verdict.PASS, report.to_json()
+
+
+# Found by the sorted-dim range around powers of two (IREE 3.13, llvm-cpu): torch.aten.topk over a
+# dim of 1024 with only the indices result used and a dynamic outer dim fails to compile
+# ("'func.func' op exceeded stack allocation limit"); with both results used, or all dims static,
+# it compiles, and the linalg_ext spelling of the same case compiles.
+TOPK_INDICES_ONLY_1024 = _base(form="topk", indices="arg", use="indices", shape=[2, 1, 1024],
+                               dynamic=[False, True, False], dim=2, k=1, frontend="torch")
+
+
+@pytest.mark.iree
+def test_known_bug_topk_indices_only_over_1024_with_a_dynamic_outer_dim():
+    from shapefuzz.model import Stage, Verdict
+
+    report = _check(TOPK_INDICES_ONLY_1024)
+    if report.verdict == Verdict.PASS:
+        pytest.fail("IREE now compiles topk indices-only over 1024: the known bug is fixed, update this test")
+    (failure,) = report.failures
+    assert failure.stage == Stage.COMPILE and "stack allocation" in str(failure.signature)
+    assert _check(dict(TOPK_INDICES_ONLY_1024, use="both")).verdict == Verdict.PASS
+    assert _check(dict(TOPK_INDICES_ONLY_1024, frontend="linalg")).verdict == Verdict.PASS

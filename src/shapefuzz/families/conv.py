@@ -175,10 +175,11 @@ class Params(FamilyParams):
     def upgrade(cls, data: dict) -> dict:
         # Old headers: `in_dyn` / `filt_dyn` as {dim label: dynamic} dicts.
         lay = LAYOUTS.get(data.get("layout", ""))
-        for old, new, labels in (("in_dyn", "input_dyn", input_labels), ("filt_dyn", "filter_dyn", filter_labels)):
+        for old, new, labels, perm in (("in_dyn", "input_dyn", input_labels, "input_perm"),
+                                       ("filt_dyn", "filter_dyn", filter_labels, "filter_perm")):
             if old in data and new not in data and lay is not None:
                 flags = data.pop(old)
-                data[new] = [bool(flags[lab]) for lab in labels(lay)]
+                data[new] = [bool(flags[lab]) for lab in _permuted(labels(lay), tuple(data.get(perm, ())))]
         return data
 
     @property
