@@ -128,7 +128,7 @@ def test_torch_form_runs_right_and_agrees_with_the_linalg_forms(family, toolchai
 @pytest.mark.iree
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_onnx_form_runs_right(family, toolchain):
-    case = Case.make(family, spelled(GOOD_ONNX[family], _spelling(family, "onnx")))
+    case = Case.make(family, spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx")))
     report = check_case(case, ["llvm-cpu"], toolchain, seed=2, confirm=False)
     (r,) = report.results
     assert r.status == Status.OK and r.stage == Stage.COMPARE, r.detail[:600]
@@ -184,7 +184,7 @@ def test_frontend_flags_and_unlowered_ops():
     assert input_type_flags(torch_text) == ("--iree-input-type=torch",)
     assert input_type_flags('%0 = torch.operator "onnx.TopK"(%x, %k)') == ("--iree-input-type=onnx",)
     assert input_type_flags(render_case(Case.make("topk", GOOD["topk"]))) == ()
-    onnx_text = render_case(Case.make("topk", spelled(GOOD["topk"], _spelling("topk", "onnx"))))
+    onnx_text = render_case(Case.make("topk", spelled(get_family("topk").load(GOOD["topk"]), _spelling("topk", "onnx"))))
     assert input_type_flags(onnx_text) == ("--iree-input-type=onnx",) and "opset_version = 18" in onnx_text
     assert unlowered_op("""m.mlir:3:17: error: failed to legalize operation 'torch.operator' that was explicitly marked
 illegal: %0 = "torch.operator"(%arg0) <{name = "onnx.ScatterND"}> : (!torch.vtensor<[3],f32>)""") == "onnx.ScatterND"
@@ -200,7 +200,7 @@ def test_torch_cases_shrink_in_their_spelling(family, toolchain):
     t = _torch(family, GOOD[family])
     cands = fam.shrink_candidates(t)
     assert cands and all(frontend_of(c) == "torch" and c != t for c in cands)
-    o = spelled(GOOD_ONNX[family], _spelling(family, "onnx"))
+    o = spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx"))
     assert all(frontend_of(c) == "onnx" for c in fam.shrink_candidates(o))
     texts = [render_case(Case.make(family, c)) for c in cands[:12]]
     assert verify_many(texts, toolchain) == [None] * len(texts)

@@ -48,7 +48,9 @@ def _unsqueeze(b: TorchBuilder, x: TV, axis: int, stem: str) -> TV:
 
 def _conv_expressible(p: Params) -> bool:
     pads = any(p["pad_lo"]) or any(p["pad_hi"])
-    return p["dtype"] in FLOATS and p["kind"] in ("regular", "depthwise") and not (pads and p["pad_value"] != 0)
+    free_orders = p["input_perm"] or p["filter_perm"] or p["output_perm"] or p["result_dyn"]  # types as linalg
+    return (p["dtype"] in FLOATS and p["kind"] in ("regular", "depthwise") and not (pads and p["pad_value"] != 0)
+            and not free_orders)
 
 
 def _conv_normalize(p: Params) -> Params:
@@ -94,7 +96,7 @@ def _conv_build(p: Params, bnd: Boundary) -> str:
 
 
 def _convt_expressible(p: Params) -> bool:
-    return p["dtype"] in FLOATS and p["pad_lo"] == p["pad_hi"]
+    return p["dtype"] in FLOATS and p["pad_lo"] == p["pad_hi"] and p["x_layout"] == "nc"  # ONNX is channels-first
 
 
 def _convt_normalize(p: Params) -> Params:
