@@ -17,7 +17,7 @@ from shapefuzz.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
-N_DRAWN = {"conv": 300, "conv_transpose": 300}  # others: 200
+N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300}  # others: 200
 SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
 
 
