@@ -123,6 +123,61 @@ def reassoc_text(groups: Sequence[Sequence[int]]) -> str:
     return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
 
 
+# ----------------------------------------------------------------------------- index values
+
+
+class IndexValues:
+    """The index-typed SSA values a case's dynamic sizes need (`arith.constant`, `tensor.dim`,
+    `affine.apply`), each created once, on demand. All depend only on the function's arguments,
+    so the `index_values` macro (templates/index_values.mlir.j2) lays them out at the top of the
+    function: constants, then dims, then applies, each in creation order."""
+
+    def __init__(self) -> None:
+        self.consts: set[int] = set()
+        self.dims: list[dict[str, Any]] = []
+        self.applies: list[dict[str, Any]] = []
+        self._names: dict[Any, str] = {}
+
+    def const(self, value: int) -> str:
+        self.consts.add(value)
+        return f"%c{value}"
+
+    def dim(self, src: str, src_type: str, idx: int, name: str | None = None) -> str:
+        """`tensor.dim src, idx` (named `name`, default `%<src>_d<idx>`)."""
+        key = ("dim", src, idx)
+        if key not in self._names:
+            self.const(idx)
+            self._names[key] = name or f"%{src[1:]}_d{idx}"
+            self.dims.append({"name": self._names[key], "src": src, "idx": idx, "type": src_type})
+        return self._names[key]
+
+    def apply(self, terms: Sequence[tuple[int, str]], const: int = 0, divisor: int = 0, name: str | None = None) -> str:
+        """`affine.apply` of sum(coeff * value) + const, or with `divisor` of
+        (sum + const) floordiv divisor + 1 (an output size). An unchanged value is returned as is."""
+        terms = list(terms)
+        if name is None and not divisor and const == 0 and len(terms) == 1 and terms[0][0] == 1:
+            return terms[0][1]
+        syms = [f"s{j}" for j in range(len(terms))]
+        sym_terms = [(c, s) for (c, _), s in zip(terms, syms)]
+        if not divisor:
+            body = affine_expr(sym_terms, const)
+        elif divisor == 1:
+            body = affine_expr(sym_terms, const + 1)
+        else:
+            body = f"({affine_expr(sym_terms, const)}) floordiv {divisor} + 1"
+        amap = f"affine_map<()[{', '.join(syms)}] -> ({body})>"
+        operands = [v for _, v in terms]
+        key = ("apply", name) if name else ("apply", amap, tuple(operands))
+        if key not in self._names:
+            self._names[key] = name or f"%s{len(self.applies)}"
+            self.applies.append({"name": self._names[key], "map": amap, "operands": operands})
+        return self._names[key]
+
+    def ops(self) -> dict[str, Any]:
+        """What the macro lays out."""
+        return {"consts": sorted(self.consts), "dims": self.dims, "applies": self.applies}
+
+
 # ----------------------------------------------------------------------------- reshape steps
 
 

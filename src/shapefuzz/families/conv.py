@@ -33,6 +33,7 @@ from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.common import (
     affine_expr,
     count_mismatch,
+    IndexValues,
     identity_map,
     is_float,
     literal,
@@ -316,26 +317,17 @@ class _Tensor:
 
 
 class _Builder:
-    """Collects the index values (tensor.dim, affine.apply) a case needs, created on demand."""
+    """The index value of each dynamic dim, by the role of its tensor and its label (created on
+    demand in an `IndexValues`)."""
 
     def __init__(self, p: Params, inp: _Tensor, filt: _Tensor):
         self.p = p
         self.inp = inp
         self.filt = filt
-        self.consts: set[int] = set()
-        self.dims: list[dict] = []
-        self.applies: list[dict] = []
-        self._values: dict[str, str] = {}
+        self.index = IndexValues()
 
     def _tensor_dim(self, t: _Tensor, label: str) -> str:
-        key = f"{t.name}:{label}"
-        if key not in self._values:
-            idx = t.labels.index(label)
-            self.consts.add(idx)
-            name = f"%{t.name[1:]}_{label}"
-            self.dims.append({"name": name, "src": t.name, "idx": idx, "type": t.type})
-            self._values[key] = name
-        return self._values[key]
+        return self.index.dim(t.name, t.type, t.labels.index(label), name=f"%{t.name[1:]}_{label}")
 
     def value(self, role: str, label: str) -> str:
         """The SSA value of a dynamic dim `label` of a tensor in role in/filt/pad/out."""
@@ -348,8 +340,7 @@ class _Builder:
             if label[0] != "p":
                 return self.value("in", label)
             i = int(label[1:])
-            return self._apply(f"%pad_p{i}", [(1, self.value("in", f"s{i}"))],
-                               p.pad_lo[i] + p.pad_hi[i], 0)
+            return self.index.apply([(1, self.value("in", f"s{i}"))], p.pad_lo[i] + p.pad_hi[i], name=f"%pad_p{i}")
         if role == "out":
             if label == "n":
                 return self.value("in", "n")
@@ -371,26 +362,8 @@ class _Builder:
                 terms.append((-dil, self.value("filt", f"k{i}")))
             else:
                 const -= dil * k
-            return self._apply(f"%out_o{i}", terms, const, stride)
+            return self.index.apply(terms, const, divisor=stride, name=f"%out_o{i}")
         raise AssertionError(role)
-
-    def _apply(self, name: str, terms: list[tuple[int, str]], const: int, stride: int) -> str:
-        """affine.apply of (sum(terms) + const) floordiv stride + 1, or of sum(terms) + const
-        when stride is 0 (a plain sum, for padded sizes)."""
-        if name in self._values:
-            return self._values[name]
-        syms = [f"s{j}" for j in range(len(terms))]
-        sym_terms = [(c, s) for (c, _), s in zip(terms, syms)]
-        if stride == 0:
-            body = _affine_expr(sym_terms, const)
-        elif stride == 1:
-            body = _affine_expr(sym_terms, const + 1)
-        else:
-            body = f"({_affine_expr(sym_terms, const)}) floordiv {stride} + 1"
-        amap = f"affine_map<()[{', '.join(syms)}] -> ({body})>"
-        self.applies.append({"name": name, "map": amap, "operands": [v for _, v in terms]})
-        self._values[name] = name
-        return name
 
     def dyn_values(self, role: str, t: _Tensor) -> list[str]:
         return [self.value(role, lab) for lab, d in zip(t.labels, t.dyn) if d]
@@ -546,8 +519,7 @@ def render(p: Params) -> str:
         result = res
 
     return render_template(
-        "conv.mlir.j2", args=args, result=result, consts=sorted(b.consts), dims=b.dims,
-        applies=b.applies, steps=steps)
+        "conv.mlir.j2", args=args, result=result, index=b.index.ops(), steps=steps)
 
 
 def _broadcast_map(labels: list[str], bias_labels_: list[str]) -> str:

@@ -33,7 +33,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.base import Family, FamilyParams
-from shapefuzz.families.common import affine_expr, compare_arrays, loop_dims, np_dtype, tensor_type
+from shapefuzz.families.common import IndexValues, compare_arrays, loop_dims, np_dtype, tensor_type
 from shapefuzz.model import Mismatch
 from shapefuzz.templates import render_template
 
@@ -312,10 +312,6 @@ def _ty(shape: list[int | str], dtype: str) -> str:
     return tensor_type(shape, dtype)
 
 
-def _affine_expr(scale: int, const: int) -> str:
-    return affine_expr([(scale, "s0")], const)
-
-
 def _dim_operands(shape: list[int | str]) -> str:
     return ", ".join(d for d in shape if isinstance(d, str))
 
@@ -332,17 +328,10 @@ class _Builder:
         self.dtype = p.dtype
         self.steps: list[dict[str, Any]] = []
         self.counter = itertools.count()
-        self.index_consts: dict[int, str] = {}
+        self.index = IndexValues()  # tensor.dim / affine.apply of the dynamic sizes
 
     def fresh(self, stem: str) -> str:
         return f"%{stem}{next(self.counter)}"
-
-    def const_index(self, value: int) -> str:
-        if value not in self.index_consts:
-            name = f"%c{value}"
-            self.index_consts[value] = name
-            self.steps.append({"kind": "const_index", "name": name, "value": value})
-        return self.index_consts[value]
 
     def step(self, kind: str, **fields: Any) -> str:
         name = self.fresh(fields.pop("stem", "v"))
@@ -350,13 +339,10 @@ class _Builder:
         return name
 
     def tensor_dim(self, src: str, src_type: str, idx: int) -> str:
-        c = self.const_index(idx)
-        return self.step("dim", stem="d", src=src, index=c, type=src_type)
+        return self.index.dim(src, src_type, idx)
 
     def apply(self, operand: str, scale: int, const: int) -> str:
-        if scale == 1 and const == 0:
-            return operand
-        return self.step("apply", stem="s", expr=_affine_expr(scale, const), operand=operand)
+        return self.index.apply([(scale, operand)], const)
 
     def zeros(self, shape: list[int | str]) -> str:
         return self.step(
@@ -572,6 +558,7 @@ class _Builder:
             "w_type": w_type,
             "result": result,
             "result_type": _ty(result_shape, self.dtype),
+            "index": self.index.ops(),
             "steps": self.steps,
         }
 
