@@ -119,12 +119,17 @@ def test_every_variant_lane_compiles_a_conv_and_executing_ones_match_the_referen
 def test_i8_on_the_default_vulkan_profile_is_judged_by_its_outcome(toolchain):
     if not toolchain.probe.has_device("vulkan"):
         pytest.skip("no Vulkan device")
-    text = (DATA / "f16_add.mlir").read_text().replace("f16", "i8").replace("1.0 : i8", "3 : i8").replace("addf", "addi")
-    inputs = [np.arange(-4, 4, dtype=np.int8) * 30]
-    report = check_module(text, ["vulkan-spirv"], Expectation(inputs, [inputs[0] + np.int8(3)]), toolchain,
-                          confirm=False)
-    (result,) = report.results
-    assert (result.stage, result.status) == (Stage.COMPARE, Status.OK), result.detail
+    # 7 elements: not a whole number of the 32-bit words the default profile packs i8 into.
+    text = ((DATA / "f16_add.mlir").read_text().replace("8xf16", "7xi8").replace("f16", "i8")
+            .replace("1.0 : i8", "3 : i8").replace("addf", "addi"))
+    inputs = [np.arange(-3, 4, dtype=np.int8) * 30]
+    report = check_module(text, ["vulkan-spirv", "vulkan-llvmpipe"], Expectation(inputs, [inputs[0] + np.int8(3)]),
+                          toolchain, confirm=False)
+    spirv, llvmpipe = report.results
+    assert (llvmpipe.stage, llvmpipe.status) == (Stage.COMPARE, Status.OK), llvmpipe.detail
+    # Right or wrong, a run that was compared: never set aside because the module mentions i8
+    # (measured on 3.13 with Mesa: the last, partial word reads as zeros, a mismatch).
+    assert spirv.stage == Stage.COMPARE and spirv.status in (Status.OK, Status.MISMATCH), spirv.detail
 
 
 @pytest.mark.iree
