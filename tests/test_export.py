@@ -372,7 +372,8 @@ def test_issue_for_wrong_values(corpus, tmp_path):
     out = tmp_path / "wrong.md"
     export(corpus["wrong"], "issue", out)
     text = out.read_text()
-    assert "computes wrong values" in text and "Expected results (NumPy reference):" in text
+    assert "computes wrong values: its results differ from the expected results saved with the reproducer" in text
+    assert "Expected results:" in text  # not a generated case: no NumPy reference of ours
     assert "Not bisected yet" in text
     assert "llvm-cpu: fails the same way (this issue)" in text  # against its saved (stand-in) reference
     compile_cmd, run_cmd = _shell_blocks(text)
@@ -381,3 +382,14 @@ def test_issue_for_wrong_values(corpus, tmp_path):
     for cmd in (compile_cmd, run_cmd):
         ran = subprocess.run(["sh", "-c", cmd], cwd=tmp_path / "wrong.files", env=env, capture_output=True, text=True)
     assert ran.returncode != 0 and "[FAILED]" in ran.stdout  # the saved reference says a @ b + 1
+
+
+def test_bisect_line_says_where_it_worked_and_where_it_broke():
+    from shapefuzz.export import _bisect_line
+
+    assert _bisect_line({"first_failing": "3.11.0", "last_passing": "3.10.0", "first_fixed": "3.13.0"}) == \
+        "- Bisected over released wheels: worked in 3.10.0, fails from 3.11.0; fixed in 3.13.0."
+    assert _bisect_line({"first_failing": "3.1.0", "last_passing": None}) == \
+        "- Bisected over released wheels: fails from 3.1.0."
+    assert _bisect_line({"first_failing": None, "versions": ["3.1.0", "3.13.0"], "note": "no release fails"}) == \
+        "- Bisected over released wheels (3.1.0..3.13.0): no release fails."

@@ -463,16 +463,18 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
         }.get(sig.status, f"`iree-compile` rejects valid input for {target}.")
         lines = [head + " The input verifies (`iree-opt` parses and verifies it); it should compile."]
     elif sig.stage == Stage.RUN:
+        verb = {Status.CRASH: "crashes", Status.TIMEOUT: "does not finish", Status.OOM: "runs out of memory"}
         lines = [f"The module compiles for {target}, but `iree-run-module --device={b.driver}` "
-                 f"{'crashes' if sig.status == Status.CRASH else 'fails' if sig.status == Status.ERROR else 'does not finish' if sig.status == Status.TIMEOUT else 'runs out of memory'} "
-                 "on it. It should run and return the results below."]
+                 f"{verb.get(sig.status, 'fails')} on it. It should run and return the results below."]
     else:
-        lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from a NumPy "
-                 "reference computed from the op's definition (the inputs keep every sum exact)."]
+        against = ("a NumPy reference computed from the op's definition" if p.entry.case is not None else
+                   "the expected results saved with the reproducer" if p.expected is not None else
+                   "what the other backends compute (majority vote)")
+        lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
     if detail:
         lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
     if p.expected is not None and sig.stage != Stage.COMPILE:
-        lines += ["", "Expected results (NumPy reference):", "", "```text"]
+        lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), "", "```text"]
         lines += [_shown(f"result {i}", a) for i, a in enumerate(p.expected)]
         lines.append("```")
         if p.ties:
@@ -490,6 +492,19 @@ def _shown(name: str, array: np.ndarray, limit: int = 64) -> str:
     if array.size > limit:
         return f"{name}: {kind} ({array.size} elements; see the attached .npy)"
     return f"{name}: {kind} = {' '.join(_number(v) for v in array.reshape(-1).tolist())}"
+
+
+def _bisect_line(bisect: dict) -> str:
+    """What `shapefuzz bisect` recorded: "worked in X, fails from Y" (and where it was fixed)."""
+    def release(key: str) -> str:
+        return comment_text(bisect.get(key) or "", 40)
+
+    if release("first_failing"):
+        worked = f"worked in {release('last_passing')}, " if release("last_passing") else ""
+        fixed = f"; fixed in {release('first_fixed')}" if release("first_fixed") else ""
+        return f"- Bisected over released wheels: {worked}fails from {release('first_failing')}{fixed}."
+    span = "..".join(comment_text(v, 40) for v in (bisect.get("versions") or [])[:2])
+    return f"- Bisected over released wheels ({span}): {comment_text(bisect.get('note') or 'no failing release found')}."
 
 
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
@@ -511,7 +526,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         if p.ties:
             steps += [f"(`sh {files}/run.sh` runs both steps and checks the indices by the values they select.)", ""]
         steps += ["Inputs:", "", "```text", *[_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])], "```"]
-    bisect = entry.meta.get("bisect") or {}
+    bisect = entry.meta.get("bisect")
     context_lines = [f"- Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
                      f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), with IREE "
                      f"{', '.join(entry.toolchain_versions) or '?'}."]
@@ -519,15 +534,8 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
     if triage:
         context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}")
-    if bisect.get("first_failing"):
-        worked = f"worked in {bisect['last_passing']}, " if bisect.get("last_passing") else ""
-        fixed = f"; fixed in {bisect['first_fixed']}" if bisect.get("first_fixed") else ""
-        context_lines.append(f"- Bisected over released wheels: {worked}fails from {bisect['first_failing']}{fixed}.")
-    elif bisect:
-        context_lines.append(f"- Bisected over released wheels ({', '.join(bisect.get('versions', [])[:1] + bisect.get('versions', [])[-1:])}): "
-                             f"{bisect.get('note') or 'no failing release found'}.")
-    else:
-        context_lines.append(f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it).")
+    context_lines.append(_bisect_line(bisect) if isinstance(bisect, dict) and bisect else
+                         f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it).")
     if entry.flaky:
         context_lines.append("- Flaky: it did not fail on every run.")
     title = comment_text(f"[{sig.backend}] {sig.stage.value} {sig.status.value}: {sig.message[:120]}")
