@@ -11,11 +11,12 @@ def report_lines(report: CheckReport) -> list[str]:
         first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else ""
         return [f"does not verify: {first}"]
     lines = []
+    width = max([16, *(len(r.backend) for r in report.results)])  # variant lanes have long names
     for r in report.results:
         flag = " (flaky: did not reproduce)" if r.flaky else ""
         first_line = r.detail.strip().splitlines()[0][:160] if r.detail.strip() else ""
         extra = f"  {first_line}" if first_line and not r.failed else ""
-        lines.append(f"{r.backend:<16} {r.stage.value:<8} {r.status.value:<11}{flag}{extra}")
+        lines.append(f"{r.backend:<{width}} {r.stage.value:<8} {r.status.value:<11}{flag}{extra}")
     for r in report.failures:
         lines.append(f"  signature: {r.signature}")
     for note in report.notes:
