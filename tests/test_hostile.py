@@ -514,3 +514,139 @@ def test_disk_filling_mid_campaign_stops_cleanly_with_state_intact(tmp_path, sma
     assert 0 < tried < 400
     resumed = run(tmp_path, *args[:3], "--count", str(tried + 2), *args[5:], env_extra=_words_env())
     assert resumed.returncode == 0, resumed.stderr
+
+
+# ----------------------------------------------------------------------------- bad files and bad numbers
+
+GOOD_HEADER = None
+
+
+def _generated(tmp: Path, header: str | None = None) -> Path:
+    """A generated topk case; `header` replaces its `// shapefuzz-case:` line."""
+    from shapefuzz.families import render_case
+    from shapefuzz.generate import draw_case
+
+    text = render_case(draw_case("topk", 1))
+    if header is not None:
+        text = header + "\n" + text.split("\n", 1)[1]
+    path = tmp / f"case{abs(hash(header)) % 10**8}.mlir"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("header,named", [
+    ('// shapefuzz-case: {"family":"topk","version":1}', "missing 'params'"),
+    ('// shapefuzz-case: {"family":"topk","params":{"k":"x"},"version":1}', "params"),
+    ('// shapefuzz-case: {"family":"topk","params":[],"version":1}', "params: expected an object"),
+    ('// shapefuzz-case: {"family":7,"params":{},"version":1}', "family"),
+    ('// shapefuzz-case: {"family":"nope","params":{},"version":1}', "family"),
+    ('// shapefuzz-case: ' + "[" * 50000 + "]" * 50000, "nested too deeply"),
+    ('// shapefuzz-case: {"family":"topk","params":{"shape":[100000,100000,100],"k":1,"dim":0},"version":1}',
+     "params"),
+    ('// shapefuzz-case: {not json', "not valid JSON"),
+])
+def test_bad_case_header_is_one_line_exit_2(tmp_path, header, named):
+    one_line(run(tmp_path, "check", str(_generated(tmp_path, header)), "--backends", "rocm-gfx942"), 2, named)
+
+
+@pytest.mark.parametrize("args,named", [
+    (["--compile-timeout", "-1"], "--compile-timeout"),
+    (["--compile-timeout", "nan"], "--compile-timeout"),
+    (["--compile-timeout", "inf"], "--compile-timeout"),
+    (["--compile-timeout", "0"], "--compile-timeout"),
+    (["--seed", "-1"], "--seed"),
+    (["--dynamic-size", "0"], "--dynamic-size"),
+    (["--max-array-bytes", "-5"], "--max-array-bytes"),
+    (["--max-array-bytes", "lots"], "--max-array-bytes"),
+])
+def test_bad_numbers_for_check_are_one_line_exit_2(tmp_path, args, named):
+    one_line(run(tmp_path, "check", str(_generated(tmp_path)), "--backends", "rocm-gfx942", *args), 2, named)
+
+
+@pytest.mark.parametrize("command", [
+    ["shrink", "X", "--time", "0"], ["shrink", "X", "--time", "nan"], ["shrink", "X", "--compile-timeout", "-1"],
+    ["fuzz", "--compile-timeout", "nan"], ["fuzz", "--seed", "-1"], ["fuzz", "--time", "0"],
+    ["replay", "C", "--compile-timeout", "-1"], ["corpus", "add", "X", "--seed", "-1"], ["gen", "--op", "topk", "--seed", "-1"],
+])
+def test_bad_numbers_elsewhere_are_one_line_exit_2(tmp_path, command):
+    source = _generated(tmp_path)
+    (tmp_path / "C").mkdir()
+    args = [str(source) if a == "X" else str(tmp_path / "C") if a == "C" else a for a in command]
+    if args[0] == "fuzz":
+        args += ["--campaign", str(tmp_path / "camp")]
+    one_line(run(tmp_path, *args), 2)
+    assert not (tmp_path / "camp").exists()
+
+
+def test_argument_type_that_does_not_parse_is_one_line_exit_2(tmp_path):
+    from fakes import make_fake_toolchain
+
+    bin_dir = make_fake_toolchain(tmp_path / "bin", "ok")  # the real iree-opt judges the file
+    source = tmp_path / "bad.mlir"
+    source.write_text(PLAIN_MLIR.replace("%a: tensor<4xf32>", "%a: tensor<4xAxf32>"))
+    result = subprocess.run([SHAPEFUZZ, "--iree-bin", str(bin_dir), "check", str(source), "--backends", "llvm-cpu"],
+                            capture_output=True, text=True, timeout=120, env=fake_env(tmp_path, "ok"))
+    one_line(result, 2, "does not verify")
+    from shapefuzz.errors import InvalidInputError
+    from shapefuzz.mlirinfo import function_info
+
+    with pytest.raises(InvalidInputError, match="'A' is not a size"):
+        function_info(source.read_text())
+
+
+def test_huge_arrays_are_refused_before_allocation(tmp_path):
+    source = tmp_path / "huge.mlir"
+    source.write_text(PLAIN_MLIR.replace("tensor<4xf32>", "tensor<200000x200000xf32>"))
+    line = one_line(run(tmp_path, "check", str(source), "--backends", "rocm-gfx942"), 2, "array cap")
+    assert "149.0 GiB" in line
+    one_line(run(tmp_path, "check", str(_generated(tmp_path)), "--backends", "rocm-gfx942",
+                 "--max-array-bytes", "16"), 2, "array cap")
+    from shapefuzz.schema import SchemaError, load_npy
+
+    lie = tmp_path / "out.npy"  # a runtime output whose header claims 4 TiB in a 200-byte file
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1, np.float32))
+    header["shape"] = (1 << 40,)
+    with open(lie, "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, header)
+        handle.write(b"\0" * 64)
+    with pytest.raises(SchemaError, match="array cap"):
+        load_npy(lie, "out.npy")
+    with pytest.raises(SchemaError, match="truncated"):
+        load_npy(lie, "out.npy", max_bytes=1 << 50)
+
+
+def test_limits_that_are_not_limits_are_refused():
+    from shapefuzz.errors import UsageError
+    from shapefuzz.sandbox import Limits
+
+    for bad in (-1, 0, float("nan"), float("inf")):
+        with pytest.raises(UsageError):
+            Limits(timeout=bad)
+    with pytest.raises(UsageError):
+        Limits(memory_bytes=0)
+
+
+def test_enospc_in_process_at_the_lowest_write_seam(tmp_path, monkeypatch, capsys):
+    """Where no tmpfs can be mounted: ENOSPC raised by os.write (the seam every file write of ours
+    goes through) still gives one line naming the file, exit 2, and the old file whole."""
+    import errno
+
+    from shapefuzz.cli import main
+
+    corpus = tmp_path / "corpus"
+    entry = _entry(corpus)
+    before = (entry / "meta.json").read_bytes()
+    real_open = os.open
+
+    def full_disk_open(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and str(tmp_path) in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full_disk_open)
+    monkeypatch.setattr(sys, "argv", ["shapefuzz", "corpus", "mark", entry.name, "fixed", "--corpus", str(corpus)])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    err = capsys.readouterr().err.strip()
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1 and "No space left" in err
+    assert "meta.json" in err and (entry / "meta.json").read_bytes() == before

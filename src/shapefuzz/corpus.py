@@ -372,7 +372,9 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
 @contextmanager
 def _locked(corpus_dir: Path) -> Iterator[None]:
     """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
-    with open(corpus_dir / _LOCK, "a") as handle:
+    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere.
+    fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    with open(fd, "a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
             yield

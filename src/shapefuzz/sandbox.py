@@ -203,7 +203,7 @@ def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) ->
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            wait_ms = left * 1000 if pidfd is not None else min(left * 1000, 50)
+            wait_ms = min(left * 1000, 60_000) if pidfd is not None else min(left * 1000, 50)  # poll takes an int
             for fd, _ in poller.poll(wait_ms):
                 if fd == pidfd:
                     return True

@@ -47,20 +47,23 @@ class Duration(click.ParamType):
 
 
 class Seconds(click.ParamType):
-    """A timeout in seconds: a number more than zero and finite (-1, 0, nan and inf would each
-    have disabled the limit)."""
+    """A timeout in seconds: finite and at least `minimum` (-1, 0, nan and inf would each have
+    disabled the limit; a compile cut off after a millisecond would be reported as a hang)."""
 
     name = "seconds"
 
+    def __init__(self, minimum: float = 1.0) -> None:
+        self.minimum = minimum
+
     def convert(self, value, param, ctx):
-        if isinstance(value, float) and math.isfinite(value) and value > 0:
+        if isinstance(value, float) and math.isfinite(value) and value >= self.minimum:
             return value
         try:
             seconds = float(value)
         except (TypeError, ValueError, OverflowError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or seconds <= 0:
-            self.fail(f"{value!r}: give a positive, finite number of seconds", param, ctx)
+        if not math.isfinite(seconds) or seconds < self.minimum:
+            self.fail(f"{value!r}: give a finite number of seconds, at least {self.minimum:g}", param, ctx)
         return seconds
 
 
