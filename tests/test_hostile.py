@@ -650,3 +650,18 @@ def test_enospc_in_process_at_the_lowest_write_seam(tmp_path, monkeypatch, capsy
     err = capsys.readouterr().err.strip()
     assert exit_info.value.code == 2 and len(err.splitlines()) == 1 and "No space left" in err
     assert "meta.json" in err and (entry / "meta.json").read_bytes() == before
+
+
+def test_entries_we_save_from_garbage_output_pass_our_own_schema(tmp_path):
+    """A compiler printing random bytes: its signature and detail are made printable when saved,
+    so the entry is not refused by the checks every reader applies."""
+    from shapefuzz.corpus import load_entry, save_finding
+    from shapefuzz.model import ProcessResult, Stage, Status
+    from shapefuzz.signature import signature_for
+
+    garbage = bytes(range(256)).decode("utf-8", errors="replace") * 3 + "\r\nerror: \x1b[31mboom\x00\r\n"
+    result = ProcessResult(("iree-compile",), 3, None, False, False, "", garbage, 0.1)
+    sig = signature_for("rocm-gfx942", Stage.COMPILE, Status.ERROR, result)
+    path, _ = save_finding(tmp_path, _finding(sig.message, detail=garbage))
+    entry = load_entry(path)
+    assert entry.signature.message == sig.message and "\x00" not in entry.meta["detail"]

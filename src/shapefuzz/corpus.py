@@ -310,7 +310,11 @@ _ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+([\w.+@-]+)")
 
 def scrub(text: str) -> str:
     """Error text with absolute paths cut to their last component (no machine paths in the corpus)."""
+    text = _CONTROL_CHARS.sub("?", text.replace("\r\n", "\n").replace("\r", "\n"))  # garbage stderr stays readable
     return _ABS_PATH.sub(r"\1", text)[-MAX_DETAIL:]
+
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, Any]:
@@ -530,7 +534,7 @@ def _reason(error: BaseException) -> str:
 
 
 def _version(value: str, field: str) -> None:
-    if not re.fullmatch(r"[\w.+~-]{1,64}", value):
+    if not re.fullmatch(r"\S{1,100}", value):  # as parse_version reads it; exports quote it anyway
         raise SchemaError(f"{field}: {value[:40]!r} is not a version")
 
 

@@ -23,6 +23,7 @@ ENV_MAX_ARRAY_BYTES = "SHAPEFUZZ_MAX_ARRAY_BYTES"
 
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,127}")  # entry ids and backend names: safe as file names
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # newline (\n) is checked apart, per field
+_CONTROL_MULTILINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # free text (notes) may hold \r\n
 _ARRAY_DTYPES = frozenset("b1 i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8".split())
 
 
@@ -110,7 +111,7 @@ def text(value: Any, field: str, *, one_line: bool = True, max_len: int = 100_00
         raise SchemaError(f"{field}: expected a string, got {_type_name(value)}")
     if len(value) > max_len:
         raise SchemaError(f"{field}: longer than {max_len} characters")
-    if _CONTROL.search(value) or (one_line and ("\n" in value or "\r" in value)):
+    if (_CONTROL if one_line else _CONTROL_MULTILINE).search(value) or (one_line and "\n" in value):
         raise SchemaError(f"{field}: contains control characters or a line break")
     return value
 

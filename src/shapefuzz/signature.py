@@ -35,9 +35,11 @@ _STACK_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in )?([\w:~<>]+)")
 _BORING_FRAME = re.compile(r"^(llvm::sys::|SignalHandler|__restore_rt|abort|raise|__GI_|_start|__libc|main$|std::)")
 
 MAX_MESSAGE = 240
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # \t..\r and \x1c-\x1f are whitespace, folded below
 
 
 def normalize(text: str) -> str:
+    text = _CONTROL.sub("?", text)  # garbage output: a signature is one printable line (corpus schema)
     for pattern, replacement in _FOLDS:
         text = pattern.sub(replacement, text)
     return text.strip()[:MAX_MESSAGE]
