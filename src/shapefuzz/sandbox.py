@@ -58,6 +58,9 @@ _libc = ctypes.CDLL(None, use_errno=True)
 # Set in every sandboxed child's environment (and so in its descendants'): how a process that
 # a compiler left behind is told apart from our other children once it is reparented to us.
 SANDBOX_MARK = "SHAPEFUZZ_SANDBOXED"
+# A shapefuzz that itself runs inside a sandbox (a test, a bench) must not pass the mark on to its
+# own children (campaign workers), or it would take them for strays.
+os.environ.pop(SANDBOX_MARK, None)
 _live: set[int] = set()  # sandbox children running now, in any thread
 _live_lock = threading.Lock()
 _subreaper_pid = [0]
