@@ -490,6 +490,21 @@ def test_full_disk_when_opening_a_campaign_is_not_called_corrupt(tmp_path, small
     assert "corrupt" not in last and "campaign" in last, last
 
 
+def _candidates(camp: Path) -> int:
+    import sqlite3
+
+    if not (camp / "campaign.sqlite").exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{camp / 'campaign.sqlite'}?mode=ro", uri=True, timeout=5)
+        try:
+            return con.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
 def test_disk_filling_mid_campaign_stops_cleanly_with_state_intact(tmp_path, small_disk):
     import sqlite3
 
@@ -499,10 +514,9 @@ def test_disk_filling_mid_campaign_stops_cleanly_with_state_intact(tmp_path, sma
     argv = [SHAPEFUZZ, "--iree-bin", str(make_fake_iree(tmp_path / "bin")), *args]
     env = fake_env(tmp_path, "words", FAKE_IREE_DELAY="0.02")
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and not (camp / "campaign.sqlite").exists():
-        time.sleep(0.05)
-    time.sleep(2.0)
+    deadline = time.time() + 120
+    while time.time() < deadline and _candidates(camp) < 3:  # well under way, on a loaded machine too
+        time.sleep(0.1)
     filler = fill(small_disk)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 2 and "Traceback" not in err, err
