@@ -683,3 +683,14 @@ def test_entries_we_save_from_garbage_output_pass_our_own_schema(tmp_path):
     path, _ = save_finding(tmp_path, _finding(sig.message, detail=garbage))
     entry = load_entry(path)
     assert entry.signature.message == sig.message and "\x00" not in entry.meta["detail"]
+
+
+def test_header_with_huge_dynamic_sizes_is_refused_before_inputs_are_built(tmp_path):
+    """The sizes of `?` dims live in the params; they are checked against the cap too."""
+    from shapefuzz.generate import draw_case
+
+    params = dict(draw_case("topk", 1).params, shape=[60000, 60000], dynamic=[True, True], k=1, dim=1)
+    header = "// shapefuzz-case: " + json.dumps({"family": "topk", "params": params, "version": 1})
+    line = one_line(run(tmp_path, "check", str(_generated(tmp_path, header)), "--backends", "rocm-gfx942"), 2,
+                    "array cap")
+    assert "13.4 GiB" in line

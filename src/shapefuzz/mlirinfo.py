@@ -109,6 +109,11 @@ def declared_tensor_types(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
         if element.strip() not in DTYPES or not all(d.strip() == "?" or d.strip().isdigit() for d in dims):
             continue
         found.append((tuple(1 if d.strip() == "?" else int(d) for d in dims), DTYPES[element.strip()]))
+    for dims_text, element in set(_TORCH_TENSOR.findall(text)):  # !torch.vtensor<[2,?,3],f32>
+        dims = [d.strip() for d in dims_text.split(",") if d.strip()]
+        if element not in DTYPES or not all(d in ("?", "-1") or d.isdigit() for d in dims):
+            continue
+        found.append((tuple(1 if d in ("?", "-1") else int(d) for d in dims), DTYPES[element]))
     return found
 
 
