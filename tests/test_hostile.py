@@ -657,7 +657,7 @@ def test_enospc_in_process_at_the_lowest_write_seam(tmp_path, monkeypatch, capsy
     real_open = os.open
 
     def full_disk_open(path, flags, *args, **kwargs):
-        if flags & os.O_CREAT and str(tmp_path) in str(path):
+        if flags & os.O_CREAT and str(tmp_path) in str(path) and str(path).endswith(".tmp"):  # a file's new copy
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_open(path, flags, *args, **kwargs)
 

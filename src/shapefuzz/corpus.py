@@ -377,7 +377,8 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
 def _locked(corpus_dir: Path) -> Iterator[None]:
     """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
     # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere.
-    fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    with named(corpus_dir / _LOCK):
+        fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     with open(fd, "a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
