@@ -695,4 +695,4 @@ def test_header_with_huge_dynamic_sizes_is_refused_before_inputs_are_built(tmp_p
     header = "// shapefuzz-case: " + json.dumps({"family": "topk", "params": params, "version": 1})
     line = one_line(run(tmp_path, "check", str(_generated(tmp_path, header)), "--backends", "rocm-gfx942"), 2,
                     "array cap")
-    assert "13.4 GiB" in line
+    assert "60000x60000" in line and "GiB" in line
