@@ -115,7 +115,8 @@ def test_case_headers(env, capsys, header):
 
 META_FIELDS = ["format", "id", "signature", "signature_text", "backend", "family", "params", "seed", "backends",
                "toolchain_version", "toolchain_versions", "compile_command", "first_seen", "last_seen", "count",
-               "expected_state", "flaky", "sizes", "inputs", "expected", "detail", "notes", "last_replay", "fixed_in"]
+               "expected_state", "flaky", "sizes", "inputs", "expected", "detail", "notes", "last_replay", "fixed_in",
+               "bisect", "triage"]
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +148,9 @@ def test_meta_json_fields(env, corpus, capsys, field, value, drop):
         code, _ = shapefuzz(bin_dir, capsys, "corpus", "list", str(folder))
         assert code == 0
         shapefuzz(bin_dir, capsys, "corpus", "show", entry.name, "--corpus", str(folder))
-        shapefuzz(bin_dir, capsys, "export", entry.name, "--corpus", str(folder), "--format", "run-module",
-                  "-o", str(folder.parent / "exported"))
+        for fmt in ("run-module", "lit", "pytest", "issue", "iree-test-suites"):
+            shapefuzz(bin_dir, capsys, "export", entry.name, "--corpus", str(folder), "--format", fmt,
+                      "-o", str(folder.parent / f"exported-{fmt}"))
     finally:
         (entry / "meta.json").write_text(json.dumps(original))
 

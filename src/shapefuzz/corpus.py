@@ -581,6 +581,10 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],
         "last_replay": lambda v, f: [s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)
                                      for k in ("date", "toolchain", "outcome", "now")],
+        "bisect": lambda v, f: ([s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)
+                                 for k in ("id", "last_passing", "first_failing", "first_fixed", "note")],
+                                s.text_list(v.get("versions") or [], f"{f}.versions"),
+                                s.obj(v.get("tested") or {}, f"{f}.tested")),
     }
     for key, check in optional.items():
         if meta.get(key) is not None:
