@@ -96,6 +96,7 @@ def _complexity(p: dict) -> int:
         + int(p["dtype"] != "f32")
         + int(not p["largest"])
         + int(p["index_dtype"] != "i32")
+        + int(bool(p["result_dyn"]))
     )
 
 
@@ -334,3 +335,17 @@ def test_known_bug_topk_indices_only_over_1024_with_a_dynamic_outer_dim():
     assert failure.stage == Stage.COMPILE and "stack allocation" in str(failure.signature)
     assert _check(dict(TOPK_INDICES_ONLY_1024, use="both")).verdict == Verdict.PASS
     assert _check(dict(TOPK_INDICES_ONLY_1024, frontend="linalg")).verdict == Verdict.PASS
+
+
+@pytest.mark.iree
+def test_declared_result_types_match_on_cpu():
+    """Result dims declared static where the input is `?`, and `?` where it is static."""
+    from shapefuzz.model import Verdict
+
+    for form in ("topk", "sort"):
+        p = _base(form=form, indices="iota", shape=[3, 4, 9], dynamic=[True, False, False], dim=2, k=4,
+                  result_dyn=[False, True, False])
+        assert {"result:static-of-dyn", "result:dyn-of-static"} <= set(FAMILY.features(p))
+        assert "-> (tensor<3x?x4xf32>, tensor<3x?x4xi32>)" in FAMILY.render(p)
+        report = _check(p)
+        assert report.verdict == Verdict.PASS, report.to_json()

@@ -231,5 +231,5 @@ ONNX_SPELLINGS: tuple[Spelling, ...] = (
     Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, _convt_build),
     Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, _scatter_build),
     Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, _one_hot_build),
-    Spelling("topk", "onnx", lambda p: True, lambda p: p.replace(form="topk", transpose=False), _topk_build),
+    Spelling("topk", "onnx", lambda p: not p["result_dyn"], lambda p: p.replace(form="topk", transpose=False), _topk_build),
 )

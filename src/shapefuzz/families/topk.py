@@ -79,6 +79,9 @@ class Params(FamilyParams):
     transpose: bool  # run along the last dim of a transposed input
     values: str  # "wide" | "ties": how the inputs are drawn
     index_dtype: str = "i32"  # of the indices operand and result (torch and ONNX emit i64)
+    # Result types not derived mechanically: the declared dynamic flag of each result dim (the
+    # sorted dim stays static), overriding the input's (empty: derived).
+    result_dyn: tuple[bool, ...] = ()
 
 
 # ----------------------------------------------------------------------------- shapes / types
@@ -94,10 +97,15 @@ def output_shape(params: Params) -> list[int]:
     return shape
 
 
-def _output_dynamic(params: Params) -> list[bool]:
+def _derived_output_dynamic(params: Params) -> list[bool]:
     dyn = list(params.input_dyn)
     dyn[params.dim] = False  # k is static
     return dyn
+
+
+def _output_dynamic(params: Params) -> list[bool]:
+    """The results' dynamic dims as declared: `result_dyn` when given, else derived."""
+    return list(params.result_dyn) if params.result_dyn else _derived_output_dynamic(params)
 
 
 def _perm(params: Params) -> list[int]:
@@ -118,7 +126,10 @@ def render(params: Params) -> str:
     transpose = bool(params.transpose)
     perm = _perm(params)
     inv_perm = [perm.index(i) for i in range(rank)]
-    dyn_name = {i: f"%d{i}" for i in range(rank) if dynamic[i]}
+    declared = _output_dynamic(params)
+    # An SSA size for every dim some value declares `?` (a tensor.dim of a static input dim
+    # too, where the result is declared `?` although the input fixes it).
+    dyn_name = {i: f"%d{i}" for i in range(rank) if dynamic[i] or declared[i]}
 
     # iree_linalg_ext.topk takes only i32 indices: with i64 ones (torch, ONNX) the topk form
     # truncates the given labels and sign-extends the result, as a frontend lowering does.
@@ -132,13 +143,12 @@ def render(params: Params) -> str:
     core_dim = perm.index(dim)
     out_shape_work = list(work_shape)
     out_shape_work[core_dim] = k
-    out_dynamic_work = list(work_dynamic)
-    out_dynamic_work[core_dim] = False
-    out_dyn = [dyn_name[i] for i in perm if dynamic[i] and i != dim]
+    out_dynamic_work = [declared[i] for i in perm]
+    out_dyn = [dyn_name[i] for i in perm if declared[i]]
     out_sizes = [
-        str(k) if i == dim else (dyn_name[i] if dynamic[i] else str(shape[i])) for i in perm
+        str(k) if i == dim else (dyn_name[i] if declared[i] else str(shape[i])) for i in perm
     ]
-    res_dyn = [dyn_name[i] for i in range(rank) if dynamic[i] and i != dim]
+    res_dyn = [dyn_name[i] for i in range(rank) if declared[i]]
     res_shape, res_dynamic = output_shape(params), _output_dynamic(params)
 
     sort_payload = form == "sort" and (indices != "implicit" or use != "values")
@@ -170,7 +180,7 @@ def render(params: Params) -> str:
         "topk.mlir.j2",
         args=args,
         results=results,
-        in_dyn=[{"index": i, "name": dyn_name[i]} for i in range(rank) if dynamic[i]],
+        in_dyn=[{"index": i, "name": dyn_name[i]} for i in range(rank) if i in dyn_name],
         in_type=in_type,
         in_idx_type=in_idx_type,
         transpose=transpose,
@@ -361,6 +371,7 @@ def is_valid(params: Params) -> bool:
         and params.dtype in DTYPES
         and params.values in ("wide", "ties")
         and params.index_dtype in INDEX_DTYPES
+        and (not params.result_dyn or (len(params.result_dyn) == rank and not params.result_dyn[params.dim]))
     )
 
 
@@ -372,6 +383,16 @@ def _draw_k(draw: st.DrawFn, n: int) -> int:
     if n > 41:
         options.append(st.integers(41, n))
     return draw(st.one_of(options))
+
+
+def _draw_result_dyn(draw: st.DrawFn, dynamic: list[bool], dim: int) -> list[bool]:
+    """About one case in five declares some result dims static where the input is `?`, or `?`
+    where it is static (the sorted dim is k, static)."""
+    if len(dynamic) < 2 or draw(st.integers(0, 4)) != 0:
+        return []
+    declared = [False if i == dim else (d != draw(st.booleans())) for i, d in enumerate(dynamic)]
+    derived = [False if i == dim else d for i, d in enumerate(dynamic)]
+    return [] if declared == derived else declared
 
 
 @st.composite
@@ -419,6 +440,7 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
         "transpose": dim != rank - 1 and draw(st.booleans()),
         "values": draw(st.sampled_from(("wide", "ties"))),
         "index_dtype": draw(st.sampled_from(INDEX_DTYPES)),
+        "result_dyn": _draw_result_dyn(draw, dynamic, dim),
     })
 
 
@@ -454,6 +476,7 @@ FEATURES = (
     "order:largest", "order:smallest", "dim:last", "dim:not-last",
     "sorted-dim:dynamic", "values:ties", "k=1", "k=n", "size:large",
     "k=n-1", "k>40", "k:inner", "n:pow2", "n:pow2+-1", "index:i32", "index:i64",
+    "result:static-of-dyn", "result:dyn-of-static",
 )  # fmt: skip
 
 
@@ -492,6 +515,12 @@ def features(params: Params) -> list[str]:
     if n in _POW2_SORTED_SIZES and n > 64:
         feats.append("n:pow2+-1" if n & (n - 1) else "n:pow2")
     feats.append(f"index:{params.index_dtype}")
+    if params.result_dyn:
+        derived = _derived_output_dynamic(params)
+        if any(d and not r for d, r in zip(derived, params.result_dyn)):
+            feats.append("result:static-of-dyn")
+        if any(r and not d for d, r in zip(derived, params.result_dyn)):
+            feats.append("result:dyn-of-static")
     return feats
 
 
@@ -503,6 +532,7 @@ SWARM = {
     "no-transpose": lambda p: p.replace(transpose=False),
     "implicit-indices": lambda p: p.replace(indices="implicit"),
     "distinct-values": lambda p: p.replace(values="wide"),
+    "derived-result-types": lambda p: p.replace(result_dyn=()),
 }
 
 
@@ -523,6 +553,7 @@ def shrink_candidates(params: Params) -> list[Params]:
             add(
                 shape=[s for j, s in enumerate(shape) if j != i],
                 input_dyn=[d for j, d in enumerate(dynamic) if j != i],
+                result_dyn=[r for j, r in enumerate(params.result_dyn) if j != i] if params.result_dyn else (),
                 dim=new_dim,
                 transpose=params.transpose and new_dim != new_rank - 1,
             )
@@ -555,6 +586,8 @@ def shrink_candidates(params: Params) -> list[Params]:
         add(dtype="f32")
     if params.index_dtype != "i32":
         add(index_dtype="i32")
+    if params.result_dyn:
+        add(result_dyn=())
     if not params.largest:
         add(largest=True)
     return out

@@ -347,7 +347,7 @@ def _scalar_type(elt: str) -> str:
 
 
 def _topk_expressible(p: Params) -> bool:
-    return True
+    return not p["result_dyn"]  # result types as the linalg form declares them
 
 
 def _topk_normalize(p: Params) -> Params:
