@@ -159,6 +159,26 @@ def test_rotating_lanes_give_every_lane_its_turn(tmp_path):
     assert all(r.backends == ("ref", "x", "y") for r in forced.store.candidates())
 
 
+@dataclass(frozen=True)
+class SizedTarget(Target):
+    def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
+        c = super().generate(group, seed)
+        return Candidate(c.key + ("L" if large else ""), group, seed, c.features + (("large",) if large else ()),
+                         c.payload, c.text)
+
+
+def test_large_rounds_go_to_the_compile_only_lanes_alone(tmp_path):
+    target = SizedTarget(str(tmp_path / "corpus"), hot_mod=10**9)
+    engine = _engine(tmp_path / "c", target, 24, lanes=("ref", "x", "gpu1", "gpu2"), reference="ref",
+                     lanes_per_candidate=2, compile_only=("gpu1", "gpu2"), large_every=4)
+    engine.run()
+    rows = list(engine.store.candidates())
+    large = [r for r in rows if "large" in r.features]
+    assert len(large) == 6 and all(r.idx % 4 == 3 for r in large)
+    assert all(set(r.backends) <= {"gpu1", "gpu2"} for r in large)
+    assert all(r.backends[0] == "ref" for r in rows if "large" not in r.features)
+
+
 def test_shrinking_never_takes_more_than_its_share(tmp_path):
     target = Target(str(tmp_path / "corpus"), hot_mod=3, same_on=("a",), check_seconds=0.05)
     share = 0.25

@@ -62,7 +62,7 @@ class Target(Protocol):
     """What the engine needs from a domain. check/confirm/shrink run in worker processes (the
     target must pickle); generate/save run in the campaign process."""
 
-    def generate(self, group: str, seed: int) -> Candidate: ...
+    def generate(self, group: str, seed: int, large: bool = False) -> Candidate: ...  # large: for compile-only lanes
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str) -> str: ...
@@ -143,6 +143,8 @@ class Engine:
         shrink_seconds: float = 300.0,  # most one shrink may take
         final_shrink_seconds: float = 0.0,  # a phase after the budget for what is still pending
         min_shrink_seconds: float = MIN_SHRINK_SECONDS,
+        compile_only: tuple[str, ...] = (),  # lanes that only compile here (large rounds go to them)
+        large_every: int = 0,  # every n-th candidate is a large round (0: none)
         progress: Callable[[str, Any], None] = lambda kind, value: None,
         argv: list[str] | None = None,
         start_method: str = "spawn",
@@ -157,6 +159,7 @@ class Engine:
         self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
         self.final_shrink_seconds = final_shrink_seconds
         self.min_shrink_seconds = min_shrink_seconds
+        self.compile_only, self.large_every = compile_only, large_every
         aside = store.set_aside_backends()
         self.lanes = tuple(lane for lane in lanes if lane not in aside)
         for lane in lanes:
@@ -252,7 +255,7 @@ class Engine:
 
     def _revive(self, row: CandidateRow) -> Candidate | None:
         try:
-            candidate = self.target.generate(row.family, row.seed)
+            candidate = self._generate(row.family, row.seed, row.idx)
         except Exception as error:  # the family changed or is gone
             self._say(f"cannot regenerate candidate {row.key} ({row.family}): {error}")
             return None
@@ -276,7 +279,7 @@ class Engine:
                 seed = derive_seed(self.seed, index, attempt)
                 attempt += 1
                 try:
-                    candidate = self.target.generate(group, seed)
+                    candidate = self._generate(group, seed, index)
                 except Exception as error:  # a family's bug: count it, drop the family if it persists
                     self.failed_groups[group] += 1
                     if self.failed_groups[group] == 1 or self.failed_groups[group] >= 5:
@@ -303,10 +306,28 @@ class Engine:
         return None
 
     # --- scheduling ------------------------------------------------------------------------
+    def large_round(self, index: int) -> bool:
+        """Every `large_every`-th candidate is drawn with large shapes and checked only on the
+        compile-only lanes (too slow to execute here; shared-memory and tiling bugs need them)."""
+        return (self.lanes_per_candidate is not None and self.large_every > 0
+                and any(lane in self.lanes for lane in self.compile_only)
+                and index % self.large_every == self.large_every - 1)
+
+    def _generate(self, group: str, seed: int, index: int) -> Candidate:
+        if self.large_round(index):
+            return self.target.generate(group, seed, large=True)
+        return self.target.generate(group, seed)
+
     def lanes_for(self, index: int) -> tuple[str, ...]:
         """The reference lane plus a rotating share of the others: candidate i gets the next
-        `lanes_per_candidate - 1` of them in turn, so every lane gets its turn."""
+        `lanes_per_candidate - 1` of them in turn, so every lane gets its turn. A large round
+        goes to the compile-only lanes alone, in turn too."""
         k = self.lanes_per_candidate
+        if k is not None and self.large_round(index):
+            only = [lane for lane in self.lanes if lane in self.compile_only]
+            start = index // self.large_every
+            picked = {only[(start * k + j) % len(only)] for j in range(min(k, len(only)))}
+            return tuple(lane for lane in only if lane in picked)
         if k is None or self.reference not in self.lanes or k >= len(self.lanes):
             return self.lanes
         others = [lane for lane in self.lanes if lane != self.reference]

@@ -76,14 +76,16 @@ class IreeTarget:
     shrink_seconds: float = 300.0  # per shrink when the engine does not say
 
     # --- campaign process --------------------------------------------------------------------
-    def generate(self, group: str, seed: int) -> Candidate:
+    def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
+        """One candidate for (family, seed): a swarm draw (each candidate first draws which of the
+        family's features it may use); `large` draws the sizes meant for compile-only lanes."""
         from shapefuzz.generate import draw_params
 
         family = load_family(group)
-        # Swarm testing: each candidate first draws which of the family's features it may use.
-        case = Case.make(group, draw_params(group, seed, swarm=True))
+        case = Case.make(group, draw_params(group, seed, regime="large" if large else "small", swarm=True))
         text = case.header() + "\n" + family.render(case.params)
-        return Candidate(case.case_id, group, seed, tuple(family.features(case.params)), case.params_json, text)
+        features = tuple(family.features(case.params)) + (("regime:large",) if large else ())
+        return Candidate(case.case_id, group, seed, features, case.params_json, text)
 
     def size(self, text: str) -> tuple[int, ...]:
         from shapefuzz.shrink.measure import size_of

@@ -24,6 +24,7 @@ from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
+LARGE_EVERY = 8  # one candidate in 8 is a large-shape round on the compile-only lanes (rotating lanes only)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,9 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
-                        shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time)
+                        shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
+                        compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
+                        large_every=LARGE_EVERY)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
