@@ -155,7 +155,8 @@ class IreeTarget:
                                      "reference: the reference is suspect")
         passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok")
         note = f"; passes on {', '.join(passed)}" if passed else ""
-        ref = f" (the reference backend {REFERENCE_BACKEND} among them)" if REFERENCE_BACKEND in passed else ""
+        ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
+            if REFERENCE_BACKEND in passed else ""
         return Triage.COMPILER_BUG, f"{stage}/{status} on {failure.lane} for input that verifies{note}{ref}"
 
     # --- worker processes ----------------------------------------------------------------------

@@ -299,12 +299,13 @@ def markdown(s: Summary) -> str:
                    f"{c['rehits']} ({c['rehit_seconds']:.0f}s) | {len(c['buckets'])} | "
                    f"{c['evidence'].replace('|', '/')} |")
     out += ["", "## Buckets", "",
-            "| count | state | triage | cause | backend | stage | status | family | reproducer bytes | corpus entry | signature |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| count | re-hits (cost) | state | triage | cause | backend | stage | status | family | reproducer bytes "
+            "| corpus entry | signature |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in s.buckets:
         entry = f"`{Path(b['corpus_entry']).name}`" if b["corpus_entry"] else "-"
         sig = b["signature"].replace("|", "\\|")
-        out.append(f"| {b['count']} | {b['state']} | {b['triage']} | `{b['cause']}` | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
+        out.append(f"| {b['count']} | {b['rehits']} ({b['rehit_seconds']:.0f}s) | {b['state']} | {b['triage']} | `{b['cause']}` | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
                    f"{b['reproducer_bytes']} | {entry} | {sig} |")
     return "\n".join(out) + "\n"
 
