@@ -309,10 +309,10 @@ def test_fail_on_new_exits_1_only_when_asked(tmp_path):
     assert summary["findings"] >= 1 and summary["new_findings"] == summary["findings"]
     again = _fuzz(tmp_path, "--count", "4", "--json", mode="ok")  # resumed, nothing new: default exit 0
     assert again.returncode == 0, again.stderr
-    index = (tmp_path / "corpus" / "INDEX.md").read_text() if (tmp_path / "corpus" / "INDEX.md").exists() else ""
-    for entry in (tmp_path / "corpus").glob("*/meta.json"):
-        assert json.loads(entry.read_text())["cause"].startswith("cause-")  # each entry names its cause
-    assert index == "" or "causes" in index
+    index = (tmp_path / "corpus" / "INDEX.md").read_text()  # refreshed by the campaign
+    causes = {json.loads(entry.read_text())["cause"] for entry in (tmp_path / "corpus").glob("*/meta.json")}
+    assert causes and all(c.startswith("cause-") for c in causes)  # each entry names its cause
+    assert f"{len(causes)} causes" in index and all(c in index for c in causes)
 
 
 @pytest.mark.parametrize("args,message", [

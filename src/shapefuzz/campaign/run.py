@@ -149,6 +149,10 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)
+        if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
+            from shapefuzz.corpus import rebuild_index
+
+            rebuild_index(config.corpus_dir)
         return summary
     finally:
         store.close()
