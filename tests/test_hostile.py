@@ -585,6 +585,7 @@ def test_bad_numbers_for_check_are_one_line_exit_2(tmp_path, args, named):
     ["shrink", "X", "--time", "0"], ["shrink", "X", "--time", "nan"], ["shrink", "X", "--compile-timeout", "-1"],
     ["fuzz", "--compile-timeout", "nan"], ["fuzz", "--seed", "-1"], ["fuzz", "--time", "0"],
     ["replay", "C", "--compile-timeout", "-1"], ["corpus", "add", "X", "--seed", "-1"], ["gen", "--op", "topk", "--seed", "-1"],
+    ["fuzz", "--time", "9" * 400], ["fuzz", "--jobs", "100000"], ["shrink", "X", "--time", "9" * 30 + "d"],
 ])
 def test_bad_numbers_elsewhere_are_one_line_exit_2(tmp_path, command):
     source = _generated(tmp_path)

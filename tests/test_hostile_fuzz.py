@@ -169,3 +169,13 @@ def test_command_line_values(env, capsys, option, value):
     path = tmp / "plain.mlir"
     path.write_text("func.func @main(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {\n  return %a : tensor<?x3xf32>\n}\n")
     shapefuzz(bin_dir, capsys, "check", str(path), "--backends", "rocm-gfx942", "--no-confirm", f"{option}={value}")
+
+
+@SETTINGS
+@given(value=VALUES | st.from_regex(r"\d{1,30}(\.\d{1,3})?[smhd]?(\d{1,30}[smhd])?", fullmatch=True))
+def test_durations(env, capsys, value):
+    """Every --time value either parses to a finite budget or is one line; a campaign with an
+    unknown family then stops before touching its folder, so nothing runs here."""
+    tmp, bin_dir = env
+    code, _ = shapefuzz(bin_dir, capsys, "fuzz", f"--time={value}", "--ops", "nope", "--campaign", str(tmp / "camp"))
+    assert code == 2 and not (tmp / "camp").exists()

@@ -3,12 +3,14 @@ as they are shown. One parser, so every `--time` accepts the same forms."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from shapefuzz.errors import UsageError
 
 _SIMPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 _COMPOUND = re.compile(r"(?:\s*\d+(?:\.\d+)?\s*[smhd])+\s*")
+_MAX_SECONDS = 100 * 365 * 86400.0  # past this a budget is no limit; inf would break the arithmetic
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
@@ -27,6 +29,8 @@ def parse_duration(text: str | float, flag: str = "--time") -> float:
             seconds = float(match.group(1)) * _UNITS[match.group(2)]
     if seconds <= 0:
         raise UsageError(f"{flag} {text!r}: the budget must be more than zero")
+    if not math.isfinite(seconds) or seconds > _MAX_SECONDS:
+        raise UsageError(f"{flag} {str(text)[:40]!r}: too long; at most {_MAX_SECONDS // 86400:.0f} days, or 'none'")
     return seconds
 
 

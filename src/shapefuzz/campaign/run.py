@@ -27,6 +27,9 @@ DEFAULT_CAMPAIGN = "shapefuzz-campaign"
 LARGE_EVERY = 8  # one candidate in 8 is a large-shape round on the compile-only lanes (rotating lanes only)
 
 
+MAX_JOBS = 256
+
+
 @dataclass(frozen=True)
 class FuzzRequest:
     """The command line, unparsed: strings as typed, None where not given."""
@@ -63,6 +66,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
         raise UsageError(f"--count {req.count}: give at least 1")
     if req.jobs is not None and req.jobs < 1:
         raise UsageError(f"--jobs {req.jobs}: give at least 1")
+    if req.jobs is not None and req.jobs > MAX_JOBS:
+        raise UsageError(f"--jobs {req.jobs}: at most {MAX_JOBS} (each job is a worker process)")
     if req.time is None and req.count is None and stored:
         seconds, count = stored.get("seconds"), stored.get("count")
     else:
