@@ -350,6 +350,13 @@ class Engine:
             float(t.lanes[2]) for t in self.in_flight.values() if t.kind == TaskKind.SHRINK)
         return self.shrink_share * self.jobs * self.active() - used
 
+    def _shrink_limit(self) -> float:
+        """How long a shrink started now may run: its share, and no later than the time budget
+        (one cut off at the end would lose its work; it stays pending for the next session)."""
+        left = self._time_left()
+        limit = min(self.shrink_seconds, self._shrink_allowance())
+        return limit if left is None else min(limit, left)
+
     def _next_shrink(self, limit: float) -> Task | None:
         while self.shrink_queue:
             candidate, sig = self.shrink_queue.popleft()
@@ -364,8 +371,8 @@ class Engine:
             if self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
                 task = self._task(TaskKind.CONFIRM, candidate, lanes)
-            elif (self.shrink_queue and not stopping and self._shrink_allowance() >= self.min_shrink_seconds
-                  and (task := self._next_shrink(min(self.shrink_seconds, self._shrink_allowance())))):
+            elif (self.shrink_queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
+                  and (task := self._next_shrink(self._shrink_limit()))):
                 pass
             elif not stopping and not self.budget_spent() and self.lanes:
                 candidate = self._next_candidate()
