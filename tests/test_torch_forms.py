@@ -223,3 +223,31 @@ def test_a_torch_finding_is_saved_replayed_and_exported_with_its_input_type(tmp_
     assert exported.exit_code == 0, exported.output
     run_lines = [line for line in lit.read_text().splitlines() if line.startswith("// RUN:")]
     assert run_lines and all("--iree-input-type=torch" in line for line in run_lines if "iree-compile" in line)
+
+
+# Indexing depth >= 2 is spelled `torch.aten.index_put` (advanced-index assignment): sub as an
+# accumulated neg, a permuted dimension_map, a dynamic batch dim and a window dim.
+DEEP_SCATTER = dict(GOOD["scatter"], dtype="f32", orig_shape=[4, 2, 5], orig_dyn=[False, True, False], depth=2,
+                    dimension_map=[1, 0], batch_shape=[3, 2], batch_dyn=[True, False], window_dyn=[False],
+                    implicit_depth=False, combiner="sub", duplicates=True)
+
+
+@pytest.mark.iree
+def test_deep_scatter_is_index_put_and_runs_right(toolchain):
+    case = Case.make("scatter", _torch("scatter", DEEP_SCATTER))
+    assert "torch.aten.index_put" in render_case(case)
+    result = check_forms(case, ["llvm-cpu"], toolchain, seed=4, confirm=False)
+    assert result.verdict == Verdict.PASS and not result.disagreements, [r.results for _, r in result.reports]
+
+
+@pytest.mark.iree
+def test_index_put_with_0d_index_tensors_crashes_the_3_13_torch_lowering(toolchain):
+    # A real finding of the torch spelling (no batch dims: `x[i, j] = v` with 0-d index tensors):
+    # ConvertAtenIndexPutHackedTwinOp segfaults (TorchToTMTensor) where the linalg forms pass.
+    p = dict(DEEP_SCATTER, orig_shape=[17, 13], orig_dyn=[True, True], batch_shape=[], batch_dyn=[], window_dyn=[],
+             dimension_map=[0, 1], combiner="add", duplicates=False)
+    result = check_forms(Case.make("scatter", _torch("scatter", p)), ["llvm-cpu"], toolchain, confirm=False)
+    crashed = [r for form, report in result.reports for r in report.results
+               if frontend_of(get_family("scatter").load(form.params)) == "torch"]
+    assert crashed and crashed[0].status == Status.CRASH, crashed
+    assert result.disagreements and all("frontend='torch'" not in line for line in result.disagreements)

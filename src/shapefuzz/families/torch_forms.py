@@ -15,7 +15,9 @@ of one case share one torch form), and builds the function from the linalg form'
 - conv_transpose: `torch.aten.convolution` with `transposed = true`, `output_padding`, groups; the
   stored filter permuted to torch's [Cin, Cout/G, k...]; unequal low/high padding as padding 0 and
   a `torch.aten.slice.Tensor` per spatial dim.
-- scatter (indexing depth 1): `torch.aten.scatter.src` (overwrite), `scatter_add` (add; sub as
+- scatter, indexing depth >= 2 (overwrite, add, sub): `torch.aten.index_put` with one `select.int`
+  column of the indices per indexed dim (accumulate for add; sub as add of `neg`).
+- scatter, indexing depth 1: `torch.aten.scatter.src` (overwrite), `scatter_add` (add; sub as
   add of `neg`), `scatter_reduce.two` with "amax"/"amin"/"prod" and include_self; the index tensor
   is the case's indices flattened, unsqueezed and `expand`ed over the window, the updates flattened
   over the batch dims. si64 indices, as PyTorch requires.
@@ -216,7 +218,8 @@ _SCATTER_REDUCE = {"max": "amax", "min": "amin", "mul": "prod"}
 
 
 def _scatter_expressible(p: Params) -> bool:
-    return p["depth"] == 1
+    # Depth 1: the scatter ops. Deeper: `index_put`, which only overwrites or accumulates.
+    return p["depth"] == 1 or p["combiner"] in ("overwrite", "add", "sub")
 
 
 def _scatter_normalize(p: Params) -> Params:
@@ -229,6 +232,8 @@ def _scatter_build(p: Params, bnd: Boundary) -> str:
     b = TorchBuilder()
     args = boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
     orig, idx, upd = args
+    if d > 1:
+        return _index_put(b, p, bnd, args)
     r, k = len(p["orig_shape"]), len(p["batch_shape"])
     # Updates [batch..., window...] -> [nb, window...].
     if k == 0:
@@ -259,6 +264,29 @@ def _scatter_build(p: Params, bnd: Boundary) -> str:
     else:
         y = b.op("torch.aten.scatter_reduce.two", operands + [
             (src.name, src.type), (b.str(_SCATTER_REDUCE[comb]), "!torch.str"), (b.bool(True), "!torch.bool")], out)
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y])
+
+
+def _index_put(b: TorchBuilder, p: Params, bnd: Boundary, args: list[TV]) -> str:
+    """`original[i_0, ..., i_{d-1}] = updates` (`+=` with accumulate): what PyTorch records for
+    advanced-index assignment. Index tensor for original dim q is column j of the indices with
+    dimension_map[j] == q, taken with `select.int`; a neg first for sub."""
+    orig, idx, upd = args
+    d = p["depth"]
+    cols = []
+    for q in range(d):
+        j = list(p["dimension_map"]).index(q)
+        col = idx.with_dims(b.fresh(f"col{q}_"), idx.dims[:-1])
+        cols.append(b.op("torch.aten.select.int", [(idx.name, idx.type), (b.int(-1), "!torch.int"), (b.int(j), "!torch.int")], col))
+    lst = b.fresh("index_list")
+    b.body.append(f"{lst} = torch.prim.ListConstruct {', '.join(c.name for c in cols)} : "
+                  f"({', '.join(c.type for c in cols)}) -> !torch.list<optional<vtensor>>")
+    if p["combiner"] == "sub":
+        upd = b.unary("torch.aten.neg", upd, "neg")
+    y = b.op("torch.aten.index_put", [(orig.name, orig.type), (lst, "!torch.list<optional<vtensor>>"),
+                                      (upd.name, upd.type), (b.bool(p["combiner"] != "overwrite"), "!torch.bool")],
+             orig.with_dims(b.fresh("scattered"), orig.dims))
     y = b.cast_to(y, bnd.results[0][0])
     return b.render("main", args, [y])
 
