@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from shapefuzz.export_checks import check_topk_indices
 from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.common import count_mismatch, is_float, np_dtype, shape_mismatch, tensor_type, values_mismatch
 from shapefuzz.model import Mismatch, MismatchKind
@@ -291,37 +292,10 @@ def reference(params: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _check_indices(params: Params, inputs: list[np.ndarray], want: np.ndarray, got: np.ndarray) -> str | None:
-    """Indices judged by what they select: distinct, valid, and picking exactly `want`."""
-    dim = params.dim
-    x = np.moveaxis(inputs[0], dim, -1)
-    n = x.shape[-1]
-    rows_x = x.reshape(-1, n)
-    rows_got = np.moveaxis(got.astype(np.int64), dim, -1).reshape(rows_x.shape[0], -1)
-    rows_want = np.moveaxis(want, dim, -1).reshape(rows_x.shape[0], -1)
-    if params.indices == "arg":
-        rows_labels = np.moveaxis(inputs[1], dim, -1).reshape(-1, n).astype(np.int64)
-    for r in range(rows_x.shape[0]):
-        idx = rows_got[r]
-        if params.indices == "arg":
-            where = {int(label): p for p, label in enumerate(rows_labels[r])}
-            missing = [int(i) for i in idx if int(i) not in where]
-            if missing:
-                return f"slice {r}: index {missing[0]} is not one of the input indices"
-            pos = np.array([where[int(i)] for i in idx], dtype=np.int64)
-        else:
-            if idx.min() < 0 or idx.max() >= n:
-                bad = idx[(idx < 0) | (idx >= n)][0]
-                return f"slice {r}: index {int(bad)} out of range [0, {n})"
-            pos = idx
-        if len(set(pos.tolist())) != len(pos):
-            return f"slice {r}: repeated indices {idx.tolist()}"
-        picked = rows_x[r][pos]
-        if not np.array_equal(picked, rows_want[r]):
-            return (
-                f"slice {r}: indices {idx.tolist()} select {picked.tolist()}, "
-                f"expected values {rows_want[r].tolist()}"
-            )
-    return None
+    """Indices judged by what they select: distinct, valid, and picking exactly `want` (the rule
+    exported tests copy, so the oracle and the exports judge ties alike)."""
+    labels = inputs[1] if params.indices == "arg" else None
+    return check_topk_indices(inputs[0], labels, params.dim, want, got)
 
 
 def compare(
