@@ -22,7 +22,7 @@ NumPy reference as the case's linalg forms; which cases each op can write:
 from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams as Params
-from shapefuzz.families.torch_forms import FLOATS, Spelling, boundary_args
+from shapefuzz.families.torch_forms import FLOATS, Spelling, boundary_args, one_hot_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, si64s
 
 ONNX_FLOAT_CODE = {"f32": 1, "f16": 10}  # TensorProto.DataType
@@ -166,15 +166,7 @@ def _one_hot_build(p: Params, bnd: Boundary) -> str:
 
     b = TorchBuilder()
     elt, a = p["dtype"], one_hot.out_axis(p)
-    names, sizes = ["%indices"], [list(p["index_shape"])]
-    if p["depth_dyn"]:
-        names.append("%depth_t"), sizes.append([])
-    if p["values"] == "input":
-        names += ["%on_t", "%off_t"]
-        sizes += [[], []]
-    if p["consumer"] != "none":
-        names.append("%weights"), sizes.append(one_hot.out_shape(p))
-    args = boundary_args(b, bnd, sizes, names)
+    args = one_hot_args(b, p, bnd)
     by_name = {t.name: t for t in args}
     idx = by_name["%indices"]
     depth = by_name["%depth_t"] if p["depth_dyn"] else b.onnx_const([p["depth"]], "i64", shape=[], stem="depth")

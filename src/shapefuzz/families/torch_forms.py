@@ -302,12 +302,10 @@ def _one_hot_normalize(p: Params) -> Params:
     return p.replace(form="generic", index_dtype="i64", dimension_map=list(range(len(p["index_shape"]) + 1)))
 
 
-def _one_hot_build(p: Params, bnd: Boundary) -> str:
+def one_hot_args(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
+    """A one_hot case's function arguments, in the linalg form's order (both spellings share it)."""
     from shapefuzz.families import one_hot
 
-    b = TorchBuilder()
-    r, a = len(p["index_shape"]), one_hot.out_axis(p)
-    elt = p["dtype"]
     names, sizes = ["%indices"], [list(p["index_shape"])]
     if p["depth_dyn"]:
         names.append("%depth_t"), sizes.append([])
@@ -316,7 +314,16 @@ def _one_hot_build(p: Params, bnd: Boundary) -> str:
         sizes += [[], []]
     if p["consumer"] != "none":
         names.append("%weights"), sizes.append(one_hot.out_shape(p))
-    args = boundary_args(b, bnd, sizes, names)
+    return boundary_args(b, bnd, sizes, names)
+
+
+def _one_hot_build(p: Params, bnd: Boundary) -> str:
+    from shapefuzz.families import one_hot
+
+    b = TorchBuilder()
+    r, a = len(p["index_shape"]), one_hot.out_axis(p)
+    elt = p["dtype"]
+    args = one_hot_args(b, p, bnd)
     by_name = {t.name: t for t in args}
     idx = by_name["%indices"]
     if p["depth_dyn"]:
