@@ -146,6 +146,25 @@ def test_two_backends_failing_the_same_way_make_one_cause(tmp_path):
     assert sorted(b.shrink for b in buckets) == ["", ""]  # shrinking off in this engine
 
 
+def test_rotating_lanes_still_tie_one_bug_on_two_lanes_into_one_cause(tmp_path):
+    # each candidate sees ref plus one of x, y: no check ever runs x and y together, so only the
+    # confirming re-run (which also runs the lane of the known same-message bucket) can tie them
+    target = Target(str(tmp_path / "corpus"), same_on=("x", "y"), hot_mod=2)
+    engine = _engine(tmp_path / "c", target, 12, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=2)
+    engine.run()
+    buckets = engine.store.buckets()
+    assert {b.backend for b in buckets} == {"x", "y"} and len({b.cause for b in buckets}) == 1
+    assert all(len(r.backends) == 2 for r in engine.store.candidates())
+    # the tie is stored: a resumed campaign has one cause too
+    again = _engine(tmp_path / "c", target, 12, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=2)
+    assert again.snapshot().causes == 1
+    # without the sibling lanes the same run keeps two causes apart (what the re-run fixes)
+    apart = _engine(tmp_path / "d", target, 12, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=2)
+    apart._sibling_lanes = lambda outcome, checked: []
+    apart.run()
+    assert len({b.cause for b in apart.store.buckets()}) == 2
+
+
 def test_rotating_lanes_give_every_lane_its_turn(tmp_path):
     target = Target(str(tmp_path / "corpus"), hot_mod=10**9)
     engine = _engine(tmp_path / "c", target, 12, lanes=("ref", "x", "y", "z"), reference="ref",

@@ -101,6 +101,7 @@ class Snapshot:
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
+MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 
 
 def derive_seed(*parts: Any) -> int:
@@ -533,7 +534,8 @@ class Engine:
                           f"{self.buckets[failure.signature].cause})")
         if new_lanes:
             if self.confirm_enabled:
-                self.confirm_queue.append((candidate, tuple(dict.fromkeys(new_lanes))))
+                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes)]
+                self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
             else:
                 saved = []
                 for sig in self.pending_confirm.pop(candidate.key, []):
@@ -542,6 +544,17 @@ class Engine:
                     saved.append(sig)
                 self._plan_shrinks(saved, candidate, outcome)
         self._watch_timeouts(outcome)
+
+    def _sibling_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> list[str]:
+        """Lanes this candidate was not checked on that already hold a bucket with the same stage,
+        status and message as one of its new buckets. Under lane rotation two lanes rarely see one
+        candidate, so the confirming re-run runs these too: if the candidate fails them the same
+        way, the buckets are tied into one cause instead of staying apart ("-2")."""
+        keys = {self.causes.key[f.signature] for f in outcome.failures
+                if f.signature in self.causes.key and self.buckets[f.signature].count == 1}
+        siblings = [b.backend for sig, b in self.buckets.items()
+                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
+        return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
 
     def _renamed_causes(self) -> dict[str, BucketRow]:
         """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
@@ -566,6 +579,10 @@ class Engine:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
         again = {f.signature for f in outcome.failures} if outcome is not None else set()
+        known = [f for f in (outcome.failures if outcome is not None else ()) if f.signature in self.buckets]
+        if self.causes.tie([f.signature for f in known]):  # a sibling lane failed the same way
+            renamed = self._renamed_causes()
+            self.store.add_hits(candidate.key, [(f.signature, f.lane) for f in known], list(renamed.values()))
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]

@@ -271,6 +271,14 @@ class CampaignStore:
                 self._put_bucket(db, bucket)
             db.execute("UPDATE sessions SET active=?, candidates=candidates+1 WHERE id=?", (active, session))
 
+    def add_hits(self, candidate: str, hits: list[tuple[str, str]], bucket_updates: list[BucketRow] = ()) -> None:
+        """Buckets a candidate hit on a re-run (a confirmation on sibling lanes), with the bucket
+        rows that changed because of them, in one transaction: a resumed campaign ties them again."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO hits VALUES (?,?,?)", [(candidate, sig, b) for sig, b in hits])
+            for bucket in bucket_updates:
+                self._put_bucket(db, bucket)
+
     def tick(self, session: int, active: float) -> None:
         with self.transaction() as db:
             db.execute("UPDATE sessions SET active=? WHERE id=?", (active, session))
