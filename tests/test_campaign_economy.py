@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -295,9 +295,41 @@ def test_suspected_driver_and_ours_verdicts():
     for lane in ("llvm-cpu", "vulkan-spirv"):
         f = Failure(lane, lane, {**wrong, "backend": lane})
         assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.OURS
+    # ...unless an equivalent form of the same computation matches the reference: then it is right
+    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("mismatch", 1.0)}
+    f = Failure("llvm-cpu", "c", {**wrong, "backend": "llvm-cpu"})
+    shown = Outcome(Verdict.FAIL, lanes, (f,), reference_form="form [form='named'] ... matches it on llvm-cpu")
+    verdict, evidence = target.triage(candidate, f, shown)
+    assert verdict == Triage.COMPILER_BUG and "reference is right" in evidence and "form='named'" in evidence
     lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("ok", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
     f = Failure("llvm-cpu", "c", {**wrong, "backend": "llvm-cpu"})
     assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.COMPILER_BUG
+
+
+@dataclass(frozen=True)
+class SharedBugTarget(Target):
+    """Every lane gives wrong numbers (a bug shared by every backend, or a wrong reference): the
+    check says "ours"; the confirming re-run finds a form that matches the reference when
+    `form_matches`."""
+
+    form_matches: bool = True
+
+    def triage(self, candidate, failure, outcome):
+        if outcome.reference_form:
+            return Triage.COMPILER_BUG, outcome.reference_form
+        return Triage.OURS, "every backend disagrees"
+
+    def confirm(self, candidate, lanes):
+        return replace(self.check(candidate, lanes), reference_form="form [x] matches it" if self.form_matches else "")
+
+
+def test_a_confirming_rerun_that_shows_the_reference_right_turns_ours_into_a_compiler_bug(tmp_path):
+    engine = _engine(tmp_path / "c", SharedBugTarget(str(tmp_path / "corpus"), same_on=("a", "b")), 8)
+    engine.run()
+    assert {(b.triage, b.evidence) for b in engine.store.buckets()} == {("compiler bug", "form [x] matches it")}
+    kept = _engine(tmp_path / "d", SharedBugTarget(str(tmp_path / "corpus2"), same_on=("a", "b"), form_matches=False), 8)
+    kept.run()
+    assert {b.triage for b in kept.store.buckets()} == {"ours"}
 
 
 # --- end to end through the CLI -----------------------------------------------------------------
@@ -349,3 +381,27 @@ def test_economy_knobs_bad_input_one_line_exit_2(tmp_path, args, message):
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "camp").exists()
+
+
+@pytest.mark.iree
+def test_a_bug_every_backend_shares_is_a_compiler_bug_once_a_form_matches_the_reference(tmp_path):
+    """A strided conv_transpose that every CPU backend of 3.13 gets wrong in the padded form (the
+    strided insert + pad bug class): the confirming re-run finds that the zero-insertion form
+    matches the NumPy reference on llvm-cpu, so the verdict is compiler bug, not ours."""
+    from shapefuzz.campaign.iree import IreeTarget, every_run_mismatches
+    from shapefuzz.case import Case
+    from shapefuzz.families import get_family, render_case
+    from shapefuzz.toolchain import find_toolchain
+
+    params = {"ci": 2, "co": 1, "dilations": [1], "dtype": "f32", "input_dyn": [True, False, False],
+              "flip": "extract", "form": "named", "fwd_layout": [0, 1, 2], "groups": 1, "spatial": [3],
+              "kernel": [1], "n": 1, "out_pad": [1], "pad_hi": [0], "pad_lo": [0], "pad_mode": "pad", "rank": 1,
+              "strides": [2], "w_layout": [0, 1, 2], "w_order": "fused", "x_expand": "late"}
+    case = Case.make("conv_transpose", get_family("conv_transpose").load(params))
+    target = IreeTarget(find_toolchain(), tmp_path / "corpus")
+    candidate = Candidate(case.case_id, "conv_transpose", 0, (), case.params_json, render_case(case))
+    outcome = target.confirm(candidate, ("llvm-cpu", "vmvx"))
+    assert every_run_mismatches(outcome, target.toolchain.probe) == ["llvm-cpu", "vmvx"]
+    assert "matches it on llvm-cpu" in outcome.reference_form
+    verdict, evidence = target.triage(candidate, outcome.failures[0], outcome)
+    assert verdict == Triage.COMPILER_BUG and "the reference is right" in evidence

@@ -56,6 +56,9 @@ class Outcome:
     failures: tuple[Failure, ...] = ()
     tool_seconds: float = 0.0  # time spent inside compiler and runtime processes
     error: str = ""
+    # set by a confirming re-run whose every backend disagreed with the reference: an equivalent
+    # form that matches the reference ("form [...] matches ... on llvm-cpu"), so the reference is right
+    reference_form: str = ""
 
 
 class Target(Protocol):
@@ -589,6 +592,11 @@ class Engine:
             flaky = sig not in again
             failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
+            if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
+                # the re-run may show the reference is right after all (an equivalent form agrees with it)
+                again_failure = next(f for f in outcome.failures if f.signature == sig)
+                triage, evidence = self.target.triage(candidate, again_failure, outcome)
+                bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
             if flaky:
                 why = ("did not come back on its re-run" if bucket.status != "oom" else
                        "ran out of memory under the campaign's cap but not under the full cap on its re-run "

@@ -149,8 +149,12 @@ class IreeTarget:
                     f"Vulkan device here), while {', '.join(agree)} agree with the NumPy reference on the same "
                     "candidate; would settle it: the same module on a hardware GPU or on another Vulkan "
                     "implementation")
-            wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
-            if status == "mismatch" and len(ran) >= 2 and len(wrong) == len(ran):
+            wrong = every_run_mismatches(outcome, probe)
+            if status == "mismatch" and wrong and outcome.reference_form:
+                return Triage.COMPILER_BUG, (
+                    f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
+                    f"{outcome.reference_form}: the reference is right, and the bug is shared by every backend")
+            if status == "mismatch" and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
         passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok")
@@ -175,8 +179,26 @@ class IreeTarget:
 
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """The same check again, on the failing lanes only, under the full caps: a blow-up cut
-        short by the campaign's cap is filed only if it blows past the full cap too."""
-        return self._check(candidate, lanes, self.budget)
+        short by the campaign's cap is filed only if it blows past the full cap too. When every
+        backend that ran disagrees with the reference, the case's equivalent forms are checked on
+        the reference lane: one that matches the reference shows the reference is right."""
+        outcome = self._check(candidate, lanes, self.budget)
+        if every_run_mismatches(outcome, self.toolchain.probe):
+            return replace(outcome, reference_form=self._form_matching_reference(candidate))
+        return outcome
+
+    def _form_matching_reference(self, candidate: Candidate) -> str:
+        from shapefuzz.backends import REFERENCE_BACKEND
+        from shapefuzz.oracle import check_forms, form_difference
+
+        case = Case(candidate.group, candidate.payload)
+        forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, input_seed(candidate.seed), self.budget,
+                            confirm=False)
+        for form, report in forms.reports:
+            if form != case and report.verdict.value == "pass":
+                return (f"form [{form_difference(case.params, form.params)}] of the same computation matches "
+                        f"it on {REFERENCE_BACKEND}")
+        return ""
 
     def _check(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
         from shapefuzz.backends import BACKENDS
@@ -217,6 +239,16 @@ class IreeTarget:
         if not result.confirmed or result.minimized == candidate.text:
             return None
         return result.minimized, (result.saved[0] if result.saved else None)
+
+
+def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
+    """The executing backends that ran the candidate, when there are at least two and every one
+    of them gave wrong numbers (the reference is then suspect), else []."""
+    from shapefuzz.backends import BACKENDS
+
+    ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
+    wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
+    return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
