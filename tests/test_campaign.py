@@ -71,7 +71,8 @@ class FakeTarget:
         path = Path(self.corpus) / _slug(failure.signature)
         return str(path), int(path.read_text()) if path.exists() else 0
 
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "") -> str:
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "", triage: str = "",
+             evidence: str = "") -> str:
         where, count = self.corpus_count(failure)
         Path(self.corpus).mkdir(exist_ok=True)
         Path(where).write_text(str(count + 1))

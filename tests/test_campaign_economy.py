@@ -76,7 +76,7 @@ class Target:
         path = Path(self.corpus) / hashlib.sha256(failure.signature.encode()).hexdigest()[:12]
         return str(path), int(path.read_text()) if path.exists() else 0
 
-    def save(self, candidate, failure, flaky, cause=""):
+    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
         where, count = self.corpus_count(failure)
         Path(self.corpus).mkdir(exist_ok=True)
         Path(where).write_text(str(count + 1))

@@ -224,3 +224,17 @@ def test_swap_without_rename_exchange_and_recovery(tmp_path, monkeypatch):
     entry = load_entry(path)
     assert entry.mlir == SMALL and entry.count == 3
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == [".gitignore", ".lock"]
+
+
+def test_an_entry_keeps_its_cause_and_triage_verdict_with_the_evidence(tmp_path):
+    path, _ = save_finding(tmp_path, finding(cause="cause-0123456789", triage="suspected driver",
+                                             evidence="wrong only on vulkan-spirv\nwhile llvm-cpu agrees"))
+    meta = json.loads((path / "meta.json").read_text())
+    assert (meta["cause"], meta["triage"]) == ("cause-0123456789", "suspected driver")
+    assert meta["triage_evidence"] == "wrong only on vulkan-spirv while llvm-cpu agrees"  # one line
+    again, _ = save_finding(tmp_path, finding())  # a sighting outside a campaign keeps the verdict
+    assert json.loads((again / "meta.json").read_text())["triage"] == "suspected driver"
+    meta["triage"] = ["not", "text"]  # a hand-edited wrong type: one line naming the field
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CorpusError, match="meta.json: triage: expected a string"):
+        load_entry(path)

@@ -393,3 +393,14 @@ def test_bisect_line_says_where_it_worked_and_where_it_broke():
         "- Bisected over released wheels: fails from 3.1.0."
     assert _bisect_line({"first_failing": None, "versions": ["3.1.0", "3.13.0"], "note": "no release fails"}) == \
         "- Bisected over released wheels (3.1.0..3.13.0): no release fails."
+
+
+def test_issue_quotes_the_campaigns_triage_verdict_and_its_evidence(corpus, tmp_path):
+    import shutil
+
+    wrong = shutil.copytree(corpus["wrong"], tmp_path / "t" / corpus["wrong"].name)
+    update_meta(wrong, triage="compiler bug",
+                triage_evidence="every backend disagrees, but form [pad_mode='insert'] matches it on llvm-cpu")
+    export(wrong, "issue", tmp_path / "t.md")
+    assert ("- Triage: compiler bug (every backend disagrees, but form [pad_mode='insert'] matches it on llvm-cpu)"
+            in (tmp_path / "t.md").read_text())

@@ -83,6 +83,8 @@ class Finding:
     detail: str  # raw error text / mismatch description (trimmed)
     flaky: bool = False
     cause: str = ""  # the campaign's cause this bucket belongs to (one bug seen on several backends)
+    triage: str = ""  # the campaign's verdict (compiler bug, target limit, suspected driver, flaky, ours)
+    evidence: str = ""  # why: what the verdict rests on, and what would settle it
 
 
 def make_finding(
@@ -98,6 +100,8 @@ def make_finding(
     detail: str = "",
     flaky: bool = False,
     cause: str = "",
+    triage: str = "",
+    evidence: str = "",
 ) -> Finding:
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
@@ -119,6 +123,8 @@ def make_finding(
         detail=detail,
         flaky=flaky,
         cause=cause,
+        triage=triage,
+        evidence=evidence,
     )
 
 
@@ -345,6 +351,8 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "detail": scrub(finding.detail),
         "notes": "",
         "cause": finding.cause,
+        "triage": finding.triage,
+        "triage_evidence": comment_text(finding.evidence, 2000),
     }
 
 
@@ -487,6 +495,8 @@ def save_finding(
         meta["backends"] = list(dict.fromkeys([*old_meta.get("backends", []), *finding.backends]))
         meta["flaky"] = bool(old_meta.get("flaky")) and finding.flaky  # reproduced once: not flaky
         meta["cause"] = finding.cause or old_meta.get("cause", "")
+        meta["triage"] = finding.triage or old_meta.get("triage", "")
+        meta["triage_evidence"] = comment_text(finding.evidence, 2000) or old_meta.get("triage_evidence", "")
         if size_of(_with_newline(finding.mlir)) < old_size:
             case = finding.case
             meta.update(
@@ -576,6 +586,9 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         "flaky": s.boolean,
         "detail": lambda v, f: s.text(v, f, one_line=False, max_len=2 * MAX_DETAIL),
         "notes": lambda v, f: s.text(v, f, one_line=False),
+        "cause": lambda v, f: s.text(v, f, max_len=64),
+        "triage": lambda v, f: s.text(v, f, max_len=64),
+        "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
         "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
         "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],

@@ -533,7 +533,9 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
     triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
     if triage:
-        context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}")
+        evidence = entry.meta.get("triage_evidence")
+        context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
+                             + (f" ({evidence})" if evidence else ""))
     context_lines.append(_bisect_line(bisect) if isinstance(bisect, dict) and bisect else
                          f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it).")
     if entry.flaky:

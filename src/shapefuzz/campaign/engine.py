@@ -68,7 +68,8 @@ class Target(Protocol):
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate: ...  # large: for compile-only lanes
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str) -> str: ...
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str,
+             triage: str = "", evidence: str = "") -> str: ...
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]: ...
     def rename_cause(self, entry: str, cause: str) -> None: ...  # a saved entry's cause was merged
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
@@ -647,7 +648,8 @@ class Engine:
                 entry = where
             else:
                 self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
-                entry = self.target.save(candidate, failure, flaky, bucket.cause)
+                entry = self.target.save(candidate, failure, flaky, bucket.cause,
+                                         triage=bucket_triage(bucket).value, evidence=bucket.evidence)
         except Exception as error:  # a corpus problem must not end the campaign; retried on resume
             self._say(f"could not save bucket {bucket.sig} to the corpus: {_one_line(error)}")
             entry = ""

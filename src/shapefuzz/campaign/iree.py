@@ -109,7 +109,8 @@ class IreeTarget:
         count = meta.get("count") if isinstance(meta, dict) else None
         return str(folder), count if is_int(count) else 0
 
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "") -> str:
+    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "",
+             triage: str = "", evidence: str = "") -> str:
         from shapefuzz.corpus import make_finding, save_finding
 
         expectation = self._expectation(candidate)
@@ -117,7 +118,7 @@ class IreeTarget:
             Signature.from_json(failure.fields), candidate.text, self.toolchain,
             case=Case(candidate.group, candidate.payload), seed=input_seed(candidate.seed),
             inputs=expectation.inputs, expected=expectation.expected, detail=failure.detail, flaky=flaky,
-            cause=cause)
+            cause=cause, triage=triage, evidence=evidence)
         entry, _ = save_finding(self.corpus_dir, finding)
         return str(entry)
 
