@@ -511,7 +511,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
     sig, entry = p.entry.signature, p.entry
     compile_cmd = " ".join(shlex.quote(w) for w in ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"])
-    steps = _import_steps(entry, files) + [
+    steps = import_steps(entry, files) + [
         f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
         "", *_fenced(entry.mlir, "mlir"), "",
         "2. Compile it:", "", "```sh", compile_cmd, "```",
@@ -553,7 +553,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     return "\n".join(body) + "\n"
 
 
-def _import_steps(entry: CorpusEntry, files: str) -> list[str]:
+def import_steps(entry: CorpusEntry, files: str) -> list[str]:
     """For an entry that keeps its ONNX model: how the IR was made from it."""
     from shapefuzz.onnx_files import MODEL_FILE, entry_model, model_opset
 
