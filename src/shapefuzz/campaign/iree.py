@@ -215,7 +215,7 @@ class IreeTarget:
         report = check_module(candidate.text, [lane for lane in lanes if lane not in limited],
                               expectation, self.toolchain, budget, confirm=False)
         outcome = outcome_of(report, tool_seconds() - before)
-        outcome = with_judge(outcome, expectation.second, self.toolchain.probe)
+        outcome = with_judge(outcome, expectation.second if expectation else None, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome
         statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
