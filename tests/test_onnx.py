@@ -211,3 +211,15 @@ def test_a_malformed_node_test_folder_is_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InvalidInputError, match="no node test folders"):
         read_folder(tmp_path / "empty")
+
+
+def test_the_campaign_report_counts_the_second_judge():
+    from shapefuzz.campaign.report import Row, Summary, judge_line, text_lines
+
+    backends = {"llvm-cpu": Row(cases=12), onnx_judge.JUDGE_LANE: Row(cases=10, failures=1, unsupported=2)}
+    s = Summary("c", "", 12, 60.0, 1.0, 2.0, {"pass": 11, "fail": 1}, {}, backends, [], [], {}, 1)
+    line = judge_line(s)
+    assert line == ("second judge (onnx.reference): 8 candidate(s) judged, 1 disagreement(s) with the NumPy "
+                    "reference (triaged ours), 2 it could not run")
+    assert line in text_lines(s)
+    assert judge_line(Summary("c", "", 0, 0.0, 0.0, 0.0, {}, {}, {"llvm-cpu": Row()}, [], [], {}, 1)) == ""
