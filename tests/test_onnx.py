@@ -77,7 +77,7 @@ def test_a_planted_disagreement_between_the_references_is_ours(toolchain, monkey
     assert result.status == Status.MISMATCH and result.signature.message == "references disagree in conv via onnx"
     assert "matches the NumPy reference" in result.detail  # the compiler was right
     target = IreeTarget(toolchain, tmp_path / "corpus")
-    outcome = with_judge(outcome_of(report, 0.0), expectation.second, toolchain.probe)
+    outcome = with_judge(outcome_of(report, 0.0), expectation, toolchain.probe)
     assert outcome.lanes[onnx_judge.JUDGE_LANE][0] == "mismatch"  # counted in the campaign's lane table
     failure = Failure("llvm-cpu", str(result.signature), result.signature.to_json(), result.detail)
     candidate = Candidate(case.case_id, "conv", 18, (), case.params_json, render_case(case))

@@ -11,6 +11,7 @@ opset, never a compiler finding.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -24,6 +25,7 @@ IR_VERSION = 8
 _CACHE: OrderedDict[str, str] = OrderedDict()
 _CACHE_SIZE = 256
 STATS = {"imports": 0, "cached": 0, "seconds": 0.0}  # per process: what importing cost so far
+_LOCK = threading.Lock()  # onnx-suite imports from threads: one import (and cache update) at a time
 
 
 class ImportFailure(Exception):
@@ -41,6 +43,11 @@ def import_command(model_file: str = "model.onnx", out: str = "model.mlir") -> l
 
 def import_model(model: "onnx.ModelProto") -> str:
     """The MLIR module `iree-import-onnx` makes of `model` (cached by its hash)."""
+    with _LOCK:
+        return _import_cached(model)
+
+
+def _import_cached(model: "onnx.ModelProto") -> str:
     key = model_hash(model)
     if key in _CACHE:
         STATS["cached"] += 1

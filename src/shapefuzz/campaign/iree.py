@@ -215,7 +215,7 @@ class IreeTarget:
         report = check_module(candidate.text, [lane for lane in lanes if lane not in limited],
                               expectation, self.toolchain, budget, confirm=False)
         outcome = outcome_of(report, tool_seconds() - before)
-        outcome = with_judge(outcome, expectation.second if expectation else None, self.toolchain.probe)
+        outcome = with_judge(outcome, expectation, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome
         statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
@@ -257,14 +257,18 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
 
 
-def with_judge(outcome: Outcome, second, probe) -> Outcome:
+def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
     """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
     report count how often it ran and disagreed; only where some lane executed the candidate."""
     from shapefuzz.backends import BACKENDS
     from shapefuzz.onnx_judge import JUDGE_LANE
 
-    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) for lane in outcome.lanes)
-    if second is None or not executed or outcome.verdict == Verdict.INVALID:
+    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != "unsupported"
+                   for lane in outcome.lanes)
+    if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
+        return outcome
+    second = expectation.second
+    if second is None:
         return outcome
     return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
 
