@@ -13,7 +13,7 @@ from shapefuzz.families.common import draw_dyn_flags, dyn_features
 from shapefuzz.families.pool.params import (
     DIVISORS, DTYPES, FLOATS, FORMS, KINDS, LAYOUTS, NAMED, Params, eff_kernel, input_shape, out_spatial, windows_cover_input)
 
-_SPATIAL = {1: (1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17), 2: (1, 2, 3, 4, 5, 7, 8, 9, 13), 3: (1, 2, 3, 4, 5, 7)}
+_SPATIAL = {1: (1, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33), 2: (1, 3, 4, 5, 7, 8, 9, 13, 16), 3: (1, 3, 4, 5, 7, 8)}
 _LARGE_SPATIAL = {1: (255, 256, 1025), 2: (31, 64, 65, 129), 3: (16, 17, 31)}
 _CHANNELS = (1, 2, 3, 4, 5, 8)
 MAX_ELEMENTS = 1 << 14  # input elements of an executed case
@@ -55,7 +55,7 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     spatial = [draw(st.sampled_from((_LARGE_SPATIAL if large else _SPATIAL)[rank])) for _ in range(rank)]
     kmax = 3 if rank == 3 else 5
     kernel = [draw(st.integers(1, kmax)) for _ in range(rank)]
-    strides = [draw(st.sampled_from((1, 1, 2, 2, 3))) for _ in range(rank)]
+    strides = [draw(st.sampled_from((1, 1, 1, 2, 2, 3))) for _ in range(rank)]
     dilations = [draw(st.sampled_from((1, 1, 1, 2))) for _ in range(rank)]
     pad_mode = draw(st.sampled_from(("none", "symmetric", "asymmetric")))
     pad_lo = [0 if pad_mode == "none" else draw(st.integers(0, k // 2)) for k in kernel]
