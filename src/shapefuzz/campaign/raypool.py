@@ -156,15 +156,14 @@ class RayPool:
         minutes = max(1e-9, (time.monotonic() - self.start) / 60)
         rows = []
         for node in self.cluster.nodes.values():
-            if node.refused:
-                continue
             t = self.tally.get(node.node_id, NodeTally())
-            rows.append({"node": node.name, "alive": node.alive, "tasks": t.tasks, "checks": t.checks,
-                         "per_minute": round(t.checks / minutes, 1), "busy_seconds": round(t.seconds, 1)})
+            rows.append({"node": node.name, "alive": node.alive, "refused": node.refused, "tasks": t.tasks,
+                         "checks": t.checks, "per_minute": round(t.checks / minutes, 1),
+                         "busy_seconds": round(t.seconds, 1)})
         return rows
 
     def status(self) -> str:
-        rates = [r for r in self.node_rates() if r["alive"]]
+        rates = [r for r in self.node_rates() if r["alive"] and not r["refused"]]
         line = f"nodes {len(rates)}  in flight {len(self.flights)}"
         if rates and len(rates) <= 4:
             return line + "  (" + ", ".join(f"{r['node']} {r['per_minute']:.0f}/min" for r in rates) + ")"

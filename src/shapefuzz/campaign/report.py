@@ -262,7 +262,8 @@ def text_lines(s: Summary) -> list[str]:
 
 def node_lines(s: Summary) -> list[str]:
     """A cluster campaign's nodes: what each checked, and how fast."""
-    return [f"node {n['node']}{'' if n['alive'] else ' (left)'}: {n['checks']} candidates, {n['tasks']} tasks, "
+    return [f"node {n['node']}: refused: {n['refused']}" if n.get("refused") else
+            f"node {n['node']}{'' if n['alive'] else ' (left)'}: {n['checks']} candidates, {n['tasks']} tasks, "
             f"{n['per_minute']:.1f}/min" for n in s.nodes]
 
 

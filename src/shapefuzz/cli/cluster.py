@@ -27,11 +27,12 @@ def show_cluster(session: Session, address: str, as_json: bool) -> None:
         return
     click.echo(f"cluster {address}: {len(rows)} node(s); head: IREE {head.probe.version}")
     for row in rows:
-        if row.get("version") is None or row["refused"]:
+        if row.get("version") is None:
             click.echo(f"node {row['node']}: refused: {row['refused']}")
-            if row.get("version") is None:
-                continue
+            continue
         click.echo(f"node {row['node']}: {row['cpus']:g} CPU(s), IREE {row['version']} ({row['toolchain']})")
+        if row["refused"]:
+            click.echo(f"  refused:      {row['refused']}; it gets no campaign work")
         click.echo(f"  devices:      {', '.join(row['devices']) or 'none'}")
         if row["cuda"]:
             click.echo(f"  cuda:         {row['cuda']}")
