@@ -176,6 +176,36 @@ def test_cluster_campaign_matches_local_pool(cluster, toolchain, tmp_path):
     assert any("refused, it gets no work: IREE 3.12.0 there" in str(line) for line in lines)
     assert _rows(remote, "C", nodes)["refused"] and _rows(remote, "C", nodes)["tasks"] == 0
     assert sum(r["checks"] for r in remote.nodes) == 3
+    _shrink_on_a_node(rc.address, toolchain, tmp_path / "ray")
+
+
+def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
+    """A bucket's shrink runs on a node, which writes nothing the head needs; the head saves it."""
+    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.campaign.cluster import open_cluster
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.campaign.pool import Task
+    from shapefuzz.campaign.raypool import RayPool
+    from shapefuzz.campaign.values import TaskKind
+
+    store = CampaignStore(folder)
+    bucket = store.buckets()[0]
+    row = store.candidate(bucket.repro_key)
+    store.close()
+    cluster = open_cluster(address, ToolchainSpec(), toolchain, REFERENCE_BACKEND, lambda line: None)
+    corpus = folder / "shrunk-corpus"
+    target = IreeTarget(cluster.toolchain(toolchain), corpus)
+    candidate = target.generate(row.family, row.seed)
+    assert candidate.key == row.key
+    pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend, bucket.sig, "8"), 300.0))
+    done = []
+    while not done:
+        done = pool.wait(1.0)
+    pool.close()
+    assert not done[0].error and not done[0].lost, done[0].error
+    text, entry = done[0].value
+    assert target.size(text) < target.size(candidate.text) and Path(entry).parent == corpus and (Path(entry) / "meta.json").exists()
 
 
 @pytest.mark.ray
