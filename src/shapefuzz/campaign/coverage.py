@@ -327,5 +327,38 @@ def over_time(rows: list[CoverageRow], key: Callable[[CoverageRow], str], points
     return series
 
 
-__all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "failing_passes",
+def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """What the report shows: instrumented compiles, distinct passes and (pass, pattern) pairs
+    per lane, both over time per lane and per family, and which passes of interest no compile
+    reached. Empty when nothing was instrumented."""
+    rows = coverage_rows(store)
+    if not rows:
+        return {}
+    if interest is None:
+        from shapefuzz.coverage.actionlog import PASSES_OF_INTEREST as interest
+    ran: dict[str, set[str]] = collections.defaultdict(set)  # pass -> lanes it ran on
+    acted: dict[str, set[str]] = collections.defaultdict(set)  # pass -> patterns that fired inside it
+    for r in rows:
+        if r.pattern:
+            acted[r.pass_name].add(r.pattern)
+        else:
+            ran[r.pass_name].add(r.lane)
+    patterns = {(r.pass_name, r.pattern) for r in rows if r.pattern}
+    lanes = sorted({r.lane for r in rows})
+    return {
+        "instrumented": instrumented_count(store),
+        "passes": len(ran),
+        "pass_patterns": len(patterns),
+        "patterns": len({p for _, p in patterns}),
+        "per_lane": {lane: {"passes": sum(1 for r in rows if r.lane == lane and not r.pattern),
+                            "pass_patterns": sum(1 for r in rows if r.lane == lane and r.pattern)} for lane in lanes},
+        "over_time": {"lane": over_time(rows, lambda r: r.lane), "family": over_time(rows, lambda r: r.family or "?")},
+        # per lowering of interest: pass -> (lanes it ran on, patterns that fired inside it)
+        "of_interest": {what: {p: [sorted(ran[p]), len(acted[p])] for p in names if p in ran}
+                        for what, names in interest.items()},
+        "never_reached": {what: list(names) for what, names in interest.items() if not any(acted[p] for p in names)},
+    }
+
+
+__all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
            "instrumented_count", "over_time"]
