@@ -17,7 +17,7 @@ import numpy as np
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
-from shapefuzz.coverage.actionlog import log_flags, read_action_log, strip_noise
+from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
@@ -86,17 +86,34 @@ def _run_backend(
         return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
     log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument else None
+    kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
                               input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))
     coverage = None
     if log is not None:  # what it reached; the log's own stderr line must not reach the signature
-        coverage = read_action_log(log)
+        coverage = read_action_log(kept or log)
         compiled = replace(compiled, stderr=strip_noise(compiled.stderr))
-        with contextlib.suppress(OSError):
-            os.unlink(log)
+        if coverage is not None:
+            coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr, coverage))
+        for path in (log, kept):
+            with contextlib.suppress(OSError, TypeError):
+                os.unlink(path)
     result, outputs = _finish_backend(toolchain, backend, vmfb, workdir, expectation, num_results, function, budget,
                                       compiled)
     return (replace(result, coverage=coverage) if coverage is not None else result), outputs
+
+
+def _keep_on_crash(log: str) -> str | None:
+    """A second name for the action log: a crashing compiler's signal handler deletes the file it
+    was writing (LLVM removes its output files), and the failing pass is read from what is left
+    (all but the last unwritten block). None where the folder cannot hold a hard link."""
+    kept = log + ".kept"
+    try:
+        Path(log).touch()
+        os.link(log, kept)
+    except OSError:
+        return None
+    return kept
 
 
 def _finish_backend(

@@ -160,11 +160,28 @@ def read_action_log(path: str | Path, max_bytes: int = MAX_LOG_BYTES) -> Compile
     return reader.result()
 
 
-def failing_pass(path: str | Path, max_bytes: int = MAX_LOG_BYTES) -> str:
-    """The pass a failed or crashed compile was running, from its action log ("" when unknown).
-    Meant for triage (bug identity, component): give it the log of a compile that failed."""
-    coverage = read_action_log(path, max_bytes)
-    return coverage.failing_pass if coverage is not None else ""
+# A pass's frame in a crash's stack dump: `#5 0x... mlir::...::(anonymous namespace)::FooPass::runOnOperation() Foo.cpp:0:0`
+_PASS_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-fA-F]+ [\w:() ]*?(\w+)::runOnOperation\(\)", re.MULTILINE)
+
+
+def crash_pass(stderr: str) -> str:
+    """The innermost pass in a crash's stack dump ("" when no frame names one)."""
+    match = _PASS_FRAME.search(stderr)
+    return match.group(1) if match else ""
+
+
+def failing_pass(status: str, stderr: str, coverage: CompileCoverage | None) -> str:
+    """The pass a failed compile was in, "" when unknown. `status` is the compile's ("error",
+    "crash", "timeout", "oom"). An error exits normally, so its log is whole and the last pass
+    begun is the one that failed (checked against --mlir-print-ir-after-failure). A crash loses
+    the log's last unwritten block, so the log may name an earlier pass: the stack dump's
+    innermost pass frame names it instead. A compile killed for time or memory loses the block
+    too and has no stack: unknown. Meant also for triage (bug identity, component)."""
+    if status == "crash":
+        return crash_pass(stderr)
+    if status == "error" and coverage is not None:
+        return coverage.failing_pass
+    return ""
 
 
 # Passes a user wants to know were reached, by the lowering they stand for (IREE 3.13 class names,
@@ -182,4 +199,4 @@ PASSES_OF_INTEREST: dict[str, tuple[str, ...]] = {
 
 
 __all__ = ["ActionLogReader", "CompileCoverage", "LOG_FLAG", "MAX_LOG_BYTES", "PASSES_OF_INTEREST",
-           "failing_pass", "log_flags", "read_action_log", "strip_noise"]
+           "crash_pass", "failing_pass", "log_flags", "read_action_log", "strip_noise"]
