@@ -34,6 +34,7 @@ class CoverageKnobs:
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lanes: bool = True  # lane slots by eligibility and thinnest coverage (else plain rotation)
+    steer: bool = True  # False: only measure (instrument and record), draw and rotate as without coverage
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.share <= 1.0:
@@ -210,11 +211,15 @@ class CoverageSteering:
     def _rng(self, *parts: Any) -> random.Random:
         return random.Random(":".join(str(p) for p in (self.engine.seed, *parts)))
 
+    @property
+    def steers(self) -> bool:
+        return self.on and self.knobs.steer
+
     def neighbour(self, index: int) -> Any | None:
         """A neighbour of a frontier candidate (a small change of its parameters), as the draw
         for `index`, or None (not this time, no frontier, or nothing new nearby)."""
         target = self.engine.target
-        if not self.on or not hasattr(target, "neighbour"):
+        if not self.steers or not hasattr(target, "neighbour"):
             return None
         rng = self._rng("neighbour", index)
         if not self.book.wants_neighbour(rng):
@@ -242,7 +247,7 @@ class CoverageSteering:
         return self.book.pick_group(rng, self.engine.steering)
 
     def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
-        return self.book.score(rarity, group, features) if self.on else rarity
+        return self.book.score(rarity, group, features) if self.steers else rarity
 
     def plan(self, candidate: Any, rotation: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
         """(the candidate, marked with the lanes to instrument, and the lanes to check it on)."""
@@ -252,7 +257,9 @@ class CoverageSteering:
         ineligible = getattr(engine.target, "ineligible", None)
         barred = ineligible(candidate, engine.lanes) if ineligible is not None else set()
         large = engine.large_round(candidate.index)
-        if large or not self.knobs.lanes:
+        if not self.knobs.steer:
+            lanes = rotation
+        elif large or not self.knobs.lanes:
             lanes = tuple(lane for lane in rotation if lane not in barred)
         else:
             lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, engine.lanes,

@@ -287,7 +287,7 @@ class Engine:
             neighbour = self.coverage.neighbour(index)
             if neighbour is not None:
                 return neighbour
-            group = self.coverage.pick_group(rng) if self.coverage.on else self.steering.pick_group(rng)
+            group = self.coverage.pick_group(rng) if self.coverage.steers else self.steering.pick_group(rng)
             best: Candidate | None = None
             best_score = -1.0
             attempt, drawn = 0, 0

@@ -54,6 +54,7 @@ class FuzzRequest:
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
     coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
+    coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
 
 
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
@@ -143,7 +144,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
-                        coverage=CoverageKnobs(share=config.coverage),
+                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY)
