@@ -15,7 +15,7 @@ LAYERS = {
     "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
     "sandbox": 1, "templates": 1,
-    "toolchain": 2, "releases": 2, "signature": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
+    "toolchain": 2, "releases": 2, "signature": 2, "mlirinfo": 2, "display": 2, "frontend": 2, "coverage": 2,
     "backends": 3,
     "execute": 4,
     "families": 5, "generate": 5,
