@@ -178,9 +178,12 @@ class IreeTarget:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
         from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+        from shapefuzz.onnx_judge import DISAGREE
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.fields.get("stage", ""), failure.fields.get("status", "")
+        if status == "mismatch" and failure.fields.get("message", "").startswith(DISAGREE):
+            return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
@@ -255,10 +258,12 @@ class IreeTarget:
 
         limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
         before = tool_seconds()
+        expectation = self._expectation(candidate)
         report = check_module(candidate.text, [lane for lane in lanes if lane not in limited],
-                              self._expectation(candidate), self.toolchain, budget, confirm=False,
+                              expectation, self.toolchain, budget, confirm=False,
                               instrument=candidate.instrument)
         outcome = outcome_of(report, tool_seconds() - before)
+        outcome = with_judge(outcome, expectation, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome
         statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
@@ -312,6 +317,22 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
     wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
+
+
+def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
+    """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
+    report count how often it ran and disagreed; only where some lane executed the candidate."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != "unsupported"
+                   for lane in outcome.lanes)
+    if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
+        return outcome
+    second = expectation.second
+    if second is None:
+        return outcome
+    return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

@@ -239,6 +239,8 @@ def text_lines(s: Summary) -> list[str]:
     if shares(s):
         lines.append(shares(s))
     lines += node_lines(s)
+    if judge_line(s):
+        lines.append(judge_line(s))
     for title, rows in (("family", s.families), ("backend", s.backends)):
         table = _table(title, rows)
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -300,6 +302,17 @@ def headline(s: Summary) -> str:
             + f"; {len(s.causes)} cause(s) in {len(s.buckets)} bucket(s)" + (f"; set apart: {apart}" if apart else ""))
 
 
+def judge_line(s: Summary) -> str:
+    """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    row = s.backends.get(JUDGE_LANE)
+    if row is None:
+        return ""
+    return (f"second judge (onnx.reference): {row.cases - row.unsupported} candidate(s) judged, {row.failures} "
+            f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
+
+
 def shares(s: Summary) -> str:
     total = sum(s.worker_seconds.values())
     if not total:
@@ -316,6 +329,8 @@ def markdown(s: Summary) -> str:
            f"- {headline(s)}"]
     if shares(s):
         out.append(f"- {shares(s)}")
+    if judge_line(s):
+        out.append(f"- {judge_line(s)}")
     if s.task_seconds:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
