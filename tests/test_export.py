@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from shapefuzz.cli import cli
 from shapefuzz.corpus import Finding, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.replay import add_file
+from shapefuzz.corpus.add import add_file
 
 pytestmark = pytest.mark.iree
 

@@ -88,7 +88,7 @@ class IreeTarget:
         return Candidate(case.case_id, group, seed, features, case.params_json, text)
 
     def size(self, text: str) -> tuple[int, ...]:
-        from shapefuzz.shrink.measure import size_of
+        from shapefuzz.size import size_of
 
         return astuple(size_of(text))
 
