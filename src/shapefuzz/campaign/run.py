@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.dashboard import Refresher, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
 from shapefuzz.campaign.steering import SteeringKnobs
@@ -146,14 +147,18 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        refresher = Refresher(folder, toolchain, say=lambda text: progress("message", text)).start()
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
             raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
+        finally:
+            refresher.stop()
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.corpus import rebuild_index
 
