@@ -103,6 +103,8 @@ class Snapshot:
     in_flight: int
     lanes: tuple[str, ...]
     jobs: int = 0  # worker processes (in_flight of them busy)
+    count_limit: int | None = None  # the budget: candidates in the whole campaign
+    seconds_limit: float | None = None  # the budget: active seconds in the whole campaign
     by_triage: dict[str, int] = field(default_factory=dict)  # causes per triage verdict
     newest_causes: tuple[str, ...] = ()  # the latest causes found, newest first, one line each
 
@@ -714,7 +716,7 @@ class Engine:
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
-            jobs=self.jobs, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
+            jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest))
 
     def _tick(self) -> None:

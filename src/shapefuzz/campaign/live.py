@@ -82,14 +82,14 @@ class CampaignView(_View):
         if s is None:
             grid.add_row("campaign", Text(f"{self.folder}: starting"))
             return grid
-        if s.left is not None:
-            total = s.active + max(0.0, s.left)
+        if s.seconds_limit is not None:
+            total = s.seconds_limit
             bar, done = _bar(s.active, total), f"{format_duration(s.active)} / {format_duration(total)}"
-            eta = format_duration(max(0.0, s.left))
-        elif s.count_left is not None:
-            total = s.done + max(0, s.count_left)
+            eta = format_duration(max(0.0, total - s.active))
+        elif s.count_limit is not None:
+            total, left = s.count_limit, max(0, s.count_limit - s.done)
             bar, done = _bar(s.done, total), f"{s.done} / {total} candidates"
-            eta = format_duration(max(0, s.count_left) / s.rate_per_min * 60) if s.rate_per_min > 0 else "?"
+            eta = format_duration(left / s.rate_per_min * 60) if s.rate_per_min > 0 else "?"
         else:
             bar, done, eta = _bar(0, None), format_duration(s.active), "-"
         line = Table.grid(padding=(0, 2))

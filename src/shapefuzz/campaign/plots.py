@@ -50,6 +50,7 @@ def to_svg(fig, name: str) -> str:
     FigureCanvasSVG(fig).print_svg(buffer, metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S)  # RDF boilerplate, not needed inline
     text = re.sub(r'\bid="', f'id="{name}-', text)
     text = re.sub(r"url\(#", f"url(#{name}-", text)
     text = re.sub(r'xlink:href="#', f'xlink:href="#{name}-', text)
@@ -136,7 +137,7 @@ def worker_split(s: Series) -> str:
     ax.set_yticks([])
     ax.set_xlabel("% of worker time")
     ax.spines["left"].set_visible(False)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.9), ncol=4, frameon=False, fontsize=8)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False, fontsize=8)
     return to_svg(fig, "worker")
 
 
@@ -153,17 +154,20 @@ def outcome_matrix(s: Series) -> str:
     for ax, outcome in zip(axes, shown):
         grid = [[s.matrix.get((lane, family), {}).get(outcome, 0) for family in s.families] for lane in s.lanes]
         top = max(1, max(max(row) for row in grid))
-        image = ax.imshow(grid, cmap=OUTCOME_CMAPS[outcome], vmin=0, vmax=top * 1.3, aspect="auto")
-        image.set_gid(f"data-matrix-{outcome}")
+        # vector cells (not an embedded bitmap): the page stays plain SVG
+        mesh = ax.pcolormesh(grid, cmap=OUTCOME_CMAPS[outcome], vmin=0, vmax=top * 1.3, edgecolors="white",
+                             linewidth=0.5)
+        mesh.set_gid(f"data-matrix-{outcome}")
         for i, row in enumerate(grid):
             for j, count in enumerate(row):
                 if count:
-                    ax.text(j, i, str(count), ha="center", va="center", fontsize=7,
+                    ax.text(j + 0.5, i + 0.5, str(count), ha="center", va="center", fontsize=7,
                             color="white" if count > top * 0.75 else "black")
+        ax.set_ylim(len(s.lanes), 0)
         ax.set_title(outcome, fontsize=9)
-        ax.set_xticks(range(len(s.families)), [f.replace("conv_transpose", "conv_t") for f in s.families],
+        ax.set_xticks([j + 0.5 for j in range(len(s.families))], [f.replace("conv_transpose", "conv_t") for f in s.families],
                       rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(len(s.lanes)), s.lanes, fontsize=7)
+        ax.set_yticks([i + 0.5 for i in range(len(s.lanes))], s.lanes, fontsize=7)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
         ax.tick_params(length=0)

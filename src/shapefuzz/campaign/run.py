@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapefuzz.campaign.dashboard import Refresher, write_dashboard
+from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
 from shapefuzz.campaign.steering import SteeringKnobs
@@ -106,6 +106,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    refresh_every = refresh_seconds()
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     store = CampaignStore(folder)
     try:
@@ -147,7 +148,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
-        refresher = Refresher(folder, toolchain, say=lambda text: progress("message", text)).start()
+        refresher = Refresher(folder, toolchain, refresh_every, say=lambda text: progress("message", text)).start()
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
@@ -155,6 +156,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                               "intact; run the same command again to resume once there is room") from None
         finally:
             refresher.stop()
+        progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)
