@@ -19,7 +19,7 @@ LAYERS = {
     "backends": 3,
     "execute": 4,
     "families": 5, "generate": 5,
-    "oracle": 6, "modulecheck": 6,
+    "oracle": 6, "modulecheck": 6, "heatmap": 6,
     "corpus": 7,
     "replay": 8, "export": 8, "bisect": 8, "shrink": 8,
     "campaign": 9,

@@ -21,7 +21,7 @@ from shapefuzz.campaign import plots
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.issue_texts import IssueTexts
 from shapefuzz.campaign.report import Summary, headline, shares, summarize
-from shapefuzz.campaign.series import Series, build
+from shapefuzz.campaign.series import Series, build, failing_passes
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.errors import UsageError
 from shapefuzz.files import atomic_write
@@ -60,8 +60,9 @@ def _quote(part: str) -> str:
 
 def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str:
     """"fails from X (worked in Y)", from the cause or its entry's recorded bisect; "" if unknown."""
-    if cause.get("regression"):
-        return str(cause["regression"])
+    recorded = cause.get("regression")  # the campaign's own record (triage), {"text": ...}
+    if recorded:
+        return str(recorded.get("text", "")) if isinstance(recorded, dict) else str(recorded)
     bisect = (entry_meta or {}).get("bisect")
     if not isinstance(bisect, dict) or not bisect.get("first_failing"):
         return ""
@@ -83,19 +84,22 @@ def _entry_meta(entry: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[dict[str, Any]]:
+def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None,
+               store: CampaignStore | None = None) -> list[dict[str, Any]]:
     """The cause table, in the order of the report (summary.causes)."""
     buckets = {b["signature"]: b for b in summary.buckets}
+    failing = failing_passes(store) if store is not None else {}
     rows = []
     for cause in summary.causes:
         members = [buckets[s] for s in cause["buckets"] if s in buckets]
         entry = Path(cause["corpus_entries"][0]) if cause.get("corpus_entries") else None
         meta = _entry_meta(entry) if entry is not None else None
         issue = issues.write(cause, members) if issues is not None else None
-        passes = sorted({str(b.get("failing_pass") or "") for b in members} - {""})
+        passes = sorted({failing.get(b["signature"], "") for b in members} - {""})
         rows.append({
             "cause": cause["cause"], "triage": cause["triage"], "severity": cause.get("severity") or "",
-            "new": cause.get("new", True), "lanes": cause["backends"],
+            "new": cause.get("new", True), "lanes": cause["backends"], "scope": cause.get("scope") or "",
+            "reported": cause.get("reported") or "",
             "component": cause.get("component") or ("runtime" if cause["stage"] == "run" else "compiler"),
             "failing_pass": cause.get("failing_pass") or ", ".join(passes),
             "regression": _regression(cause, meta), "message": cause["message"],
@@ -134,7 +138,7 @@ def write_dashboard(store: CampaignStore, out: Path | None = None, summary: Summ
     out = Path(out) if out is not None else store.folder / REPORT_HTML
     summary = summary or summarize(store, "running" if running else "")
     series = build(store, summary)
-    causes = cause_rows(summary, out.parent, issues)
+    causes = cause_rows(summary, out.parent, issues, store)
     atomic_write(out, render(summary, series, causes, running).encode())
     return out
 

@@ -175,20 +175,21 @@ def outcome_matrix(s: Series) -> str:
 
 
 @_styled
-def coverage_over_time(s: Series) -> str | None:
-    """None when the store has no coverage map (the page says so instead)."""
+def coverage_over_time(s: Series, lanes: int = 6) -> str | None:
+    """Passes and patterns reached, all lanes and the `lanes` lanes that reached most; None when
+    the store has no coverage map (the page says so instead)."""
     if s.coverage is None:
         return None
-    fig = _figure(7.0, 2.3)
+    fig = _figure(7.0, 2.6)
     ax = fig.subplots()
-    if not s.coverage:
+    if not len(s.coverage.get("all lanes", ())):
         _empty(ax, "no coverage recorded yet")
-    else:
-        xs = [0.0, *(_minutes(t) for t, _ in s.coverage), _minutes(s.total_seconds)]
-        ys = [0, *(n for _, n in s.coverage), s.coverage[-1][1]]
-        (line,) = ax.step(xs, ys, where="post", color="#17a589", linewidth=2)
-        line.set_gid("data-coverage")
-        ax.set_xlabel("active minutes")
-        ax.set_ylabel("passes and patterns reached")
-        ax.set_ylim(bottom=0)
+        return to_svg(fig, "coverage")
+    shown = dict(list(s.coverage.items())[: lanes + 1])
+    colors = {"all lanes": "#17a589"}
+    _steps(ax, shown, s.total_seconds, colors, "coverage")
+    for line in ax.get_lines()[1:]:
+        line.set_linewidth(1.0)
+    ax.set_ylabel("passes and patterns reached")
+    ax.legend(loc="upper left", frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0))
     return to_svg(fig, "coverage")

@@ -158,6 +158,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
             refresher.stop()
         progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
+        store.set_meta("stopped", reason)  # for `shapefuzz report` later
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)
         write_dashboard(store, summary=summary, issues=refresher.issues)

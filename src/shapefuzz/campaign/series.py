@@ -40,7 +40,7 @@ class Series:
     lanes: tuple[str, ...] = ()
     families: tuple[str, ...] = ()
     matrix: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (lane, family) -> outcome counts
-    coverage: tuple[tuple[float, int], ...] | None = None  # (seconds, distinct items reached); None: no map
+    coverage: dict[str, Step] | None = None  # items reached over time, per lane and "all lanes"; None: no map
 
 
 def build(store: CampaignStore, summary: Summary) -> Series:
@@ -49,13 +49,16 @@ def build(store: CampaignStore, summary: Summary) -> Series:
     series = Series(total, len(rows))
     by_triage: dict[str, list[float]] = collections.defaultdict(list)
     by_severity: dict[str, list[float]] = collections.defaultdict(list)
+    rank: dict[str, float] = {}
     for cause in summary.causes:
         by_triage[cause["triage"]].append(cause["first_seen"])
-        if cause.get("severity"):
-            by_severity[str(cause["severity"])].append(cause["first_seen"])
+        if cause.get("severity") and cause["triage"] == Triage.COMPILER_BUG.value:  # triage #17's field
+            name = str(cause["severity"])
+            by_severity[name].append(cause["first_seen"])
+            rank[name] = float(cause.get("severity_rank", 0) or 0)
     order = [t.value for t in Triage]
     series.causes_by_triage = {k: Step(tuple(sorted(by_triage[k]))) for k in sorted(by_triage, key=order.index)}
-    series.causes_by_severity = {k: Step(tuple(sorted(v))) for k, v in by_severity.items()}
+    series.causes_by_severity = {k: Step(tuple(sorted(by_severity[k]))) for k in sorted(by_severity, key=rank.get)}
     series.rate = _rate([c.finished for c in rows], total)
     check = summary.worker_seconds.get("check", 0.0)
     series.worker = {"check": max(0.0, check - summary.rehit_seconds), "re-hits": summary.rehit_seconds,
@@ -105,20 +108,29 @@ def _matrix(store: CampaignStore, rows: list, summary: Summary):
     return lanes, families, {k: dict(v) for k, v in cells.items()}
 
 
-def coverage_over_time(store: CampaignStore) -> tuple[tuple[float, int], ...] | None:
-    """Distinct coverage items (lane, pass, pattern) reached by each moment, from the store's
-    coverage map where this store has one (None where it has none)."""
+def coverage_over_time(store: CampaignStore) -> dict[str, Step] | None:
+    """Distinct coverage items (passes run, patterns applied) reached by each moment, per lane and
+    for all lanes together, from the store's coverage map (None where this store has none)."""
     try:
-        names = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        table = next((n for n in ("coverage", "coverage_map") if n in names), None)
-        if table is None:
+        columns = {r[1] for r in store.db.execute("PRAGMA table_info(coverage)")}
+        if not {"lane", "first_seen"} <= columns:
             return None
-        columns = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
-        since = next((c for c in ("first_seen", "since", "first_active", "first") if c in columns), None)
-        if since is None:
-            return None
-        times = sorted(float(r[0]) for r in store.db.execute(f"SELECT {since} FROM {table}") if r[0] is not None)
+        rows = [(str(lane), float(t)) for lane, t in store.db.execute("SELECT lane, first_seen FROM coverage")]
     except (sqlite3.Error, TypeError, ValueError):
         return None
-    return tuple((t, i) for i, t in enumerate(times, 1))
+    lanes: dict[str, list[float]] = collections.defaultdict(list)
+    for lane, t in rows:
+        lanes[lane].append(t)
+    out = {"all lanes": Step(tuple(sorted(t for _, t in rows)))}
+    for lane in sorted(lanes, key=lambda k: -len(lanes[k])):
+        out[lane] = Step(tuple(sorted(lanes[lane])))
+    return out
 
+
+def failing_passes(store: CampaignStore) -> dict[str, str]:
+    """The pass each bucket's compile failed in, where the store records it (the coverage work's
+    failing_passes table); empty where it does not."""
+    try:
+        return {str(b): str(p) for b, p in store.db.execute("SELECT bucket, pass FROM failing_passes")}
+    except sqlite3.Error:
+        return {}

@@ -29,7 +29,7 @@ def report(session: Session, campaign: str, as_html: bool, out: str | None, as_j
         raise click.UsageError("-o/--output goes with --html")
     store = CampaignStore(Path(campaign), create=False)
     try:
-        summary = summarize(store)
+        summary = summarize(store, store.get_meta("stopped") or "")
         if as_html:
             from shapefuzz.campaign.dashboard import write_dashboard
             from shapefuzz.campaign.issue_texts import IssueTexts
