@@ -153,7 +153,7 @@ def outcome_matrix(s: Series) -> str:
     axes = fig.subplots(1, len(shown), sharey=True, squeeze=False)[0]
     for ax, outcome in zip(axes, shown):
         grid = [[s.matrix.get((lane, family), {}).get(outcome, 0) for family in s.families] for lane in s.lanes]
-        top = max(1, max(max(row) for row in grid))
+        top = max(4, max(max(row) for row in grid))  # a cell of 1 stays pale next to nothing
         # vector cells (not an embedded bitmap): the page stays plain SVG
         mesh = ax.pcolormesh(grid, cmap=OUTCOME_CMAPS[outcome], vmin=0, vmax=top * 1.3, edgecolors="white",
                              linewidth=0.5)

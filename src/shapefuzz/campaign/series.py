@@ -70,18 +70,20 @@ def build(store: CampaignStore, summary: Summary) -> Series:
 
 
 def _rate(finished: list[float], total: float, bins: int = 30) -> tuple[tuple[float, float], ...]:
-    """Candidates per minute in equal slices of active time (at least a minute each)."""
+    """Candidates per minute in equal slices of active time (at least a minute each, once the
+    campaign is two minutes long); the remainder joins the last slice, so no short slice at the
+    end shows a spike."""
     if not finished or total <= 0:
         return ()
     width = max(60.0, total / bins) if total >= 120 else total / max(1, min(bins, len(finished)))
-    n = max(1, int(total / width + 0.999))
+    n = max(1, int(total / width + 1e-9))
     counts = [0] * n
     for t in finished:
         counts[min(n - 1, int(t / width))] += 1
     out = []
     for i, count in enumerate(counts):
-        span = min(width, total - i * width) or width  # the last slice may be shorter
-        out.append((i * width + span / 2, count / span * 60))
+        start, end = i * width, total if i == n - 1 else (i + 1) * width
+        out.append(((start + end) / 2, count / (end - start) * 60))
     return tuple(out)
 
 
