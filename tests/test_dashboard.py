@@ -6,7 +6,6 @@ campaign, and `gen --stats --heatmap`."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -145,6 +144,22 @@ def test_campaign_log_stays_plain_and_report_links_issue_text(campaign):
     assert "http://" not in page.replace('="http://www.w3.org/', "")  # only SVG's namespace names
 
 
+def _main(monkeypatch, capsys, cwd: Path, *argv: str) -> tuple[int, str, str]:
+    """The command line in this process (main(), as the console script runs it): exit status,
+    stdout, stderr."""
+    from shapefuzz.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["shapefuzz", *argv])
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        code = stop.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _fake_candidate(i: int, family: str = "conv") -> CandidateRow:
     return CandidateRow(f"k{i}", i, i, family, ("a",), ("llvm-cpu",), Verdict.PASS, {"llvm-cpu": ["ok", 0.5]},
                         "{}", 10, 0.4, 0.5, float(i))
@@ -159,7 +174,7 @@ def test_empty_campaign_renders_an_empty_dashboard(tmp_path):
     assert "No candidates yet" in page and "<svg" not in page and "No causes" in page
 
 
-def test_report_command_html_and_bad_input(tmp_path):
+def test_report_command_html_and_bad_input(tmp_path, monkeypatch, capsys):
     store = CampaignStore(tmp_path / "camp")
     session = store.start_session([])
     for i in range(5):
@@ -167,8 +182,8 @@ def test_report_command_html_and_bad_input(tmp_path):
     store.close()
     out = tmp_path / "elsewhere" / "dash.html"
     out.parent.mkdir()
-    done = _run("report", "camp", "--html", "-o", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    code, _, err = _main(monkeypatch, capsys, tmp_path, "report", "camp", "--html", "-o", str(out))
+    assert code == 0, err
     page = out.read_text()
     assert page.count("<svg") == 4 and "5</b>candidates" in page
     # A folder with no store, a store from a newer format, -o without --html: one line, exit 2.
@@ -181,9 +196,9 @@ def test_report_command_html_and_bad_input(tmp_path):
     db.close()
     for argv, says in ((["nothing", "--html"], "no campaign in"), (["newer", "--html"], "newer shapefuzz"),
                        (["camp", "-o", "x.html"], "goes with --html")):
-        bad = _run("report", *argv, cwd=tmp_path)
-        assert bad.returncode == 2 and says in bad.stderr, (argv, bad.stderr)
-        assert len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
+        code, _, err = _main(monkeypatch, capsys, tmp_path, "report", *argv)
+        assert code == 2 and says in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (newer / REPORT_HTML).exists()
 
 
@@ -210,22 +225,23 @@ def test_refresher_rewrites_only_when_candidates_were_added(tmp_path):
     assert "2</b>candidates" in (tmp_path / "camp" / REPORT_HTML).read_text()
 
 
-def test_refresh_interval_from_the_environment(tmp_path):
-    env = {**os.environ, "SHAPEFUZZ_HTML_EVERY": "soon"}
-    bad = subprocess.run([SHAPEFUZZ, "fuzz", "--count", "1", "--campaign", str(tmp_path / "c")], env=env,
-                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert bad.returncode == 2 and "SHAPEFUZZ_HTML_EVERY" in bad.stderr and "Traceback" not in bad.stderr
+def test_refresh_interval_from_the_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SHAPEFUZZ_HTML_EVERY", "soon")
+    code, _, err = _main(monkeypatch, capsys, tmp_path, "fuzz", "--count", "1", "--campaign", "c", "--plain")
+    assert code == 2 and "SHAPEFUZZ_HTML_EVERY" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "c").exists()  # checked before the campaign folder is touched
 
 
-def test_gen_stats_heatmap(tmp_path):
+def test_gen_stats_heatmap(tmp_path, monkeypatch, capsys):
     from PIL import Image
 
     out = tmp_path / "cov.png"
-    done = _run("gen", "--stats", "30", "--op", "one_hot", "--swarm", "--heatmap", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    code, _, err = _main(monkeypatch, capsys, tmp_path, "gen", "--stats", "30", "--op", "one_hot", "--swarm",
+                         "--heatmap", str(out))
+    assert code == 0, err
     image = Image.open(out)
     assert image.format == "PNG" and image.width > 300 and image.height > 300
     colors = image.convert("RGB").getcolors(maxcolors=1 << 20)
     assert colors is not None and len(colors) > 20  # a picture, not a blank canvas
-    bad = _run("gen", "--heatmap", str(out), "--op", "conv", cwd=tmp_path)
-    assert bad.returncode == 2 and "--heatmap goes with --stats" in bad.stderr
+    code, _, err = _main(monkeypatch, capsys, tmp_path, "gen", "--heatmap", str(out), "--op", "conv")
+    assert code == 2 and "--heatmap goes with --stats" in err

@@ -102,6 +102,7 @@ class Snapshot:
     count_left: int | None
     in_flight: int
     lanes: tuple[str, ...]
+    pool: str = ""  # what a cluster pool says of its nodes (empty for the local pool)
     jobs: int = 0  # worker processes (in_flight of them busy)
     count_limit: int | None = None  # the budget: candidates in the whole campaign
     seconds_limit: float | None = None  # the budget: active seconds in the whole campaign
@@ -158,12 +159,14 @@ class Engine:
         progress: Callable[[str, Any], None] = lambda kind, value: None,
         argv: list[str] | None = None,
         start_method: str = "spawn",
+        pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
     ) -> None:
         self.target, self.store = target, store
         self.groups, self.seed, self.jobs, self.limits = groups, seed, jobs, limits
         self.confirm_enabled, self.shrink_enabled, self.draws = confirm, shrink, max(1, draws)
         self.set_aside_after, self.progress = set_aside_after, progress
         self.start_method = start_method
+        self.pool_factory, self.pool = pool_factory, None
         self.reference = reference if reference in lanes else (lanes[0] if lanes else None)
         self.lanes_per_candidate = lanes_per_candidate
         self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
@@ -401,7 +404,10 @@ class Engine:
         final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
         if self.budget_spent() and not self.confirm_queue and not final:
             return "budget already spent"
-        pool = WorkerPool(self.target, self.jobs, self.start_method)
+        if self.pool_factory is not None:
+            pool = self.pool = self.pool_factory(self.target, self.jobs)
+        else:
+            pool = self.pool = WorkerPool(self.target, self.jobs, self.start_method)
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         reason = "budget spent"
         try:
@@ -717,7 +723,8 @@ class Engine:
             causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
-            newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest))
+            newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
+            pool=self.pool.status() if hasattr(self.pool, "status") else "")
 
     def _tick(self) -> None:
         now = time.monotonic()

@@ -220,6 +220,12 @@ class IreeTarget:
         """(smaller text, corpus entry) once the shrunk reproducer is confirmed and saved (it
         replaces the entry's reproducer, being smaller), else None. lanes: (backend, signature,
         seconds allowed)."""
+        result = self.shrink_only(candidate, lanes)
+        return None if result is None else self.save_shrunk(result)
+
+    def shrink_only(self, candidate: Candidate, lanes: tuple[str, ...]):
+        """The shrink without the corpus write (a cluster node returns this to the head): its
+        `ShrinkResult`, or None when the candidate did not reproduce in isolation."""
         import tempfile
 
         from shapefuzz.errors import ShapefuzzError
@@ -233,13 +239,21 @@ class IreeTarget:
                 result = shrink_file(
                     path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
                     signature_text=signature_text, backend=backend, time_limit=seconds,
-                    compile_timeout=self.budget.compile.timeout, corpus=str(self.corpus_dir),
+                    compile_timeout=self.budget.compile.timeout,
                 )
             except ShapefuzzError:
                 return None  # did not reproduce in isolation (say, needs the campaign's input seed)
-        if not result.confirmed or result.minimized == candidate.text:
+        return result
+
+    def save_shrunk(self, result) -> tuple[str, str | None] | None:
+        """A shrink's result into the corpus (with what turned up while shrinking); (smaller
+        text, corpus entry) when the smaller reproducer was confirmed, else None."""
+        from shapefuzz.shrink.run import save_to_corpus
+
+        saved = save_to_corpus(str(self.corpus_dir), result, self.toolchain)
+        if not result.confirmed or result.minimized == result.original:
             return None
-        return result.minimized, (result.saved[0] if result.saved else None)
+        return result.minimized, (saved[0] if saved else None)
 
 
 def every_run_mismatches(outcome: Outcome, probe) -> list[str]:

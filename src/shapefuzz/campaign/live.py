@@ -97,6 +97,8 @@ class CampaignView(_View):
         grid.add_row("budget", line)
         grid.add_row("candidates", Text(f"{s.done} ({s.session_done} this session)  {s.rate_per_min:.1f}/min  "
                                         f"workers {s.in_flight}/{s.jobs or '?'} busy  lanes {len(s.lanes)}"))
+        if s.pool:
+            grid.add_row("cluster", Text(s.pool))
         causes = Text(f"{s.causes}")
         for verdict, n in sorted(s.by_triage.items(), key=lambda kv: list(TRIAGE_STYLES).index(kv[0])
                                  if kv[0] in TRIAGE_STYLES else 99):

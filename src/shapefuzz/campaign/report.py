@@ -54,6 +54,7 @@ class Summary:
     causes: list[dict[str, Any]] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -85,6 +86,7 @@ class Summary:
             "families": {k: v.to_json() for k, v in self.families.items()},
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
+            **({"nodes": self.nodes} if self.nodes else {}),
         }
 
 
@@ -231,6 +233,7 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     if shares(s):
         lines.append(shares(s))
+    lines += node_lines(s)
     for title, rows in (("family", s.families), ("backend", s.backends)):
         table = _table(title, rows)
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -255,6 +258,13 @@ def text_lines(s: Summary) -> list[str]:
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
     return lines
+
+
+def node_lines(s: Summary) -> list[str]:
+    """A cluster campaign's nodes: what each checked, and how fast."""
+    return [f"node {n['node']}: refused: {n['refused']}" if n.get("refused") else
+            f"node {n['node']}{'' if n['alive'] else ' (left)'}: {n['checks']} candidates, {n['tasks']} tasks, "
+            f"{n['per_minute']:.1f}/min" for n in s.nodes]
 
 
 def headline(s: Summary) -> str:
@@ -285,6 +295,7 @@ def markdown(s: Summary) -> str:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: `{backend}`: {why}")
+    out += [f"- {line}" for line in node_lines(s)]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
         table = _table(title.split()[1], rows)
         out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
