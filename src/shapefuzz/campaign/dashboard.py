@@ -128,7 +128,6 @@ def render(summary: Summary, series: Series, causes: list[dict[str, Any]], runni
         active=format_duration(summary.active_seconds),
         updated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         verdicts=", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())),
-        has_severity=any(c["severity"] for c in causes),
     )
 
 
