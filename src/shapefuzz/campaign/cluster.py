@@ -30,7 +30,7 @@ def import_ray():
         import ray
     except ImportError:
         raise UsageError(f"--cluster needs Ray, which is not installed: pip install 'shapefuzz[ray]' "
-                         f"(ray=={RAY_VERSION})") from None
+                         f"(ray[client]=={RAY_VERSION})") from None
     return ray
 
 
@@ -64,6 +64,9 @@ def connect(address: str) -> bool:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True, namespace="shapefuzz")
     except (ConnectionError, RuntimeError, ValueError) as error:
+        if address == "auto" and isinstance(error, ConnectionError):
+            raise UsageError("--cluster auto: no running Ray cluster on this machine; start one with "
+                             "`ray start --head`, or give the head's HOST:PORT") from None
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise UsageError(f"--cluster {address}: cannot connect to a Ray cluster "
                          f"({(lines[0] if lines else type(error).__name__)[:200]})") from None
