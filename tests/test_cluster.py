@@ -68,6 +68,16 @@ def test_cluster_that_cannot_take_the_campaign_is_one_line():
     _cluster(("a", HEAD, "")).check_usable("auto", "llvm-cpu")
 
 
+def test_jobs_beyond_the_cpus_share_them():
+    from shapefuzz.campaign.raypool import RayPool
+
+    pool = RayPool.__new__(RayPool)
+    pool.cluster = _cluster(("a", HEAD, ""), ("b", HEAD, ""))  # 4 CPUs
+    for jobs, share in ((1, 1.0), (4, 1.0), (5, 0.5), (12, 0.3333)):
+        pool.jobs = jobs
+        assert pool.cpus_per_task() == share
+
+
 def _toolchain_stub():
     from shapefuzz.toolchain import Toolchain
 
@@ -332,3 +342,4 @@ def test_backends_per_node_and_bad_address(cluster, has_vulkan, tmp_path):
                           "--campaign", str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
     _one_line_exit_2(bad, "--cluster 127.0.0.1:9: no Ray cluster answers there")
     assert not (tmp_path / "c").exists()
+

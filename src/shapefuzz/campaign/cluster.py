@@ -141,6 +141,8 @@ class Cluster:
         ray = import_ray()
         alive = {n["NodeID"]: n for n in ray.nodes() if n.get("Alive")}
         refs = {self._probe_ref(node_id): node_id for node_id in alive}
+        if not refs:
+            return
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
         for ref in ready:
             self._admit(_get_report(ray, ref, refs[ref]), alive[refs[ref]])
