@@ -323,6 +323,7 @@ def _running_tasks() -> set[int]:
 
 
 @pytest.mark.ray
+@pytest.mark.iree
 def test_backends_per_node_and_bad_address(cluster, has_vulkan, tmp_path):
     from click.testing import CliRunner
 
