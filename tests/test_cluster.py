@@ -45,16 +45,22 @@ def _cluster(*nodes: tuple[str, ToolchainProbe | None, str]) -> Cluster:
 # --- without Ray ----------------------------------------------------------------------------------
 def test_lanes_go_where_they_execute():
     gpu = replace(HEAD, devices=HEAD.devices + ("cuda://GPU-0",), cuda_runs=("sm_80",))
-    cluster = _cluster(("a", HEAD, ""), ("g", gpu, ""), ("old", replace(HEAD, version="3.12.0"), ""))
+    amd = replace(HEAD, compile_flags=HEAD.compile_flags | {"--iree-rocm-target"},
+                  devices=HEAD.devices + ("hip://GPU-0",), hip_runs=("gfx942",))
+    cluster = _cluster(("a", HEAD, ""), ("g", gpu, ""), ("old", replace(HEAD, version="3.12.0"), ""), ("m", amd, ""))
+    cluster.head = replace(HEAD, compile_flags=amd.compile_flags)
     assert cluster.nodes["old"].refused.startswith("IREE 3.12.0 there")
-    assert cluster.placement(("llvm-cpu", "vmvx")) == ["a", "g"]  # executes everywhere: anywhere
+    assert cluster.placement(("llvm-cpu", "vmvx")) == ["a", "g", "m"]  # executes everywhere: anywhere
     assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["g"]  # executes on g only
-    assert cluster.placement(("llvm-cpu", "rocm-gfx942")) == ["a", "g"]  # compile-only: anywhere
-    assert cluster.cpus == 4  # the refused node's CPUs are not counted
+    assert cluster.placement(("llvm-cpu", "rocm-gfx942")) == ["m"]  # m's HIP device ran gfx942 code
+    assert cluster.placement(("llvm-cpu", "rocm-gfx90a")) == ["a", "g", "m"]  # compile-only: anywhere
+    assert cluster.placement(("cuda-sm80", "rocm-gfx942")) == ["g"]  # no node has both: the first of the rarest
+    assert cluster.cpus == 6  # the refused node's CPUs are not counted
     merged = cluster.toolchain(_toolchain_stub()).probe
-    assert "cuda://GPU-0" in merged.devices and merged.cuda_runs == ("sm_80",)
+    assert {"cuda://GPU-0", "hip://GPU-0"} <= set(merged.devices) and merged.cuda_runs == ("sm_80",)
+    assert merged.hip_runs == ("gfx942",) and merged.version == HEAD.version
     cluster.nodes["g"].alive = False  # the GPU node died: its lanes compile anywhere rather than wait
-    assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["a"]
+    assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["a", "m"]
 
 
 def test_cluster_that_cannot_take_the_campaign_is_one_line():

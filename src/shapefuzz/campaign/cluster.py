@@ -13,7 +13,7 @@ import functools
 import logging
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from shapefuzz.campaign.node import NodeReport, ToolchainSpec, probe_node
@@ -111,13 +111,16 @@ class ClusterToolchain(Toolchain):
 
 
 def merged_probe(head: ToolchainProbe, probes: list[ToolchainProbe]) -> ToolchainProbe:
-    devices = tuple(dict.fromkeys(d for p in [head, *probes] for d in p.devices))
+    """What the cluster can do: the head's compiler, every node's devices and GPU trials."""
+    every = [head, *probes]
     cuda = [p for p in probes if p.cuda_runs or p.cuda_note]
-    return ToolchainProbe(
-        head.version, head.release, head.compile_flags, devices, head.llvmpipe_target, head.passes,
-        next((p.cuda_arch for p in cuda if p.cuda_arch), head.cuda_arch),
-        tuple(dict.fromkeys(t for p in [head, *probes] for t in p.cuda_runs)),
-        "; ".join(dict.fromkeys(p.cuda_note for p in cuda)) or head.cuda_note)
+    return replace(
+        head, devices=tuple(dict.fromkeys(d for p in every for d in p.devices)),
+        cuda_arch=next((p.cuda_arch for p in cuda if p.cuda_arch), head.cuda_arch),
+        cuda_runs=tuple(dict.fromkeys(t for p in every for t in p.cuda_runs)),
+        cuda_note="; ".join(dict.fromkeys(p.cuda_note for p in cuda)) or head.cuda_note,
+        hip_runs=tuple(dict.fromkeys(t for p in every for t in p.hip_runs)),
+        hip_note="; ".join(dict.fromkeys(p.hip_note for p in every if p.hip_note)))
 
 
 @dataclass
@@ -256,7 +259,7 @@ def describe_nodes(cluster: Cluster) -> list[dict[str, Any]]:
             probe = node.probe
             row.update({
                 "toolchain": node.report.source, "version": probe.version, "devices": list(probe.devices),
-                "cuda": probe.cuda_note or None,
+                "cuda": probe.cuda_note or None, "hip": probe.hip_note or None,
                 "executes": [n for n, b in BACKENDS.items() if b.executes(probe)],
                 "compile_only": [n for n, b in BACKENDS.items() if b.compiles(probe) and not b.executes(probe)],
                 "unavailable": [n for n, b in BACKENDS.items() if not b.compiles(probe)],
