@@ -7,7 +7,9 @@
    store, buckets, causes, triage, corpus saves) from a fast fake target whose checks cost
    nothing, with no Ray at all. This bounds how many nodes one head serves (goal: at least
    5,000/min, 100 nodes at 50/min each). Two figures: with the real Hypothesis draws the head
-   makes, and with draws that cost nothing (what the store and bookkeeping alone allow).
+   makes, and with draws that cost nothing (what the store and bookkeeping alone allow); each
+   per minute of the head's own CPU time (what one free core gives; other load does not count)
+   and per minute of wall time on the machine as it is.
 
     .venv/bin/python bench/bench_cluster.py                       # both, --count 40 --jobs 2
     .venv/bin/python bench/bench_cluster.py --skip-pools --capacity 5000
@@ -149,16 +151,17 @@ def capacity(toolchain, count: int, work: Path, free_draws: bool) -> dict[str, A
     groups = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
     engine = Engine(target, store, groups, lanes, 1, 64, Limits(count=count), reference=REFERENCE_BACKEND,
                     lanes_per_candidate=2, pool_factory=InlinePool)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     engine.run()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     store.close()
     buckets = len(engine.buckets)
     entries = sum(1 for p in (folder / "corpus").iterdir() if p.is_dir()) if (folder / "corpus").exists() else 0
-    per_min = engine.stats.session_done / seconds * 60
+    per_min, per_cpu_min = engine.stats.session_done / seconds * 60, engine.stats.session_done / cpu * 60
     return {"results": engine.stats.session_done, "seconds": round(seconds, 1), "per_minute": round(per_min),
+            "cpu_seconds": round(cpu, 1), "per_cpu_minute": round(per_cpu_min),
             "buckets": buckets, "causes": len(engine.causes.members()), "corpus_entries": entries,
-            "nodes_at_50_per_min": int(per_min // 50)}
+            "nodes_at_50_per_min": int(per_cpu_min // 50)}
 
 
 def main() -> None:
@@ -182,10 +185,12 @@ def main() -> None:
         for free in (False, True):
             figure = capacity(toolchain, args.capacity, work, free)
             out["capacity_free_draws" if free else "capacity"] = figure
-            print(f"head capacity ({'draws that cost nothing' if free else 'real draws'}): {figure['per_minute']} "
-                  f"results/min ({figure['results']} in {figure['seconds']}s; {figure['buckets']} buckets, "
-                  f"{figure['causes']} causes, {figure['corpus_entries']} corpus entries) = "
-                  f"{figure['nodes_at_50_per_min']} nodes at 50/min", flush=True)
+            print(f"head capacity ({'draws that cost nothing' if free else 'real draws'}): "
+                  f"{figure['per_cpu_minute']} results per minute of the head's CPU time, {figure['per_minute']} per "
+                  f"minute of wall time on this machine's load ({figure['results']} in {figure['seconds']}s, "
+                  f"{figure['cpu_seconds']}s CPU; {figure['buckets']} buckets, {figure['causes']} causes, "
+                  f"{figure['corpus_entries']} corpus entries) = {figure['nodes_at_50_per_min']} nodes at 50/min",
+                  flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if "pools" in out:

@@ -51,6 +51,17 @@ def _reachable(address: str) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=5.0).close()
     except OSError as error:
         raise UsageError(f"--cluster {address}: no Ray cluster answers there ({error.strerror or error})") from None
+    try:  # Ray speaks gRPC there; anything else would keep ray.init retrying for minutes
+        import grpc
+    except ImportError:
+        return
+    channel = grpc.insecure_channel(hostport)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=10.0)
+    except grpc.FutureTimeoutError:
+        raise UsageError(f"--cluster {address}: something answers there, but not a Ray cluster") from None
+    finally:
+        channel.close()
 
 
 def connect(address: str) -> bool:
