@@ -219,7 +219,7 @@ class CoverageSteering:
         """A neighbour of a frontier candidate (a small change of its parameters), as the draw
         for `index`, or None (not this time, no frontier, or nothing new nearby)."""
         target = self.engine.target
-        if not self.steers or not hasattr(target, "neighbour"):
+        if not self.steers or not hasattr(target, "neighbour") or self.engine.large_round(index):
             return None
         rng = self._rng("neighbour", index)
         if not self.book.wants_neighbour(rng):
