@@ -9,6 +9,7 @@ import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Callable, Collection, Sequence
 
@@ -23,6 +24,7 @@ from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
 from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
+from shapefuzz.onnx_judge import DISAGREE, SecondOpinion
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 
@@ -38,6 +40,14 @@ class Expectation:
     # What computed the reference (the op family), part of a mismatch's signature: wrong numbers
     # have no error text, and a wrong scatter and a wrong conv on one backend are different bugs.
     label: str = ""
+    # ONNX's reference on the same inputs, where ONNX can write the case (onnx_judge): when it
+    # disagrees with `expected`, no backend's numbers are judged a compiler bug. Asked only once
+    # some backend ran the module (`second`): a compile-only check never pays for it.
+    judge: Callable[[], SecondOpinion | None] | None = None
+
+    @cached_property
+    def second(self) -> SecondOpinion | None:
+        return self.judge() if self.judge is not None else None
 
 
 def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
@@ -173,6 +183,18 @@ def _judge(
 ) -> tuple[dict[str, BackendResult], list[str]]:
     notes: list[str] = []
     compare = expectation.compare or default_compare
+    second = expectation.second
+    if expectation.expected is not None and second is not None and second.disagreement:
+        # Our two references differ: whatever a backend gives, the fault to look at is ours.
+        for name, actual in outputs.items():
+            mismatch = compare(expectation.expected, actual)
+            which = "matches the NumPy reference" if mismatch is None else f"differs from the NumPy reference ({mismatch.detail})"
+            sig = signature_for(name, Stage.COMPARE, Status.MISMATCH, None,
+                                f"{DISAGREE} in {expectation.label}" if expectation.label else DISAGREE)
+            results[name] = replace(results[name], stage=Stage.COMPARE, status=Status.MISMATCH, signature=sig,
+                                    detail=f"{second.disagreement}; {name} {which}"[:4000])
+        notes.append(second.disagreement[:2000])
+        return results, notes
     if expectation.expected is not None:
         for name, actual in outputs.items():
             mismatch = compare(expectation.expected, actual)
@@ -285,7 +307,16 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     # A torch spelling's wrong numbers are its own bucket: a frontend-only bug is named as such.
     spelling = params.get("frontend", "linalg")
     label = case.family if spelling == "linalg" else f"{case.family} via {spelling}"
-    return Expectation(inputs, expected, compare, label=label)
+    return Expectation(inputs, expected, compare, label=label, judge=lambda: _second_opinion(case, inputs, expected))
+
+
+def _second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> SecondOpinion | None:
+    from shapefuzz.onnx_judge import second_opinion
+
+    try:
+        return second_opinion(case, inputs, expected)
+    except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
+        return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
 
 
 def check_case(

@@ -110,6 +110,7 @@ class Snapshot:
     count_left: int | None
     in_flight: int
     lanes: tuple[str, ...]
+    pool: str = ""  # what a cluster pool says of its nodes (empty for the local pool)
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
@@ -162,12 +163,14 @@ class Engine:
         progress: Callable[[str, Any], None] = lambda kind, value: None,
         argv: list[str] | None = None,
         start_method: str = "spawn",
+        pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
     ) -> None:
         self.target, self.store = target, store
         self.groups, self.seed, self.jobs, self.limits = groups, seed, jobs, limits
         self.confirm_enabled, self.shrink_enabled, self.draws = confirm, shrink, max(1, draws)
         self.set_aside_after, self.progress = set_aside_after, progress
         self.start_method = start_method
+        self.pool_factory, self.pool = pool_factory, None
         self.reference = reference if reference in lanes else (lanes[0] if lanes else None)
         self.lanes_per_candidate = lanes_per_candidate
         self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
@@ -412,7 +415,10 @@ class Engine:
         final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
         if self.budget_spent() and not self.confirm_queue and not final:
             return "budget already spent"
-        pool = WorkerPool(self.target, self.jobs, self.start_method)
+        if self.pool_factory is not None:
+            pool = self.pool = self.pool_factory(self.target, self.jobs)
+        else:
+            pool = self.pool = WorkerPool(self.target, self.jobs, self.start_method)
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         reason = "budget spent"
         try:
@@ -725,7 +731,8 @@ class Engine:
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             causes=len(causes), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
-            left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes)
+            left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
+            pool=self.pool.status() if hasattr(self.pool, "status") else "")
 
     def _tick(self) -> None:
         now = time.monotonic()

@@ -178,9 +178,12 @@ class IreeTarget:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
         from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+        from shapefuzz.onnx_judge import DISAGREE
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.fields.get("stage", ""), failure.fields.get("status", "")
+        if status == "mismatch" and failure.fields.get("message", "").startswith(DISAGREE):
+            return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
@@ -255,10 +258,12 @@ class IreeTarget:
 
         limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
         before = tool_seconds()
+        expectation = self._expectation(candidate)
         report = check_module(candidate.text, [lane for lane in lanes if lane not in limited],
-                              self._expectation(candidate), self.toolchain, budget, confirm=False,
+                              expectation, self.toolchain, budget, confirm=False,
                               instrument=candidate.instrument)
         outcome = outcome_of(report, tool_seconds() - before)
+        outcome = with_judge(outcome, expectation, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome
         statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
@@ -268,6 +273,12 @@ class IreeTarget:
         """(smaller text, corpus entry) once the shrunk reproducer is confirmed and saved (it
         replaces the entry's reproducer, being smaller), else None. lanes: (backend, signature,
         seconds allowed)."""
+        result = self.shrink_only(candidate, lanes)
+        return None if result is None else self.save_shrunk(result)
+
+    def shrink_only(self, candidate: Candidate, lanes: tuple[str, ...]):
+        """The shrink without the corpus write (a cluster node returns this to the head): its
+        `ShrinkResult`, or None when the candidate did not reproduce in isolation."""
         import tempfile
 
         from shapefuzz.errors import ShapefuzzError
@@ -281,13 +292,21 @@ class IreeTarget:
                 result = shrink_file(
                     path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
                     signature_text=signature_text, backend=backend, time_limit=seconds,
-                    compile_timeout=self.budget.compile.timeout, corpus=str(self.corpus_dir),
+                    compile_timeout=self.budget.compile.timeout,
                 )
             except ShapefuzzError:
                 return None  # did not reproduce in isolation (say, needs the campaign's input seed)
-        if not result.confirmed or result.minimized == candidate.text:
+        return result
+
+    def save_shrunk(self, result) -> tuple[str, str | None] | None:
+        """A shrink's result into the corpus (with what turned up while shrinking); (smaller
+        text, corpus entry) when the smaller reproducer was confirmed, else None."""
+        from shapefuzz.shrink.run import save_to_corpus
+
+        saved = save_to_corpus(str(self.corpus_dir), result, self.toolchain)
+        if not result.confirmed or result.minimized == result.original:
             return None
-        return result.minimized, (result.saved[0] if result.saved else None)
+        return result.minimized, (saved[0] if saved else None)
 
 
 def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
@@ -298,6 +317,22 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
     wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
+
+
+def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
+    """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
+    report count how often it ran and disagreed; only where some lane executed the candidate."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != "unsupported"
+                   for lane in outcome.lanes)
+    if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
+        return outcome
+    second = expectation.second
+    if second is None:
+        return outcome
+    return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

@@ -55,6 +55,7 @@ class Summary:
     causes: list[dict[str, Any]] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
 
     @property
@@ -87,6 +88,7 @@ class Summary:
             "families": {k: v.to_json() for k, v in self.families.items()},
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
+            **({"nodes": self.nodes} if self.nodes else {}),
             "coverage": self.coverage,
         }
 
@@ -236,6 +238,9 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     if shares(s):
         lines.append(shares(s))
+    lines += node_lines(s)
+    if judge_line(s):
+        lines.append(judge_line(s))
     for title, rows in (("family", s.families), ("backend", s.backends)):
         table = _table(title, rows)
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -282,12 +287,30 @@ def coverage_lines(c: dict[str, Any]) -> list[str]:
     return lines
 
 
+def node_lines(s: Summary) -> list[str]:
+    """A cluster campaign's nodes: what each checked, and how fast."""
+    return [f"node {n['node']}: refused: {n['refused']}" if n.get("refused") else
+            f"node {n['node']}{'' if n['alive'] else ' (left)'}: {n['checks']} candidates, {n['tasks']} tasks, "
+            f"{n['per_minute']:.1f}/min" for n in s.nodes]
+
+
 def headline(s: Summary) -> str:
     """Only compiler bugs count as findings; the rest are listed apart."""
     apart = ", ".join(f"{n} {t}" for t, n in sorted(s.set_apart.items()))
     return (f"findings: {len(s.findings)} compiler-bug cause(s)"
             + (f" ({len(s.new_findings)} new)" if s.sessions > 1 else "")
             + f"; {len(s.causes)} cause(s) in {len(s.buckets)} bucket(s)" + (f"; set apart: {apart}" if apart else ""))
+
+
+def judge_line(s: Summary) -> str:
+    """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    row = s.backends.get(JUDGE_LANE)
+    if row is None:
+        return ""
+    return (f"second judge (onnx.reference): {row.cases - row.unsupported} candidate(s) judged, {row.failures} "
+            f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
 
 
 def shares(s: Summary) -> str:
@@ -306,10 +329,13 @@ def markdown(s: Summary) -> str:
            f"- {headline(s)}"]
     if shares(s):
         out.append(f"- {shares(s)}")
+    if judge_line(s):
+        out.append(f"- {judge_line(s)}")
     if s.task_seconds:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: `{backend}`: {why}")
+    out += [f"- {line}" for line in node_lines(s)]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
         table = _table(title.split()[1], rows)
         out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]

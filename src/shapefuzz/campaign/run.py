@@ -53,6 +53,9 @@ class FuzzRequest:
     explore: float | None = None
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
+    cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT)
+    iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
+    iree_version: str | None = None
     coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
     coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
 
@@ -67,9 +70,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seconds = parse_duration(req.time) if req.time is not None else None
     if req.count is not None and req.count < 1:
         raise UsageError(f"--count {req.count}: give at least 1")
+    if req.cluster is not None and not req.cluster.strip():
+        raise UsageError("--cluster: give 'auto', HOST:PORT or ray://HOST:PORT")
     if req.jobs is not None and req.jobs < 1:
         raise UsageError(f"--jobs {req.jobs}: give at least 1")
-    if req.jobs is not None and req.jobs > MAX_JOBS:
+    if req.jobs is not None and req.jobs > MAX_JOBS and not req.cluster:
         raise UsageError(f"--jobs {req.jobs}: at most {MAX_JOBS} (each job is a worker process)")
     if req.time is None and req.count is None and stored:
         seconds, count = stored.get("seconds"), stored.get("count")
@@ -109,11 +114,32 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    progress = progress or Progress()
+    cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
+    try:
+        if cluster is not None:
+            toolchain = cluster.toolchain
+        return _run(req, toolchain, progress, start_method, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
+    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.campaign.clusterrun import start_cluster, toolchain_spec
+
+    return start_cluster(req.cluster, toolchain_spec(req.iree_bin, req.iree_version), toolchain,
+                         REFERENCE_BACKEND, lambda line: progress("message", line))
+
+
+def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     store = CampaignStore(folder)
     try:
         config = build_config(req, _stored_config(store))
-        progress = progress or Progress()
+        if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
+            config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)
         for line in warnings:
             progress("message", line)
@@ -147,7 +173,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                         coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
-                        large_every=LARGE_EVERY)
+                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
@@ -158,6 +184,8 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                               "intact; run the same command again to resume once there is room") from None
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
+        if cluster is not None:
+            summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         write_report(summary, folder)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.corpus import rebuild_index
