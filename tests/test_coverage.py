@@ -20,6 +20,7 @@ import pytest
 
 from shapefuzz.campaign.coverage import CoverageKnobs, coverage_rows, coverage_summary, failing_passes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.values import Triage, Verdict
 from shapefuzz.coverage.actionlog import (
@@ -268,6 +269,10 @@ def test_the_coverage_map_survives_resume(tmp_path):
     assert all(later[k] >= v for k, v in counts.items()) and sum(later.values()) > sum(counts.values())
     summary = coverage_summary(again.store, {"rare stuff": ("Rare",), "never": ("NoSuchPass",)})
     assert "never" in summary["never_reached"] and "rare stuff" not in summary["never_reached"]
+    report = summarize(again.store)  # the campaign report shows it, and each bucket's failing pass
+    text, md = "\n".join(text_lines(report)), markdown(report)
+    assert "compiler coverage:" in text and "## Compiler coverage" in md and "failing pass: FailPass" in text
+    assert json.loads(json_text(report))["coverage"]["instrumented"]
 
 
 def test_an_old_store_gains_the_coverage_tables(tmp_path):
