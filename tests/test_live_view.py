@@ -72,3 +72,43 @@ def test_live_view_in_a_terminal(tmp_path):
     plain = _screens(name + "-plain", f"{fuzz} --count 3 --plain", tmp_path)
     assert not any(BAR in s or "ETA" in s for s in plain), plain[-1]
     assert "resuming after 3 candidates" in plain[-1] and "3 candidates in" in plain[-1], plain[-1]
+
+
+def _drawn(renderable) -> str:
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=110, color_system=None).print(renderable)
+    return out.getvalue()
+
+
+def test_views_draw_the_time_budget_and_the_shrink_state():
+    """The frames themselves (no compiler): a time budget's bar and ETA, causes by verdict in
+    the verdicts' order; a shrink's time budget, steps and sizes before and now."""
+    import io
+
+    from shapefuzz.campaign.engine import Snapshot
+    from shapefuzz.campaign.live import CampaignView, ShrinkView
+    from shapefuzz.shrink.engine import Accepted
+    from shapefuzz.shrink.measure import measure
+
+    view = CampaignView("camp", stream=io.StringIO())
+    view("tick", Snapshot(done=40, session_done=10, rate_per_min=12.0, buckets=5, causes=4, findings=2, flaky=1,
+                          newest="", active=600.0, left=1200.0, count_left=None, in_flight=2, lanes=("a", "b"),
+                          jobs=2, seconds_limit=1800.0, by_triage={"target limit": 1, "compiler bug": 2, "ours": 1},
+                          newest_causes=("cause-1 (compiler bug) a/compile/error: x",)))
+    frame = _drawn(view.render())
+    view.close()
+    assert "10m00s / 30m00s" in frame and "ETA 20m00s" in frame and "12.0/min" in frame and "workers 2/2 busy" in frame
+    assert frame.index("compiler bug 2") < frame.index("target limit 1") < frame.index("ours 1")
+    assert "buckets 5 (+1 flaky)" in frame and "cause-1 (compiler bug)" in frame
+
+    text = "func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n  return %a : tensor<4x4xf32>\n}\n"
+    shrink = ShrinkView("big.mlir", text * 3, 600.0, stream=io.StringIO())
+    shrink.step(Accepted("drop_ops", 1.0, text), measure(text))
+    frame = _drawn(shrink.render())
+    shrink.close()
+    assert "big.mlir" in frame and "/ 10m00s" in frame and "1 accepted, last by drop_ops" in frame
+    assert f"lines {measure(text * 3).lines} -> {measure(text).lines}" in frame
