@@ -23,7 +23,8 @@ def _tmux(*argv: str) -> str:
 
 
 def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> list[str]:
-    """Every distinct screen of `command` run in a 110x30 terminal until it exits."""
+    """Every distinct screen (and what scrolled off it) of `command` run in a 110x30 terminal
+    until it exits."""
     done = cwd / f"{session}.done"
     shell = f"cd {cwd} && {command}; echo $? > {done}; sleep 60"
     _tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "30", "-e", "TERM=xterm-256color", shell)
@@ -31,11 +32,11 @@ def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> lis
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            screen = _tmux("capture-pane", "-p", "-t", session)
+            screen = _tmux("capture-pane", "-p", "-S", "-300", "-t", session)  # with what scrolled off
             if not screens or screen != screens[-1]:
                 screens.append(screen)
             if done.exists():
-                screens.append(_tmux("capture-pane", "-p", "-t", session))
+                screens.append(_tmux("capture-pane", "-p", "-S", "-300", "-t", session))
                 break
             time.sleep(0.2)
     finally:
@@ -49,7 +50,8 @@ def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> lis
 @pytest.mark.skipif(TMUX is None, reason="tmux is not installed (scripts/bootstrap.sh installs it when run as root)")
 def test_live_view_in_a_terminal(tmp_path):
     name = f"sfz-live-{os.getpid()}"
-    fuzz = (f"{SHAPEFUZZ} fuzz --ops topk --backends llvm-cpu --jobs 2 --seed 0 --no-shrink "
+    # seed 4: the first candidate hits a compiler bug (see test_dashboard's campaign)
+    fuzz = (f"{SHAPEFUZZ} fuzz --ops topk --backends llvm-cpu --jobs 2 --seed 4 --no-shrink "
             "--campaign camp --corpus corpus")
     screens = _screens(name, f"{fuzz} --count 3", tmp_path)
     running = [s for s in screens if "budget" in s and "campaign camp: budget spent" not in s]
