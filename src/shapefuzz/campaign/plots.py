@@ -175,21 +175,19 @@ def outcome_matrix(s: Series) -> str:
 
 
 @_styled
-def coverage_over_time(s: Series, lanes: int = 6) -> str | None:
-    """Passes and patterns reached, all lanes and the `lanes` lanes that reached most; None when
-    the store has no coverage map (the page says so instead)."""
+def coverage_over_time(s: Series, top: int = 6) -> str | None:
+    """Passes and patterns reached over time, by lane and by family (all of them, and the `top`
+    that reached most); None when nothing was instrumented (the page says so instead)."""
     if s.coverage is None:
         return None
-    fig = _figure(7.0, 2.6)
-    ax = fig.subplots()
-    if not len(s.coverage.get("all lanes", ())):
-        _empty(ax, "no coverage recorded yet")
-        return to_svg(fig, "coverage")
-    shown = dict(list(s.coverage.items())[: lanes + 1])
-    colors = {"all lanes": "#17a589"}
-    _steps(ax, shown, s.total_seconds, colors, "coverage")
-    for line in ax.get_lines()[1:]:
-        line.set_linewidth(1.0)
-    ax.set_ylabel("passes and patterns reached")
-    ax.legend(loc="upper left", frameon=False, fontsize=7, bbox_to_anchor=(1.0, 1.0))
+    fig = _figure(10.0, 2.8)
+    axes = fig.subplots(1, 2, sharey=True)
+    for ax, (what, steps) in zip(axes, s.coverage.items()):
+        shown = dict(list(steps.items())[: top + 1])
+        _steps(ax, shown, s.total_seconds, {"all": "#17a589"}, f"coverage-{what}")
+        for line in ax.get_lines()[1:]:
+            line.set_linewidth(1.0)
+        ax.set_title(f"by {what}", fontsize=9)
+        ax.legend(loc="upper left", frameon=False, fontsize=7)
+    axes[0].set_ylabel("passes and patterns reached")
     return to_svg(fig, "coverage")

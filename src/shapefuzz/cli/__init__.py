@@ -28,7 +28,8 @@ def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> N
 
 
 for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fuzz,
-                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite, report.report):
+                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite,
+                 report.report):
     cli.add_command(_command)
 
 
