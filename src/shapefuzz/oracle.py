@@ -5,23 +5,26 @@ before it is reported, and one that does not reproduce is marked flaky."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
+from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
+from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, Stage, Status, Verdict
+from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
@@ -83,6 +86,7 @@ def _run_backend(
     function: str,
     budget: Budget,
     traits: frozenset[str] = frozenset(),
+    instrument: bool = False,  # compile with the action log (see coverage.actionlog); the result carries it
 ) -> tuple[BackendResult, list[np.ndarray] | None]:
     probe = toolchain.probe
     missing = backend.unavailable(probe)
@@ -92,8 +96,51 @@ def _run_backend(
     if known is not None:  # a known limit of the target: nothing to learn from compiling
         return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
+    # a compiler without the flag (a node's own build, say) would fail every compile: not instrumented
+    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument and not action_log_support(toolchain) \
+        else None
+    kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
-                              input_type_flags(Path(mlir_path).read_text()))
+                              input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))
+    coverage = None
+    if log is not None:  # what it reached; the log's own stderr line must not reach the signature
+        coverage = read_action_log(kept or log)
+        compiled = replace(compiled, stderr=strip_noise(compiled.stderr))
+        if coverage is not None:
+            coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr, coverage))
+        for path in (log, kept):
+            with contextlib.suppress(OSError, TypeError):
+                os.unlink(path)
+    result, outputs = _finish_backend(toolchain, backend, vmfb, workdir, expectation, num_results, function, budget,
+                                      compiled)
+    return (replace(result, coverage=coverage) if coverage is not None else result), outputs
+
+
+def _keep_on_crash(log: str) -> str | None:
+    """A second name for the action log: a crashing compiler's signal handler deletes the file it
+    was writing (LLVM removes its output files), and the failing pass is read from what is left
+    (all but the last unwritten block). None where the folder cannot hold a hard link."""
+    kept = log + ".kept"
+    try:
+        Path(log).touch()
+        os.link(log, kept)
+    except OSError:
+        return None
+    return kept
+
+
+def _finish_backend(
+    toolchain: Toolchain,
+    backend: Backend,
+    vmfb: str,
+    workdir: str,
+    expectation: Expectation | None,
+    num_results: int,
+    function: str,
+    budget: Budget,
+    compiled: ProcessResult,
+) -> tuple[BackendResult, list[np.ndarray] | None]:
+    probe = toolchain.probe
     status = classify(compiled)
     if status != Status.OK:
         text = compiled.stderr + compiled.stdout
@@ -188,14 +235,16 @@ def check_module(
     budget: Budget = DEFAULT_BUDGET,
     confirm: bool = True,
     function: str | None = None,
+    instrument: Collection[str] = (),
 ) -> CheckReport:
-    """Verify, compile, run and judge one module on the given backends."""
+    """Verify, compile, run and judge one module on the given backends; those in `instrument`
+    compile with the action log and their results carry what the compile reached."""
     toolchain = toolchain or find_toolchain()
     error = verify(text, toolchain, budget.verify)
     if error is not None:
         return CheckReport(Verdict.INVALID, (), verify_error=error)
     info = function_info(text, function)
-    report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results)
+    report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results, instrument)
     if not confirm or not report.failures:
         return report
     # Re-run each failing backend: a failure that does not come back the same is flaky.
@@ -221,6 +270,7 @@ def _check_once(
     budget: Budget,
     function: str,
     num_results: int,
+    instrument: Collection[str] = (),
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
@@ -230,8 +280,8 @@ def _check_once(
         traits = module_traits(text)
         for name in backends:
             result, out = _run_backend(
-                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget, traits
-            )
+                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget, traits,
+                name in instrument)
             results[name] = result
             if out is not None:
                 outputs[name] = out

@@ -16,6 +16,8 @@ or `"onnx"` (absent means the hand-written linalg forms), and `with_frontends` e
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +52,18 @@ def spelled(p: FamilyParams, spelling: Spelling) -> FamilyParams:
 
 
 def spellings_for(family: str) -> list[Spelling]:
-    return [s for s in ALL_SPELLINGS if s.family == family]
+    """The frontends' spellings of a family: the shared tables' and, for a family written as a
+    package, its own `spellings` module's SPELLINGS."""
+    own = [s for s in ALL_SPELLINGS if s.family == family]
+    module = f"shapefuzz.families.{family}.spellings"
+    if _is_package(family) and importlib.util.find_spec(module) is not None:
+        own += list(importlib.import_module(module).SPELLINGS)
+    return own
+
+
+def _is_package(family: str) -> bool:
+    spec = importlib.util.find_spec(f"shapefuzz.families.{family}")
+    return spec is not None and spec.submodule_search_locations is not None
 
 
 def with_frontends(family: Family) -> Family:

@@ -1,0 +1,165 @@
+"""Coverage-guided versus unguided campaigns of equal budget (issue "Compiler-coverage feedback").
+
+Arms, run alternating (the order rotates per seed), each on every seed, each with the same time
+budget, families, backends and jobs:
+  guided    coverage feedback on: a share of candidates compiled with the action log, frontier
+            neighbours, yield-weighted drawing, lanes by eligibility and thinnest coverage;
+  unguided  the same share instrumented and recorded, but nothing steered by it: what the campaign
+            reaches is measured the same way, so pass/pattern counts compare like with like;
+  plain     no instrumentation at all: the baseline for candidates/min (the cost of coverage).
+Prints per arm the mean and spread (sample standard deviation, min-max) of: distinct (pass,
+pattern) pairs and passes reached (over all lanes, as the instrumented compiles saw them),
+distinct causes (every triage verdict) and compiler-bug causes, and candidates/min; then the
+guided/unguided ratios and the guided/plain rate ratio.
+
+    .venv/bin/python bench/bench_coverage.py --time 2m --seeds 3          # a short look (12+ min)
+    .venv/bin/python bench/bench_coverage.py --time 20m --seeds 5 --json   # the real comparison
+
+--cost N: the price of one instrumented compile instead: N generated candidates (every family in
+turn) compiled on llvm-cpu with and without the action log, alternating; CPU seconds of the
+compiler (user+sys, robust to a loaded machine) and of reading the log, medians and ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, coverage_rows
+from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.run import FuzzRequest, run_campaign
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.toolchain import find_toolchain
+
+ARMS = {"guided": (True, True), "unguided": (True, False), "plain": (False, False)}  # (instrument, steer)
+
+
+def one_campaign(toolchain, arm: str, seed: int, args, folder: Path) -> dict:
+    instrument, steer = ARMS[arm]
+    request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
+                          time=args.time, jobs=args.jobs, seed=seed, campaign=str(folder),
+                          corpus=str(folder / "corpus"), shrink=False,
+                          coverage=args.share if instrument else 0.0, coverage_steer=steer)
+    start = time.perf_counter()
+    summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
+    store = CampaignStore(folder, create=False)
+    try:
+        rows = coverage_rows(store)
+    finally:
+        store.close()
+    return {
+        "arm": arm, "seed": seed, "wall": round(time.perf_counter() - start, 1),
+        "candidates": summary.candidates, "per_minute": round(summary.rate_per_min, 2),
+        "pairs": len({(r.pass_name, r.pattern) for r in rows if r.pattern}),
+        "passes": len({r.pass_name for r in rows if not r.pattern}),
+        "lane_items": len(rows),
+        "instrumented": sum(summary.coverage.get("instrumented", {}).values()) if summary.coverage else 0,
+        "causes": len(summary.causes), "findings": len(summary.findings),
+    }
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def compile_cost(toolchain, n: int) -> None:
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.coverage.actionlog import log_flags, read_action_log
+    from shapefuzz.frontend import input_type_flags
+
+    flags = BACKENDS["llvm-cpu"].compile_flags(toolchain.probe)
+    families = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
+    plain, logged, parse, sizes = [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="bench-coverage-cost-") as tmp:
+        target = IreeTarget(toolchain, Path(tmp) / "corpus")
+        for i in range(n):
+            candidate = target.generate(families[i % len(families)], 7000 + i)
+            src, log = os.path.join(tmp, "m.mlir"), os.path.join(tmp, "a.log")
+            Path(src).write_text(candidate.text)
+            argv = [str(toolchain.compile_bin), src, *flags, *input_type_flags(candidate.text), "-o", os.devnull]
+            for with_log in (i % 2 == 0, i % 2 == 1):  # alternate which runs first
+                before = _child_cpu()
+                subprocess.run(argv + (list(log_flags(log)) if with_log else []), capture_output=True, timeout=600)
+                (logged if with_log else plain).append(_child_cpu() - before)
+            start = time.process_time()
+            read_action_log(log)
+            parse.append(time.process_time() - start)
+            sizes.append(os.path.getsize(log) / 1e6)
+            os.unlink(log)
+    med = statistics.median
+    print(f"{n} candidates on llvm-cpu: compiler CPU median {med(plain):.2f}s plain, {med(logged):.2f}s with the log "
+          f"({med(logged) / med(plain):.2f}x); reading the log {med(parse):.2f}s (median of {med(sizes):.1f} MB); "
+          f"instrumented total {(med(logged) + med(parse)) / med(plain):.2f}x a plain compile")
+    print(f"  per candidate (plain, logged, parse s): " + ", ".join(
+        f"({a:.2f}, {b:.2f}, {c:.2f})" for a, b, c in zip(plain, logged, parse)))
+
+
+def spread(values: list[float]) -> str:
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{mean:8.1f} ±{sd:6.1f} [{min(values):.0f}-{max(values):.0f}]"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--time", default="2m", help="active time of each campaign (equal budgets)")
+    parser.add_argument("--seeds", type=int, default=3, help="campaign seeds per arm (at least 3 for a spread)")
+    parser.add_argument("--first-seed", type=int, default=100)
+    parser.add_argument("--arms", default="guided,unguided,plain")
+    parser.add_argument("--share", type=float, default=DEFAULT_COVERAGE, help="instrumented share (guided, unguided)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--ops", default=None, help="default: every family")
+    parser.add_argument("--backends", default=None, help="default: the campaign's default lanes")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cost", type=int, default=0, help="measure N instrumented compiles instead")
+    args = parser.parse_args()
+    if args.cost:
+        compile_cost(find_toolchain(), args.cost)
+        return
+    arms = [a for a in args.arms.split(",") if a in ARMS]
+    toolchain = find_toolchain()
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="bench-coverage-") as tmp:
+        for i in range(args.seeds):
+            seed = args.first_seed + i
+            order = arms[i % len(arms):] + arms[:i % len(arms)]  # alternate which arm runs first
+            for arm in order:
+                r = one_campaign(toolchain, arm, seed, args, Path(tmp) / f"{arm}-{seed}")
+                results.append(r)
+                print(f"# {arm} seed {seed}: {r['candidates']} candidates ({r['per_minute']}/min), "
+                      f"{r['pairs']} pass/pattern pairs, {r['passes']} passes, {r['causes']} causes "
+                      f"({r['findings']} compiler bugs), {r['instrumented']} instrumented compiles", flush=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    by_arm = {arm: [r for r in results if r["arm"] == arm] for arm in arms}
+    print(f"\n{args.seeds} seed(s) x {len(arms)} arm(s), {args.time} each, --jobs {args.jobs}, "
+          f"ops {args.ops or 'all'}, backends {args.backends or 'default'}, share {args.share}")
+    print(f"{'arm':9} {'(pass,pattern) pairs':>30} {'passes':>30} {'causes':>30} {'compiler bugs':>30} "
+          f"{'candidates/min':>30}")
+    for arm, rows in by_arm.items():
+        print(f"{arm:9} " + " ".join(f"{spread([r[k] for r in rows]):>30}"
+                                     for k in ("pairs", "passes", "causes", "findings", "per_minute")))
+    mean = {arm: {k: statistics.fmean(r[k] for r in rows) for k in ("pairs", "causes", "per_minute")}
+            for arm, rows in by_arm.items() if rows}
+    if "guided" in mean and "unguided" in mean:
+        g, u = mean["guided"], mean["unguided"]
+        print(f"guided/unguided: pairs {g['pairs'] / max(u['pairs'], 1):.2f}x, "
+              f"causes {g['causes'] / max(u['causes'], 1):.2f}x (goal: >= 1.15x and >= 1.2x)")
+    if "guided" in mean and "plain" in mean:
+        g, p = mean["guided"], mean["plain"]
+        print(f"guided/plain candidates/min: {g['per_minute'] / max(p['per_minute'], 1e-9):.2f}x (goal: >= 0.90x)")
+
+
+if __name__ == "__main__":
+    main()
