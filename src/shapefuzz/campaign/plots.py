@@ -165,8 +165,8 @@ def outcome_matrix(s: Series) -> str:
                             color="white" if count > top * 0.75 else "black")
         ax.set_ylim(len(s.lanes), 0)
         ax.set_title(outcome, fontsize=9)
-        ax.set_xticks([j + 0.5 for j in range(len(s.families))], [f.replace("conv_transpose", "conv_t") for f in s.families],
-                      rotation=45, ha="right", fontsize=7)
+        names = [f.replace("conv_transpose", "conv_t") for f in s.families]
+        ax.set_xticks([j + 0.5 for j in range(len(s.families))], names, rotation=45, ha="right", fontsize=7)
         ax.set_yticks([i + 0.5 for i in range(len(s.lanes))], s.lanes, fontsize=7)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)
