@@ -55,8 +55,8 @@ class Summary:
     causes: list[dict[str, Any]] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
-    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
 
     @property
     def findings(self) -> list[dict[str, Any]]:
