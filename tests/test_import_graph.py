@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "shapefuzz"
 LAYERS = {
     "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
-    "sandbox": 1, "templates": 1,
+    "sandbox": 1, "templates": 1, "cleanup": 0,
     "toolchain": 2, "releases": 2, "signature": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
     "backends": 3,
     "execute": 4,
@@ -23,7 +23,7 @@ LAYERS = {
     "corpus": 7,
     "replay": 8, "export": 8, "bisect": 8, "shrink": 8,
     "campaign": 9,
-    "cli": 10, "__main__": 10,
+    "cli": 10, "__main__": 10, "console": 10,
 }
 # A module not placed above yet (new work): it may use everything up to the corpus, and nothing
 # placed below the campaign may use it. Place it in LAYERS when it lands.

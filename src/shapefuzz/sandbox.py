@@ -108,6 +108,32 @@ def _is_sandboxed(pid: int) -> bool:
         return False
 
 
+def _session(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _escaped(pid: int) -> bool:
+    """An adopted orphan of a sandboxed call: it carries the mark, or it sits in another session
+    than ours (each sandbox child starts its own; our other children share ours), which catches a
+    daemon that cleared its environment before calling setsid."""
+    if _is_sandboxed(pid):
+        return True
+    session = _session(pid)
+    return session is not None and session != os.getsid(0)
+
+
+def reap_at_exit() -> int:
+    """A command ending: every child left (sandboxed calls are all over by now) and its group is
+    killed, in a process that became a subreaper; nothing a compiler started outlives us."""
+    if _subreaper_pid[0] != os.getpid():
+        return 0
+    return kill_strays(everything=True, patience=2.0)
+
+
 def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     """Kills and reaps the children a sandboxed command left behind: adopted orphans carrying the
     sandbox mark that are not a sandbox child still running. With `everything` (a worker going
@@ -118,7 +144,7 @@ def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     while time.monotonic() < deadline:
         with _live_lock:
             live = set(_live)
-        targets = [p for p in _children() if everything or (p not in live and _is_sandboxed(p))]
+        targets = [p for p in _children() if everything or (p not in live and _escaped(p))]
         if not targets:
             break
         for pid in targets:

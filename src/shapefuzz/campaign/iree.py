@@ -8,6 +8,7 @@ import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.campaign.engine import Candidate, Failure, Outcome
 from shapefuzz.campaign.values import Triage, Verdict
 from shapefuzz.case import Case
@@ -227,7 +228,7 @@ class IreeTarget:
 
         backend, signature_text = lanes[0], lanes[1]
         seconds = float(lanes[2]) if len(lanes) > 2 else self.shrink_seconds
-        with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(

@@ -4,6 +4,7 @@ stderr and exit 2; compiler failures are results, reported with exit 1."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import sys
 
@@ -32,9 +33,39 @@ for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fu
     cli.add_command(_command)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C (sandboxed children killed, temporaries removed)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+def _prepare() -> None:
+    """What every command needs before its arguments are parsed: signals that unwind, Hypothesis's
+    files kept out of the user's folder, the environment's array cap checked, and the temporary
+    folders of commands killed with SIGKILL removed."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    from shapefuzz.cleanup import sweep_stale_temps
+    from shapefuzz.schema import max_array_bytes
+    from shapefuzz.toolchain import cache_root
+
+    # Hypothesis caches what it learns into ./.hypothesis unless told otherwise; the user's
+    # folder is theirs (campaign workers inherit the variable).
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(cache_root() / "hypothesis"))
+    max_array_bytes()  # SHAPEFUZZ_MAX_ARRAY_BYTES=lots is one line now, not a silent 1 GiB
+    sweep_stale_temps()
+
+
 def main() -> None:
     try:
+        _prepare()
         cli.main(standalone_mode=False)
+    except Terminated:
+        click.echo("shapefuzz: terminated", err=True)
+        sys.exit(143)
     except click.exceptions.Abort:
         click.echo("shapefuzz: interrupted", err=True)
         sys.exit(130)
@@ -61,6 +92,10 @@ def main() -> None:
         click.echo(f"shapefuzz: internal error (a shapefuzz bug): {type(error).__name__}: {_one_line(error)}"
                    f"{_save_traceback()}", err=True)
         sys.exit(EXIT_INTERNAL)
+    finally:
+        from shapefuzz.sandbox import reap_at_exit
+
+        reap_at_exit()  # a compiler's child that called setsid and cleared its environment
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE
