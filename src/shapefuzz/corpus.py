@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from shapefuzz import schema
-from shapefuzz.files import atomic_write, named
+from shapefuzz.files import atomic_write, named, open_regular
 from shapefuzz.case import Case, check_params
 from shapefuzz.errors import CorpusError
 from shapefuzz.model import Signature, Stage, Status
@@ -384,9 +384,10 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
 @contextmanager
 def _locked(corpus_dir: Path) -> Iterator[None]:
     """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
-    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere.
+    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere;
+    # one planted as a FIFO or device is refused unopened (open_regular), never waited on.
     with named(corpus_dir / _LOCK):
-        fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        fd = open_regular(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW)
     with open(fd, "a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:
