@@ -12,7 +12,7 @@ import click
 
 from shapefuzz import __version__
 from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, replay, shrink
-from shapefuzz.cli.params import array_cap_option
+from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ShapefuzzError
 
@@ -20,7 +20,7 @@ from shapefuzz.errors import ShapefuzzError
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="shapefuzz")
 @click.option("--iree-bin", type=click.Path(file_okay=False), help=IREE_BIN_HELP)
-@click.option("--iree-version", metavar="X.Y.Z", help=IREE_VERSION_HELP)
+@click.option("--iree-version", type=ReleaseVersion(), metavar="X.Y.Z", help=IREE_VERSION_HELP)
 @array_cap_option
 @click.pass_context
 def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> None:

@@ -54,7 +54,9 @@ IREE_VERSION_HELP = ("A released IREE, e.g. 3.11.0: its compiler and runtime whe
 def toolchain_options(command: Callable) -> Callable:
     """`--iree-bin` and `--iree-version` on a command, so they work after the subcommand as well
     as before it."""
-    for name, attribute, kind, text in (("--iree-version", "iree_version", str, IREE_VERSION_HELP),
+    from shapefuzz.cli.params import ReleaseVersion
+
+    for name, attribute, kind, text in (("--iree-version", "iree_version", ReleaseVersion(), IREE_VERSION_HELP),
                                         ("--iree-bin", "iree_bin", click.Path(file_okay=False), IREE_BIN_HELP)):
         command = click.option(name, type=kind, expose_value=False, callback=_setter(attribute),
                                metavar="X.Y.Z" if attribute == "iree_version" else None, help=text)(command)

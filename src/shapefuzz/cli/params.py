@@ -66,6 +66,57 @@ class Seconds(click.ParamType):
         return seconds
 
 
+class ReleaseVersion(click.ParamType):
+    """`--iree-version`: a release number such as 3.13.0, exactly (no trailing newline)."""
+
+    name = "X.Y.Z"
+
+    def convert(self, value, param, ctx):
+        from shapefuzz.releases import is_release_version
+
+        if not is_release_version(value):
+            self.fail(f"{str(value)[:40]!r} is not a release number such as 3.13.0", param, ctx)
+        return value
+
+
+class VersionSpec(click.ParamType):
+    """`bisect --versions`: LOW..HIGH or a list, each a release number."""
+
+    name = "versions"
+
+    def convert(self, value, param, ctx):
+        from shapefuzz.releases import check_version_spec
+
+        try:
+            return check_version_spec(str(value))
+        except UsageError as error:
+            self.fail(str(error).removeprefix("--versions: "), param, ctx)
+
+
+class OutputPath(click.ParamType):
+    """`-o`: a file or folder to create or replace. Never `.`, `/` or `..` (a folder holding
+    other things, which an export would write into or over), nor a device, FIFO or socket
+    (replacing `/dev/null` with a regular file as root)."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        from shapefuzz.files import special_kind
+
+        text = os.fspath(value)
+        if not text or Path(text).name in ("", ".", "..") or text.endswith(("/", "/.")):
+            self.fail(f"{text!r} names a folder that holds other things; give a new file or folder name", param, ctx)
+        try:
+            kind = special_kind(os.stat(text).st_mode)
+        except OSError:
+            kind = None
+        if kind not in (None, "a folder"):
+            self.fail(f"{text} is {kind}; give a regular file or folder name", param, ctx)
+        return text
+
+
 SEED = click.IntRange(0, (1 << 63) - 1)  # NumPy seeds are non-negative
 POSITIVE = click.IntRange(1, 1 << 40)
 
