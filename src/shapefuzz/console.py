@@ -3,8 +3,8 @@ NumPy or any module of ours is imported, is to install signal handlers: a Ctrl-C
 the first fraction of a second is one line and exit 130/143, never a KeyboardInterrupt traceback
 from inside an import. The CLI installs its own handlers once it is loaded."""
 
+import _signal  # the C module: `signal` imports enum, which alone takes milliseconds
 import os
-import signal
 
 
 def _early_exit(signum: int, frame: object) -> None:
@@ -12,9 +12,11 @@ def _early_exit(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
+for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+    _signal.signal(_sig, _early_exit)
+
+
 def main() -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _early_exit)
     from shapefuzz.cli import main as cli_main
 
     cli_main()

@@ -67,6 +67,7 @@ _SIZE = re.compile(r"\s*(\d{1,500}(?:\.\d{1,50})?)\s*([a-zA-Z]{0,3})\s*")
 BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
               "tib": 1 << 40}
+MAX_SIZE = 1 << 62  # the largest integer meta.json holds (`integer`'s default maximum)
 MAX_BYTES = 1 << 50  # 1 PiB: far above any machine's memory, far below a float's range
 
 
@@ -165,7 +166,7 @@ def text(value: Any, field: str, *, one_line: bool = True, max_len: int = 100_00
     return value
 
 
-def integer(value: Any, field: str, minimum: int = 0, maximum: int = 1 << 62) -> int:
+def integer(value: Any, field: str, minimum: int = 0, maximum: int = MAX_SIZE) -> int:
     if not is_int(value):
         raise SchemaError(f"{field}: expected an integer, got {_show(value)}")
     if not minimum <= value <= maximum:

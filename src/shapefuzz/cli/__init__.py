@@ -54,7 +54,8 @@ def _prepare() -> None:
 
     # Hypothesis caches what it learns into ./.hypothesis unless told otherwise; the user's
     # folder is theirs (campaign workers inherit the variable).
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(cache_root() / "hypothesis"))
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
     max_array_bytes()  # SHAPEFUZZ_MAX_ARRAY_BYTES=lots is one line now, not a silent 1 GiB
     sweep_stale_temps()
 
@@ -66,7 +67,10 @@ def main() -> None:
     except Terminated:
         click.echo("shapefuzz: terminated", err=True)
         sys.exit(143)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as abort:  # click turns a KeyboardInterrupt into Abort
+        if isinstance(abort.__context__, Terminated):
+            click.echo("shapefuzz: terminated", err=True)
+            sys.exit(143)
         click.echo("shapefuzz: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as error:

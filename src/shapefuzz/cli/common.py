@@ -93,7 +93,7 @@ def load_inputs(path: str) -> list[np.ndarray]:
 
     try:
         with open(open_regular(path), "rb") as handle:
-            if handle.read(4) != b"PK\x03\x04":
+            if handle.read(4) not in (b"PK\x03\x04", b"PK\x05\x06"):  # a zip (or an empty one)
                 raise UsageError(f"--inputs {path}: not an .npz archive (save the arrays with numpy.savez)")
             handle.seek(0)
             with np.load(handle, allow_pickle=False) as archive:
