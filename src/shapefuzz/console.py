@@ -19,4 +19,9 @@ for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
 def main() -> None:
     from shapefuzz.cli import main as cli_main
 
-    cli_main()
+    try:
+        cli_main()
+    finally:
+        from shapefuzz.sandbox import reap_at_exit
+
+        reap_at_exit()  # the process ends: a compiler's daemon (setsid, a clean environment) with it

@@ -64,6 +64,8 @@ os.environ.pop(SANDBOX_MARK, None)
 _live: set[int] = set()  # sandbox children running now, in any thread
 _live_lock = threading.Lock()
 _subreaper_pid = [0]
+_sessions: dict[int, None] = {}  # the sessions of the latest sandbox children (insertion-ordered)
+_MAX_SESSIONS = 1024
 
 
 def become_subreaper() -> bool:
@@ -117,18 +119,16 @@ def _session(pid: int) -> int | None:
 
 
 def _escaped(pid: int) -> bool:
-    """An adopted orphan of a sandboxed call: it carries the mark, or it sits in another session
-    than ours (each sandbox child starts its own; our other children share ours), which catches a
-    daemon that cleared its environment before calling setsid."""
-    if _is_sandboxed(pid):
-        return True
-    session = _session(pid)
-    return session is not None and session != os.getsid(0)
+    """An adopted orphan of a sandboxed call: it carries the mark, or it sits in the session of a
+    sandbox child we started (each starts its own), which catches one that cleared its
+    environment. One that also called setsid is caught by `reap_at_exit`."""
+    return _is_sandboxed(pid) or _session(pid) in _sessions
 
 
 def reap_at_exit() -> int:
-    """A command ending: every child left (sandboxed calls are all over by now) and its group is
-    killed, in a process that became a subreaper; nothing a compiler started outlives us."""
+    """The command's process ending (the console entry calls this): every child left and its
+    group is killed, in a process that became a subreaper, so nothing a compiler started (a
+    daemon that called setsid and cleared its environment) outlives the command."""
     if _subreaper_pid[0] != os.getpid():
         return 0
     return kill_strays(everything=True, patience=2.0)
@@ -300,6 +300,9 @@ def run_sandboxed(
                     close_fds=True,
                 )
                 _live.add(proc.pid)
+                _sessions[proc.pid] = None  # start_new_session: its session id is its pid
+                while len(_sessions) > _MAX_SESSIONS:
+                    del _sessions[next(iter(_sessions))]
         except BaseException:
             for fd in (out_r, out_w, err_r, err_w):
                 os.close(fd)

@@ -41,13 +41,13 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated()
 
 
+_UNWIND = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate, signal.SIGHUP: _terminate}
+
+
 def _prepare() -> None:
-    """What every command needs before its arguments are parsed: signals that unwind, Hypothesis's
-    files kept out of the user's folder, the environment's array cap checked, and the temporary
-    folders of commands killed with SIGKILL removed."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGHUP, _terminate)
+    """What every command needs before its arguments are parsed (signals that unwind are already
+    set): Hypothesis's files kept out of the user's folder, the environment's array cap checked,
+    and the temporary folders of commands killed with SIGKILL removed."""
     from shapefuzz.cleanup import sweep_stale_temps
     from shapefuzz.schema import max_array_bytes
     from shapefuzz.toolchain import cache_root
@@ -56,11 +56,12 @@ def _prepare() -> None:
     # folder is theirs (campaign workers inherit the variable).
     if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
-    max_array_bytes()  # SHAPEFUZZ_MAX_ARRAY_BYTES=lots is one line now, not a silent 1 GiB
     sweep_stale_temps()
+    max_array_bytes()  # SHAPEFUZZ_MAX_ARRAY_BYTES=lots is one line now, not a silent 1 GiB
 
 
 def main() -> None:
+    previous = {sig: signal.signal(sig, handler) for sig, handler in _UNWIND.items()}
     try:
         _prepare()
         cli.main(standalone_mode=False)
@@ -97,9 +98,8 @@ def main() -> None:
                    f"{_save_traceback()}", err=True)
         sys.exit(EXIT_INTERNAL)
     finally:
-        from shapefuzz.sandbox import reap_at_exit
-
-        reap_at_exit()  # a compiler's child that called setsid and cleared its environment
+        for sig, handler in previous.items():  # (main called in-process, by a test)
+            signal.signal(sig, handler)
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE
