@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "shapefuzz"
 LAYERS = {
     "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
-    "sandbox": 1, "templates": 1, "cleanup": 0,
+    "sandbox": 1, "templates": 1, "cleanup": 0, "guardian": 0,
     "toolchain": 2, "releases": 2, "signature": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
     "backends": 3,
     "execute": 4,

@@ -18,7 +18,9 @@ for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
 
 def main() -> None:
     from shapefuzz.cli import main as cli_main
+    from shapefuzz.sandbox import want_guardian
 
+    want_guardian()  # this is the command's own process: a SIGKILL of it must not leave compilers
     try:
         cli_main()
     finally:

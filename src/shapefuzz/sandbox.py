@@ -80,6 +80,40 @@ def become_subreaper() -> bool:
     return True
 
 
+_guardian: list = [None, False]  # [its stdin, wanted]: started by the first sandboxed call of a command
+
+
+def want_guardian() -> None:
+    """In a command's own process (the CLI sets it; campaign workers have their own way): the
+    first sandboxed call starts `guardian.py`, which kills what is left if we are killed."""
+    _guardian[1] = True
+
+
+def _tell_guardian(line: str) -> None:
+    """One line to the guardian (started on first use); never fails the call it guards."""
+    if not _guardian[1]:
+        return
+    if _guardian[0] is None:
+        import sys
+
+        from shapefuzz import guardian
+
+        try:
+            # -I: not the script's folder on sys.path (our bisect.py would shadow the standard one)
+            proc = subprocess.Popen([sys.executable, "-I", "-S", guardian.__file__, str(os.getpid())],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True, text=True)
+        except OSError:
+            _guardian[1] = False
+            return
+        _guardian[0] = proc.stdin
+    try:
+        _guardian[0].write(line + "\n")
+        _guardian[0].flush()
+    except (OSError, ValueError):  # it died: carry on without it
+        _guardian[1] = False
+
+
 def set_parent_death_signal(sig: int, parent_pid: int) -> bool:
     """The kernel sends `sig` to this process when its parent dies (even by SIGKILL). False when
     the parent is already gone (the signal would never come)."""
@@ -300,6 +334,7 @@ def run_sandboxed(
                     close_fds=True,
                 )
                 _live.add(proc.pid)
+                _tell_guardian(f"+{proc.pid}")
                 _sessions[proc.pid] = None  # start_new_session: its session id is its pid
                 while len(_sessions) > _MAX_SESSIONS:
                     del _sessions[next(iter(_sessions))]
@@ -323,6 +358,7 @@ def run_sandboxed(
             _kill_group(proc.pid)  # grandchildren that outlived the leader
             with _live_lock:
                 _live.discard(proc.pid)
+                _tell_guardian(f"-{proc.pid}")
             kill_strays()  # and those that left its group (setsid), reparented to us
             try:
                 _drain(captures)

@@ -8,12 +8,13 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 
 from shapefuzz.campaign.store import DB_NAME
 from shapefuzz.errors import CorpusError, UsageError
-from shapefuzz.files import open_regular
+from shapefuzz.files import open_regular, special_kind
 
 LOCK_NAME = "campaign.lock"
 _OURS_ALONE = {LOCK_NAME}  # a campaign killed before its database was created leaves only this
@@ -33,12 +34,10 @@ def check_campaign_folder(folder: Path) -> None:
     for name in (DB_NAME, LOCK_NAME):
         if name in names:
             try:
-                st = os.stat(folder / name)
+                st = os.lstat(folder / name)
             except OSError:
                 continue
-            from shapefuzz.files import special_kind
-
-            kind = special_kind(st.st_mode)
+            kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else special_kind(st.st_mode)
             if kind is not None:
                 raise CorpusError(f"campaign folder {folder}: {name} is {kind}, not a regular file (refused)")
     if DB_NAME not in names and names - _OURS_ALONE:

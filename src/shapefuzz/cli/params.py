@@ -75,7 +75,7 @@ class ReleaseVersion(click.ParamType):
         from shapefuzz.releases import is_release_version
 
         if not is_release_version(value):
-            self.fail(f"{str(value)[:40]!r} is not a release number such as 3.13.0", param, ctx)
+            self.fail(f"{str(value)[:40]!r}: give a release number such as 3.13.0", param, ctx)
         return value
 
 
