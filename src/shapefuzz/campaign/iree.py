@@ -104,7 +104,9 @@ class IreeTarget:
 
         folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
         try:
-            meta = load_json((folder / META).read_text(), META)  # bounded: a foreign entry may be anything
+            from shapefuzz.files import read_bytes
+
+            meta = load_json(read_bytes(folder / META).decode("utf-8"), META)  # bounded, never a FIFO
         except (OSError, ValueError):
             return str(folder), 0
         count = meta.get("count") if isinstance(meta, dict) else None

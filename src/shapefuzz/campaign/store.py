@@ -179,7 +179,9 @@ class CampaignStore:
 
     def _check_header(self) -> None:
         try:
-            with open(self.path, "rb") as handle:
+            from shapefuzz.files import open_regular
+
+            with open(open_regular(self.path), "rb") as handle:  # a FIFO planted here never hangs
                 head = handle.read(16)
         except OSError as error:
             raise CorpusError(f"cannot read campaign database {self.path}: {error.strerror}") from None
