@@ -61,7 +61,10 @@ def parse_size(text: str, flag: str) -> int:
     iree-compile needs about 0.5GiB of address space)."""
     from shapefuzz.schema import parse_bytes
 
-    return parse_bytes(text, flag, minimum=64 << 20)
+    value = parse_bytes(text, flag)  # exact: 400 nines are refused, not turned into infinity
+    if value < 64 << 20:
+        raise UsageError(f"{flag} {text!r}: give at least 64MiB (iree-compile needs about 0.5GiB of address space)")
+    return value
 
 
 def check_fraction(value: float | None, flag: str, low_open: bool = True) -> None:

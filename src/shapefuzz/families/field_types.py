@@ -13,7 +13,10 @@ from typing import Any
 
 @functools.cache
 def field_hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - an annotation naming a type only imported for checkers: no check
+        return {}
 
 
 def conforms(value: Any, hint: Any) -> bool:
