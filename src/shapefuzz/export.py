@@ -73,12 +73,23 @@ def comparison_rule(entry: CorpusEntry) -> dict:
         return {"kind": "topk", "dim": int(params["dim"]), "k": int(params["k"]), "largest": bool(params["largest"]),
                 "labels": params.get("indices") == "arg",
                 "results": [name for name in ("values", "indices") if use in (name, "both")]}
-    if family in ("scatter", "one_hot") or (family == "conv" and params.get("acc") != "f16"):
+    if family == "sort" and not params.get("stable") and {"dim", "shape", "descending"} <= set(params):
+        return sort_rule(params)
+    if family in ("scatter", "one_hot", "gather", "sort") or (family == "conv" and params.get("acc") != "f16") or (
+            family == "pool" and params.get("kind") != "avg"):
         return {"kind": "elementwise", "rtol": 0.0, "atol": 0.0}
     if family == "conv_transpose" and params.get("dtype") in ("f32", "f16"):
         rtol, atol = (1e-5, 1e-4) if params["dtype"] == "f32" else (2e-3, 2e-2)
         return {"kind": "elementwise", "rtol": rtol, "atol": atol}
     return {"kind": "elementwise", "rtol": None, "atol": None}  # the dtype's tolerance, exact for integers
+
+
+def sort_rule(params: dict) -> dict:
+    """An unstable sort is a top-k with k = n: indices judged by the values they select."""
+    dim, use = int(params["dim"]), params.get("use", "values")
+    return {"kind": "topk", "dim": dim, "k": int(params["shape"][dim]), "largest": bool(params["descending"]),
+            "labels": params.get("payload") == "arg",
+            "results": [name for name in ("values", "indices") if use in (name, "both")]}
 
 
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
