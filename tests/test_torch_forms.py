@@ -45,6 +45,8 @@ GOOD = {
     "gather": {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
                "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
                "index_layout": "plain"},
+    "reduce": {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
+               "keepdims": True, "use": "both", "index_dtype": "i64"},
 }
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group

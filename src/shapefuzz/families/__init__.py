@@ -11,10 +11,10 @@ from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.frontends import with_frontends
 
 T = TypeVar("T")
-FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather")
+FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce")
 # What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
 # to it showed no false alarm.
-DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort")
+DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather")
 
 
 def all_families() -> dict[str, Family]:
