@@ -14,7 +14,7 @@ T = TypeVar("T")
 FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce")
 # What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
 # to it showed no false alarm.
-DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather")
+DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce")
 
 
 def all_families() -> dict[str, Family]:
