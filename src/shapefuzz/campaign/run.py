@@ -10,8 +10,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
@@ -52,6 +54,11 @@ class FuzzRequest:
     explore: float | None = None
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
+    cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT)
+    iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
+    iree_version: str | None = None
+    coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
+    coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
 
 
 def default_families() -> tuple[str, ...]:
@@ -70,9 +77,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seconds = parse_duration(req.time) if req.time is not None else None
     if req.count is not None and req.count < 1:
         raise UsageError(f"--count {req.count}: give at least 1")
+    if req.cluster is not None and not req.cluster.strip():
+        raise UsageError("--cluster: give 'auto', HOST:PORT or ray://HOST:PORT")
     if req.jobs is not None and req.jobs < 1:
         raise UsageError(f"--jobs {req.jobs}: give at least 1")
-    if req.jobs is not None and req.jobs > MAX_JOBS:
+    if req.jobs is not None and req.jobs > MAX_JOBS and not req.cluster:
         raise UsageError(f"--jobs {req.jobs}: at most {MAX_JOBS} (each job is a worker process)")
     if req.time is None and req.count is None and stored:
         seconds, count = stored.get("seconds"), stored.get("count")
@@ -88,6 +97,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
+    check_fraction(req.coverage, "--coverage", low_open=False)
     if req.saturate_after is not None and req.saturate_after < 1:
         raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
     if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
@@ -99,7 +109,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
-                          req.fail_on or "never")
+                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
@@ -111,11 +121,33 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    refresh_seconds()  # SHAPEFUZZ_HTML_EVERY checked before anything starts
+    progress = progress or Progress()
+    cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
+    try:
+        if cluster is not None:
+            toolchain = cluster.toolchain
+        return _run(req, toolchain, progress, start_method, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
+    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.campaign.clusterrun import start_cluster, toolchain_spec
+
+    return start_cluster(req.cluster, toolchain_spec(req.iree_bin, req.iree_version), toolchain,
+                         REFERENCE_BACKEND, lambda line: progress("message", line))
+
+
+def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     store = CampaignStore(folder)
     try:
         config = build_config(req, _stored_config(store))
-        progress = progress or Progress()
+        if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
+            config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)
         for line in warnings:
             progress("message", line)
@@ -146,20 +178,29 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
+                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
-                        large_every=LARGE_EVERY)
+                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
             raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
+        finally:
+            refresher.stop()
+        progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
+        store.set_meta("stopped", reason)  # for `shapefuzz report` later
         summary = summarize(store, reason, engine.stats.messages)
+        if cluster is not None:
+            summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.corpus import rebuild_index
 

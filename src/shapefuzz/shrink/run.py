@@ -21,7 +21,7 @@ from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
 )
-from shapefuzz.shrink.measure import Metrics, measure, sort_key
+from shapefuzz.size import Metrics, measure, sort_key
 from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.toolchain import Toolchain
 
@@ -155,6 +155,7 @@ def shrink_file(
     corpus: str | None = None,
     confirm: bool = True,
     progress: Callable[[str], None] | None = None,
+    on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
 ) -> ShrinkResult:
     say = progress or (lambda line: None)
     start = time.monotonic()
@@ -171,6 +172,8 @@ def shrink_file(
     def accepted(step: Accepted) -> None:
         _write(out, step.text)
         m = measure(step.text)
+        if on_step is not None:
+            on_step(step, m)
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
     remaining = None if time_limit is None else max(1.0, time_limit - (time.monotonic() - start))
@@ -198,7 +201,7 @@ def shrink_file(
         result.confirmed = _confirm(best, toolchain, target)
         result.seconds = time.monotonic() - start
     if corpus:
-        result.saved = _save(corpus, result, toolchain)
+        result.saved = save_to_corpus(corpus, result, toolchain)
     return result
 
 
@@ -210,7 +213,8 @@ def _confirm(text: str, toolchain: Toolchain, target: Target) -> bool:
     return all(got.get(b) == s for b, s in target.signatures.items())
 
 
-def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
+def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
+    """The shrunk reproducer, and what turned up while shrinking, into the corpus."""
     from shapefuzz import corpus as corpus_module  # written alongside; only needed with --corpus
 
     saved = []

@@ -7,7 +7,7 @@ through a stride-2 extract_slice), any dim dynamic. The metamorphic oracle compa
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family
+from shapefuzz.families.base import Family, EXACT
 from shapefuzz.families.gather.params import Params
 from shapefuzz.families.gather.reference import compare, make_inputs, reference
 from shapefuzz.families.gather.render import render
@@ -15,6 +15,9 @@ from shapefuzz.families.gather.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+def export_rule(p: Params) -> dict:
+    return dict(EXACT)  # a gather moves values
 
 FAMILY = Family.define("gather", Params, globals())
