@@ -211,7 +211,7 @@ class IreeTarget:
             if status == "mismatch" and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
-        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok")
+        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok" and lane in BACKENDS)
         note = f"; passes on {', '.join(passed)}" if passed else ""
         ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
             if REFERENCE_BACKEND in passed else ""
