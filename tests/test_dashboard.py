@@ -6,6 +6,7 @@ campaign, and `gen --stats --heatmap`."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -134,7 +135,7 @@ def test_campaign_log_stays_plain_and_report_links_issue_text(campaign):
     export's issue text with its files beside it."""
     folder, corpus, run = campaign
     assert "\x1b[" not in run.stderr and "━" not in run.stderr
-    assert "[    0s] campaign camp: topk on llvm-cpu" in run.stderr
+    assert re.search(r"^\[ *\d+s\] campaign camp: topk on llvm-cpu", run.stderr, re.M), run.stderr
     issues = list((folder / "issues").glob("cause-*.md"))
     assert len(issues) == 1
     text = issues[0].read_text()
@@ -186,7 +187,8 @@ def test_report_command_html_and_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _main(monkeypatch, capsys, tmp_path, "report", "camp", "--html", "-o", str(out))
     assert code == 0, err
     page = out.read_text()
-    assert page.count("<svg") == 5 and "5</b>candidates" in page and "no coverage recorded yet" in page
+    # no compile was instrumented: four plots, and the page says there is no coverage data
+    assert page.count("<svg") == 4 and "5</b>candidates" in page and "No coverage data" in page
     # A folder with no store, a store from a newer format, -o without --html: one line, exit 2.
     (tmp_path / "nothing").mkdir()
     newer = tmp_path / "newer"
