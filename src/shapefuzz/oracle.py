@@ -15,6 +15,7 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
@@ -274,7 +275,7 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-check-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("check")) as workdir:
         mlir_path = os.path.join(workdir, "module.mlir")
         write_text(mlir_path, text)
         traits = module_traits(text)
