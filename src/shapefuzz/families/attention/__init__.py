@@ -12,9 +12,17 @@ from shapefuzz.families.attention.reference import compare, make_inputs, referen
 from shapefuzz.families.attention.render import render
 from shapefuzz.families.attention.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
-from shapefuzz.families.base import Family
+from shapefuzz.families.base import Family, elementwise_rule
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: the tolerance reference.py derives, bounded from the params
+    alone (|q|, |k|, |v| <= 1, so every logit is at most K1 * scale)."""
+    from shapefuzz.families.attention.reference import UNIT_ROUNDOFF
+
+    return elementwise_rule(0.0, UNIT_ROUNDOFF[p.dtype] * (4 * p.k1 * p.scale + 2 * p.k2 + 8))
+
 
 FAMILY = Family.define("attention", Params, globals())
