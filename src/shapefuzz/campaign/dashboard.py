@@ -10,18 +10,20 @@ more often than every REFRESH_SECONDS, and by `shapefuzz report CAMPAIGN --html`
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from shapefuzz import __version__
 from shapefuzz.campaign import plots
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.issue_texts import IssueTexts
 from shapefuzz.campaign.report import Summary, headline, shares, summarize
-from shapefuzz.campaign.series import Series, build, failing_passes
+from shapefuzz.campaign.series import Series, build
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.errors import UsageError
 from shapefuzz.files import atomic_write
@@ -49,13 +51,7 @@ def _link(target: Path | None, base: Path) -> str | None:
     if target is None or not target.is_file():
         return None
     rel = os.path.relpath(target.resolve(), base.resolve())
-    return "/".join(_quote(part) for part in Path(rel).parts)
-
-
-def _quote(part: str) -> str:
-    from urllib.parse import quote
-
-    return quote(part)
+    return "/".join(quote(part) for part in Path(rel).parts)
 
 
 def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str:
@@ -75,8 +71,6 @@ def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str
 
 
 def _entry_meta(entry: Path) -> dict[str, Any] | None:
-    import json
-
     try:
         meta = json.loads((entry / "meta.json").read_text())
     except (OSError, ValueError):
@@ -84,18 +78,16 @@ def _entry_meta(entry: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) else None
 
 
-def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None,
-               store: CampaignStore | None = None) -> list[dict[str, Any]]:
+def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[dict[str, Any]]:
     """The cause table, in the order of the report (summary.causes)."""
     buckets = {b["signature"]: b for b in summary.buckets}
-    failing = failing_passes(store) if store is not None else {}
     rows = []
     for cause in summary.causes:
         members = [buckets[s] for s in cause["buckets"] if s in buckets]
         entry = Path(cause["corpus_entries"][0]) if cause.get("corpus_entries") else None
         meta = _entry_meta(entry) if entry is not None else None
         issue = issues.write(cause, members) if issues is not None else None
-        passes = sorted({failing.get(b["signature"], "") for b in members} - {""})
+        passes = sorted({str(b.get("failing_pass") or "") for b in members} - {""})
         rows.append({
             "cause": cause["cause"], "triage": cause["triage"], "severity": cause.get("severity") or "",
             "new": cause.get("new", True), "lanes": cause["backends"], "scope": cause.get("scope") or "",
@@ -124,7 +116,8 @@ def render(summary: Summary, series: Series, causes: list[dict[str, Any]], runni
     coverage = None if empty else plots.coverage_over_time(series)
     return _template().render(
         csp=CSP, version=__version__, s=summary, causes=causes, figures=figures, coverage=coverage,
-        empty=empty, running=running, headline=headline(summary), shares=shares(summary),
+        never_reached=(summary.coverage or {}).get("never_reached", {}), empty=empty, running=running,
+        headline=headline(summary), shares=shares(summary),
         active=format_duration(summary.active_seconds),
         updated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         verdicts=", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())),
@@ -137,7 +130,7 @@ def write_dashboard(store: CampaignStore, out: Path | None = None, summary: Summ
     out = Path(out) if out is not None else store.folder / REPORT_HTML
     summary = summary or summarize(store, "running" if running else "")
     series = build(store, summary)
-    causes = cause_rows(summary, out.parent, issues, store)
+    causes = cause_rows(summary, out.parent, issues)
     atomic_write(out, render(summary, series, causes, running).encode())
     return out
 

@@ -81,6 +81,10 @@ class Target(Protocol):
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
     # lanes = (backend, signature, seconds allowed); returns (smaller text, corpus entry) or None
     def shrink(self, candidate: Candidate, lanes: tuple[str, ...]) -> Any: ...
+    # Optional, for coverage feedback (campaign/coverage.py; a target without them runs without it):
+    # coverage_support() -> "" or why not; ineligible(candidate, lanes) -> lanes with a known limit;
+    # neighbour(candidate, seed) -> a small change of it; from_payload(group, seed, payload) -> Candidate.
+    # check() fills Outcome.coverage for the lanes in candidate.instrument.
 
 
 @dataclass

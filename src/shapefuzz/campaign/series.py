@@ -7,9 +7,9 @@ campaign's plots run on without gaps."""
 from __future__ import annotations
 
 import collections
-import sqlite3
 from dataclasses import dataclass, field
 
+from shapefuzz.campaign.coverage import coverage_rows
 from shapefuzz.campaign.report import Summary
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.values import Triage
@@ -40,7 +40,7 @@ class Series:
     lanes: tuple[str, ...] = ()
     families: tuple[str, ...] = ()
     matrix: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (lane, family) -> outcome counts
-    coverage: dict[str, Step] | None = None  # items reached over time, per lane and "all lanes"; None: no map
+    coverage: dict[str, dict[str, Step]] | None = None  # items reached over time per lane / family; None: none
 
 
 def build(store: CampaignStore, summary: Summary) -> Series:
@@ -110,29 +110,18 @@ def _matrix(store: CampaignStore, rows: list, summary: Summary):
     return lanes, families, {k: dict(v) for k, v in cells.items()}
 
 
-def coverage_over_time(store: CampaignStore) -> dict[str, Step] | None:
+def coverage_over_time(store: CampaignStore) -> dict[str, dict[str, Step]] | None:
     """Distinct coverage items (passes run, patterns applied) reached by each moment, per lane and
-    for all lanes together, from the store's coverage map (None where this store has none)."""
-    try:
-        columns = {r[1] for r in store.db.execute("PRAGMA table_info(coverage)")}
-        if not {"lane", "first_seen"} <= columns:
-            return None
-        rows = [(str(lane), float(t)) for lane, t in store.db.execute("SELECT lane, first_seen FROM coverage")]
-    except (sqlite3.Error, TypeError, ValueError):
+    per family, from the store's coverage map (campaign/coverage.py); None when nothing was
+    instrumented."""
+    rows = coverage_rows(store)
+    if not rows:
         return None
-    lanes: dict[str, list[float]] = collections.defaultdict(list)
-    for lane, t in rows:
-        lanes[lane].append(t)
-    out = {"all lanes": Step(tuple(sorted(t for _, t in rows)))}
-    for lane in sorted(lanes, key=lambda k: -len(lanes[k])):
-        out[lane] = Step(tuple(sorted(lanes[lane])))
+    out: dict[str, dict[str, Step]] = {}
+    for what, key in (("lane", lambda r: r.lane), ("family", lambda r: r.family or "?")):
+        groups: dict[str, list[float]] = collections.defaultdict(list)
+        for r in rows:
+            groups[key(r)].append(r.first_seen)
+        out[what] = {"all": Step(tuple(r.first_seen for r in rows))}
+        out[what].update({k: Step(tuple(sorted(v))) for k, v in sorted(groups.items(), key=lambda kv: -len(kv[1]))})
     return out
-
-
-def failing_passes(store: CampaignStore) -> dict[str, str]:
-    """The pass each bucket's compile failed in, where the store records it (the coverage work's
-    failing_passes table); empty where it does not."""
-    try:
-        return {str(b): str(p) for b, p in store.db.execute("SELECT bucket, pass FROM failing_passes")}
-    except sqlite3.Error:
-        return {}
