@@ -15,13 +15,13 @@ LAYERS = {
     "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
     "sandbox": 1, "templates": 1,
-    "toolchain": 2, "releases": 2, "signature": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
-    "backends": 3,
+    "toolchain": 2, "releases": 2, "signature": 2, "triage": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
+    "backends": 3, "triage.component": 3,
     "execute": 4,
     "families": 5, "generate": 5,
     "oracle": 6, "modulecheck": 6,
     "corpus": 7,
-    "replay": 8, "export": 8, "bisect": 8, "shrink": 8,
+    "replay": 8, "export": 8, "bisect": 8, "shrink": 8, "triage.regression": 8,
     "campaign": 9,
     "cli": 10, "__main__": 10,
 }
