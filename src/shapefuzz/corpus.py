@@ -45,6 +45,8 @@ from shapefuzz.errors import CorpusError
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.schema import SchemaError
 from shapefuzz.shrink.measure import size_of
+from shapefuzz.triage.failing_pass import excerpt
+from shapefuzz.triage.record import bug_record
 
 if TYPE_CHECKING:
     from shapefuzz.toolchain import Toolchain
@@ -317,7 +319,8 @@ _ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+([\w.+@-]+)")
 def scrub(text: str) -> str:
     """Error text with absolute paths cut to their last component (no machine paths in the corpus)."""
     text = _CONTROL_CHARS.sub("?", text.replace("\r\n", "\n").replace("\r", "\n"))  # garbage stderr stays readable
-    return _ABS_PATH.sub(r"\1", text)[-MAX_DETAIL:]
+    # head and tail: the first error lines and the top of a backtrace matter as much as the end
+    return excerpt(_ABS_PATH.sub(r"\1", text), 2 * MAX_DETAIL - 100)
 
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -353,6 +356,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
+        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
     }
 
 
@@ -505,6 +509,8 @@ def save_finding(
                 seed=int(finding.seed),
                 compile_command=_strip_paths(list(finding.compile_command)),
                 detail=scrub(finding.detail),
+                bug={**bug_record(finding.signature.to_json(), scrub(finding.detail), meta["backends"]),
+                     **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in _KEPT_BUG_FIELDS}},
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
             )
@@ -542,6 +548,25 @@ def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
 def _reason(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return text[0][:200] if text else type(error).__name__
+
+
+_KEPT_BUG_FIELDS = ("regression",)  # what a re-save keeps from the old record (bisected, not recomputed)
+
+
+def _check_bug(value: Any, field: str) -> None:
+    """meta.json `bug` (triage.record): an object of text, flags and lists of text."""
+    obj = schema.obj(value, field)
+    for key, item in obj.items():
+        where = f"{field}.{key}"
+        if isinstance(item, list):
+            schema.text_list(item, where)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                schema.text(str(v), f"{where}.{k}", max_len=2000)
+        elif not isinstance(item, (str, bool)):
+            raise SchemaError(f"{where}: {type(item).__name__} is not text")
+        else:
+            schema.text(str(item), where, max_len=2000)
 
 
 def _version(value: str, field: str) -> None:
@@ -589,6 +614,7 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         "cause": lambda v, f: s.text(v, f, max_len=64),
         "triage": lambda v, f: s.text(v, f, max_len=64),
         "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
+        "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
         "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
         "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],

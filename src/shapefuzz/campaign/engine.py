@@ -503,7 +503,7 @@ class Engine:
                     failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
                     failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
                     BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
-                    candidate.length, candidate.text, failure.detail[-4000:], "", None,
+                    candidate.length, candidate.text, failure.detail[:8000], "", None,
                     triage=Triage(triage).value, evidence=evidence)
                 new_lanes.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.signature)

@@ -252,10 +252,21 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
 
 
+def failure_fields(signature: Signature, detail: str) -> dict[str, str]:
+    """The structured signature plus the bug identity the engine groups causes by (`identity`;
+    `strong` when the compiler said where it failed, see triage.identity)."""
+    from shapefuzz.triage.identity import identity_of
+
+    fields = signature.to_json()
+    ident = identity_of(fields["stage"], fields["status"], fields["message"], detail)
+    fields.update(identity=ident.key, strong="1" if ident.strong else "", failing_pass=ident.failing_pass)
+    return fields
+
+
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
     lanes = {r.backend: (r.status.value, round(r.seconds, 4)) for r in report.results}
     failures = tuple(
-        Failure(r.backend, str(r.signature), r.signature.to_json(), r.detail[-4000:])
+        Failure(r.backend, str(r.signature), failure_fields(r.signature, r.detail), r.detail)
         for r in report.failures if r.signature is not None
     )
     return Outcome(Verdict(report.verdict.value), lanes, failures, tool_seconds, report.verify_error[-2000:])
