@@ -155,7 +155,10 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
         summary = summarize(store, reason, engine.stats.messages)
         write_report(summary, folder)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
+            from shapefuzz.campaign.bugs import annotate_corpus
             from shapefuzz.corpus import rebuild_index
+
+            annotate_corpus(store, summary.causes, lambda text: progress("message", text))
 
             rebuild_index(config.corpus_dir)
         return summary

@@ -41,4 +41,12 @@ def severity_of(stage: str, status: str, message: str, needs_flag: bool) -> Seve
     return Severity.COMPILE_ERROR
 
 
-__all__ = ["Severity", "severity_of"]
+def severity_rank(label: str) -> int:
+    """The order of a severity label as written in meta.json (unknown labels last)."""
+    for severity in Severity:
+        if severity.label == label:
+            return int(severity)
+    return len(Severity)
+
+
+__all__ = ["Severity", "severity_of", "severity_rank"]
