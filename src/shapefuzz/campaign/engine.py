@@ -105,6 +105,9 @@ class Snapshot:
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
+ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
+ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
+MAX_ENVIRONMENT_RETRIES = 3
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 
 
@@ -123,6 +126,8 @@ class Stats:
     errors: int = 0
     duplicates: int = 0
     steered_away: int = 0  # draws dropped for carrying a saturated bucket's trigger
+    environment_faults: int = 0  # tasks our machine failed (full disk, I/O error): retried, never filed
+    conditions: set[str] = field(default_factory=set)
     messages: list[str] = field(default_factory=list)
 
 
@@ -202,6 +207,8 @@ class Engine:
         self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.failed_groups: collections.Counter[str] = collections.Counter()
+        self.retry_queue: collections.deque[tuple[float, TaskKind, Candidate, tuple[str, ...]]] = collections.deque()
+        self.retries: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()
         self._tid = 0
         self._sizes: dict[str, tuple[int, ...]] = {}
@@ -373,13 +380,16 @@ class Engine:
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:
-            if self.confirm_queue:
+            if (task := self._due_retry()) is not None:
+                pass
+            elif self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
                 task = self._task(TaskKind.CONFIRM, candidate, lanes)
             elif (self.shrink_queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
                   and (task := self._next_shrink(self._shrink_limit()))):
                 pass
-            elif not stopping and not self.budget_spent() and self.lanes:
+            elif not stopping and not self.budget_spent() and self.lanes and not self.retry_queue:
+                # (while our environment fails tasks, nothing new is drawn: the retries come first)
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
@@ -403,6 +413,10 @@ class Engine:
             while True:
                 stopping = self.budget_spent() or not self.lanes
                 self._fill(pool, stopping)
+                if not self.in_flight and self.retry_queue and not stopping:
+                    time.sleep(0.25)  # tasks our environment failed wait for their retry
+                    self._tick()
+                    continue
                 if not self.in_flight:
                     if not self.lanes:
                         reason = "every backend is set aside"
@@ -473,9 +487,38 @@ class Engine:
         elif task.kind == TaskKind.SHRINK:
             self._finish_shrink(task, done)
 
+    def _environment_fault(self, task: Task, done: Done) -> bool:
+        """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
+        EnvironmentFault) is retried later, never recorded as the candidate's outcome; the
+        condition is reported. True when `done` was one."""
+        if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
+            return False
+        condition = _one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].strip()
+        self.stats.environment_faults += 1
+        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:2]}"
+        self.retries[key] += 1
+        if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
+            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
+                      f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
+            return True
+        if condition not in self.stats.conditions:
+            self.stats.conditions.add(condition)
+            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
+                      f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
+        self.retry_queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task.kind, task.candidate, task.lanes))
+        return True
+
+    def _due_retry(self) -> Task | None:
+        if self.retry_queue and self.retry_queue[0][0] <= time.monotonic():
+            _, kind, candidate, lanes = self.retry_queue.popleft()
+            return self._task(kind, candidate, lanes)
+        return None
+
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return
         if outcome is None:
             verdict = Verdict.LOST if done.lost else Verdict.ERROR
             outcome = Outcome(verdict, {}, (), 0.0, done.error)
@@ -580,6 +623,8 @@ class Engine:
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
         again = {f.signature for f in outcome.failures} if outcome is not None else set()
@@ -667,6 +712,8 @@ class Engine:
         if bucket is None:
             return
         state = ShrinkState.DONE
+        if self._environment_fault(task, done):
+            return  # stays pending, retried
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
             state = ShrinkState.FAILED

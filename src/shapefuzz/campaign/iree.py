@@ -63,6 +63,15 @@ def capped(budget: Budget, memory_bytes: int | None) -> Budget:
                   replace(budget.run, memory_bytes=memory_bytes))
 
 
+CONFIRM_TIME_FACTOR = 2.0  # a confirming re-run's time limits: a timeout is filed only if it holds here
+
+
+def longer(budget: Budget, factor: float = CONFIRM_TIME_FACTOR) -> Budget:
+    """The budget with compile and run timeouts multiplied by `factor`."""
+    return Budget(budget.verify, replace(budget.compile, timeout=budget.compile.timeout * factor),
+                  replace(budget.run, timeout=budget.run.timeout * factor))
+
+
 def input_seed(seed: int) -> int:
     return seed % (1 << 31)
 
@@ -183,7 +192,7 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        outcome = self._check(candidate, lanes, self.budget)
+        outcome = self._check(candidate, lanes, longer(self.budget))
         if every_run_mismatches(outcome, self.toolchain.probe):
             return replace(outcome, reference_form=self._form_matching_reference(candidate))
         return outcome
@@ -202,6 +211,18 @@ class IreeTarget:
         return ""
 
     def _check(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
+        import errno
+
+        from shapefuzz.errors import EnvironmentFault
+
+        try:
+            return self._check_lanes(candidate, lanes, budget)
+        except OSError as error:  # our temporary files: a full TMPDIR is the machine, not the compiler
+            if error.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EROFS, errno.ENOENT):
+                raise EnvironmentFault(f"{error.filename or 'temporary file'}: {error.strerror}") from None
+            raise
+
+    def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
         from shapefuzz.backends import BACKENDS
         from shapefuzz.execute import tool_seconds
         from shapefuzz.oracle import check_module
@@ -222,7 +243,7 @@ class IreeTarget:
         seconds allowed)."""
         import tempfile
 
-        from shapefuzz.errors import ShapefuzzError
+        from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
         backend, signature_text = lanes[0], lanes[1]
@@ -235,6 +256,8 @@ class IreeTarget:
                     signature_text=signature_text, backend=backend, time_limit=seconds,
                     compile_timeout=self.budget.compile.timeout, corpus=str(self.corpus_dir),
                 )
+            except EnvironmentFault:
+                raise  # our machine, not the case: the engine keeps the shrink pending
             except ShapefuzzError:
                 return None  # did not reproduce in isolation (say, needs the campaign's input seed)
         if not result.confirmed or result.minimized == candidate.text:
