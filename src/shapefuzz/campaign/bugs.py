@@ -7,8 +7,9 @@ campaign's entry names its cause, its triage verdict and these fields."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.component import component_of, needs_flag, scope_of
@@ -68,6 +69,44 @@ def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> 
     store.set_meta(REGRESSION_META + cause, json.dumps(record, sort_keys=True))
 
 
+def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], seconds: float | None,
+                  versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
+                  only_new: bool = True, **bisect_kwargs: Any) -> int:
+    """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
+    that has none yet, from its smallest corpus entry, within `seconds` (None: no limit). Each
+    range is kept in the store at once, so a stopped phase resumes. Returns how many were taken."""
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.shrink.measure import size_of
+    from shapefuzz.triage.regression import regression_range
+
+    end = None if seconds is None else time.monotonic() + seconds
+    done = 0
+    for cause in causes:
+        if cause["triage"] != "compiler bug" or (only_new and not cause["new"]) or regression_of(store, cause["cause"]):
+            continue
+        if end is not None and time.monotonic() >= end:
+            say(f"regression ranges: time is up; {cause['cause']} and later ones are left for "
+                "`shapefuzz triage CAMPAIGN --bisect`")
+            break
+        entries = []
+        for path in cause["corpus_entries"]:
+            try:
+                entry = load_entry(Path(path))
+                entries.append((size_of(entry.mlir), entry))
+            except Exception:  # noqa: BLE001 - an unreadable entry cannot be bisected
+                continue
+        if not entries:
+            continue
+        entry = min(entries, key=lambda pair: pair[0])[1]
+        say(f"regression range of {cause['cause']} ({entry.id}) over {', '.join(versions)}")
+        record = regression_range(entry, versions, say, **bisect_kwargs)
+        set_regression(store, cause["cause"], record)
+        cause["regression"] = record
+        say(f"  {cause['cause']}: {record['text']}")
+        done += 1
+    return done
+
+
 def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=lambda text: None) -> int:
     """Writes each cause's bug fields into its corpus entries' meta.json; returns how many."""
     from shapefuzz.corpus import load_entry, update_meta
@@ -90,4 +129,4 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
     return written
 
 
-__all__ = ["annotate_corpus", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]
+__all__ = ["annotate_corpus", "bisect_causes", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]

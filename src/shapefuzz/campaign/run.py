@@ -52,6 +52,16 @@ class FuzzRequest:
     explore: float | None = None
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
+    bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
+
+
+DEFAULT_BISECT_SECONDS = 120.0
+
+
+def bisect_seconds(req: FuzzRequest) -> float:
+    if req.bisect_time is None:
+        return DEFAULT_BISECT_SECONDS
+    return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
 
 
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
@@ -96,6 +106,24 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           req.fail_on or "never")
 
 
+def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
+                      messages: list[str]) -> Summary:
+    """Regression ranges of the new compiler-bug causes over the releases in the toolchain cache,
+    within its own budget (nothing is downloaded; with no other release cached it says so)."""
+    from shapefuzz.campaign.bugs import bisect_causes
+    from shapefuzz.triage.regression import local_releases
+
+    say = lambda text: progress("message", text)  # noqa: E731
+    versions = local_releases()
+    if len(versions) < 2:
+        say("regression ranges: no other release in the toolchain cache (fill it with `shapefuzz bisect "
+            "ENTRY`), so none were taken")
+        return summary
+    if bisect_causes(store, summary.new_findings, seconds, versions, say):
+        return summarize(store, reason, messages)
+    return summary
+
+
 def _stored_config(store: CampaignStore) -> dict | None:
     text = store.get_meta("config")
     return json.loads(text) if text else None
@@ -105,6 +133,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    bisect_budget = bisect_seconds(req)
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     store = CampaignStore(folder)
     try:
@@ -153,6 +182,8 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                               "intact; run the same command again to resume once there is room") from None
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
+        if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
+            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
         write_report(summary, folder)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.campaign.bugs import annotate_corpus
