@@ -16,7 +16,7 @@ LAYERS = {
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
     "sandbox": 1, "templates": 1,
     "toolchain": 2, "releases": 2, "signature": 2, "triage": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
-    "backends": 3, "triage.component": 3, "triage.record": 3,
+    "backends": 3, "triage.component": 3, "triage.record": 3, "triage.issue": 3,
     "execute": 4,
     "families": 5, "generate": 5,
     "oracle": 6, "modulecheck": 6,
