@@ -718,14 +718,43 @@ class Engine:
             self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
             state = ShrinkState.FAILED
         elif result:
-            text, entry = result
+            text, entry = result[0], result[1]
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-            if self._size(text) < self._size(bucket.repro_text):
+            if text is not None and self._size(text) < self._size(bucket.repro_text):
                 bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state.value)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
+        if result and not (done.error or done.lost) and len(result) > 2:
+            self._shrink_findings(list(result[2]))
+
+    def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
+        """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the
+        buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
+        now, wall = self.active(), time.time()
+        for candidate, failure in found:
+            bucket = self.buckets.get(failure.signature)
+            if bucket is not None:  # known already: one more hit
+                bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
+                self.buckets[failure.signature] = bucket
+                self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+                continue
+            self.causes.add(failure.signature, failure.fields)
+            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.fields.get("status", ""), 0.0)}, (failure,))
+            triage, evidence = self.target.triage(candidate, failure, outcome)
+            bucket = BucketRow(
+                failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
+                failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall, BucketState.CONFIRMED,
+                candidate.key, candidate.length, candidate.text, failure.detail[:8000], "", None,
+                triage=Triage(triage).value, evidence=f"found while shrinking; {evidence}", shrink=ShrinkState.SKIPPED.value)
+            self.buckets[failure.signature] = bucket
+            self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+            self.stats.newest = failure.signature
+            self._say(f"new bucket (found while shrinking): {failure.signature}  ({candidate.group})")
+            renamed = self._renamed_causes()
+            self.store.add_hits(candidate.key, [], list(renamed.values()))
+            self._save_bucket(self.buckets[failure.signature], candidate, False, failure)
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():

@@ -238,31 +238,61 @@ class IreeTarget:
         return replace(outcome, lanes=statuses)
 
     def shrink(self, candidate: Candidate, lanes: tuple[str, ...]):
-        """(smaller text, corpus entry) once the shrunk reproducer is confirmed and saved (it
-        replaces the entry's reproducer, being smaller), else None. lanes: (backend, signature,
-        seconds allowed)."""
+        """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
+        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None.
+        Trials run with the candidate's own input seed. New failures met while shrinking (each
+        confirmed by two re-checks) are handed back as (candidate, failure) pairs, for the
+        engine's buckets: nothing is written into the corpus behind the campaign's back.
+        lanes: (backend, signature, seconds allowed)."""
         import tempfile
 
+        from shapefuzz.corpus import make_finding, save_finding
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
         backend, signature_text = lanes[0], lanes[1]
         seconds = float(lanes[2]) if len(lanes) > 2 else self.shrink_seconds
+        seed = input_seed(candidate.seed)
         with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(
                     path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
                     signature_text=signature_text, backend=backend, time_limit=seconds,
-                    compile_timeout=self.budget.compile.timeout, corpus=str(self.corpus_dir),
+                    compile_timeout=self.budget.compile.timeout, seed=seed,
                 )
             except EnvironmentFault:
                 raise  # our machine, not the case: the engine keeps the shrink pending
             except ShapefuzzError:
-                return None  # did not reproduce in isolation (say, needs the campaign's input seed)
+                return None  # did not reproduce in isolation
+        found = [self._shrink_finding(candidate, sig, text, report) for sig, text, report in result.findings]
         if not result.confirmed or result.minimized == candidate.text:
-            return None
-        return result.minimized, (result.saved[0] if result.saved else None)
+            return (None, None, found) if found else None
+        signature = next(iter(result.target.signatures.values()))
+        # no detail: the entry keeps the one its bucket was saved with (same signature, same folder)
+        finding = make_finding(signature, result.minimized, self.toolchain, case=case_of(result.minimized), seed=seed)
+        entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
+        return result.minimized, str(entry), found
+
+    def _shrink_finding(self, candidate: Candidate, signature: Signature, text: str, report: CheckReport):
+        """A new failure met while shrinking, as a candidate of its own (its text, the family and
+        input seed of the candidate it came from) with its failure."""
+        import hashlib
+
+        from shapefuzz.case import case_from_mlir
+
+        detail = next((r.detail for r in report.failures if r.signature == signature), "")
+        case = case_from_mlir(text)
+        key = "shrunk-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        found = Candidate(key, candidate.group, candidate.seed, candidate.features,
+                          case.params_json if case is not None else candidate.payload, text)
+        return found, Failure(signature.backend, str(signature), failure_fields(signature, detail), detail)
+
+
+def case_of(text: str):
+    from shapefuzz.case import case_from_mlir
+
+    return case_from_mlir(text)
 
 
 def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
