@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.triage.component import component_of, needs_flag, scope_of
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import Severity, severity_of
@@ -26,7 +27,7 @@ def lead_fields(members: list[BucketRow]) -> dict[str, Any]:
     ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
     passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "")
-    frames = next((i.frames for i in [ident, *passes] if i.frames), ())
+    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes))
                     for b in members), default=Severity.COMPILE_ERROR)
     return {

@@ -493,7 +493,7 @@ class Engine:
         condition is reported. True when `done` was one."""
         if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
             return False
-        condition = _one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].strip()
+        condition = _one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
         self.stats.environment_faults += 1
         key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:2]}"
         self.retries[key] += 1

@@ -21,9 +21,9 @@ UNKNOWN = "compiler (pass unknown)"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), c) for p, c in (
     (r"onnx", FRONTEND_ONNX),
     (r"^(?:convert-)?torch|torch-?to|^TorchTo|^ConvertTorch|torch::|^decompose-complex-ops|tm-?tensor", FRONTEND_TORCH),
+    (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::", DISPATCH_CREATION),
     (r"^iree-(?:input|global-opt|preprocessing|abi|auto-input-conversion)|GlobalOptimization|Preprocessing|"
      r"InputConversion|::ABI::", INPUT_GLOBAL_OPT),
-    (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::", DISPATCH_CREATION),
     (r"^iree-codegen|^iree-llvmcpu|^iree-llvmgpu|^iree-spirv|^iree-vmvx|^iree-rocdl|^iree-gpu|^iree-cpu|"
      r"^iree-hal-translate|^iree-hal-.*executable|^iree-linalg-ext|^iree-convert-to|Codegen|LLVMCPU|LLVMGPU|SPIRV|"
      r"VMVX|ROCDL|TranslateTargetExecutable|TranslateAllExecutables", "codegen"),

@@ -20,7 +20,7 @@ _DUMP_HEADER = re.compile(r"^// -----// IR Dump After (\S+) Failed(?:: ([^\s{]+)
 _ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline-adaptor$")
 # LLVM's backtrace: " #4 0x00007f... symbol(args) File.cpp:0:0" or " #4 0x... (/lib/x.so+0x3c050)"
 _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
-_HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\(/[^)]*lib(?:c|pthread)[.-][^)]*\)"
+_HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
 _RUN_ON = re.compile(r"(\w+Pass)(?:<[^>]*>)?::runOnOperation\b")
 _ACTION_PASS = re.compile(r"`pass-execution` running `(\w+)`")

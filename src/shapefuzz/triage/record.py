@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from shapefuzz.triage.component import component_of, needs_flag, scope_of
-from shapefuzz.triage.failing_pass import raw_frames
+from shapefuzz.triage.failing_pass import crash_frames, raw_frames
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import severity_of
 
@@ -41,7 +41,7 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> 
         "failing_pass": ident.failing_pass,
         "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
         "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
-        "component": component_of(stage, status, ident.failing_pass, ident.frames, lanes),
+        "component": component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes),
         "scope": scope_of(lanes),
         "lanes": lanes,
         "severity": severity_of(stage, status, signature.get("message", ""), needs_flag(lanes)).label,
