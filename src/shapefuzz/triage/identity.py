@@ -27,6 +27,9 @@ _SHAPED = re.compile(r"\b(tensor|memref|vector)<(?:[^<>]|<[^<>]*>)*>")
 _SCALAR_TYPE = re.compile(r"\b(?:[fi]|si|ui|bf)(?:N|\d+)\b")
 _HOST_CPU = re.compile(r"\b(cpu(?:_features)? = )\"[^\"]*\"")
 _FRAME_NOISE = re.compile(r"\$_\d+|\b\d+\b")
+_FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'].*' failed.*|UNREACHABLE executed.*|terminate called.*)")
+_ERROR = re.compile(r"error:\s*(\S.*)")
+_DISPATCH_NAME = re.compile(r"'[\w$.]*dispatch[\w$.]*'")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class Identity:
 def fold_message(message: str, pass_known: bool) -> str:
     """A normalized signature message with what differs between hits of one bug folded too."""
     text = _HOST_CPU.sub(r'\1"<host>"', message)
+    text = _DISPATCH_NAME.sub("'<dispatch>'", text)  # 'main$dispatch', 'main_dispatch_0_generic'
     text = _SHAPED.sub(lambda m: f"{m.group(1)}<_>", text)
     text = _SCALAR_TYPE.sub("T", text)
     if pass_known:
