@@ -170,6 +170,7 @@ CONJUNCTION = {
     "scatter": {"dyn:none", "dtype:f32", "index:i32"},
     "one_hot": {"dyn:none", "dtype:f32", "range:valid"},
     "topk": {"dyn:none", "dtype:f32", "index:i32"},
+    "pool": {"dyn:none", "dtype:f32", "pad:none"},
 }
 
 
@@ -204,6 +205,7 @@ def _largest_operand_bytes(family, p) -> int:
         "scatter": lambda: list(p.orig_shape),
         "one_hot": lambda: [*p.index_shape, p.depth],
         "topk": lambda: list(p.shape),
+        "pool": lambda: __import__("shapefuzz.families.pool.params", fromlist=["x"]).input_shape(p),
     }[family.name]()
     return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
 

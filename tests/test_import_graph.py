@@ -15,13 +15,14 @@ LAYERS = {
     "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
     "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
     "sandbox": 1, "templates": 1,
-    "toolchain": 2, "releases": 2, "signature": 2, "triage": 2, "mlirinfo": 2, "display": 2, "frontend": 2,
+    "toolchain": 2, "releases": 2, "signature": 2, "triage": 2, "mlirinfo": 2, "display": 2, "frontend": 2, "coverage": 2,
+    "onnx_import": 2,
     "backends": 3, "triage.component": 3, "triage.record": 3, "triage.issue": 3,
     "execute": 4,
     "families": 5, "generate": 5,
-    "oracle": 6, "modulecheck": 6,
+    "oracle": 6, "modulecheck": 6, "onnx_judge": 6, "onnx_files": 6,
     "corpus": 7,
-    "replay": 8, "export": 8, "bisect": 8, "shrink": 8, "triage.regression": 8,
+    "replay": 8, "export": 8, "bisect": 8, "shrink": 8, "onnx_suite": 8, "triage.regression": 8,
     "campaign": 9,
     "cli": 10, "__main__": 10,
 }

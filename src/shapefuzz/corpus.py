@@ -88,6 +88,8 @@ class Finding:
     cause: str = ""  # the campaign's cause this bucket belongs to (one bug seen on several backends)
     triage: str = ""  # the campaign's verdict (compiler bug, target limit, suspected driver, flaky, ours)
     evidence: str = ""  # why: what the verdict rests on, and what would settle it
+    onnx_model: bytes | None = None  # the ONNX model the reproducer was imported from (kept as model.onnx)
+    origin: str = ""  # where it came from when not generated (an ONNX node test)
 
 
 def make_finding(
@@ -105,6 +107,8 @@ def make_finding(
     cause: str = "",
     triage: str = "",
     evidence: str = "",
+    onnx_model: bytes | None = None,
+    origin: str = "",
 ) -> Finding:
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
@@ -112,12 +116,14 @@ def make_finding(
     from shapefuzz.backends import BACKENDS
     from shapefuzz.case import case_from_mlir
     from shapefuzz.execute import compile_command
+    from shapefuzz.onnx_files import case_model_bytes
 
+    case = case if case is not None else case_from_mlir(mlir)
     return Finding(
         signature=signature,
         mlir=mlir,
         backends=tuple(backends or (signature.backend,)),
-        case=case if case is not None else case_from_mlir(mlir),
+        case=case,
         seed=int(seed),
         inputs=inputs,
         expected=expected,
@@ -130,6 +136,8 @@ def make_finding(
         cause=cause,
         triage=triage,
         evidence=evidence,
+        onnx_model=onnx_model if onnx_model is not None else case_model_bytes(case),
+        origin=origin,
     )
 
 
@@ -303,6 +311,9 @@ def repro_script(meta: dict[str, Any]) -> str:
         " ".join(shlex.quote(w) for w in command),
         "# With the entry's saved inputs and expected outputs: shapefuzz replay .",
     ]
+    if meta.get("import_command"):
+        lines.append(f"# {REPRODUCER} is what IREE's ONNX importer makes of model.onnx:")
+        lines.append("#   " + comment_text(" ".join(shlex.quote(w) for w in meta["import_command"]), 1000))
     if meta.get("compile_command"):
         lines.append("# The plain compile:")
         lines.append("#   " + comment_text(" ".join(shlex.quote(w) for w in meta["compile_command"]), 4000))
@@ -367,6 +378,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
         "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
+        **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
 
 
@@ -389,6 +401,12 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
             name = f"{sub}/{stem}{i}.npy"
             np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
             meta[key].append(name)
+    meta.pop("onnx_model", None), meta.pop("import_command", None)
+    if finding.onnx_model is not None:  # the model the reproducer was imported from, beside it
+        from shapefuzz.onnx_files import MODEL_FILE, model_meta
+
+        (folder / MODEL_FILE).write_bytes(finding.onnx_model)
+        meta.update(model_meta(REPRODUCER))
     script = folder / REPRO_SCRIPT
     script.write_text(repro_script(meta))
     script.chmod(0o755)
@@ -626,6 +644,9 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         "triage": lambda v, f: s.text(v, f, max_len=64),
         "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
         "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
+        "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
+        "import_command": lambda v, f: s.text_list(v, f),
+        "origin": lambda v, f: s.text(v, f, max_len=1000),
         "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
         "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],

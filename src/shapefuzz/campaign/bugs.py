@@ -20,13 +20,16 @@ from shapefuzz.triage.severity import Severity, severity_of
 REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
 
 
-def lead_fields(members: list[BucketRow]) -> dict[str, Any]:
-    """Pass, component, scope, lanes and severity of a cause from its buckets."""
+def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None = None) -> dict[str, Any]:
+    """Pass, component, scope, lanes and severity of a cause from its buckets. The failing pass is
+    read from the compiler's output kept with each bucket, else from the action log of an
+    instrumented compile (`action_passes`: bucket -> pass, the coverage tables)."""
     lanes = sorted({b.backend for b in members})
     lead = members[0]
     ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
     passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
-    failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "")
+    failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
+        next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes))
                     for b in members), default=Severity.COMPILE_ERROR)

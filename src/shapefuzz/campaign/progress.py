@@ -21,7 +21,7 @@ def _status(s: Snapshot) -> str:
     flaky = f" (+{s.flaky} flaky)" if s.flaky else ""
     return (f"{s.done} cases  {s.rate_per_min:.1f}/min  findings {s.findings}  causes {s.causes}  "
             f"buckets {s.buckets}{flaky}{left}"
-            + (f"  newest: {s.newest}" if s.newest else ""))
+            + (f"  {s.pool}" if s.pool else "") + (f"  newest: {s.newest}" if s.newest else ""))
 
 
 class Progress:

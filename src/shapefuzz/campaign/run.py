@@ -12,6 +12,7 @@ from pathlib import Path
 
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
@@ -52,6 +53,11 @@ class FuzzRequest:
     explore: float | None = None
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
+    cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT)
+    iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
+    iree_version: str | None = None
+    coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
+    coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
 
 
@@ -74,9 +80,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seconds = parse_duration(req.time) if req.time is not None else None
     if req.count is not None and req.count < 1:
         raise UsageError(f"--count {req.count}: give at least 1")
+    if req.cluster is not None and not req.cluster.strip():
+        raise UsageError("--cluster: give 'auto', HOST:PORT or ray://HOST:PORT")
     if req.jobs is not None and req.jobs < 1:
         raise UsageError(f"--jobs {req.jobs}: give at least 1")
-    if req.jobs is not None and req.jobs > MAX_JOBS:
+    if req.jobs is not None and req.jobs > MAX_JOBS and not req.cluster:
         raise UsageError(f"--jobs {req.jobs}: at most {MAX_JOBS} (each job is a worker process)")
     if req.time is None and req.count is None and stored:
         seconds, count = stored.get("seconds"), stored.get("count")
@@ -92,6 +100,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
+    check_fraction(req.coverage, "--coverage", low_open=False)
     if req.saturate_after is not None and req.saturate_after < 1:
         raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
     if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
@@ -103,7 +112,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
-                          req.fail_on or "never")
+                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
@@ -133,12 +142,33 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    progress = progress or Progress()
+    cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
+    try:
+        if cluster is not None:
+            toolchain = cluster.toolchain
+        return _run(req, toolchain, progress, start_method, cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
+    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.campaign.clusterrun import start_cluster, toolchain_spec
+
+    return start_cluster(req.cluster, toolchain_spec(req.iree_bin, req.iree_version), toolchain,
+                         REFERENCE_BACKEND, lambda line: progress("message", line))
+
+
+def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
     bisect_budget = bisect_seconds(req)
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     store = CampaignStore(folder)
     try:
         config = build_config(req, _stored_config(store))
-        progress = progress or Progress()
+        if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
+            config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)
         for line in warnings:
             progress("message", line)
@@ -169,9 +199,10 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
+                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
-                        large_every=LARGE_EVERY)
+                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
@@ -182,6 +213,8 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                               "intact; run the same command again to resume once there is room") from None
         progress.close() if hasattr(progress, "close") else None
         summary = summarize(store, reason, engine.stats.messages)
+        if cluster is not None:
+            summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
             summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
         write_report(summary, folder)

@@ -12,10 +12,17 @@ from shapefuzz.cli.common import Session, toolchain_options
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Per node of a Ray cluster ('auto', HOST:PORT, ray://HOST:PORT): what compiles and executes there.")
 @toolchain_options
 @click.pass_obj
-def backends(session: Session, as_json: bool) -> None:
+def backends(session: Session, as_json: bool, cluster: str | None) -> None:
     """The toolchain and, for each backend, whether it compiles and executes here."""
+    if cluster is not None:
+        from shapefuzz.cli.cluster import show_cluster
+
+        show_cluster(session, cluster, as_json)
+        return
     toolchain = session.toolchain
     probe = toolchain.probe
     rows = [b.describe(probe) for b in BACKENDS.values()]

@@ -11,7 +11,10 @@ from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.frontends import with_frontends
 
 T = TypeVar("T")
-FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
+FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool")
+# What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
+# to it showed no false alarm.
+DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
 
 
 def all_families() -> dict[str, Family]:
@@ -125,5 +128,5 @@ def render_case(case: Case) -> str:
     return case.header() + "\n" + body
 
 
-__all__ = ["Family", "FamilyParams", "all_families", "get_family", "render_case", "FAMILY_MODULES", "validate_params",
+__all__ = ["Family", "FamilyParams", "all_families", "get_family", "render_case", "FAMILY_MODULES", "DEFAULT_FAMILIES", "validate_params",
            "validate_case", "guarded"]

@@ -202,7 +202,7 @@ def shrink_file(
         result.confirmed = _confirm(best, toolchain, target)
         result.seconds = time.monotonic() - start
     if corpus:
-        result.saved = _save(corpus, result, toolchain)
+        result.saved = save_to_corpus(corpus, result, toolchain)
     return result
 
 
@@ -214,7 +214,8 @@ def _confirm(text: str, toolchain: Toolchain, target: Target) -> bool:
     return all(got.get(b) == s for b, s in target.signatures.items())
 
 
-def _save(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
+def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
+    """The shrunk reproducer, and what turned up while shrinking, into the corpus."""
     from shapefuzz import corpus as corpus_module  # written alongside; only needed with --corpus
 
     saved = []

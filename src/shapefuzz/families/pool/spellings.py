@@ -1,0 +1,100 @@
+"""The pool family's frontend spellings (channels-first, so a channels-last case is permuted in
+and out at the boundary; float cases only):
+
+- torch: `torch.aten.max_pool{1,2,3}d` (kernel, stride, symmetric padding, dilation, ceil_mode);
+  `torch.aten.avg_pool{1,2,3}d` (no dilation; ceil_mode, count_include_pad, and for 2-D/3-D a
+  `none` divisor_override); sum as `avg_pool{2,3}d` with count_include_pad and divisor_override 1.
+- onnx: `onnx.MaxPool` (asymmetric `pads`, dilations, ceil_mode), `onnx.AveragePool` (opset 18:
+  no dilations; ceil_mode, count_include_pad)."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import FamilyParams
+from shapefuzz.families.pool.params import FLOATS, NAMED, Params, out_spatial, perm_to
+from shapefuzz.families.torch_forms import Spelling, boundary_args
+from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, si64s
+
+
+def _normalize(p: FamilyParams) -> FamilyParams:
+    assert isinstance(p, Params)
+    return p.replace(form="named" if (p.layout, p.rank) in NAMED else "generic", compute_layout="", divisor="index")
+
+
+def _to_nc(b: TorchBuilder, p: Params, bnd: Boundary) -> tuple[list[TV], TV]:
+    from shapefuzz.families.pool.params import input_shape
+
+    args = boundary_args(b, bnd, [input_shape(p)], ["%input"])
+    return args, b.permute(args[0], perm_to(p.layout, p.rank, "nc"), "x_nc")
+
+
+def _out_dims(p: Params, x: TV) -> list[tuple[int, bool]]:
+    return [x.dims[0], x.dims[1]] + [(o, x.dims[2 + i][1]) for i, o in enumerate(out_spatial(p))]
+
+
+def _torch_expressible(p: FamilyParams) -> bool:
+    assert isinstance(p, Params)
+    if p.dtype not in FLOATS or p.pad_lo != p.pad_hi:
+        return False
+    if p.kind == "max":
+        return True
+    return max(p.dilations) == 1 and (p.kind == "avg" or p.rank >= 2)
+
+
+def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
+    assert isinstance(p, Params)
+    b = TorchBuilder()
+    args, x = _to_nc(b, p, bnd)
+    lists = {name: (b.int_list(list(p[name])), "!torch.list<int>") for name in ("kernel", "strides", "pad_lo", "dilations")}
+    out = TV(b.fresh("pool"), tuple(_out_dims(p, x)), p.dtype)
+    xin = (x.name, x.type)
+    if p.kind == "max":
+        y = b.op(f"torch.aten.max_pool{p.rank}d", [xin, lists["kernel"], lists["strides"], lists["pad_lo"],
+                                                    lists["dilations"], (b.bool(p.ceil_mode), "!torch.bool")], out)
+    else:
+        cip = p.count_include_pad or p.kind == "sum"
+        operands = [xin, lists["kernel"], lists["strides"], lists["pad_lo"], (b.bool(p.ceil_mode), "!torch.bool"),
+                    (b.bool(cip), "!torch.bool")]
+        if p.rank >= 2:
+            operands.append((b.int(1), "!torch.int") if p.kind == "sum" else (b.none(), "!torch.none"))
+        y = b.op(f"torch.aten.avg_pool{p.rank}d", operands, out)
+    y = b.permute(y, perm_to("nc", p.rank, p.layout), "y_out")
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y])
+
+
+def _onnx_expressible(p: FamilyParams) -> bool:
+    assert isinstance(p, Params)
+    return p.dtype in FLOATS and (p.kind == "max" or (p.kind == "avg" and max(p.dilations) == 1))
+
+
+def _transpose(b: TorchBuilder, x: TV, perm: list[int], stem: str) -> TV:
+    if perm == list(range(x.rank)):
+        return x
+    return b.onnx("Transpose", [x], [x.with_dims(b.fresh(stem), [x.dims[i] for i in perm])], {"perm": si64s(perm)})[0]
+
+
+def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
+    assert isinstance(p, Params)
+    from shapefuzz.families.pool.params import input_shape
+
+    b = TorchBuilder()
+    args = boundary_args(b, bnd, [input_shape(p)], ["%input"])
+    x = _transpose(b, args[0], perm_to(p.layout, p.rank, "nc"), "x_nc")
+    attrs = {"kernel_shape": si64s(p.kernel), "strides": si64s(p.strides), "pads": si64s(list(p.pad_lo) + list(p.pad_hi)),
+             "ceil_mode": f"{int(p.ceil_mode)} : si64"}
+    if p.kind == "max":
+        attrs["dilations"] = si64s(p.dilations)
+        op = "MaxPool"
+    else:
+        attrs["count_include_pad"] = f"{int(p.count_include_pad)} : si64"
+        op = "AveragePool"
+    y = b.onnx(op, [x], [TV(b.fresh("pool"), tuple(_out_dims(p, x)), p.dtype)], attrs)[0]
+    y = _transpose(b, y, perm_to("nc", p.rank, p.layout), "y_out")
+    y = b.cast_to(y, bnd.results[0][0])
+    return b.render("main", args, [y], ONNX_META)
+
+
+SPELLINGS: tuple[Spelling, ...] = (
+    Spelling("pool", "torch", _torch_expressible, _normalize, _torch_build),
+    Spelling("pool", "onnx", _onnx_expressible, _normalize, _onnx_build),
+)
