@@ -25,7 +25,7 @@ from shapefuzz.model import ProcessResult, Signature, Stage, Status
 from shapefuzz.signature import signature_for
 from shapefuzz.triage.component import FRONTEND_TORCH, component_of, scope_of
 from shapefuzz.triage.environment import environment_fault
-from shapefuzz.triage.failing_pass import crash_frames, failing_pass, strip_ir_dumps
+from shapefuzz.triage.failing_pass import crash_frames, excerpt, failing_pass, strip_ir_dumps
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import Severity, severity_of
 
@@ -79,6 +79,10 @@ def test_failing_pass_is_the_innermost_dump_header_and_dumps_are_dropped():
     kept = strip_ir_dumps(out)
     assert "arith.constant" not in kept and "IR Dump After VerifyWorkgroupDistributionPass Failed" in kept
     assert failing_pass(kept) == "iree-codegen-verify-workgroup-distribution"
+    # a long error (ROCm prints the whole function) keeps the innermost header when it is cut
+    long = "error: x\n" + "  %1 = op\n" * 800 + kept + "  %2 = op\n" * 800
+    assert len(excerpt(long, 4000)) < 5000
+    assert failing_pass(excerpt(long, 4000)) == "iree-codegen-verify-workgroup-distribution"
 
 
 def test_two_lanes_failing_in_one_pass_with_different_op_names_make_one_cause():
@@ -261,6 +265,7 @@ def test_an_entry_marked_reported_is_known_on_the_next_campaign(tmp_path):
     summary = summarize(store)
     (cause,) = summary.causes
     assert cause["reported"] == url and not cause["new"] and summary.findings and not summary.new_findings
+    assert summary.nodes == [] and isinstance(summary.coverage, dict)  # (the coverage summary once landed in nodes)
 
 
 def test_a_shrink_time_finding_is_a_bucket_with_a_triage_verdict(tmp_path):

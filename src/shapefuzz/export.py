@@ -480,8 +480,8 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
                                                        else "") + f" ({bug.get('scope', 'default pipeline')})."]
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
-        lines += ["", *_fenced("\n".join([*(bug.get("first_lines") or [])[:4], "Stack dump (top frames):", *frames]),
-                               "text")]
+        said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
+        lines += ["", *_fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
     elif detail:
         lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
     if p.expected is not None and sig.stage != Stage.COMPILE:

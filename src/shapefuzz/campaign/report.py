@@ -144,7 +144,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
-                   coverage_summary(store))
+                   coverage=coverage_summary(store))
 
 
 def _triage(b: BucketRow) -> Triage:

@@ -156,7 +156,10 @@ def excerpt(text: str, limit: int = 4000) -> str:
     head = head[:head.rfind("\n")] if "\n" in head else head
     tail = text[-tail_budget:]
     tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{tail}"
+    # the dump headers in the cut part name the failing pass: they stay
+    cut = text[len(head):len(text) - len(tail)]
+    headers = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:1200]
+    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{headers}{tail}"
 
 
 __all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",

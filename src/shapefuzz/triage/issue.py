@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from shapefuzz.triage.component import variant_flags
+from shapefuzz.triage.failing_pass import raw_frames
+from shapefuzz.triage.record import TOP_FRAMES
 
 CASE_HEADER = "// shapefuzz-case:"
 
@@ -26,7 +28,8 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     first = next((line for line in bug.get("first_lines") or [] if "Please report" not in line), "")
     text = message if not first else first.split("error:", 1)[-1].strip()
     if status == "crash":
-        frame = (bug.get("frames") or [""])[0].split(" 0x", 1)[-1].split(" ", 1)[-1] if bug.get("frames") else ""
+        frames = backtrace_lines(meta)
+        frame = frames[0].split(" 0x", 1)[-1].split(" ", 1)[-1] if frames else ""
         what = f"crash in {where}" if where else "crash"
         text = f"{what}: {frame[:100]}" if frame else what
     elif stage == "compare":
@@ -48,7 +51,12 @@ def lane_lines(meta: dict[str, Any], entry_backend: str) -> list[str]:
 
 
 def backtrace_lines(meta: dict[str, Any]) -> list[str]:
-    """The whole top of a crash's backtrace, below the signal handler (whole frames)."""
+    """The whole top of a crash's backtrace, below the signal handler (whole frames), read again
+    from the entry's kept output when it has one (the record may predate a better reading)."""
+    if meta.get("status") == "crash" or (meta.get("signature") or {}).get("status") == "crash":
+        frames = raw_frames(str(meta.get("detail") or ""), TOP_FRAMES)
+        if frames:
+            return frames
     return list((meta.get("bug") or {}).get("frames") or [])
 
 

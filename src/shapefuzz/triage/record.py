@@ -20,7 +20,8 @@ def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
     picked = []
     for line in output.splitlines():
         text = line.strip()
-        if not text or text.startswith(("^", "// -----//")) or "note: see current operation" in text:
+        if (not text or text.startswith(("^", "// -----//", "Please report", "Stack dump:", "#"))
+                or "note: see current operation" in text or "Program arguments:" in text):
             continue
         if "error:" in text or "LLVM ERROR" in text or "Assertion" in text or not picked:
             picked.append(text[:500])
