@@ -91,6 +91,15 @@ def corpus_show(entry: str, corpus_dir: str) -> None:
         rows.append(("last replay", f"{last.get('date')} on {last.get('toolchain')}: {last.get('outcome')}"))
     if m.get("fixed_in"):
         rows.append(("fixed in", m["fixed_in"]))
+    bug = m.get("bug") or {}
+    for key, name in (("severity", "severity"), ("component", "component"), ("failing_pass", "failing pass"),
+                      ("scope", "scope")):
+        if bug.get(key):
+            rows.append((name, str(bug[key])))
+    if isinstance(bug.get("regression"), dict) and bug["regression"].get("text"):
+        rows.append(("regression", bug["regression"]["text"]))
+    if m.get("reported"):
+        rows.append(("reported", m["reported"]))
     for key, value in rows:
         click.echo(f"{key + ':':<14} {value}")
     detail = (m.get("detail") or "").strip().splitlines()

@@ -119,8 +119,9 @@ def _strip_args(symbol: str) -> str:
 
 
 def strip_ir_dumps(text: str) -> str:
-    """The output without the IR the dump flag printed: each dump is replaced by its header line,
-    so errors and backtraces stay readable and the failing pass stays findable."""
+    """The output without the IR the dump flag printed: each dump is reduced to its header line,
+    the headers listed after the diagnostics (innermost pass first), so errors and backtraces stay
+    readable and the failing pass stays findable."""
     headers = list(_DUMP_HEADER.finditer(text))
     if not headers:
         return text
@@ -134,7 +135,11 @@ def strip_ir_dumps(text: str) -> str:
         last = match.end() + (stop.start() if stop else len(rest))
         out.append("\n")
     out.append(text[last:])
-    return re.sub(r"\n{2,}", "\n", "".join(out))
+    kept = re.sub(r"\n{2,}", "\n", "".join(out))
+    # the headers after the diagnostics (a threaded compile may print its dumps first), in order
+    lines = kept.splitlines()
+    dumps = [line for line in lines if _DUMP_HEADER.match(line)]
+    return "\n".join([line for line in lines if not _DUMP_HEADER.match(line)] + dumps) + "\n"
 
 
 _HOST_CPU_ATTR = re.compile(r"\b(cpu_features = )\"[^\"]*\"")
