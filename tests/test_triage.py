@@ -73,12 +73,20 @@ def _failure(lane: str, stderr: str, status: Status = Status.ERROR, signal: int 
     return Failure(lane, str(sig), failure_fields(sig, detail), detail)
 
 
-def test_failing_pass_is_the_innermost_dump_header_and_dumps_are_dropped():
+def test_failing_pass_is_the_innermost_dump_header_and_dumps_are_dropped(tmp_path):
     out = _error_output("linalg.generic", "iree-codegen-verify-workgroup-distribution")
     assert failing_pass(out) == "iree-codegen-verify-workgroup-distribution"
     kept = strip_ir_dumps(out)
     assert "arith.constant" not in kept and "IR Dump After VerifyWorkgroupDistributionPass Failed" in kept
     assert failing_pass(kept) == "iree-codegen-verify-workgroup-distribution"
+    # the second source: the coverage helper's action log, the pass still open when it failed
+    log = tmp_path / "actions.log"
+    log.write_text("[thread iree-compile] begins (no breakpoint) Action `pass-execution` running `CSEPass` on "
+                   "Operation `util.func` (x)`\n[thread iree-compile] completed `pass-execution`\n"
+                   "[thread iree-compile] begins (no breakpoint) Action `pass-execution` running "
+                   "`ConvertTorchToLinalg` on Operation `func.func` (x)`\n")
+    assert failing_pass("error: failed to legalize", log) == "ConvertTorchToLinalg"
+    assert failing_pass(out, log) == "iree-codegen-verify-workgroup-distribution"  # its own output first
     # a long error (ROCm prints the whole function) keeps the innermost header when it is cut
     long = "error: x\n" + "  %1 = op\n" * 800 + kept + "  %2 = op\n" * 800
     assert len(excerpt(long, 4000)) < 5000

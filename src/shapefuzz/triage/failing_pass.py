@@ -23,7 +23,6 @@ _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
 _HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
 _RUN_ON = re.compile(r"(\w+Pass)(?:<[^>]*>)?::runOnOperation\b")
-_ACTION_PASS = re.compile(r"`pass-execution` running `(\w+)`")
 
 
 def failing_pass(output: str, action_log: str | Path | None = None) -> str | None:
@@ -45,14 +44,12 @@ def failing_pass(output: str, action_log: str | Path | None = None) -> str | Non
 
 
 def last_pass_in_action_log(path: str | Path) -> str | None:
-    """The last pass whose execution began in a `--log-actions-to` file (None when unreadable or
-    none began): when the compiler died in a pass, that is the one."""
-    try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
-        return None
-    found = _ACTION_PASS.findall(text)
-    return found[-1] if found else None
+    """The pass a compile was in when it failed, from its `--log-actions-to` file (the coverage
+    parser reads it: the innermost pass still open, else the last begun); None when unreadable."""
+    from shapefuzz.coverage.actionlog import read_action_log
+
+    coverage = read_action_log(path)
+    return (coverage.failing_pass or None) if coverage is not None else None
 
 
 def _short_class(name: str) -> str:
