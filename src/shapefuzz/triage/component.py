@@ -21,7 +21,9 @@ UNKNOWN = "compiler (pass unknown)"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), c) for p, c in (
     (r"onnx", FRONTEND_ONNX),
     (r"^(?:convert-)?torch|torch-?to|^TorchTo|^ConvertTorch|torch::|^decompose-complex-ops|tm-?tensor", FRONTEND_TORCH),
-    (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::", DISPATCH_CREATION),
+    (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::|^(?:FoldUnitExtentDims|FormDispatchRegions|"
+     r"CloneProducersIntoDispatchRegions|FuseMultiUseElementwiseProducer|ElementwiseOpFusion|BubbleUpExpandShapes|"
+     r"CollapseDimensions|FormScalarDispatches|SetEncoding|FusionPreprocessing)Pass$", DISPATCH_CREATION),
     (r"^iree-(?:input|global-opt|preprocessing|abi|auto-input-conversion)|GlobalOptimization|Preprocessing|"
      r"InputConversion|::ABI::", INPUT_GLOBAL_OPT),
     (r"^iree-codegen|^iree-llvmcpu|^iree-llvmgpu|^iree-spirv|^iree-vmvx|^iree-rocdl|^iree-gpu|^iree-cpu|"
@@ -56,6 +58,8 @@ def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[st
         for pattern, component in _RULES:
             if source and pattern.search(source):
                 return f"codegen for {target}" if component == "codegen" else component
+    if failing_pass:  # a pass no rule places (a class name from the action log, a generic pass)
+        return f"IREE compiler, in {failing_pass} ({target})"
     if status in ("timeout", "oom"):
         return f"compiler, pass unknown ({status}) for {target}"
     return UNKNOWN
