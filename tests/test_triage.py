@@ -220,6 +220,10 @@ def test_a_full_tmpdir_during_a_campaign_files_nothing_and_is_retried(tmp_path, 
     assert any("our environment, not the compiler: iree-compile: No space left on device" in m
                for m in engine.stats.messages)
     assert all(b.state != BucketState.FLAKY for b in buckets)  # a full disk never makes a bucket flaky
+    from shapefuzz.campaign.report import text_lines
+
+    said = text_lines(summarize(engine.store, "budget spent", engine.stats.messages))
+    assert sum("our environment, not the compiler" in line for line in said) == 1  # reported, once
 
 
 @dataclass(frozen=True)

@@ -286,6 +286,7 @@ def text_lines(s: Summary) -> list[str]:
             lines.append(f"    why: {c['evidence']}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
+    lines += environment_lines(s)
     return lines + coverage_lines(s.coverage)
 
 
@@ -305,6 +306,12 @@ def coverage_lines(c: dict[str, Any]) -> list[str]:
     for what, passes in c["never_reached"].items():
         lines.append(f"  never reached: {what} (no pattern fired in {', '.join(passes)})")
     return lines
+
+
+def environment_lines(s: Summary) -> list[str]:
+    """What our own environment did to the campaign (a full TMPDIR, an I/O error): never findings,
+    said once each."""
+    return list(dict.fromkeys(m for m in s.messages if m.startswith(("our environment", "our environment failed"))))
 
 
 def regression_text(record: dict[str, Any] | None) -> str:
@@ -360,6 +367,7 @@ def markdown(s: Summary) -> str:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: `{backend}`: {why}")
+    out += [f"- {line}" for line in environment_lines(s)]
     out += [f"- {line}" for line in node_lines(s)]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
         table = _table(title.split()[1], rows)
