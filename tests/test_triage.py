@@ -365,3 +365,16 @@ def test_a_timeout_is_filed_only_if_it_holds_at_the_longer_limit(tmp_path):
     assert summary["findings"] == 0
     timeouts = [b for b in summary["buckets"] if b["status"] == "timeout"]
     assert timeouts and all(b["state"] == "flaky" for b in timeouts)
+
+
+def test_wrong_values_say_how_many_how_far_and_where():
+    import numpy as np
+
+    from shapefuzz.families.common import values_mismatch
+
+    want = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = want.copy()
+    got[0, 2], got[1, 2], got[2, 3] = 4.0, 12.0, 11.5
+    detail = values_mismatch(0, want, got, rtol=1e-5, atol=1e-5).detail
+    assert detail.startswith("result 0: 3 of 12 elements differ; first at [0, 2]: got 4.0, expected 2.0")
+    assert "max abs error 6, max rel error 1" in detail and "[2, 3]: got 11.5, expected 11.0" in detail
