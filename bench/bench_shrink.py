@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from shapefuzz.shrink.measure import measure  # noqa: E402
+from shapefuzz.size import measure  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 FILES = [

@@ -12,3 +12,12 @@ def toolchain():
 @pytest.fixture(scope="session")
 def has_vulkan(toolchain):
     return toolchain.probe.has_device("vulkan")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks by cost: a test that uses the real toolchain must say so (`-m "not iree"` skips it)."""
+    unmarked = [item.nodeid for item in items
+                if "toolchain" in getattr(item, "fixturenames", ()) and item.get_closest_marker("iree") is None]
+    if unmarked:
+        raise pytest.UsageError("these tests use the real IREE toolchain without @pytest.mark.iree: "
+                                + ", ".join(unmarked))

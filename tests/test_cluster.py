@@ -313,6 +313,7 @@ def _running_tasks() -> set[int]:
 
 
 @pytest.mark.ray
+@pytest.mark.iree  # has_vulkan probes the real toolchain
 def test_backends_per_node_and_bad_address(cluster, has_vulkan, tmp_path):
     from click.testing import CliRunner
 

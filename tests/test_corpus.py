@@ -21,7 +21,7 @@ from shapefuzz.corpus import (
     find_entry,
     iter_entries,
     load_entry,
-    measure,
+    reproducer_sizes,
     rebuild_index,
     save_finding,
     update_meta,
@@ -94,7 +94,7 @@ def test_second_save_counts_and_keeps_the_smaller_reproducer(tmp_path):
     assert entry.toolchain_versions == ("3.13.0", "3.12.0")
     save_finding(tmp_path, finding(BIG), now="2026-11-03T10:00:00Z")  # bigger: counted, not kept
     entry = load_entry(path)
-    assert entry.count == 3 and entry.mlir == SMALL and entry.meta["sizes"] == measure(SMALL).to_json()
+    assert entry.count == 3 and entry.mlir == SMALL and entry.meta["sizes"] == reproducer_sizes(SMALL).to_json()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".tmp") or p.name.startswith(".old")] == []
 
 
@@ -198,7 +198,7 @@ def test_sigkill_at_any_instant_leaves_a_whole_entry(tmp_path):
         assert len(entries) == 1 and isinstance(entries[0], CorpusEntry), entries
         entry = entries[0]
         # The parts agree with each other: the sizes and inputs recorded belong to this reproducer.
-        assert entry.meta["sizes"] == measure(entry.mlir, entry.inputs).to_json()
+        assert entry.meta["sizes"] == reproducer_sizes(entry.mlir, entry.inputs).to_json()
         if entry.count > 1:
             swapped += 1
             assert f"tensor<{entry.inputs[0].size}xf32>" in entry.mlir
@@ -210,9 +210,9 @@ def test_sigkill_at_any_instant_leaves_a_whole_entry(tmp_path):
 
 
 def test_swap_without_rename_exchange_and_recovery(tmp_path, monkeypatch):
-    import shapefuzz.corpus as corpus
+    import shapefuzz.corpus.store as store
 
-    monkeypatch.setattr(corpus, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(store, "_exchange", lambda a, b: False)
     path, _ = save_finding(tmp_path, finding(BIG))
     save_finding(tmp_path, finding(SMALL))
     assert load_entry(path).mlir == SMALL

@@ -180,11 +180,7 @@ def test_llvm_cpu_matches_reference(params):
 def test_llvm_cpu_matches_reference_with_scalar_inputs(params):
     from shapefuzz.model import Verdict
 
-    report = _check(params)
-    if report.verdict != Verdict.PASS and "shape rank mismatch" in str(report.to_json()):
-        # execute.run_module saves inputs with np.ascontiguousarray, which turns a 0-d array
-        # into shape (1,); the runtime then rejects it. Our bug (the runner's), not IREE's.
-        pytest.xfail("runner passes 0-d inputs as shape (1,) (np.ascontiguousarray in execute.run_module)")
+    report = _check(params)  # execute.run_module keeps a 0-d input's rank (np.require, not ascontiguousarray)
     assert report.verdict == Verdict.PASS, report.to_json()
 
 

@@ -1,33 +1,35 @@
-"""Dependencies point one way (STYLE habit 9): data types -> toolchain and execution -> families ->
-oracle -> corpus -> replay/export/bisect/shrink -> campaign -> CLI. A lower layer importing a higher
-one, an import cycle anywhere in the package, or a module reaching into another module's `_private`
-names fails here. Imports inside functions count: a lazy import is still a dependency."""
+"""Dependencies point one way (STYLE habit 9), in the layers ARCHITECTURE.md's table gives (read
+from there, so the notes and this test cannot drift): data types -> toolchain and execution ->
+families -> oracle -> corpus -> replay/export/bisect/shrink -> campaign -> CLI. A lower layer
+importing a higher one, an import cycle anywhere in the package, or a module reaching into another
+module's `_private` names fails here. Imports inside functions count: a lazy import is still a
+dependency."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "shapefuzz"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "shapefuzz"
+
+
+def _layers_from_notes(text: str) -> dict[str, int]:
+    """The `## Layers` table: `| 0 | `errors`, `model`, ... | invariant |` -> {"errors": 0, ...}."""
+    section = text.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
+    layers: dict[str, int] = {}
+    for row in re.finditer(r"^\|\s*(\d+)\s*\|([^|]*)\|", section, re.M):
+        for name in re.findall(r"`([\w.]+)`", row.group(2)):
+            assert name not in layers, f"ARCHITECTURE.md places {name} twice"
+            layers[name] = int(row.group(1))
+    return layers
+
 
 # Layer of each top-level module or package (a package's modules share its layer unless named).
-LAYERS = {
-    "errors": 0, "model": 0, "case": 0, "durations": 0, "schema": 0, "export_checks": 0, "files": 0,
-    "shrink.engine": 0, "shrink.measure": 0,  # domain-free: the size order the corpus and campaign share
-    "sandbox": 1, "templates": 1,
-    "toolchain": 2, "releases": 2, "signature": 2, "triage": 2, "mlirinfo": 2, "display": 2, "frontend": 2, "coverage": 2,
-    "onnx_import": 2,
-    "backends": 3, "triage.component": 3, "triage.record": 3, "triage.issue": 3,
-    "execute": 4,
-    "families": 5, "generate": 5,
-    "oracle": 6, "modulecheck": 6, "onnx_judge": 6, "onnx_files": 6,
-    "corpus": 7,
-    "replay": 8, "export": 8, "bisect": 8, "shrink": 8, "onnx_suite": 8, "triage.regression": 8,
-    "campaign": 9,
-    "cli": 10, "__main__": 10,
-}
-# A module not placed above yet (new work): it may use everything up to the corpus, and nothing
-# placed below the campaign may use it. Place it in LAYERS when it lands.
+LAYERS = _layers_from_notes((ROOT / "ARCHITECTURE.md").read_text())
+# A module not placed yet (new work): it may use everything up to the corpus, and nothing placed
+# below the campaign may use it. Place it in ARCHITECTURE.md's table when it lands.
 DEFAULT_LAYER = 8
 
 
@@ -167,3 +169,10 @@ def test_every_module_is_placed_or_knowingly_defaulted():
     unplaced = sorted(t for t in tops if t not in LAYERS)
     # New modules land through the default layer; keep this list short by placing them.
     assert len(unplaced) <= 3, f"place these modules in LAYERS: {unplaced}"
+
+
+def test_the_notes_place_the_ground_floor_and_the_top():
+    assert LAYERS["model"] == 0 and LAYERS["size"] == 0 and LAYERS["cli"] == max(LAYERS.values())
+    assert LAYERS["corpus"] < LAYERS["shrink"] < LAYERS["campaign"]
+    assert _layers_from_notes("# x\n## Layers\n| layer | modules |\n|---|---|\n| 2 | `a`, `b.c` | x |\n## Next\n| 3 | `d` |") \
+        == {"a": 2, "b.c": 2}

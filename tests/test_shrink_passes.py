@@ -12,7 +12,7 @@ from shapefuzz.case import case_from_mlir
 from shapefuzz.execute import verify_many
 from shapefuzz.shrink import mlirtext as M
 from shapefuzz.shrink.engine import Pass, Problem
-from shapefuzz.shrink.measure import measure, sort_key
+from shapefuzz.size import measure, sort_key
 from shapefuzz.shrink.params import shrink_params
 from shapefuzz.cli.params import Duration
 from shapefuzz.shrink.run import default_output

@@ -51,3 +51,17 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
         raise
 
 
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Makes a rename inside `path` durable (best effort: some file systems refuse it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -16,15 +16,16 @@ from typing import Any, Callable, Sequence
 
 from shapefuzz.backends import BACKENDS
 from shapefuzz.corpus import (
-    scrub,
     EXPECTED_FAILING,
     EXPECTED_FIXED,
     CorpusEntry,
     UnreadableEntry,
     iter_entries,
     now_text,
+    scrub,
     update_meta,
 )
+from shapefuzz.corpus.add import add_file  # noqa: F401 - `corpus add` lives there now; the old import path
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.model import CheckReport, Signature, Stage, Verdict
@@ -311,44 +312,3 @@ def table_lines(summary: ReplaySummary) -> list[str]:
     counts = ", ".join(f"{summary.count(o)} {o.value}" for o in Outcome)
     lines.append(f"summary: {len(summary.results)} entries: {counts}; {len(summary.regressions)} regressed")
     return lines
-
-
-
-def add_file(
-    corpus_dir: str | Path,
-    text: str,
-    backends: Sequence[str],
-    toolchain: Toolchain,
-    seed: int = 0,
-    compile_timeout: float = 120.0,
-    inputs: list | None = None,
-) -> tuple[CheckReport, list[tuple[Path, bool]]]:
-    """Checks an MLIR file (a user's crash, say) and saves each confirmed failure as an entry."""
-    from shapefuzz.case import case_from_mlir
-    from shapefuzz.modulecheck import check_file
-    from shapefuzz.corpus import make_finding, save_finding
-    from shapefuzz.mlirinfo import function_info, random_inputs
-    from shapefuzz.oracle import case_expectation
-
-    report, _ = check_file(text, backends, toolchain, inputs=inputs, seed=seed, compile_timeout=compile_timeout)
-    case = case_from_mlir(text)
-    saved_inputs, expected = inputs, None
-    if case is not None and inputs is None:
-        expectation = case_expectation(case, seed)
-        saved_inputs, expected = expectation.inputs, expectation.expected
-    elif saved_inputs is None:
-        try:
-            saved_inputs = random_inputs(function_info(text), seed, 4)
-        except ShapefuzzError:
-            saved_inputs = None
-    saved = []
-    for result in report.failures:
-        if result.flaky or result.signature is None:
-            continue
-        needs_numbers = result.stage in (Stage.RUN, Stage.COMPARE)
-        finding = make_finding(
-            result.signature, text, toolchain, backends=tuple(backends), case=case, seed=seed,
-            inputs=saved_inputs if needs_numbers else None, expected=expected if needs_numbers else None,
-            detail=result.detail)
-        saved.append(save_finding(corpus_dir, finding))
-    return report, saved

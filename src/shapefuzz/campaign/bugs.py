@@ -80,7 +80,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
     that has none yet, from its smallest corpus entry, within `seconds` (None: no limit). Each
     range is kept in the store at once, so a stopped phase resumes. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.shrink.measure import size_of
+    from shapefuzz.size import size_of
     from shapefuzz.triage.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds

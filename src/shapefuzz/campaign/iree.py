@@ -144,7 +144,7 @@ class IreeTarget:
         return {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for(traits)}
 
     def size(self, text: str) -> tuple[int, ...]:
-        from shapefuzz.shrink.measure import size_of
+        from shapefuzz.size import size_of
 
         return astuple(size_of(text))
 

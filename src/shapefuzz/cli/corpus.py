@@ -160,7 +160,7 @@ def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, co
     """Check FILE and save each confirmed failure as a corpus entry (merged with an existing one)."""
     from shapefuzz.backends import resolve_backends
     from shapefuzz.errors import InvalidInputError
-    from shapefuzz.replay import add_file
+    from shapefuzz.corpus.add import add_file
 
     text = read_mlir(file)
     report, saved = add_file(corpus_dir, text, backend_names or resolve_backends(None), session.toolchain,

@@ -118,6 +118,21 @@ REGIMES = ("small", "large")
 _HOOKS = ("strategy", "render", "make_inputs", "reference", "compare", "equivalent_forms", "features",
           "shrink_candidates", "is_valid")
 
+# Comparison rules as exported tests apply them (`export_checks.compare`): the family's `compare`
+# written as data. Element-wise with (rtol, atol); None is the result dtype's tolerance (exact for
+# integers), 0 and 0 is exact.
+DTYPE_TOLERANCE: Mapping[str, Any] = {"kind": "elementwise", "rtol": None, "atol": None}
+EXACT: Mapping[str, Any] = {"kind": "elementwise", "rtol": 0.0, "atol": 0.0}
+
+
+def elementwise_rule(rtol: float | None, atol: float | None) -> dict[str, Any]:
+    return {"kind": "elementwise", "rtol": rtol, "atol": atol}
+
+
+def dtype_tolerance_rule(p: Any) -> dict[str, Any]:
+    """The rule of a family that declares none: each result's dtype tolerance."""
+    return dict(DTYPE_TOLERANCE)
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Family(Generic[P]):
@@ -134,6 +149,8 @@ class Family(Generic[P]):
     shrink_candidates(p) -> [P]            simpler params, most aggressive first (proposals only:
                                            `Family.shrink_candidates` keeps the valid, distinct ones)
     is_valid(p) -> bool                    whether the params describe a sound computation
+    export_rule(p) -> dict                 (optional) `compare` as a rule exported tests apply
+                                           (export_checks.compare); default: the dtype's tolerance
 
     and two tables: FEATURES (what the strategy must reach) and SWARM (swarm testing, Groce et
     al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static).
@@ -146,6 +163,8 @@ class Family(Generic[P]):
     reached_features: tuple[str, ...] = ()
     # Swarm knobs: name -> a projection that removes one feature (kept only when still valid).
     swarm_knobs: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
+    # The family's comparison as data, for exported tests (see `comparison_rule`).
+    export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
 
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
@@ -153,7 +172,7 @@ class Family(Generic[P]):
         missing = [h for h in _HOOKS if not callable(namespace.get(h))]
         assert not missing, f"family {name} lacks {missing}"
         return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())),
-                      dict(namespace.get("SWARM", {})))
+                      dict(namespace.get("SWARM", {})), namespace.get("export_rule", dtype_tolerance_rule))
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""
@@ -220,6 +239,12 @@ class Family(Generic[P]):
             return bool(self.hooks["is_valid"](p))
         except (ValueError, TypeError, KeyError, IndexError):
             return False
+
+    def comparison_rule(self, params: P | Mapping[str, Any]) -> dict[str, Any]:
+        """How exported tests compare results for these params: the same verdicts as `compare`
+        on right and wrong answers (top-k indices by what they select, exact where the inputs
+        keep every sum exact, a tolerance elsewhere)."""
+        return dict(self.export_rule(self.load(params)))
 
     def shrink_candidates(self, params: P | Mapping[str, Any]) -> list[P]:
         """The family's proposals that are valid, differ from the params and are not repeated:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.base import DTYPE_TOLERANCE, EXACT, Family, FamilyParams
 from shapefuzz.families.common import (
     affine_expr,
     count_mismatch,
@@ -661,6 +661,12 @@ def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray],
         tol = (reduction_size(p) + 2) * 2.0 ** -11 * scale * 2 + 2.0 ** -14
         return values_mismatch(0, exact, act, atol=tol)
     return values_mismatch(0, expected[0], act)
+
+
+def export_rule(p: Params) -> dict:
+    """Exact, as `compare`; f16 accumulation gets the dtype's tolerance (the per-element bound
+    `compare` computes needs the exact result, which an exported test does not have)."""
+    return dict(DTYPE_TOLERANCE if _needs_tolerance(p) else EXACT)
 
 
 # --------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.base import DTYPE_TOLERANCE, Family, FamilyParams, elementwise_rule
 from shapefuzz.families.common import IndexValues, compare_arrays, loop_dims, np_dtype, tensor_type
 from shapefuzz.model import Mismatch
 from shapefuzz.templates import render_template
@@ -750,10 +750,17 @@ def reference_naive(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return [out.astype(np_dtype(p.dtype))]
 
 
+# Inputs make every sum exact; the tolerance only absorbs a backend that keeps partial sums in a
+# wider or narrower type than we assume, never a wrong element. (rtol, atol) by result type.
+TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (2e-3, 2e-2)}
+
+
 def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
-    # inputs make every sum exact; the tolerance only absorbs a backend that keeps partial
-    # sums in a wider or narrower type than we assume, never a wrong element
-    return compare_arrays(expected, actual, tolerance={"f32": (1e-5, 1e-4), "f16": (2e-3, 2e-2)})
+    return compare_arrays(expected, actual, tolerance=TOLERANCE)
+
+
+def export_rule(p: Params) -> dict:
+    return elementwise_rule(*TOLERANCE[p.dtype]) if p.dtype in TOLERANCE else dict(DTYPE_TOLERANCE)
 
 
 # ----------------------------------------------------------------------------- metamorphic forms

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.base import EXACT, Family, FamilyParams
 from shapefuzz.families.common import (
     FLOAT_DTYPES,
     Dim,
@@ -276,6 +276,10 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
     """Exact: the values keep every sum exact in every dtype (ints wrap in both)."""
     return compare_arrays(expected, actual, check_dtype=True)
+
+
+def export_rule(p: Params) -> dict:
+    return dict(EXACT)  # as `compare`
 
 
 def equivalent_forms(p: Params) -> list[Params]:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.base import EXACT, Family, FamilyParams
 from shapefuzz.families.common import (
     FLOAT_DTYPES,
     Dim,
@@ -349,6 +349,10 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
 def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
     """Exact: inputs keep every order of combination exact."""
     return compare_arrays(expected, actual, check_dtype=True)
+
+
+def export_rule(p: Params) -> dict:
+    return dict(EXACT)  # as `compare`: exact, duplicate coordinates included
 
 
 # ----------------------------------------------------------------------------- oracle helpers

@@ -327,6 +327,12 @@ def compare(
     return None
 
 
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: values exactly, indices by what they select (ties allowed)."""
+    return {"kind": "topk", "dim": int(p.dim), "k": int(p.k), "largest": bool(p.largest),
+            "labels": p.indices == "arg", "results": [name for name in ("values", "indices") if p.use in (name, "both")]}
+
+
 # ----------------------------------------------------------------------------- strategy
 
 

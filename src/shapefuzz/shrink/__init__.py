@@ -6,6 +6,6 @@ files); `iree.py` holds the IREE-specific predicate; `run.py` wires them for the
 """
 
 from shapefuzz.shrink.engine import Pass, Problem
-from shapefuzz.shrink.measure import Metrics, Size, measure, size_of, sort_key
+from shapefuzz.size import Metrics, Size, measure, size_of, sort_key
 
 __all__ = ["Pass", "Problem", "Metrics", "Size", "measure", "size_of", "sort_key"]

@@ -19,7 +19,7 @@ from shapefuzz.model import CheckReport, Signature, Stage, Status
 from shapefuzz.oracle import check_module
 from shapefuzz.sandbox import Limits, run_sandboxed
 from shapefuzz.signature import classify, signature_for
-from shapefuzz.shrink.measure import sort_key
+from shapefuzz.size import sort_key
 from shapefuzz.toolchain import Toolchain
 
 MIN_TIMEOUT = 5.0

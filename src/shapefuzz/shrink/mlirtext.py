@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from shapefuzz.mlirinfo import split_top_level
-from shapefuzz.shrink.measure import shaped_dims
+from shapefuzz.size import shaped_dims
 
 _SHAPED = re.compile(r"\b(tensor|memref|vector)<([^<>]*)>")
 _FREE_INT = re.compile(r"(?<![\w%#@$.^\-])(\d+)(?![\w.])")

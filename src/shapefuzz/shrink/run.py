@@ -21,7 +21,7 @@ from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
 )
-from shapefuzz.shrink.measure import Metrics, measure, sort_key
+from shapefuzz.size import Metrics, measure, sort_key
 from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.toolchain import Toolchain
 

@@ -12,6 +12,7 @@ from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import severity_of
 
 FIRST_LINES = 6
+KEPT_BUG_FIELDS = ("regression",)  # what a re-save keeps from the old record (bisected, not recomputed)
 TOP_FRAMES = 12
 
 
@@ -49,4 +50,4 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> 
     }
 
 
-__all__ = ["bug_record", "first_lines"]
+__all__ = ["KEPT_BUG_FIELDS", "bug_record", "first_lines"]

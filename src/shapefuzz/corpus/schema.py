@@ -1,0 +1,105 @@
+"""meta.json checked field by field as it is read, so every later use of an entry may rely on its
+types (the shared field checks are in `shapefuzz.schema`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from shapefuzz import schema
+from shapefuzz.case import check_params
+from shapefuzz.corpus.entry import CORPUS_FORMAT, EXPECTED_STATES, MAX_DETAIL, META
+from shapefuzz.model import Stage, Status
+from shapefuzz.schema import SchemaError
+
+_REQUIRED = ("format", "id", "signature", "backends", "first_seen", "last_seen", "count", "expected_state")
+
+
+def _check_bug(value: Any, field: str) -> None:
+    """meta.json `bug` (triage.record): an object of text, flags and lists of text."""
+    obj = schema.obj(value, field)
+    for key, item in obj.items():
+        where = f"{field}.{key}"
+        if isinstance(item, list):
+            schema.text_list(item, where)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                schema.text(str(v), f"{where}.{k}", max_len=2000)
+        elif not isinstance(item, (str, bool)):
+            raise SchemaError(f"{where}: {type(item).__name__} is not text")
+        else:
+            schema.text(str(item), where, max_len=2000)
+
+
+def _version(value: str, field: str) -> None:
+    if not re.fullmatch(r"\S{1,100}", value):  # as parse_version reads it; exports quote it anyway
+        raise SchemaError(f"{field}: {value[:40]!r} is not a version")
+
+
+def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
+    """meta.json as this shapefuzz writes it, field by field; raises SchemaError naming the
+    first bad field. Every later use of the entry (list, show, replay, export, repro.sh) may
+    then rely on the types, and ids and backend names are safe in paths and shells."""
+    s = schema
+    s.obj(meta, META)
+    missing = [key for key in _REQUIRED if key not in meta]
+    if missing:
+        raise SchemaError(f"{META} lacks {', '.join(missing)}")
+    if not s.is_int(meta["format"]) or not 1 <= meta["format"] <= CORPUS_FORMAT:
+        raise SchemaError(f"{META}: format {meta['format']!r}; this shapefuzz reads format {CORPUS_FORMAT}")
+    s.ident(meta["id"], f"{META}: id")
+    if meta["id"] != folder_name:
+        raise SchemaError(f"{META}: id {meta['id']!r} is not the folder's name")
+    sig = s.obj(meta["signature"], f"{META}: signature")
+    for key in ("backend", "stage", "status", "message"):
+        if key not in sig:
+            raise SchemaError(f"{META}: signature lacks {key!r}")
+    s.ident(sig["backend"], f"{META}: signature.backend")
+    s.one_of(sig["stage"], f"{META}: signature.stage", tuple(x.value for x in Stage))
+    s.one_of(sig["status"], f"{META}: signature.status", tuple(x.value for x in Status))
+    s.text(sig["message"], f"{META}: signature.message", max_len=4000)
+    s.text_list(meta["backends"], f"{META}: backends", s.ident, non_empty=True)
+    for key in ("first_seen", "last_seen"):
+        s.text(meta[key], f"{META}: {key}", max_len=64)
+    s.integer(meta["count"], f"{META}: count")
+    s.one_of(meta["expected_state"], f"{META}: expected_state", EXPECTED_STATES)
+    optional: dict[str, Any] = {
+        "signature_text": lambda v, f: s.text(v, f, max_len=5000),
+        "backend": s.ident, "stage": s.text, "status": s.text,
+        "seed": lambda v, f: s.integer(v, f, 0, (1 << 63) - 1),
+        "toolchain_version": lambda v, f: (s.text(v, f), _version(v, f)),
+        "toolchain_versions": lambda v, f: s.text_list(v, f, _version),
+        "compile_command": lambda v, f: s.text_list(v, f),
+        "flaky": s.boolean,
+        "detail": lambda v, f: s.text(v, f, one_line=False, max_len=2 * MAX_DETAIL),
+        "notes": lambda v, f: s.text(v, f, one_line=False),
+        "cause": lambda v, f: s.text(v, f, max_len=64),
+        "triage": lambda v, f: s.text(v, f, max_len=64),
+        "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
+        "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
+        "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
+        "import_command": lambda v, f: s.text_list(v, f),
+        "origin": lambda v, f: s.text(v, f, max_len=1000),
+        "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
+        "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
+        "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],
+        "last_replay": lambda v, f: [s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)
+                                     for k in ("date", "toolchain", "outcome", "now")],
+        "bisect": lambda v, f: ([s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)
+                                 for k in ("id", "last_passing", "first_failing", "first_fixed", "note")],
+                                s.text_list(v.get("versions") or [], f"{f}.versions"),
+                                s.obj(v.get("tested") or {}, f"{f}.tested")),
+    }
+    for key, check in optional.items():
+        if meta.get(key) is not None:
+            check(meta[key], f"{META}: {key}")
+    if meta.get("family") is not None or meta.get("params") is not None:
+        if meta.get("family") is None or meta.get("params") is None:
+            raise SchemaError(f"{META}: family and params go together (one is missing)")
+        check_params(meta["family"], meta["params"], f"{META}: ")
+        from shapefuzz.families import validate_params
+
+        validate_params(meta["family"], meta["params"], f"{META}: params")
+    return meta
+
+

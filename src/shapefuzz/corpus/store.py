@@ -1,0 +1,367 @@
+"""The corpus on disk: save a finding, update an entry's meta.json, load and find entries.
+
+Writes are atomic: a new entry is built in a hidden temporary folder and renamed into place; an
+update either rewrites meta.json alone (`files.atomic_write`) or, when a smaller reproducer
+arrives, builds the whole new folder and swaps it in with one rename (RENAME_EXCHANGE on Linux).
+A SIGKILL at any instant leaves the old entry or the new one whole; stray temporary folders are
+hidden (dot-names) and cleaned up by the next save. One writer at a time per corpus (a lock file).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import shutil
+import uuid
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from shapefuzz import schema
+from shapefuzz.corpus.entry import (
+    CORPUS_FORMAT, EXPECTED_DIR, EXPECTED_FAILING, EXPECTED_STATES, INPUTS_DIR, META, REPRO_SCRIPT, REPRODUCER,
+    CorpusEntry, Finding, Sizes, UnreadableEntry, entry_id, now_text, reproducer_sizes,
+)
+from shapefuzz.corpus.schema import check_meta
+from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_paths
+from shapefuzz.errors import CorpusError
+from shapefuzz.files import atomic_write, fsync_dir, named
+from shapefuzz.schema import SchemaError
+from shapefuzz.size import size_of
+from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+
+_TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
+_GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+
+
+def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, Any]:
+    case = finding.case
+    return {
+        "format": CORPUS_FORMAT,
+        "id": eid,
+        "signature": finding.signature.to_json(),
+        "signature_text": str(finding.signature),
+        "backend": finding.signature.backend,
+        "stage": finding.signature.stage.value,
+        "status": finding.signature.status.value,
+        "family": case.family if case else None,
+        "params": case.params if case else None,
+        "seed": int(finding.seed),
+        "backends": list(dict.fromkeys(finding.backends)),
+        "toolchain_version": finding.toolchain_version,
+        "toolchain_versions": [finding.toolchain_version],
+        "compile_command": strip_paths(list(finding.compile_command)),
+        "first_seen": when,
+        "last_seen": when,
+        "count": 1,
+        "expected_state": EXPECTED_FAILING,
+        "flaky": bool(finding.flaky),
+        "sizes": sizes.to_json(),
+        "inputs": [],
+        "expected": [],
+        "detail": scrub(finding.detail),
+        "notes": "",
+        "cause": finding.cause,
+        "triage": finding.triage,
+        "triage_evidence": comment_text(finding.evidence, 2000),
+        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
+        **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
+    }
+
+
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None:
+    """Writes every file of an entry into `folder` (a fresh temporary folder), meta.json last."""
+    (folder / REPRODUCER).write_text(_with_newline(finding.mlir))
+    meta["inputs"], meta["expected"] = [], []
+    for key, sub, stem, arrays in (
+        ("inputs", INPUTS_DIR, "arg", finding.inputs),
+        ("expected", EXPECTED_DIR, "result", finding.expected),
+    ):
+        if not arrays:
+            continue
+        (folder / sub).mkdir()
+        for i, array in enumerate(arrays):
+            name = f"{sub}/{stem}{i}.npy"
+            np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
+            meta[key].append(name)
+    meta.pop("onnx_model", None), meta.pop("import_command", None)
+    if finding.onnx_model is not None:  # the model the reproducer was imported from, beside it
+        from shapefuzz.onnx_files import MODEL_FILE, model_meta
+
+        (folder / MODEL_FILE).write_bytes(finding.onnx_model)
+        meta.update(model_meta(REPRODUCER))
+    script = folder / REPRO_SCRIPT
+    script.write_text(repro_script(meta))
+    script.chmod(0o755)
+    _write_json(folder / META, meta)
+
+
+@contextmanager
+def _locked(corpus_dir: Path) -> Iterator[None]:
+    """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
+    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere.
+    with named(corpus_dir / _LOCK):
+        fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    with open(fd, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+_libc = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE). False where unsupported."""
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = _libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(a))
+
+
+def _swap_in(corpus_dir: Path, new: Path, final: Path) -> None:
+    """Replace folder `final` by folder `new`, so that the entry is always whole."""
+    if _exchange(new, final):
+        shutil.rmtree(new, ignore_errors=True)  # `new` now holds the old entry
+        return
+    # No atomic exchange: move the old one aside first; _recover puts it back after a crash.
+    old = corpus_dir / f"{_OLD_PREFIX}{final.name}.{uuid.uuid4().hex[:8]}"
+    os.rename(final, old)
+    os.rename(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover(corpus_dir: Path) -> None:
+    """Under the lock: remove half-built folders, restore an entry moved aside by a killed swap."""
+    for child in corpus_dir.iterdir():
+        if child.name.startswith(_TMP_PREFIX):
+            shutil.rmtree(child, ignore_errors=True)
+        elif child.name.startswith(_OLD_PREFIX):
+            original = corpus_dir / child.name[len(_OLD_PREFIX):].rsplit(".", 1)[0]
+            if original.exists():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                os.rename(child, original)
+
+
+def _prepare(corpus_dir: Path) -> None:
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+    ignore = corpus_dir / ".gitignore"
+    if not ignore.exists():
+        atomic_write(ignore, _GITIGNORE.encode())
+
+
+def save_finding(
+    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None, sighting: bool = True
+) -> tuple[Path, bool]:
+    """Adds a finding to the corpus: (entry folder, True when a new entry was created).
+
+    An existing entry (same signature) gets count+1, last_seen and the toolchain version; its
+    reproducer, inputs and expected outputs are replaced only by a smaller reproducer.
+    `sighting=False` is for a smaller reproducer of a failure already counted (a shrink result):
+    it may replace the reproducer but does not add to count or last_seen."""
+    corpus_dir = Path(corpus_dir)
+    _prepare(corpus_dir)
+    when = now_text(now)
+    eid = entry_id(finding.signature)
+    final = corpus_dir / eid
+    sizes = reproducer_sizes(finding.mlir, finding.inputs)
+    with named(final), _locked(corpus_dir):
+        _recover(corpus_dir)
+        for stray in final.glob(".*.tmp") if final.is_dir() else ():
+            stray.unlink(missing_ok=True)  # a meta.json rewrite killed before its os.replace
+        if final.is_symlink():
+            raise CorpusError(f"{final} is a symbolic link, not an entry folder; remove it")
+        if not final.exists():
+            tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
+            tmp.mkdir()
+            _write_payload(tmp, finding, _new_meta(finding, eid, when, sizes))
+            os.rename(tmp, final)
+            fsync_dir(corpus_dir)
+            return final, True
+        try:
+            old_meta = load_entry(final).meta
+            old_size = size_of((final / REPRODUCER).read_text())
+        except (OSError, ValueError) as error:
+            raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
+        except CorpusError as error:
+            raise CorpusError(f"{final}: existing entry is unreadable ({error}); fix or remove it") from None
+        meta = dict(old_meta)
+        if sighting:
+            meta["count"] = int(old_meta.get("count", 1)) + 1
+            meta["last_seen"] = max(str(old_meta.get("last_seen", "")), when)
+        meta["first_seen"] = min(str(old_meta.get("first_seen", when)), when)
+        versions = list(old_meta.get("toolchain_versions") or [])
+        if finding.toolchain_version not in versions:
+            versions.append(finding.toolchain_version)
+        meta["toolchain_versions"] = versions
+        meta["backends"] = list(dict.fromkeys([*old_meta.get("backends", []), *finding.backends]))
+        meta["flaky"] = bool(old_meta.get("flaky")) and finding.flaky  # reproduced once: not flaky
+        meta["cause"] = finding.cause or old_meta.get("cause", "")
+        meta["triage"] = finding.triage or old_meta.get("triage", "")
+        meta["triage_evidence"] = comment_text(finding.evidence, 2000) or old_meta.get("triage_evidence", "")
+        if size_of(_with_newline(finding.mlir)) < old_size:
+            case = finding.case
+            meta.update(
+                family=case.family if case else None,
+                params=case.params if case else None,
+                seed=int(finding.seed),
+                compile_command=strip_paths(list(finding.compile_command)),
+                detail=scrub(finding.detail) or old_meta.get("detail", ""),
+                bug={**bug_record(finding.signature.to_json(), scrub(finding.detail) or str(old_meta.get("detail") or ""),
+                                  meta["backends"]),
+                     **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in KEPT_BUG_FIELDS}},
+                sizes=sizes.to_json(),
+                toolchain_version=finding.toolchain_version,
+            )
+            tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
+            tmp.mkdir()
+            _write_payload(tmp, finding, meta)
+            _swap_in(corpus_dir, tmp, final)
+        else:
+            atomic_write(final / META, (json.dumps(meta, indent=2, ensure_ascii=False) + "\n").encode())
+        fsync_dir(corpus_dir)
+        return final, False
+
+
+def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
+    """Rewrites fields of one entry's meta.json atomically (replay --update, marking "fixed")."""
+    folder = Path(path)
+    if "expected_state" in changes and changes["expected_state"] not in EXPECTED_STATES:
+        raise CorpusError(f"expected state must be one of {', '.join(EXPECTED_STATES)}")
+    with _locked(folder.parent):
+        try:
+            meta = load_entry(folder).meta  # validated; a symlinked entry or meta.json is refused
+        except CorpusError as error:
+            raise CorpusError(f"{folder}: {error}") from None
+        meta.update(changes)
+        atomic_write(folder / META, (json.dumps(meta, indent=2, ensure_ascii=False) + "\n").encode())
+        atomic_write(folder / REPRO_SCRIPT, repro_script(meta).encode(), mode=0o755)
+    return meta
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__
+
+
+def _load_arrays(folder: Path, names: list[str], what: str) -> list[np.ndarray] | None:
+    if not names:
+        return None
+    arrays = []
+    for name in names:
+        try:
+            path = schema.relative_file(name, f"{META}: {what}", folder)
+            if not path.is_file():
+                raise SchemaError(f"missing {name}")
+            arrays.append(schema.load_npy(path, name))
+        except SchemaError as error:
+            raise CorpusError(str(error)) from None
+    return arrays
+
+
+def _read_text(path: Path, what: str) -> str:
+    if path.is_symlink():
+        raise CorpusError(f"{what} is a symbolic link (refused)")
+    if not path.is_file():
+        raise CorpusError(f"missing {what}" + (" (not a shapefuzz corpus entry)" if what == META else ""))
+    try:
+        if path.stat().st_size > 64 << 20:
+            raise CorpusError(f"{what} is larger than 64 MiB")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(f"{what} is not UTF-8 text") from None
+    except OSError as error:
+        raise CorpusError(f"{what}: {error.strerror or _reason(error)}") from None
+
+
+def load_entry(path: str | os.PathLike) -> CorpusEntry:
+    """Reads one entry folder; raises CorpusError with a one-line reason when it is broken.
+    Symbolic links (the folder, its files) are refused: an entry copied in from elsewhere must
+    not make shapefuzz read or write outside the corpus."""
+    folder = Path(path)
+    if folder.is_symlink():
+        raise CorpusError(f"{folder.name} is a symbolic link, not an entry folder (refused)")
+    if not folder.is_dir():
+        raise CorpusError(f"{folder} is not a corpus entry folder")
+    try:
+        meta = check_meta(schema.load_json(_read_text(folder / META, META), META), folder.name)
+    except SchemaError as error:
+        raise CorpusError(str(error)) from None
+    mlir = _read_text(folder / REPRODUCER, REPRODUCER)
+    if not mlir.strip():
+        raise CorpusError(f"{REPRODUCER} is empty")
+    inputs = _load_arrays(folder, list(meta.get("inputs") or []), "inputs")
+    expected = _load_arrays(folder, list(meta.get("expected") or []), "expected")
+    return CorpusEntry(folder, meta, mlir, inputs, expected)
+
+
+def _is_entry_candidate(child: Path) -> bool:
+    return child.is_dir() and not child.name.startswith((".", "_"))
+
+
+def iter_entries(corpus_dir: str | os.PathLike) -> Iterator[CorpusEntry | UnreadableEntry]:
+    """Every folder in the corpus, in id order: a CorpusEntry, or an UnreadableEntry with the reason.
+    A path that is itself an entry folder yields just that entry."""
+    corpus_dir = Path(corpus_dir)
+    if not corpus_dir.is_dir():
+        raise CorpusError(f"{corpus_dir}: no such corpus folder")
+    if (corpus_dir / META).exists():
+        children = [corpus_dir]
+    else:
+        children = sorted((c for c in corpus_dir.iterdir() if _is_entry_candidate(c)), key=lambda c: c.name)
+    for child in children:
+        try:
+            yield load_entry(child)
+        except CorpusError as error:
+            yield UnreadableEntry(child, str(error))
+
+
+def find_entry(spec: str | os.PathLike, corpus_dir: str | os.PathLike | None = None) -> CorpusEntry:
+    """An entry named by its folder path, or by its id (or a unique prefix) inside `corpus_dir`."""
+    path = Path(spec)
+    if path.is_dir():
+        return load_entry(path)
+    base = Path(corpus_dir) if corpus_dir is not None else Path("corpus")
+    if base.is_dir():
+        exact = base / str(spec)
+        if exact.is_dir():
+            return load_entry(exact)
+        matches = sorted(c for c in base.iterdir() if _is_entry_candidate(c) and str(spec) in c.name)
+        if len(matches) == 1:
+            return load_entry(matches[0])
+        if len(matches) > 1:
+            names = ", ".join(m.name for m in matches[:4])
+            raise CorpusError(f"{spec!r} matches {len(matches)} entries ({names}...); give more of the id")
+    raise CorpusError(f"no corpus entry {str(spec)!r} (give an entry folder, or an id inside {base}/)")
+
+

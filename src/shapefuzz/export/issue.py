@@ -1,0 +1,235 @@
+"""`--format issue`: Markdown following iree-org/iree's bug report form, with the files to attach
+(a run-module folder), re-checked on this toolchain so the report says what it does today."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from shapefuzz.backends import BACKENDS
+from shapefuzz.corpus import CorpusEntry, comment_text, scrub
+from shapefuzz.errors import ShapefuzzError, UsageError
+from shapefuzz.export.plan import Plan, element_type, number_text
+from shapefuzz.export.run_module import run_module_argv, write_run_module
+from shapefuzz.files import atomic_write
+from shapefuzz.model import Stage, Status
+from shapefuzz.toolchain import Toolchain
+from shapefuzz.triage.issue import backtrace_lines, issue_title, lane_lines, regression_line, without_header
+
+
+@dataclass(frozen=True)
+class IssueContext:
+    """What the bug report needs beyond the entry: facts about the toolchain it is filed against."""
+
+    version_text: str  # `iree-compile --version`, as printed
+    verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
+    detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
+
+
+def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
+    """Runs `iree-compile --version` and re-checks the reproducer on the backends the entry was
+    checked on (that compile here), so the report says what this toolchain does today."""
+    from shapefuzz.replay import check_entry
+    from shapefuzz.sandbox import Limits, run_sandboxed
+
+    shown = run_sandboxed([str(toolchain.compile_bin), "--version"], Limits(timeout=60.0))
+    version_text = (shown.stdout + shown.stderr).strip() or f"(iree-compile --version exited {shown.returncode})"
+    probe = toolchain.probe
+    lanes = (p.entry.meta.get("bug") or {}).get("lanes") or []  # every lane where it reproduced
+    names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends, *lanes])
+             if b in BACKENDS and BACKENDS[b].compiles(probe)]
+    lines = [f"{b}: not supported by this iree-compile" for b in p.entry.backends
+             if b in BACKENDS and not BACKENDS[b].compiles(probe)]
+    try:
+        report = check_entry(p.entry, toolchain, names, confirm=False)
+    except ShapefuzzError as error:
+        return IssueContext(version_text, (*lines, f"could not re-check it here: {error}"))
+    if report.verify_error:
+        lines.insert(0, "the reproducer does not verify with this toolchain: "
+                        + (report.verify_error.strip().splitlines() or ["?"])[0][:200])
+    detail = ""
+    for r in report.results:
+        if r.failed and r.backend == p.backend.name:
+            detail = scrub(r.detail)
+        if r.failed:
+            same = r.signature == p.entry.signature
+            what = "fails the same way (this issue)" if same else f"fails differently: `{r.signature}`"
+        elif r.status == Status.SKIPPED or (r.status == Status.OK and r.stage == Stage.COMPILE):
+            what = "compiles (no device to run it here)"
+        elif r.status == Status.UNSUPPORTED:
+            what = "unsupported by the target: " + (r.detail.strip().splitlines() or [""])[0][:160]
+        else:
+            what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
+        lines.append(f"{r.backend}: {what}")
+    return IssueContext(version_text, tuple(lines), detail)
+
+
+def _fenced(text: str, lang: str = "") -> list[str]:
+    """A Markdown code block that the text cannot close early (a fence longer than any run of
+    backticks inside it)."""
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return [fence + lang, *text.rstrip("\n").splitlines(), fence]
+
+
+def _components(p: Plan) -> list[str]:
+    from shapefuzz.frontend import is_torch
+
+    sig = p.entry.signature
+    parts = ["Runtime"] if sig.stage == Stage.RUN else ["Compiler"]
+    return (["Frontends"] if is_torch(p.entry.mlir) else []) + parts
+
+
+def _what_happened(p: Plan, context: IssueContext) -> list[str]:
+    sig, b = p.entry.signature, p.backend
+    detail = (p.entry.meta.get("detail") or context.detail).strip()
+    target = f"the `{b.name}` backend ({b.description})"
+    if sig.stage == Stage.COMPILE:
+        head = {
+            Status.CRASH: f"`iree-compile` crashes on valid input for {target}.",
+            Status.TIMEOUT: f"`iree-compile` does not finish on valid input for {target} (killed at shapefuzz's time limit).",
+            Status.OOM: f"`iree-compile` grows its memory without bound on valid input for {target} "
+                        "(killed at shapefuzz's address-space cap).",
+        }.get(sig.status, f"`iree-compile` rejects valid input for {target}.")
+        lines = [head + " The input verifies (`iree-opt` parses and verifies it); it should compile."]
+    elif sig.stage == Stage.RUN:
+        verb = {Status.CRASH: "crashes", Status.TIMEOUT: "does not finish", Status.OOM: "runs out of memory"}
+        lines = [f"The module compiles for {target}, but `iree-run-module --device={b.driver}` "
+                 f"{verb.get(sig.status, 'fails')} on it. It should run and return the results below."]
+    else:
+        against = ("a NumPy reference computed from the op's definition" if p.entry.case is not None else
+                   "the expected results saved with the reproducer" if p.expected is not None else
+                   "what the other backends compute (majority vote)")
+        lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
+    bug = p.entry.meta.get("bug") or {}
+    if bug.get("component"):
+        lines += ["", f"Where: {bug['component']}" + (f", in the pass `{bug['failing_pass']}`" if bug.get("failing_pass")
+                                                       else "") + f" ({bug.get('scope', 'default pipeline')})."]
+    frames = backtrace_lines(p.entry.meta)
+    if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
+        said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
+        lines += ["", *_fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
+    elif detail:
+        lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
+    if p.expected is not None and sig.stage != Stage.COMPILE:
+        lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), "", "```text"]
+        lines += [_shown(f"result {i}", a) for i, a in enumerate(p.expected)]
+        lines.append("```")
+        if p.ties:
+            lines.append("The top-k indices have ties: any indices that select the expected values are right.")
+    lines += ["", f"Normalized signature (shapefuzz): `{sig}`"]
+    return lines
+
+
+def _shown(name: str, array: np.ndarray, limit: int = 64) -> str:
+    try:
+        element = element_type(array)
+    except UsageError:
+        element = array.dtype.name
+    kind = f"{'x'.join(map(str, array.shape))}x{element}" if array.shape else element
+    if array.size > limit:
+        return f"{name}: {kind} ({array.size} elements; see the attached .npy)"
+    return f"{name}: {kind} = {' '.join(number_text(v) for v in array.reshape(-1).tolist())}"
+
+
+def bisect_line(bisect: dict) -> str:
+    """What `shapefuzz bisect` recorded: "worked in X, fails from Y" (and where it was fixed)."""
+    def release(key: str) -> str:
+        return comment_text(bisect.get(key) or "", 40)
+
+    if release("first_failing"):
+        worked = f"worked in {release('last_passing')}, " if release("last_passing") else ""
+        fixed = f"; fixed in {release('first_fixed')}" if release("first_fixed") else ""
+        return f"- Bisected over released wheels: {worked}fails from {release('first_failing')}{fixed}."
+    span = "..".join(comment_text(v, 40) for v in (bisect.get("versions") or [])[:2])
+    return f"- Bisected over released wheels ({span}): {comment_text(bisect.get('note') or 'no failing release found')}."
+
+
+def to_issue(p: Plan, context: IssueContext, files: str) -> str:
+    """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
+    sig, entry = p.entry.signature, p.entry
+    own = entry.meta.get("compile_command")  # the entry's own command, word for word, when it has one
+    words = own if isinstance(own, list) and own[:1] == ["iree-compile"] else \
+        ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
+    compile_cmd = " ".join(shlex.quote(w) for w in words)
+    steps = import_steps(entry, files) + [
+        f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
+        "", *_fenced(without_header(entry.mlir), "mlir"), "",
+        "2. Compile it:", "", "```sh", compile_cmd, "```",
+    ]
+    if p.runs and sig.stage != Stage.COMPILE:
+        run = [w for w in run_module_argv(p) if not w.startswith("--output=")]
+        if p.ties:  # the exact check would fail a right answer: print the results instead
+            run = [w for w in run if not w.startswith("--expected_output=")]
+        steps += ["", "3. Run it with the inputs (`inputs/argN.npy`)" + ("" if p.ties else " and the expected results "
+                  "(`expected/resultN.npy`, the NumPy reference)") + ":", "", "```sh",
+                  " ".join(shlex.quote(w) for w in run), "```", ""]
+        if p.ties:
+            steps += [f"(`sh {files}/run.sh` runs both steps and checks the indices by the values they select.)", ""]
+        steps += ["Inputs:", "", "```text", *[_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])], "```"]
+    bisect = entry.meta.get("bisect")
+    context_lines = [f"- Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
+                     f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), with IREE "
+                     f"{', '.join(entry.toolchain_versions) or '?'}."]
+    context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
+    triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
+    if triage:
+        evidence = entry.meta.get("triage_evidence")
+        context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
+                             + (f" ({evidence})" if evidence else ""))
+    context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
+    regression = regression_line(entry.meta)
+    if regression:
+        context_lines.append(regression)
+    context_lines.append(bisect_line(bisect) if isinstance(bisect, dict) and bisect else
+                         f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it)."
+                         if not regression else "")
+    context_lines = [line for line in context_lines if line]
+    if entry.flaky:
+        context_lines.append("- Flaky: it did not fail on every run.")
+    title = comment_text(issue_title(entry.meta, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
+    body = [
+        f"<!-- Suggested title: {title.replace('--', '- -')} -->",
+        "",
+        "### What happened?", "", *_what_happened(p, context), "",
+        "### Steps to reproduce your issue", "", *steps, "",
+        "### What component(s) does this issue relate to?", "", ", ".join(_components(p)), "",
+        "### Version information", "", *_fenced(context.version_text, "text"), "",
+        "### Additional context", "", *context_lines,
+    ]
+    return "\n".join(body) + "\n"
+
+
+def import_steps(entry: CorpusEntry, files: str) -> list[str]:
+    """For an entry that keeps its ONNX model: how the IR was made from it."""
+    from shapefuzz.onnx_files import MODEL_FILE, entry_model, model_opset
+
+    model = entry_model(entry.path, entry.meta)
+    if model is None:
+        return []
+    command = " ".join(shlex.quote(w) for w in entry.meta.get("import_command") or
+                       ["iree-import-onnx", MODEL_FILE, "-o", "reproducer.mlir"])
+    origin = entry.meta.get("origin")
+    return [f"0. The IR below is what IREE's ONNX importer (from the same iree-base-compiler package) makes of the "
+            f"ONNX model `{MODEL_FILE}` ({model_opset(model.read_bytes())}; attached in `{files}/`"
+            + (f"; {comment_text(origin, 300)}" if origin else "") + "):", "", "```sh", command, "```", ""]
+
+
+def write_issue(p: Plan, out: Path, toolchain: Toolchain) -> list[Path]:
+    """OUT.md plus OUT.files/ (reproducer, inputs, expected results, and the ONNX model an
+    imported reproducer came from) to attach to the issue."""
+    from shapefuzz.onnx_files import MODEL_FILE, entry_model
+
+    files = out.with_name(out.stem + ".files")
+    written = write_run_module(p, files)
+    model = entry_model(p.entry.path, p.entry.meta)
+    if model is not None:
+        atomic_write(files / MODEL_FILE, model.read_bytes())
+        written.append(files / MODEL_FILE)
+    atomic_write(out, to_issue(p, issue_context(p, toolchain), files.name).encode())
+    return [out, *written]
