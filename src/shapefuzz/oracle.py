@@ -19,6 +19,7 @@ from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
+from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
@@ -96,7 +97,9 @@ def _run_backend(
     if known is not None:  # a known limit of the target: nothing to learn from compiling
         return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
-    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument else None
+    # a compiler without the flag (a node's own build, say) would fail every compile: not instrumented
+    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument and not action_log_support(toolchain) \
+        else None
     kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
                               input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))

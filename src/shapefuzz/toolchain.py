@@ -25,7 +25,7 @@ from shapefuzz.sandbox import Limits, run_sandboxed
 
 ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
 _PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large
-_PROBE_FORMAT = 3  # bump when the probe's contents change
+_PROBE_FORMAT = 4  # bump when the probe's contents change
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,9 @@ class ToolchainProbe:
     cuda_arch: str | None = None
     cuda_runs: tuple[str, ...] = ()
     cuda_note: str = ""
+    # Where a HIP (AMD GPU) device is listed: the ROCm chips whose code compiled and ran right on it.
+    hip_runs: tuple[str, ...] = ()
+    hip_note: str = ""
 
     def has_flag(self, flag: str) -> bool:
         return flag in self.compile_flags
@@ -64,12 +67,13 @@ class ToolchainProbe:
         return any(d.split("://", 1)[0] == driver for d in self.devices)
 
     def runs_on(self, driver: str, target: str | None = None) -> bool:
-        """A device of this driver is listed and code compiled here runs on it: for CUDA, code
-        for `target` ran right in the probe's trial (a listed GPU is not enough)."""
-        return self.has_device(driver) and (driver != "cuda" or target in self.cuda_runs)
+        """A device of this driver is listed and code compiled here runs on it: for CUDA and HIP,
+        code for `target` ran right in the probe's trial (a listed GPU is not enough)."""
+        trials = {"cuda": self.cuda_runs, "hip": self.hip_runs}
+        return self.has_device(driver) and (driver not in trials or target in trials[driver])
 
     def device_note(self, driver: str) -> str:
-        return self.cuda_note if driver == "cuda" else ""
+        return {"cuda": self.cuda_note, "hip": self.hip_note}.get(driver, "")
 
     @property
     def cuda_target(self) -> str | None:
@@ -87,6 +91,8 @@ class ToolchainProbe:
             "cuda_arch": self.cuda_arch,
             "cuda_runs": list(self.cuda_runs),
             "cuda_note": self.cuda_note,
+            "hip_runs": list(self.hip_runs),
+            "hip_note": self.hip_note,
         }
 
     @staticmethod
@@ -101,6 +107,8 @@ class ToolchainProbe:
             cuda_arch=data["cuda_arch"],
             cuda_runs=tuple(data["cuda_runs"]),
             cuda_note=data["cuda_note"],
+            hip_runs=tuple(data.get("hip_runs", ())),
+            hip_note=data.get("hip_note", ""),
         )
 
 
@@ -227,6 +235,20 @@ def _first_error(text: str) -> str:
     return re.sub(r"^\S*:\d+:\d+: ", "", lines[0].strip())[:160]
 
 
+def _trial(toolchain: Toolchain, work: str, target: str, flags: list[str], device: str) -> tuple[bool, str]:
+    """Compile the trial module with `flags` and run it on `device`: (it ran right, why not)."""
+    source, vmfb = os.path.join(work, "trial.mlir"), os.path.join(work, f"{target}.vmfb")
+    Path(source).write_text(_CUDA_TRIAL_MODULE)
+    built = run_sandboxed([str(toolchain.compile_bin), source, *flags, "-o", vmfb], _PROBE_LIMITS)
+    if not built.ok:
+        return False, f"rejected by this compiler ({_first_error(built.stderr + built.stdout)})"
+    ran = run_sandboxed([str(toolchain.run_bin), f"--module={vmfb}", f"--device={device}", "--function=main",
+                         f"--input={_CUDA_TRIAL_INPUT}"], _PROBE_LIMITS)
+    if ran.ok and _CUDA_TRIAL_OUTPUT in ran.stdout:
+        return True, ""
+    return False, f"compiled but did not run right ({_first_error(ran.stderr + ran.stdout)})"
+
+
 def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]:
     """Which targets compile and run on the CUDA device here: the GPU's own arch first, then
     sm_80. In 3.13 sm_90, sm_90a and sm_100 fail every input with "missing GPU target"; the note
@@ -236,24 +258,31 @@ def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]
     runs: list[str] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
-        source = os.path.join(work, "trial.mlir")
-        Path(source).write_text(_CUDA_TRIAL_MODULE)
         for target in candidates:
-            vmfb = os.path.join(work, f"{target}.vmfb")
-            built = run_sandboxed([str(toolchain.compile_bin), source, "--iree-hal-target-device=cuda",
-                                   f"--iree-cuda-target={target}", "-o", vmfb], _PROBE_LIMITS)
-            if not built.ok:
-                notes.append(f"{target}: rejected by this compiler ({_first_error(built.stderr + built.stdout)})")
-                continue
-            ran = run_sandboxed([str(toolchain.run_bin), f"--module={vmfb}", "--device=cuda", "--function=main",
-                                 f"--input={_CUDA_TRIAL_INPUT}"], _PROBE_LIMITS)
-            if ran.ok and _CUDA_TRIAL_OUTPUT in ran.stdout:
+            ok, why = _trial(toolchain, work, target, ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}"],
+                             "cuda")
+            if ok:
                 runs.append(target)
                 notes.append(f"{target}: runs here" + (" (PTX JIT-compiled by the driver)" if target != arch else ""))
             else:
-                notes.append(f"{target}: compiled but did not run right ({_first_error(ran.stderr + ran.stdout)})")
+                notes.append(f"{target}: {why}")
     label = f"GPU {arch}" if arch else "GPU of unknown arch (no nvidia-smi)"
     return arch, tuple(runs), f"{label}; " + "; ".join(notes)
+
+
+HIP_TRIAL_TARGETS = ("gfx942", "gfx90a", "gfx1100")  # the chips of the rocm lanes
+
+
+def _probe_hip(toolchain: Toolchain, flags: frozenset[str]) -> tuple[tuple[str, ...], str]:
+    """Which ROCm chips' code runs on the HIP device here (code for another chip does not load)."""
+    flag = "--iree-rocm-target" if "--iree-rocm-target" in flags else "--iree-hip-target"
+    runs: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
+        for chip in HIP_TRIAL_TARGETS:
+            ok, _ = _trial(toolchain, work, chip, ["--iree-hal-target-device=hip", f"{flag}={chip}"], "hip")
+            runs += [chip] if ok else []
+    note = f"{', '.join(runs)} run here" if runs else f"none of {', '.join(HIP_TRIAL_TARGETS)} ran on the HIP device here"
+    return tuple(runs), note
 
 
 def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
@@ -280,7 +309,11 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
     cuda_arch, cuda_runs, cuda_note = None, (), ""
     if any(d.startswith("cuda://") for d in devices) and "--iree-cuda-target" in flags:
         cuda_arch, cuda_runs, cuda_note = _probe_cuda(toolchain)
-    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note)
+    hip_runs, hip_note = (), ""
+    if any(d.startswith("hip://") for d in devices) and flags & {"--iree-rocm-target", "--iree-hip-target"}:
+        hip_runs, hip_note = _probe_hip(toolchain, flags)
+    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note,
+                          hip_runs, hip_note)
 
 
 @functools.cache

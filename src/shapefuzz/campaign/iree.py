@@ -242,7 +242,7 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        outcome = self._check(candidate, lanes, longer(self.budget))
+        outcome = self._check(replace(candidate, instrument=()), lanes, longer(self.budget))  # coverage was read once
         if every_run_mismatches(outcome, self.toolchain.probe):
             return replace(outcome, reference_form=self._form_matching_reference(candidate))
         return outcome

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
 from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
@@ -148,6 +149,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    refresh_seconds()  # SHAPEFUZZ_HTML_EVERY checked before anything starts
     progress = progress or Progress()
     cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
     try:
@@ -212,18 +214,24 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
             raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
+        finally:
+            refresher.stop()
+        progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
+        store.set_meta("stopped", reason)  # for `shapefuzz report` later
         summary = summarize(store, reason, engine.stats.messages)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
             summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
         write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.campaign.bugs import annotate_corpus
             from shapefuzz.corpus import rebuild_index

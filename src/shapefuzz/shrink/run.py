@@ -157,6 +157,7 @@ def shrink_file(
     confirm: bool = True,
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
+    on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
 ) -> ShrinkResult:
     """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
     (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same)."""
@@ -175,6 +176,8 @@ def shrink_file(
     def accepted(step: Accepted) -> None:
         _write(out, step.text)
         m = measure(step.text)
+        if on_step is not None:
+            on_step(step, m)
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
     remaining = None if time_limit is None else max(1.0, time_limit - (time.monotonic() - start))
