@@ -284,19 +284,18 @@ def test_ctrl_c_then_head_kill_then_resume(cluster, tmp_path):
         return proc
 
     proc = run_until_candidates(1)
+    busy = _running_tasks()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert "interrupted" in out, err
+    _gone(busy, "Ctrl-C left tasks running on the cluster")
     first = _count(camp)
     proc = run_until_candidates(first + 1)
     busy = _running_tasks()
     assert busy, "the campaign had tasks running on the cluster"
     proc.kill()
     proc.wait()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and busy & _running_tasks():
-        time.sleep(0.5)
-    assert not busy & _running_tasks(), "tasks of the killed head still run on the cluster"
+    _gone(busy, "tasks of the killed head still run on the cluster")
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rows, _, _ = _store(camp)
@@ -313,6 +312,13 @@ def _count(folder: Path) -> int:
         return 0
     finally:
         con.close()
+
+
+def _gone(pids: set[int], why: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and pids & _running_tasks():
+        time.sleep(0.5)
+    assert not pids & _running_tasks(), why
 
 
 def _running_tasks() -> set[int]:

@@ -23,10 +23,10 @@ def _tmux(*argv: str) -> str:
 
 
 def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> list[str]:
-    """Every distinct screen (and what scrolled off it) of `command` run in a 110x30 terminal
+    """Every distinct screen (and what scrolled off it) of `command` run in a 110x48 terminal
     until it exits."""
     done = cwd / f"{session}.done"
-    shell = f"cd {cwd} && {command}; echo $? > {done}; sleep 60"
+    shell = f"cd {cwd} && {command}; echo $? > {done}.tmp; mv {done}.tmp {done}; sleep 60"  # whole when seen
     _tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "48", "-e", "TERM=xterm-256color", shell)
     screens: list[str] = []
     try:

@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.errors import ToolchainError
 from shapefuzz.sandbox import Limits, run_sandboxed
 
@@ -168,9 +169,35 @@ def _toolchain_from_folder(folder: Path) -> Toolchain:
     )
 
 
-def _cache_dir() -> Path:
+def cache_root() -> Path:
+    """~/.cache/shapefuzz ($XDG_CACHE_HOME respected): probes, toolchains, Hypothesis's files."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "shapefuzz" / "probes"
+    return Path(base) / "shapefuzz"
+
+
+def _cache_dir() -> Path:
+    return cache_root() / "probes"
+
+
+def _cached_probe(path: Path) -> ToolchainProbe | None:
+    """A probe cached by an earlier run, or None for anything else found there (missing, a FIFO,
+    deep or wrong-shaped JSON): the toolchain is probed again and the cache rewritten."""
+    from shapefuzz.files import read_bytes
+    from shapefuzz.schema import SchemaError, load_json
+
+    try:
+        data = load_json(read_bytes(path).decode("utf-8"), str(path))
+        strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
+        if not (isinstance(data, dict) and isinstance(data.get("version"), str)
+                and isinstance(data.get("release"), list) and len(data["release"]) == 2
+                and all(type(x) is int for x in data["release"])
+                and all(strings(data.get(k)) for k in ("compile_flags", "devices", "passes", "cuda_runs"))
+                and isinstance(data.get("llvmpipe_target"), bool) and isinstance(data.get("cuda_note"), str)
+                and (data.get("cuda_arch") is None or isinstance(data.get("cuda_arch"), str))):
+            return None
+        return ToolchainProbe.from_json(data)
+    except (OSError, UnicodeDecodeError, SchemaError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _cache_key(toolchain: Toolchain) -> str:
@@ -257,7 +284,7 @@ def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]
     candidates = list(dict.fromkeys([a for a in (arch, CUDA_FALLBACK_TARGET) if a]))
     runs: list[str] = []
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
         for target in candidates:
             ok, why = _trial(toolchain, work, target, ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}"],
                              "cuda")
@@ -277,7 +304,7 @@ def _probe_hip(toolchain: Toolchain, flags: frozenset[str]) -> tuple[tuple[str, 
     """Which ROCm chips' code runs on the HIP device here (code for another chip does not load)."""
     flag = "--iree-rocm-target" if "--iree-rocm-target" in flags else "--iree-hip-target"
     runs: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
         for chip in HIP_TRIAL_TARGETS:
             ok, _ = _trial(toolchain, work, chip, ["--iree-hal-target-device=hip", f"{flag}={chip}"], "hip")
             runs += [chip] if ok else []
@@ -319,10 +346,9 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
 @functools.cache
 def probe_toolchain(toolchain: Toolchain) -> ToolchainProbe:
     cache_file = _cache_dir() / f"{_cache_key(toolchain)}.json"
-    try:
-        return ToolchainProbe.from_json(json.loads(cache_file.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    cached = _cached_probe(cache_file)
+    if cached is not None:
+        return cached
     probe = _probe_uncached(toolchain)
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

@@ -10,11 +10,13 @@ more often than every REFRESH_SECONDS, and by `shapefuzz report CAMPAIGN --html`
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from shapefuzz import __version__
 from shapefuzz.campaign import plots
@@ -49,13 +51,7 @@ def _link(target: Path | None, base: Path) -> str | None:
     if target is None or not target.is_file():
         return None
     rel = os.path.relpath(target.resolve(), base.resolve())
-    return "/".join(_quote(part) for part in Path(rel).parts)
-
-
-def _quote(part: str) -> str:
-    from urllib.parse import quote
-
-    return quote(part)
+    return "/".join(quote(part) for part in Path(rel).parts)
 
 
 def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str:
@@ -75,8 +71,6 @@ def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str
 
 
 def _entry_meta(entry: Path) -> dict[str, Any] | None:
-    import json
-
     try:
         meta = json.loads((entry / "meta.json").read_text())
     except (OSError, ValueError):
@@ -122,7 +116,8 @@ def render(summary: Summary, series: Series, causes: list[dict[str, Any]], runni
     coverage = None if empty else plots.coverage_over_time(series)
     return _template().render(
         csp=CSP, version=__version__, s=summary, causes=causes, figures=figures, coverage=coverage,
-        empty=empty, running=running, never_reached=(summary.coverage or {}).get("never_reached", {}), headline=headline(summary), shares=shares(summary),
+        never_reached=(summary.coverage or {}).get("never_reached", {}), empty=empty, running=running,
+        headline=headline(summary), shares=shares(summary),
         active=format_duration(summary.active_seconds),
         updated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         verdicts=", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())),

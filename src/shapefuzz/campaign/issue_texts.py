@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.files import atomic_write
 from shapefuzz.toolchain import Toolchain
 
 ISSUES_DIR = "issues"
@@ -49,16 +48,16 @@ class IssueTexts:
         if self._stamps.get(cause["cause"]) == stamp and out.is_file():
             return out
         try:
-            text = self._render(entry_dir, buckets, out)
+            self._write(entry_dir, buckets, out)
         except (ShapefuzzError, OSError, ValueError):  # an entry that does not load or export: no link
             return None
-        atomic_write(out, text.encode())
         self._stamps[cause["cause"]] = stamp
         return out
 
-    def _render(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path) -> str:
+    def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path) -> None:
         from shapefuzz.corpus import load_entry
-        from shapefuzz.export import IssueContext, plan, to_issue, write_run_module
+        from shapefuzz.export.issue import IssueContext, write_issue
+        from shapefuzz.export.plan import plan
 
         entry = load_entry(entry_dir)
         p = plan(entry, self.toolchain)
@@ -68,11 +67,6 @@ class IssueTexts:
                  for b in buckets if b["state"] != "flaky"]
         lines.append(f"(as the campaign saw it; `shapefuzz export {entry.id} --format issue` re-checks every "
                      "backend with the toolchain at hand)")
-        files = out.with_name(out.stem + ".files")
         self.folder.mkdir(parents=True, exist_ok=True)
-        staging = out.with_name(f".{out.stem}.files.tmp")
-        shutil.rmtree(staging, ignore_errors=True)
-        write_run_module(p, staging)
-        shutil.rmtree(files, ignore_errors=True)
-        staging.rename(files)
-        return to_issue(p, IssueContext(self.version_text(), tuple(lines)), files.name)
+        shutil.rmtree(out.with_name(out.stem + ".files"), ignore_errors=True)  # no file of an older reproducer
+        write_issue(p, out, self.toolchain, IssueContext(self.version_text(), tuple(lines)))

@@ -67,11 +67,28 @@ def _empty(ax, text: str) -> None:
     ax.set_yticks([])
 
 
+def _corners(times: tuple[float, ...], most: int = 300) -> list[tuple[float, int]]:
+    """A cumulative count's corners: one point per distinct time (a compile reaches hundreds of
+    coverage items at once), thinned to at most `most` points, the last always kept. Keeps a
+    long campaign's page small."""
+    points: list[tuple[float, int]] = []
+    for n, t in enumerate(times, 1):
+        if points and points[-1][0] == t:
+            points[-1] = (t, n)
+        else:
+            points.append((t, n))
+    if len(points) > most:
+        step = len(points) / most
+        points = [points[int(i * step)] for i in range(most)] + [points[-1]]
+    return points
+
+
 def _steps(ax, steps: dict[str, Step], total: float, colors: dict[str, str], what: str) -> None:
     end = _minutes(total)
     for name, step in steps.items():
-        xs = [0.0, *(_minutes(t) for t in step.times), end]
-        ys = [0, *range(1, len(step) + 1), len(step)]
+        corners = _corners(step.times)
+        xs = [0.0, *(_minutes(t) for t, _ in corners), end]
+        ys = [0, *(n for _, n in corners), len(step)]
         (line,) = ax.step(xs, ys, where="post", color=colors.get(name), linewidth=2, label=f"{name} ({len(step)})")
         line.set_gid(f"data-{what}-{re.sub(r'[^a-z0-9]+', '-', name.lower())}")
     ax.set_xlim(0, max(end, 1e-3))
@@ -145,6 +162,9 @@ def worker_split(s: Series) -> str:
 def outcome_matrix(s: Series) -> str:
     """One small heatmap per outcome (pass, bug, unsupported, driver-suspected, other): lanes down,
     families across, each cell the candidates with that outcome, the count written in it."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
     shown = [o for o in OUTCOMES if o != "other" or any(c.get("other") for c in s.matrix.values())]
     fig = _figure(2.0 + 1.9 * len(shown) if s.families else 7.0, 0.9 + 0.28 * max(1, len(s.lanes)))
     if not s.matrix:
@@ -154,19 +174,23 @@ def outcome_matrix(s: Series) -> str:
     for ax, outcome in zip(axes, shown):
         grid = [[s.matrix.get((lane, family), {}).get(outcome, 0) for family in s.families] for lane in s.lanes]
         top = max(4, max(max(row) for row in grid))  # a cell of 1 stays pale next to nothing
-        # vector cells (not an embedded bitmap): the page stays plain SVG
-        mesh = ax.pcolormesh(grid, cmap=OUTCOME_CMAPS[outcome], vmin=0, vmax=top * 1.3, edgecolors="white",
-                             linewidth=0.5)
+        # vector cells (not an embedded bitmap), only those with a count: the page stays small
+        cells = [(i, j, count) for i, row in enumerate(grid) for j, count in enumerate(row) if count]
+        mesh = PatchCollection([Rectangle((j, i), 1, 1) for i, j, _ in cells], cmap=OUTCOME_CMAPS[outcome],
+                               edgecolor="white", linewidth=0.5)
+        mesh.set_array([count for _, _, count in cells])
+        mesh.set_clim(0, top * 1.3)
         mesh.set_gid(f"data-matrix-{outcome}")
-        for i, row in enumerate(grid):
-            for j, count in enumerate(row):
-                if count:
-                    ax.text(j + 0.5, i + 0.5, str(count), ha="center", va="center", fontsize=7,
-                            color="white" if count > top * 0.75 else "black")
+        ax.add_collection(mesh)
+        ax.set_facecolor("#f8f9f9")
+        ax.set_xlim(0, len(s.families))
+        for i, j, count in cells:
+            ax.text(j + 0.5, i + 0.5, str(count), ha="center", va="center", fontsize=7,
+                    color="white" if count > top * 0.75 else "black")
         ax.set_ylim(len(s.lanes), 0)
         ax.set_title(outcome, fontsize=9)
-        ax.set_xticks([j + 0.5 for j in range(len(s.families))], [f.replace("conv_transpose", "conv_t") for f in s.families],
-                      rotation=45, ha="right", fontsize=7)
+        names = [f.replace("conv_transpose", "conv_t") for f in s.families]
+        ax.set_xticks([j + 0.5 for j in range(len(s.families))], names, rotation=45, ha="right", fontsize=7)
         ax.set_yticks([i + 0.5 for i in range(len(s.lanes))], s.lanes, fontsize=7)
         for side in ("left", "bottom"):
             ax.spines[side].set_visible(False)

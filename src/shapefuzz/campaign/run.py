@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.report import Summary, summarize, write_report
+from shapefuzz.campaign.guard import hold_campaign
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import CorpusError, UsageError
@@ -103,6 +105,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
     corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
+    if req.corpus and stored.get("corpus") and _differ(req.corpus, stored["corpus"]):
+        raise UsageError(f"--corpus {req.corpus}: this campaign saves to {stored['corpus']}; leave --corpus out "
+                         "to resume it, or give another --campaign folder")
+    if corpus.exists() and not corpus.is_dir():
+        raise UsageError(f"--corpus {corpus} is a file, not a folder")
     shrink_time = parse_duration(req.shrink_time, "--shrink-time") if isinstance(req.shrink_time, str) else req.shrink_time
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
@@ -140,6 +147,10 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     return summary
 
 
+def _differ(given: str, stored: str) -> bool:
+    return os.path.normpath(given) != os.path.normpath(stored) and Path(given).resolve() != Path(stored).resolve()
+
+
 def _stored_config(store: CampaignStore) -> dict | None:
     text = store.get_meta("config")
     return json.loads(text) if text else None
@@ -172,7 +183,12 @@ def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
 def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
     bisect_budget = bisect_seconds(req)
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
-    store = CampaignStore(folder)
+    lock = hold_campaign(folder)  # not someone's own folder, not in use; held until the end
+    try:
+        store = CampaignStore(folder)
+    except BaseException:
+        lock.release()
+        raise
     try:
         config = build_config(req, _stored_config(store))
         if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
@@ -242,6 +258,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         return summary
     finally:
         store.close()
+        lock.release()
 
 
 __all__ = ["FuzzRequest", "run_campaign", "build_config", "DEFAULT_CAMPAIGN", "sys"]

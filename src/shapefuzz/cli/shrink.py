@@ -8,13 +8,13 @@ import click
 
 from shapefuzz.backends import BACKENDS, resolve_backends
 from shapefuzz.cli.common import EXIT_OK, Session, read_mlir, toolchain_options
-from shapefuzz.cli.params import BackendList, Duration, Seconds, array_cap_option
+from shapefuzz.cli.params import BackendList, Duration, OutputPath, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=True))
-@click.option("-o", "--output", "out", default=None, help="Where to write the result (default FILE.min.mlir).")
+@click.option("-o", "--output", "out", default=None, type=OutputPath(), help="Where to write the result (default FILE.min.mlir).")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Backends to look for the failure on (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--backend", "backend", default=None, help="Keep the failure on this backend (default: the first failing).")
