@@ -8,6 +8,7 @@ import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.campaign.engine import Candidate, Failure, Outcome
 from shapefuzz.campaign.values import Triage, Verdict
 from shapefuzz.case import Case
@@ -150,7 +151,9 @@ class IreeTarget:
 
         folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
         try:
-            meta = load_json((folder / META).read_text(), META)  # bounded: a foreign entry may be anything
+            from shapefuzz.files import read_bytes
+
+            meta = load_json(read_bytes(folder / META).decode("utf-8"), META)  # bounded, never a FIFO
         except (OSError, ValueError):
             return str(folder), 0
         count = meta.get("count") if isinstance(meta, dict) else None
@@ -208,7 +211,7 @@ class IreeTarget:
             if status == "mismatch" and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
-        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok")
+        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok" and lane in BACKENDS)
         note = f"; passes on {', '.join(passed)}" if passed else ""
         ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
             if REFERENCE_BACKEND in passed else ""
@@ -286,7 +289,7 @@ class IreeTarget:
 
         backend, signature_text = lanes[0], lanes[1]
         seconds = float(lanes[2]) if len(lanes) > 2 else self.shrink_seconds
-        with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(
