@@ -72,7 +72,7 @@ def pools(toolchain, args, work: Path) -> dict[str, Any]:
         ray.shutdown()
         cluster.shutdown()
     return {"jobs": args.jobs, "count": args.count, "rounds": rounds,
-            "overhead_median": statistics.median(r["overhead"] for r in rounds)}
+            "overhead_median": round(statistics.median(r["overhead"] for r in rounds), 3)}
 
 
 # --- 2. the head's capacity --------------------------------------------------------------------

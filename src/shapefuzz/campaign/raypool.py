@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import math
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -146,10 +147,13 @@ class RayPool:
         tally.tasks += 1
         tally.checks += task.kind == TaskKind.CHECK
         tally.seconds += result.seconds
-        value = result.value
+        value, error = result.value, result.error
         if task.kind == TaskKind.SHRINK and self.head_finish is not None and value is not None:
-            value = self.head_finish(value)  # the head writes the corpus, never a node
-        return [Done(task, value, result.seconds, result.error)]
+            try:
+                value = self.head_finish(value)  # the head writes the corpus, never a node
+            except Exception:  # noqa: BLE001 - a corpus problem stops this shrink, not the campaign
+                value, error = None, traceback.format_exc(limit=8)
+        return [Done(task, value, result.seconds, error)]
 
     def _refresh(self) -> None:
         self._refreshed = time.monotonic()
