@@ -220,7 +220,7 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
         done = pool.wait(1.0)
     pool.close()
     assert not done[0].error and not done[0].lost, done[0].error
-    text, entry = done[0].value
+    text, entry = done[0].value[:2]  # (text, entry, findings met while shrinking)
     assert target.size(text) < target.size(candidate.text) and Path(entry).parent == corpus and (Path(entry) / "meta.json").exists()
 
 

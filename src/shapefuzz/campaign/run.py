@@ -143,7 +143,8 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
             "ENTRY`), so none were taken")
         return summary
     if bisect_causes(store, summary.new_findings, seconds, versions, say):
-        return summarize(store, reason, messages)
+        # the causes again, with their ranges; what was added to the summary after it (nodes) stays
+        return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
 
 
