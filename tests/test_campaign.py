@@ -268,7 +268,8 @@ def test_corrupt_database_is_refused_and_left_alone(tmp_path):
     good = CampaignStore(tmp_path / "d")
     good.close()
     raw = bytearray((tmp_path / "d" / "campaign.sqlite").read_bytes())
-    raw[200:4000] = b"\xff" * 3800
+    raw[100:4000] = b"\xff" * 3900  # from the b-tree header of page 1 (the schema) on: with more tables
+    # than fit one page, page 1 is an interior node and bytes 200-4000 are its free space
     (tmp_path / "d" / "campaign.sqlite").write_bytes(bytes(raw))
     with pytest.raises(CorpusError):
         CampaignStore(tmp_path / "d")

@@ -186,4 +186,21 @@ def module_traits(text: str) -> frozenset[str]:
     traits = set(element_types(text))
     if _DYNAMIC_DIM.search(text):
         traits.add("dynamic-dims")
+        if _DYNAMIC_DIM.search(_result_types(text)):
+            traits.add("dynamic-result")  # a `?` dim in a result of the entry function
     return frozenset(traits)
+
+
+def _result_types(text: str) -> str:
+    """The result types of the entry function (`main`, else the first), as written; "" when
+    there are none or the text is not understood."""
+    found = [(m.group(1), m.end() - 1) for m in _FUNC.finditer(text)]
+    if not found:
+        return ""
+    _, open_index = next((f for f in found if f[0] == "main"), found[0])
+    try:
+        close = _matching_paren(text, open_index)
+    except (InvalidInputError, ValueError, IndexError):
+        return ""
+    rest = text[close + 1:].lstrip()
+    return rest[2:].split("{", 1)[0] if rest.startswith("->") else ""

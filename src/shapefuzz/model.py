@@ -102,6 +102,8 @@ class BackendResult:
     compile_seconds: float = 0.0
     run_seconds: float = 0.0
     flaky: bool = False  # failed once, then passed or failed differently on the re-run
+    # What the compile reached, when it was run with the action log (coverage.actionlog.CompileCoverage)
+    coverage: Any = field(default=None, compare=False, repr=False)
 
     @property
     def failed(self) -> bool:

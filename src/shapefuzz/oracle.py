@@ -5,22 +5,26 @@ before it is reported, and one that does not reproduce is marked flaky."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
+from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, Stage, Status, Verdict
+from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
+from shapefuzz.onnx_judge import DISAGREE, SecondOpinion
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 
@@ -36,6 +40,14 @@ class Expectation:
     # What computed the reference (the op family), part of a mismatch's signature: wrong numbers
     # have no error text, and a wrong scatter and a wrong conv on one backend are different bugs.
     label: str = ""
+    # ONNX's reference on the same inputs, where ONNX can write the case (onnx_judge): when it
+    # disagrees with `expected`, no backend's numbers are judged a compiler bug. Asked only once
+    # some backend ran the module (`second`): a compile-only check never pays for it.
+    judge: Callable[[], SecondOpinion | None] | None = None
+
+    @cached_property
+    def second(self) -> SecondOpinion | None:
+        return self.judge() if self.judge is not None else None
 
 
 def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
@@ -73,6 +85,7 @@ def _run_backend(
     function: str,
     budget: Budget,
     traits: frozenset[str] = frozenset(),
+    instrument: bool = False,  # compile with the action log (see coverage.actionlog); the result carries it
 ) -> tuple[BackendResult, list[np.ndarray] | None]:
     probe = toolchain.probe
     missing = backend.unavailable(probe)
@@ -82,8 +95,49 @@ def _run_backend(
     if known is not None:  # a known limit of the target: nothing to learn from compiling
         return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
+    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument else None
+    kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
-                              input_type_flags(Path(mlir_path).read_text()))
+                              input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))
+    coverage = None
+    if log is not None:  # what it reached; the log's own stderr line must not reach the signature
+        coverage = read_action_log(kept or log)
+        compiled = replace(compiled, stderr=strip_noise(compiled.stderr))
+        if coverage is not None:
+            coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr, coverage))
+        for path in (log, kept):
+            with contextlib.suppress(OSError, TypeError):
+                os.unlink(path)
+    result, outputs = _finish_backend(toolchain, backend, vmfb, workdir, expectation, num_results, function, budget,
+                                      compiled)
+    return (replace(result, coverage=coverage) if coverage is not None else result), outputs
+
+
+def _keep_on_crash(log: str) -> str | None:
+    """A second name for the action log: a crashing compiler's signal handler deletes the file it
+    was writing (LLVM removes its output files), and the failing pass is read from what is left
+    (all but the last unwritten block). None where the folder cannot hold a hard link."""
+    kept = log + ".kept"
+    try:
+        Path(log).touch()
+        os.link(log, kept)
+    except OSError:
+        return None
+    return kept
+
+
+def _finish_backend(
+    toolchain: Toolchain,
+    backend: Backend,
+    vmfb: str,
+    workdir: str,
+    expectation: Expectation | None,
+    num_results: int,
+    function: str,
+    budget: Budget,
+    compiled: ProcessResult,
+) -> tuple[BackendResult, list[np.ndarray] | None]:
+    probe = toolchain.probe
     status = classify(compiled)
     if status != Status.OK:
         text = compiled.stderr + compiled.stdout
@@ -129,6 +183,18 @@ def _judge(
 ) -> tuple[dict[str, BackendResult], list[str]]:
     notes: list[str] = []
     compare = expectation.compare or default_compare
+    second = expectation.second
+    if expectation.expected is not None and second is not None and second.disagreement:
+        # Our two references differ: whatever a backend gives, the fault to look at is ours.
+        for name, actual in outputs.items():
+            mismatch = compare(expectation.expected, actual)
+            which = "matches the NumPy reference" if mismatch is None else f"differs from the NumPy reference ({mismatch.detail})"
+            sig = signature_for(name, Stage.COMPARE, Status.MISMATCH, None,
+                                f"{DISAGREE} in {expectation.label}" if expectation.label else DISAGREE)
+            results[name] = replace(results[name], stage=Stage.COMPARE, status=Status.MISMATCH, signature=sig,
+                                    detail=f"{second.disagreement}; {name} {which}"[:4000])
+        notes.append(second.disagreement[:2000])
+        return results, notes
     if expectation.expected is not None:
         for name, actual in outputs.items():
             mismatch = compare(expectation.expected, actual)
@@ -166,14 +232,16 @@ def check_module(
     budget: Budget = DEFAULT_BUDGET,
     confirm: bool = True,
     function: str | None = None,
+    instrument: Collection[str] = (),
 ) -> CheckReport:
-    """Verify, compile, run and judge one module on the given backends."""
+    """Verify, compile, run and judge one module on the given backends; those in `instrument`
+    compile with the action log and their results carry what the compile reached."""
     toolchain = toolchain or find_toolchain()
     error = verify(text, toolchain, budget.verify)
     if error is not None:
         return CheckReport(Verdict.INVALID, (), verify_error=error)
     info = function_info(text, function)
-    report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results)
+    report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results, instrument)
     if not confirm or not report.failures:
         return report
     # Re-run each failing backend: a failure that does not come back the same is flaky.
@@ -199,6 +267,7 @@ def _check_once(
     budget: Budget,
     function: str,
     num_results: int,
+    instrument: Collection[str] = (),
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
@@ -208,8 +277,8 @@ def _check_once(
         traits = module_traits(text)
         for name in backends:
             result, out = _run_backend(
-                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget, traits
-            )
+                toolchain, BACKENDS[name], mlir_path, workdir, expectation, num_results, function, budget, traits,
+                name in instrument)
             results[name] = result
             if out is not None:
                 outputs[name] = out
@@ -238,7 +307,16 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     # A torch spelling's wrong numbers are its own bucket: a frontend-only bug is named as such.
     spelling = params.get("frontend", "linalg")
     label = case.family if spelling == "linalg" else f"{case.family} via {spelling}"
-    return Expectation(inputs, expected, compare, label=label)
+    return Expectation(inputs, expected, compare, label=label, judge=lambda: _second_opinion(case, inputs, expected))
+
+
+def _second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> SecondOpinion | None:
+    from shapefuzz.onnx_judge import second_opinion
+
+    try:
+        return second_opinion(case, inputs, expected)
+    except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
+        return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
 
 
 def check_case(

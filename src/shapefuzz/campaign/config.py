@@ -50,6 +50,7 @@ class CampaignConfig:
     saturate_after: int = 3
     explore: float = 0.05
     fail_on: str = "never"  # "new": exit 1 when a new compiler-bug cause was found
+    coverage: float = 0.15  # share of candidates compiled with the action log (0: coverage feedback off)
 
 
 FAIL_ON = ("never", "new")

@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 
 from shapefuzz.campaign.pool import Done, Task, WorkerPool
 from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
@@ -34,6 +35,7 @@ class Candidate:
     payload: str  # what regenerates it without the seed (parameters as JSON)
     text: str  # the reproducer (MLIR)
     index: int = -1
+    instrument: tuple[str, ...] = ()  # lanes to compile with the action log (coverage feedback)
 
     @property
     def length(self) -> int:
@@ -59,6 +61,8 @@ class Outcome:
     # set by a confirming re-run whose every backend disagreed with the reference: an equivalent
     # form that matches the reference ("form [...] matches ... on llvm-cpu"), so the reference is right
     reference_form: str = ""
+    # lane -> (the (pass, pattern) items its instrumented compile reached, the pass a failed compile failed in)
+    coverage: dict[str, tuple[tuple[tuple[str, str], ...], str]] = field(default_factory=dict)
 
 
 class Target(Protocol):
@@ -145,6 +149,7 @@ class Engine:
         reference: str | None = None,
         lanes_per_candidate: int | None = None,  # None: every lane checks every candidate
         knobs: SteeringKnobs = SteeringKnobs(),
+        coverage: CoverageKnobs = CoverageKnobs(share=0.0),  # coverage feedback (off unless asked for)
         shrink_share: float = 0.25,  # most of the worker time background shrinking may take
         shrink_seconds: float = 300.0,  # most one shrink may take
         final_shrink_seconds: float = 0.0,  # a phase after the budget for what is still pending
@@ -209,6 +214,7 @@ class Engine:
         self._tid = 0
         self._sizes: dict[str, tuple[int, ...]] = {}
         self._last_tick = 0.0
+        self.coverage = CoverageSteering(self, coverage, rows)
         self._requeue_pending()
 
     # --- clock and budget -----------------------------------------------------------------
@@ -264,6 +270,8 @@ class Engine:
     def _revive(self, row: CandidateRow) -> Candidate | None:
         try:
             candidate = self._generate(row.family, row.seed, row.idx)
+            if candidate.key != row.key and hasattr(self.target, "from_payload"):  # a drawn neighbour
+                candidate = self.target.from_payload(row.family, row.seed, row.payload)
         except Exception as error:  # the family changed or is gone
             self._say(f"cannot regenerate candidate {row.key} ({row.family}): {error}")
             return None
@@ -279,7 +287,10 @@ class Engine:
             self.next_index += 1
             rng = random.Random(derive_seed(self.seed, "group", index))
             self.steering.groups = live
-            group = self.steering.pick_group(rng)
+            neighbour = self.coverage.neighbour(index)
+            if neighbour is not None:
+                return neighbour
+            group = self.coverage.pick_group(rng) if self.coverage.steers else self.steering.pick_group(rng)
             best: Candidate | None = None
             best_score = -1.0
             attempt, drawn = 0, 0
@@ -306,7 +317,7 @@ class Engine:
                     self.stats.steered_away += 1
                     continue
                 drawn += 1
-                score = self.steering.rarity(group, candidate.features)
+                score = self.coverage.score(self.steering.rarity(group, candidate.features), group, candidate.features)
                 if score > best_score:
                     best, best_score = candidate, score
             if best is not None:
@@ -386,7 +397,8 @@ class Engine:
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
-                task = self._task(TaskKind.CHECK, candidate, self.lanes_for(candidate.index))
+                candidate, lanes = self.coverage.plan(candidate, self.lanes_for(candidate.index))
+                task = self._task(TaskKind.CHECK, candidate, lanes)
             else:
                 return
             self.in_flight[f"{task.kind.value}:{task.tid}"] = task
@@ -534,7 +546,8 @@ class Engine:
             candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
             outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
-        self.store.record(row, hits, self.session, now, list(updates.values()))
+        self.store.record(row, hits, self.session, now, list(updates.values()),
+                          coverage=self.coverage.finished(candidate, outcome, now, wall))
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
         self.stats.session_done += 1

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.engine import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
@@ -55,6 +56,7 @@ class Summary:
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
+    coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -87,6 +89,7 @@ class Summary:
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
             **({"nodes": self.nodes} if self.nodes else {}),
+            "coverage": self.coverage,
         }
 
 
@@ -122,6 +125,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     sessions = store.sessions()
     session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
     causes = _causes(rows, session_start)
+    failing = failing_passes(store)
     cause_of = {sig: c["cause"] for c in causes for sig in c["buckets"]}
     buckets = [
         {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
@@ -129,7 +133,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
          "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": _triage(b).value,
          "evidence": b.evidence, "rehits": b.rehits, "rehit_seconds": round(b.rehit_seconds, 1),
-         "shrink": b.shrink}
+         "shrink": b.shrink, "failing_pass": failing.get(b.sig, "")}
         for b in rows
     ]
     active = sum(s[1] for s in sessions)
@@ -138,7 +142,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     return Summary(str(store.folder), reason, sum(verdicts.values()), active, tool, task, dict(verdicts),
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
-                   len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows))
+                   len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
+                   coverage_summary(store))
 
 
 def _triage(b: BucketRow) -> Triage:
@@ -234,6 +239,8 @@ def text_lines(s: Summary) -> list[str]:
     if shares(s):
         lines.append(shares(s))
     lines += node_lines(s)
+    if judge_line(s):
+        lines.append(judge_line(s))
     for title, rows in (("family", s.families), ("backend", s.backends)):
         table = _table(title, rows)
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
@@ -253,10 +260,30 @@ def text_lines(s: Summary) -> list[str]:
             lines.append(f"    {b['count']:>5}x {b['signature']}{mark}")
             if b["corpus_entry"]:
                 lines.append(f"           -> {b['corpus_entry']}")
+            if b.get("failing_pass"):
+                lines.append(f"           failing pass: {b['failing_pass']}")
         if c["triage"] != Triage.COMPILER_BUG.value and c["evidence"]:
             lines.append(f"    why: {c['evidence']}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
+    return lines + coverage_lines(s.coverage)
+
+
+def coverage_lines(c: dict[str, Any]) -> list[str]:
+    """The coverage section of the text summary ([] when nothing was instrumented)."""
+    if not c:
+        return []
+    lines = [f"compiler coverage: {sum(c['instrumented'].values())} instrumented compile(s); {c['passes']} passes, "
+             f"{c['pass_patterns']} (pass, pattern) pairs, {c['patterns']} patterns"]
+    for what, series in c["over_time"].items():
+        for name, points in series.items():
+            lines.append(f"  {what} {name}: " + " ".join(f"{n}@{format_duration(t)}" for t, n in points))
+    for what, passes in c["of_interest"].items():
+        if passes and what not in c["never_reached"]:
+            lines.append(f"  reached {what}: " + ", ".join(
+                f"{p} (ran on {len(lanes)} lane(s), {patterns} pattern(s) fired)" for p, (lanes, patterns) in passes.items()))
+    for what, passes in c["never_reached"].items():
+        lines.append(f"  never reached: {what} (no pattern fired in {', '.join(passes)})")
     return lines
 
 
@@ -275,6 +302,17 @@ def headline(s: Summary) -> str:
             + f"; {len(s.causes)} cause(s) in {len(s.buckets)} bucket(s)" + (f"; set apart: {apart}" if apart else ""))
 
 
+def judge_line(s: Summary) -> str:
+    """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    row = s.backends.get(JUDGE_LANE)
+    if row is None:
+        return ""
+    return (f"second judge (onnx.reference): {row.cases - row.unsupported} candidate(s) judged, {row.failures} "
+            f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
+
+
 def shares(s: Summary) -> str:
     total = sum(s.worker_seconds.values())
     if not total:
@@ -291,6 +329,8 @@ def markdown(s: Summary) -> str:
            f"- {headline(s)}"]
     if shares(s):
         out.append(f"- {shares(s)}")
+    if judge_line(s):
+        out.append(f"- {judge_line(s)}")
     if s.task_seconds:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
@@ -309,15 +349,21 @@ def markdown(s: Summary) -> str:
         out.append(f"| `{c['cause']}` | {c['triage']} | {', '.join(c['backends'])} | {c['count']} | "
                    f"{c['rehits']} ({c['rehit_seconds']:.0f}s) | {len(c['buckets'])} | "
                    f"{c['evidence'].replace('|', '/')} |")
+    lines = coverage_lines(s.coverage)
+    if lines:
+        out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "
+                "instrumented compiles, counted at six points of active time (`N@time`), per lane and per family "
+                "of the candidate that reached them first; the lowerings of interest no compile reached.", "",
+                "```", *lines, "```"]
     out += ["", "## Buckets", "",
             "| count | re-hits (cost) | state | triage | cause | backend | stage | status | family | reproducer bytes "
-            "| corpus entry | signature |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| corpus entry | failing pass | signature |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in s.buckets:
         entry = f"`{Path(b['corpus_entry']).name}`" if b["corpus_entry"] else "-"
         sig = b["signature"].replace("|", "\\|")
         out.append(f"| {b['count']} | {b['rehits']} ({b['rehit_seconds']:.0f}s) | {b['state']} | {b['triage']} | `{b['cause']}` | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
-                   f"{b['reproducer_bytes']} | {entry} | {sig} |")
+                   f"{b['reproducer_bytes']} | {entry} | {b.get('failing_pass') or '-'} | {sig} |")
     return "\n".join(out) + "\n"
 
 

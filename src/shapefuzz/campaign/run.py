@@ -12,6 +12,7 @@ from pathlib import Path
 
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
@@ -55,6 +56,8 @@ class FuzzRequest:
     cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT)
     iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
     iree_version: str | None = None
+    coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
+    coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
 
 
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
@@ -87,6 +90,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
+    check_fraction(req.coverage, "--coverage", low_open=False)
     if req.saturate_after is not None and req.saturate_after < 1:
         raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
     if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
@@ -98,7 +102,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
-                          req.fail_on or "never")
+                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
@@ -166,6 +170,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
+                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)

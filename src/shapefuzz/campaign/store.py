@@ -66,6 +66,27 @@ CREATE TABLE IF NOT EXISTS sessions (
     candidates INTEGER NOT NULL, argv TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+""" + """
+-- Compiler coverage (campaign/coverage.py). Added to format 2 without a version bump: an older
+-- shapefuzz ignores these tables, and opening an older store creates them empty.
+CREATE TABLE IF NOT EXISTS coverage (
+    lane TEXT NOT NULL, pass TEXT NOT NULL, pattern TEXT NOT NULL,  -- pattern '': the pass itself ran
+    count INTEGER NOT NULL,        -- instrumented compiles on this lane that reached it
+    first_seen REAL NOT NULL,      -- campaign-active seconds
+    first_wall REAL NOT NULL,      -- epoch seconds
+    first_candidate TEXT NOT NULL,
+    PRIMARY KEY (lane, pass, pattern)
+);
+CREATE TABLE IF NOT EXISTS covered (   -- one row per instrumented compile
+    candidate TEXT NOT NULL, lane TEXT NOT NULL,
+    items INTEGER NOT NULL,        -- passes and (pass, pattern) pairs it reached
+    new INTEGER NOT NULL,          -- of those, never reached on this lane before
+    finished REAL NOT NULL,
+    PRIMARY KEY (candidate, lane)
+);
+CREATE TABLE IF NOT EXISTS failing_passes (   -- the pass a bucket's compile failed in, from its action log
+    bucket TEXT PRIMARY KEY, pass TEXT NOT NULL
+);
 """
 
 
@@ -257,9 +278,12 @@ class CampaignStore:
 
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
-               bucket_updates: list[BucketRow] = ()) -> None:
-        """A finished candidate, its bucket hits and the session's clock, in one transaction."""
+               bucket_updates: list[BucketRow] = (), coverage: "CoverageRecord | None" = None) -> None:
+        """A finished candidate, its bucket hits, what its instrumented compiles reached and the
+        session's clock, in one transaction."""
         with self.transaction() as db:
+            if coverage is not None:
+                _put_coverage(db, row.key, coverage)
             db.execute(
                 "INSERT OR IGNORE INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (row.key, row.idx, row.seed, row.family, json.dumps(list(row.features)),
@@ -356,6 +380,32 @@ class CampaignStore:
 
     def set_aside_backends(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT backend, reason FROM set_aside"))
+
+
+@dataclass(frozen=True)
+class CoverageRecord:
+    """What one candidate's instrumented compiles reached: per lane, the (pass, pattern) items
+    (pattern "" for a pass) and how many were new there; the failing pass of new buckets."""
+
+    lanes: dict[str, tuple[tuple[str, str], ...]]
+    new: dict[str, int]
+    active: float
+    wall: float
+    failing_passes: dict[str, str] = None  # bucket -> pass
+
+    def __post_init__(self) -> None:
+        if self.failing_passes is None:
+            object.__setattr__(self, "failing_passes", {})
+
+
+def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None:
+    for lane, items in cov.lanes.items():
+        db.executemany(
+            "INSERT INTO coverage VALUES (?,?,?,1,?,?,?) ON CONFLICT (lane, pass, pattern) DO UPDATE SET count=count+1",
+            [(lane, p, q, cov.active, cov.wall, key) for p, q in items])
+        db.execute("INSERT OR REPLACE INTO covered VALUES (?,?,?,?,?)",
+                   (key, lane, len(items), cov.new.get(lane, 0), cov.active))
+    db.executemany("INSERT OR IGNORE INTO failing_passes VALUES (?,?)", list(cov.failing_passes.items()))
 
 
 def _candidate(r: tuple) -> CandidateRow:

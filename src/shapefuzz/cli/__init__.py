@@ -10,7 +10,7 @@ import sys
 import click
 
 from shapefuzz import __version__
-from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, replay, shrink
+from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, onnx_suite, replay, shrink
 from shapefuzz.cli.params import array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ShapefuzzError
@@ -28,7 +28,7 @@ def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> N
 
 
 for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fuzz,
-                 replay.replay, corpus.corpus, export.export, bisect.bisect):
+                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite):
     cli.add_command(_command)
 
 

@@ -40,6 +40,9 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.option("--lanes-per-candidate", type=int, default=None,
               help="Backends per candidate: the reference plus a rotating share of the others (default 2; "
                    "--backends checks every candidate on every named backend).")
+@click.option("--coverage", "coverage_share", type=float, default=None,
+              help="Share of candidates compiled with the action log, whose passes and patterns steer "
+                   "drawing and lane choice (default 0.15; 0: off).")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
@@ -50,7 +53,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, fail_on, cluster, as_json) -> None:
+         lanes_per_candidate, coverage_share, fail_on, cluster, as_json) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign.report import json_text, text_lines
     from shapefuzz.campaign.run import FuzzRequest, run_campaign
@@ -58,7 +61,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
     request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
                           not no_shrink, compile_timeout, tuple(sys.argv[1:]), shrink_time, memory_cap,
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
-                          session.iree_bin, session.iree_version)
+                          session.iree_bin, session.iree_version, coverage=coverage_share)
     summary = run_campaign(request, session.toolchain)
     if as_json:
         click.echo(json_text(summary))

@@ -51,6 +51,8 @@ class Finding:
     cause: str = ""  # the campaign's cause this bucket belongs to (one bug seen on several backends)
     triage: str = ""  # the campaign's verdict (compiler bug, target limit, suspected driver, flaky, ours)
     evidence: str = ""  # why: what the verdict rests on, and what would settle it
+    onnx_model: bytes | None = None  # the ONNX model the reproducer was imported from (kept as model.onnx)
+    origin: str = ""  # where it came from when not generated (an ONNX node test)
 
 
 def make_finding(
@@ -68,6 +70,8 @@ def make_finding(
     cause: str = "",
     triage: str = "",
     evidence: str = "",
+    onnx_model: bytes | None = None,
+    origin: str = "",
 ) -> Finding:
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
@@ -75,12 +79,14 @@ def make_finding(
     from shapefuzz.backends import BACKENDS
     from shapefuzz.case import case_from_mlir
     from shapefuzz.execute import compile_command
+    from shapefuzz.onnx_files import case_model_bytes
 
+    case = case if case is not None else case_from_mlir(mlir)
     return Finding(
         signature=signature,
         mlir=mlir,
         backends=tuple(backends or (signature.backend,)),
-        case=case if case is not None else case_from_mlir(mlir),
+        case=case,
         seed=int(seed),
         inputs=inputs,
         expected=expected,
@@ -91,6 +97,8 @@ def make_finding(
         cause=cause,
         triage=triage,
         evidence=evidence,
+        onnx_model=onnx_model if onnx_model is not None else case_model_bytes(case),
+        origin=origin,
     )
 
 

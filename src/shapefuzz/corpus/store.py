@@ -73,6 +73,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
+        **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
 
 
@@ -95,6 +96,12 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
             name = f"{sub}/{stem}{i}.npy"
             np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
             meta[key].append(name)
+    meta.pop("onnx_model", None), meta.pop("import_command", None)
+    if finding.onnx_model is not None:  # the model the reproducer was imported from, beside it
+        from shapefuzz.onnx_files import MODEL_FILE, model_meta
+
+        (folder / MODEL_FILE).write_bytes(finding.onnx_model)
+        meta.update(model_meta(REPRODUCER))
     script = folder / REPRO_SCRIPT
     script.write_text(repro_script(meta))
     script.chmod(0o755)

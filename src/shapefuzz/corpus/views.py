@@ -34,6 +34,9 @@ def repro_script(meta: dict[str, Any]) -> str:
         " ".join(shlex.quote(w) for w in command),
         "# With the entry's saved inputs and expected outputs: shapefuzz replay .",
     ]
+    if meta.get("import_command"):
+        lines.append(f"# {REPRODUCER} is what IREE's ONNX importer makes of model.onnx:")
+        lines.append("#   " + comment_text(" ".join(shlex.quote(w) for w in meta["import_command"]), 1000))
     if meta.get("compile_command"):
         lines.append("# The plain compile:")
         lines.append("#   " + comment_text(" ".join(shlex.quote(w) for w in meta["compile_command"]), 4000))

@@ -27,7 +27,7 @@ from pathlib import Path
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import UsageError
 from shapefuzz.export.iree_test_suites import write_test_suite
-from shapefuzz.export.issue import IssueContext, bisect_line, issue_context, to_issue, write_issue
+from shapefuzz.export.issue import IssueContext, bisect_line, import_steps, issue_context, to_issue, write_issue
 from shapefuzz.export.lit import to_lit
 from shapefuzz.export.plan import FORMATS, Plan, cannot_represent, comparison_rule, inline_value, plan, real_folder
 from shapefuzz.export.pytest_file import to_pytest
@@ -40,7 +40,7 @@ from shapefuzz.toolchain import Toolchain
 __all__ = [
     "FORMATS", "Plan", "plan", "comparison_rule", "cannot_represent", "inline_value", "export_entry", "to_lit",
     "to_pytest", "run_module_script", "run_module_argv", "check_script", "checks_source", "write_run_module",
-    "IssueContext", "issue_context", "to_issue", "write_issue", "bisect_line", "write_test_suite",
+    "IssueContext", "issue_context", "to_issue", "write_issue", "bisect_line", "import_steps", "write_test_suite",
 ]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from shapefuzz.backends import BACKENDS
-from shapefuzz.corpus import comment_text, scrub
+from shapefuzz.corpus import CorpusEntry, comment_text, scrub
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export.plan import Plan, element_type, number_text
 from shapefuzz.export.run_module import run_module_argv, write_run_module
@@ -143,7 +143,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
     sig, entry = p.entry.signature, p.entry
     compile_cmd = " ".join(shlex.quote(w) for w in ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"])
-    steps = [
+    steps = import_steps(entry, files) + [
         f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
         "", *_fenced(entry.mlir, "mlir"), "",
         "2. Compile it:", "", "```sh", compile_cmd, "```",
@@ -185,9 +185,31 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     return "\n".join(body) + "\n"
 
 
+def import_steps(entry: CorpusEntry, files: str) -> list[str]:
+    """For an entry that keeps its ONNX model: how the IR was made from it."""
+    from shapefuzz.onnx_files import MODEL_FILE, entry_model, model_opset
+
+    model = entry_model(entry.path, entry.meta)
+    if model is None:
+        return []
+    command = " ".join(shlex.quote(w) for w in entry.meta.get("import_command") or
+                       ["iree-import-onnx", MODEL_FILE, "-o", "reproducer.mlir"])
+    origin = entry.meta.get("origin")
+    return [f"0. The IR below is what IREE's ONNX importer (from the same iree-base-compiler package) makes of the "
+            f"ONNX model `{MODEL_FILE}` ({model_opset(model.read_bytes())}; attached in `{files}/`"
+            + (f"; {comment_text(origin, 300)}" if origin else "") + "):", "", "```sh", command, "```", ""]
+
+
 def write_issue(p: Plan, out: Path, toolchain: Toolchain) -> list[Path]:
-    """OUT.md plus OUT.files/ (reproducer, inputs, expected results) to attach to the issue."""
+    """OUT.md plus OUT.files/ (reproducer, inputs, expected results, and the ONNX model an
+    imported reproducer came from) to attach to the issue."""
+    from shapefuzz.onnx_files import MODEL_FILE, entry_model
+
     files = out.with_name(out.stem + ".files")
     written = write_run_module(p, files)
+    model = entry_model(p.entry.path, p.entry.meta)
+    if model is not None:
+        atomic_write(files / MODEL_FILE, model.read_bytes())
+        written.append(files / MODEL_FILE)
     atomic_write(out, to_issue(p, issue_context(p, toolchain), files.name).encode())
     return [out, *written]

@@ -19,7 +19,7 @@ import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
@@ -27,6 +27,9 @@ from shapefuzz.families.base import LINALG, Family, FamilyParams
 from shapefuzz.families.onnx_forms import ONNX_SPELLINGS
 from shapefuzz.families.torch_forms import SPELLINGS, Spelling
 from shapefuzz.families.torch_ir import boundary
+
+if TYPE_CHECKING:
+    import onnx
 
 KEY = "frontend"
 # Of every SHARE draws, one is spelled in torch and one in ONNX, where the frontend can write the case.
@@ -124,3 +127,28 @@ def with_frontends(family: Family) -> Family:
                  reference=linalg("reference"), compare=linalg("compare"), equivalent_forms=equivalent_forms,
                  features=features, shrink_candidates=shrink_candidates, is_valid=is_valid)
     return dataclasses.replace(family, hooks=hooks)
+
+
+def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
+    """The case spelled in ONNX: itself when it is, else its ONNX spelling when ONNX can write
+    it (the same computation on the same arrays), else None."""
+    if p.frontend == "onnx":
+        return p
+    spelling = next((s for s in ONNX_SPELLINGS if s.family == family.name), None)
+    q = linalg_params(p)
+    return spelled(q, spelling) if spelling is not None and spelling.expressible(q) else None
+
+
+def onnx_model(family: Family, params: FamilyParams | Mapping[str, Any]) -> "onnx.ModelProto | None":
+    """The ONNX model of a case spelled in ONNX (what `iree-import-onnx` imported to give its
+    MLIR), or None: another spelling, or a case kept hand-written (`onnx_forms.HAND_WRITTEN`)."""
+    from shapefuzz.families.onnx_models import MODELS
+
+    p = family.load(params)
+    spelling = MODELS.get(family.name)
+    if p.frontend != "onnx" or spelling is None:
+        return None
+    q = linalg_params(p)
+    if spelling.refuse(q):
+        return None
+    return spelling.build(q, boundary(family.render(q)))

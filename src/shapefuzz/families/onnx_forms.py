@@ -1,4 +1,7 @@
-"""ONNX spellings of each family's cases, as `iree-import-onnx` leaves a model: `torch.operator
+"""ONNX spellings of each family's cases. Each is a real ONNX model (`onnx_models`) imported by
+IREE's own `iree-import-onnx` (`onnx_import`); the hand-written text below, in the shape that
+importer leaves a model, is kept for a family without a model builder and for a model the
+importer rejects, and then says so in its first line (`HAND_WRITTEN`). The hand-written form: `torch.operator
 "onnx.*"` ops on `!torch.vtensor` values, attributes `torch.onnx.*`, opset metadata on the
 function (opset 18). IREE 3.13 turns them into torch ops (TorchOnnxToTorch) and then lowers those,
 so this is a second frontend path in front of the same linalg. Same boundary types, inputs and
@@ -20,6 +23,8 @@ NumPy reference as the case's linalg forms; which cases each op can write:
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from shapefuzz.families.base import FamilyParams as Params
 from shapefuzz.families.torch_forms import FLOATS, Spelling, boundary_args, one_hot_args
@@ -218,10 +223,36 @@ def _topk_build(p: Params, bnd: Boundary) -> str:
     return b.render("main", args, results, ONNX_META)
 
 
+HAND_WRITTEN = "// hand-written ONNX spelling"
+
+
+def _imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Callable[[Params, Boundary], str]:
+    """The spelling as `iree-import-onnx` makes it of a real model (`onnx_models`); the
+    hand-written text only for a family without a model builder, or a model the importer
+    rejects, and then it says so in its first line."""
+
+    def build(p: Params, bnd: Boundary) -> str:
+        from shapefuzz.families.onnx_models import MODELS
+        from shapefuzz.onnx_import import ImportFailure, import_model
+
+        spelling = MODELS.get(family)
+        if spelling is None:
+            return f"{HAND_WRITTEN}: no ONNX model builder for {family}\n" + hand_written(p, bnd)
+        if spelling.refuse(p):
+            return f"{HAND_WRITTEN}: {spelling.refuse(p)}\n" + hand_written(p, bnd)
+        try:
+            return import_model(spelling.build(p, bnd))
+        except ImportFailure as error:
+            return f"{HAND_WRITTEN}: {str(error).splitlines()[0]}\n" + hand_written(p, bnd)
+
+    return build
+
+
 ONNX_SPELLINGS: tuple[Spelling, ...] = (
-    Spelling("conv", "onnx", _conv_expressible, _conv_normalize, _conv_build),
-    Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, _convt_build),
-    Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, _scatter_build),
-    Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, _one_hot_build),
-    Spelling("topk", "onnx", lambda p: not p["result_dyn"], lambda p: p.replace(form="topk", transpose=False), _topk_build),
+    Spelling("conv", "onnx", _conv_expressible, _conv_normalize, _imported("conv", _conv_build)),
+    Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, _imported("conv_transpose", _convt_build)),
+    Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, _imported("scatter", _scatter_build)),
+    Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, _imported("one_hot", _one_hot_build)),
+    Spelling("topk", "onnx", lambda p: not p["result_dyn"], lambda p: p.replace(form="topk", transpose=False),
+             _imported("topk", _topk_build)),
 )

@@ -1,0 +1,371 @@
+"""Compiler-coverage feedback for the campaign (no IREE): which (lane, pass, pattern) items the
+instrumented compiles reached, which candidates reached something new (the frontier), and the
+choices that follow from it:
+- a share of draws are neighbours of frontier candidates (small changes of their parameters);
+- groups, features and feature pairs that keep producing new coverage are preferred among the
+  drawn candidates, those that stopped are not (decayed yields); saturation steering stays and
+  multiplies in;
+- the non-reference lane slots go to lanes that can take the candidate (a known limit decided
+  before compiling never takes a slot), the one whose (feature pair x lane) checks are thinnest.
+The map lives in the campaign store (tables `coverage`, `covered`, `failing_passes`), so a resumed
+campaign knows what was reached."""
+
+from __future__ import annotations
+
+import collections
+import math
+import random
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
+
+from shapefuzz.campaign.steering import Steering, pairs
+from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
+
+Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
+
+
+DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/min
+
+
+@dataclass(frozen=True)
+class CoverageKnobs:
+    share: float = DEFAULT_COVERAGE  # share of candidates checked with the action log (0: coverage feedback off)
+    neighbours: float = 0.3  # share of draws spent near frontier candidates
+    neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
+    decay: float = 0.9  # per update: how fast a feature's yield forgets its past
+    lanes: bool = True  # lane slots by eligibility and thinnest coverage (else plain rotation)
+    steer: bool = True  # False: only measure (instrument and record), draw and rotate as without coverage
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.share <= 1.0:
+            raise ValueError("coverage share must be in [0, 1]")
+        if not 0.0 <= self.neighbours < 1.0:
+            raise ValueError("neighbour share must be in [0, 1)")
+
+    @property
+    def enabled(self) -> bool:
+        return self.share > 0.0
+
+
+@dataclass
+class Frontier:
+    candidate: Any  # the engine's Candidate
+    new: int  # items it reached first
+    drawn: int = 0  # neighbours drawn from it so far
+
+
+class CoverageBook:
+    """The in-memory map, rebuilt from the store on resume, and the steering it feeds."""
+
+    def __init__(self, knobs: CoverageKnobs, lanes: Iterable[str] = ()) -> None:
+        self.knobs = knobs
+        self.seen: dict[str, set[Item]] = collections.defaultdict(set)  # lane -> items reached
+        self.frontier: list[Frontier] = []
+        # decayed (trials, gains) per (group, feature or pair or "group:g"): does it still find new items?
+        self.trials: dict[tuple[str, str], float] = collections.defaultdict(float)
+        self.gains: dict[tuple[str, str], float] = collections.defaultdict(float)
+        self.total_trials = 0.0
+        self.total_gains = 0.0
+        # checks per (group, feature pair, lane): how thinly a lane has seen a conjunction
+        self.lane_checks: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        self.instrumented = 0
+        self.off_reason = ""
+
+    # --- learning -------------------------------------------------------------------------
+    def reached(self, lane: str, items: Iterable[Item]) -> list[Item]:
+        """Adds what one compile on `lane` reached; returns the items never reached there before."""
+        seen = self.seen[lane]
+        new = [item for item in items if item not in seen]
+        seen.update(new)
+        return new
+
+    def learn(self, group: str, features: tuple[str, ...], new: int) -> None:
+        """An instrumented candidate of `group` with `features` reached `new` items first."""
+        self.instrumented += 1
+        gain = 1.0 if new > 0 else 0.0
+        d = self.knobs.decay
+        for key in _keys(group, features):
+            self.trials[key] = self.trials[key] * d + 1.0
+            self.gains[key] = self.gains[key] * d + gain
+        self.total_trials += 1.0
+        self.total_gains += gain
+
+    def add_frontier(self, candidate: Any, new: int) -> None:
+        if new > 0:
+            self.frontier.append(Frontier(candidate, new))
+            if len(self.frontier) > 256:  # the oldest, most-drawn ones go first
+                self.frontier.sort(key=lambda f: (f.drawn >= self.knobs.neighbours_each, -f.new))
+                del self.frontier[256:]
+
+    def checked(self, group: str, features: tuple[str, ...], lanes: Iterable[str]) -> None:
+        for lane in lanes:
+            for pair in pairs(features) or [""]:
+                self.lane_checks[(group, pair, lane)] += 1
+
+    # --- drawing ----------------------------------------------------------------------------
+    def yield_ratio(self, group: str, features: tuple[str, ...] = ()) -> float:
+        """How much better than average the candidate's group, features and pairs have been at
+        finding new items lately (1.0: average or unknown; in [0.25, 4])."""
+        base = (self.total_gains + 1.0) / (self.total_trials + 2.0)
+        keys = _keys(group, features)
+        ratios = [((self.gains[k] + base) / (self.trials[k] + 1.0)) / base for k in keys]
+        ratio = math.exp(sum(math.log(max(r, 1e-6)) for r in ratios) / len(ratios)) if ratios else 1.0
+        return min(4.0, max(0.25, ratio))
+
+    def pick_group(self, rng: random.Random, steering: Steering) -> str:
+        """Steering's group choice, weighted by each group's recent yield of new coverage."""
+        weights = [1.0 / math.sqrt(1 + steering.per_group[g]) * self.yield_ratio(g) for g in steering.groups]
+        return rng.choices(steering.groups, weights)[0]
+
+    def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
+        """The engine keeps the best-scored of several draws: rarity (swarm steering) times yield."""
+        return rarity * self.yield_ratio(group, features)
+
+    def pick_frontier(self, rng: random.Random) -> Frontier | None:
+        """A frontier candidate to draw a neighbour of (more new items, more draws), or None."""
+        live = [f for f in self.frontier if f.drawn < self.knobs.neighbours_each]
+        if not live:
+            return None
+        chosen = rng.choices(live, [math.sqrt(f.new) for f in live])[0]
+        chosen.drawn += 1
+        return chosen
+
+    def wants_neighbour(self, rng: random.Random) -> bool:
+        return self.knobs.enabled and rng.random() < self.knobs.neighbours
+
+    def instrument(self, rng: random.Random) -> bool:
+        return self.knobs.enabled and not self.off_reason and rng.random() < self.knobs.share
+
+    # --- lanes ------------------------------------------------------------------------------
+    def choose_lanes(self, group: str, features: tuple[str, ...], rotation: tuple[str, ...], lanes: tuple[str, ...],
+                     reference: str | None, eligible: Callable[[str], bool]) -> tuple[str, ...]:
+        """The lanes a candidate is checked on: the reference (when rotation has it) plus as many
+        others as rotation gave, each an eligible lane, thinnest (feature pair x lane) checks first;
+        ties go to rotation's own choice and then to its order."""
+        keep = tuple(lane for lane in rotation if lane == reference)
+        slots = len(rotation) - len(keep)
+        if slots <= 0:
+            return keep
+        others = [lane for lane in lanes if lane != reference and lane not in keep and eligible(lane)]
+        if not others:
+            return keep or tuple(lane for lane in rotation if eligible(lane))
+        feature_pairs = pairs(features) or [""]
+
+        def thin(lane: str) -> tuple[float, int, int]:
+            score = sum(1.0 / (1 + self.lane_checks[(group, p, lane)]) for p in feature_pairs)
+            return (-score, 0 if lane in rotation else 1, lanes.index(lane))
+
+        picked = sorted(others, key=thin)[:slots]
+        return keep + tuple(lane for lane in lanes if lane in picked)
+
+    # --- resume -----------------------------------------------------------------------------
+    def load(self, store: CampaignStore, candidates: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]) -> None:
+        """The map, the yields and the lane checks from a store. `candidates`: key -> (group,
+        features, lanes checked) of every candidate tried so far."""
+        for lane, pass_name, pattern in store.db.execute("SELECT lane, pass, pattern FROM coverage"):
+            self.seen[lane].add((pass_name, pattern))
+        for group, features, lanes in candidates.values():
+            self.checked(group, features, lanes)
+        rows = store.db.execute("SELECT candidate, SUM(new) FROM covered GROUP BY candidate ORDER BY MIN(finished)")
+        for key, new in rows:
+            if key in candidates:
+                group, features, _ = candidates[key]
+                self.learn(group, features, int(new))
+
+
+def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(group, f"group:{group}")] + [(group, f) for f in (*features, *pairs(features))]
+
+
+class CoverageSteering:
+    """The engine's hooks (thin calls from engine.py): what to draw, which lanes, what to
+    instrument, and what a finished candidate taught. `on` is False when the knobs turn coverage
+    off or the target cannot report it (said once); the engine then behaves as without it."""
+
+    REFERENCE_SHARE = 0.25  # of instrumented candidates, those whose reference lane is instrumented too
+
+    def __init__(self, engine: Any, knobs: CoverageKnobs, rows: dict[str, CandidateRow]) -> None:
+        self.engine = engine
+        self.knobs = knobs
+        self.book = CoverageBook(knobs)
+        self.neighbours_drawn = 0
+        self.on = knobs.enabled
+        if not self.on:
+            return
+        support = getattr(engine.target, "coverage_support", None)
+        why = support() if support is not None else "this target reports no compiler coverage"
+        if why:
+            engine._say(f"coverage feedback off: {why}")
+            self.on = False
+            return
+        self.book.load(engine.store, {k: (r.family, r.features, r.backends) for k, r in rows.items()})
+        recent = engine.store.db.execute(
+            "SELECT candidate, SUM(new) FROM covered GROUP BY candidate HAVING SUM(new) > 0 "
+            "ORDER BY MAX(finished) DESC LIMIT 64").fetchall()
+        for key, new in reversed(recent):  # the frontier survives resume
+            row = rows.get(key)
+            candidate = engine._revive(row) if row is not None and row.family in engine.groups else None
+            if candidate is not None:
+                self.book.add_frontier(candidate, int(new))
+
+    def _rng(self, *parts: Any) -> random.Random:
+        return random.Random(":".join(str(p) for p in (self.engine.seed, *parts)))
+
+    @property
+    def steers(self) -> bool:
+        return self.on and self.knobs.steer
+
+    def neighbour(self, index: int) -> Any | None:
+        """A neighbour of a frontier candidate (a small change of its parameters), as the draw
+        for `index`, or None (not this time, no frontier, or nothing new nearby)."""
+        target = self.engine.target
+        if not self.steers or not hasattr(target, "neighbour"):
+            return None
+        rng = self._rng("neighbour", index)
+        if not self.book.wants_neighbour(rng):
+            return None
+        engine = self.engine
+        for attempt in range(4):
+            frontier = self.book.pick_frontier(rng)
+            if frontier is None:
+                return None
+            try:
+                candidate = target.neighbour(frontier.candidate, rng.getrandbits(48))
+            except Exception:  # noqa: BLE001 - a family's bug: the plain draw goes on
+                candidate = None
+            if candidate is None or candidate.group not in engine.steering.groups or candidate.key in engine.tried \
+                    or any(t.candidate.key == candidate.key for t in engine.in_flight.values()):
+                continue
+            keep = engine.steering.keep_chance(candidate.group, candidate.features)  # saturation still counts
+            if keep < 1.0 and rng.random() >= keep:
+                continue
+            self.neighbours_drawn += 1
+            return replace(candidate, index=index)
+        return None
+
+    def pick_group(self, rng: random.Random) -> str:
+        return self.book.pick_group(rng, self.engine.steering)
+
+    def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
+        return self.book.score(rarity, group, features) if self.steers else rarity
+
+    def plan(self, candidate: Any, rotation: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+        """(the candidate, marked with the lanes to instrument, and the lanes to check it on)."""
+        if not self.on:
+            return candidate, rotation
+        engine = self.engine
+        ineligible = getattr(engine.target, "ineligible", None)
+        barred = ineligible(candidate, engine.lanes) if ineligible is not None else set()
+        large = engine.large_round(candidate.index)
+        if not self.knobs.steer:
+            lanes = rotation
+        elif large or not self.knobs.lanes:
+            lanes = tuple(lane for lane in rotation if lane not in barred)
+        else:
+            lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, engine.lanes,
+                                           engine.reference, lambda lane: lane not in barred)
+        lanes = lanes or rotation
+        self.book.checked(candidate.group, candidate.features, lanes)
+        rng = self._rng("instrument", candidate.index)
+        if not large and self.book.instrument(rng):
+            others = tuple(lane for lane in lanes if lane != engine.reference)
+            chosen = others if others and rng.random() >= self.REFERENCE_SHARE else lanes
+            candidate = replace(candidate, instrument=chosen)
+        return candidate, lanes
+
+    def finished(self, candidate: Any, outcome: Any, active: float, wall: float) -> CoverageRecord | None:
+        """What the candidate's instrumented compiles reached, for the store; learns from it."""
+        if not outcome.coverage:
+            return None
+        items, new = {}, {}
+        for lane, (reached, _) in outcome.coverage.items():
+            items[lane] = tuple(reached)
+            new[lane] = len(self.book.reached(lane, reached))
+        total = sum(new.values())
+        self.book.learn(candidate.group, candidate.features, total)
+        self.book.add_frontier(candidate, total)
+        failing = {f.signature: outcome.coverage[f.lane][1] for f in outcome.failures
+                   if f.lane in outcome.coverage and outcome.coverage[f.lane][1]
+                   and f.fields.get("stage") == "compile"}
+        return CoverageRecord(items, new, active, wall, failing)
+
+
+# --- reading the map back (report, dashboard) ---------------------------------------------------
+@dataclass(frozen=True)
+class CoverageRow:
+    lane: str
+    pass_name: str
+    pattern: str  # "" for the pass itself
+    count: int
+    first_seen: float  # campaign-active seconds
+    first_wall: float
+    first_candidate: str
+    family: str  # of the first candidate ("" when unknown)
+
+
+def coverage_rows(store: CampaignStore) -> list[CoverageRow]:
+    """Every (lane, pass, pattern) reached, in the order first reached: what a plot reads."""
+    query = ("SELECT c.lane, c.pass, c.pattern, c.count, c.first_seen, c.first_wall, c.first_candidate, "
+             "COALESCE(k.family, '') FROM coverage c LEFT JOIN candidates k ON k.key = c.first_candidate "
+             "ORDER BY c.first_seen, c.lane, c.pass, c.pattern")
+    return [CoverageRow(*row) for row in store.db.execute(query)]
+
+
+def instrumented_count(store: CampaignStore) -> dict[str, int]:
+    """Instrumented compiles per lane."""
+    return dict(store.db.execute("SELECT lane, COUNT(*) FROM covered GROUP BY lane"))
+
+
+def failing_passes(store: CampaignStore) -> dict[str, str]:
+    """Bucket -> the pass its compile failed in (where an instrumented compile found it)."""
+    return dict(store.db.execute("SELECT bucket, pass FROM failing_passes"))
+
+
+def over_time(rows: list[CoverageRow], key: Callable[[CoverageRow], str], points: int = 6) -> dict[str, list[tuple[float, int]]]:
+    """Cumulative distinct items per key (lane, family) at `points` evenly spaced active times."""
+    if not rows:
+        return {}
+    end = max(r.first_seen for r in rows)
+    marks = [end * (i + 1) / points for i in range(points)]
+    series: dict[str, list[tuple[float, int]]] = {}
+    for name in sorted({key(r) for r in rows}):
+        times = sorted(r.first_seen for r in rows if key(r) == name)
+        series[name] = [(t, sum(1 for x in times if x <= t)) for t in marks]
+    return series
+
+
+def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """What the report shows: instrumented compiles, distinct passes and (pass, pattern) pairs
+    per lane, both over time per lane and per family, and which passes of interest no compile
+    reached. Empty when nothing was instrumented."""
+    rows = coverage_rows(store)
+    if not rows:
+        return {}
+    if interest is None:
+        from shapefuzz.coverage.actionlog import PASSES_OF_INTEREST as interest
+    ran: dict[str, set[str]] = collections.defaultdict(set)  # pass -> lanes it ran on
+    acted: dict[str, set[str]] = collections.defaultdict(set)  # pass -> patterns that fired inside it
+    for r in rows:
+        if r.pattern:
+            acted[r.pass_name].add(r.pattern)
+        else:
+            ran[r.pass_name].add(r.lane)
+    patterns = {(r.pass_name, r.pattern) for r in rows if r.pattern}
+    lanes = sorted({r.lane for r in rows})
+    return {
+        "instrumented": instrumented_count(store),
+        "passes": len(ran),
+        "pass_patterns": len(patterns),
+        "patterns": len({p for _, p in patterns}),
+        "per_lane": {lane: {"passes": sum(1 for r in rows if r.lane == lane and not r.pattern),
+                            "pass_patterns": sum(1 for r in rows if r.lane == lane and r.pattern)} for lane in lanes},
+        "over_time": {"lane": over_time(rows, lambda r: r.lane), "family": over_time(rows, lambda r: r.family or "?")},
+        # per lowering of interest: pass -> (lanes it ran on, patterns that fired inside it)
+        "of_interest": {what: {p: [sorted(ran[p]), len(acted[p])] for p in names if p in ran}
+                        for what, names in interest.items()},
+        "never_reached": {what: list(names) for what, names in interest.items() if not any(acted[p] for p in names)},
+    }
+
+
+__all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
+           "instrumented_count", "over_time"]

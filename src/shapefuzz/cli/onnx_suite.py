@@ -1,0 +1,90 @@
+"""`shapefuzz onnx-suite`: ONNX's node conformance tests for our op families, imported by IREE's
+ONNX importer, on every lane, against the tests' own expected outputs."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from shapefuzz.backends import resolve_backends
+from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
+from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
+
+
+def _names(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if not names:
+        raise click.BadParameter("empty list")
+    return names
+
+
+@click.command("onnx-suite")
+@click.option("--ops", default=None, metavar="OP,...",
+              help="ONNX ops whose node tests to run (default: our families' ops: Conv, ConvTranspose, Gather*, "
+                   "Scatter*, OneHot, TopK, pools).")
+@click.option("--tests", "test_names", default=None, metavar="NAME,...", help="Only these node tests (by name).")
+@click.option("--data", "data_dir", type=click.Path(), default=None,
+              help="Read node tests from folders `python -m onnx.backend.test.cmd_tools generate-data` wrote "
+                   "(default: build them in memory from the onnx wheel).")
+@click.option("--backends", "backend_names", type=BackendList(), default=None,
+              help="Comma-separated backends or aliases (cpu, vulkan, rocm, cuda, all).")
+@click.option("--jobs", "-j", default=2, show_default=True, type=click.IntRange(1, 64), help="Tests run in parallel.")
+@click.option("--compile-timeout", type=Seconds(), default=120.0, show_default=True, help="Seconds per compile.")
+@click.option("--no-confirm", is_flag=True, help="Do not re-run failures to rule out flakiness.")
+@click.option("--save", is_flag=True, help="Save each failing test and lane into the corpus, with its origin.")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@toolchain_options
+@array_cap_option
+@click.pass_obj
+def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs, compile_timeout, no_confirm, save,
+               corpus_dir, as_json) -> None:
+    """Run ONNX's node tests through iree-import-onnx and every lane: pass/fail/unsupported per op and lane.
+    Exit 1 when a test fails on some lane."""
+    from shapefuzz.errors import UsageError
+    from shapefuzz.onnx_suite import DEFAULT_OPS, FAIL, check_ops, collect, read_folder, run_suite, save_failures, \
+        table, to_json
+    from shapefuzz.replay import budget_with
+
+    op_list = check_ops(_names(ops) or DEFAULT_OPS) if ops is not None or data_dir is None else None
+    tests = read_folder(data_dir, op_list) if data_dir is not None else collect(op_list)
+    wanted = _names(test_names)
+    if wanted:
+        unknown = sorted(set(wanted) - {t.name for t in tests})
+        if unknown:
+            raise UsageError(f"no node test named {unknown[0]!r} among the {len(tests)} collected")
+        tests = [t for t in tests if t.name in wanted]
+    if not tests:
+        raise UsageError("no node tests to run")
+    lanes = backend_names or resolve_backends(None)
+    budget = budget_with(compile_timeout)
+
+    def progress(result) -> None:
+        if not as_json:
+            marks = " ".join(f"{k}:{v.outcome}" for k, v in result.lanes.items())
+            click.echo(f"{result.test.name}: {marks}", err=True)
+
+    results = run_suite(tests, lanes, session.toolchain, budget, jobs, confirm=not no_confirm, progress=progress)
+    saved = save_failures(results, corpus_dir, session.toolchain) if save else []
+    if as_json:
+        payload = to_json(results, lanes)
+        payload["saved"] = saved
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        rows = table(results, lanes)
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        click.echo("pass/fail/unsupported per op and lane:")
+        for row in rows:
+            click.echo("  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)))
+        for r in results:
+            for lane, lr in r.lanes.items():
+                if lr.outcome == FAIL:
+                    click.echo(f"fail: {r.test.name} on {lane}: {lr.why}")
+        for line in saved:
+            click.echo(line)
+    failed = any(lr.outcome == FAIL for r in results for lr in r.lanes.values())
+    sys.exit(EXIT_FOUND if failed else EXIT_OK)

@@ -1,0 +1,2 @@
+"""Compiler coverage: what a compile did (its passes and rewrite patterns), read from the
+compiler's action log."""

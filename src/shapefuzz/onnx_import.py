@@ -1,0 +1,94 @@
+"""ONNX models to MLIR through IREE's own importer (`iree-import-onnx`, from the installed
+iree-base-compiler package), run in-process: the same `onnx_importer.NodeImporter` the command
+line tool runs, after the same checker and shape inference, so the text is what a user gets from
+`iree-import-onnx model.onnx -o model.mlir`. Import costs a few tens of milliseconds (ONNX shape
+inference, then building the IR); results are cached by the model's hash, since checks, re-runs
+and shrinks render one case many times. A model the importer rejects raises `ImportFailure`
+(one line, the importer's message): for a generated case that is our bug or an unsupported
+opset, never a compiler finding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import onnx
+
+OPSET = 18  # the default domain's opset our models record (ScatterND's max/min reductions need 18)
+IR_VERSION = 8
+_CACHE: OrderedDict[str, str] = OrderedDict()
+_CACHE_SIZE = 256
+STATS = {"imports": 0, "cached": 0, "seconds": 0.0}  # per process: what importing cost so far
+_LOCK = threading.Lock()  # onnx-suite imports from threads: one import (and cache update) at a time
+
+
+class ImportFailure(Exception):
+    """The importer (or ONNX's checker and shape inference before it) rejected the model."""
+
+
+def model_hash(model: "onnx.ModelProto") -> str:
+    return hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
+
+
+def import_command(model_file: str = "model.onnx", out: str = "model.mlir") -> list[str]:
+    """The command line a user runs for the same import."""
+    return ["iree-import-onnx", model_file, "-o", out]
+
+
+def import_model(model: "onnx.ModelProto") -> str:
+    """The MLIR module `iree-import-onnx` makes of `model` (cached by its hash)."""
+    with _LOCK:
+        return _import_cached(model)
+
+
+def _import_cached(model: "onnx.ModelProto") -> str:
+    key = model_hash(model)
+    if key in _CACHE:
+        STATS["cached"] += 1
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    start = time.perf_counter()
+    try:
+        text = _import(model)
+    finally:
+        STATS["imports"] += 1
+        STATS["seconds"] += time.perf_counter() - start
+    _CACHE[key] = text
+    if len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return text
+
+
+def _import(model: "onnx.ModelProto") -> str:
+    try:
+        import onnx
+        from iree.compiler import ir
+        from iree.compiler.extras import onnx_importer
+    except ImportError as error:  # noqa: BLE001 - a compiler package built without the torch importer
+        raise ImportFailure(f"iree-import-onnx is not available here: {error}") from None
+    try:
+        # As iree-import-onnx does: check, infer shapes (with data propagation), import, verify.
+        onnx.checker.check_model(model)
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            context = ir.Context()
+            info = onnx_importer.ModelInfo(inferred)
+            module = info.create_module(context=context).operation
+            onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+            module.verify()
+            text = module.get_asm()
+        for warning in caught:  # e.g. a value shape inference left untyped: the import is not sound
+            raise ImportFailure(f"iree-import-onnx warned: {str(warning.message).splitlines()[0][:300]}")
+        return text
+    except ImportFailure:
+        raise
+    except Exception as error:  # noqa: BLE001 - any rejection by checker, inference or importer is data
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        raise ImportFailure(f"iree-import-onnx rejected the model: {type(error).__name__}: {lines[0][:300]}") from None

@@ -1,0 +1,101 @@
+"""A second, independent judge: ONNX's own reference implementation (`onnx.reference.
+ReferenceEvaluator`) runs the case's ONNX model on the same inputs, and must agree with our
+NumPy reference (by the family's own comparison: topk ties, scatter duplicates) before a
+wrong-value finding is filed. A case is judged when ONNX can write it: a case spelled in ONNX,
+or a linalg/torch case whose ONNX spelling takes the same arrays. When the two references
+disagree, the fault is ours (our NumPy reference, our model, or ONNX's reference), never the
+compiler's: the oracle then files every backend's comparison as "references disagree" and the
+campaign triages it `ours`, with both results.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from shapefuzz.case import Case
+
+JUDGE_LANE = "onnx-reference"  # how a campaign records the second judge among a candidate's lanes
+DISAGREE = "references disagree"  # the start of the mismatch message when the judges differ
+
+
+@dataclass(frozen=True)
+class SecondOpinion:
+    """What the ONNX reference said about a case's NumPy reference."""
+
+    results: tuple[np.ndarray, ...] | None  # None: the ONNX reference failed (see note)
+    disagreement: str  # "" when the references agree, else both results
+    note: str = ""
+    seconds: float = 0.0
+
+    @property
+    def status(self) -> str:
+        """As a campaign lane reports it: ok, mismatch, or unsupported (ONNX's reference could not
+        run the model: grouped ConvTranspose, GatherElements over more than 64 along its axis)."""
+        return "unsupported" if self.results is None else "mismatch" if self.disagreement else "ok"
+
+
+def show(arrays: list[np.ndarray] | tuple[np.ndarray, ...], limit: int = 600) -> str:
+    parts = []
+    for a in arrays:
+        a = np.asarray(a)
+        text = np.array2string(a, threshold=64, edgeitems=3, max_line_width=10_000).replace("\n", "")
+        parts.append(f"{a.dtype}{list(a.shape)} {text}"[:limit])
+    return "; ".join(parts)
+
+
+def _fits(model, inputs: list[np.ndarray]) -> bool:
+    """Whether the model's graph inputs take these arrays (count, element type, rank, static dims)."""
+    from onnx import helper
+
+    graph_inputs = list(model.graph.input)
+    if len(graph_inputs) != len(inputs):
+        return False
+    for info, array in zip(graph_inputs, inputs):
+        t = info.type.tensor_type
+        if np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)) != np.asarray(array).dtype:
+            return False
+        dims = list(t.shape.dim)
+        if len(dims) != np.ndim(array):
+            return False
+        if any(d.HasField("dim_value") and d.dim_value != n for d, n in zip(dims, np.shape(array))):
+            return False
+    return True
+
+
+def run_reference(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The model's outputs by ONNX's reference implementation."""
+    from onnx.reference import ReferenceEvaluator
+
+    feeds = {info.name: np.asarray(a) for info, a in zip(model.graph.input, inputs)}
+    return [np.asarray(r) for r in ReferenceEvaluator(model).run(None, feeds)]
+
+
+def second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> SecondOpinion | None:
+    """The ONNX reference's verdict on `expected` (our NumPy reference for `inputs`), or None
+    when ONNX cannot write the case on these arrays."""
+    from shapefuzz.families import get_family
+    from shapefuzz.families.frontends import onnx_model, onnx_params
+
+    family = get_family(case.family)
+    p = family.load(case.params)
+    q = onnx_params(family, p)
+    model = onnx_model(family, q) if q is not None else None
+    if model is None or not _fits(model, inputs):
+        return None
+    start = time.perf_counter()
+    try:
+        results = run_reference(model, inputs)
+    except Exception as error:  # noqa: BLE001 - ONNX's reference failing on our model is data, not a crash
+        first = (str(error).strip().splitlines() or [""])[0][:300]
+        return SecondOpinion(None, "", f"onnx.reference failed: {type(error).__name__}: {first}",
+                             time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    mismatch = family.compare(p, inputs, expected, results)
+    if mismatch is None:
+        return SecondOpinion(tuple(results), "", seconds=seconds)
+    return SecondOpinion(tuple(results), (
+        f"the NumPy reference and onnx.reference disagree ({mismatch.detail}); NumPy reference: {show(expected)}; "
+        f"ONNX reference: {show(results)}"), seconds=seconds)

@@ -1,0 +1,295 @@
+"""Compiler-coverage feedback: the action-log parser on real logs of the pinned compiler and on
+garbage; the failing pass of a real compile error and crash; and, with a fake target (the
+engine's steering, not the compiler, is under test there), that a new pattern makes a candidate
+frontier, that frontier neighbours are drawn, that the map survives resume, that a lane that
+cannot take a candidate never takes a slot and a thinly covered one gets it; a compiler without
+the action log turns coverage off with one line and the campaign goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.campaign.coverage import CoverageKnobs, coverage_rows, coverage_summary, failing_passes
+from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.coverage.actionlog import (
+    ActionLogReader, crash_pass, failing_pass, log_flags, read_action_log, strip_noise)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from campaign_fakes import fake_env, make_fake_iree  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "coverage"
+SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
+SINGLE = "llvm-cpu-single-dispatch"
+
+# --- the parser ----------------------------------------------------------------------------------
+LOG = b"""[thread iree-compile] begins (no breakpoint) Action `pass-execution` running `CSEPass` on Operation `util.func` (x)`
+[thread iree-compile] begins (no breakpoint) Action `apply-pattern pattern: mlir::(anonymous namespace)::Fold<mlir::A, B> (%0 = "a.b"(%1) : (i32) ->
+  i32)`
+[thread iree-compile] completed `apply-pattern`
+[thread iree-compile] begins (no breakpoint) Action `apply-pattern pattern:  ("cf.br"() : () -> ())`
+[thread iree-compile] completed `pass-execution`
+[thread iree-compile] begins (no breakpoint) Action `pass-execution` running `InnerPass` on Operation `func.func` (y)`
+"""
+
+
+def test_parser_reads_passes_patterns_with_their_pass_and_the_pass_left_open():
+    reader = ActionLogReader()
+    reader.feed(LOG)
+    cov = reader.result()
+    assert cov.passes == {"CSEPass", "InnerPass"}
+    assert cov.patterns == {("CSEPass", "mlir::Fold<mlir::A, B>")}  # a nameless pattern is skipped
+    assert cov.failing_pass == "InnerPass"  # begun and never completed
+    assert ("CSEPass", "") in cov.items()
+
+
+def test_parser_survives_garbage_torn_lines_and_a_huge_log(tmp_path):
+    torn = (b"[thread a] begins (no breakpoint) Action `apply-pattern pattern: Foo%12 = \"x\"[thread b] "
+            b"completed `pass-execution`\n\xff\xfe\x00garbage\n[thread ] completed `pass-execution`\n"
+            b"[thread x] begins (no breakpoint) Action `pass-execution` running `Bad\"Name` on\n")
+    path = tmp_path / "log"
+    path.write_bytes(os.urandom(50_000) + b"\n" + torn + LOG * 2000)
+    full = read_action_log(path)
+    assert full is not None and not full.truncated and "CSEPass" in full.passes
+    assert all('"' not in p and "%" not in p for _, p in full.patterns) and "?" in full.passes
+    capped = read_action_log(path, max_bytes=60_000)
+    assert capped.truncated and len(capped.passes) <= len(full.passes)
+    assert read_action_log(tmp_path / "missing") is None
+    assert strip_noise("ExecutionContext registered on the context\nerror: x\n") == "error: x\n"
+
+
+def test_crash_pass_reads_the_innermost_pass_frame():
+    dump = (" #4 0x00007f mlir::ShapedType::hasRank() const Types.cpp:0:0\n"
+            " #5 0x00007f mlir::iree_compiler::Preprocessing::(anonymous namespace)::MakeSingleDispatchForFunctionPass"
+            "::runOnOperation() MakeSingleDispatchForFunction.cpp:0:0\n"
+            " #9 0x00007f mlir::iree_compiler::FooPass::runOnOperation() Foo.cpp:0:0\n")
+    assert crash_pass(dump) == "MakeSingleDispatchForFunctionPass"
+    assert failing_pass("timeout", dump, None) == "" and failing_pass("crash", "no frames", None) == ""
+
+
+# --- the real compiler -----------------------------------------------------------------------------
+def _compile_with_log(tmp_path, text: str, backend: str) -> tuple[subprocess.CompletedProcess, Path]:
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.toolchain import find_toolchain
+
+    toolchain = find_toolchain()
+    src, log = tmp_path / "m.mlir", tmp_path / "actions.log"
+    src.write_text(text)
+    argv = [str(toolchain.compile_bin), str(src), *BACKENDS[backend].compile_flags(toolchain.probe),
+            *log_flags(str(log)), "-o", str(tmp_path / "m.vmfb")]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300), log
+
+
+@pytest.mark.iree
+def test_parser_on_a_real_action_log(tmp_path):
+    text = "func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {\n" \
+           "  %z = tensor.empty() : tensor<4x3xf32>\n  %c = arith.constant 0.0 : f32\n" \
+           "  %f = linalg.fill ins(%c : f32) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>\n" \
+           "  %m = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f : tensor<4x3xf32>) -> tensor<4x3xf32>\n" \
+           "  return %m : tensor<4x3xf32>\n}\n"
+    done, log = _compile_with_log(tmp_path, text, "llvm-cpu")
+    assert done.returncode == 0, done.stderr
+    cov = read_action_log(log)
+    assert cov is not None and not cov.truncated
+    assert {"CSEPass", "ConvertToLLVMPass", "LLVMCPULowerExecutableTargetPass"} <= cov.passes
+    assert len(cov.passes) > 100 and len(cov.patterns) > 200
+    assert {p for p, _ in cov.patterns} <= cov.passes  # one thread: every pattern fired inside a pass
+    names = {name for _, name in cov.patterns}
+    assert all(name and "(anonymous namespace)" not in name and " (" not in name for name in names)
+
+
+@pytest.mark.iree
+def test_a_failing_and_a_crashing_compile_name_their_pass_and_keep_their_signature():
+    from shapefuzz.oracle import check_module
+    from shapefuzz.toolchain import find_toolchain
+
+    toolchain = find_toolchain()
+    for name, status, pass_name in (("error_single_dispatch", "error", "TileAndDistributeToWorkgroupsUsingForallOpPass"),
+                                     ("crash_single_dispatch", "crash", "MakeSingleDispatchForFunctionPass")):
+        text = (DATA / f"{name}.mlir").read_text()
+        plain = check_module(text, [SINGLE], None, toolchain, confirm=False).results[0]
+        logged = check_module(text, [SINGLE], None, toolchain, confirm=False, instrument=(SINGLE,)).results[0]
+        assert plain.status.value == logged.status.value == status
+        assert plain.signature == logged.signature  # the log changes nothing a bucket is keyed on
+        assert plain.coverage is None and logged.coverage.failing_pass == pass_name
+        if status == "error":  # a crash loses the log's last block: its stack dump names the pass
+            assert pass_name in logged.coverage.passes
+        assert len(logged.coverage.passes) > 20  # the log a crash leaves (kept under a second name) is read
+
+
+@pytest.mark.iree
+def test_a_dynamic_result_is_a_known_limit_of_single_dispatch_lanes(tmp_path):
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.toolchain import find_toolchain
+
+    target = IreeTarget(find_toolchain(), tmp_path / "corpus")
+    dynamic = Candidate("k", "conv", 0, (), "{}", "func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {")
+    static = Candidate("k", "conv", 0, (), "{}", "func.func @main(%a: tensor<?x4xf32>) -> tensor<2x4xf32> {")
+    lanes = ("llvm-cpu", SINGLE, "rocm-gfx942-single-dispatch", "vmvx")
+    assert target.ineligible(dynamic, lanes) == {SINGLE, "rocm-gfx942-single-dispatch"}
+    assert target.ineligible(static, lanes) == set()
+    assert target.coverage_support() == ""
+
+
+# --- the campaign, with a fake target --------------------------------------------------------------
+@dataclass(frozen=True)
+class CoveredTarget:
+    """Candidates are numbers n. An instrumented lane "reaches" pattern p{n % 7} and, for n a
+    multiple of 5, a rare pattern of its own (frontier). Lane "narrow" cannot take odd n."""
+
+    corpus: str
+
+    def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
+        return self._make(group, seed, seed % 5000)
+
+    def _make(self, group: str, seed: int, n: int) -> Candidate:
+        key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
+        return Candidate(key, group, seed, (f"mod3:{n % 3}", f"odd:{n % 2}"), json.dumps({"n": n}), "x" * (10 + n % 40))
+
+    def from_payload(self, group: str, seed: int, payload: str) -> Candidate:
+        return self._make(group, seed, json.loads(payload)["n"])
+
+    def neighbour(self, candidate: Candidate, seed: int) -> Candidate:
+        return self._make(candidate.group, seed, json.loads(candidate.payload)["n"] + 1 + seed % 3)
+
+    def coverage_support(self) -> str:
+        return ""
+
+    def ineligible(self, candidate: Candidate, lanes) -> set[str]:
+        return {"narrow"} if json.loads(candidate.payload)["n"] % 2 else set()
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        n = json.loads(candidate.payload)["n"]
+        coverage = {lane: ((("P", f"p{n % 7}"), ("P", "")) + ((("Rare", f"r{n}"),) if n % 5 == 0 else ()),
+                           "FailPass" if n % 11 == 0 else "")
+                    for lane in candidate.instrument}
+        failures = tuple(Failure(lane, f"{lane}/compile/error: eleven", {"backend": lane, "stage": "compile",
+                                 "status": "error", "message": "eleven"}) for lane in lanes if n % 11 == 0)
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS,
+                       {lane: ("error" if failures else "ok", 0.01) for lane in lanes}, failures, 0.0,
+                       coverage=coverage)
+
+    confirm = check
+
+    def deadline(self, lanes) -> float:
+        return 30.0
+
+    def size(self, text: str) -> tuple[int, ...]:
+        return (len(text),)
+
+    def corpus_count(self, failure: Failure):
+        return str(Path(self.corpus) / "e"), 0
+
+    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
+        return str(Path(self.corpus) / "e")
+
+    def triage(self, candidate, failure, outcome):
+        return Triage.COMPILER_BUG, "fake"
+
+    def rename_cause(self, entry, cause):
+        pass
+
+    def shrink(self, candidate, lanes):
+        return None
+
+
+def _engine(folder: Path, count: int, share: float = 1.0, lanes=("ref", "wide", "narrow", "other"), **kw) -> Engine:
+    target = CoveredTarget(str(folder / "corpus"))
+    return Engine(target, CampaignStore(folder / "camp"), ("g",), lanes, 3, 1, Limits(count=count),
+                  start_method="fork", reference="ref", lanes_per_candidate=2,
+                  coverage=CoverageKnobs(share=share, neighbours=0.5), confirm=False, **kw)
+
+
+def test_new_patterns_make_frontier_candidates_and_their_neighbours_are_drawn(tmp_path):
+    engine = _engine(tmp_path, 60)
+    engine.run()
+    book = engine.coverage.book
+    new = dict(engine.store.db.execute("SELECT candidate, SUM(new) FROM covered GROUP BY candidate"))
+    payload = {r.key: json.loads(r.payload)["n"] for r in engine.store.candidates()}
+    assert all(new[k] > 0 for k in new if payload[k] % 5 == 0)  # a rare pattern is new
+    assert any(v == 0 for v in new.values())  # repeats of what was seen are not frontier
+    assert {f.candidate.key for f in book.frontier} == {k for k, v in new.items() if v > 0}
+    assert engine.coverage.neighbours_drawn > 0
+    parents = {json.loads(f.candidate.payload)["n"] for f in book.frontier}
+    tried = [json.loads(r.payload)["n"] for r in engine.store.candidates()]
+    near = [n for n in tried if any(0 < n - p <= 3 for p in parents)]
+    assert len(near) >= engine.coverage.neighbours_drawn // 2
+    rows = coverage_rows(engine.store)
+    first = {(r.lane, r.pass_name, r.pattern): r.first_candidate for r in rows}
+    assert all(first[(lane, "Rare", pattern)] for lane, _, pattern in first if _ == "Rare")
+    assert failing_passes(engine.store) and set(failing_passes(engine.store).values()) == {"FailPass"}
+
+
+def test_an_ineligible_lane_never_takes_a_slot_and_the_thinnest_lane_gets_it(tmp_path):
+    engine = _engine(tmp_path, 60)
+    engine.run()
+    rows = list(engine.store.candidates())
+    odd = [r for r in rows if json.loads(r.payload)["n"] % 2]
+    assert odd and not any("narrow" in r.backends for r in odd)
+    assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
+    # every other lane keeps getting candidates: the slot goes where checks are thinnest
+    slots = [r.backends[1] for r in rows]
+    assert min(slots.count(lane) for lane in ("wide", "narrow", "other")) >= 8
+    even = [r for r in rows if not json.loads(r.payload)["n"] % 2]
+    assert sum("narrow" in r.backends for r in even) > len(even) / 4  # narrow makes up for the odd ones
+
+
+def test_plain_rotation_without_coverage_gives_ineligible_lanes_their_turn(tmp_path):
+    engine = _engine(tmp_path, 30, share=0.0)
+    engine.run()
+    rows = list(engine.store.candidates())
+    assert any("narrow" in r.backends and json.loads(r.payload)["n"] % 2 for r in rows)  # the old waste
+    assert not coverage_rows(engine.store) and engine.coverage.neighbours_drawn == 0
+
+
+def test_the_coverage_map_survives_resume(tmp_path):
+    first = _engine(tmp_path, 30)
+    first.run()
+    seen = {lane: set(items) for lane, items in first.coverage.book.seen.items()}
+    frontier = {f.candidate.key for f in first.coverage.book.frontier}
+    counts = {(r.lane, r.pass_name, r.pattern): r.count for r in coverage_rows(first.store)}
+    first.store.close()
+    again = _engine(tmp_path, 50)
+    assert {lane: set(items) for lane, items in again.coverage.book.seen.items()} == seen
+    assert {f.candidate.key for f in again.coverage.book.frontier} == frontier
+    assert again.coverage.book.instrumented == first.coverage.book.instrumented
+    again.run()
+    later = {(r.lane, r.pass_name, r.pattern): r.count for r in coverage_rows(again.store)}
+    assert all(later[k] >= v for k, v in counts.items()) and sum(later.values()) > sum(counts.values())
+    summary = coverage_summary(again.store, {"rare stuff": ("Rare",), "never": ("NoSuchPass",)})
+    assert "never" in summary["never_reached"] and "rare stuff" not in summary["never_reached"]
+
+
+def test_an_old_store_gains_the_coverage_tables(tmp_path):
+    store = CampaignStore(tmp_path / "camp")
+    store.db.executescript("DROP TABLE coverage; DROP TABLE covered; DROP TABLE failing_passes;")
+    store.close()
+    store = CampaignStore(tmp_path / "camp")
+    assert coverage_rows(store) == [] and coverage_summary(store) == {}
+    tables = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"coverage", "covered", "failing_passes"} <= tables
+
+
+def test_a_compiler_without_the_action_log_turns_coverage_off_and_the_campaign_goes_on(tmp_path):
+    argv = [SHAPEFUZZ, "--iree-bin", str(make_fake_iree(tmp_path / "bin")), "fuzz", "--campaign",
+            str(tmp_path / "camp"), "--count", "3", "--ops", "topk", "--backends", "rocm-gfx942", "--jobs", "1",
+            "--json"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=240, env=fake_env(tmp_path, "ok"),
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "coverage" in line]
+    assert len(lines) == 1 and "no --log-actions-to" in lines[0], done.stderr
+    assert json.loads(done.stdout)["candidates"] == 3
+    bad = subprocess.run([SHAPEFUZZ, "fuzz", "--coverage", "1.5", "--campaign", str(tmp_path / "c2")],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--coverage 1.5" in bad.stderr
