@@ -171,6 +171,7 @@ CONJUNCTION = {
     "one_hot": {"dyn:none", "dtype:f32", "range:valid"},
     "topk": {"dyn:none", "dtype:f32", "index:i32"},
     "pool": {"dyn:none", "dtype:f32", "pad:none"},
+    "sort": {"dyn:none", "dtype:f32", "index:i32"},
 }
 
 
@@ -206,6 +207,7 @@ def _largest_operand_bytes(family, p) -> int:
         "one_hot": lambda: [*p.index_shape, p.depth],
         "topk": lambda: list(p.shape),
         "pool": lambda: __import__("shapefuzz.families.pool.params", fromlist=["x"]).input_shape(p),
+        "sort": lambda: list(p.shape),
     }[family.name]()
     return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
 

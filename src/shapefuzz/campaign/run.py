@@ -60,10 +60,16 @@ class FuzzRequest:
     coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
 
 
+def default_families() -> tuple[str, ...]:
+    from shapefuzz.families import DEFAULT_FAMILIES
+
+    return tuple(DEFAULT_FAMILIES)
+
+
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     """Validated configuration; on resume, what was stored fills in what is not given again."""
     stored = stored or {}
-    families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops") or tuple(stored.get("families") or KNOWN_FAMILIES)
+    families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops") or tuple(stored.get("families") or default_families())
     from shapefuzz.backends import DEFAULT_BACKENDS
 
     backends = tuple(req.backends or stored.get("backends") or DEFAULT_BACKENDS)

@@ -40,7 +40,7 @@ from shapefuzz.toolchain import Toolchain
 __all__ = [
     "FORMATS", "Plan", "plan", "comparison_rule", "cannot_represent", "inline_value", "export_entry", "to_lit",
     "to_pytest", "run_module_script", "run_module_argv", "check_script", "checks_source", "write_run_module",
-    "IssueContext", "issue_context", "to_issue", "write_issue", "bisect_line", "import_steps", "write_test_suite",
+    "IssueContext", "import_steps", "issue_context", "to_issue", "write_issue", "bisect_line", "write_test_suite",
 ]
 
 

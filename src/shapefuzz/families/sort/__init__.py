@@ -1,0 +1,21 @@
+"""The sort family: `iree_linalg_ext.sort` along one dim of a rank-1..3 tensor, of the values
+alone or with an index payload (an iota, or labels passed in), ascending or descending, stable
+where the comparator promises it (ties broken by the iota), each result used alone or both, over
+static and dynamic sizes around powers of two. Forms the metamorphic oracle compares: the sort, a
+`topk` with k = n, and either along the last dim of a transposed input. Spellings:
+`torch.aten.sort` / `sort.stable` / `argsort`, ONNX TopK with K = n (spellings.py). Ties are
+judged by the values the indices select (reference.py), never flagged."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import Family
+from shapefuzz.families.sort.params import Params
+from shapefuzz.families.sort.reference import compare, make_inputs, reference
+from shapefuzz.families.sort.render import render
+from shapefuzz.families.sort.strategy import (
+    FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
+
+__all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy"]
+
+FAMILY = Family.define("sort", Params, globals())
