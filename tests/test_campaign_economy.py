@@ -40,6 +40,9 @@ class Target:
     check_seconds: float = 0.0
     shrink_sleep: float | None = None  # None: the allowance
 
+    def worker_init(self) -> None:
+        pass
+
     def generate(self, group: str, seed: int) -> Candidate:
         n = seed % 5000
         key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]

@@ -149,6 +149,9 @@ class CoveredTarget:
 
     corpus: str
 
+    def worker_init(self) -> None:
+        pass
+
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
         return self._make(group, seed, seed % 5000)
 

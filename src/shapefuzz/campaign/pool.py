@@ -84,9 +84,7 @@ def _worker_main(conn, target, parent_pid: int | None = None) -> None:
 
 
 def _serve(conn, target) -> None:
-    init = getattr(target, "worker_init", None)
-    if init is not None:
-        init()
+    target.worker_init()
     while True:
         try:
             task = conn.recv()

@@ -14,7 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
-from shapefuzz.campaign.engine import cause_triage
+from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
 
@@ -143,7 +143,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
-                   coverage_summary(store))
+                   coverage=coverage_summary(store))
 
 
 def _triage(b: BucketRow) -> Triage:
