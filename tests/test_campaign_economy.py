@@ -71,8 +71,8 @@ class Target:
 
     confirm = check
 
-    def shrink(self, candidate: Candidate, lanes):
-        time.sleep(float(lanes[2]) if self.shrink_sleep is None else self.shrink_sleep)
+    def shrink(self, candidate: Candidate, job):
+        time.sleep(job.seconds if self.shrink_sleep is None else self.shrink_sleep)
         return None
 
     def corpus_count(self, failure: Failure):

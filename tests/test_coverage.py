@@ -202,7 +202,7 @@ class CoveredTarget:
     def rename_cause(self, entry, cause):
         pass
 
-    def shrink(self, candidate, lanes):
+    def shrink(self, candidate, job):
         return None
 
 

@@ -260,7 +260,7 @@ class BucketBook:
         self.store.put_bucket(bucket)
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
-        sig = task.lanes[1]
+        sig = task.job.signature
         result = done.value
         self.store.add_time(TaskKind.SHRINK.value, done.seconds)
         bucket = self.buckets.get(sig)

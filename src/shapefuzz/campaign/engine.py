@@ -27,7 +27,7 @@ from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
 from shapefuzz.campaign.values import (
-    BucketState, Candidate, Failure, Outcome, ShrinkState, Target, TaskKind, Triage,
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Target, TaskKind, Triage,
 )
 
 
@@ -183,19 +183,20 @@ class Engine(Drawing, BucketBook):
         t = self._time_left()
         return t is not None and t <= 0
 
-    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
+    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...],
+              job: ShrinkJob | None = None) -> Task:
         self._tid += 1
-        if kind == TaskKind.SHRINK:  # its own time limit, plus the re-checks around it
-            deadline = float(lanes[2]) * 1.5 + self.target.deadline(lanes[:1])
+        if job is not None:  # its own time limit, plus the re-checks around it
+            deadline = job.seconds * 1.5 + self.target.deadline(lanes)
         else:
             deadline = self.target.deadline(lanes)
-        return Task(self._tid, kind, candidate, lanes, deadline)
+        return Task(self._tid, kind, candidate, lanes, deadline, job)
 
     def _shrink_allowance(self) -> float:
         """Seconds of worker time a new shrink may take now: its share of all worker time so
         far, less what shrinks took and what the running ones may take."""
         used = self.store.worker_time(TaskKind.SHRINK.value) + sum(
-            float(t.lanes[2]) for t in self.in_flight.values() if t.kind == TaskKind.SHRINK)
+            t.job.seconds for t in self.in_flight.values() if t.job is not None)
         return self.shrink_share * self.jobs * self.active() - used
 
     def _shrink_limit(self) -> float:
@@ -211,7 +212,8 @@ class Engine(Drawing, BucketBook):
             bucket = self.buckets.get(sig)
             if bucket is None or bucket.shrink != ShrinkState.PENDING:
                 continue
-            return self._task(TaskKind.SHRINK, candidate, (bucket.backend, sig, f"{limit:.3f}"))
+            job = ShrinkJob(bucket.backend, sig, float(f"{limit:.3f}"))
+            return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
         return None
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:

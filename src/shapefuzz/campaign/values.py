@@ -56,6 +56,16 @@ class ShrinkState(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class ShrinkJob:
+    """What one shrink task is asked to do: shrink the candidate while it still fails on
+    `backend` with the bucket `signature` (its key text), within `seconds`."""
+
+    backend: str
+    signature: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class Candidate:
     key: str  # content hash: equal candidates have equal keys
     group: str  # the op family
@@ -109,8 +119,7 @@ class Target(Protocol):
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    # lanes = (backend, signature, seconds allowed); returns (smaller text, corpus entry) or None
-    def shrink(self, candidate: Candidate, lanes: tuple[str, ...]) -> Any: ...
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...  # (smaller text, corpus entry) or None
 
 
 def one_line(error: Any) -> str:
@@ -120,5 +129,5 @@ def one_line(error: Any) -> str:
     return (lines[-1] if lines else type(error).__name__)[:300]
 
 
-__all__ = ["Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "Candidate", "Failure", "Outcome", "Target",
-           "one_line"]
+__all__ = ["Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+           "Target", "one_line"]
