@@ -14,13 +14,20 @@ guided/unguided ratios and the guided/plain rate ratio.
 
     .venv/bin/python bench/bench_coverage.py --time 2m --seeds 3          # a short look (12+ min)
     .venv/bin/python bench/bench_coverage.py --time 20m --seeds 5 --json   # the real comparison
+
+--cost N: the price of one instrumented compile instead: N generated candidates (every family in
+turn) compiled on llvm-cpu with and without the action log, alternating; CPU seconds of the
+compiler (user+sys, robust to a loaded machine) and of reading the log, medians and ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -58,6 +65,44 @@ def one_campaign(toolchain, arm: str, seed: int, args, folder: Path) -> dict:
     }
 
 
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def compile_cost(toolchain, n: int) -> None:
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.coverage.actionlog import log_flags, read_action_log
+    from shapefuzz.frontend import input_type_flags
+
+    flags = BACKENDS["llvm-cpu"].compile_flags(toolchain.probe)
+    families = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
+    plain, logged, parse, sizes = [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="bench-coverage-cost-") as tmp:
+        target = IreeTarget(toolchain, Path(tmp) / "corpus")
+        for i in range(n):
+            candidate = target.generate(families[i % len(families)], 7000 + i)
+            src, log = os.path.join(tmp, "m.mlir"), os.path.join(tmp, "a.log")
+            Path(src).write_text(candidate.text)
+            argv = [str(toolchain.compile_bin), src, *flags, *input_type_flags(candidate.text), "-o", os.devnull]
+            for with_log in (i % 2 == 0, i % 2 == 1):  # alternate which runs first
+                before = _child_cpu()
+                subprocess.run(argv + (list(log_flags(log)) if with_log else []), capture_output=True, timeout=600)
+                (logged if with_log else plain).append(_child_cpu() - before)
+            start = time.process_time()
+            read_action_log(log)
+            parse.append(time.process_time() - start)
+            sizes.append(os.path.getsize(log) / 1e6)
+            os.unlink(log)
+    med = statistics.median
+    print(f"{n} candidates on llvm-cpu: compiler CPU median {med(plain):.2f}s plain, {med(logged):.2f}s with the log "
+          f"({med(logged) / med(plain):.2f}x); reading the log {med(parse):.2f}s (median of {med(sizes):.1f} MB); "
+          f"instrumented total {(med(logged) + med(parse)) / med(plain):.2f}x a plain compile")
+    print(f"  per candidate (plain, logged, parse s): " + ", ".join(
+        f"({a:.2f}, {b:.2f}, {c:.2f})" for a, b, c in zip(plain, logged, parse)))
+
+
 def spread(values: list[float]) -> str:
     mean = statistics.fmean(values)
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
@@ -76,7 +121,11 @@ def main() -> None:
     parser.add_argument("--backends", default=None, help="default: the campaign's default lanes")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cost", type=int, default=0, help="measure N instrumented compiles instead")
     args = parser.parse_args()
+    if args.cost:
+        compile_cost(find_toolchain(), args.cost)
+        return
     arms = [a for a in args.arms.split(",") if a in ARMS]
     toolchain = find_toolchain()
     results: list[dict] = []

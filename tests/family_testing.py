@@ -49,5 +49,5 @@ def check_params(
 
 def result_types(text: str) -> list[str]:
     """The tensor types in the @main signature's results."""
-    header = next(line for line in text.splitlines() if line.startswith("func.func @main"))
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("func.func @main"))  # imported ONNX indents it
     return re.findall(r"tensor<[^>]*>", header.split("->", 1)[1])

@@ -45,16 +45,22 @@ def _cluster(*nodes: tuple[str, ToolchainProbe | None, str]) -> Cluster:
 # --- without Ray ----------------------------------------------------------------------------------
 def test_lanes_go_where_they_execute():
     gpu = replace(HEAD, devices=HEAD.devices + ("cuda://GPU-0",), cuda_runs=("sm_80",))
-    cluster = _cluster(("a", HEAD, ""), ("g", gpu, ""), ("old", replace(HEAD, version="3.12.0"), ""))
+    amd = replace(HEAD, compile_flags=HEAD.compile_flags | {"--iree-rocm-target"},
+                  devices=HEAD.devices + ("hip://GPU-0",), hip_runs=("gfx942",))
+    cluster = _cluster(("a", HEAD, ""), ("g", gpu, ""), ("old", replace(HEAD, version="3.12.0"), ""), ("m", amd, ""))
+    cluster.head = replace(HEAD, compile_flags=amd.compile_flags)
     assert cluster.nodes["old"].refused.startswith("IREE 3.12.0 there")
-    assert cluster.placement(("llvm-cpu", "vmvx")) == ["a", "g"]  # executes everywhere: anywhere
+    assert cluster.placement(("llvm-cpu", "vmvx")) == ["a", "g", "m"]  # executes everywhere: anywhere
     assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["g"]  # executes on g only
-    assert cluster.placement(("llvm-cpu", "rocm-gfx942")) == ["a", "g"]  # compile-only: anywhere
-    assert cluster.cpus == 4  # the refused node's CPUs are not counted
+    assert cluster.placement(("llvm-cpu", "rocm-gfx942")) == ["m"]  # m's HIP device ran gfx942 code
+    assert cluster.placement(("llvm-cpu", "rocm-gfx90a")) == ["a", "g", "m"]  # compile-only: anywhere
+    assert cluster.placement(("cuda-sm80", "rocm-gfx942")) == ["g"]  # no node has both: the first of the rarest
+    assert cluster.cpus == 6  # the refused node's CPUs are not counted
     merged = cluster.toolchain(_toolchain_stub()).probe
-    assert "cuda://GPU-0" in merged.devices and merged.cuda_runs == ("sm_80",)
+    assert {"cuda://GPU-0", "hip://GPU-0"} <= set(merged.devices) and merged.cuda_runs == ("sm_80",)
+    assert merged.hip_runs == ("gfx942",) and merged.version == HEAD.version
     cluster.nodes["g"].alive = False  # the GPU node died: its lanes compile anywhere rather than wait
-    assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["a"]
+    assert cluster.placement(("llvm-cpu", "cuda-sm80")) == ["a", "m"]
 
 
 def test_cluster_that_cannot_take_the_campaign_is_one_line():
@@ -66,6 +72,16 @@ def test_cluster_that_cannot_take_the_campaign_is_one_line():
     with pytest.raises(UsageError, match=r"must exist on every node; node host-b \(b\) lacks it"):
         cluster.check_usable("auto", "llvm-cpu")
     _cluster(("a", HEAD, "")).check_usable("auto", "llvm-cpu")
+
+
+def test_jobs_beyond_the_cpus_share_them():
+    from shapefuzz.campaign.raypool import RayPool
+
+    pool = RayPool.__new__(RayPool)
+    pool.cluster = _cluster(("a", HEAD, ""), ("b", HEAD, ""))  # 4 CPUs
+    for jobs, share in ((1, 1.0), (4, 1.0), (5, 0.5), (12, 0.3333)):
+        pool.jobs = jobs
+        assert pool.cpus_per_task() == share
 
 
 def _toolchain_stub():
@@ -268,19 +284,18 @@ def test_ctrl_c_then_head_kill_then_resume(cluster, tmp_path):
         return proc
 
     proc = run_until_candidates(1)
+    busy = _running_tasks()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert "interrupted" in out, err
+    _gone(busy, "Ctrl-C left tasks running on the cluster")
     first = _count(camp)
     proc = run_until_candidates(first + 1)
     busy = _running_tasks()
     assert busy, "the campaign had tasks running on the cluster"
     proc.kill()
     proc.wait()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and busy & _running_tasks():
-        time.sleep(0.5)
-    assert not busy & _running_tasks(), "tasks of the killed head still run on the cluster"
+    _gone(busy, "tasks of the killed head still run on the cluster")
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rows, _, _ = _store(camp)
@@ -297,6 +312,13 @@ def _count(folder: Path) -> int:
         return 0
     finally:
         con.close()
+
+
+def _gone(pids: set[int], why: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and pids & _running_tasks():
+        time.sleep(0.5)
+    assert not pids & _running_tasks(), why
 
 
 def _running_tasks() -> set[int]:
@@ -333,3 +355,4 @@ def test_backends_per_node_and_bad_address(cluster, has_vulkan, tmp_path):
                           "--campaign", str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
     _one_line_exit_2(bad, "--cluster 127.0.0.1:9: no Ray cluster answers there")
     assert not (tmp_path / "c").exists()
+

@@ -20,6 +20,7 @@ import pytest
 
 from shapefuzz.campaign.coverage import CoverageKnobs, coverage_rows, coverage_summary, failing_passes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.values import Triage, Verdict
 from shapefuzz.coverage.actionlog import (
@@ -271,6 +272,10 @@ def test_the_coverage_map_survives_resume(tmp_path):
     assert all(later[k] >= v for k, v in counts.items()) and sum(later.values()) > sum(counts.values())
     summary = coverage_summary(again.store, {"rare stuff": ("Rare",), "never": ("NoSuchPass",)})
     assert "never" in summary["never_reached"] and "rare stuff" not in summary["never_reached"]
+    report = summarize(again.store)  # the campaign report shows it, and each bucket's failing pass
+    text, md = "\n".join(text_lines(report)), markdown(report)
+    assert "compiler coverage:" in text and "## Compiler coverage" in md and "failing pass: FailPass" in text
+    assert json.loads(json_text(report))["coverage"]["instrumented"]
 
 
 def test_an_old_store_gains_the_coverage_tables(tmp_path):
@@ -296,3 +301,18 @@ def test_a_compiler_without_the_action_log_turns_coverage_off_and_the_campaign_g
     bad = subprocess.run([SHAPEFUZZ, "fuzz", "--coverage", "1.5", "--campaign", str(tmp_path / "c2")],
                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--coverage 1.5" in bad.stderr
+
+
+def test_a_compiler_without_the_action_log_is_never_given_the_flag(tmp_path, monkeypatch):
+    from shapefuzz.oracle import check_module
+    from shapefuzz.toolchain import find_toolchain
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_IREE_MODE", "ok")
+    monkeypatch.setenv("FAKE_IREE_LOG", str(tmp_path / "calls"))
+    toolchain = find_toolchain(make_fake_iree(tmp_path / "bin"))
+    text = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+    result = check_module(text, ["rocm-gfx942"], None, toolchain, confirm=False, instrument=("rocm-gfx942",)).results[0]
+    assert result.status.value == "ok" and result.coverage is None
+    calls = (tmp_path / "calls").read_text()
+    assert "log-actions-to" not in calls and "gfx942" in calls

@@ -155,3 +155,21 @@ def test_conv_on_the_cuda_device_matches_its_reference(toolchain):
     report = check_module(CONV, names, conv_expectation(), toolchain, confirm=False)
     for result in report.results:
         assert (result.stage, result.status) == (Stage.COMPARE, Status.OK), (result.backend, result.detail[:500])
+
+
+def test_rocm_lanes_execute_only_where_their_chip_ran():
+    """A HIP device runs only the chip it is: a rocm lane executes where the probe's trial of
+    that chip ran right, and compiles only elsewhere (never judged by a run that cannot load)."""
+    from dataclasses import replace as _replace
+
+    from shapefuzz.toolchain import ToolchainProbe
+
+    base = ToolchainProbe("3.13.0", (3, 13), frozenset({"--iree-rocm-target", "--iree-hal-target-device",
+                                                       "--iree-codegen-llvmgpu-use-igemm"}),
+                          ("local-task://",), False)
+    mi300 = _replace(base, devices=base.devices + ("hip://GPU-0",), hip_runs=("gfx942",), hip_note="gfx942 run here")
+    assert BACKENDS["rocm-gfx942"].executes(mi300) and BACKENDS["rocm-gfx942-no-igemm"].executes(mi300)
+    assert not BACKENDS["rocm-gfx90a"].executes(mi300)
+    assert BACKENDS["rocm-gfx90a"].availability(mi300) == "compile-only here: gfx942 run here"
+    assert BACKENDS["rocm-gfx942"].availability(base) == "compile-only here: no hip device"
+    assert ToolchainProbe.from_json(mi300.to_json()) == mi300

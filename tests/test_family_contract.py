@@ -172,6 +172,8 @@ CONJUNCTION = {
     "topk": {"dyn:none", "dtype:f32", "index:i32"},
     "pool": {"dyn:none", "dtype:f32", "pad:none"},
     "sort": {"dyn:none", "dtype:f32", "index:i32"},
+    "gather": {"dyn:none", "dtype:f32", "indices:plain"},
+    "reduce": {"dyn:none", "dtype:f32", "form:generic"},
 }
 
 
@@ -208,6 +210,8 @@ def _largest_operand_bytes(family, p) -> int:
         "topk": lambda: list(p.shape),
         "pool": lambda: __import__("shapefuzz.families.pool.params", fromlist=["x"]).input_shape(p),
         "sort": lambda: list(p.shape),
+        "gather": lambda: __import__("shapefuzz.families.gather.strategy", fromlist=["x"]).largest_shape(p),
+        "reduce": lambda: list(p.shape),
     }[family.name]()
     return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
 

@@ -74,3 +74,14 @@ INTEGRATION = [
 def test_forms_and_spellings_match_the_reference_on_cpu(params):
     report = check_params("sort", params)
     assert report.verdict == Verdict.PASS, report.to_json()
+
+
+def test_exported_tests_judge_unstable_ties_like_the_oracle():
+    from shapefuzz.export_checks import compare
+
+    p = _base(descending=True)
+    x = np.array([4, 7, 4, 7, 1, 4], np.float32)
+    expected = FAMILY.reference(p, [x])
+    rule = FAMILY.comparison_rule(p)
+    assert compare(rule, [x], expected, [expected[0], np.array([3, 1, 5, 2, 0, 4], np.int32)]) is None
+    assert compare(rule, [x], expected, [expected[0], np.array([3, 1, 5, 2, 4, 0], np.int32)]) is not None

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -179,3 +179,116 @@ def test_durations(env, capsys, value):
     tmp, bin_dir = env
     code, _ = shapefuzz(bin_dir, capsys, "fuzz", f"--time={value}", "--ops", "nope", "--campaign", str(tmp / "camp"))
     assert code == 2 and not (tmp / "camp").exists()
+
+
+# ----------------------------------------------------------------------------- issue 20: new surfaces
+
+ENV_VALUES = VALUES | st.text(alphabet="0123456789.kKmMgGtTiIbB -+e", max_size=40) | st.sampled_from(
+    ["9" * 400, "8B", "1.5G", "0.4", "1e3", " 1 G ", "\n1G", "1G\n"])
+
+
+@SETTINGS
+@given(value=ENV_VALUES)
+def test_array_cap_from_the_environment(env, capsys, monkeypatch, value):
+    """SHAPEFUZZ_MAX_ARRAY_BYTES: a size is used, anything else is one line (never a silent 1 GiB)."""
+    tmp, bin_dir = env
+    path = tmp / "plain.mlir"
+    path.write_text("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n")
+    monkeypatch.setenv(ENV_MAX_ARRAY_BYTES, value)
+    from shapefuzz.errors import UsageError
+    from shapefuzz.schema import parse_bytes
+
+    try:
+        cap = parse_bytes(value, ENV_MAX_ARRAY_BYTES)
+    except UsageError:
+        cap = None
+    code, err = shapefuzz(bin_dir, capsys, "check", str(path), "--backends", "rocm-gfx942", "--no-confirm")
+    if cap is None:
+        assert code == 2 and ENV_MAX_ARRAY_BYTES in err, (value, err)
+    else:
+        assert code == (0 if cap >= 16 else 2), (value, cap, err)
+
+
+@SETTINGS
+@given(kind=st.sampled_from(["fifo", "folder", "symlink-to-fifo", "dangling", "empty", "socket"]),
+       where=st.sampled_from(["input", "inputs", "lock", "store", "output"]))
+def test_special_files_where_we_read_or_write(env, capsys, kind, where):
+    """A FIFO, socket, folder or dangling link wherever shapefuzz opens a file: one line or
+    (where the file is ours to replace) success; never a hang, never a crash."""
+    import shutil
+    import socket
+    import signal
+
+    from shapefuzz.corpus import Finding, save_finding
+    from shapefuzz.model import Signature, Stage, Status
+
+    assume(not (where == "store" and kind == "empty"))  # an empty database is a new campaign: it would run
+    tmp, bin_dir = env
+    case = tmp / "special"
+    shutil.rmtree(case, ignore_errors=True)
+    case.mkdir()
+    mlir = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
+    (case / "plain.mlir").write_text(mlir)
+    corpus = case / "corpus"
+    entry, _ = save_finding(corpus, Finding(Signature("rocm-gfx942", Stage.COMPILE, Status.ERROR, "boom"), mlir,
+                                            ("rocm-gfx942",), None, 0, None, None, "3.13.0",
+                                            ["iree-compile", "reproducer.mlir"], "error: boom"))
+    target = {"input": case / "in.mlir", "inputs": case / "in.npz", "lock": corpus / ".lock",
+              "store": case / "camp" / "campaign.sqlite", "output": case / "out.mlir"}[where]
+    target.parent.mkdir(exist_ok=True)
+    target.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    elif kind == "symlink-to-fifo":
+        os.mkfifo(case / "elsewhere")
+        os.symlink(case / "elsewhere", target)
+    elif kind == "dangling":
+        os.symlink(case / "nowhere", target)
+    elif kind == "empty":
+        target.write_bytes(b"")
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(target))
+        server.close()
+    argv = {"input": ["check", str(target), "--backends", "rocm-gfx942"],
+            "inputs": ["check", str(case / "plain.mlir"), "--backends", "rocm-gfx942", "--inputs", str(target)],
+            "lock": ["corpus", "mark", entry.name, "fixed", "--corpus", str(corpus)],
+            "store": ["fuzz", "--campaign", str(case / "camp"), "--corpus", str(case / "c2"), "--count", "1",
+                      "--ops", "topk", "--backends", "rocm-gfx942", "--jobs", "1"],
+            "output": ["export", entry.name, "--corpus", str(corpus), "-o", str(target)]}[where]
+
+    def hung(signum, frame):
+        raise AssertionError(f"hung on {kind} {where}")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        shapefuzz(bin_dir, capsys, *argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    if kind in ("fifo", "socket", "symlink-to-fifo"):
+        assert not target.is_file()  # never replaced by a regular file
+
+
+@SETTINGS
+@given(arrays=st.lists(st.tuples(st.lists(st.integers(0, 5), max_size=3),
+                                 st.sampled_from(["float32", "float64", "int32", "bool"])), max_size=4))
+def test_inputs_of_any_arity_and_shape(env, capsys, arrays):
+    """`--inputs` with any number of arrays of any shape and type: the right ones run, every
+    other is one line and exit 2 (the fake runtime fails every run: exit 1 would be a finding)."""
+    import numpy as np
+
+    tmp, bin_dir = env
+    path = tmp / "two.mlir"
+    path.write_text("func.func @main(%a: tensor<4xf32>, %b: tensor<?x2xi32>) -> tensor<4xf32> {\n"
+                    "  return %a : tensor<4xf32>\n}\n")
+    npz = tmp / "arity.npz"
+    np.savez(npz, *[np.zeros(shape, dtype) for shape, dtype in arrays])
+    fits = (len(arrays) == 2 and arrays[0] == ([4], "float32") and arrays[1][1] == "int32"
+            and len(arrays[1][0]) == 2 and arrays[1][0][1] == 2)
+    code, err = shapefuzz(bin_dir, capsys, "check", str(path), "--backends", "rocm-gfx942", "--no-confirm",
+                          "--inputs", str(npz))
+    assert code == (0 if fits else 2), (arrays, err)

@@ -37,6 +37,16 @@ GOOD = {
                 "range": "wrap", "dimension_map": [0, 1, 2]},
     "topk": {"form": "topk", "indices": "arg", "use": "both", "dtype": "f32", "shape": [7, 16], "dynamic": [True, False],
              "dim": 1, "k": 3, "largest": False, "transpose": False, "values": "ties"},
+    "pool": {"kind": "max", "layout": "nc", "dtype": "f32", "n": 1, "c": 2, "spatial": [7], "kernel": [3],
+             "strides": [2], "dilations": [1], "pad_lo": [1], "pad_hi": [1], "ceil_mode": True,
+             "count_include_pad": False, "in_dyn": [True, False, False]},
+    "sort": {"dtype": "f32", "shape": [2, 9], "in_dyn": [True, False], "dim": 1, "descending": True, "payload": "arg",
+             "use": "both", "stable": False, "values": "ties", "index_dtype": "i64"},
+    "gather": {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
+               "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
+               "index_layout": "plain"},
+    "reduce": {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
+               "keepdims": True, "use": "both", "index_dtype": "i64"},
 }
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group

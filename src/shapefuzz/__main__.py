@@ -1,3 +1,3 @@
-from shapefuzz.cli import main
+from shapefuzz.console import main
 
 main()

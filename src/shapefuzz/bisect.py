@@ -24,6 +24,9 @@ __all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache
 
 def select_versions(spec: str, available: Sequence[str]) -> list[str]:
     """`3.1.0..3.13.0` (inclusive, either end may be empty) or `3.11.0,3.13.0`, against what exists."""
+    from shapefuzz.releases import check_version_spec
+
+    check_version_spec(spec)
     if ".." in spec:
         low, _, high = spec.partition("..")
         lo_key = version_key(low) if low.strip() else (0,)

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.files import write_text
 from shapefuzz.backends import Backend
 from shapefuzz.model import ProcessResult
@@ -82,7 +83,7 @@ def verify_many(
 
 
 def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("verify")) as tmp:
         path = os.path.join(tmp, "module.mlir")
         write_text(path, text)
         result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
@@ -100,7 +101,7 @@ def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) ->
         starts.append(line)
         pieces.append(body)
         line += body.count("\n") + 1  # +1 for the marker line
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-verify-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("verify")) as tmp:
         path = os.path.join(tmp, "batch.mlir")
         write_text(path, "".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
         # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.

@@ -79,7 +79,7 @@ def _elementwise(i, want, got, rtol, atol):
 def compare(rule, inputs, expected, actual):
     """None when `actual` is right, else one line saying where it is wrong. `rule` is a small
     JSON-able dict: {"kind": "topk", "dim", "k", "largest", "labels", "results"} (values exact,
-    indices by what they select) or {"kind": "elementwise", "rtol", "atol"} (None: the dtype's
+    indices by what they select; "squeezed": true when the k = 1 dim is dropped, an arg-max) or {"kind": "elementwise", "rtol", "atol"} (None: the dtype's
     default tolerance; 0 and 0: exact)."""
     if len(actual) != len(expected):
         return f"expected {len(expected)} results, got {len(actual)}"
@@ -91,6 +91,8 @@ def compare(rule, inputs, expected, actual):
             if got.dtype.kind not in "iu":
                 return f"result {i} (indices): dtype {got.dtype}, expected an integer type"
             x = inputs[0]
+            if rule.get("squeezed"):  # an arg-max without keepdims: its k = 1 dim dropped
+                got = np.expand_dims(got, rule["dim"])
             values = np.take_along_axis(x, topk_positions(x, rule["dim"], rule["k"], rule["largest"]), axis=rule["dim"])
             problem = check_topk_indices(x, inputs[1] if rule["labels"] else None, rule["dim"], values, got)
             if problem:

@@ -3,7 +3,9 @@ whole and the error names the file meant, not a temporary (the CLI prints it as 
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,50 @@ def named(path: str | os.PathLike) -> Iterator[None]:
         raise
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a FIFO", "a folder"), None for a regular file."""
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def refuse_special(path: str | os.PathLike, st: os.stat_result) -> None:
+    kind = special_kind(st.st_mode)
+    if kind is not None:
+        code = errno.EISDIR if kind == "a folder" else errno.EINVAL
+        raise OSError(code, f"{kind}, not a regular file (refused)", str(path))
+
+
+def open_regular(path: str | os.PathLike, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    """A file descriptor of a regular file. A FIFO, device or socket is refused before it is
+    opened (stat) and again after (fstat, opened with O_NONBLOCK so a FIFO swapped in between
+    cannot hang the open); the descriptor is blocking again when returned."""
+    try:
+        refuse_special(path, os.stat(path))
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        refuse_special(path, os.fstat(fd))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file (a FIFO or device is an OSError naming it, never a hang)."""
+    with open(open_regular(path), "rb") as handle:
+        return handle.read()
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     """A plain write (temporary files) whose errors name the file."""
     with named(path):
@@ -32,6 +78,15 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
     replaces a symbolic link in the way rather than writing through it). The temporary is
     removed when the write fails (a full disk), and the error goes up unchanged."""
     path = Path(path)
+    if path.name in ("", ".", ".."):
+        raise OSError(errno.EISDIR, "a folder, not a file name", str(path))
+    try:  # a device node, FIFO or folder in the way is refused, never replaced (a link is replaced)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISLNK(st.st_mode):
+            refuse_special(path, st)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)

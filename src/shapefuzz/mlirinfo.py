@@ -145,6 +145,23 @@ def function_info(text: str, name: str | None = None) -> FunctionInfo:
     return FunctionInfo(func_name, tuple(args), results)
 
 
+def check_given_inputs(info: FunctionInfo, inputs: list[np.ndarray]) -> None:
+    """`--inputs` against the function's signature: as many arrays as arguments, each of its
+    argument's rank, static sizes and element type. A mismatch is the user's (exit 2), never a
+    finding: the runtime would refuse the call on every backend alike."""
+    if len(inputs) != len(info.args):
+        raise InvalidInputError(f"--inputs holds {len(inputs)} array(s); @{info.name} takes {len(info.args)} "
+                                "argument(s)")
+    for i, (array, arg) in enumerate(zip(inputs, info.args)):
+        fits = array.ndim == len(arg.shape) and all(d is None or d == n for d, n in zip(arg.shape, array.shape))
+        want = DTYPES.get(arg.element)
+        if not fits or (want is not None and array.dtype != want):
+            shape = "x".join("?" if d is None else str(d) for d in arg.shape)
+            raise InvalidInputError(f"--inputs array {i} is {'x'.join(map(str, array.shape)) or 'scalar'} "
+                                    f"{array.dtype}; argument {i} of @{info.name} is tensor<{shape}"
+                                    f"{'x' if shape else ''}{arg.element}>")
+
+
 def random_inputs(info: FunctionInfo, seed: int, dynamic_size: int) -> list[np.ndarray]:
     """Inputs for a file that carries no parameters: small exact values, `?` dims set to dynamic_size."""
     rng = np.random.default_rng(seed)

@@ -9,7 +9,7 @@ import numpy as np
 
 from shapefuzz.case import case_from_mlir
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
-from shapefuzz.mlirinfo import function_info, random_inputs
+from shapefuzz.mlirinfo import check_given_inputs, function_info, random_inputs
 from shapefuzz.model import CheckReport
 from shapefuzz.errors import UsageError
 from shapefuzz.model import Verdict
@@ -42,6 +42,8 @@ def check_file(
             info = function_info(text)
         except InvalidInputError:
             info = None
+        if inputs is not None and info is not None:
+            check_given_inputs(info, inputs)
         if inputs is None and info is not None:
             inputs = random_inputs(info, seed, dynamic_size)
             if any(arg.dynamic_dims for arg in info.args):

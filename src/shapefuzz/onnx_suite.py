@@ -89,13 +89,22 @@ def _main_op(model: Any) -> set[str]:
     return {node.op_type for node in model.graph.node}
 
 
-def _tensors(values: Sequence[Any], what: str) -> tuple[np.ndarray, ...] | None:
-    out = []
-    for v in values:
-        if not isinstance(v, np.ndarray):
-            return None  # a sequence or optional value: not a plain tensor
-        out.append(v)
-    return tuple(out)
+def _tensors(values: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
+    """The values as arrays (a NumPy scalar is a 0-d array), or None when one is a sequence or
+    optional value (not a plain tensor)."""
+    return tuple(np.asarray(v) for v in values) if all(isinstance(v, (np.ndarray, np.generic)) for v in values) else None
+
+
+# What passes through .npy files to iree-run-module and back (bfloat16 and float8 do not).
+_NPY_KINDS = {"b", "i", "u", "f"}
+_NPY_FLOATS = {"float16", "float32", "float64"}
+
+
+def _npy_trouble(arrays: Sequence[np.ndarray]) -> str:
+    for a in arrays:
+        if a.dtype.kind not in _NPY_KINDS or (a.dtype.kind == "f" and a.dtype.name not in _NPY_FLOATS):
+            return f"{a.dtype.name} tensors do not pass through .npy files to iree-run-module"
+    return ""
 
 
 def collect(ops: Sequence[str]) -> list[NodeTest]:
@@ -112,7 +121,7 @@ def collect(ops: Sequence[str]) -> list[NodeTest]:
             if any(t.name == case.name for t in tests) or not case.data_sets:
                 continue
             inputs, outputs = case.data_sets[0]
-            ins, outs = _tensors(inputs, "inputs"), _tensors(outputs, "outputs")
+            ins, outs = _tensors(inputs), _tensors(outputs)
             if ins is None or outs is None:
                 continue
             tests.append(NodeTest(case.name, op, case.model, ins, outs, float(case.rtol), float(case.atol),
@@ -180,6 +189,8 @@ def _compare(rtol: float, atol: float) -> Callable[[list[np.ndarray], list[np.nd
             e, a = np.asarray(e), np.asarray(a)
             if e.shape != a.shape:
                 return Mismatch(MismatchKind.SHAPE, f"result {i}: shape {list(a.shape)}, expected {list(e.shape)}")
+            if e.dtype.kind == "u" and a.dtype.kind == "i" and e.dtype.itemsize == a.dtype.itemsize:
+                a = a.view(e.dtype)  # IREE's integers are signless: an unsigned result reads back signed
             if e.dtype.kind != a.dtype.kind:
                 return Mismatch(MismatchKind.DTYPE, f"result {i}: dtype {a.dtype}, expected {e.dtype}")
             if e.dtype.kind in "fc":
@@ -210,6 +221,10 @@ def run_test(test: NodeTest, lanes: Sequence[str], toolchain: Toolchain, budget:
     from shapefuzz.onnx_import import ImportFailure, import_model
 
     result = TestResult(test)
+    trouble = _npy_trouble([*test.inputs, *test.outputs])
+    if trouble:
+        result.lanes = {lane: LaneResult(UNSUPPORTED, "io", trouble) for lane in lanes}
+        return result
     try:
         result.mlir = import_model(test.model)
     except ImportFailure as error:

@@ -15,10 +15,12 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
+from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
 from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
@@ -95,7 +97,9 @@ def _run_backend(
     if known is not None:  # a known limit of the target: nothing to learn from compiling
         return _unsupported(backend, Stage.COMPILE, known, "not compiled"), None
     vmfb = os.path.join(workdir, f"{backend.name}.vmfb")
-    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument else None
+    # a compiler without the flag (a node's own build, say) would fail every compile: not instrumented
+    log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument and not action_log_support(toolchain) \
+        else None
     kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
                               input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))
@@ -271,7 +275,7 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-check-") as workdir:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("check")) as workdir:
         mlir_path = os.path.join(workdir, "module.mlir")
         write_text(mlir_path, text)
         traits = module_traits(text)
@@ -304,19 +308,28 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     def compare(want: list[np.ndarray], got: list[np.ndarray]) -> Mismatch | None:
         return family.compare(params, inputs, want, got)
 
-    # A torch spelling's wrong numbers are its own bucket: a frontend-only bug is named as such.
-    spelling = params.get("frontend", "linalg")
-    label = case.family if spelling == "linalg" else f"{case.family} via {spelling}"
-    return Expectation(inputs, expected, compare, label=label, judge=lambda: _second_opinion(case, inputs, expected))
+    return Expectation(inputs, expected, compare, label=case_label(case), judge=onnx_judge_for(case, inputs, expected))
 
 
-def _second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> SecondOpinion | None:
-    from shapefuzz.onnx_judge import second_opinion
+def case_label(case: Case) -> str:
+    """What a mismatch's signature names: the family, and the spelling when it is a frontend's
+    (a frontend-only bug is its own bucket)."""
+    spelling = case.params.get("frontend", "linalg")
+    return case.family if spelling == "linalg" else f"{case.family} via {spelling}"
 
-    try:
-        return second_opinion(case, inputs, expected)
-    except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
-        return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
+
+def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> Callable[[], SecondOpinion | None]:
+    """The second judge of `expected` for this case, asked when a backend has run (`Expectation.judge`)."""
+
+    def judge() -> SecondOpinion | None:
+        from shapefuzz.onnx_judge import second_opinion
+
+        try:
+            return second_opinion(case, inputs, expected)
+        except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
+            return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
+
+    return judge
 
 
 def check_case(

@@ -25,7 +25,7 @@ from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain
 
 PACKAGES = ("iree-base-compiler", "iree-base-runtime")
 _BINARIES = ("iree-compile", "iree-opt", "iree-run-module")
-_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
+_VERSION = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,4}")  # fullmatch: `$` would let "3.13.0\n" through
 _COMPLETE = ".complete"
 _QUIET = ("--quiet", "--no-deps", "--only-binary=:all:", "--retries", "2", "--timeout", "30")
 
@@ -35,8 +35,22 @@ def cache_root() -> Path:
     return Path(base) / "shapefuzz" / "toolchains"
 
 
+def is_release_version(text: object) -> bool:
+    """`3.13.0` exactly: three small numbers, nothing before or after (not even a newline)."""
+    return isinstance(text, str) and _VERSION.fullmatch(text) is not None
+
+
+def check_version_spec(spec: str) -> str:
+    """`bisect --versions` before anything is looked up: each named end or item a release number."""
+    for part in (p.strip() for p in spec.replace("..", ",").split(",")):
+        if part and not is_release_version(part):
+            raise UsageError(f"--versions: {part[:20]!r}{'...' if len(part) > 20 else ''} is not a release "
+                             "number such as 3.13.0")
+    return spec
+
+
 def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version.split("rc")[0]))
+    return tuple(int(part[:9]) for part in re.findall(r"\d+", version.split("rc")[0]))  # 5,000 digits: no int()
 
 
 def pip(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
@@ -54,7 +68,7 @@ def available_versions(package: str = PACKAGES[0]) -> list[str]:
     if result.returncode != 0 or not match:
         reason = (result.stderr.strip().splitlines() or ["no answer"])[-1]
         raise ToolchainError(f"cannot list {package} releases with pip ({reason[:200]})")
-    versions = [v.strip() for v in match.group(1).split(",") if _VERSION.match(v.strip())]
+    versions = [v.strip() for v in match.group(1).split(",") if _VERSION.fullmatch(v.strip())]
     return sorted(versions, key=version_key)
 
 
@@ -159,8 +173,8 @@ def _download(version: str, folder: Path, say: Callable[[str], None]) -> None:
 def release_toolchain(version: str, say: Callable[[str], None] = lambda _: None) -> Toolchain:
     """`--iree-version X.Y.Z`: that release's matched compiler and runtime, installed if need be
     and probed. Every way it can fail is one ToolchainError/UsageError line."""
-    if not _VERSION.match(version):
-        raise UsageError(f"--iree-version {version!r}: give a release number such as 3.13.0")
+    if not is_release_version(version):
+        raise UsageError(f"--iree-version {version[:40]!r}: give a release number such as 3.13.0")
     toolchain = install(version, say)
     if toolchain.run_bin is None:
         raise ToolchainError(f"--iree-version {version}: the release has no iree-run-module "

@@ -126,7 +126,7 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 def _expectation(entry: CorpusEntry):
     """Inputs, reference and comparison for an entry; None when the file brings none (check_file then)."""
-    from shapefuzz.oracle import Expectation, case_expectation
+    from shapefuzz.oracle import Expectation, case_expectation, case_label, onnx_judge_for
 
     case = entry.case
     if entry.inputs is not None:
@@ -141,7 +141,10 @@ def _expectation(entry: CorpusEntry):
                     return family.compare(params, inputs, want, got)
             except Exception:  # noqa: BLE001 - a family that no longer loads: plain comparison
                 compare = None
-        return Expectation(entry.inputs, entry.expected, compare, label=case.family if case else "")
+        if case is None:
+            return Expectation(entry.inputs, entry.expected, compare)
+        judge = onnx_judge_for(case, entry.inputs, entry.expected) if entry.expected is not None else None
+        return Expectation(entry.inputs, entry.expected, compare, label=case_label(case), judge=judge)
     if case is not None:
         return case_expectation(case, entry.seed)
     return None

@@ -64,6 +64,8 @@ os.environ.pop(SANDBOX_MARK, None)
 _live: set[int] = set()  # sandbox children running now, in any thread
 _live_lock = threading.Lock()
 _subreaper_pid = [0]
+_sessions: dict[int, None] = {}  # the sessions of the latest sandbox children (insertion-ordered)
+_MAX_SESSIONS = 1024
 
 
 def become_subreaper() -> bool:
@@ -76,6 +78,40 @@ def become_subreaper() -> bool:
         return False
     _subreaper_pid[0] = os.getpid()
     return True
+
+
+_guardian: list = [None, False]  # [its stdin, wanted]: started by the first sandboxed call of a command
+
+
+def want_guardian() -> None:
+    """In a command's own process (the CLI sets it; campaign workers have their own way): the
+    first sandboxed call starts `guardian.py`, which kills what is left if we are killed."""
+    _guardian[1] = True
+
+
+def _tell_guardian(line: str) -> None:
+    """One line to the guardian (started on first use); never fails the call it guards."""
+    if not _guardian[1]:
+        return
+    if _guardian[0] is None:
+        import sys
+
+        from shapefuzz import guardian
+
+        try:
+            # -I: not the script's folder on sys.path (our bisect.py would shadow the standard one)
+            proc = subprocess.Popen([sys.executable, "-I", "-S", guardian.__file__, str(os.getpid())],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    close_fds=True, text=True)
+        except OSError:
+            _guardian[1] = False
+            return
+        _guardian[0] = proc.stdin
+    try:
+        _guardian[0].write(line + "\n")
+        _guardian[0].flush()
+    except (OSError, ValueError):  # it died: carry on without it
+        _guardian[1] = False
 
 
 def set_parent_death_signal(sig: int, parent_pid: int) -> bool:
@@ -108,6 +144,30 @@ def _is_sandboxed(pid: int) -> bool:
         return False
 
 
+def _session(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _escaped(pid: int) -> bool:
+    """An adopted orphan of a sandboxed call: it carries the mark, or it sits in the session of a
+    sandbox child we started (each starts its own), which catches one that cleared its
+    environment. One that also called setsid is caught by `reap_at_exit`."""
+    return _is_sandboxed(pid) or _session(pid) in _sessions
+
+
+def reap_at_exit() -> int:
+    """The command's process ending (the console entry calls this): every child left and its
+    group is killed, in a process that became a subreaper, so nothing a compiler started (a
+    daemon that called setsid and cleared its environment) outlives the command."""
+    if _subreaper_pid[0] != os.getpid():
+        return 0
+    return kill_strays(everything=True, patience=2.0)
+
+
 def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     """Kills and reaps the children a sandboxed command left behind: adopted orphans carrying the
     sandbox mark that are not a sandbox child still running. With `everything` (a worker going
@@ -118,7 +178,7 @@ def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     while time.monotonic() < deadline:
         with _live_lock:
             live = set(_live)
-        targets = [p for p in _children() if everything or (p not in live and _is_sandboxed(p))]
+        targets = [p for p in _children() if everything or (p not in live and _escaped(p))]
         if not targets:
             break
         for pid in targets:
@@ -274,6 +334,10 @@ def run_sandboxed(
                     close_fds=True,
                 )
                 _live.add(proc.pid)
+                _tell_guardian(f"+{proc.pid}")
+                _sessions[proc.pid] = None  # start_new_session: its session id is its pid
+                while len(_sessions) > _MAX_SESSIONS:
+                    del _sessions[next(iter(_sessions))]
         except BaseException:
             for fd in (out_r, out_w, err_r, err_w):
                 os.close(fd)
@@ -294,6 +358,7 @@ def run_sandboxed(
             _kill_group(proc.pid)  # grandchildren that outlived the leader
             with _live_lock:
                 _live.discard(proc.pid)
+                _tell_guardian(f"-{proc.pid}")
             kill_strays()  # and those that left its group (setsid), reparented to us
             try:
                 _drain(captures)

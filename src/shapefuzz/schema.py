@@ -33,22 +33,72 @@ class SchemaError(ValueError):
 
 
 def max_array_bytes() -> int:
-    """The array cap: SHAPEFUZZ_MAX_ARRAY_BYTES (set by --max-array-bytes) or 1 GiB."""
+    """The array cap: SHAPEFUZZ_MAX_ARRAY_BYTES (set by --max-array-bytes) or 1 GiB. A value that
+    is not a size is a UsageError (the CLI checks it first, so this is the second line)."""
     text = os.environ.get(ENV_MAX_ARRAY_BYTES)
-    if not text:
+    if text is None:
         return DEFAULT_MAX_ARRAY_BYTES
-    try:
-        value = int(text)
-    except ValueError:
-        return DEFAULT_MAX_ARRAY_BYTES
-    return value if value > 0 else DEFAULT_MAX_ARRAY_BYTES
+    return parse_bytes(text, ENV_MAX_ARRAY_BYTES)
 
 
-def human_bytes(n: float) -> str:
+def parse_bytes(text: str, what: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """A byte count as the options and SHAPEFUZZ_MAX_ARRAY_BYTES spell it: 1073741824, 512M,
+    2GiB, 1.5G; between `minimum` and `maximum` (default MAX_BYTES). Exact arithmetic (no float),
+    so 400 nines are refused, not turned into infinity. A bad one is a UsageError naming `what`."""
+    from fractions import Fraction
+
+    from shapefuzz.errors import UsageError
+
+    maximum = MAX_BYTES if maximum is None else maximum
+    text = str(text)
+    match = _SIZE.fullmatch(text) if len(text) <= 600 else None
+    unit = match.group(2).lower() if match else ""
+    if not match or unit not in BYTE_UNITS:
+        raise UsageError(f"{what} {_show(text)}: not a size; write e.g. 512M or 2G")
+    size = int(Fraction(match.group(1)) * BYTE_UNITS[unit])
+    if size < minimum:
+        raise UsageError(f"{what} {_show(text)}: give at least {human_bytes(minimum) if minimum > 1 else '1 byte'}")
+    if size > maximum:
+        raise UsageError(f"{what} {_show(text)}: at most {human_bytes(maximum)}")
+    return size
+
+
+_SIZE = re.compile(r"\s*(\d{1,500}(?:\.\d{1,50})?)\s*([a-zA-Z]{0,3})\s*")
+BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+              "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40,
+              "tib": 1 << 40}
+MAX_SIZE = 1 << 62  # the largest integer meta.json holds (`integer`'s default maximum)
+MAX_BYTES = 1 << 50  # 1 PiB: far above any machine's memory, far below a float's range
+
+
+def array_bytes(shape: Any, itemsize: int) -> int:
+    """Bytes of an array: the one size computation, in Python integers (never wraps, never a
+    float), for every shape we are given (MLIR types, case params, .npy headers)."""
+    total = int(itemsize)
+    for dim in shape:
+        total *= int(dim)
+    return total
+
+
+def shape_text(shape: Any) -> str:
+    """`4x?x8`, with a huge dim shown by its magnitude (str() of a 5,000-digit int raises)."""
+    def dim(d: Any) -> str:
+        if is_int(d) and d.bit_length() > 64:
+            return f"~2^{d.bit_length() - 1}"
+        return str(d)
+    return "x".join(dim(d) for d in shape) or "scalar"
+
+
+def human_bytes(n: int | float) -> str:
+    """`1.5 GiB`; integer arithmetic first, so a size of 10**400 bytes is text, not an OverflowError."""
+    n = int(n)
+    if n >= 1 << 60:
+        return f"about 2^{n.bit_length() - 1} bytes"
+    value = float(n)
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
     return f"{n} bytes"  # pragma: no cover
 
 
@@ -116,7 +166,7 @@ def text(value: Any, field: str, *, one_line: bool = True, max_len: int = 100_00
     return value
 
 
-def integer(value: Any, field: str, minimum: int = 0, maximum: int = 1 << 62) -> int:
+def integer(value: Any, field: str, minimum: int = 0, maximum: int = MAX_SIZE) -> int:
     if not is_int(value):
         raise SchemaError(f"{field}: expected an integer, got {_show(value)}")
     if not minimum <= value <= maximum:
@@ -208,9 +258,9 @@ def read_npy_header(handle: Any, what: str, max_bytes: int | None = None) -> tup
         raise SchemaError(f"{what}: element type {dtype} is not a plain number type")
     if not all(is_int(d) and d >= 0 for d in shape) or len(shape) > 16:
         raise SchemaError(f"{what}: bad shape {shape!r}")
-    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    nbytes = array_bytes(shape, dtype.itemsize)
     if nbytes > cap:
-        raise SchemaError(f"{what}: {'x'.join(map(str, shape)) or 'scalar'} {dtype} is {human_bytes(nbytes)}, "
+        raise SchemaError(f"{what}: {shape_text(shape)} {dtype} is {human_bytes(nbytes)}, "
                           f"over the {human_bytes(cap)} array cap (--max-array-bytes)")
     return tuple(shape), dtype
 
@@ -218,14 +268,16 @@ def read_npy_header(handle: Any, what: str, max_bytes: int | None = None) -> tup
 def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype of a .npy file from its header alone; refuses object/structured dtypes,
     files whose data is shorter than the header says, and arrays over the cap."""
+    from shapefuzz.files import open_regular
+
     try:
-        with open(path, "rb") as handle:
+        with open(open_regular(path), "rb") as handle:  # a FIFO planted as an output never hangs
             shape, dtype = read_npy_header(handle, what, max_bytes)
             offset = handle.tell()
             size = os.fstat(handle.fileno()).st_size
     except OSError as error:
         raise SchemaError(f"{what}: {error.strerror or error}") from None
-    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    nbytes = array_bytes(shape, dtype.itemsize)
     if size - offset < nbytes:
         raise SchemaError(f"{what}: truncated ({size - offset} of {nbytes} data bytes)")
     return tuple(shape), dtype
@@ -233,9 +285,12 @@ def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tup
 
 def load_npy(path: Path, what: str, max_bytes: int | None = None) -> np.ndarray:
     """A .npy array, after its header passed `npy_header` (never a pickle)."""
+    from shapefuzz.files import open_regular
+
     npy_header(path, what, max_bytes)
     try:
-        return np.load(path, allow_pickle=False)
+        with open(open_regular(path), "rb") as handle:
+            return np.load(handle, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
         raise SchemaError(f"{what}: not a readable .npy file ({str(error).splitlines()[0][:120]})") from None
 
@@ -243,7 +298,7 @@ def load_npy(path: Path, what: str, max_bytes: int | None = None) -> np.ndarray:
 def check_array_bytes(shape: tuple[int, ...], dtype: np.dtype, what: str, max_bytes: int | None = None) -> None:
     """Refuses, before allocation, an array over the cap (declared shapes from MLIR or params)."""
     cap = max_array_bytes() if max_bytes is None else max_bytes
-    nbytes = int(np.prod([int(d) for d in shape], dtype=object)) * np.dtype(dtype).itemsize
+    nbytes = array_bytes(shape, np.dtype(dtype).itemsize)
     if nbytes > cap:
-        raise SchemaError(f"{what}: {'x'.join(map(str, shape)) or 'scalar'} {np.dtype(dtype)} would be "
+        raise SchemaError(f"{what}: {shape_text(shape)} {np.dtype(dtype)} would be "
                           f"{human_bytes(nbytes)}, over the {human_bytes(cap)} array cap (--max-array-bytes)")

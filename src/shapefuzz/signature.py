@@ -12,10 +12,12 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
         (r"loc\((?:[^()]|\([^()]*\))*\)", ""),  # MLIR locations
-        (r"(?:[\w.\-]*/)+[\w.\-]+(?::\d+)+", "<path>"),  # path/to/file.cc:12:3
+        # Each of these starts only where its token starts (the look-behind): tried from every
+        # character of `a/a/a/...`, it was quadratic (a 120 KB line took over a minute).
+        (r"(?<![\w.\-/])(?:[\w.\-]*/)+[\w.\-]+(?::\d+)+", "<path>"),  # path/to/file.cc:12:3
         (r"\"[^\"\s]*\.(?:mlir|vmfb|npy|cc|cpp|c|h)\"", "<file>"),
         (r"<stdin>(?::\d+)+", "<file>"),
-        (r"[\w.\-]+\.(?:mlir|vmfb|npy)(?::\d+)*", "<file>"),
+        (r"(?<![\w.\-])[\w.\-]+\.(?:mlir|vmfb|npy)(?::\d+)*", "<file>"),
         (r"0x[0-9a-fA-F]+", "<addr>"),
         (r"%[\w.$\-#]+", "%_"),  # SSA values
         (r"\^[\w.$\-]+", "^_"),  # block labels
@@ -29,17 +31,18 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 _ERROR_LINE = re.compile(r"error:\s*(.*)")
-_FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'].*' failed.*|UNREACHABLE executed.*|terminate called.*)")
+_FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'](?:(?!Assertion )[^\n])*' failed.*|UNREACHABLE executed.*|terminate called.*)")
 _RUNTIME_STATUS = re.compile(r"\b([A-Z_]{4,}); (.*)")  # iree status: "INVALID_ARGUMENT; message"
 _STACK_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in )?([\w:~<>]+)")
 _BORING_FRAME = re.compile(r"^(llvm::sys::|SignalHandler|__restore_rt|abort|raise|__GI_|_start|__libc|main$|std::)")
 
 MAX_MESSAGE = 240
+MAX_NORMALIZED = 4096  # of a line, the most that is normalized: the message keeps its first 240
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # \t..\r and \x1c-\x1f are whitespace, folded below
 
 
 def normalize(text: str) -> str:
-    text = _CONTROL.sub("?", text)  # garbage output: a signature is one printable line (corpus schema)
+    text = _CONTROL.sub("?", text[:MAX_NORMALIZED])  # garbage output: a signature is one printable line (corpus schema)
     for pattern, replacement in _FOLDS:
         text = pattern.sub(replacement, text)
     return text.strip()[:MAX_MESSAGE]

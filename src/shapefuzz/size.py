@@ -29,13 +29,17 @@ def shaped_dims(body: str) -> list[str]:
     return dims
 
 
+def _size(d: str) -> int:
+    return int(d) if len(d) <= 18 else 10**18  # int() of 5,000 digits raises; any such dim is huge
+
+
 def _shapes(text: str) -> list[list[int | None]]:
     shapes = []
     for match in _SHAPED.finditer(text):
-        shapes.append([None if d == "?" else int(d) for d in shaped_dims(match.group(1))])
+        shapes.append([None if d == "?" else _size(d) for d in shaped_dims(match.group(1))])
     for match in _TORCH.finditer(text):
         dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
-        shapes.append([None if d in ("?", "-1") else int(d) for d in dims if d.lstrip("-").isdigit() or d == "?"])
+        shapes.append([None if d in ("?", "-1") else _size(d) for d in dims if d.lstrip("-").isdigit() or d == "?"])
     return shapes
 
 

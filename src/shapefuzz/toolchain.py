@@ -20,12 +20,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.errors import ToolchainError
 from shapefuzz.sandbox import Limits, run_sandboxed
 
 ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
 _PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large
-_PROBE_FORMAT = 3  # bump when the probe's contents change
+_PROBE_FORMAT = 4  # bump when the probe's contents change
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class ToolchainProbe:
     cuda_arch: str | None = None
     cuda_runs: tuple[str, ...] = ()
     cuda_note: str = ""
+    # Where a HIP (AMD GPU) device is listed: the ROCm chips whose code compiled and ran right on it.
+    hip_runs: tuple[str, ...] = ()
+    hip_note: str = ""
 
     def has_flag(self, flag: str) -> bool:
         return flag in self.compile_flags
@@ -64,12 +68,13 @@ class ToolchainProbe:
         return any(d.split("://", 1)[0] == driver for d in self.devices)
 
     def runs_on(self, driver: str, target: str | None = None) -> bool:
-        """A device of this driver is listed and code compiled here runs on it: for CUDA, code
-        for `target` ran right in the probe's trial (a listed GPU is not enough)."""
-        return self.has_device(driver) and (driver != "cuda" or target in self.cuda_runs)
+        """A device of this driver is listed and code compiled here runs on it: for CUDA and HIP,
+        code for `target` ran right in the probe's trial (a listed GPU is not enough)."""
+        trials = {"cuda": self.cuda_runs, "hip": self.hip_runs}
+        return self.has_device(driver) and (driver not in trials or target in trials[driver])
 
     def device_note(self, driver: str) -> str:
-        return self.cuda_note if driver == "cuda" else ""
+        return {"cuda": self.cuda_note, "hip": self.hip_note}.get(driver, "")
 
     @property
     def cuda_target(self) -> str | None:
@@ -87,6 +92,8 @@ class ToolchainProbe:
             "cuda_arch": self.cuda_arch,
             "cuda_runs": list(self.cuda_runs),
             "cuda_note": self.cuda_note,
+            "hip_runs": list(self.hip_runs),
+            "hip_note": self.hip_note,
         }
 
     @staticmethod
@@ -101,6 +108,8 @@ class ToolchainProbe:
             cuda_arch=data["cuda_arch"],
             cuda_runs=tuple(data["cuda_runs"]),
             cuda_note=data["cuda_note"],
+            hip_runs=tuple(data.get("hip_runs", ())),
+            hip_note=data.get("hip_note", ""),
         )
 
 
@@ -160,9 +169,35 @@ def _toolchain_from_folder(folder: Path) -> Toolchain:
     )
 
 
-def _cache_dir() -> Path:
+def cache_root() -> Path:
+    """~/.cache/shapefuzz ($XDG_CACHE_HOME respected): probes, toolchains, Hypothesis's files."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "shapefuzz" / "probes"
+    return Path(base) / "shapefuzz"
+
+
+def _cache_dir() -> Path:
+    return cache_root() / "probes"
+
+
+def _cached_probe(path: Path) -> ToolchainProbe | None:
+    """A probe cached by an earlier run, or None for anything else found there (missing, a FIFO,
+    deep or wrong-shaped JSON): the toolchain is probed again and the cache rewritten."""
+    from shapefuzz.files import read_bytes
+    from shapefuzz.schema import SchemaError, load_json
+
+    try:
+        data = load_json(read_bytes(path).decode("utf-8"), str(path))
+        strings = lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)  # noqa: E731
+        if not (isinstance(data, dict) and isinstance(data.get("version"), str)
+                and isinstance(data.get("release"), list) and len(data["release"]) == 2
+                and all(type(x) is int for x in data["release"])
+                and all(strings(data.get(k)) for k in ("compile_flags", "devices", "passes", "cuda_runs"))
+                and isinstance(data.get("llvmpipe_target"), bool) and isinstance(data.get("cuda_note"), str)
+                and (data.get("cuda_arch") is None or isinstance(data.get("cuda_arch"), str))):
+            return None
+        return ToolchainProbe.from_json(data)
+    except (OSError, UnicodeDecodeError, SchemaError, KeyError, TypeError, ValueError):
+        return None
 
 
 def _cache_key(toolchain: Toolchain) -> str:
@@ -227,6 +262,20 @@ def _first_error(text: str) -> str:
     return re.sub(r"^\S*:\d+:\d+: ", "", lines[0].strip())[:160]
 
 
+def _trial(toolchain: Toolchain, work: str, target: str, flags: list[str], device: str) -> tuple[bool, str]:
+    """Compile the trial module with `flags` and run it on `device`: (it ran right, why not)."""
+    source, vmfb = os.path.join(work, "trial.mlir"), os.path.join(work, f"{target}.vmfb")
+    Path(source).write_text(_CUDA_TRIAL_MODULE)
+    built = run_sandboxed([str(toolchain.compile_bin), source, *flags, "-o", vmfb], _PROBE_LIMITS)
+    if not built.ok:
+        return False, f"rejected by this compiler ({_first_error(built.stderr + built.stdout)})"
+    ran = run_sandboxed([str(toolchain.run_bin), f"--module={vmfb}", f"--device={device}", "--function=main",
+                         f"--input={_CUDA_TRIAL_INPUT}"], _PROBE_LIMITS)
+    if ran.ok and _CUDA_TRIAL_OUTPUT in ran.stdout:
+        return True, ""
+    return False, f"compiled but did not run right ({_first_error(ran.stderr + ran.stdout)})"
+
+
 def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]:
     """Which targets compile and run on the CUDA device here: the GPU's own arch first, then
     sm_80. In 3.13 sm_90, sm_90a and sm_100 fail every input with "missing GPU target"; the note
@@ -235,25 +284,32 @@ def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]
     candidates = list(dict.fromkeys([a for a in (arch, CUDA_FALLBACK_TARGET) if a]))
     runs: list[str] = []
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-probe-") as work:
-        source = os.path.join(work, "trial.mlir")
-        Path(source).write_text(_CUDA_TRIAL_MODULE)
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
         for target in candidates:
-            vmfb = os.path.join(work, f"{target}.vmfb")
-            built = run_sandboxed([str(toolchain.compile_bin), source, "--iree-hal-target-device=cuda",
-                                   f"--iree-cuda-target={target}", "-o", vmfb], _PROBE_LIMITS)
-            if not built.ok:
-                notes.append(f"{target}: rejected by this compiler ({_first_error(built.stderr + built.stdout)})")
-                continue
-            ran = run_sandboxed([str(toolchain.run_bin), f"--module={vmfb}", "--device=cuda", "--function=main",
-                                 f"--input={_CUDA_TRIAL_INPUT}"], _PROBE_LIMITS)
-            if ran.ok and _CUDA_TRIAL_OUTPUT in ran.stdout:
+            ok, why = _trial(toolchain, work, target, ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}"],
+                             "cuda")
+            if ok:
                 runs.append(target)
                 notes.append(f"{target}: runs here" + (" (PTX JIT-compiled by the driver)" if target != arch else ""))
             else:
-                notes.append(f"{target}: compiled but did not run right ({_first_error(ran.stderr + ran.stdout)})")
+                notes.append(f"{target}: {why}")
     label = f"GPU {arch}" if arch else "GPU of unknown arch (no nvidia-smi)"
     return arch, tuple(runs), f"{label}; " + "; ".join(notes)
+
+
+HIP_TRIAL_TARGETS = ("gfx942", "gfx90a", "gfx1100")  # the chips of the rocm lanes
+
+
+def _probe_hip(toolchain: Toolchain, flags: frozenset[str]) -> tuple[tuple[str, ...], str]:
+    """Which ROCm chips' code runs on the HIP device here (code for another chip does not load)."""
+    flag = "--iree-rocm-target" if "--iree-rocm-target" in flags else "--iree-hip-target"
+    runs: list[str] = []
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
+        for chip in HIP_TRIAL_TARGETS:
+            ok, _ = _trial(toolchain, work, chip, ["--iree-hal-target-device=hip", f"{flag}={chip}"], "hip")
+            runs += [chip] if ok else []
+    note = f"{', '.join(runs)} run here" if runs else f"none of {', '.join(HIP_TRIAL_TARGETS)} ran on the HIP device here"
+    return tuple(runs), note
 
 
 def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
@@ -280,16 +336,19 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
     cuda_arch, cuda_runs, cuda_note = None, (), ""
     if any(d.startswith("cuda://") for d in devices) and "--iree-cuda-target" in flags:
         cuda_arch, cuda_runs, cuda_note = _probe_cuda(toolchain)
-    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note)
+    hip_runs, hip_note = (), ""
+    if any(d.startswith("hip://") for d in devices) and flags & {"--iree-rocm-target", "--iree-hip-target"}:
+        hip_runs, hip_note = _probe_hip(toolchain, flags)
+    return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note,
+                          hip_runs, hip_note)
 
 
 @functools.cache
 def probe_toolchain(toolchain: Toolchain) -> ToolchainProbe:
     cache_file = _cache_dir() / f"{_cache_key(toolchain)}.json"
-    try:
-        return ToolchainProbe.from_json(json.loads(cache_file.read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    cached = _cached_probe(cache_file)
+    if cached is not None:
+        return cached
     probe = _probe_uncached(toolchain)
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)

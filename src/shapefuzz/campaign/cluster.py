@@ -13,7 +13,7 @@ import functools
 import logging
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from shapefuzz.campaign.node import NodeReport, ToolchainSpec, probe_node
@@ -30,7 +30,7 @@ def import_ray():
         import ray
     except ImportError:
         raise UsageError(f"--cluster needs Ray, which is not installed: pip install 'shapefuzz[ray]' "
-                         f"(ray=={RAY_VERSION})") from None
+                         f"(ray[client]=={RAY_VERSION})") from None
     return ray
 
 
@@ -51,6 +51,17 @@ def _reachable(address: str) -> None:
         socket.create_connection((host.strip("[]"), int(port)), timeout=5.0).close()
     except OSError as error:
         raise UsageError(f"--cluster {address}: no Ray cluster answers there ({error.strerror or error})") from None
+    try:  # Ray speaks gRPC there; anything else would keep ray.init retrying for minutes
+        import grpc
+    except ImportError:
+        return
+    channel = grpc.insecure_channel(hostport)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=10.0)
+    except grpc.FutureTimeoutError:
+        raise UsageError(f"--cluster {address}: something answers there, but not a Ray cluster") from None
+    finally:
+        channel.close()
 
 
 def connect(address: str) -> bool:
@@ -64,6 +75,9 @@ def connect(address: str) -> bool:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True, namespace="shapefuzz")
     except (ConnectionError, RuntimeError, ValueError) as error:
+        if address == "auto" and isinstance(error, ConnectionError):
+            raise UsageError("--cluster auto: no running Ray cluster on this machine; start one with "
+                             "`ray start --head`, or give the head's HOST:PORT") from None
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise UsageError(f"--cluster {address}: cannot connect to a Ray cluster "
                          f"({(lines[0] if lines else type(error).__name__)[:200]})") from None
@@ -108,13 +122,16 @@ class ClusterToolchain(Toolchain):
 
 
 def merged_probe(head: ToolchainProbe, probes: list[ToolchainProbe]) -> ToolchainProbe:
-    devices = tuple(dict.fromkeys(d for p in [head, *probes] for d in p.devices))
+    """What the cluster can do: the head's compiler, every node's devices and GPU trials."""
+    every = [head, *probes]
     cuda = [p for p in probes if p.cuda_runs or p.cuda_note]
-    return ToolchainProbe(
-        head.version, head.release, head.compile_flags, devices, head.llvmpipe_target, head.passes,
-        next((p.cuda_arch for p in cuda if p.cuda_arch), head.cuda_arch),
-        tuple(dict.fromkeys(t for p in [head, *probes] for t in p.cuda_runs)),
-        "; ".join(dict.fromkeys(p.cuda_note for p in cuda)) or head.cuda_note)
+    return replace(
+        head, devices=tuple(dict.fromkeys(d for p in every for d in p.devices)),
+        cuda_arch=next((p.cuda_arch for p in cuda if p.cuda_arch), head.cuda_arch),
+        cuda_runs=tuple(dict.fromkeys(t for p in every for t in p.cuda_runs)),
+        cuda_note="; ".join(dict.fromkeys(p.cuda_note for p in cuda)) or head.cuda_note,
+        hip_runs=tuple(dict.fromkeys(t for p in every for t in p.hip_runs)),
+        hip_note="; ".join(dict.fromkeys(p.hip_note for p in every if p.hip_note)))
 
 
 @dataclass
@@ -138,6 +155,8 @@ class Cluster:
         ray = import_ray()
         alive = {n["NodeID"]: n for n in ray.nodes() if n.get("Alive")}
         refs = {self._probe_ref(node_id): node_id for node_id in alive}
+        if not refs:
+            return
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
         for ref in ready:
             self._admit(_get_report(ray, ref, refs[ref]), alive[refs[ref]])
@@ -251,7 +270,7 @@ def describe_nodes(cluster: Cluster) -> list[dict[str, Any]]:
             probe = node.probe
             row.update({
                 "toolchain": node.report.source, "version": probe.version, "devices": list(probe.devices),
-                "cuda": probe.cuda_note or None,
+                "cuda": probe.cuda_note or None, "hip": probe.hip_note or None,
                 "executes": [n for n, b in BACKENDS.items() if b.executes(probe)],
                 "compile_only": [n for n, b in BACKENDS.items() if b.compiles(probe) and not b.executes(probe)],
                 "unavailable": [n for n, b in BACKENDS.items() if not b.compiles(probe)],

@@ -54,18 +54,17 @@ class CampaignConfig:
 
 
 FAIL_ON = ("never", "new")
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
 
 
 def parse_size(text: str, flag: str) -> int:
-    """Bytes from "2GiB", "2G", "1500M", "512MiB" or a bare number of bytes."""
-    match = _SIZE.match(str(text))
-    if not match:
-        raise UsageError(f"{flag} {text!r}: not a size; write e.g. 2GiB, 1500MiB")
-    value = float(match.group(1)) * 1024 ** " kmgt".index(match.group(2).lower() or " ")
+    """Bytes from "2GiB", "2G", "1500M", "512MiB" or a bare number of bytes (at least 64MiB:
+    iree-compile needs about 0.5GiB of address space)."""
+    from shapefuzz.schema import parse_bytes
+
+    value = parse_bytes(text, flag)  # exact: 400 nines are refused, not turned into infinity
     if value < 64 << 20:
         raise UsageError(f"{flag} {text!r}: give at least 64MiB (iree-compile needs about 0.5GiB of address space)")
-    return int(value)
+    return value
 
 
 def check_fraction(value: float | None, flag: str, low_open: bool = True) -> None:

@@ -57,7 +57,7 @@ class Frontier:
 class CoverageBook:
     """The in-memory map, rebuilt from the store on resume, and the steering it feeds."""
 
-    def __init__(self, knobs: CoverageKnobs, lanes: Iterable[str] = ()) -> None:
+    def __init__(self, knobs: CoverageKnobs) -> None:
         self.knobs = knobs
         self.seen: dict[str, set[Item]] = collections.defaultdict(set)  # lane -> items reached
         self.frontier: list[Frontier] = []
@@ -69,7 +69,6 @@ class CoverageBook:
         # checks per (group, feature pair, lane): how thinly a lane has seen a conjunction
         self.lane_checks: collections.Counter[tuple[str, str, str]] = collections.Counter()
         self.instrumented = 0
-        self.off_reason = ""
 
     # --- learning -------------------------------------------------------------------------
     def reached(self, lane: str, items: Iterable[Item]) -> list[Item]:
@@ -93,7 +92,7 @@ class CoverageBook:
     def add_frontier(self, candidate: Any, new: int) -> None:
         if new > 0:
             self.frontier.append(Frontier(candidate, new))
-            if len(self.frontier) > 256:  # the oldest, most-drawn ones go first
+            if len(self.frontier) > 256:  # those with no neighbour draws left, then the least new, go
                 self.frontier.sort(key=lambda f: (f.drawn >= self.knobs.neighbours_each, -f.new))
                 del self.frontier[256:]
 
@@ -134,7 +133,7 @@ class CoverageBook:
         return self.knobs.enabled and rng.random() < self.knobs.neighbours
 
     def instrument(self, rng: random.Random) -> bool:
-        return self.knobs.enabled and not self.off_reason and rng.random() < self.knobs.share
+        return self.knobs.enabled and rng.random() < self.knobs.share
 
     # --- lanes ------------------------------------------------------------------------------
     def choose_lanes(self, group: str, features: tuple[str, ...], rotation: tuple[str, ...], lanes: tuple[str, ...],
@@ -219,7 +218,7 @@ class CoverageSteering:
         """A neighbour of a frontier candidate (a small change of its parameters), as the draw
         for `index`, or None (not this time, no frontier, or nothing new nearby)."""
         target = self.engine.target
-        if not self.steers or not hasattr(target, "neighbour"):
+        if not self.steers or not hasattr(target, "neighbour") or self.engine.large_round(index):
             return None
         rng = self._rng("neighbour", index)
         if not self.book.wants_neighbour(rng):

@@ -55,6 +55,11 @@ class Snapshot:
     in_flight: int
     lanes: tuple[str, ...]
     pool: str = ""  # what a cluster pool says of its nodes (empty for the local pool)
+    jobs: int = 0  # worker processes (in_flight of them busy)
+    count_limit: int | None = None  # the budget: candidates in the whole campaign
+    seconds_limit: float | None = None  # the budget: active seconds in the whole campaign
+    by_triage: dict[str, int] = field(default_factory=dict)  # causes per triage verdict
+    newest_causes: tuple[str, ...] = ()  # the latest causes found, newest first, one line each
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
@@ -313,14 +318,18 @@ class Engine(Drawing, BucketBook):
         session_seconds = time.monotonic() - self.stats.session_start
         rate = self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
         real = [b for b in self.buckets.values() if b.state != BucketState.FLAKY]
-        causes = [[self.buckets[s] for s in members if s in self.buckets]
-                  for members in self.causes.members().values()]
-        causes = [c for c in causes if any(b.state != BucketState.FLAKY for b in c)]
-        findings = sum(cause_triage(c) == Triage.COMPILER_BUG for c in causes)
+        named = {name: [self.buckets[s] for s in members if s in self.buckets]
+                 for name, members in self.causes.members().items()}
+        named = {name: c for name, c in named.items() if any(b.state != BucketState.FLAKY for b in c)}
+        verdicts = {name: cause_triage(c) for name, c in named.items()}
+        findings = sum(v == Triage.COMPILER_BUG for v in verdicts.values())
+        newest = sorted(named, key=lambda n: -min(b.first_seen for b in named[n]))[:3]
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
-            causes=len(causes), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
+            causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
+            jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
+            newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
             pool=self.pool.status() if hasattr(self.pool, "status") else "")
 
     def _tick(self) -> None:

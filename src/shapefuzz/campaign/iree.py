@@ -8,6 +8,7 @@ import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.campaign.engine import Candidate, Failure, Outcome
 from shapefuzz.campaign.values import ShrinkJob, Triage, Verdict
 from shapefuzz.case import Case
@@ -149,7 +150,9 @@ class IreeTarget:
 
         folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
         try:
-            meta = load_json((folder / META).read_text(), META)  # bounded: a foreign entry may be anything
+            from shapefuzz.files import read_bytes
+
+            meta = load_json(read_bytes(folder / META).decode("utf-8"), META)  # bounded, never a FIFO
         except (OSError, ValueError):
             return str(folder), 0
         count = meta.get("count") if isinstance(meta, dict) else None
@@ -207,7 +210,7 @@ class IreeTarget:
             if status == "mismatch" and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
-        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok")
+        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok" and lane in BACKENDS)
         note = f"; passes on {', '.join(passed)}" if passed else ""
         ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
             if REFERENCE_BACKEND in passed else ""
@@ -232,7 +235,7 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        outcome = self._check(candidate, lanes, self.budget)
+        outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
         if every_run_mismatches(outcome, self.toolchain.probe):
             return replace(outcome, reference_form=self._form_matching_reference(candidate))
         return outcome
@@ -283,7 +286,7 @@ class IreeTarget:
         from shapefuzz.shrink.run import shrink_file
 
         backend, signature_text, seconds = job.backend, job.signature, job.seconds
-        with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(

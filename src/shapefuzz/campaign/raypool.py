@@ -10,7 +10,9 @@ twice; a task whose node died is submitted again, never reported lost."""
 from __future__ import annotations
 
 import collections
+import math
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -67,13 +69,17 @@ class RayPool:
         if not nodes:
             self.ready.append(Done(task, None, 0.0, "no node of the cluster takes part any more", lost=True))
             return
-        # Every task asks for the same share of a CPU, so --jobs tasks run at once on the cluster.
-        cpus = min(1.0, self.cluster.cpus / max(1, self.jobs))
         ref = remote(run_task).options(
-            num_cpus=cpus, max_retries=MAX_RETRIES, name=f"shapefuzz-{task.kind.value}",
+            num_cpus=self.cpus_per_task(), max_retries=MAX_RETRIES, name=f"shapefuzz-{task.kind.value}",
             label_selector={NODE_LABEL: f"in({','.join(nodes)})"},
         ).remote(self.target_ref, self.spec, task.kind.value, task.candidate, task.argument)
         self.flights[ref] = _Flight(task, nodes, resubmits=resubmits)
+
+    def cpus_per_task(self) -> float:
+        """Every task asks for 1/k of a CPU, k the least whole number that lets --jobs tasks run at
+        once on the cluster's CPUs (Ray counts resources in steps of 1/10000)."""
+        k = math.ceil(self.jobs / max(1, self.cluster.cpus))
+        return math.floor(10_000 / k) / 10_000
 
     def wait(self, timeout: float) -> list[Done]:
         """Finished (or lost) tasks, waiting at most `timeout` seconds for the first."""
@@ -141,10 +147,13 @@ class RayPool:
         tally.tasks += 1
         tally.checks += task.kind == TaskKind.CHECK
         tally.seconds += result.seconds
-        value = result.value
+        value, error = result.value, result.error
         if task.kind == TaskKind.SHRINK and self.head_finish is not None and value is not None:
-            value = self.head_finish(value)  # the head writes the corpus, never a node
-        return [Done(task, value, result.seconds, result.error)]
+            try:
+                value = self.head_finish(value)  # the head writes the corpus, never a node
+            except Exception:  # noqa: BLE001 - a corpus problem stops this shrink, not the campaign
+                value, error = None, traceback.format_exc(limit=8)
+        return [Done(task, value, result.seconds, error)]
 
     def _refresh(self) -> None:
         self._refreshed = time.monotonic()

@@ -55,8 +55,8 @@ class Summary:
     causes: list[dict[str, Any]] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
-    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -143,7 +143,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
-                   coverage=coverage_summary(store))
+                   coverage=coverage_summary(store))  # by name: `nodes` comes before it
 
 
 def _triage(b: BucketRow) -> Triage:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Engine, Limits
 from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
@@ -17,6 +19,7 @@ from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.report import Summary, summarize, write_report
+from shapefuzz.campaign.guard import hold_campaign
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import CorpusError, UsageError
@@ -92,6 +95,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
     corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
+    if req.corpus and stored.get("corpus") and _differ(req.corpus, stored["corpus"]):
+        raise UsageError(f"--corpus {req.corpus}: this campaign saves to {stored['corpus']}; leave --corpus out "
+                         "to resume it, or give another --campaign folder")
+    if corpus.exists() and not corpus.is_dir():
+        raise UsageError(f"--corpus {corpus} is a file, not a folder")
     shrink_time = parse_duration(req.shrink_time, "--shrink-time") if isinstance(req.shrink_time, str) else req.shrink_time
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
@@ -111,6 +119,10 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
 
 
+def _differ(given: str, stored: str) -> bool:
+    return os.path.normpath(given) != os.path.normpath(stored) and Path(given).resolve() != Path(stored).resolve()
+
+
 def _stored_config(store: CampaignStore) -> dict | None:
     text = store.get_meta("config")
     return json.loads(text) if text else None
@@ -120,6 +132,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    refresh_seconds()  # SHAPEFUZZ_HTML_EVERY checked before anything starts
     progress = progress or Progress()
     cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
     try:
@@ -141,7 +154,12 @@ def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
 
 def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
-    store = CampaignStore(folder)
+    lock = hold_campaign(folder)  # not someone's own folder, not in use; held until the end
+    try:
+        store = CampaignStore(folder)
+    except BaseException:
+        lock.release()
+        raise
     try:
         config = build_config(req, _stored_config(store))
         if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
@@ -183,16 +201,22 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
             raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
+        finally:
+            refresher.stop()
+        progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
+        store.set_meta("stopped", reason)  # for `shapefuzz report` later
         summary = summarize(store, reason, engine.stats.messages)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.corpus import rebuild_index
 
@@ -200,6 +224,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         return summary
     finally:
         store.close()
+        lock.release()
 
 
 __all__ = ["FuzzRequest", "run_campaign", "build_config", "DEFAULT_CAMPAIGN", "sys"]

@@ -200,7 +200,9 @@ class CampaignStore:
 
     def _check_header(self) -> None:
         try:
-            with open(self.path, "rb") as handle:
+            from shapefuzz.files import open_regular
+
+            with open(open_regular(self.path), "rb") as handle:  # a FIFO planted here never hangs
                 head = handle.read(16)
         except OSError as error:
             raise CorpusError(f"cannot read campaign database {self.path}: {error.strerror}") from None
@@ -218,7 +220,12 @@ class CampaignStore:
             row = None
         if row is None:
             raise CorpusError(f"{self.path} is not a shapefuzz campaign database (no format version)")
-        version = int(row[0])
+        text = str(row[0])
+        if not (text.isascii() and text.isdigit() and len(text) <= 6 and int(text) >= 1):
+            # 'abc', '3.0', '' or -1: not a version we wrote; upgrading it would destroy evidence
+            raise CorpusError(f"{self.path}: format version {text[:20]!r} is not one shapefuzz writes; "
+                              "move it aside or choose another --campaign folder")
+        version = int(text)
         if version > FORMAT_VERSION:
             raise CorpusError(
                 f"campaign {self.folder} was written by a newer shapefuzz (format {version}, this one "

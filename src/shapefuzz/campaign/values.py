@@ -120,6 +120,10 @@ class Target(Protocol):
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
     def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...  # (smaller text, corpus entry) or None
+    # Optional, for coverage feedback (campaign/coverage.py; a target without them runs without it):
+    # coverage_support() -> "" or why not; ineligible(candidate, lanes) -> lanes with a known limit;
+    # neighbour(candidate, seed) -> a small change of it; from_payload(group, seed, payload) -> Candidate.
+    # check() fills Outcome.coverage for the lanes in candidate.instrument.
 
 
 def one_line(error: Any) -> str:

@@ -4,14 +4,15 @@ stderr and exit 2; compiler failures are results, reported with exit 1."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import sys
 
 import click
 
 from shapefuzz import __version__
-from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, onnx_suite, replay, shrink
-from shapefuzz.cli.params import array_cap_option
+from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, onnx_suite, replay, report, shrink
+from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ShapefuzzError
 
@@ -19,7 +20,7 @@ from shapefuzz.errors import ShapefuzzError
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="shapefuzz")
 @click.option("--iree-bin", type=click.Path(file_okay=False), help=IREE_BIN_HELP)
-@click.option("--iree-version", metavar="X.Y.Z", help=IREE_VERSION_HELP)
+@click.option("--iree-version", type=ReleaseVersion(), metavar="X.Y.Z", help=IREE_VERSION_HELP)
 @array_cap_option
 @click.pass_context
 def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> None:
@@ -28,14 +29,50 @@ def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> N
 
 
 for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fuzz,
-                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite):
+                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite,
+                 report.report):
     cli.add_command(_command)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C (sandboxed children killed, temporaries removed)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+_UNWIND = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate, signal.SIGHUP: _terminate}
+
+
+def _prepare() -> None:
+    """What every command needs before its arguments are parsed (signals that unwind are already
+    set): Hypothesis's files kept out of the user's folder, the environment's array cap checked,
+    and the temporary folders of commands killed with SIGKILL removed."""
+    from shapefuzz.cleanup import sweep_stale_temps
+    from shapefuzz.schema import max_array_bytes
+    from shapefuzz.toolchain import cache_root
+
+    # Hypothesis caches what it learns into ./.hypothesis unless told otherwise; the user's
+    # folder is theirs (campaign workers inherit the variable).
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_root() / "hypothesis")
+    sweep_stale_temps()
+    max_array_bytes()  # SHAPEFUZZ_MAX_ARRAY_BYTES=lots is one line now, not a silent 1 GiB
+
+
 def main() -> None:
+    previous = {sig: signal.signal(sig, handler) for sig, handler in _UNWIND.items()}
     try:
+        _prepare()
         cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
+    except Terminated:
+        click.echo("shapefuzz: terminated", err=True)
+        sys.exit(143)
+    except click.exceptions.Abort as abort:  # click turns a KeyboardInterrupt into Abort
+        if isinstance(abort.__context__, Terminated):
+            click.echo("shapefuzz: terminated", err=True)
+            sys.exit(143)
         click.echo("shapefuzz: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as error:
@@ -61,6 +98,9 @@ def main() -> None:
         click.echo(f"shapefuzz: internal error (a shapefuzz bug): {type(error).__name__}: {_one_line(error)}"
                    f"{_save_traceback()}", err=True)
         sys.exit(EXIT_INTERNAL)
+    finally:
+        for sig, handler in previous.items():  # (main called in-process, by a test)
+            signal.signal(sig, handler)
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE

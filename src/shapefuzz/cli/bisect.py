@@ -7,12 +7,13 @@ import json
 import click
 
 from shapefuzz.cli.common import toolchain_options
+from shapefuzz.cli.params import VersionSpec
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
 @click.command("bisect")
 @click.argument("entry")
-@click.option("--versions", "spec", default="3.1.0..", show_default=True,
+@click.option("--versions", "spec", type=VersionSpec(), default="3.1.0..", show_default=True,
               help="Releases to search: a range LOW..HIGH (inclusive, either end optional) or a list 3.11.0,3.13.0.")
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),
               help="Where to look ENTRY up when it is an id.")

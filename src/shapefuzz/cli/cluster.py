@@ -34,7 +34,8 @@ def show_cluster(session: Session, address: str, as_json: bool) -> None:
         if row["refused"]:
             click.echo(f"  refused:      {row['refused']}; it gets no campaign work")
         click.echo(f"  devices:      {', '.join(row['devices']) or 'none'}")
-        if row["cuda"]:
-            click.echo(f"  cuda:         {row['cuda']}")
+        for gpu in ("cuda", "hip"):
+            if row[gpu]:
+                click.echo(f"  {gpu + ':':<13} {row[gpu]}")
         for key, title in (("executes", "executes"), ("compile_only", "compile-only"), ("unavailable", "unavailable")):
             click.echo(f"  {title + ':':<13} {', '.join(row[key]) or '-'}")

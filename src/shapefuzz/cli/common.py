@@ -54,7 +54,9 @@ IREE_VERSION_HELP = ("A released IREE, e.g. 3.11.0: its compiler and runtime whe
 def toolchain_options(command: Callable) -> Callable:
     """`--iree-bin` and `--iree-version` on a command, so they work after the subcommand as well
     as before it."""
-    for name, attribute, kind, text in (("--iree-version", "iree_version", str, IREE_VERSION_HELP),
+    from shapefuzz.cli.params import ReleaseVersion
+
+    for name, attribute, kind, text in (("--iree-version", "iree_version", ReleaseVersion(), IREE_VERSION_HELP),
                                         ("--iree-bin", "iree_bin", click.Path(file_okay=False), IREE_BIN_HELP)):
         command = click.option(name, type=kind, expose_value=False, callback=_setter(attribute),
                                metavar="X.Y.Z" if attribute == "iree_version" else None, help=text)(command)
@@ -62,13 +64,15 @@ def toolchain_options(command: Callable) -> Callable:
 
 
 def read_mlir(path: str) -> str:
-    """The text of an MLIR file, or a one-line UsageError."""
+    """The text of an MLIR file, or a one-line UsageError (a FIFO or device is refused unopened)."""
+    from shapefuzz.files import read_bytes
+
     file = Path(path)
     if not file.exists():
         raise UsageError(f"no such file: {path}")
     if file.is_dir():
         raise UsageError(f"{path} is a folder, not an MLIR file")
-    data = file.read_bytes()
+    data = read_bytes(file)
     if not data.strip():
         raise InvalidInputError(f"{path} is empty")
     if b"\0" in data[:4096]:
@@ -81,21 +85,29 @@ def read_mlir(path: str) -> str:
 
 def load_inputs(path: str) -> list[np.ndarray]:
     """The arrays of an .npz, each member's header checked (plain numbers, under the array cap)
-    before it is read."""
+    before it is read. A lone .npy, a FIFO or a device is one line, not a crash or a hang."""
     import zipfile
 
+    from shapefuzz.files import open_regular
     from shapefuzz.schema import SchemaError, read_npy_header
 
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            names = sorted(archive.files, key=lambda n: (len(n), n))  # arr_0, arr_1, ..., arr_10
-            arrays = []
-            for name in names:
-                with archive.zip.open(f"{name}.npy") as member:
-                    read_npy_header(member, name)
-                arrays.append(archive[name])
-            return arrays
+        with open(open_regular(path), "rb") as handle:
+            if handle.read(4) not in (b"PK\x03\x04", b"PK\x05\x06"):  # a zip (or an empty one)
+                raise UsageError(f"--inputs {path}: not an .npz archive (save the arrays with numpy.savez)")
+            handle.seek(0)
+            with np.load(handle, allow_pickle=False) as archive:
+                names = sorted(archive.files, key=lambda n: (len(n), n))  # arr_0, arr_1, ..., arr_10
+                arrays = []
+                for name in names:
+                    with archive.zip.open(f"{name}.npy") as member:
+                        read_npy_header(member, name)
+                    arrays.append(archive[name])
+                return arrays
     except SchemaError as error:
         raise UsageError(f"--inputs {path}: {error}") from None
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        raise UsageError(f"--inputs {path}: not a readable .npz file ({str(error).splitlines()[0][:200] if str(error) else type(error).__name__})") from None
+    except OSError as error:
+        raise UsageError(f"--inputs {path}: {error.strerror or error}") from None
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        why = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+        raise UsageError(f"--inputs {path}: not a readable .npz file ({why})") from None

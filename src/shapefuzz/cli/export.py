@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from shapefuzz.cli.common import toolchain_options
-from shapefuzz.cli.params import array_cap_option
+from shapefuzz.cli.params import OutputPath, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -16,7 +16,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="lit: MLIR with RUN lines; run-module: folder with .npy files and run.sh; pytest: one test file; "
                    "issue: Markdown for iree-org/iree's bug report form (+ a folder of files to attach); "
                    "iree-test-suites: a test folder in iree-org/iree-test-suites' layout, with a target config.")
-@click.option("-o", "--output", "out", default=None, type=click.Path(),
+@click.option("-o", "--output", "out", default=None, type=OutputPath(),
               help="File (lit, pytest, issue) or folder (run-module, iree-test-suites) to write; "
                    "default named after the entry.")
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False),

@@ -49,13 +49,15 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
                    "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+@click.option("--plain", is_flag=True, help="Plain progress lines, also on a terminal (default there: a live view).")
 @toolchain_options
 @array_cap_option
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, fail_on, cluster, as_json) -> None:
+         lanes_per_candidate, coverage_share, fail_on, cluster, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
+    from shapefuzz.campaign import live
     from shapefuzz.campaign.report import json_text, text_lines
     from shapefuzz.campaign.run import FuzzRequest, run_campaign
 
@@ -63,7 +65,16 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
                           not no_shrink, compile_timeout, tuple(sys.argv[1:]), shrink_time, memory_cap,
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
                           session.iree_bin, session.iree_version, coverage=coverage_share)
-    summary = run_campaign(request, session.toolchain)
+    view = None
+    if live.wanted(plain):
+        from shapefuzz.campaign.run import DEFAULT_CAMPAIGN
+
+        view = live.CampaignView(campaign_dir or DEFAULT_CAMPAIGN)
+    try:
+        summary = run_campaign(request, session.toolchain, progress=view)
+    finally:
+        if view is not None:
+            view.close()
     if as_json:
         click.echo(json_text(summary))
     else:

@@ -22,16 +22,27 @@ from shapefuzz.families.base import REGIMES
               help="Print per-feature and per-pair coverage over N draws instead of a case.")
 @click.option("--pairs", type=click.IntRange(0, 10_000), default=15, show_default=True,
               help="With --stats: how many of the rarest feature pairs to list.")
+@click.option("--heatmap", type=click.Path(dir_okay=False), default=None, metavar="FILE.png",
+              help="With --stats: also write the per-feature and per-pair coverage as a heatmap image.")
 @toolchain_options
-def gen(family: str | None, seed: int, regime: str, swarm: bool, stats: int | None, pairs: int) -> None:
+def gen(family: str | None, seed: int, regime: str, swarm: bool, stats: int | None, pairs: int,
+        heatmap: str | None) -> None:
     """Print one generated case's MLIR (with its parameters in the first line)."""
     from shapefuzz.families import render_case
     from shapefuzz.generate import coverage, draw_case
 
+    if heatmap is not None and stats is None:
+        raise click.UsageError("--heatmap goes with --stats N")
     if stats is None:
         if family is None:
             raise click.UsageError("--op is required (unless --stats)")
         click.echo(render_case(draw_case(family, seed, regime=regime, swarm=swarm)), nl=False)
         return
+    found = []
     for name in [family] if family else list(FAMILY_MODULES):
-        click.echo(coverage(name, stats, seed=seed, regime=regime, swarm=swarm).report(pairs))
+        found.append(coverage(name, stats, seed=seed, regime=regime, swarm=swarm))
+        click.echo(found[-1].report(pairs))
+    if heatmap is not None:
+        from shapefuzz.heatmap import write_heatmap
+
+        click.echo(f"wrote {write_heatmap(found, heatmap)}")

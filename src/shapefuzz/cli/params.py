@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 
 import click
 
@@ -67,29 +66,74 @@ class Seconds(click.ParamType):
         return seconds
 
 
+class ReleaseVersion(click.ParamType):
+    """`--iree-version`: a release number such as 3.13.0, exactly (no trailing newline)."""
+
+    name = "X.Y.Z"
+
+    def convert(self, value, param, ctx):
+        from shapefuzz.releases import is_release_version
+
+        if not is_release_version(value):
+            self.fail(f"{str(value)[:40]!r}: give a release number such as 3.13.0", param, ctx)
+        return value
+
+
+class VersionSpec(click.ParamType):
+    """`bisect --versions`: LOW..HIGH or a list, each a release number."""
+
+    name = "versions"
+
+    def convert(self, value, param, ctx):
+        from shapefuzz.releases import check_version_spec
+
+        try:
+            return check_version_spec(str(value))
+        except UsageError as error:
+            self.fail(str(error).removeprefix("--versions: "), param, ctx)
+
+
+class OutputPath(click.ParamType):
+    """`-o`: a file or folder to create or replace. Never `.`, `/` or `..` (a folder holding
+    other things, which an export would write into or over), nor a device, FIFO or socket
+    (replacing `/dev/null` with a regular file as root)."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        from pathlib import Path
+
+        from shapefuzz.files import special_kind
+
+        text = os.fspath(value)
+        if not text or Path(text).name in ("", ".", "..") or text.endswith(("/", "/.")):
+            self.fail(f"{text!r} names a folder that holds other things; give a new file or folder name", param, ctx)
+        try:
+            kind = special_kind(os.stat(text).st_mode)
+        except OSError:
+            kind = None
+        if kind not in (None, "a folder"):
+            self.fail(f"{text} is {kind}; give a regular file or folder name", param, ctx)
+        return text
+
+
 SEED = click.IntRange(0, (1 << 63) - 1)  # NumPy seeds are non-negative
 POSITIVE = click.IntRange(1, 1 << 40)
 
-_BYTE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
-
-
 class Bytes(click.ParamType):
-    """A size: 1073741824, 512M, 2GiB; more than zero."""
+    """A size: 1073741824, 512M, 2GiB; more than zero, at most 1 PiB (exact: 400 nines are refused)."""
 
     name = "bytes"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) and value > 0:
+        from shapefuzz.schema import parse_bytes
+
+        if isinstance(value, int) and 0 < value:
             return value
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
-        unit = match.group(2).lower() if match else ""
-        if not match or unit not in _BYTE_UNITS:
-            self.fail(f"{value!r} is not a size; write e.g. 512M or 2G", param, ctx)
-        size = int(float(match.group(1)) * _BYTE_UNITS[unit])
-        if size <= 0:
-            self.fail(f"{value!r}: give a size more than zero", param, ctx)
-        return size
+        try:
+            return parse_bytes(value, "")
+        except UsageError as error:
+            self.fail(str(error).strip(), param, ctx)
 
 
 def _set_array_cap(ctx: click.Context, param: click.Parameter, value: int | None) -> None:

@@ -195,10 +195,10 @@ def _type_elements(text: str) -> int:
         info = function_info(text)
     except Exception:  # noqa: BLE001 - any unparsable text just has no size
         return 0
-    total = 0
-    for arg in info.args:
-        total += int(np.prod([1 if d is None else d for d in arg.shape], dtype=np.int64))
-    return total
+    from shapefuzz.schema import MAX_SIZE, array_bytes
+
+    total = sum(array_bytes([1 if d is None else d for d in arg.shape], 1) for arg in info.args)
+    return min(total, MAX_SIZE)  # exact (int64 wrapped to negative sizes), and one meta.json accepts
 
 
 def reproducer_sizes(mlir: str, inputs: list[np.ndarray] | None = None) -> Sizes:

@@ -31,7 +31,7 @@ from shapefuzz.corpus.entry import (
 from shapefuzz.corpus.schema import check_meta
 from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_paths
 from shapefuzz.errors import CorpusError
-from shapefuzz.files import atomic_write, fsync_dir, named
+from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
 from shapefuzz.size import size_of
 
@@ -111,9 +111,10 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
 @contextmanager
 def _locked(corpus_dir: Path) -> Iterator[None]:
     """One writer at a time per corpus (parallel campaign workers, two campaigns)."""
-    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere.
+    # O_NOFOLLOW: a lock file planted as a symbolic link must not create or open a file elsewhere;
+    # one planted as a FIFO or device is refused unopened (open_regular), never waited on.
     with named(corpus_dir / _LOCK):
-        fd = os.open(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        fd = open_regular(corpus_dir / _LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW)
     with open(fd, "a") as handle:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
         try:

@@ -200,9 +200,10 @@ def import_steps(entry: CorpusEntry, files: str) -> list[str]:
             + (f"; {comment_text(origin, 300)}" if origin else "") + "):", "", "```sh", command, "```", ""]
 
 
-def write_issue(p: Plan, out: Path, toolchain: Toolchain) -> list[Path]:
+def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext | None = None) -> list[Path]:
     """OUT.md plus OUT.files/ (reproducer, inputs, expected results, and the ONNX model an
-    imported reproducer came from) to attach to the issue."""
+    imported reproducer came from) to attach to the issue. `context`: what is known of each
+    backend already (a campaign's dashboard), instead of re-checking them here."""
     from shapefuzz.onnx_files import MODEL_FILE, entry_model
 
     files = out.with_name(out.stem + ".files")
@@ -211,5 +212,5 @@ def write_issue(p: Plan, out: Path, toolchain: Toolchain) -> list[Path]:
     if model is not None:
         atomic_write(files / MODEL_FILE, model.read_bytes())
         written.append(files / MODEL_FILE)
-    atomic_write(out, to_issue(p, issue_context(p, toolchain), files.name).encode())
+    atomic_write(out, to_issue(p, context or issue_context(p, toolchain), files.name).encode())
     return [out, *written]

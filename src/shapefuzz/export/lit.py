@@ -31,14 +31,29 @@ def _filecheck_literal(text: str) -> str:
     return text.replace("{{", "{{[{][{]}}").replace("[[", "{{[[][[]}}")
 
 
-# Lines lit acts on wherever they appear in the file: a reproducer holding one could run a command.
-_LIT_DIRECTIVE = re.compile(r"\b(RUN|DEFINE|REDEFINE|REQUIRES|UNSUPPORTED|XFAIL|ALLOW_RETRIES)\s*:|\bEND\.")
+# The keywords lit acts on wherever they appear, as lit finds them: its TestRunner compiles
+# `(RUN:|XFAIL:|...)(.*)\n` and scans the whole file, so `fooRUN: cmd` runs `cmd` (no word boundary,
+# case-sensitive, the colon right after the word). A reproducer holding one could run a command.
+_LIT_DIRECTIVE = re.compile(r"(?:RUN|XFAIL|REQUIRES|UNSUPPORTED|ALLOW_RETRIES|DEFINE|REDEFINE):|END\.")
 
 
 def _lit_safe(value: object) -> str:
     """Text for a lit comment or CHECK line: one line, and no lit keyword (lit finds `RUN:` anywhere
     in a line, so an error message quoting one would become a command)."""
-    return _LIT_DIRECTIVE.sub(lambda m: m.group(0).replace(":", " :").replace("END.", "END ."), comment_text(value))
+    return _no_directive(comment_text(value))
+
+
+def _check_pattern(text: str) -> str:
+    """A CHECK pattern for the compiler's own line that holds no lit keyword and still matches it:
+    `RUN:` becomes `RUN{{:}}` (a FileCheck regex for the same colon)."""
+    literal = _filecheck_literal(comment_text(text))
+    return _LIT_DIRECTIVE.sub(lambda m: m.group(0)[:-1] + ("{{[.]}}" if m.group(0) == "END." else "{{:}}"), literal)
+
+
+def _no_directive(text: str) -> str:
+    while _LIT_DIRECTIVE.search(text):  # a space before the colon (or dot): lit no longer matches it
+        text = _LIT_DIRECTIVE.sub(lambda m: m.group(0).replace(":", " :").replace("END.", "END ."), text)
+    return text
 
 
 def to_lit(p: Plan) -> str:
@@ -79,8 +94,11 @@ def to_lit(p: Plan) -> str:
             lines.append(f"// RUN: {compile_ok}")
         lines.append(f"// RUN: {nots} {command}" + (" 2>&1 | FileCheck %s" if check else ""))
         if check:
-            lines.append(f"// CHECK: {_filecheck_literal(_lit_safe(check))}")
+            lines.append(f"// CHECK: {_check_pattern(check)}")
     if p.failing:
         lines += ["//", "// Once fixed, these commands pass (use them as the run lines then):"]
         lines += [f"//   {cmd}" for cmd in passing]
-    return "\n".join(header + lines) + "\n\n" + p.entry.mlir.rstrip("\n") + "\n"
+    # Our RUN lines are the only lines lit may act on: every other line (a flag or version from
+    # the entry quoted in a comment) has its keywords broken up too.
+    ours = [line if line.startswith("// RUN: ") else _no_directive(line) for line in header + lines]
+    return "\n".join(ours) + "\n\n" + p.entry.mlir.rstrip("\n") + "\n"

@@ -80,6 +80,9 @@ class FamilyParams:
                    and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
         if unknown or missing:
             raise ValueError(f"{cls.__name__}: unknown parameters {unknown}, missing {missing}")
+        from shapefuzz.families.field_types import check_fields
+
+        check_fields(cls, fixed)  # `"k": true` is not an integer, whatever Python says
         return cls(**{k: fixed[k] for k in names if k in fixed})
 
     def to_json(self) -> dict[str, Any]:

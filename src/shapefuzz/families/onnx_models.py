@@ -59,10 +59,14 @@ class Graph:
 
     def const(self, values: Sequence[float | int], elt: str, shape: Sequence[int] | None = None) -> str:
         import numpy as np
-        from onnx import numpy_helper
+        from onnx import helper, numpy_helper
 
         array = np.array(values, dtype=NUMPY_TYPE[elt]).reshape([len(values)] if shape is None else list(shape))
-        return self.one("Constant", [], value=numpy_helper.from_array(array, self.fresh("value")))
+        if elt == "f16":  # the importer reads f16 only from raw bytes (which it keeps as a dense_resource blob)
+            return self.one("Constant", [], value=numpy_helper.from_array(array, self.fresh("value")))
+        # typed fields, as exporters write small constants: the importer prints them inline (`dense<...>`)
+        tensor = helper.make_tensor(self.fresh("value"), ONNX_TYPE[elt], list(array.shape), array.reshape(-1).tolist())
+        return self.one("Constant", [], value=tensor)
 
     def transpose(self, x: str, perm: Sequence[int]) -> str:
         return x if list(perm) == list(range(len(perm))) else self.one("Transpose", [x], perm=list(perm))
@@ -222,7 +226,7 @@ MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
     ModelSpelling("conv", _conv),
     ModelSpelling("conv_transpose", _conv_transpose),
     ModelSpelling("scatter", _scatter),
-    # ONNX's OneHot wants indices of rank >= 1 (its shape inference gives a 0-d one no type).
+    # ONNX rejects 0-d OneHot indices (its shape inference: "Indices tensor must have rank >= 1").
     ModelSpelling("one_hot", _one_hot, lambda p: "" if p["index_shape"] else "ONNX OneHot needs indices of rank >= 1"),
     ModelSpelling("topk", _topk),
 )}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from shapefuzz.cleanup import temp_prefix
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS
 from shapefuzz.modulecheck import check_file
@@ -64,7 +65,7 @@ def compile_signatures(text: str, toolchain: Toolchain, backends: Sequence[str],
     The text must already verify (the shrinker's prefilter did that)."""
     out: dict[str, Signature | None] = {}
     extra = (f"--compile-to={phase}",) if phase else ()
-    with tempfile.TemporaryDirectory(prefix="shapefuzz-shrink-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
         path = os.path.join(tmp, "candidate.mlir")
         write_text(path, text)
         for name in backends:

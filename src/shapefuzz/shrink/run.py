@@ -155,6 +155,7 @@ def shrink_file(
     corpus: str | None = None,
     confirm: bool = True,
     progress: Callable[[str], None] | None = None,
+    on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
 ) -> ShrinkResult:
     say = progress or (lambda line: None)
     start = time.monotonic()
@@ -171,6 +172,8 @@ def shrink_file(
     def accepted(step: Accepted) -> None:
         _write(out, step.text)
         m = measure(step.text)
+        if on_step is not None:
+            on_step(step, m)
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
     remaining = None if time_limit is None else max(1.0, time_limit - (time.monotonic() - start))

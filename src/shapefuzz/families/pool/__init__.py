@@ -8,7 +8,7 @@ or in the other one between transposes. Spellings: `torch.aten.max_pool{1,2,3}d`
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family
+from shapefuzz.families.base import Family, EXACT, elementwise_rule
 from shapefuzz.families.pool.params import Params
 from shapefuzz.families.pool.reference import compare, make_inputs, reference
 from shapefuzz.families.pool.render import render
@@ -16,6 +16,12 @@ from shapefuzz.families.pool.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: max and sum exact, an average within two ulps."""
+    from shapefuzz.families.pool.reference import AVG_RTOL
+
+    return elementwise_rule(AVG_RTOL[p.dtype], 0.0) if p.kind == "avg" else dict(EXACT)
 
 FAMILY = Family.define("pool", Params, globals())

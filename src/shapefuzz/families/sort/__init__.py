@@ -8,7 +8,7 @@ judged by the values the indices select (reference.py), never flagged."""
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family
+from shapefuzz.families.base import Family, EXACT
 from shapefuzz.families.sort.params import Params
 from shapefuzz.families.sort.reference import compare, make_inputs, reference
 from shapefuzz.families.sort.render import render
@@ -16,6 +16,14 @@ from shapefuzz.families.sort.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: a stable sort exactly; an unstable one as a top-k with k = n
+    (values exact, indices by the values they select)."""
+    if p.stable:
+        return dict(EXACT)
+    return {"kind": "topk", "dim": int(p.dim), "k": int(p.shape[p.dim]), "largest": bool(p.descending),
+            "labels": p.payload == "arg", "results": [name for name in ("values", "indices") if p.use in (name, "both")]}
 
 FAMILY = Family.define("sort", Params, globals())

@@ -24,13 +24,19 @@ def _args(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
     return boundary_args(b, bnd, [list(p.shape)] * len(names), names)
 
 
-def _results(b: TorchBuilder, p: Params, bnd: Boundary, vals: TV, idx: TV) -> list[TV]:
+def _results(b: TorchBuilder, p: Params, bnd: Boundary, vals: TV, idx: TV, onnx: bool = False) -> list[TV]:
+    """The results in the boundary's types; i32 indices (a swarm-narrowed case) cast down from si64."""
     out, pos = [], 0
     if p.use in ("values", "both"):
         out.append(b.cast_to(vals, bnd.results[pos][0], "values_c"))
         pos += 1
     if p.use in ("indices", "both"):
-        out.append(b.cast_to(idx, bnd.results[pos][0], "indices_c"))
+        shape, elt = bnd.results[pos]
+        if idx.elt != elt and onnx:
+            idx = b.onnx("Cast", [idx], [idx.with_dims(b.fresh("idx32"), idx.dims, elt)], {"to": "6 : si64"})[0]
+        elif idx.elt != elt:
+            idx = b.to_dtype(idx, elt, "idx32")
+        out.append(b.cast_to(idx, shape, "indices_c"))
     return out
 
 
@@ -62,7 +68,7 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
                        {"axis": f"{p.dim} : si64", "largest": f"{int(p.descending)} : si64", "sorted": "1 : si64"})
     if p.payload == "arg" and p.use != "values":
         idx = b.onnx("GatherElements", [args[1], idx], [args[1].with_dims(b.fresh("picked"), x.dims)], {"axis": f"{p.dim} : si64"})[0]
-    return b.render("main", args, _results(b, p, bnd, vals, idx), ONNX_META)
+    return b.render("main", args, _results(b, p, bnd, vals, idx, onnx=True), ONNX_META)
 
 
 SPELLINGS: tuple[Spelling, ...] = (

@@ -1,0 +1,53 @@
+"""The guardian of a shapefuzz command: a tiny process (`python -I -S guardian.py PID`, standard
+library only) that outlives a SIGKILL of the command. The command's sandbox tells it, one line
+each on its stdin, which process groups it starts (`+PGID`) and which are gone (`-PGID`); when
+the pipe closes (the command exited or was killed), it kills the groups still listed and removes
+the command's temporary folders (`shapefuzz-<kind>-PID-*`). A compiler's own children die with
+it, not only the compiler (whose parent-death signal covers it alone). Out of its reach: a child
+that called setsid (a daemon); the command kills those itself when it ends normally."""
+
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+
+
+def main(owner: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C to the terminal's group is the command's
+    groups: set[int] = set()
+    for line in sys.stdin:
+        line = line.strip()
+        if line[:1] in "+-" and line[1:].isdigit():
+            (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+    for pgid in groups:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    if groups:  # and those that left the group but not the session (each sandbox child starts one)
+        for name in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[3]) in groups:
+                        os.kill(int(name), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                continue
+    try:
+        os.kill(owner, 0)
+        return  # the command closed the pipe and lives on (exiting normally): its folders are its own
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        return
+    pattern = re.compile(rf"shapefuzz-[a-z]+-{owner}-")
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        path = os.path.join(root, name)
+        if pattern.match(name) and os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
