@@ -6,6 +6,7 @@ campaign, and `gen --stats --heatmap`."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -31,11 +32,11 @@ def _run(*argv: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedPro
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess]:
-    """A real campaign of three topk candidates on llvm-cpu, every compile instrumented for
+    """A real campaign of two topk candidates on llvm-cpu, every compile instrumented for
     coverage, run as a log (not a terminal). At seed 4 its first candidate (drawn before any
     result can steer the draws) hits the compiler's 'unbounded stack allocations' error."""
     root = tmp_path_factory.mktemp("dash")
-    run = _run("fuzz", "--ops", "topk", "--backends", "llvm-cpu", "--count", "3", "--jobs", "2", "--seed", "4",
+    run = _run("fuzz", "--ops", "topk", "--backends", "llvm-cpu", "--count", "2", "--jobs", "2", "--seed", "4",
                "--coverage", "1", "--no-shrink", "--campaign", "camp", "--corpus", "corpus", cwd=root)
     assert run.returncode == 0, run.stderr
     return root / "camp", root / "corpus", run
@@ -134,7 +135,7 @@ def test_campaign_log_stays_plain_and_report_links_issue_text(campaign):
     export's issue text with its files beside it."""
     folder, corpus, run = campaign
     assert "\x1b[" not in run.stderr and "━" not in run.stderr
-    assert "[    0s] campaign camp: topk on llvm-cpu" in run.stderr
+    assert re.search(r"^\[ *\d+s\] campaign camp: topk on llvm-cpu", run.stderr, re.M), run.stderr
     issues = list((folder / "issues").glob("cause-*.md"))
     assert len(issues) == 1
     text = issues[0].read_text()
@@ -186,7 +187,8 @@ def test_report_command_html_and_bad_input(tmp_path, monkeypatch, capsys):
     code, _, err = _main(monkeypatch, capsys, tmp_path, "report", "camp", "--html", "-o", str(out))
     assert code == 0, err
     page = out.read_text()
-    assert page.count("<svg") == 5 and "5</b>candidates" in page and "no coverage recorded yet" in page
+    # no compile was instrumented: four plots, and the page says there is no coverage data
+    assert page.count("<svg") == 4 and "5</b>candidates" in page and "No coverage data" in page
     # A folder with no store, a store from a newer format, -o without --html: one line, exit 2.
     (tmp_path / "nothing").mkdir()
     newer = tmp_path / "newer"

@@ -53,27 +53,27 @@ def test_live_view_in_a_terminal(tmp_path):
     # seed 4: the first candidate hits a compiler bug (see test_dashboard's campaign)
     fuzz = (f"{SHAPEFUZZ} fuzz --ops topk --backends llvm-cpu --jobs 2 --seed 4 --no-shrink "
             "--campaign camp --corpus corpus")
-    screens = _screens(name, f"{fuzz} --count 3", tmp_path)
+    screens = _screens(name, f"{fuzz} --count 2", tmp_path)
     running = [s for s in screens if "budget" in s and "campaign camp: budget spent" not in s]
     assert running, screens[-1]
     # While it runs: a bar against the count budget with an ETA, the rate, the workers busy.
     live = running[0]
-    assert BAR in live and "/ 3 candidates" in live and "ETA" in live and "/min" in live, live
+    assert BAR in live and "/ 2 candidates" in live and "ETA" in live and "/min" in live, live
     assert "workers" in live and "/2 busy" in live, live
     # The view is redrawn in place: never two copies of it on one screen.
     twice = [s for s in screens if sum(line.startswith("budget ") for line in s.splitlines()) > 1]
     assert not twice, twice[0]
     final = screens[-1]
     # At the end: the whole budget, the cause by its triage verdict, the newest cause, then the summary.
-    assert "3 / 3 candidates" in final, final
+    assert "2 / 2 candidates" in final, final
     assert "compiler bug 1" in final and "newest" in final and "cause-" in final, final
     assert "findings: 1 compiler-bug cause(s)" in final
     assert final.index("newest") < final.index("campaign camp: budget spent")
 
     # --plain on the same terminal (resuming the spent campaign): plain lines, no bar, no view.
-    plain = _screens(name + "-plain", f"{fuzz} --count 3 --plain", tmp_path)
+    plain = _screens(name + "-plain", f"{fuzz} --count 2 --plain", tmp_path)
     assert not any(BAR in s or "ETA" in s for s in plain), plain[-1]
-    assert "resuming after 3 candidates" in plain[-1] and "3 candidates in" in plain[-1], plain[-1]
+    assert "resuming after 2 candidates" in plain[-1] and "2 candidates in" in plain[-1], plain[-1]
 
 
 def _drawn(renderable) -> str:
