@@ -40,6 +40,7 @@ while libc.malloc(1 << 28):  # address space only, never touched
     pass
 print("LLVM ERROR: out of memory", file=sys.stderr); sys.exit(1)' ;;
   garbage) head -c 2000 /dev/urandom; head -c 500 /dev/urandom >&2; exit 3 ;;
+  enospc) echo "LLVM ERROR: IO failure on output stream: No space left on device" >&2; exit 1 ;;
   words)
     case $((sum % 3)) in 0) w=alpha ;; 1) w=beta ;; 2) w=gamma ;; esac
     echo "$in:3:5: error: fake failure of kind $w" >&2; exit 1 ;;

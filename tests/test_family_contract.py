@@ -174,6 +174,7 @@ CONJUNCTION = {
     "sort": {"dyn:none", "dtype:f32", "index:i32"},
     "gather": {"dyn:none", "dtype:f32", "indices:plain"},
     "reduce": {"dyn:none", "dtype:f32", "form:generic"},
+    "attention": {"dyn:none", "dtype:f32", "mask:none"},
 }
 
 
@@ -212,6 +213,7 @@ def _largest_operand_bytes(family, p) -> int:
         "sort": lambda: list(p.shape),
         "gather": lambda: __import__("shapefuzz.families.gather.strategy", fromlist=["x"]).largest_shape(p),
         "reduce": lambda: list(p.shape),
+        "attention": lambda: __import__("shapefuzz.families.attention.params", fromlist=["x"]).k_shape(p),
     }[family.name]()
     return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
 

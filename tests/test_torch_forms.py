@@ -47,6 +47,8 @@ GOOD = {
                "index_layout": "plain"},
     "reduce": {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
                "keepdims": True, "use": "both", "index_dtype": "i64"},
+    "attention": {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
+                  "k2_dyn": True, "scale": 0.5, "mask": "random"},
 }
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group
@@ -74,9 +76,15 @@ def _torch(family: str, params: dict):
     return spelled(get_family(family).load(params), _spelling(family, "torch"))
 
 
+# Families ONNX has no op for at the opset IREE 3.13 imports (Attention arrived in opset 23).
+NO_ONNX = ("attention",)
+ONNX_FAMILIES = tuple(f for f in FAMILY_MODULES if f not in NO_ONNX)
+
+
 @pytest.mark.parametrize("frontend", ["torch", "onnx"])
 def test_every_family_has_a_spelling_in_each_frontend(frontend):
-    assert sorted(s.family for f in FAMILY_MODULES for s in spellings_for(f) if s.frontend == frontend) == sorted(FAMILY_MODULES)
+    want = FAMILY_MODULES if frontend == "torch" else ONNX_FAMILIES
+    assert sorted(s.family for f in FAMILY_MODULES for s in spellings_for(f) if s.frontend == frontend) == sorted(want)
 
 
 @pytest.mark.parametrize("family", FAMILY_MODULES)
@@ -100,6 +108,8 @@ def test_linalg_and_torch_forms_are_equivalent_forms_of_each_other(family):
 @pytest.mark.parametrize("frontend", ["torch", "onnx"])
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_drawn_cases_verify_in_each_spelling(family, frontend, toolchain):
+    if frontend == "onnx" and family in NO_ONNX:
+        pytest.skip(f"ONNX has no {family} op at the opset IREE 3.13 imports")
     fam = get_family(family)
     spelling = _spelling(family, frontend)
     texts = []
@@ -136,7 +146,7 @@ def test_torch_form_runs_right_and_agrees_with_the_linalg_forms(family, toolchai
 
 
 @pytest.mark.iree
-@pytest.mark.parametrize("family", FAMILY_MODULES)
+@pytest.mark.parametrize("family", ONNX_FAMILIES)
 def test_onnx_form_runs_right(family, toolchain):
     case = Case.make(family, spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx")))
     report = check_case(case, ["llvm-cpu"], toolchain, seed=2, confirm=False)
@@ -210,8 +220,9 @@ def test_torch_cases_shrink_in_their_spelling(family, toolchain):
     t = _torch(family, GOOD[family])
     cands = fam.shrink_candidates(t)
     assert cands and all(frontend_of(c) == "torch" and c != t for c in cands)
-    o = spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx"))
-    assert all(frontend_of(c) == "onnx" for c in fam.shrink_candidates(o))
+    if family not in NO_ONNX:
+        o = spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx"))
+        assert all(frontend_of(c) == "onnx" for c in fam.shrink_candidates(o))
     texts = [render_case(Case.make(family, c)) for c in cands[:12]]
     assert verify_many(texts, toolchain) == [None] * len(texts)
 

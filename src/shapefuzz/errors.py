@@ -21,3 +21,9 @@ class InvalidInputError(UsageError):
 
 class CorpusError(ShapefuzzError):
     """A corpus or campaign folder that cannot be read or is from a newer version."""
+
+
+class EnvironmentFault(ShapefuzzError):
+    """The machine, not the compiler: a full disk, an I/O error or a file of ours gone missing
+    during a compile or run. Never a finding: `check` says so in one line (exit 2); a campaign
+    retries the candidate later and reports the condition."""

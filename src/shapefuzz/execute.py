@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from shapefuzz.errors import EnvironmentFault
 from shapefuzz.cleanup import temp_prefix
 from shapefuzz.files import write_text
 from shapefuzz.backends import Backend
@@ -20,6 +21,8 @@ from shapefuzz.schema import SchemaError, load_npy
 from shapefuzz.sandbox import Limits
 from shapefuzz.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.triage.environment import environment_fault
+from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
 
 SPLIT_MARKER = "// -----"
 _LOCATED_ERROR = re.compile(r"^[^\n:]*\.mlir:(\d+):\d+: error: (.*)$", re.MULTILINE)
@@ -46,9 +49,30 @@ def tool_seconds() -> float:
 
 
 def run_sandboxed(argv: Sequence[str], limits: Limits, **kwargs) -> ProcessResult:
-    result = _sandboxed(list(argv), limits, **kwargs)
+    """One sandboxed call. A failure of our environment (a full disk, an I/O error, a file of ours
+    gone) is an `EnvironmentFault`, never a result a caller could take for the compiler's."""
+    try:
+        result = _sandboxed(list(argv), limits, **kwargs)
+    except OSError as error:  # no room to start it, no temporary file for its output
+        raise EnvironmentFault(f"{Path(argv[0]).name}: {error.strerror or error} (our environment, not the "
+                               "compiler: check free space in TMPDIR and retry)") from None
     _TOOL_SECONDS[0] += result.seconds
+    if result.returncode != 0 and not result.timed_out:
+        fault = environment_fault(result.stderr + "\n" + result.stdout, _own_paths(argv))
+        if fault is not None:
+            raise EnvironmentFault(f"{Path(argv[0]).name}: {fault} (our environment, not the compiler: "
+                                   "check free space in TMPDIR and retry)")
     return result
+
+
+def _own_paths(argv: Sequence[str]) -> list[str]:
+    """The files a call reads or writes for us (absolute paths in its arguments, `--x=@path` too)."""
+    paths = []
+    for arg in argv[1:]:
+        value = arg.split("=", 1)[-1].lstrip("@")
+        if value.startswith("/"):
+            paths.append(value)
+    return paths
 
 
 def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
@@ -132,8 +156,14 @@ def compile_module(
 ) -> ProcessResult:
     flags = backend.compile_flags(toolchain.probe)
     assert flags is not None, f"{backend.name} does not compile with this toolchain"
-    argv = [str(toolchain.compile_bin), mlir_path, *flags, *extra_flags, "-o", vmfb_path]
-    return run_sandboxed(argv, limits)
+    # The dump flag names the failing pass in the compiler's own words; it costs nothing on a
+    # compile that passes, and the dumped IR itself is dropped (only each dump's header is kept).
+    # Users' commands (`compile_command`) never carry it.
+    argv = [str(toolchain.compile_bin), mlir_path, *flags, *extra_flags, PRINT_IR_AFTER_FAILURE, "-o", vmfb_path]
+    result = run_sandboxed(argv, limits)
+    if result.returncode == 0:
+        return result
+    return replace(result, stderr=clean_output(result.stderr))
 
 
 def compile_command(toolchain: Toolchain, backend: Backend, mlir_name: str, vmfb_name: str) -> list[str]:

@@ -29,6 +29,7 @@ from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult,
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.triage.failing_pass import excerpt
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
 
@@ -149,7 +150,7 @@ def _finish_backend(
         if reason is not None:
             return _unsupported(backend, Stage.COMPILE, reason, text.strip()[-3000:],
                                 compiled.seconds, compiled.seconds), None
-        detail = text.strip()[-4000:] if status != Status.TIMEOUT else f"compile timed out after {compiled.seconds:.0f}s"
+        detail = excerpt(text.strip(), 4000) if status != Status.TIMEOUT else f"compile timed out after {compiled.seconds:.0f}s"
         sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
     if not backend.executes(probe) or expectation is None:
@@ -163,7 +164,7 @@ def _finish_backend(
     if status == Status.OK and outputs is None:
         status = Status.ERROR  # exited 0 but wrote no readable output
     if status != Status.OK:
-        detail = (ran.stderr + ran.stdout).strip()[-4000:] or "no output written"
+        detail = excerpt((ran.stderr + ran.stdout).strip(), 4000) or "no output written"
         reason = backend.limit_in_error(detail) if status == Status.ERROR else None
         if reason is not None:
             return _unsupported(backend, Stage.RUN, reason, detail[-3000:], total, compiled.seconds, ran.seconds), None

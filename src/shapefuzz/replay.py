@@ -54,6 +54,7 @@ class ReplayResult:
     detail: str = ""  # one line: why not runnable/unreadable, or what changed
     flaky: bool = False  # failed, but not the same way on the confirming re-run
     seconds: float = 0.0
+    reported: str = ""  # the upstream issue it was filed as (`corpus mark --reported`): a known bug
 
     @property
     def fails(self) -> bool:
@@ -81,6 +82,8 @@ class ReplayResult:
             "detail": self.detail,
             "flaky": self.flaky,
             "seconds": round(self.seconds, 3),
+            "reported": self.reported or None,
+            "known": bool(self.reported),
         }
 
 
@@ -162,7 +165,7 @@ def _backends_for(entry: CorpusEntry, backend: str, toolchain: Toolchain) -> lis
 
 def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float) -> ReplayResult:
     base = ReplayResult(entry.id, entry.path, Outcome.FIXED, entry.expected_state, entry.signature,
-                        seconds=time.monotonic() - started)
+                        seconds=time.monotonic() - started, reported=str(entry.meta.get("reported") or ""))
     if report.verdict == Verdict.INVALID:
         return replace(base, outcome=Outcome.UNREADABLE,
                        detail=f"reproducer does not verify here: {_one_line(scrub(report.verify_error))}")
@@ -205,7 +208,8 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     """Re-checks one entry on its backend."""
     started = time.monotonic()
     sig = entry.signature
-    base = ReplayResult(entry.id, entry.path, Outcome.NOT_RUNNABLE, entry.expected_state, sig)
+    base = ReplayResult(entry.id, entry.path, Outcome.NOT_RUNNABLE, entry.expected_state, sig,
+                        reported=str(entry.meta.get("reported") or ""))
     backend = BACKENDS.get(sig.backend)
     if selected is not None and sig.backend not in selected:
         return replace(base, detail="backend not selected (--backends)")
@@ -301,7 +305,8 @@ def table_lines(summary: ReplaySummary) -> list[str]:
         mark = "  REGRESSED" if r.regressed else ("" if r.as_expected or r.outcome == Outcome.UNREADABLE
                                                    else "  (differs from recorded state)")
         flaky = " (flaky)" if r.flaky else ""
-        lines.append(f"{r.entry_id:<{width}}  {r.expected_state or '-':<8}  {r.outcome.value}{flaky}{mark}")
+        known = f"  [known: {r.reported}]" if r.reported else ""
+        lines.append(f"{r.entry_id:<{width}}  {r.expected_state or '-':<8}  {r.outcome.value}{flaky}{mark}{known}")
         if r.outcome == Outcome.CHANGED and r.now is not None:
             lines.append(f"    was: {r.recorded}")
             lines.append(f"    now: {r.now}")

@@ -12,6 +12,7 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
         (r"loc\((?:[^()]|\([^()]*\))*\)", ""),  # MLIR locations
+        (r"\b(cpu(?:_features)? = )\"[^\"]*\"", r'\1"<host>"'),  # the host CPU: differs per machine
         # Each of these starts only where its token starts (the look-behind): tried from every
         # character of `a/a/a/...`, it was quadratic (a 120 KB line took over a minute).
         (r"(?<![\w.\-/])(?:[\w.\-]*/)+[\w.\-]+(?::\d+)+", "<path>"),  # path/to/file.cc:12:3
@@ -36,6 +37,8 @@ _RUNTIME_STATUS = re.compile(r"\b([A-Z_]{4,}); (.*)")  # iree status: "INVALID_A
 _STACK_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in )?([\w:~<>]+)")
 _BORING_FRAME = re.compile(r"^(llvm::sys::|SignalHandler|__restore_rt|abort|raise|__GI_|_start|__libc|main$|std::)")
 
+# LLVM's crash banner and stack dump header: what every crash prints, naming none
+_BANNER = re.compile(r"Please report issues to|Stack dump:|\d+\.\s+Program arguments:|\s*#\d+ 0x")
 MAX_MESSAGE = 240
 MAX_NORMALIZED = 4096  # of a line, the most that is normalized: the message keeps its first 240
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # \t..\r and \x1c-\x1f are whitespace, folded below
@@ -63,7 +66,7 @@ def first_error_line(text: str) -> str:
         if match:
             return f"{match.group(1)}; {match.group(2)}"
     for line in text.splitlines():
-        if line.strip():
+        if line.strip() and not _BANNER.match(line.strip()):
             return line.strip()
     return ""
 

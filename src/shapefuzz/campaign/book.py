@@ -19,6 +19,9 @@ from shapefuzz.campaign.values import (
 )
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
+ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
+ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
+MAX_ENVIRONMENT_RETRIES = 3
 
 
 
@@ -72,9 +75,38 @@ class BucketBook:
         elif task.kind == TaskKind.SHRINK:
             self._finish_shrink(task, done)
 
+    def _environment_fault(self, task: Task, done: Done) -> bool:
+        """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
+        EnvironmentFault) is retried later, never recorded as the candidate's outcome; the
+        condition is reported. True when `done` was one."""
+        if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
+            return False
+        condition = one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
+        self.stats.environment_faults += 1
+        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.signature if task.job else ''}"
+        self.retries[key] += 1
+        if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
+            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
+                      f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
+            return True
+        if condition not in self.stats.conditions:
+            self.stats.conditions.add(condition)
+            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
+                      f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
+        self.retry_queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task))
+        return True
+
+    def _due_retry(self) -> Task | None:
+        if self.retry_queue and self.retry_queue[0][0] <= time.monotonic():
+            _, task = self.retry_queue.popleft()
+            return self._task(task.kind, task.candidate, task.lanes, task.job)
+        return None
+
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return
         if outcome is None:
             verdict = Verdict.LOST if done.lost else Verdict.ERROR
             outcome = Outcome(verdict, {}, (), 0.0, done.error)
@@ -102,7 +134,7 @@ class BucketBook:
                     failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
                     failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
                     BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
-                    candidate.length, candidate.text, failure.detail[-4000:], "", None,
+                    candidate.length, candidate.text, failure.detail[:8000], "", None,
                     triage=Triage(triage).value, evidence=evidence)
                 new_lanes.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.signature)
@@ -180,6 +212,8 @@ class BucketBook:
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
         again = {f.signature for f in outcome.failures} if outcome is not None else set()
@@ -267,18 +301,49 @@ class BucketBook:
         if bucket is None:
             return
         state = ShrinkState.DONE
+        if self._environment_fault(task, done):
+            return  # stays pending, retried
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {one_line(done.error)}")
             state = ShrinkState.FAILED
         elif result:
-            text, entry = result
+            text, entry = result[0], result[1]
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-            if self._size(text) < self._size(bucket.repro_text):
+            if text is not None and self._size(text) < self._size(bucket.repro_text):
                 bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state.value)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
+        if result and not (done.error or done.lost) and len(result) > 2:
+            self._shrink_findings(list(result[2]))
+
+    def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
+        """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the
+        buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
+        now, wall = self.active(), time.time()
+        for candidate, failure in found:
+            bucket = self.buckets.get(failure.signature)
+            if bucket is not None:  # known already: one more hit
+                bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
+                self.buckets[failure.signature] = bucket
+                self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+                continue
+            self.causes.add(failure.signature, failure.fields)
+            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.fields.get("status", ""), 0.0)}, (failure,))
+            triage, evidence = self.target.triage(candidate, failure, outcome)
+            bucket = BucketRow(
+                failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
+                failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall, BucketState.CONFIRMED,
+                candidate.key, candidate.length, candidate.text, failure.detail[:8000], "", None,
+                triage=Triage(triage).value, evidence=f"found while shrinking; {evidence}", shrink=ShrinkState.SKIPPED.value)
+            self.buckets[failure.signature] = bucket
+            self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+            self.stats.newest = failure.signature
+            self._say(f"new bucket (found while shrinking): {failure.signature}  ({candidate.group})")
+            renamed = self._renamed_causes()
+            self.store.add_hits(candidate.key, [], list(renamed.values()))
+            self._save_bucket(self.buckets[failure.signature], candidate, False, failure)
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():

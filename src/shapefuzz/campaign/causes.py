@@ -1,6 +1,6 @@
 """Causes: buckets that are one bug seen on several backends (no IREE). Two buckets belong to one
-cause when their stage, status and normalized message are the same (only the backend differs)
-and at least one candidate hit both. A cause is named by a short hash of what they share; when
+cause when their identities are equal and either the identity is strong (it names the failing
+pass or crash frames) or at least one candidate hit both. A cause is named by a short hash of what they share; when
 the same message makes two causes that no candidate has tied together yet, the later one gets a
 suffix ("-2"), and takes the first's name once a candidate ties them."""
 
@@ -12,8 +12,16 @@ from typing import Iterable
 
 
 def cause_key(fields: dict[str, str]) -> str:
-    """What the buckets of one cause share: the signature without the backend."""
+    """What the buckets of one cause share: the bug identity the target computed (failing pass,
+    crash frames, folded message), else the signature without the backend (older stores)."""
+    if fields.get("identity"):
+        return fields["identity"]
     return f"{fields.get('stage', '')}/{fields.get('status', '')}: {fields.get('message', '')}"
+
+
+def is_strong(fields: dict[str, str]) -> bool:
+    """The identity says where the compiler failed: equal ones are one cause without a tie."""
+    return bool(fields.get("identity")) and bool(fields.get("strong"))
 
 
 class Causes:
@@ -21,12 +29,17 @@ class Causes:
         self.parent: dict[str, str] = {}
         self.key: dict[str, str] = {}
         self.order: dict[str, int] = {}  # bucket -> when it was first seen (earliest names its cause)
+        self.strong: dict[str, str] = {}  # strong identity -> its first bucket
 
     def add(self, bucket: str, fields: dict[str, str]) -> None:
         if bucket not in self.parent:
             self.parent[bucket] = bucket
             self.key[bucket] = cause_key(fields)
             self.order[bucket] = len(self.order)
+            if is_strong(fields):  # the same failing pass and message: one bug, whatever the lane
+                first = self.strong.setdefault(self.key[bucket], bucket)
+                if first != bucket:
+                    self.parent[bucket] = self._root(first)
 
     def _root(self, bucket: str) -> str:
         while self.parent[bucket] != bucket:
@@ -67,4 +80,4 @@ class Causes:
         return {b: name for name, buckets in self.members().items() for b in buckets}
 
 
-__all__ = ["Causes", "cause_key"]
+__all__ = ["Causes", "cause_key", "is_strong"]

@@ -165,11 +165,21 @@ class CoverageBook:
             self.seen[lane].add((pass_name, pattern))
         for group, features, lanes in candidates.values():
             self.checked(group, features, lanes)
-        rows = store.db.execute("SELECT candidate, SUM(new) FROM covered GROUP BY candidate ORDER BY MIN(finished)")
-        for key, new in rows:
+        for key, new in frontier_counts(store):
             if key in candidates:
                 group, features, _ = candidates[key]
-                self.learn(group, features, int(new))
+                self.learn(group, features, new)
+
+
+def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
+    """(candidate, items it reached first) for every instrumented candidate, in the order they
+    finished; a lane's first instrumented compile (which finds everything new) counts 0."""
+    counts: dict[str, int] = {}
+    lanes: set[str] = set()
+    for key, lane, new in store.db.execute("SELECT candidate, lane, new FROM covered ORDER BY finished, rowid"):
+        counts[key] = counts.get(key, 0) + (int(new) if lane in lanes else 0)
+        lanes.add(lane)
+    return list(counts.items())
 
 
 def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -198,10 +208,8 @@ class CoverageSteering:
             self.on = False
             return
         self.book.load(engine.store, {k: (r.family, r.features, r.backends) for k, r in rows.items()})
-        recent = engine.store.db.execute(
-            "SELECT candidate, SUM(new) FROM covered GROUP BY candidate HAVING SUM(new) > 0 "
-            "ORDER BY MAX(finished) DESC LIMIT 64").fetchall()
-        for key, new in reversed(recent):  # the frontier survives resume
+        recent = [(key, new) for key, new in frontier_counts(engine.store) if new > 0][-64:]
+        for key, new in recent:  # the frontier survives resume
             row = rows.get(key)
             candidate = engine._revive(row) if row is not None and row.family in engine.groups else None
             if candidate is not None:
@@ -276,11 +284,12 @@ class CoverageSteering:
         """What the candidate's instrumented compiles reached, for the store; learns from it."""
         if not outcome.coverage:
             return None
-        items, new = {}, {}
+        items, new, total = {}, {}, 0
         for lane, (reached, _) in outcome.coverage.items():
             items[lane] = tuple(reached)
+            warm_up = not self.book.seen.get(lane)  # a lane's first compile finds everything new
             new[lane] = len(self.book.reached(lane, reached))
-        total = sum(new.values())
+            total += 0 if warm_up else new[lane]
         self.book.learn(candidate.group, candidate.features, total)
         self.book.add_frontier(candidate, total)
         failing = {f.signature: outcome.coverage[f.lane][1] for f in outcome.failures
@@ -367,4 +376,4 @@ def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] 
 
 
 __all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
-           "instrumented_count", "over_time"]
+           "frontier_counts", "instrumented_count", "over_time"]

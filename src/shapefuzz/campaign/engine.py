@@ -75,6 +75,8 @@ class Stats:
     errors: int = 0
     duplicates: int = 0
     steered_away: int = 0  # draws dropped for carrying a saturated bucket's trigger
+    environment_faults: int = 0  # tasks our machine failed (full disk, I/O error): retried, never filed
+    conditions: set[str] = field(default_factory=set)
     messages: list[str] = field(default_factory=list)
 
 
@@ -162,6 +164,8 @@ class Engine(Drawing, BucketBook):
         self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.failed_groups: collections.Counter[str] = collections.Counter()
+        self.retry_queue: collections.deque[tuple[float, Task]] = collections.deque()  # (when, the task again)
+        self.retries: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()
         self._tid = 0
         self._sizes: dict[str, tuple[int, ...]] = {}
@@ -223,13 +227,16 @@ class Engine(Drawing, BucketBook):
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:
-            if self.confirm_queue:
+            if (task := self._due_retry()) is not None:
+                pass
+            elif self.confirm_queue:
                 candidate, lanes = self.confirm_queue.popleft()
                 task = self._task(TaskKind.CONFIRM, candidate, lanes)
             elif (self.shrink_queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
                   and (task := self._next_shrink(self._shrink_limit()))):
                 pass
-            elif not stopping and not self.budget_spent() and self.lanes:
+            elif not stopping and not self.budget_spent() and self.lanes and not self.retry_queue:
+                # (while our environment fails tasks, nothing new is drawn: the retries come first)
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
@@ -257,6 +264,10 @@ class Engine(Drawing, BucketBook):
             while True:
                 stopping = self.budget_spent() or not self.lanes
                 self._fill(pool, stopping)
+                if not self.in_flight and self.retry_queue and not stopping:
+                    time.sleep(0.25)  # tasks our environment failed wait for their retry
+                    self._tick()
+                    continue
                 if not self.in_flight:
                     if not self.lanes:
                         reason = "every backend is set aside"

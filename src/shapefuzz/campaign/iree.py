@@ -64,6 +64,15 @@ def capped(budget: Budget, memory_bytes: int | None) -> Budget:
                   replace(budget.run, memory_bytes=memory_bytes))
 
 
+CONFIRM_TIME_FACTOR = 2.0  # a confirming re-run's time limits: a timeout is filed only if it holds here
+
+
+def longer(budget: Budget, factor: float = CONFIRM_TIME_FACTOR) -> Budget:
+    """The budget with compile and run timeouts multiplied by `factor`."""
+    return Budget(budget.verify, replace(budget.compile, timeout=budget.compile.timeout * factor),
+                  replace(budget.run, timeout=budget.run.timeout * factor))
+
+
 def input_seed(seed: int) -> int:
     return seed % (1 << 31)
 
@@ -235,7 +244,7 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
+        outcome = self._check(replace(candidate, instrument=()), lanes, longer(self.budget))  # coverage was read once
         if every_run_mismatches(outcome, self.toolchain.probe):
             return replace(outcome, reference_form=self._form_matching_reference(candidate))
         return outcome
@@ -254,6 +263,18 @@ class IreeTarget:
         return ""
 
     def _check(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
+        import errno
+
+        from shapefuzz.errors import EnvironmentFault
+
+        try:
+            return self._check_lanes(candidate, lanes, budget)
+        except OSError as error:  # our temporary files: a full TMPDIR is the machine, not the compiler
+            if error.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EROFS, errno.ENOENT):
+                raise EnvironmentFault(f"{error.filename or 'temporary file'}: {error.strerror}") from None
+            raise
+
+    def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
         from shapefuzz.backends import BACKENDS
         from shapefuzz.execute import tool_seconds
         from shapefuzz.oracle import check_module
@@ -272,17 +293,18 @@ class IreeTarget:
         return replace(outcome, lanes=statuses)
 
     def shrink(self, candidate: Candidate, job: ShrinkJob):
-        """(smaller text, corpus entry) once the shrunk reproducer is confirmed and saved (it
-        replaces the entry's reproducer, being smaller), else None."""
+        """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
+        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None."""
         result = self.shrink_only(candidate, job)
         return None if result is None else self.save_shrunk(result)
 
     def shrink_only(self, candidate: Candidate, job: ShrinkJob):
         """The shrink without the corpus write (a cluster node returns this to the head): its
-        `ShrinkResult`, or None when the candidate did not reproduce in isolation."""
+        `ShrinkResult`, or None when the candidate did not reproduce in isolation. Trials run with
+        the candidate's own input seed."""
         import tempfile
 
-        from shapefuzz.errors import ShapefuzzError
+        from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
         backend, signature_text, seconds = job.backend, job.signature, job.seconds
@@ -292,21 +314,49 @@ class IreeTarget:
                 result = shrink_file(
                     path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
                     signature_text=signature_text, backend=backend, time_limit=seconds,
-                    compile_timeout=self.budget.compile.timeout,
+                    compile_timeout=self.budget.compile.timeout, seed=input_seed(candidate.seed),
                 )
+            except EnvironmentFault:
+                raise  # our machine, not the case: the engine keeps the shrink pending
             except ShapefuzzError:
-                return None  # did not reproduce in isolation (say, needs the campaign's input seed)
+                return None  # did not reproduce in isolation
         return result
 
-    def save_shrunk(self, result) -> tuple[str, str | None] | None:
-        """A shrink's result into the corpus (with what turned up while shrinking); (smaller
-        text, corpus entry) when the smaller reproducer was confirmed, else None."""
-        from shapefuzz.shrink.run import save_to_corpus
+    def save_shrunk(self, result):
+        """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
+        was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
+        handed back as (candidate, failure) pairs for the engine's buckets: nothing is written
+        into the corpus behind the campaign's back. (smaller text or None, entry or None, found),
+        or None when there is nothing."""
+        from shapefuzz.corpus import make_finding, save_finding
 
-        saved = save_to_corpus(str(self.corpus_dir), result, self.toolchain)
+        found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
         if not result.confirmed or result.minimized == result.original:
-            return None
-        return result.minimized, (saved[0] if saved else None)
+            return (None, None, found) if found else None
+        signature = next(iter(result.target.signatures.values()))
+        # no detail: the entry keeps the one its bucket was saved with (same signature, same folder)
+        finding = make_finding(signature, result.minimized, self.toolchain, case=case_of(result.minimized),
+                               seed=result.target.seed)
+        entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
+        return result.minimized, str(entry), found
+
+    def _shrink_finding(self, result, signature: Signature, text: str, report: CheckReport):
+        """A new failure met while shrinking, as a candidate of its own (its text, the family and
+        input seed of the candidate it came from) with its failure."""
+        import hashlib
+
+        detail = next((r.detail for r in report.failures if r.signature == signature), "")
+        case, origin = case_of(text), case_of(result.original)
+        key = "shrunk-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        found = Candidate(key, origin.family if origin is not None else "", result.target.seed, (),
+                          case.params_json if case is not None else "", text)
+        return found, Failure(signature.backend, str(signature), failure_fields(signature, detail), detail)
+
+
+def case_of(text: str):
+    from shapefuzz.case import case_from_mlir
+
+    return case_from_mlir(text)
 
 
 def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
@@ -317,6 +367,17 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
     wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
+
+
+def failure_fields(signature: Signature, detail: str) -> dict[str, str]:
+    """The structured signature plus the bug identity the engine groups causes by (`identity`;
+    `strong` when the compiler said where it failed, see triage.identity)."""
+    from shapefuzz.triage.identity import identity_of
+
+    fields = signature.to_json()
+    ident = identity_of(fields["stage"], fields["status"], fields["message"], detail)
+    fields.update(identity=ident.key, strong="1" if ident.strong else "", failing_pass=ident.failing_pass)
+    return fields
 
 
 def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
@@ -338,7 +399,7 @@ def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
     lanes = {r.backend: (r.status.value, round(r.seconds, 4)) for r in report.results}
     failures = tuple(
-        Failure(r.backend, str(r.signature), r.signature.to_json(), r.detail[-4000:])
+        Failure(r.backend, str(r.signature), failure_fields(r.signature, r.detail), r.detail)
         for r in report.failures if r.signature is not None
     )
     coverage = {r.backend: (tuple(sorted(r.coverage.items())), r.coverage.failing_pass)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.triage_rules import cause_triage
@@ -124,8 +125,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     rows = store.buckets()
     sessions = store.sessions()
     session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
-    causes = _causes(rows, session_start)
     failing = failing_passes(store)
+    causes = _causes(rows, session_start, store, failing)
     cause_of = {sig: c["cause"] for c in causes for sig in c["buckets"]}
     buckets = [
         {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
@@ -150,26 +151,42 @@ def _triage(b: BucketRow) -> Triage:
     return Triage.FLAKY if b.state == BucketState.FLAKY else Triage(b.triage) if b.triage else Triage.COMPILER_BUG
 
 
-def _causes(rows: list[BucketRow], session_start: float) -> list[dict[str, Any]]:
-    """The buckets grouped by cause (a bucket from before causes existed is its own)."""
+def _corpus_of(store: CampaignStore) -> Path | None:
+    text = store.get_meta("config")
+    try:
+        corpus = json.loads(text).get("corpus") if text else None
+    except (ValueError, AttributeError):
+        corpus = None
+    return Path(corpus) if corpus else None
+
+
+def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
+            action_passes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The buckets grouped by cause (a bucket from before causes existed is its own), each with
+    its bug fields (campaign.bugs), in severity order, new before known."""
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)
+    known = reported_entries(_corpus_of(store)) if store is not None else {}
     out = []
     for name, members in groups.items():
         triage = cause_triage(members)
         lead = next((b for b in members if _triage(b) == triage), members[0])
         first = min(b.first_seen for b in members)
-        out.append({
+        bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {})
+        reported = reported_url(members, bug["identity"], known)
+        out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
+                    "regression": regression_of(store, name) if store is not None else None,
             "cause": name, "triage": triage.value, "evidence": lead.evidence,
             "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
             "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
             "count": sum(b.count for b in members), "first_seen": round(first, 1),
-            "new": first >= session_start, "rehits": sum(b.rehits for b in members),
+            "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
             "corpus_entries": [b.corpus_entry for b in members if b.corpus_entry],
         })
-    return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["first_seen"]))
+    return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
+                                      c["first_seen"]))
 
 
 # --- buckets over time -------------------------------------------------------------------------
@@ -253,7 +270,10 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"  over time: |{spark}|")
     for c in s.causes:
         lines.append(f"  {c['triage']}: {c['cause']} on {', '.join(c['backends'])} ({c['count']} hits"
-                     + (f", {c['rehits']} re-hits costing {c['rehit_seconds']:.0f}s" if c["rehits"] else "") + ")")
+                     + (f", {c['rehits']} re-hits costing {c['rehit_seconds']:.0f}s" if c["rehits"] else "") + ")"
+                     + ("" if c["new"] else " [known" + (f": {c['reported']}" if c["reported"] else "") + "]"))
+        lines.append(f"    {c['severity']}; {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
+                     + f"; {c['scope']}" + (f"; {regression_text(c['regression'])}" if c["regression"] else ""))
         for sig in c["buckets"]:
             b = next(x for x in s.buckets if x["signature"] == sig)
             mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
@@ -266,6 +286,7 @@ def text_lines(s: Summary) -> list[str]:
             lines.append(f"    why: {c['evidence']}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
+    lines += environment_lines(s)
     return lines + coverage_lines(s.coverage)
 
 
@@ -285,6 +306,17 @@ def coverage_lines(c: dict[str, Any]) -> list[str]:
     for what, passes in c["never_reached"].items():
         lines.append(f"  never reached: {what} (no pattern fired in {', '.join(passes)})")
     return lines
+
+
+def environment_lines(s: Summary) -> list[str]:
+    """What our own environment did to the campaign (a full TMPDIR, an I/O error): never findings,
+    said once each."""
+    return list(dict.fromkeys(m for m in s.messages if m.startswith(("our environment", "our environment failed"))))
+
+
+def regression_text(record: dict[str, Any] | None) -> str:
+    """"fails since X, passes in Y" / "fails in every release tried (...)" from a bisect record."""
+    return str(record.get("text", "")) if record else ""
 
 
 def node_lines(s: Summary) -> list[str]:
@@ -335,6 +367,7 @@ def markdown(s: Summary) -> str:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: `{backend}`: {why}")
+    out += [f"- {line}" for line in environment_lines(s)]
     out += [f"- {line}" for line in node_lines(s)]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
         table = _table(title.split()[1], rows)
@@ -344,9 +377,15 @@ def markdown(s: Summary) -> str:
             f"`|{sparkline(s.timeline, s.active_seconds)}|`", "", "## Causes", "",
             "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
             "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
-            "| cause | triage | backends | hits | re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|"]
+            "Causes are in severity order (wrong values, runtime crashes, compiler crashes, compile errors, "
+            "resource limits, then what needs a non-default flag), new before known.", "",
+            "| cause | triage | severity | component | failing pass | scope | regression | known | backends | hits "
+            "| re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in s.causes:
-        out.append(f"| `{c['cause']}` | {c['triage']} | {', '.join(c['backends'])} | {c['count']} | "
+        known = "new" if c["new"] else (c["reported"] or "known")
+        out.append(f"| `{c['cause']}` | {c['triage']} | {c['severity']} | {c['component']} | "
+                   f"{c['failing_pass'] or '-'} | {c['scope']} | {regression_text(c['regression']) or '-'} | "
+                   f"{known} | {', '.join(c['backends'])} | {c['count']} | "
                    f"{c['rehits']} ({c['rehit_seconds']:.0f}s) | {len(c['buckets'])} | "
                    f"{c['evidence'].replace('|', '/')} |")
     lines = coverage_lines(s.coverage)

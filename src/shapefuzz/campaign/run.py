@@ -61,6 +61,16 @@ class FuzzRequest:
     iree_version: str | None = None
     coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
     coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
+    bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
+
+
+DEFAULT_BISECT_SECONDS = 120.0
+
+
+def bisect_seconds(req: FuzzRequest) -> float:
+    if req.bisect_time is None:
+        return DEFAULT_BISECT_SECONDS
+    return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
 
 
 def default_families() -> tuple[str, ...]:
@@ -119,6 +129,24 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
 
 
+def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
+                      messages: list[str]) -> Summary:
+    """Regression ranges of the new compiler-bug causes over the releases in the toolchain cache,
+    within its own budget (nothing is downloaded; with no other release cached it says so)."""
+    from shapefuzz.campaign.bugs import bisect_causes
+    from shapefuzz.triage.regression import local_releases
+
+    say = lambda text: progress("message", text)  # noqa: E731
+    versions = local_releases()
+    if len(versions) < 2:
+        say("regression ranges: no other release in the toolchain cache (fill it with `shapefuzz bisect "
+            "ENTRY`), so none were taken")
+        return summary
+    if bisect_causes(store, summary.new_findings, seconds, versions, say):
+        return summarize(store, reason, messages)
+    return summary
+
+
 def _differ(given: str, stored: str) -> bool:
     return os.path.normpath(given) != os.path.normpath(stored) and Path(given).resolve() != Path(stored).resolve()
 
@@ -153,6 +181,7 @@ def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
 
 
 def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
+    bisect_budget = bisect_seconds(req)
     folder = Path(req.campaign or DEFAULT_CAMPAIGN)
     lock = hold_campaign(folder)  # not someone's own folder, not in use; held until the end
     try:
@@ -215,10 +244,15 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         summary = summarize(store, reason, engine.stats.messages)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
+        if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
+            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
         write_report(summary, folder)
         write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
+            from shapefuzz.campaign.bugs import annotate_corpus
             from shapefuzz.corpus import rebuild_index
+
+            annotate_corpus(store, summary.causes, lambda text: progress("message", text))
 
             rebuild_index(config.corpus_dir)
         return summary

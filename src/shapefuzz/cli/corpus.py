@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import re
+
 import click
 
 from shapefuzz.cli.common import read_mlir, toolchain_options
@@ -89,6 +91,15 @@ def corpus_show(entry: str, corpus_dir: str) -> None:
         rows.append(("last replay", f"{last.get('date')} on {last.get('toolchain')}: {last.get('outcome')}"))
     if m.get("fixed_in"):
         rows.append(("fixed in", m["fixed_in"]))
+    bug = m.get("bug") or {}
+    for key, name in (("severity", "severity"), ("component", "component"), ("failing_pass", "failing pass"),
+                      ("scope", "scope")):
+        if bug.get(key):
+            rows.append((name, str(bug[key])))
+    if isinstance(bug.get("regression"), dict) and bug["regression"].get("text"):
+        rows.append(("regression", bug["regression"]["text"]))
+    if m.get("reported"):
+        rows.append(("reported", m["reported"]))
     for key, value in rows:
         click.echo(f"{key + ':':<14} {value}")
     detail = (m.get("detail") or "").strip().splitlines()
@@ -113,16 +124,26 @@ def corpus_index(corpus_dir: str) -> None:
 
 @corpus.command("mark")
 @click.argument("entry")
-@click.argument("state", type=click.Choice(["failing", "fixed"]))
+@click.argument("state", type=click.Choice(["failing", "fixed"]), required=False)
+@click.option("--reported", metavar="URL", default=None,
+              help="The upstream issue this bug is filed as: later campaigns and replay count its cause as known.")
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
 @toolchain_options
-def corpus_mark(entry: str, state: str, corpus_dir: str) -> None:
-    """Record ENTRY's expected state (replay exits 1 when a "fixed" entry fails again)."""
+def corpus_mark(entry: str, state: str | None, reported: str | None, corpus_dir: str) -> None:
+    """Record ENTRY's expected state (replay exits 1 when a "fixed" entry fails again) and/or the
+    upstream issue it was reported as (--reported URL)."""
     from shapefuzz.corpus import find_entry, update_meta
+    from shapefuzz.errors import UsageError
 
+    if state is None and reported is None:
+        raise UsageError("corpus mark: give a state (failing or fixed) and/or --reported URL")
+    if reported is not None and not re.fullmatch(r"https?://[^\s/]+\.[^\s/]+(?:/\S*)?", reported):
+        raise UsageError(f"--reported {reported[:80]!r} is not a URL (e.g. https://github.com/iree-org/iree/issues/123)")
     e = find_entry(entry, corpus_dir)
-    update_meta(e.path, expected_state=state)
-    click.echo(f"{e.id}: expected {state}")
+    changes = {k: v for k, v in (("expected_state", state), ("reported", reported)) if v is not None}
+    update_meta(e.path, **changes)
+    click.echo(f"{e.id}: " + "; ".join(f"expected {state}" if k == "expected_state" else f"reported as {v}"
+                                       for k, v in changes.items()))
 
 
 

@@ -12,8 +12,8 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 
 
 @click.command()
-@click.option("--ops", default=None, help="Comma-separated op families (default: conv, conv_transpose, scatter, one_hot, topk; "
-              "also pool, gather, sort).")
+@click.option("--ops", default=None, help="Comma-separated op families (default: conv, conv_transpose, scatter, one_hot, topk, pool, "
+              "sort, gather, reduce; also attention).")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Backends or aliases (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--time", "time_budget", type=Duration(), default=None,
@@ -45,6 +45,10 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="Share of candidates compiled with the action log, whose passes and patterns steer "
                    "drawing and lane choice (default 0.15; 0: off).")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
+@click.option("--bisect-time", type=Duration(), default=None,
+              help="After the budget, take regression ranges of new compiler-bug causes over the releases in the "
+                   "toolchain cache for up to this long (default 2m).")
+@click.option("--no-bisect", is_flag=True, help="No regression-range phase (see `shapefuzz triage --bisect`).")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
                    "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
@@ -55,7 +59,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, fail_on, cluster, as_json, plain) -> None:
+         lanes_per_candidate, coverage_share, fail_on, cluster, bisect_time, no_bisect, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign import live
     from shapefuzz.campaign.report import json_text, text_lines
@@ -64,7 +68,8 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
     request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
                           not no_shrink, compile_timeout, tuple(sys.argv[1:]), shrink_time, memory_cap,
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
-                          session.iree_bin, session.iree_version, coverage=coverage_share)
+                          session.iree_bin, session.iree_version, coverage=coverage_share,
+                          bisect_time=0.0 if no_bisect else bisect_time)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN

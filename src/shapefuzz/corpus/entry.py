@@ -55,6 +55,13 @@ class Finding:
     origin: str = ""  # where it came from when not generated (an ONNX node test)
 
 
+def _with_input_type(command: list[str], mlir: str) -> list[str]:
+    from shapefuzz.frontend import input_type_flags
+
+    extra = [f for f in input_type_flags(mlir) if f not in command]
+    return [*command[:-2], *extra, *command[-2:]] if extra and command[-2:-1] == ["-o"] else command
+
+
 def make_finding(
     signature: Signature,
     mlir: str,
@@ -91,7 +98,9 @@ def make_finding(
         inputs=inputs,
         expected=expected,
         toolchain_version=toolchain.probe.version,
-        compile_command=compile_command(toolchain, BACKENDS[signature.backend], REPRODUCER, MODULE),
+        # as compiled: with the input type a torch or ONNX reproducer is compiled with
+        compile_command=_with_input_type(compile_command(toolchain, BACKENDS[signature.backend], REPRODUCER, MODULE),
+                                         mlir),
         detail=detail,
         flaky=flaky,
         cause=cause,

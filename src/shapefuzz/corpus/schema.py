@@ -15,6 +15,22 @@ from shapefuzz.schema import SchemaError
 _REQUIRED = ("format", "id", "signature", "backends", "first_seen", "last_seen", "count", "expected_state")
 
 
+def _check_bug(value: Any, field: str) -> None:
+    """meta.json `bug` (triage.record): an object of text, flags and lists of text."""
+    obj = schema.obj(value, field)
+    for key, item in obj.items():
+        where = f"{field}.{key}"
+        if isinstance(item, list):
+            schema.text_list(item, where)
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                schema.text(str(v), f"{where}.{k}", max_len=2000)
+        elif not isinstance(item, (str, bool)):
+            raise SchemaError(f"{where}: {type(item).__name__} is not text")
+        else:
+            schema.text(str(item), where, max_len=2000)
+
+
 def _version(value: str, field: str) -> None:
     if not re.fullmatch(r"\S{1,100}", value):  # as parse_version reads it; exports quote it anyway
         raise SchemaError(f"{field}: {value[:40]!r} is not a version")
@@ -60,6 +76,7 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
         "cause": lambda v, f: s.text(v, f, max_len=64),
         "triage": lambda v, f: s.text(v, f, max_len=64),
         "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
+        "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
         "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
         "import_command": lambda v, f: s.text_list(v, f),
         "origin": lambda v, f: s.text(v, f, max_len=1000),

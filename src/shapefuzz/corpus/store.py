@@ -34,6 +34,7 @@ from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
 from shapefuzz.size import size_of
+from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
 _GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
@@ -73,6 +74,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
+        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
         **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
 
@@ -232,7 +234,10 @@ def save_finding(
                 params=case.params if case else None,
                 seed=int(finding.seed),
                 compile_command=strip_paths(list(finding.compile_command)),
-                detail=scrub(finding.detail),
+                detail=scrub(finding.detail) or old_meta.get("detail", ""),
+                bug={**bug_record(finding.signature.to_json(), scrub(finding.detail) or str(old_meta.get("detail") or ""),
+                                  meta["backends"]),
+                     **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in KEPT_BUG_FIELDS}},
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
             )

@@ -10,6 +10,7 @@ from typing import Any
 
 from shapefuzz.corpus.entry import MAX_DETAIL, REPRODUCER
 from shapefuzz.model import Signature
+from shapefuzz.triage.failing_pass import excerpt
 
 
 def comment_text(value: Any, limit: int = 300) -> str:
@@ -64,5 +65,6 @@ _ABS_PATH = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+([\w.+@-]+)")
 def scrub(text: str) -> str:
     """Error text with absolute paths cut to their last component (no machine paths in the corpus)."""
     text = _CONTROL_CHARS.sub("?", text.replace("\r\n", "\n").replace("\r", "\n"))  # garbage stderr stays readable
-    return _ABS_PATH.sub(r"\1", text)[-MAX_DETAIL:]
+    # head and tail: the first error lines and the top of a backtrace matter as much as the end
+    return excerpt(_ABS_PATH.sub(r"\1", text), 2 * MAX_DETAIL - 100)
 

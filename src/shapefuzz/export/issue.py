@@ -19,6 +19,7 @@ from shapefuzz.export.run_module import run_module_argv, write_run_module
 from shapefuzz.files import atomic_write
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
+from shapefuzz.triage.issue import backtrace_lines, issue_title, lane_lines, regression_line, without_header
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,9 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     shown = run_sandboxed([str(toolchain.compile_bin), "--version"], Limits(timeout=60.0))
     version_text = (shown.stdout + shown.stderr).strip() or f"(iree-compile --version exited {shown.returncode})"
     probe = toolchain.probe
-    names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends]) if b in BACKENDS and BACKENDS[b].compiles(probe)]
+    lanes = (p.entry.meta.get("bug") or {}).get("lanes") or []  # every lane where it reproduced
+    names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends, *lanes])
+             if b in BACKENDS and BACKENDS[b].compiles(probe)]
     lines = [f"{b}: not supported by this iree-compile" for b in p.entry.backends
              if b in BACKENDS and not BACKENDS[b].compiles(probe)]
     try:
@@ -103,7 +106,15 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
                    "the expected results saved with the reproducer" if p.expected is not None else
                    "what the other backends compute (majority vote)")
         lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
-    if detail:
+    bug = p.entry.meta.get("bug") or {}
+    if bug.get("component"):
+        lines += ["", f"Where: {bug['component']}" + (f", in the pass `{bug['failing_pass']}`" if bug.get("failing_pass")
+                                                       else "") + f" ({bug.get('scope', 'default pipeline')})."]
+    frames = backtrace_lines(p.entry.meta)
+    if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
+        said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
+        lines += ["", *_fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
+    elif detail:
         lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
     if p.expected is not None and sig.stage != Stage.COMPILE:
         lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), "", "```text"]
@@ -142,10 +153,13 @@ def bisect_line(bisect: dict) -> str:
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
     sig, entry = p.entry.signature, p.entry
-    compile_cmd = " ".join(shlex.quote(w) for w in ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"])
+    own = entry.meta.get("compile_command")  # the entry's own command, word for word, when it has one
+    words = own if isinstance(own, list) and own[:1] == ["iree-compile"] else \
+        ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
+    compile_cmd = " ".join(shlex.quote(w) for w in words)
     steps = import_steps(entry, files) + [
         f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
-        "", *_fenced(entry.mlir, "mlir"), "",
+        "", *_fenced(without_header(entry.mlir), "mlir"), "",
         "2. Compile it:", "", "```sh", compile_cmd, "```",
     ]
     if p.runs and sig.stage != Stage.COMPILE:
@@ -168,11 +182,17 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         evidence = entry.meta.get("triage_evidence")
         context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
                              + (f" ({evidence})" if evidence else ""))
+    context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
+    regression = regression_line(entry.meta)
+    if regression:
+        context_lines.append(regression)
     context_lines.append(bisect_line(bisect) if isinstance(bisect, dict) and bisect else
-                         f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it).")
+                         f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it)."
+                         if not regression else "")
+    context_lines = [line for line in context_lines if line]
     if entry.flaky:
         context_lines.append("- Flaky: it did not fail on every run.")
-    title = comment_text(f"[{sig.backend}] {sig.stage.value} {sig.status.value}: {sig.message[:120]}")
+    title = comment_text(issue_title(entry.meta, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
     body = [
         f"<!-- Suggested title: {title.replace('--', '- -')} -->",
         "",

@@ -11,10 +11,10 @@ from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.frontends import with_frontends
 
 T = TypeVar("T")
-FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce")
+FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
 # What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
 # to it showed no false alarm.
-DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce")
+DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
 
 
 def all_families() -> dict[str, Family]:

@@ -304,6 +304,11 @@ def shape_mismatch(i: int, want: np.ndarray, got: np.ndarray) -> Mismatch | None
     return None
 
 
+def _plain(value: Any) -> str:
+    """A NumPy scalar as a plain number (`4.0`, not `np.float64(4.0)`)."""
+    return repr(value.item()) if hasattr(value, "item") else repr(value)
+
+
 def values_mismatch(
     i: int, want: np.ndarray, got: np.ndarray, *, rtol: float = 0.0, atol: Any = 0.0, what: str = "elements"
 ) -> Mismatch | None:
@@ -317,11 +322,24 @@ def values_mismatch(
         bad = ~(close | (np.isnan(w) & np.isnan(g)) | ((w == g) & np.isinf(w)))
     if not bad.any():
         return None
-    first = tuple(int(v) for v in np.argwhere(bad)[0])
+    where = np.argwhere(bad)
+    first = tuple(int(v) for v in where[0])
+    # the size of the error too, and a few more places: what a maintainer asks first
+    w, g = want.astype(np.float64)[bad], got.astype(np.float64)[bad]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        abs_err = np.abs(g - w)
+        rel_err = abs_err / np.abs(w)
+    finite = np.isfinite(abs_err)
+    max_abs = f"{abs_err[finite].max():.6g}" if finite.any() else "nan/inf"
+    rel_ok = np.isfinite(rel_err)
+    max_rel = f"{rel_err[rel_ok].max():.6g}" if rel_ok.any() else "inf (expected 0)"
+    more = "; ".join(f"{_where(tuple(int(v) for v in at))}: got {_plain(got[tuple(at)])}, expected "
+                     f"{_plain(want[tuple(at)])}" for at in where[1:5])
     return Mismatch(
         MismatchKind.VALUES,
         f"result {i}: {int(bad.sum())} of {bad.size} {what} differ; first at {_where(first)}: "
-        f"got {got[first]!r}, expected {want[first]!r}",
+        f"got {_plain(got[first])}, expected {_plain(want[first])}; max abs error {max_abs}, max rel error {max_rel}"
+        + (f"; next: {more}" if more else ""),
     )
 
 

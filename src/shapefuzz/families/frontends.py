@@ -134,7 +134,7 @@ def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
     it (the same computation on the same arrays), else None."""
     if p.frontend == "onnx":
         return p
-    spelling = next((s for s in ONNX_SPELLINGS if s.family == family.name), None)
+    spelling = next((s for s in spellings_for(family.name) if s.frontend == "onnx"), None)
     q = linalg_params(p)
     return spelled(q, spelling) if spelling is not None and spelling.expressible(q) else None
 
@@ -142,10 +142,10 @@ def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
 def onnx_model(family: Family, params: FamilyParams | Mapping[str, Any]) -> "onnx.ModelProto | None":
     """The ONNX model of a case spelled in ONNX (what `iree-import-onnx` imported to give its
     MLIR), or None: another spelling, or a case kept hand-written (`onnx_forms.HAND_WRITTEN`)."""
-    from shapefuzz.families.onnx_models import MODELS
+    from shapefuzz.families.onnx_models import model_spelling
 
     p = family.load(params)
-    spelling = MODELS.get(family.name)
+    spelling = model_spelling(family.name)
     if p.frontend != "onnx" or spelling is None:
         return None
     q = linalg_params(p)

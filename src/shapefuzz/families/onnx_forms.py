@@ -226,16 +226,16 @@ def _topk_build(p: Params, bnd: Boundary) -> str:
 HAND_WRITTEN = "// hand-written ONNX spelling"
 
 
-def _imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Callable[[Params, Boundary], str]:
+def imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Callable[[Params, Boundary], str]:
     """The spelling as `iree-import-onnx` makes it of a real model (`onnx_models`); the
     hand-written text only for a family without a model builder, or a model the importer
     rejects, and then it says so in its first line."""
 
     def build(p: Params, bnd: Boundary) -> str:
-        from shapefuzz.families.onnx_models import MODELS
+        from shapefuzz.families.onnx_models import model_spelling
         from shapefuzz.onnx_import import ImportFailure, import_model
 
-        spelling = MODELS.get(family)
+        spelling = model_spelling(family)
         if spelling is None:
             return f"{HAND_WRITTEN}: no ONNX model builder for {family}\n" + hand_written(p, bnd)
         if spelling.refuse(p):
@@ -249,10 +249,10 @@ def _imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> C
 
 
 ONNX_SPELLINGS: tuple[Spelling, ...] = (
-    Spelling("conv", "onnx", _conv_expressible, _conv_normalize, _imported("conv", _conv_build)),
-    Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, _imported("conv_transpose", _convt_build)),
-    Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, _imported("scatter", _scatter_build)),
-    Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, _imported("one_hot", _one_hot_build)),
+    Spelling("conv", "onnx", _conv_expressible, _conv_normalize, imported("conv", _conv_build)),
+    Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, imported("conv_transpose", _convt_build)),
+    Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, imported("scatter", _scatter_build)),
+    Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, imported("one_hot", _one_hot_build)),
     Spelling("topk", "onnx", lambda p: not p["result_dyn"], lambda p: p.replace(form="topk", transpose=False),
-             _imported("topk", _topk_build)),
+             imported("topk", _topk_build)),
 )

@@ -220,6 +220,8 @@ class ModelSpelling:
     build: Callable[[Params, Boundary], "onnx.ModelProto"]
     # why a case ONNX cannot hold as a model ("" when it can): its hand-written text is kept
     refuse: Callable[[Params], str] = lambda p: ""
+    # why onnx.reference is known to compute this case wrong ("" when it is not): not judged
+    reference_gap: Callable[[Params], str] = lambda p: ""
 
 
 MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
@@ -230,3 +232,17 @@ MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
     ModelSpelling("one_hot", _one_hot, lambda p: "" if p["index_shape"] else "ONNX OneHot needs indices of rank >= 1"),
     ModelSpelling("topk", _topk),
 )}
+
+
+def model_spelling(family: str) -> ModelSpelling | None:
+    """A family's model builder: the table above, or for a family written as a package its
+    `spellings` module's ONNX_MODEL."""
+    import importlib
+
+    if family in MODELS:
+        return MODELS[family]
+    try:
+        module = importlib.import_module(f"shapefuzz.families.{family}.spellings")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "ONNX_MODEL", None)

@@ -40,6 +40,7 @@ class Target:
     check_backends: tuple[str, ...]  # backends a trial runs on
     compile_timeout: float  # calibrated from the first run
     phase: str | None = None  # compile only this far in trials (where the failure already shows)
+    seed: int = 0  # the input seed every trial runs with (a campaign candidate's own)
 
     @property
     def compile_only(self) -> bool:
@@ -119,7 +120,7 @@ class SameSignature:
                                       self.target.compile_timeout, self.target.phase)
         report, _ = check_file(
             text, self.target.check_backends, self.toolchain,
-            compile_timeout=self.target.compile_timeout, confirm=False,
+            compile_timeout=self.target.compile_timeout, confirm=False, seed=self.target.seed,
         )
         return {r.backend: r.signature for r in report.results}
 

@@ -56,11 +56,12 @@ def find_target(
     signature_text: str | None = None,
     backend: str | None = None,
     compile_timeout: float = 120.0,
+    seed: int = 0,
 ) -> tuple[Target, CheckReport]:
     """Check the file (re-running failures) and choose the failure to keep; user errors otherwise."""
     if backend is not None and backend not in backends:
         backends = (*backends, backend)
-    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=True)
+    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=True, seed=seed)
     if report.verify_error:
         first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else "unknown error"
         raise InvalidInputError(f"{name} does not verify, so there is nothing to shrink: {first}")
@@ -93,7 +94,7 @@ def find_target(
     signatures = {r.backend: r.signature for r in chosen}
     stages_compile = all(s.stage.value in ("compile", "verify") for s in signatures.values())
     check_backends = tuple(signatures) if stages_compile else tuple(backends)
-    return Target(signatures, check_backends, timeout), report
+    return Target(signatures, check_backends, timeout, seed=seed), report
 
 
 @dataclass
@@ -155,11 +156,14 @@ def shrink_file(
     corpus: str | None = None,
     confirm: bool = True,
     progress: Callable[[str], None] | None = None,
+    seed: int = 0,
     on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
 ) -> ShrinkResult:
+    """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
+    (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same)."""
     say = progress or (lambda line: None)
     start = time.monotonic()
-    target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout)
+    target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed)
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
     if target.compile_only:
@@ -208,7 +212,7 @@ def shrink_file(
 def _confirm(text: str, toolchain: Toolchain, target: Target) -> bool:
     """Re-run the minimized file (twice) and check it still fails the same way."""
     report, _ = check_file(text, target.check_backends, toolchain, compile_timeout=max(target.compile_timeout, 30.0),
-                           confirm=True)
+                           confirm=True, seed=target.seed)
     got = {r.backend: r.signature for r in report.failures if not r.flaky}
     return all(got.get(b) == s for b, s in target.signatures.items())
 
@@ -226,7 +230,7 @@ def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> l
         detail = ""
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
-        finding = corpus_module.make_finding(signature, text, toolchain, detail=detail)
+        finding = corpus_module.make_finding(signature, text, toolchain, detail=detail, seed=result.target.seed)
         folder, _ = corpus_module.save_finding(corpus, finding, sighting=sighting)
         saved.append(str(folder))
     return saved

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.gather.params import Params, arg_index_shape, out_shape
+from shapefuzz.families.onnx_forms import imported
+from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
 from shapefuzz.families.torch_ir import INT64_MAX, ONNX_META, TV, Boundary, TorchBuilder, si64s
 
@@ -102,7 +104,26 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     return b.render("main", args, [y], ONNX_META)
 
 
+def _onnx_model(p: FamilyParams, bnd: Boundary):
+    """The same graph as a real ONNX model (`onnx_models`), which iree-import-onnx imports."""
+    assert isinstance(p, Params)
+    from shapefuzz.families.onnx_models import ONNX_TYPE, Graph
+
+    g = Graph(bnd, ["source", "indices"])
+    idx = "indices"
+    if bnd.args[1][1] != "i64":
+        idx = g.one("Cast", [idx], to=ONNX_TYPE["i64"])
+    rank = len(arg_index_shape(p))
+    if p.index_layout == "transposed":
+        idx = g.transpose(idx, list(range(1, rank)) + [0])
+    elif p.index_layout == "strided":
+        idx = g.one("Slice", [idx] + [g.const([v], "i64") for v in (0, INT64_MAX, 0, 2)])
+    y = g.one("Gather", ["source", idx], axis=0) if p.implicit_depth else g.one("GatherND", ["source", idx], batch_dims=0)
+    return g.model([(y, bnd.args[0][1])])
+
+
 SPELLINGS: tuple[Spelling, ...] = (
     Spelling("gather", "torch", _torch_expressible, _normalize, _torch_build),
-    Spelling("gather", "onnx", _onnx_expressible, _normalize, _onnx_build),
+    Spelling("gather", "onnx", _onnx_expressible, _normalize, imported("gather", _onnx_build)),
 )
+ONNX_MODEL = ModelSpelling("gather", _onnx_model)

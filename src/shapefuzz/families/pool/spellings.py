@@ -5,12 +5,15 @@ and out at the boundary; float cases only):
   `torch.aten.avg_pool{1,2,3}d` (no dilation; ceil_mode, count_include_pad, and for 2-D/3-D a
   `none` divisor_override); sum as `avg_pool{2,3}d` with count_include_pad and divisor_override 1.
 - onnx: `onnx.MaxPool` (asymmetric `pads`, dilations, ceil_mode), `onnx.AveragePool` (opset 18:
-  no dilations; ceil_mode, count_include_pad)."""
+  no dilations; ceil_mode, count_include_pad), as a real ONNX model imported by iree-import-onnx
+  (`_onnx_model`); the hand-written text only where the importer rejects the model."""
 
 from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.pool.params import FLOATS, NAMED, Params, out_spatial, perm_to
+from shapefuzz.families.onnx_forms import imported
+from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, si64s
 
@@ -94,7 +97,36 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     return b.render("main", args, [y], ONNX_META)
 
 
+def _onnx_model(p: FamilyParams, bnd: Boundary):
+    """The same graph as a real ONNX model (`onnx_models`), which iree-import-onnx imports."""
+    assert isinstance(p, Params)
+    from shapefuzz.families.onnx_models import Graph
+
+    g = Graph(bnd, ["input"])
+    x = g.transpose("input", perm_to(p.layout, p.rank, "nc"))
+    attrs = {"kernel_shape": list(p.kernel), "strides": list(p.strides), "pads": list(p.pad_lo) + list(p.pad_hi),
+             "ceil_mode": int(p.ceil_mode)}
+    if p.kind == "max":
+        y = g.one("MaxPool", [x], dilations=list(p.dilations), **attrs)
+    else:
+        y = g.one("AveragePool", [x], count_include_pad=int(p.count_include_pad), **attrs)
+    return g.model([(g.transpose(y, perm_to("nc", p.rank, p.layout)), p.dtype)])
+
+
 SPELLINGS: tuple[Spelling, ...] = (
     Spelling("pool", "torch", _torch_expressible, _normalize, _torch_build),
-    Spelling("pool", "onnx", _onnx_expressible, _normalize, _onnx_build),
+    Spelling("pool", "onnx", _onnx_expressible, _normalize, imported("pool", _onnx_build)),
 )
+def _reference_gap(p: FamilyParams) -> str:
+    """onnx 1.23.2's reference MaxPool, when every dilation is 1, reads `pads` as (begin, end) per
+    axis instead of all begins then all ends: a wrong output shape for a 2-D/3-D case whose
+    axes pad differently (measured: kernel [5,3], pads [2,1,2,1] on 13x7 gives 12x8, not 13x7)."""
+    assert isinstance(p, Params)
+    pads = list(p.pad_lo) + list(p.pad_hi)
+    paired = [pads[2 * i] + pads[2 * i + 1] for i in range(p.rank)]
+    if p.kind == "max" and max(p.dilations) == 1 and paired != [lo + hi for lo, hi in zip(p.pad_lo, p.pad_hi)]:
+        return "onnx.reference's MaxPool (dilations 1) reads pads as per-axis pairs"
+    return ""
+
+
+ONNX_MODEL = ModelSpelling("pool", _onnx_model, reference_gap=_reference_gap)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.reduce.params import ARG_KINDS, Params, out_shape
+from shapefuzz.families.onnx_forms import imported
+from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder
 
@@ -88,7 +90,27 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     return b.render("main", args, _finish(b, p, bnd, outs, onnx=True), ONNX_META)
 
 
+def _onnx_model(p: FamilyParams, bnd: Boundary):
+    """The same graph as a real ONNX model (`onnx_models`), which iree-import-onnx imports."""
+    assert isinstance(p, Params)
+    from shapefuzz.families.onnx_models import ONNX_TYPE, Graph
+
+    g = Graph(bnd, ["input"])
+    x, elt = "input", bnd.args[0][1]
+    if p.acc:
+        x, elt = g.one("Cast", [x], to=ONNX_TYPE[p.acc]), p.acc
+    outs = []
+    if p.kind not in ARG_KINDS or p.use == "both":
+        op = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin", "argmax": "ReduceMax", "argmin": "ReduceMin"}[p.kind]
+        outs.append((g.one(op, [x, g.const(list(p.dims), "i64")], keepdims=int(p.keepdims)), elt))
+    if p.kind in ARG_KINDS:
+        op = "ArgMax" if p.kind == "argmax" else "ArgMin"
+        outs.append((g.one(op, [x], keepdims=int(p.keepdims), axis=p.dims[0], select_last_index=0), "i64"))
+    return g.model(outs)
+
+
 SPELLINGS: tuple[Spelling, ...] = (
     Spelling("reduce", "torch", lambda p: True, _normalize, _torch_build),
-    Spelling("reduce", "onnx", lambda p: True, _normalize, _onnx_build),
+    Spelling("reduce", "onnx", lambda p: True, _normalize, imported("reduce", _onnx_build)),
 )
+ONNX_MODEL = ModelSpelling("reduce", _onnx_model)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.sort.params import Params
+from shapefuzz.families.onnx_forms import imported
+from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder
 
@@ -71,7 +73,24 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     return b.render("main", args, _results(b, p, bnd, vals, idx, onnx=True), ONNX_META)
 
 
+def _onnx_model(p: FamilyParams, bnd: Boundary):
+    """The same graph as a real ONNX model (`onnx_models`), which iree-import-onnx imports."""
+    assert isinstance(p, Params)
+    from shapefuzz.families.onnx_models import Graph
+
+    g = Graph(bnd, ["input"] + (["labels"] if p.payload == "arg" else []))
+    vals, idx = g.node("TopK", ["input", g.const([p.shape[p.dim]], "i64")], outputs=2, axis=p.dim,
+                       largest=int(p.descending), sorted=1)
+    idx_elt = "i64"
+    if p.payload == "arg" and p.use != "values":
+        idx, idx_elt = g.one("GatherElements", ["labels", idx], axis=p.dim), bnd.args[1][1]
+    outputs = ([(vals, bnd.args[0][1])] if p.use in ("values", "both") else []) + \
+        ([(idx, idx_elt)] if p.use in ("indices", "both") else [])
+    return g.model(outputs)
+
+
+ONNX_MODEL = ModelSpelling("sort", _onnx_model)
 SPELLINGS: tuple[Spelling, ...] = (
     Spelling("sort", "torch", lambda p: not p["stable"], _normalize, _torch_build),
-    Spelling("sort", "onnx", lambda p: not p["stable"], _normalize, _onnx_build),
+    Spelling("sort", "onnx", lambda p: not p["stable"], _normalize, imported("sort", _onnx_build)),
 )

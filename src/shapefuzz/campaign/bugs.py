@@ -1,0 +1,136 @@
+"""Causes as bugs: each cause's failing pass, component, scope (the lanes where it reproduces and
+the non-default flags it needs), severity, whether it is already known (an entry of it marked
+reported upstream) and its regression range. Computed from the store's buckets and the corpus,
+written back into every corpus entry of the cause (meta.json `bug`), so one truth holds: a
+campaign's entry names its cause, its triage verdict and these fields."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.triage.failing_pass import crash_frames
+from shapefuzz.triage.component import component_of, needs_flag, scope_of
+from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.severity import Severity, severity_of
+
+REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
+
+
+def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None = None) -> dict[str, Any]:
+    """Pass, component, scope, lanes and severity of a cause from its buckets. The failing pass is
+    read from the compiler's output kept with each bucket, else from the action log of an
+    instrumented compile (`action_passes`: bucket -> pass, the coverage tables)."""
+    lanes = sorted({b.backend for b in members})
+    lead = members[0]
+    ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
+    passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
+    failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
+        next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
+    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
+    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes))
+                    for b in members), default=Severity.COMPILE_ERROR)
+    return {
+        "identity": ident.key, "failing_pass": failing,
+        "component": component_of(lead.stage, lead.status, failing, frames, lanes),
+        "scope": scope_of(lanes), "lanes": lanes, "severity": severity.label, "severity_rank": int(severity),
+    }
+
+
+def reported_entries(corpus_dir: Path | None) -> dict[str, str]:
+    """Corpus entries marked reported upstream: {entry id or bug identity: URL}."""
+    from shapefuzz.corpus import UnreadableEntry, iter_entries
+
+    known: dict[str, str] = {}
+    if corpus_dir is None or not Path(corpus_dir).is_dir():
+        return known
+    for entry in iter_entries(Path(corpus_dir)):
+        if isinstance(entry, UnreadableEntry) or not entry.meta.get("reported"):
+            continue
+        known[entry.id] = entry.meta["reported"]
+        identity = (entry.meta.get("bug") or {}).get("identity")
+        if identity:
+            known[identity] = entry.meta["reported"]
+    return known
+
+
+def reported_url(members: list[BucketRow], identity: str, known: dict[str, str]) -> str:
+    for b in members:
+        if b.corpus_entry and Path(b.corpus_entry).name in known:
+            return known[Path(b.corpus_entry).name]
+    return known.get(identity, "")
+
+
+def regression_of(store: CampaignStore, cause: str) -> dict[str, Any] | None:
+    text = store.get_meta(REGRESSION_META + cause)
+    return json.loads(text) if text else None
+
+
+def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> None:
+    store.set_meta(REGRESSION_META + cause, json.dumps(record, sort_keys=True))
+
+
+def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], seconds: float | None,
+                  versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
+                  only_new: bool = True, **bisect_kwargs: Any) -> int:
+    """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
+    that has none yet, from its smallest corpus entry, within `seconds` (None: no limit). Each
+    range is kept in the store at once, so a stopped phase resumes. Returns how many were taken."""
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.size import size_of
+    from shapefuzz.triage.regression import regression_range
+
+    end = None if seconds is None else time.monotonic() + seconds
+    done = 0
+    for cause in causes:
+        if cause["triage"] != "compiler bug" or (only_new and not cause["new"]) or regression_of(store, cause["cause"]):
+            continue
+        if end is not None and time.monotonic() >= end:
+            say(f"regression ranges: time is up; {cause['cause']} and later ones are left for "
+                "`shapefuzz triage CAMPAIGN --bisect`")
+            break
+        entries = []
+        for path in cause["corpus_entries"]:
+            try:
+                entry = load_entry(Path(path))
+                entries.append((size_of(entry.mlir), entry))
+            except Exception:  # noqa: BLE001 - an unreadable entry cannot be bisected
+                continue
+        if not entries:
+            continue
+        entry = min(entries, key=lambda pair: pair[0])[1]
+        say(f"regression range of {cause['cause']} ({entry.id}) over {', '.join(versions)}")
+        record = regression_range(entry, versions, say, **bisect_kwargs)
+        set_regression(store, cause["cause"], record)
+        cause["regression"] = record
+        say(f"  {cause['cause']}: {record['text']}")
+        done += 1
+    return done
+
+
+def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=lambda text: None) -> int:
+    """Writes each cause's bug fields into its corpus entries' meta.json; returns how many."""
+    from shapefuzz.corpus import load_entry, update_meta
+
+    written = 0
+    for cause in causes:
+        for entry in cause["corpus_entries"]:
+            try:
+                old = load_entry(Path(entry)).meta.get("bug") or {}
+                record = {**old, **{k: cause[k] for k in ("component", "scope", "lanes", "severity")}}
+                if cause.get("failing_pass"):
+                    record["failing_pass"] = cause["failing_pass"]
+                if cause.get("regression"):
+                    record["regression"] = {k: str(v) for k, v in cause["regression"].items()}
+                if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
+                    update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])
+                    written += 1
+            except Exception as error:  # noqa: BLE001 - one broken entry must not hide the rest
+                say(f"could not annotate {entry}: {error}")
+    return written
+
+
+__all__ = ["annotate_corpus", "bisect_causes", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]

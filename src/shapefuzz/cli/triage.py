@@ -1,0 +1,65 @@
+"""`shapefuzz triage CAMPAIGN`: a campaign's causes as bugs, in severity order (new before known),
+each with its failing pass, component, scope and regression range; `--bisect` takes the ranges
+still missing over the releases in the toolchain cache. Writes report.md and the corpus entries'
+bug fields again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from shapefuzz.cli.common import toolchain_options
+from shapefuzz.cli.params import Duration
+
+
+@click.command("triage")
+@click.argument("campaign_dir", type=click.Path(file_okay=False))
+@click.option("--bisect", "do_bisect", is_flag=True,
+              help="Take the regression range of every compiler-bug cause that has none, over the releases in "
+                   "the toolchain cache (nothing is downloaded).")
+@click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take (default: no limit).")
+@click.option("--json", "as_json", is_flag=True, help="Print the causes as one JSON object.")
+@toolchain_options
+def triage(campaign_dir: str, do_bisect: bool, bisect_time: float | None, as_json: bool) -> None:
+    """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
+    from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
+    from shapefuzz.campaign.report import regression_text, summarize, write_report
+    from shapefuzz.campaign.store import DB_NAME, CampaignStore
+    from shapefuzz.errors import UsageError
+
+    folder = Path(campaign_dir)
+    if not (folder / DB_NAME).is_file():
+        raise UsageError(f"{campaign_dir} is not a campaign folder (no {DB_NAME}); give the --campaign folder of "
+                         "a `shapefuzz fuzz` run")
+    say = (lambda line: click.echo(line, err=True))
+    store = CampaignStore(folder, create=False)
+    try:
+        summary = summarize(store, "triage")
+        if do_bisect:
+            from shapefuzz.triage.regression import releases_to_try
+
+            versions = releases_to_try()
+            if bisect_causes(store, summary.findings, bisect_time, versions, say, only_new=False):
+                summary = summarize(store, "triage")
+        write_report(summary, folder)
+        annotate_corpus(store, summary.causes, say)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps({"campaign": str(folder), "causes": summary.causes}, indent=2))
+        return
+    findings = summary.findings
+    click.echo(f"{len(summary.causes)} cause(s), {len(findings)} compiler bug(s) "
+               f"({sum(c['new'] for c in findings)} new), in severity order:")
+    for c in summary.causes:
+        known = "new" if c["new"] else f"known{': ' + c['reported'] if c['reported'] else ''}"
+        click.echo(f"{c['cause']}  [{c['triage']}; {c['severity']}; {known}]")
+        click.echo(f"    {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
+                   + f"; {c['scope']}; lanes: {', '.join(c['lanes'])}")
+        click.echo(f"    {c['message'][:160]}")
+        if c["regression"]:
+            click.echo(f"    regression: {regression_text(c['regression'])}")
+        if c["corpus_entries"]:
+            click.echo(f"    -> {Path(c['corpus_entries'][0]).name}")

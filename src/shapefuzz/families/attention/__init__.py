@@ -1,0 +1,28 @@
+"""The attention family: softmax(scale * Q K^T + mask) V with batch [B] or [B, H], dynamic batch
+and sequence lengths, an additive mask (random or causal, every row keeping a key), f16 or f32.
+Forms the metamorphic oracle compares: `iree_linalg_ext.attention` and the same computation
+decomposed into linalg ops accumulated in f32. Spelling: `torch.aten.scaled_dot_product_attention`
+(spellings.py). Results are judged within a tolerance derived from the dtype and the reduction
+lengths (reference.py), never a fixed epsilon."""
+
+from __future__ import annotations
+
+from shapefuzz.families.attention.params import Params
+from shapefuzz.families.attention.reference import compare, make_inputs, reference
+from shapefuzz.families.attention.render import render
+from shapefuzz.families.attention.strategy import (
+    FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
+from shapefuzz.families.base import Family, elementwise_rule
+
+__all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: the tolerance reference.py derives, bounded from the params
+    alone (|q|, |k|, |v| <= 1, so every logit is at most K1 * scale)."""
+    from shapefuzz.families.attention.reference import UNIT_ROUNDOFF
+
+    return elementwise_rule(0.0, UNIT_ROUNDOFF[p.dtype] * (4 * p.k1 * p.scale + 2 * p.k2 + 8))
+
+
+FAMILY = Family.define("attention", Params, globals())

@@ -1,0 +1,51 @@
+"""The attention family's parameters: softmax(scale * Q K^T + mask) V over batch dims [B] or [B, H],
+Q [.., M, K1], K [.., K2, K1], V [.., K2, N], an optional additive mask [.., M, K2] (0 or -inf,
+every row keeping at least one key), f16 or f32, batch and sequence lengths dynamic or static."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapefuzz.families.base import FamilyParams
+
+DTYPES = ("f32", "f16")
+FORMS = ("attention", "decomposed")  # iree_linalg_ext.attention | matmul, softmax, matmul in linalg
+MASKS = ("none", "random", "causal")
+SCALES = (1.0, 0.5, 0.25, 0.125)
+
+
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    dtype: str
+    batch: tuple[int, ...]  # [B] or [B, H]
+    batch_dyn: tuple[bool, ...]
+    m: int  # query length
+    k2: int  # key / value length
+    k1: int  # head dim of Q and K
+    n: int  # head dim of V
+    m_dyn: bool
+    k2_dyn: bool
+    scale: float
+    mask: str = "none"
+    form: str = "attention"
+    big: bool = False
+
+
+def q_shape(p: Params) -> list[int]:
+    return [*p.batch, p.m, p.k1]
+
+
+def k_shape(p: Params) -> list[int]:
+    return [*p.batch, p.k2, p.k1]
+
+
+def v_shape(p: Params) -> list[int]:
+    return [*p.batch, p.k2, p.n]
+
+
+def mask_shape(p: Params) -> list[int]:
+    return [*p.batch, p.m, p.k2]
+
+
+def out_shape(p: Params) -> list[int]:
+    return [*p.batch, p.m, p.n]

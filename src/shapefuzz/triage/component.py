@@ -1,0 +1,89 @@
+"""Where a cause lives and what it needs: the component (decided from the failing pass, or from
+the crash frames' namespaces, or from the stage) and the scope (the default pipeline, or only a
+pipeline variant's non-default flags), with the lanes where it reproduces."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from shapefuzz.backends import BACKENDS
+
+FRONTEND_TORCH = "frontend: torch-mlir conversion"
+FRONTEND_ONNX = "frontend: ONNX import"
+INPUT_GLOBAL_OPT = "IREE input / global optimization"
+DISPATCH_CREATION = "IREE dispatch creation"
+STREAM_HAL = "IREE stream / HAL lowering"
+RUNTIME = "runtime / HAL"
+UNKNOWN = "compiler (pass unknown)"
+
+# (pattern on a pass argument, class name or frame, component); the first that matches wins
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), c) for p, c in (
+    (r"onnx", FRONTEND_ONNX),
+    (r"^(?:convert-)?torch|torch-?to|^TorchTo|^ConvertTorch|torch::|^decompose-complex-ops|tm-?tensor", FRONTEND_TORCH),
+    (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::|^(?:FoldUnitExtentDims|FormDispatchRegions|"
+     r"CloneProducersIntoDispatchRegions|FuseMultiUseElementwiseProducer|ElementwiseOpFusion|BubbleUpExpandShapes|"
+     r"CollapseDimensions|FormScalarDispatches|SetEncoding|FusionPreprocessing)Pass$", DISPATCH_CREATION),
+    (r"^iree-(?:input|global-opt|preprocessing|abi|auto-input-conversion)|GlobalOptimization|Preprocessing|"
+     r"InputConversion|::ABI::", INPUT_GLOBAL_OPT),
+    (r"^iree-codegen|^iree-llvmcpu|^iree-llvmgpu|^iree-spirv|^iree-vmvx|^iree-rocdl|^iree-gpu|^iree-cpu|"
+     r"^iree-hal-translate|^iree-hal-.*executable|^iree-linalg-ext|^iree-convert-to|Codegen|LLVMCPU|LLVMGPU|SPIRV|"
+     r"VMVX|ROCDL|TranslateTargetExecutable|TranslateAllExecutables", "codegen"),
+    (r"^iree-(?:stream|hal|util|vm)|::Stream::|::HAL::|::VM::", STREAM_HAL),
+))
+
+_TARGET_NAMES = {"llvm-cpu": "llvm-cpu", "vmvx": "vmvx", "vulkan": "SPIR-V", "rocm": "ROCm", "cuda": "CUDA"}
+
+
+def _target_of(lane: str) -> str:
+    backend = BACKENDS.get(lane)
+    base = backend.variant_of if backend is not None and backend.variant_of else lane
+    for prefix, name in _TARGET_NAMES.items():
+        if base.startswith(prefix):
+            return f"{name} ({base})" if name not in base else base
+    return base
+
+
+def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[str], lanes: Iterable[str]) -> str:
+    """Where it fails: frontend conversion, IREE input/global optimization, dispatch creation,
+    codegen for a named target, stream/HAL lowering, or the runtime; wrong values say only
+    "wrong code" and the target (no pass fails)."""
+    lanes = sorted(lanes)
+    target = ", ".join(dict.fromkeys(_target_of(lane) for lane in lanes)) or "?"
+    if stage == "run":
+        return f"{RUNTIME} ({target})"
+    if stage == "compare":
+        return f"wrong code for {target}"
+    for source in (failing_pass, *frames):
+        for pattern, component in _RULES:
+            if source and pattern.search(source):
+                return f"codegen for {target}" if component == "codegen" else component
+    if failing_pass:  # a pass no rule places (a class name from the action log, a generic pass)
+        return f"IREE compiler, in {failing_pass} ({target})"
+    if status in ("timeout", "oom"):
+        return f"compiler, pass unknown ({status}) for {target}"
+    return UNKNOWN
+
+
+def variant_flags(lane: str) -> tuple[str, ...]:
+    """The non-default pipeline flags a lane adds to its target's (empty for a plain target)."""
+    backend = BACKENDS.get(lane)
+    return backend.extra_flags if backend is not None and backend.variant_of else ()
+
+
+def scope_of(lanes: Iterable[str]) -> str:
+    """"default pipeline" when a plain target's lane reproduces it, else the variant flags it
+    needs ("only with --iree-...")."""
+    lanes = sorted(set(lanes))
+    if not lanes or any(not variant_flags(lane) for lane in lanes):
+        return "default pipeline"
+    flags = sorted({" ".join(variant_flags(lane)) for lane in lanes})
+    return "only with " + " or ".join(flags)
+
+
+def needs_flag(lanes: Iterable[str]) -> bool:
+    return scope_of(lanes) != "default pipeline"
+
+
+__all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
+           "UNKNOWN", "component_of", "needs_flag", "scope_of", "variant_flags"]

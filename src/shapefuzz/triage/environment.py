@@ -1,0 +1,31 @@
+"""Our environment is never a finding: a compile or run that failed because the machine ran out of
+disk, hit an I/O error, or lost a file of ours (a temporary folder cleaned under it) says nothing
+about the compiler. `environment_fault` tells such output apart; the execution layer raises
+`EnvironmentFault` for it (a tool error: one line and exit 2 for `check`; a campaign retries the
+candidate later and reports the condition)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+_ANYWHERE = re.compile(r"No space left on device|Disk quota exceeded|Input/output error|Read-only file system|"
+                       r"Too many open files|\bENOSPC\b|\bEIO\b")
+_OWN_FILE = re.compile(r"(No such file or directory|Permission denied)")
+
+
+def environment_fault(output: str, own_paths: Iterable[str] = ()) -> str | None:
+    """The condition (one line) when `output` shows a failure of our environment, else None: a full
+    disk or an I/O error anywhere, or a missing/unreadable file when the line names one of ours."""
+    found = _ANYWHERE.search(output)
+    if found:
+        return found.group(0)
+    own = [p for p in own_paths if p]
+    for line in output.splitlines():
+        missing = _OWN_FILE.search(line)
+        if missing and any(p in line or p.rsplit("/", 1)[-1] in line for p in own):
+            return f"{missing.group(1)}: {line.strip()[:200]}"
+    return None
+
+
+__all__ = ["environment_fault"]

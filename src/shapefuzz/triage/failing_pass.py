@@ -1,0 +1,168 @@
+"""Which pass failed, read from the compiler's own output.
+
+A compile failure names its pass in the header `--mlir-print-ir-after-failure` prints
+(`// -----// IR Dump After ConvertTorchToLinalg Failed: convert-torch-to-linalg{...} //----- //`);
+the first such header that is not a pipeline adaptor is the innermost pass, the one that failed.
+A crash names it through its backtrace: the first `<X>Pass::runOnOperation` frame below the signal
+handler. `action_log` is a second source (the last pass begun and not completed in a
+`--log-actions-to` file); `last_pass_in_action_log` reads it, so a coverage log fits in here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PRINT_IR_AFTER_FAILURE = "--mlir-print-ir-after-failure"
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump After (\S+) Failed(?:: ([^\s{]+)(\{[^\n]*?\})?)?(?: \(([^)\n]*)\))? //----- //$",
+                          re.MULTILINE)
+_ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline-adaptor$")
+# LLVM's backtrace: " #4 0x00007f... symbol(args) File.cpp:0:0" or " #4 0x... (/lib/x.so+0x3c050)"
+_FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
+_HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
+                            r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
+_RUN_ON = re.compile(r"(\w+Pass)(?:<[^>]*>)?::runOnOperation\b")
+
+
+def failing_pass(output: str, action_log: str | Path | None = None) -> str | None:
+    """The name of the pass that failed (its command-line argument when printed, else its class),
+    or None when the output does not say. Compile errors: the IR-dump header; crashes: the
+    backtrace; else the action log's last pass begun and not completed."""
+    for match in _DUMP_HEADER.finditer(output):
+        cls, arg = match.group(1), match.group(2)
+        if not (_ADAPTORS.search(cls) or (arg and _ADAPTORS.search(arg))):
+            return arg or _short_class(cls)
+    frames = crash_frames(output, limit=64)
+    for frame in frames:
+        found = _RUN_ON.search(frame)
+        if found:
+            return found.group(1)
+    if action_log is not None:
+        return last_pass_in_action_log(action_log)
+    return None
+
+
+def last_pass_in_action_log(path: str | Path) -> str | None:
+    """The pass a compile was in when it failed, from its `--log-actions-to` file (the coverage
+    parser reads it: the innermost pass still open, else the last begun); None when unreadable."""
+    from shapefuzz.coverage.actionlog import read_action_log
+
+    coverage = read_action_log(path)
+    return (coverage.failing_pass or None) if coverage is not None else None
+
+
+def _short_class(name: str) -> str:
+    return name.rsplit("::", 1)[-1]
+
+
+def crash_frames(output: str, limit: int = 8) -> list[str]:
+    """The compiler's own frames of a crash backtrace, top first: LLVM's signal-handling frames
+    and libc's are skipped; each frame is the symbol (or `lib.so+offset` when not symbolized)
+    with its source file, address and argument lists dropped."""
+    frames: list[str] = []
+    started = False
+    for match in _FRAME.finditer(output):
+        text = match.group(2).strip()
+        if not started and _HANDLER_FRAME.match(text):
+            continue
+        started = True
+        frames.append(_frame_name(text))
+        if len(frames) >= limit:
+            break
+    return frames
+
+
+def raw_frames(output: str, limit: int = 16) -> list[str]:
+    """The backtrace's lines below the signal handler, whole (for a report), top first."""
+    lines = [m.group(0).rstrip() for m in _FRAME.finditer(output)]
+    start = next((i for i, line in enumerate(lines) if not _HANDLER_FRAME.match(_FRAME.match(line).group(2).strip())),
+                 len(lines))
+    return lines[start:start + limit]
+
+
+def _frame_name(text: str) -> str:
+    text = re.sub(r"\s+\S+\.(?:cpp|cc|c|h|hpp|inc):\d+(?::\d+)?$", "", text)  # "File.cpp:0:0"
+    lib = re.fullmatch(r"\((?:.*/)?([^/()]+\+0x[0-9a-fA-F]+)\)", text)
+    if lib:  # not symbolized: the library and offset are still one place in one release
+        return lib.group(1)
+    text = re.sub(r"\s*\(/[^)]*\)$", "", text)  # "(/path/libIREECompiler.so+0x5b94348)"
+    return _strip_args(text)
+
+
+def _strip_args(symbol: str) -> str:
+    """`ns::f(int, char**)::$_2::operator()(x) const` -> `ns::f::$_2::operator()`: argument lists
+    vary with nothing that tells bugs apart."""
+    out, depth = [], 0
+    i = 0
+    while i < len(symbol):
+        ch = symbol[i]
+        if ch == "(" and symbol.startswith("(anonymous namespace)", i) and depth == 0:
+            out.append("(anonymous namespace)")
+            i += len("(anonymous namespace)")
+            continue
+        if ch == "(":
+            if depth == 0 and out and "".join(out).endswith("operator"):
+                out.append("()")
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+        i += 1
+    text = "".join(out)
+    text = re.sub(r"\s+const\b", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def strip_ir_dumps(text: str) -> str:
+    """The output without the IR the dump flag printed: each dump is reduced to its header line,
+    the headers listed after the diagnostics (innermost pass first), so errors and backtraces stay
+    readable and the failing pass stays findable."""
+    headers = list(_DUMP_HEADER.finditer(text))
+    if not headers:
+        return text
+    out, last = [], 0
+    for match in headers:
+        out.append(text[last:match.end()])
+        rest = text[match.end():]
+        # a dump runs until the next diagnostic, header, backtrace or end
+        stop = re.search(r"^(?:// -----// IR Dump|[^\s\"%^}].*?(?:error|warning|note): |Please report|Stack dump:|"
+                         r"LLVM ERROR|\s*#\d+ 0x)", rest, re.MULTILINE)
+        last = match.end() + (stop.start() if stop else len(rest))
+        out.append("\n")
+    out.append(text[last:])
+    kept = re.sub(r"\n{2,}", "\n", "".join(out))
+    # the headers after the diagnostics (a threaded compile may print its dumps first), in order
+    lines = kept.splitlines()
+    dumps = [line for line in lines if _DUMP_HEADER.match(line)]
+    return "\n".join([line for line in lines if not _DUMP_HEADER.match(line)] + dumps) + "\n"
+
+
+_HOST_CPU_ATTR = re.compile(r"\b(cpu_features = )\"[^\"]*\"")
+
+
+def clean_output(text: str) -> str:
+    """A compiler's output as we keep it: IR dumps reduced to their headers, the host's CPU
+    feature string (hundreds of characters, different per machine) folded."""
+    return _HOST_CPU_ATTR.sub(r'\1"<host>"', strip_ir_dumps(text))
+
+
+def excerpt(text: str, limit: int = 4000) -> str:
+    """At most about `limit` characters of `text`, keeping its head (the first error lines, the top
+    of a backtrace) and its tail, whole lines each, with the cut said in between."""
+    if len(text) <= limit:
+        return text
+    head_budget, tail_budget = limit * 2 // 5, limit * 3 // 5
+    head = text[:head_budget]
+    head = head[:head.rfind("\n")] if "\n" in head else head
+    tail = text[-tail_budget:]
+    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
+    # the dump headers in the cut part name the failing pass: they stay
+    cut = text[len(head):len(text) - len(tail)]
+    headers = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:1200]
+    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{headers}{tail}"
+
+
+__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
+           "strip_ir_dumps"]

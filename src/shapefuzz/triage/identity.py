@@ -1,0 +1,86 @@
+"""A cause's identity: what makes two failures one bug, across lanes, families and spellings.
+
+The same failing pass (from the compiler's own output), the same crashing frames for a crash, and
+the same normalized message. Pass names, op names inside the message and the crashing functions
+are kept; numbers, SSA names, shapes and element types, dispatch names, paths and the host's CPU
+features are dropped, and so is the op a diagnostic is attached to once the failing pass is known
+(one pass rejecting a conv's `linalg.generic` and a scatter's `iree_linalg_ext.scatter` with one
+message is one bug). An identity is *strong* when the compiler said where it failed (a pass or
+crash frames): failures with equal strong identities are one cause at once. A weak identity
+(wrong values, a timeout, running out of memory, a runtime error) says nothing about where, so
+two buckets sharing one become one cause only once a candidate hits both (see campaign.causes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from shapefuzz.signature import first_error_line, normalize
+from shapefuzz.triage.failing_pass import crash_frames, failing_pass
+
+IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
+
+_ANCHOR_OP = re.compile(r"^'[\w.]+' op ")
+_SHAPED = re.compile(r"\b(tensor|memref|vector)<(?:[^<>]|<[^<>]*>)*>")
+_SCALAR_TYPE = re.compile(r"\b(?:[fi]|si|ui|bf)(?:N|\d+)\b")
+_HOST_CPU = re.compile(r"\b(cpu(?:_features)? = )\"[^\"]*\"")
+_FRAME_NOISE = re.compile(r"\$_\d+|\b\d+\b")
+_FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'].*' failed.*|UNREACHABLE executed.*|terminate called.*)")
+_ERROR = re.compile(r"error:\s*(\S.*)")
+_DISPATCH_NAME = re.compile(r"'[\w$.]*dispatch[\w$.]*'")
+
+
+@dataclass(frozen=True)
+class Identity:
+    stage: str
+    status: str
+    failing_pass: str  # "" when the output does not say
+    frames: tuple[str, ...]  # a crash's top compiler frames (normalized), else ()
+    message: str  # the message with what varies between hits of one bug folded
+
+    @property
+    def strong(self) -> bool:
+        return bool(self.failing_pass or self.frames)
+
+    @property
+    def key(self) -> str:
+        where = self.failing_pass or "?"
+        frames = (" in " + " < ".join(self.frames)) if self.frames else ""
+        return f"{self.stage}/{self.status} [{where}]{frames}: {self.message}"
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.key.encode()).hexdigest()[:10]
+
+    def to_json(self) -> dict[str, object]:
+        return {"key": self.key, "failing_pass": self.failing_pass, "frames": list(self.frames),
+                "strong": self.strong}
+
+
+def fold_message(message: str, pass_known: bool) -> str:
+    """A normalized signature message with what differs between hits of one bug folded too."""
+    text = _HOST_CPU.sub(r'\1"<host>"', message)
+    text = _DISPATCH_NAME.sub("'<dispatch>'", text)  # 'main$dispatch', 'main_dispatch_0_generic'
+    text = _SHAPED.sub(lambda m: f"{m.group(1)}<_>", text)
+    text = _SCALAR_TYPE.sub("T", text)
+    if pass_known:
+        text = _ANCHOR_OP.sub("", text)
+    return text.strip()
+
+
+def identity_of(stage: str, status: str, message: str, output: str = "", action_log: str | None = None) -> Identity:
+    """The identity of a failure: its stage, status, normalized signature `message` and the raw
+    `output` of the tool (the failing pass and crash frames are read from it)."""
+    passname = failing_pass(output, action_log) if output and stage in ("compile", "verify") else None
+    frames: tuple[str, ...] = ()
+    if status == "crash" and output:
+        frames = tuple(_FRAME_NOISE.sub("N", f) for f in crash_frames(output, IDENTITY_FRAMES))
+        # the crash's own words, not the "Please report" banner or the signal the signature leads with
+        fatal = normalize(first_error_line(output))
+        message = "" if fatal.startswith("Please report") else fatal
+    return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
+
+
+__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of"]

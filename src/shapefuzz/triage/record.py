@@ -1,0 +1,53 @@
+"""What a corpus entry and a campaign keep about a bug, as one JSON object (meta.json `bug`):
+its identity, the failing pass, the crash's top frames, the first error lines (the head of the
+output, which a tail-only excerpt loses), the component, the scope and the severity."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from shapefuzz.triage.component import component_of, needs_flag, scope_of
+from shapefuzz.triage.failing_pass import crash_frames, raw_frames
+from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.severity import severity_of
+
+FIRST_LINES = 6
+KEPT_BUG_FIELDS = ("regression",)  # what a re-save keeps from the old record (bisected, not recomputed)
+TOP_FRAMES = 12
+
+
+def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
+    """The first diagnostic lines of an output (errors and fatal errors, not echoed source)."""
+    picked = []
+    for line in output.splitlines():
+        text = line.strip()
+        if (not text or text.startswith(("^", "// -----//", "Please report", "Stack dump:", "#"))
+                or "note: see current operation" in text or "Program arguments:" in text):
+            continue
+        if "error:" in text or "LLVM ERROR" in text or "Assertion" in text or not picked:
+            picked.append(text[:500])
+        if len(picked) >= count:
+            break
+    return picked
+
+
+def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> dict[str, Any]:
+    """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
+    status, message), `detail` the kept output, `lanes` where it reproduces."""
+    stage, status = signature.get("stage", ""), signature.get("status", "")
+    ident = identity_of(stage, status, signature.get("message", ""), detail)
+    lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
+    return {
+        "identity": ident.key,
+        "strong": ident.strong,
+        "failing_pass": ident.failing_pass,
+        "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
+        "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
+        "component": component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes),
+        "scope": scope_of(lanes),
+        "lanes": lanes,
+        "severity": severity_of(stage, status, signature.get("message", ""), needs_flag(lanes)).label,
+    }
+
+
+__all__ = ["KEPT_BUG_FIELDS", "bug_record", "first_lines"]
