@@ -129,7 +129,7 @@ class InlinePool:
     busy = property(lambda self: [d.task for d in self.done])
 
     def submit(self, task: Task) -> None:
-        value = getattr(self.target, task.kind.value)(task.candidate, task.lanes)
+        value = getattr(self.target, task.kind.value)(task.candidate, task.argument)
         self.done.append(Done(task, value, 0.01))
 
     def wait(self, timeout: float) -> list[Done]:

@@ -31,6 +31,9 @@ class FakeTarget:
     sleep_on: int = -1  # the worker sleeps past its deadline on this candidate
     hang_lane: str = ""  # this lane always times out
 
+    def worker_init(self) -> None:
+        pass
+
     def generate(self, group: str, seed: int) -> Candidate:
         n = seed % self.space
         key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
@@ -142,6 +145,7 @@ def test_campaign_buckets_confirms_and_saves(tmp_path):
     summary = summarize(store, "budget spent")
     assert summary.candidates == 40 and set(summary.families) <= {"g1", "g2"}
     assert set(summary.backends) == {"a", "b"}
+    assert summary.nodes == [] and isinstance(summary.coverage, dict)  # (coverage once landed in `nodes`)
     report = write_report(summary, store.folder)
     assert "| count |" in report.read_text() and (store.folder / "buckets.svg").read_text().startswith("<svg")
 

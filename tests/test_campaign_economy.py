@@ -40,6 +40,9 @@ class Target:
     check_seconds: float = 0.0
     shrink_sleep: float | None = None  # None: the allowance
 
+    def worker_init(self) -> None:
+        pass
+
     def generate(self, group: str, seed: int) -> Candidate:
         n = seed % 5000
         key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
@@ -68,8 +71,8 @@ class Target:
 
     confirm = check
 
-    def shrink(self, candidate: Candidate, lanes):
-        time.sleep(float(lanes[2]) if self.shrink_sleep is None else self.shrink_sleep)
+    def shrink(self, candidate: Candidate, job):
+        time.sleep(job.seconds if self.shrink_sleep is None else self.shrink_sleep)
         return None
 
     def corpus_count(self, failure: Failure):

@@ -202,7 +202,7 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.campaign.pool import Task
     from shapefuzz.campaign.raypool import RayPool
-    from shapefuzz.campaign.values import TaskKind
+    from shapefuzz.campaign.values import ShrinkJob, TaskKind
 
     store = CampaignStore(folder)
     bucket = store.buckets()[0]
@@ -214,7 +214,7 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     candidate = target.generate(row.family, row.seed)
     assert candidate.key == row.key
     pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
-    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend, bucket.sig, "8"), 300.0))
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.sig, 8.0)))
     done = []
     while not done:
         done = pool.wait(1.0)

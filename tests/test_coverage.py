@@ -151,6 +151,9 @@ class CoveredTarget:
 
     corpus: str
 
+    def worker_init(self) -> None:
+        pass
+
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
         return self._make(group, seed, seed % 5000)
 
@@ -201,7 +204,7 @@ class CoveredTarget:
     def rename_cause(self, entry, cause):
         pass
 
-    def shrink(self, candidate, lanes):
+    def shrink(self, candidate, job):
         return None
 
 

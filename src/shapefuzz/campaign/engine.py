@@ -4,87 +4,31 @@ features and away from saturated buckets, checks each candidate on the reference
 rotating share of the others, buckets failures by signature and ties buckets into causes,
 confirms each new bucket by a re-run and has it saved at once, shrinks one bucket per cause
 within a bounded share of worker time, sets aside a lane (backend) that keeps timing out, and
-keeps everything in the campaign store so a kill at any instant loses at most the tasks in flight."""
+keeps everything in the campaign store so a kill at any instant loses at most the tasks in flight.
+
+The loop is here; the drawing part (`drawing.py`) picks candidates and lanes, the bucket book
+(`book.py`) turns finished tasks into buckets, causes, saves and shrinks, the triage rules over
+buckets are in `triage_rules.py`, and the values they speak in `values.py` (all re-exported here)."""
 
 from __future__ import annotations
 
 import collections
-import hashlib
-import math
-import random
 import signal
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from shapefuzz.campaign.pool import Done, Task, WorkerPool
+from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
+from shapefuzz.campaign.drawing import Drawing, derive_seed
+from shapefuzz.campaign.pool import Task, WorkerPool
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
-
-
-# --- the values the engine speaks -------------------------------------------------------------
-@dataclass(frozen=True)
-class Candidate:
-    key: str  # content hash: equal candidates have equal keys
-    group: str  # the op family
-    seed: int  # the draw seed that regenerates it
-    features: tuple[str, ...]
-    payload: str  # what regenerates it without the seed (parameters as JSON)
-    text: str  # the reproducer (MLIR)
-    index: int = -1
-    instrument: tuple[str, ...] = ()  # lanes to compile with the action log (coverage feedback)
-
-    @property
-    def length(self) -> int:
-        """Characters, for display; which of two is smaller is the target's `size` order."""
-        return len(self.text)
-
-
-@dataclass(frozen=True)
-class Failure:
-    lane: str  # backend
-    signature: str  # the bucket key, str(Signature)
-    fields: dict[str, str]  # the structured signature
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    verdict: Verdict
-    lanes: dict[str, tuple[str, float]]  # lane -> (status, seconds)
-    failures: tuple[Failure, ...] = ()
-    tool_seconds: float = 0.0  # time spent inside compiler and runtime processes
-    error: str = ""
-    # set by a confirming re-run whose every backend disagreed with the reference: an equivalent
-    # form that matches the reference ("form [...] matches ... on llvm-cpu"), so the reference is right
-    reference_form: str = ""
-    # lane -> (the (pass, pattern) items its instrumented compile reached, the pass a failed compile failed in)
-    coverage: dict[str, tuple[tuple[tuple[str, str], ...], str]] = field(default_factory=dict)
-
-
-class Target(Protocol):
-    """What the engine needs from a domain. check/confirm/shrink run in worker processes (the
-    target must pickle); generate/save run in the campaign process."""
-
-    def generate(self, group: str, seed: int, large: bool = False) -> Candidate: ...  # large: for compile-only lanes
-    def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
-    def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
-    def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str,
-             triage: str = "", evidence: str = "") -> str: ...
-    def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]: ...
-    def rename_cause(self, entry: str, cause: str) -> None: ...  # a saved entry's cause was merged
-    def deadline(self, lanes: tuple[str, ...]) -> float: ...
-    def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
-    def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    # lanes = (backend, signature, seconds allowed); returns (smaller text, corpus entry) or None
-    def shrink(self, candidate: Candidate, lanes: tuple[str, ...]) -> Any: ...
-    # Optional, for coverage feedback (campaign/coverage.py; a target without them runs without it):
-    # coverage_support() -> "" or why not; ineligible(candidate, lanes) -> lanes with a known limit;
-    # neighbour(candidate, seed) -> a small change of it; from_payload(group, seed, payload) -> Candidate.
-    # check() fills Outcome.coverage for the lanes in candidate.instrument.
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
+from shapefuzz.campaign.values import (
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Target, TaskKind, Triage,
+)
 
 
 @dataclass
@@ -119,15 +63,6 @@ class Snapshot:
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
-ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
-ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
-MAX_ENVIRONMENT_RETRIES = 3
-MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
-
-
-def derive_seed(*parts: Any) -> int:
-    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:6], "big")
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -145,7 +80,12 @@ class Stats:
     messages: list[str] = field(default_factory=list)
 
 
-class Engine:
+class Engine(Drawing, BucketBook):
+    """The campaign loop: fill the pool (confirming re-runs first, then shrinks within their
+    share, then new candidates from the drawing part), hand each finished task to the bucket
+    book, keep the clock and the progress. Stops when the budget is spent, on Ctrl-C or SIGTERM,
+    or when nothing is left to draw."""
+
     def __init__(
         self,
         target: Target,
@@ -224,7 +164,7 @@ class Engine:
         self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.failed_groups: collections.Counter[str] = collections.Counter()
-        self.retry_queue: collections.deque[tuple[float, TaskKind, Candidate, tuple[str, ...]]] = collections.deque()
+        self.retry_queue: collections.deque[tuple[float, Task]] = collections.deque()  # (when, the task again)
         self.retries: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()
         self._tid = 0
@@ -252,137 +192,20 @@ class Engine:
         t = self._time_left()
         return t is not None and t <= 0
 
-    # --- resume -----------------------------------------------------------------------------
-    def _requeue_pending(self) -> None:
-        """Buckets whose re-run was in flight when the last session stopped: confirm them now.
-        Confirmed buckets whose corpus entry was not recorded: save again (the corpus merges)."""
-        for bucket in self.buckets.values():
-            unsaved = not bucket.corpus_entry or bucket.saving is not None
-            if bucket.state == BucketState.PENDING or unsaved:
-                row = self.store.candidate(bucket.repro_key)
-                if row is None:
-                    continue
-                candidate = self._revive(row)
-                if candidate is None:
-                    continue
-                if bucket.state == BucketState.PENDING:
-                    if bucket.sig not in self.pending_confirm[candidate.key]:
-                        self.pending_confirm[candidate.key].append(bucket.sig)
-                    if all(c.key != candidate.key for c, _ in self.confirm_queue):
-                        self.confirm_queue.append((candidate, (bucket.backend,)))
-                    else:
-                        self.confirm_queue = collections.deque(
-                            (c, tuple(dict.fromkeys(l + (bucket.backend,))) if c.key == candidate.key else l)
-                            for c, l in self.confirm_queue)
-                else:
-                    self._save_bucket(bucket, candidate, bucket.state == BucketState.FLAKY)
-        for bucket in self.buckets.values():  # shrinks wanted when the last session stopped
-            if bucket.shrink == ShrinkState.PENDING and self.shrink_enabled:
-                row = self.store.candidate(bucket.repro_key)
-                candidate = self._revive(row) if row is not None else None
-                if candidate is not None:
-                    self.shrink_queue.append((candidate, bucket.sig))
-
-    def _revive(self, row: CandidateRow) -> Candidate | None:
-        try:
-            candidate = self._generate(row.family, row.seed, row.idx)
-            if candidate.key != row.key and hasattr(self.target, "from_payload"):  # a drawn neighbour
-                candidate = self.target.from_payload(row.family, row.seed, row.payload)
-        except Exception as error:  # the family changed or is gone
-            self._say(f"cannot regenerate candidate {row.key} ({row.family}): {error}")
-            return None
-        return replace(candidate, index=row.idx)
-
-    # --- generation -------------------------------------------------------------------------
-    def _next_candidate(self) -> Candidate | None:
-        live = tuple(g for g in self.groups if g not in self.dead_groups)
-        if not live:
-            return None
-        for _ in range(8):
-            index = self.next_index
-            self.next_index += 1
-            rng = random.Random(derive_seed(self.seed, "group", index))
-            self.steering.groups = live
-            neighbour = self.coverage.neighbour(index)
-            if neighbour is not None:
-                return neighbour
-            group = self.coverage.pick_group(rng) if self.coverage.steers else self.steering.pick_group(rng)
-            best: Candidate | None = None
-            best_score = -1.0
-            attempt, drawn = 0, 0
-            while drawn < self.draws and attempt < self.draws + 16:
-                seed = derive_seed(self.seed, index, attempt)
-                attempt += 1
-                try:
-                    candidate = self._generate(group, seed, index)
-                except Exception as error:  # a family's bug: count it, drop the family if it persists
-                    self.failed_groups[group] += 1
-                    if self.failed_groups[group] == 1 or self.failed_groups[group] >= 5:
-                        self._say(f"family {group} failed to generate seed {seed}: {_one_line(error)}")
-                    if self.failed_groups[group] >= 5:
-                        self.dead_groups.add(group)
-                        self._say(f"family {group} set aside after 5 generation failures")
-                        break
-                    continue
-                # in_flight is keyed by task; a candidate drawn again while its first check runs is a duplicate too
-                if candidate.key in self.tried or any(t.candidate.key == candidate.key for t in self.in_flight.values()):
-                    self.stats.duplicates += 1
-                    continue
-                keep = self.steering.keep_chance(group, candidate.features)
-                if keep < 1.0 and random.Random(derive_seed(self.seed, "keep", index, attempt)).random() >= keep:
-                    self.stats.steered_away += 1
-                    continue
-                drawn += 1
-                score = self.coverage.score(self.steering.rarity(group, candidate.features), group, candidate.features)
-                if score > best_score:
-                    best, best_score = candidate, score
-            if best is not None:
-                return replace(best, index=index)
-        return None
-
-    # --- scheduling ------------------------------------------------------------------------
-    def large_round(self, index: int) -> bool:
-        """Every `large_every`-th candidate is drawn with large shapes and checked only on the
-        compile-only lanes (too slow to execute here; shared-memory and tiling bugs need them)."""
-        return (self.lanes_per_candidate is not None and self.large_every > 0
-                and any(lane in self.lanes for lane in self.compile_only)
-                and index % self.large_every == self.large_every - 1)
-
-    def _generate(self, group: str, seed: int, index: int) -> Candidate:
-        if self.large_round(index):
-            return self.target.generate(group, seed, large=True)
-        return self.target.generate(group, seed)
-
-    def lanes_for(self, index: int) -> tuple[str, ...]:
-        """The reference lane plus a rotating share of the others: candidate i gets the next
-        `lanes_per_candidate - 1` of them in turn, so every lane gets its turn. A large round
-        goes to the compile-only lanes alone, in turn too."""
-        k = self.lanes_per_candidate
-        if k is not None and self.large_round(index):
-            only = [lane for lane in self.lanes if lane in self.compile_only]
-            start = index // self.large_every
-            picked = {only[(start * k + j) % len(only)] for j in range(min(k, len(only)))}
-            return tuple(lane for lane in only if lane in picked)
-        if k is None or self.reference not in self.lanes or k >= len(self.lanes):
-            return self.lanes
-        others = [lane for lane in self.lanes if lane != self.reference]
-        share = max(0, k - 1)
-        picked = {others[(index * share + j) % len(others)] for j in range(share)}
-        return (self.reference, *[lane for lane in others if lane in picked])
-
-    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...]) -> Task:
+    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...],
+              job: ShrinkJob | None = None) -> Task:
         self._tid += 1
-        if kind == TaskKind.SHRINK:  # its own time limit, plus the re-checks around it
-            deadline = float(lanes[2]) * 1.5 + self.target.deadline(lanes[:1])
+        if job is not None:  # its own time limit, plus the re-checks around it
+            deadline = job.seconds * 1.5 + self.target.deadline(lanes)
         else:
             deadline = self.target.deadline(lanes)
-        return Task(self._tid, kind, candidate, lanes, deadline)
+        return Task(self._tid, kind, candidate, lanes, deadline, job)
 
     def _shrink_allowance(self) -> float:
         """Seconds of worker time a new shrink may take now: its share of all worker time so
         far, less what shrinks took and what the running ones may take."""
         used = self.store.worker_time(TaskKind.SHRINK.value) + sum(
-            float(t.lanes[2]) for t in self.in_flight.values() if t.kind == TaskKind.SHRINK)
+            t.job.seconds for t in self.in_flight.values() if t.job is not None)
         return self.shrink_share * self.jobs * self.active() - used
 
     def _shrink_limit(self) -> float:
@@ -398,7 +221,8 @@ class Engine:
             bucket = self.buckets.get(sig)
             if bucket is None or bucket.shrink != ShrinkState.PENDING:
                 continue
-            return self._task(TaskKind.SHRINK, candidate, (bucket.backend, sig, f"{limit:.3f}"))
+            job = ShrinkJob(bucket.backend, sig, float(f"{limit:.3f}"))
+            return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
         return None
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
@@ -468,13 +292,6 @@ class Engine:
             self.store.tick(self.session, self.active())
         return reason
 
-    def _size(self, text: str) -> tuple[int, ...]:
-        if text not in self._sizes:
-            if len(self._sizes) > 256:
-                self._sizes.clear()
-            self._sizes[text] = tuple(self.target.size(text))
-        return self._sizes[text]
-
     def _final_shrinks(self, pool: WorkerPool) -> None:
         """What is still pending once the budget is spent, shrunk within its own budget. What
         this phase does not reach stays pending in the store, for the next session."""
@@ -502,299 +319,6 @@ class Engine:
 
     def _grace(self) -> float:
         return 30.0
-
-    # --- results -------------------------------------------------------------------------
-    def _finish(self, done: Done) -> None:
-        task = done.task
-        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
-        if task.kind == TaskKind.CHECK:
-            self._finish_check(task, done)
-        elif task.kind == TaskKind.CONFIRM:
-            self._finish_confirm(task, done)
-        elif task.kind == TaskKind.SHRINK:
-            self._finish_shrink(task, done)
-
-    def _environment_fault(self, task: Task, done: Done) -> bool:
-        """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
-        EnvironmentFault) is retried later, never recorded as the candidate's outcome; the
-        condition is reported. True when `done` was one."""
-        if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
-            return False
-        condition = _one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
-        self.stats.environment_faults += 1
-        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:2]}"
-        self.retries[key] += 1
-        if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
-            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
-                      f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
-            return True
-        if condition not in self.stats.conditions:
-            self.stats.conditions.add(condition)
-            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
-                      f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
-        self.retry_queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task.kind, task.candidate, task.lanes))
-        return True
-
-    def _due_retry(self) -> Task | None:
-        if self.retry_queue and self.retry_queue[0][0] <= time.monotonic():
-            _, kind, candidate, lanes = self.retry_queue.popleft()
-            return self._task(kind, candidate, lanes)
-        return None
-
-    def _finish_check(self, task: Task, done: Done) -> None:
-        candidate = task.candidate
-        outcome: Outcome | None = done.value
-        if self._environment_fault(task, done):
-            return
-        if outcome is None:
-            verdict = Verdict.LOST if done.lost else Verdict.ERROR
-            outcome = Outcome(verdict, {}, (), 0.0, done.error)
-            if done.lost:
-                self.stats.lost += 1
-            else:
-                self.stats.errors += 1
-            self._say(f"candidate {candidate.key} ({candidate.group}): {verdict.value}: {_one_line(done.error)}")
-        elif outcome.verdict == Verdict.INVALID:
-            self.stats.errors += 1
-            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
-                      f"{_one_line(outcome.error)}")
-        now, wall = self.active(), time.time()
-        updates: dict[str, BucketRow] = {}
-        new_lanes: list[str] = []
-        hits = []
-        rehit = [f.signature for f in outcome.failures if self.steering.saturated(f.signature)]
-        for failure in outcome.failures:
-            hits.append((failure.signature, failure.lane))
-            bucket = self.buckets.get(failure.signature)
-            if bucket is None:
-                self.causes.add(failure.signature, failure.fields)
-                triage, evidence = self.target.triage(candidate, failure, outcome)
-                bucket = BucketRow(
-                    failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
-                    failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
-                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
-                    candidate.length, candidate.text, failure.detail[:8000], "", None,
-                    triage=Triage(triage).value, evidence=evidence)
-                new_lanes.append(failure.lane)
-                self.pending_confirm[candidate.key].append(failure.signature)
-                self.stats.newest = failure.signature
-            else:
-                smaller = self._size(candidate.text) < self._size(bucket.repro_text)
-                bucket = replace(
-                    bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
-                    repro_key=candidate.key if smaller else bucket.repro_key,
-                    repro_size=candidate.length if smaller else bucket.repro_size,
-                    repro_text=candidate.text if smaller else bucket.repro_text)
-            self.steering.hit(failure.signature, candidate.group, candidate.features,
-                              done.seconds / max(1, len(rehit)))
-            if failure.signature in rehit:  # its cost is shared by the saturated buckets it re-hit
-                bucket = replace(bucket, rehits=bucket.rehits + 1,
-                                 rehit_seconds=bucket.rehit_seconds + done.seconds / len(rehit))
-            self.buckets[failure.signature] = bucket
-            updates[failure.signature] = bucket
-        if self.causes.tie([f.signature for f in outcome.failures]) or new_lanes:
-            updates.update(self._renamed_causes())
-        row = CandidateRow(
-            candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
-            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
-            outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
-        self.store.record(row, hits, self.session, now, list(updates.values()),
-                          coverage=self.coverage.finished(candidate, outcome, now, wall))
-        self.tried.add(candidate.key)
-        self.steering.add(candidate.group, candidate.features, done.seconds)
-        self.stats.session_done += 1
-        for failure in outcome.failures:
-            if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:
-                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key}; "
-                          f"{self.buckets[failure.signature].cause})")
-        if new_lanes:
-            if self.confirm_enabled:
-                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes)]
-                self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
-            else:
-                saved = []
-                for sig in self.pending_confirm.pop(candidate.key, []):
-                    failure = next(f for f in outcome.failures if f.signature == sig)
-                    self._save_bucket(self.buckets[sig], candidate, False, failure)
-                    saved.append(sig)
-                self._plan_shrinks(saved, candidate, outcome)
-        self._watch_timeouts(outcome)
-
-    def _sibling_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> list[str]:
-        """Lanes this candidate was not checked on that already hold a bucket with the same stage,
-        status and message as one of its new buckets. Under lane rotation two lanes rarely see one
-        candidate, so the confirming re-run runs these too: if the candidate fails them the same
-        way, the buckets are tied into one cause instead of staying apart ("-2")."""
-        keys = {self.causes.key[f.signature] for f in outcome.failures
-                if f.signature in self.causes.key and self.buckets[f.signature].count == 1}
-        siblings = [b.backend for sig, b in self.buckets.items()
-                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
-        return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
-
-    def _renamed_causes(self) -> dict[str, BucketRow]:
-        """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
-        their corpus entries are told too."""
-        changed = {}
-        for sig, name in self.causes.name_of().items():
-            bucket = self.buckets.get(sig)
-            if bucket is not None and bucket.cause != name:
-                if bucket.corpus_entry and bucket.cause:
-                    try:
-                        self.target.rename_cause(bucket.corpus_entry, name)
-                    except Exception as error:  # noqa: BLE001 - a corpus problem must not end the campaign
-                        self._say(f"could not name cause {name} in {bucket.corpus_entry}: {_one_line(error)}")
-                bucket = replace(bucket, cause=name)
-                self.buckets[sig] = bucket
-                changed[sig] = bucket
-        return changed
-
-    def _finish_confirm(self, task: Task, done: Done) -> None:
-        candidate = task.candidate
-        outcome: Outcome | None = done.value
-        if self._environment_fault(task, done):
-            return  # its buckets stay pending: not flaky for a full disk
-        self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
-        self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
-        again = {f.signature for f in outcome.failures} if outcome is not None else set()
-        known = [f for f in (outcome.failures if outcome is not None else ()) if f.signature in self.buckets]
-        if self.causes.tie([f.signature for f in known]):  # a sibling lane failed the same way
-            renamed = self._renamed_causes()
-            self.store.add_hits(candidate.key, [(f.signature, f.lane) for f in known], list(renamed.values()))
-        saved = []
-        for sig in self.pending_confirm.pop(candidate.key, []):
-            bucket = self.buckets[sig]
-            flaky = sig not in again
-            failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
-            state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
-            if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
-                # the re-run may show the reference is right after all (an equivalent form agrees with it)
-                again_failure = next(f for f in outcome.failures if f.signature == sig)
-                triage, evidence = self.target.triage(candidate, again_failure, outcome)
-                bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
-            if flaky:
-                why = ("did not come back on its re-run" if bucket.status != "oom" else
-                       "ran out of memory under the campaign's cap but not under the full cap on its re-run "
-                       "(it needs more memory than the campaign allows, not without bound)")
-                bucket = replace(bucket, triage=Triage.FLAKY.value, evidence=why)
-                self.steering.ignored.add(sig)
-            self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
-            if flaky:
-                self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
-            else:
-                saved.append(sig)
-        if outcome is not None:
-            self._plan_shrinks(saved, candidate, outcome)
-
-    def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
-        """One shrink per cause, on the cheapest backend where the candidate reproduced it; the
-        plan is kept in the store, so a pending shrink survives a kill."""
-        if not self.shrink_enabled or not sigs:
-            return
-        names = self.causes.name_of()
-        members = self.causes.members()
-        for cause in dict.fromkeys(names[s] for s in sigs):
-            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
-            if any(b.shrink in (ShrinkState.PENDING, ShrinkState.DONE) for b in buckets):
-                chosen = None
-            else:
-                here = [self.buckets[s] for s in sigs if names[s] == cause and self.buckets[s].corpus_entry]
-                chosen = min(here, key=lambda b: (outcome.lanes.get(b.backend, ("", 1e9))[1], b.backend),
-                             default=None)
-            for b in buckets:
-                if b.shrink != ShrinkState.NONE or b.sig not in sigs:
-                    continue
-                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
-                b = replace(b, shrink=state.value)
-                self.buckets[b.sig] = b
-                self.store.put_bucket(b)
-                if state == ShrinkState.PENDING:
-                    self.shrink_queue.append((candidate, b.sig))
-
-    def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
-                     failure: Failure | None = None) -> None:
-        failure = failure or Failure(bucket.backend, bucket.sig, bucket.sig_json, bucket.detail)
-        try:
-            # `saving`: a save is under way and the entry had been saved N times before it. A session
-            # killed between the corpus write and the row below finds N+1 and does not save twice.
-            where, before = self.target.corpus_count(failure)
-            if bucket.saving is not None and before > bucket.saving:
-                entry = where
-            else:
-                self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
-                entry = self.target.save(candidate, failure, flaky, bucket.cause,
-                                         triage=bucket_triage(bucket).value, evidence=bucket.evidence)
-        except Exception as error:  # a corpus problem must not end the campaign; retried on resume
-            self._say(f"could not save bucket {bucket.sig} to the corpus: {_one_line(error)}")
-            entry = ""
-        if bucket.state == BucketState.PENDING:
-            bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)
-        bucket = replace(bucket, corpus_entry=entry, saving=None)
-        self.buckets[bucket.sig] = bucket
-        self.store.put_bucket(bucket)
-
-    def _finish_shrink(self, task: Task, done: Done) -> None:
-        sig = task.lanes[1]
-        result = done.value
-        self.store.add_time(TaskKind.SHRINK.value, done.seconds)
-        bucket = self.buckets.get(sig)
-        if bucket is None:
-            return
-        state = ShrinkState.DONE
-        if self._environment_fault(task, done):
-            return  # stays pending, retried
-        if done.error or done.lost:
-            self._say(f"shrinking {sig} stopped: {_one_line(done.error)}")
-            state = ShrinkState.FAILED
-        elif result:
-            text, entry = result[0], result[1]
-            # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-            if text is not None and self._size(text) < self._size(bucket.repro_text):
-                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
-                self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
-        bucket = replace(bucket, shrink=state.value)
-        self.buckets[sig] = bucket
-        self.store.put_bucket(bucket)
-        if result and not (done.error or done.lost) and len(result) > 2:
-            self._shrink_findings(list(result[2]))
-
-    def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
-        """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the
-        buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
-        now, wall = self.active(), time.time()
-        for candidate, failure in found:
-            bucket = self.buckets.get(failure.signature)
-            if bucket is not None:  # known already: one more hit
-                bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
-                self.buckets[failure.signature] = bucket
-                self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
-                continue
-            self.causes.add(failure.signature, failure.fields)
-            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.fields.get("status", ""), 0.0)}, (failure,))
-            triage, evidence = self.target.triage(candidate, failure, outcome)
-            bucket = BucketRow(
-                failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
-                failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall, BucketState.CONFIRMED,
-                candidate.key, candidate.length, candidate.text, failure.detail[:8000], "", None,
-                triage=Triage(triage).value, evidence=f"found while shrinking; {evidence}", shrink=ShrinkState.SKIPPED.value)
-            self.buckets[failure.signature] = bucket
-            self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
-            self.stats.newest = failure.signature
-            self._say(f"new bucket (found while shrinking): {failure.signature}  ({candidate.group})")
-            renamed = self._renamed_causes()
-            self.store.add_hits(candidate.key, [], list(renamed.values()))
-            self._save_bucket(self.buckets[failure.signature], candidate, False, failure)
-
-    def _watch_timeouts(self, outcome: Outcome) -> None:
-        for lane, (status, _) in outcome.lanes.items():
-            if status == "timeout":
-                self.timeouts[lane] += 1
-            else:
-                self.timeouts[lane] = 0
-            if self.timeouts[lane] >= self.set_aside_after and lane in self.lanes:
-                reason = f"timed out on {self.timeouts[lane]} candidates in a row"
-                self.lanes = tuple(x for x in self.lanes if x != lane)
-                self.store.set_aside(lane, reason)
-                self._say(f"backend {lane} set aside: {reason}")
 
     # --- progress -------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -830,31 +354,9 @@ class Engine:
             self.store.tick(self.session, self.active())
 
 
-_TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIVER, Triage.OURS, Triage.FLAKY)
-
-
-def bucket_triage(bucket: BucketRow) -> Triage:
-    if bucket.state == BucketState.FLAKY:
-        return Triage.FLAKY
-    return Triage(bucket.triage) if bucket.triage else Triage.COMPILER_BUG
-
-
-def cause_triage(buckets: list[BucketRow]) -> Triage:
-    """A cause is a compiler bug when any of its buckets is one (the same failure on llvm-cpu
-    clears the Vulkan driver); otherwise the most bug-like verdict among them."""
-    verdicts = {bucket_triage(b) for b in buckets}
-    return next((t for t in _TRIAGE_ORDER if t in verdicts), Triage.FLAKY)
-
-
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _one_line(error: Any) -> str:
-    text = str(error).strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return (lines[-1] if lines else type(error).__name__)[:300]
-
-
 __all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
-           "bucket_triage", "cause_triage", "derive_seed"]
+           "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from shapefuzz.cleanup import temp_prefix
 from shapefuzz.campaign.engine import Candidate, Failure, Outcome
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.values import ShrinkJob, Triage, Verdict
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
@@ -83,7 +83,6 @@ class IreeTarget:
     corpus_dir: Path
     budget: Budget = DEFAULT_BUDGET  # the full caps: confirmations and shrinks
     memory_cap: int | None = CAMPAIGN_MEMORY_CAP  # candidate checks
-    shrink_seconds: float = 300.0  # per shrink when the engine does not say
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
@@ -293,14 +292,13 @@ class IreeTarget:
         statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
         return replace(outcome, lanes=statuses)
 
-    def shrink(self, candidate: Candidate, lanes: tuple[str, ...]):
+    def shrink(self, candidate: Candidate, job: ShrinkJob):
         """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
-        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None.
-        lanes: (backend, signature, seconds allowed)."""
-        result = self.shrink_only(candidate, lanes)
+        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None."""
+        result = self.shrink_only(candidate, job)
         return None if result is None else self.save_shrunk(result)
 
-    def shrink_only(self, candidate: Candidate, lanes: tuple[str, ...]):
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob):
         """The shrink without the corpus write (a cluster node returns this to the head): its
         `ShrinkResult`, or None when the candidate did not reproduce in isolation. Trials run with
         the candidate's own input seed."""
@@ -309,8 +307,7 @@ class IreeTarget:
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
-        backend, signature_text = lanes[0], lanes[1]
-        seconds = float(lanes[2]) if len(lanes) > 2 else self.shrink_seconds
+        backend, signature_text, seconds = job.backend, job.signature, job.seconds
         with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:

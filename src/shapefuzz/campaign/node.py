@@ -86,8 +86,9 @@ class TaskResult:
 NODE_METHODS = {TaskKind.CHECK: "check", TaskKind.CONFIRM: "confirm", TaskKind.SHRINK: "shrink_only"}
 
 
-def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, lanes: tuple[str, ...]) -> TaskResult:
-    """One campaign task on this node, with the node's toolchain in place of the head's."""
+def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, argument: Any) -> TaskResult:
+    """One campaign task on this node, with the node's toolchain in place of the head's;
+    `argument` is the task's lanes, or a shrink's `ShrinkJob`."""
     start = time.perf_counter()
     try:
         if hasattr(target, "toolchain"):
@@ -95,7 +96,7 @@ def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, lanes:
         method = NODE_METHODS[TaskKind(kind)]
         if not hasattr(target, method):
             method = TaskKind(kind).value
-        value, error = getattr(target, method)(candidate, lanes), ""
+        value, error = getattr(target, method)(candidate, argument), ""
     except Exception:  # noqa: BLE001 - our bug on one candidate: reported, the node keeps working
         value, error = None, traceback.format_exc(limit=8)
     return TaskResult(value, time.perf_counter() - start, error, _node_id(), os.getpid())

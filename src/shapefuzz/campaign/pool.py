@@ -17,7 +17,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz.campaign.values import TaskKind
+from shapefuzz.campaign.values import ShrinkJob, TaskKind
 from shapefuzz.sandbox import become_subreaper, kill_strays
 
 
@@ -28,6 +28,12 @@ class Task:
     candidate: Any
     lanes: tuple[str, ...]
     deadline: float  # seconds of wall clock before the worker is killed
+    job: ShrinkJob | None = None  # a shrink's instructions (its lanes are its backend alone)
+
+    @property
+    def argument(self) -> tuple[str, ...] | ShrinkJob:
+        """What the target's method takes after the candidate: the lanes, or a shrink's job."""
+        return self.job if self.kind == TaskKind.SHRINK and self.job is not None else self.lanes
 
 
 @dataclass(frozen=True)
@@ -84,9 +90,7 @@ def _worker_main(conn, target, parent_pid: int | None = None) -> None:
 
 
 def _serve(conn, target) -> None:
-    init = getattr(target, "worker_init", None)
-    if init is not None:
-        init()
+    target.worker_init()
     while True:
         try:
             task = conn.recv()
@@ -96,7 +100,7 @@ def _serve(conn, target) -> None:
             return
         start = time.perf_counter()
         try:
-            value, error = getattr(target, TaskKind(task.kind).value)(task.candidate, task.lanes), ""
+            value, error = getattr(target, TaskKind(task.kind).value)(task.candidate, task.argument), ""
         except Exception:  # our bug on one candidate: report it, keep the worker
             value, error = None, traceback.format_exc(limit=8)
         try:

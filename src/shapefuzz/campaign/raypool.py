@@ -72,7 +72,7 @@ class RayPool:
         ref = remote(run_task).options(
             num_cpus=self.cpus_per_task(), max_retries=MAX_RETRIES, name=f"shapefuzz-{task.kind.value}",
             label_selector={NODE_LABEL: f"in({','.join(nodes)})"},
-        ).remote(self.target_ref, self.spec, task.kind.value, task.candidate, task.lanes)
+        ).remote(self.target_ref, self.spec, task.kind.value, task.candidate, task.argument)
         self.flights[ref] = _Flight(task, nodes, resubmits=resubmits)
 
     def cpus_per_task(self) -> float:

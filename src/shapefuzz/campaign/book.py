@@ -1,0 +1,361 @@
+"""The engine's bucket book: what a finished task does to the buckets. A check's failures become
+buckets (new ones triaged and queued for their confirming re-run) or hits; buckets are tied into
+causes; a confirmed bucket is saved to the corpus at once, a flaky one marked; one shrink is
+planned per cause and its result recorded; a lane that keeps timing out is set aside; and on
+resume, what was pending is queued again. A mixin of `Engine`: the state it keeps is the
+engine's (buckets, causes, queues, store, target)."""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import replace
+
+from shapefuzz.campaign.pool import Done, Task
+from shapefuzz.campaign.store import BucketRow, CandidateRow
+from shapefuzz.campaign.triage_rules import bucket_triage
+from shapefuzz.campaign.values import (
+    BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
+)
+
+MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
+ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
+ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
+MAX_ENVIRONMENT_RETRIES = 3
+
+
+
+class BucketBook:
+    """Turns finished tasks into buckets, causes, saves and shrinks; see the module docstring."""
+
+    def _requeue_pending(self) -> None:
+        """Buckets whose re-run was in flight when the last session stopped: confirm them now.
+        Confirmed buckets whose corpus entry was not recorded: save again (the corpus merges)."""
+        for bucket in self.buckets.values():
+            unsaved = not bucket.corpus_entry or bucket.saving is not None
+            if bucket.state == BucketState.PENDING or unsaved:
+                row = self.store.candidate(bucket.repro_key)
+                if row is None:
+                    continue
+                candidate = self._revive(row)
+                if candidate is None:
+                    continue
+                if bucket.state == BucketState.PENDING:
+                    if bucket.sig not in self.pending_confirm[candidate.key]:
+                        self.pending_confirm[candidate.key].append(bucket.sig)
+                    if all(c.key != candidate.key for c, _ in self.confirm_queue):
+                        self.confirm_queue.append((candidate, (bucket.backend,)))
+                    else:
+                        self.confirm_queue = collections.deque(
+                            (c, tuple(dict.fromkeys(l + (bucket.backend,))) if c.key == candidate.key else l)
+                            for c, l in self.confirm_queue)
+                else:
+                    self._save_bucket(bucket, candidate, bucket.state == BucketState.FLAKY)
+        for bucket in self.buckets.values():  # shrinks wanted when the last session stopped
+            if bucket.shrink == ShrinkState.PENDING and self.shrink_enabled:
+                row = self.store.candidate(bucket.repro_key)
+                candidate = self._revive(row) if row is not None else None
+                if candidate is not None:
+                    self.shrink_queue.append((candidate, bucket.sig))
+
+    def _size(self, text: str) -> tuple[int, ...]:
+        if text not in self._sizes:
+            if len(self._sizes) > 256:
+                self._sizes.clear()
+            self._sizes[text] = tuple(self.target.size(text))
+        return self._sizes[text]
+
+    def _finish(self, done: Done) -> None:
+        task = done.task
+        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+        if task.kind == TaskKind.CHECK:
+            self._finish_check(task, done)
+        elif task.kind == TaskKind.CONFIRM:
+            self._finish_confirm(task, done)
+        elif task.kind == TaskKind.SHRINK:
+            self._finish_shrink(task, done)
+
+    def _environment_fault(self, task: Task, done: Done) -> bool:
+        """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
+        EnvironmentFault) is retried later, never recorded as the candidate's outcome; the
+        condition is reported. True when `done` was one."""
+        if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
+            return False
+        condition = one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
+        self.stats.environment_faults += 1
+        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.signature if task.job else ''}"
+        self.retries[key] += 1
+        if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
+            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
+                      f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
+            return True
+        if condition not in self.stats.conditions:
+            self.stats.conditions.add(condition)
+            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
+                      f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
+        self.retry_queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task))
+        return True
+
+    def _due_retry(self) -> Task | None:
+        if self.retry_queue and self.retry_queue[0][0] <= time.monotonic():
+            _, task = self.retry_queue.popleft()
+            return self._task(task.kind, task.candidate, task.lanes, task.job)
+        return None
+
+    def _finish_check(self, task: Task, done: Done) -> None:
+        candidate = task.candidate
+        outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return
+        if outcome is None:
+            verdict = Verdict.LOST if done.lost else Verdict.ERROR
+            outcome = Outcome(verdict, {}, (), 0.0, done.error)
+            if done.lost:
+                self.stats.lost += 1
+            else:
+                self.stats.errors += 1
+            self._say(f"candidate {candidate.key} ({candidate.group}): {verdict.value}: {one_line(done.error)}")
+        elif outcome.verdict == Verdict.INVALID:
+            self.stats.errors += 1
+            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
+                      f"{one_line(outcome.error)}")
+        now, wall = self.active(), time.time()
+        updates: dict[str, BucketRow] = {}
+        new_lanes: list[str] = []
+        hits = []
+        rehit = [f.signature for f in outcome.failures if self.steering.saturated(f.signature)]
+        for failure in outcome.failures:
+            hits.append((failure.signature, failure.lane))
+            bucket = self.buckets.get(failure.signature)
+            if bucket is None:
+                self.causes.add(failure.signature, failure.fields)
+                triage, evidence = self.target.triage(candidate, failure, outcome)
+                bucket = BucketRow(
+                    failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
+                    failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
+                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
+                    candidate.length, candidate.text, failure.detail[:8000], "", None,
+                    triage=Triage(triage).value, evidence=evidence)
+                new_lanes.append(failure.lane)
+                self.pending_confirm[candidate.key].append(failure.signature)
+                self.stats.newest = failure.signature
+            else:
+                smaller = self._size(candidate.text) < self._size(bucket.repro_text)
+                bucket = replace(
+                    bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
+                    repro_key=candidate.key if smaller else bucket.repro_key,
+                    repro_size=candidate.length if smaller else bucket.repro_size,
+                    repro_text=candidate.text if smaller else bucket.repro_text)
+            self.steering.hit(failure.signature, candidate.group, candidate.features,
+                              done.seconds / max(1, len(rehit)))
+            if failure.signature in rehit:  # its cost is shared by the saturated buckets it re-hit
+                bucket = replace(bucket, rehits=bucket.rehits + 1,
+                                 rehit_seconds=bucket.rehit_seconds + done.seconds / len(rehit))
+            self.buckets[failure.signature] = bucket
+            updates[failure.signature] = bucket
+        if self.causes.tie([f.signature for f in outcome.failures]) or new_lanes:
+            updates.update(self._renamed_causes())
+        row = CandidateRow(
+            candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
+            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
+            outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
+        self.store.record(row, hits, self.session, now, list(updates.values()),
+                          coverage=self.coverage.finished(candidate, outcome, now, wall))
+        self.tried.add(candidate.key)
+        self.steering.add(candidate.group, candidate.features, done.seconds)
+        self.stats.session_done += 1
+        for failure in outcome.failures:
+            if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:
+                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key}; "
+                          f"{self.buckets[failure.signature].cause})")
+        if new_lanes:
+            if self.confirm_enabled:
+                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes)]
+                self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
+            else:
+                saved = []
+                for sig in self.pending_confirm.pop(candidate.key, []):
+                    failure = next(f for f in outcome.failures if f.signature == sig)
+                    self._save_bucket(self.buckets[sig], candidate, False, failure)
+                    saved.append(sig)
+                self._plan_shrinks(saved, candidate, outcome)
+        self._watch_timeouts(outcome)
+
+    def _sibling_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> list[str]:
+        """Lanes this candidate was not checked on that already hold a bucket with the same stage,
+        status and message as one of its new buckets. Under lane rotation two lanes rarely see one
+        candidate, so the confirming re-run runs these too: if the candidate fails them the same
+        way, the buckets are tied into one cause instead of staying apart ("-2")."""
+        keys = {self.causes.key[f.signature] for f in outcome.failures
+                if f.signature in self.causes.key and self.buckets[f.signature].count == 1}
+        siblings = [b.backend for sig, b in self.buckets.items()
+                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
+        return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
+
+    def _renamed_causes(self) -> dict[str, BucketRow]:
+        """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
+        their corpus entries are told too."""
+        changed = {}
+        for sig, name in self.causes.name_of().items():
+            bucket = self.buckets.get(sig)
+            if bucket is not None and bucket.cause != name:
+                if bucket.corpus_entry and bucket.cause:
+                    try:
+                        self.target.rename_cause(bucket.corpus_entry, name)
+                    except Exception as error:  # noqa: BLE001 - a corpus problem must not end the campaign
+                        self._say(f"could not name cause {name} in {bucket.corpus_entry}: {one_line(error)}")
+                bucket = replace(bucket, cause=name)
+                self.buckets[sig] = bucket
+                changed[sig] = bucket
+        return changed
+
+    def _finish_confirm(self, task: Task, done: Done) -> None:
+        candidate = task.candidate
+        outcome: Outcome | None = done.value
+        if self._environment_fault(task, done):
+            return  # its buckets stay pending: not flaky for a full disk
+        self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
+        self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
+        again = {f.signature for f in outcome.failures} if outcome is not None else set()
+        known = [f for f in (outcome.failures if outcome is not None else ()) if f.signature in self.buckets]
+        if self.causes.tie([f.signature for f in known]):  # a sibling lane failed the same way
+            renamed = self._renamed_causes()
+            self.store.add_hits(candidate.key, [(f.signature, f.lane) for f in known], list(renamed.values()))
+        saved = []
+        for sig in self.pending_confirm.pop(candidate.key, []):
+            bucket = self.buckets[sig]
+            flaky = sig not in again
+            failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
+            state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
+            if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
+                # the re-run may show the reference is right after all (an equivalent form agrees with it)
+                again_failure = next(f for f in outcome.failures if f.signature == sig)
+                triage, evidence = self.target.triage(candidate, again_failure, outcome)
+                bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
+            if flaky:
+                why = ("did not come back on its re-run" if bucket.status != "oom" else
+                       "ran out of memory under the campaign's cap but not under the full cap on its re-run "
+                       "(it needs more memory than the campaign allows, not without bound)")
+                bucket = replace(bucket, triage=Triage.FLAKY.value, evidence=why)
+                self.steering.ignored.add(sig)
+            self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
+            if flaky:
+                self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
+            else:
+                saved.append(sig)
+        if outcome is not None:
+            self._plan_shrinks(saved, candidate, outcome)
+
+    def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
+        """One shrink per cause, on the cheapest backend where the candidate reproduced it; the
+        plan is kept in the store, so a pending shrink survives a kill."""
+        if not self.shrink_enabled or not sigs:
+            return
+        names = self.causes.name_of()
+        members = self.causes.members()
+        for cause in dict.fromkeys(names[s] for s in sigs):
+            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
+            if any(b.shrink in (ShrinkState.PENDING, ShrinkState.DONE) for b in buckets):
+                chosen = None
+            else:
+                here = [self.buckets[s] for s in sigs if names[s] == cause and self.buckets[s].corpus_entry]
+                chosen = min(here, key=lambda b: (outcome.lanes.get(b.backend, ("", 1e9))[1], b.backend),
+                             default=None)
+            for b in buckets:
+                if b.shrink != ShrinkState.NONE or b.sig not in sigs:
+                    continue
+                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
+                b = replace(b, shrink=state.value)
+                self.buckets[b.sig] = b
+                self.store.put_bucket(b)
+                if state == ShrinkState.PENDING:
+                    self.shrink_queue.append((candidate, b.sig))
+
+    def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
+                     failure: Failure | None = None) -> None:
+        failure = failure or Failure(bucket.backend, bucket.sig, bucket.sig_json, bucket.detail)
+        try:
+            # `saving`: a save is under way and the entry had been saved N times before it. A session
+            # killed between the corpus write and the row below finds N+1 and does not save twice.
+            where, before = self.target.corpus_count(failure)
+            if bucket.saving is not None and before > bucket.saving:
+                entry = where
+            else:
+                self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
+                entry = self.target.save(candidate, failure, flaky, bucket.cause,
+                                         triage=bucket_triage(bucket).value, evidence=bucket.evidence)
+        except Exception as error:  # a corpus problem must not end the campaign; retried on resume
+            self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
+            entry = ""
+        if bucket.state == BucketState.PENDING:
+            bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)
+        bucket = replace(bucket, corpus_entry=entry, saving=None)
+        self.buckets[bucket.sig] = bucket
+        self.store.put_bucket(bucket)
+
+    def _finish_shrink(self, task: Task, done: Done) -> None:
+        sig = task.job.signature
+        result = done.value
+        self.store.add_time(TaskKind.SHRINK.value, done.seconds)
+        bucket = self.buckets.get(sig)
+        if bucket is None:
+            return
+        state = ShrinkState.DONE
+        if self._environment_fault(task, done):
+            return  # stays pending, retried
+        if done.error or done.lost:
+            self._say(f"shrinking {sig} stopped: {one_line(done.error)}")
+            state = ShrinkState.FAILED
+        elif result:
+            text, entry = result[0], result[1]
+            # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
+            if text is not None and self._size(text) < self._size(bucket.repro_text):
+                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
+                self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
+        bucket = replace(bucket, shrink=state.value)
+        self.buckets[sig] = bucket
+        self.store.put_bucket(bucket)
+        if result and not (done.error or done.lost) and len(result) > 2:
+            self._shrink_findings(list(result[2]))
+
+    def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
+        """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the
+        buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
+        now, wall = self.active(), time.time()
+        for candidate, failure in found:
+            bucket = self.buckets.get(failure.signature)
+            if bucket is not None:  # known already: one more hit
+                bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
+                self.buckets[failure.signature] = bucket
+                self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+                continue
+            self.causes.add(failure.signature, failure.fields)
+            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.fields.get("status", ""), 0.0)}, (failure,))
+            triage, evidence = self.target.triage(candidate, failure, outcome)
+            bucket = BucketRow(
+                failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
+                failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall, BucketState.CONFIRMED,
+                candidate.key, candidate.length, candidate.text, failure.detail[:8000], "", None,
+                triage=Triage(triage).value, evidence=f"found while shrinking; {evidence}", shrink=ShrinkState.SKIPPED.value)
+            self.buckets[failure.signature] = bucket
+            self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+            self.stats.newest = failure.signature
+            self._say(f"new bucket (found while shrinking): {failure.signature}  ({candidate.group})")
+            renamed = self._renamed_causes()
+            self.store.add_hits(candidate.key, [], list(renamed.values()))
+            self._save_bucket(self.buckets[failure.signature], candidate, False, failure)
+
+    def _watch_timeouts(self, outcome: Outcome) -> None:
+        for lane, (status, _) in outcome.lanes.items():
+            if status == "timeout":
+                self.timeouts[lane] += 1
+            else:
+                self.timeouts[lane] = 0
+            if self.timeouts[lane] >= self.set_aside_after and lane in self.lanes:
+                reason = f"timed out on {self.timeouts[lane]} candidates in a row"
+                self.lanes = tuple(x for x in self.lanes if x != lane)
+                self.store.set_aside(lane, reason)
+                self._say(f"backend {lane} set aside: {reason}")
+
+
+__all__ = ["BucketBook", "MAX_SIBLING_LANES"]
