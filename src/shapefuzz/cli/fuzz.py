@@ -13,7 +13,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 
 @click.command()
 @click.option("--ops", default=None, help="Comma-separated op families (default: conv, conv_transpose, scatter, one_hot, topk, pool, "
-              "sort, gather, reduce; also attention).")
+              "sort, gather, reduce, attention).")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Backends or aliases (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--time", "time_budget", type=Duration(), default=None,
