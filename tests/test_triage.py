@@ -130,6 +130,24 @@ def test_crash_identity_comes_from_its_top_frames():
     assert "Please report" not in sig.message
 
 
+def test_crash_identity_stops_at_the_pass_manager():
+    # One crash seen on two lanes of a 20-minute campaign: below the pass, MLIR's pass manager
+    # was reached directly on one and through an llvm::function_ref callback on the other.
+    head = (" #0 0x00007fd467e04000 llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) Signals.cpp:0:0\n"
+            " #1 0x00007fd467e04001 SignalHandler(int) Signals.cpp:0:0\n"
+            " #4 0x00007fd467e041d7 mlir::ShapedType::hasRank() const BuiltinTypeInterfaces.cpp:0:0\n"
+            " #5 0x00007fd469be162a mlir::iree_compiler::Preprocessing::(anonymous namespace)::"
+            "MakeSingleDispatchForFunctionPass::runOnOperation() MakeSingleDispatchForFunction.cpp:0:0\n")
+    direct = head + (" #6 0x00007fd468309731 mlir::detail::OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, "
+                     "mlir::AnalysisManager, bool, unsigned int) Pass.cpp:0:0\n")
+    threaded = head + (" #6 0x00007f8cbcb0e56a void llvm::function_ref<void ()>::callback_fn<mlir::detail::"
+                       "OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, mlir::AnalysisManager, bool, "
+                       "unsigned int)::$_1>(long) Pass.cpp:0:0\n")
+    one, two = (identity_of("compile", "crash", "x", text) for text in (direct, threaded))
+    assert one.key == two.key and one.failing_pass == "MakeSingleDispatchForFunctionPass"
+    assert one.frames[-1].endswith("MakeSingleDispatchForFunctionPass::runOnOperation")
+
+
 def test_identity_drops_shapes_numbers_and_host_cpu_but_keeps_op_and_pass_names():
     a = identity_of("compile", "error", "'memref.alloca' op expected no unbounded stack allocations of memref<1x9007199254740991xf16>",
                     "// -----// IR Dump After LLVMCPUCheckIRBeforeLLVMConversionPass Failed: iree-llvmcpu-check-ir-before-llvm-conversion //----- //\n")
@@ -378,3 +396,14 @@ def test_wrong_values_say_how_many_how_far_and_where():
     detail = values_mismatch(0, want, got, rtol=1e-5, atol=1e-5).detail
     assert detail.startswith("result 0: 3 of 12 elements differ; first at [0, 2]: got 4.0, expected 2.0")
     assert "max abs error 6, max rel error 1" in detail and "[2, 3]: got 11.5, expected 11.0" in detail
+
+
+def test_identity_folds_the_target_configuration_a_message_prints():
+    # vulkan-spirv and vulkan-llvmpipe print one translation failure with their own target attribute
+    spirv = ('failed to run translation of source executable to target executable for backend '
+             '#hal.executable.target<"vulkan-spirv", "vulkan-spirv-fb", {iree_codegen.target_info = #iree_gpu.target<'
+             'arch = "", features = "spirv:v1.3,cap:Shader"')
+    llvmpipe = spirv.replace('features = "spirv:v1.3,cap:Shader"', 'features = "spirv:v1.6,cap:Shader,cap:Int8"')
+    log = "// -----// IR Dump After LinalgExtToLoopsPass Failed: iree-linalg-ext-to-loops //----- //\n"
+    one, two = (identity_of("compile", "error", m, log) for m in (spirv, llvmpipe))
+    assert one.key == two.key and one.failing_pass == "iree-linalg-ext-to-loops"

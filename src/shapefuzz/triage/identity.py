@@ -30,6 +30,9 @@ _FRAME_NOISE = re.compile(r"\$_\d+|\b\d+\b")
 _FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'].*' failed.*|UNREACHABLE executed.*|terminate called.*)")
 _ERROR = re.compile(r"error:\s*(\S.*)")
 _DISPATCH_NAME = re.compile(r"'[\w$.]*dispatch[\w$.]*'")
+# "for backend #hal.executable.target<...>": the target's whole configuration (one per lane: two
+# Vulkan profiles printed the same failure as two causes); the failing pass says where it broke
+_TARGET_ATTR = re.compile(r"(#hal\.executable\.target<)\S.*$")
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,27 @@ class Identity:
                 "strong": self.strong}
 
 
+# MLIR's pass-manager and LLVM's callback plumbing: which of these frames sits below a pass depends
+# on threading (OpToOpPassAdaptor::run directly, or through a function_ref callback), not on the bug.
+_PASS_MANAGER_FRAME = re.compile(r"^(?:mlir::detail::OpToOpPassAdaptor|mlir::PassManager|mlir::detail::PassCrashReproducer"
+                                 r"|(?:void )?llvm::function_ref<|llvm::CrashRecoveryContext|mlir::failableParallelForEach)")
+
+
+def _below_pass_manager(frames: list[str]) -> list[str]:
+    """A crash's frames up to (not including) the first pass-manager frame."""
+    out = []
+    for frame in frames:
+        if _PASS_MANAGER_FRAME.match(frame):
+            break
+        out.append(frame)
+    return out or frames[:1]
+
+
 def fold_message(message: str, pass_known: bool) -> str:
     """A normalized signature message with what differs between hits of one bug folded too."""
     text = _HOST_CPU.sub(r'\1"<host>"', message)
     text = _DISPATCH_NAME.sub("'<dispatch>'", text)  # 'main$dispatch', 'main_dispatch_0_generic'
+    text = _TARGET_ATTR.sub(r"\1...>", text)
     text = _SHAPED.sub(lambda m: f"{m.group(1)}<_>", text)
     text = _SCALAR_TYPE.sub("T", text)
     if pass_known:
@@ -76,7 +96,7 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     passname = failing_pass(output, action_log) if output and stage in ("compile", "verify") else None
     frames: tuple[str, ...] = ()
     if status == "crash" and output:
-        frames = tuple(_FRAME_NOISE.sub("N", f) for f in crash_frames(output, IDENTITY_FRAMES))
+        frames = tuple(_FRAME_NOISE.sub("N", f) for f in _below_pass_manager(crash_frames(output, IDENTITY_FRAMES)))
         # the crash's own words, not the "Please report" banner or the signal the signature leads with
         fatal = normalize(first_error_line(output))
         message = "" if fatal.startswith("Please report") else fatal
