@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -376,3 +376,19 @@ def _mlir_name(dtype: np.dtype) -> str:
 def with_item(seq: Sequence[Any], i: int, value: Any) -> tuple[Any, ...]:
     """`seq` with item i replaced: for tuple-valued params."""
     return (*seq[:i], value, *seq[i + 1 :])
+
+
+def shape_and_dynamic_shrinks(
+    shape: Sequence[int], dyn: Sequence[bool], sizes: Callable[[int], Iterable[int]]
+) -> list[dict[str, list[Any]]]:
+    """Shrink steps for a family with one `shape` and one `in_dyn` flag per dim, as param
+    changes in the order they are tried: each dim made smaller (to `sizes(n)`), then every dim
+    static, then each dynamic dim static on its own."""
+    steps: list[dict[str, list[Any]]] = []
+    for i, n in enumerate(shape):
+        if n > 1:
+            steps += [{"shape": [v if j == i else s for j, s in enumerate(shape)]} for v in sizes(n)]
+    if any(dyn):
+        steps.append({"in_dyn": [False] * len(dyn)})
+        steps += [{"in_dyn": [d and j != i for j, d in enumerate(dyn)]} for i, flag in enumerate(dyn) if flag]
+    return steps

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features
+from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features, shape_and_dynamic_shrinks
 from shapefuzz.families.reduce.params import ARG_KINDS, DTYPES, FORMS, INDEX_DTYPES, KINDS, Params, count
 
 _REDUCED = SMALL_SIZES + (31, 33, 64, 127, 128, 129, 1024, 1025, 4096, 4097)
@@ -115,15 +115,8 @@ def shrink_candidates(p: Params) -> list[Params]:
             new_dims = [d - (d > i) for d in p.dims if d != i]
             add(shape=[s for j, s in enumerate(p.shape) if j != i], in_dyn=[d for j, d in enumerate(p.in_dyn) if j != i],
                 dims=new_dims, form=p.form if len(new_dims) > 1 or p.form != "chain" else "generic")
-    for i in range(r):
-        if p.shape[i] > 1:
-            for v in (1, p.shape[i] // 2):
-                add(shape=[v if j == i else s for j, s in enumerate(p.shape)])
-    if any(p.in_dyn):
-        add(in_dyn=[False] * r)
-        for i in range(r):
-            if p.in_dyn[i]:
-                add(in_dyn=[d and j != i for j, d in enumerate(p.in_dyn)])
+    for changes in shape_and_dynamic_shrinks(p.shape, p.in_dyn, lambda n: (1, n // 2)):
+        add(**changes)
     if p.keepdims:
         add(keepdims=False)
     if p.form != "generic":

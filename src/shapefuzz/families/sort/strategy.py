@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.common import draw_dyn_flags, dyn_features
+from shapefuzz.families.common import draw_dyn_flags, dyn_features, shape_and_dynamic_shrinks
 from shapefuzz.families.sort.params import DTYPES, FORMS, INDEX_DTYPES, PAYLOADS, USES, VALUES, Params
 
 _SORTED = (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
@@ -116,15 +116,8 @@ def shrink_candidates(p: Params) -> list[Params]:
             nd = dim - (1 if i < dim else 0)
             add(shape=[s for j, s in enumerate(p.shape) if j != i], in_dyn=[d for j, d in enumerate(p.in_dyn) if j != i],
                 dim=nd, transpose=p.transpose and nd != r - 2)
-    for i in range(r):
-        if p.shape[i] > 1:
-            for v in (1, p.shape[i] // 2, p.shape[i] - 1):
-                add(shape=[v if j == i else s for j, s in enumerate(p.shape)])
-    if any(p.in_dyn):
-        add(in_dyn=[False] * r)
-        for i in range(r):
-            if p.in_dyn[i]:
-                add(in_dyn=[d and j != i for j, d in enumerate(p.in_dyn)])
+    for changes in shape_and_dynamic_shrinks(p.shape, p.in_dyn, lambda n: (1, n // 2, n - 1)):
+        add(**changes)
     if p.transpose:
         add(transpose=False)
     if p.form != "sort":
