@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from shapefuzz.backends import BACKENDS
-from shapefuzz.campaign.iree import input_seed, load_family
+from shapefuzz.campaign.iree import load_family
+from shapefuzz.campaign.values import INPUT_SEED_MODULUS
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.case import Case
@@ -99,7 +100,7 @@ def bare_loop(toolchain, cases, backends: list[str], phase: str | None = None) -
             text = case.header() + "\n" + family.render(case.params)
             mlir = os.path.join(tmp, f"c{i}.mlir")
             Path(mlir).write_text(text)
-            inputs = family.make_inputs(case.params, input_seed(seed))
+            inputs = family.make_inputs(case.params, seed % INPUT_SEED_MODULUS)
             in_args = []
             for k, a in enumerate(inputs):
                 np.save(os.path.join(tmp, f"in{k}.npy"), np.ascontiguousarray(a))

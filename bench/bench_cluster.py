@@ -36,7 +36,7 @@ from shapefuzz.campaign.pool import Done, Task
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.values import Verdict, perform
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.toolchain import find_toolchain
 
@@ -96,15 +96,15 @@ class FastTarget(IreeTarget):
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         n = int(candidate.key, 16)
-        statuses = {lane: ("ok", 0.01) for lane in lanes}
+        statuses = {lane: (Status.OK, 0.01) for lane in lanes}
         if n % self.fail_every or len(lanes) < 2:
             return Outcome(Verdict.PASS, statuses)
         lane = lanes[1]
         word = "".join(chr(ord("a") + int(d)) for d in str(n // self.fail_every % self.messages))
         message = f"fake failure {word} in pass {'xyz'[n % 3]}"  # letters: numbers are folded in signatures
         signature = Signature(lane, Stage.COMPILE, Status.ERROR, message)
-        statuses[lane] = ("error", 0.01)
-        failure = Failure(lane, str(signature), signature.to_json(), message)
+        statuses[lane] = (Status.ERROR, 0.01)
+        failure = Failure(signature, message)
         return Outcome(Verdict.FAIL, statuses, (failure,))
 
     confirm = check
@@ -113,7 +113,7 @@ class FastTarget(IreeTarget):
         if self.free_draws:  # no case to rebuild: the entry from the shrinker's path (text only)
             from shapefuzz.corpus import make_finding, save_finding
 
-            finding = make_finding(Signature.from_json(failure.fields), candidate.text, self.toolchain,
+            finding = make_finding(failure.signature, candidate.text, self.toolchain,
                                    detail=failure.detail, flaky=flaky, cause=cause, triage=triage, evidence=evidence)
             return str(save_finding(self.corpus_dir, finding)[0])
         return IreeTarget.save(self, candidate, failure, flaky, cause, triage, evidence)
@@ -129,7 +129,7 @@ class InlinePool:
     busy = property(lambda self: [d.task for d in self.done])
 
     def submit(self, task: Task) -> None:
-        value = getattr(self.target, task.kind.value)(task.candidate, task.argument)
+        value = perform(self.target, task.kind, task.candidate, task.argument)
         self.done.append(Done(task, value, 0.01))
 
     def wait(self, timeout: float) -> list[Done]:

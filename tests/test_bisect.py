@@ -14,7 +14,7 @@ from shapefuzz.bisect import bisect_entry, select_versions, version_key
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.errors import ToolchainError, UsageError
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.replay import Outcome, ReplayResult
+from shapefuzz.replay import ReplayOutcome, ReplayResult
 
 VERSIONS = ["3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0", "3.9.0", "3.10.0",
             "3.11.0", "3.12.0", "3.13.0"]
@@ -38,8 +38,8 @@ def fake(bad: set[str], unknown: set[str] = frozenset(), broken: set[str] = froz
         return version
 
     def check(entry, version):
-        outcome = (Outcome.NOT_RUNNABLE if version in unknown else
-                   Outcome.STILL_FAILING if version in bad else Outcome.FIXED)
+        outcome = (ReplayOutcome.NOT_RUNNABLE if version in unknown else
+                   ReplayOutcome.STILL_FAILING if version in bad else ReplayOutcome.FIXED)
         return ReplayResult(entry.id, entry.path, outcome, "failing", SIG)
 
     return installer, check, calls

@@ -15,10 +15,11 @@ import pytest
 
 from shapefuzz.campaign.config import format_duration, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome, Steering
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.values import Triage, Verdict
 from shapefuzz.campaign.report import sparkline, summarize, svg_plot, write_report
 from shapefuzz.campaign.store import FORMAT_VERSION, CampaignStore
 from shapefuzz.errors import CorpusError, UsageError
+from shapefuzz.model import Signature, Stage, Status
 
 
 # --- a fake domain: candidates are numbers; behaviour is chosen by the number ------------------
@@ -52,18 +53,15 @@ class FakeTarget:
         lane_results, failures = {}, []
         for lane in lanes:
             if lane == self.hang_lane:
-                lane_results[lane] = ("timeout", 1.0)
-                failures.append(Failure(lane, f"{lane}/compile/timeout: timeout",
-                                        {"backend": lane, "stage": "compile", "status": "timeout", "message": "timeout"}))
+                lane_results[lane] = (Status.TIMEOUT, 1.0)
+                failures.append(Failure(Signature(lane, Stage.COMPILE, Status.TIMEOUT, "timeout")))
             elif n % 10 == 0 or (self.flaky_mod and n % self.flaky_mod == 1 and not _seen(candidate.key)):
                 kind = "flaky" if self.flaky_mod and n % self.flaky_mod == 1 else f"kind{n % 4}"
-                sig = f"{lane}/compile/error: {kind}"
-                lane_results[lane] = ("error", 0.01)
-                failures.append(Failure(lane, sig, {"backend": lane, "stage": "compile", "status": "error",
-                                                    "message": kind}, "detail"))
+                lane_results[lane] = (Status.ERROR, 0.01)
+                failures.append(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, kind), "detail"))
             else:
-                lane_results[lane] = ("ok", 0.01)
-        return Outcome("fail" if failures else "pass", lane_results, tuple(failures), 0.02)
+                lane_results[lane] = (Status.OK, 0.01)
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS, lane_results, tuple(failures), 0.02)
 
     confirm = check
 
@@ -71,7 +69,7 @@ class FakeTarget:
         return (len(text),)
 
     def corpus_count(self, failure: Failure):
-        path = Path(self.corpus) / _slug(failure.signature)
+        path = Path(self.corpus) / _slug(failure.key)
         return str(path), int(path.read_text()) if path.exists() else 0
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "", triage: str = "",

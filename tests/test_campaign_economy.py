@@ -22,6 +22,7 @@ from shapefuzz.campaign.report import summarize
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.values import ShrinkState, TaskKind, Triage, Verdict
+from shapefuzz.model import Signature, Stage, Status
 
 sys.path.insert(0, str(Path(__file__).parent))
 from campaign_fakes import fake_env, make_fake_iree  # noqa: E402
@@ -62,11 +63,10 @@ class Target:
         lane_results, failures = {}, []
         for lane in lanes:
             if hot and lane in self.same_on:
-                failures.append(Failure(lane, f"{lane}/compile/error: same", {
-                    "backend": lane, "stage": "compile", "status": "error", "message": "same"}))
-                lane_results[lane] = ("error", 0.01)
+                failures.append(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, "same")))
+                lane_results[lane] = (Status.ERROR, 0.01)
             else:
-                lane_results[lane] = ("ok", 0.01)
+                lane_results[lane] = (Status.OK, 0.01)
         return Outcome(Verdict.FAIL if failures else Verdict.PASS, lane_results, tuple(failures), 0.0)
 
     confirm = check
@@ -76,7 +76,7 @@ class Target:
         return None
 
     def corpus_count(self, failure: Failure):
-        path = Path(self.corpus) / hashlib.sha256(failure.signature.encode()).hexdigest()[:12]
+        path = Path(self.corpus) / hashlib.sha256(failure.key.encode()).hexdigest()[:12]
         return str(path), int(path.read_text()) if path.exists() else 0
 
     def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
@@ -279,7 +279,7 @@ def test_a_limited_lane_is_never_compiled(tmp_path, monkeypatch):
     outcome = target.check(candidate, ("llvm-cpu", "vmvx"))
     calls = log.read_text()
     assert "backends=llvm-cpu" in calls and "vmvx" not in calls  # f16 on vmvx: not compiled at all
-    assert outcome.lanes["vmvx"] == ("unsupported", 0.0)
+    assert outcome.lanes["vmvx"] == (Status.UNSUPPORTED, 0.0)
 
 
 def test_suspected_driver_and_ours_verdicts():
@@ -288,24 +288,27 @@ def test_suspected_driver_and_ours_verdicts():
 
     target = IreeTarget(find_toolchain(), Path("/nonexistent"))
     candidate = Candidate("k", "topk", 1, (), "{}", "func.func @main() { return }")
-    wrong = {"backend": "vulkan-spirv", "stage": "compare", "status": "mismatch", "message": "wrong values in sort"}
-    failure = Failure("vulkan-spirv", "v", wrong)
-    lanes = {"llvm-cpu": ("ok", 1.0), "vmvx": ("ok", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
+    def wrong(lane: str) -> Failure:
+        return Failure(Signature(lane, Stage.COMPARE, Status.MISMATCH, "wrong values in sort"))
+
+    ok, mismatch = (Status.OK, 1.0), (Status.MISMATCH, 1.0)
+    failure = wrong("vulkan-spirv")
+    lanes = {"llvm-cpu": ok, "vmvx": ok, "vulkan-spirv": mismatch}
     verdict, evidence = target.triage(candidate, failure, Outcome(Verdict.FAIL, lanes, (failure,)))
     assert verdict == Triage.SUSPECTED_DRIVER
     assert "llvm-cpu" in evidence and "hardware GPU" in evidence
-    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("mismatch", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
+    lanes = {"llvm-cpu": mismatch, "vmvx": mismatch, "vulkan-spirv": mismatch}
     for lane in ("llvm-cpu", "vulkan-spirv"):
-        f = Failure(lane, lane, {**wrong, "backend": lane})
+        f = wrong(lane)
         assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.OURS
     # ...unless an equivalent form of the same computation matches the reference: then it is right
-    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("mismatch", 1.0)}
-    f = Failure("llvm-cpu", "c", {**wrong, "backend": "llvm-cpu"})
+    lanes = {"llvm-cpu": mismatch, "vmvx": mismatch}
+    f = wrong("llvm-cpu")
     shown = Outcome(Verdict.FAIL, lanes, (f,), reference_form="form [form='named'] ... matches it on llvm-cpu")
     verdict, evidence = target.triage(candidate, f, shown)
     assert verdict == Triage.COMPILER_BUG and "reference is right" in evidence and "form='named'" in evidence
-    lanes = {"llvm-cpu": ("mismatch", 1.0), "vmvx": ("ok", 1.0), "vulkan-spirv": ("mismatch", 1.0)}
-    f = Failure("llvm-cpu", "c", {**wrong, "backend": "llvm-cpu"})
+    lanes = {"llvm-cpu": mismatch, "vmvx": ok, "vulkan-spirv": mismatch}
+    f = wrong("llvm-cpu")
     assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.COMPILER_BUG
 
 

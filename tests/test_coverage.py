@@ -24,6 +24,7 @@ from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcom
 from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.coverage.actionlog import (
     ActionLogReader, crash_pass, failing_pass, log_flags, read_action_log, strip_noise)
 
@@ -178,10 +179,9 @@ class CoveredTarget:
         coverage = {lane: ((("P", f"p{n % 7}"), ("P", "")) + ((("Rare", f"r{n}"),) if n % 5 == 0 else ()),
                            "FailPass" if n % 11 == 0 else "")
                     for lane in candidate.instrument}
-        failures = tuple(Failure(lane, f"{lane}/compile/error: eleven", {"backend": lane, "stage": "compile",
-                                 "status": "error", "message": "eleven"}) for lane in lanes if n % 11 == 0)
+        failures = tuple(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, "eleven")) for lane in lanes if n % 11 == 0)
         return Outcome(Verdict.FAIL if failures else Verdict.PASS,
-                       {lane: ("error" if failures else "ok", 0.01) for lane in lanes}, failures, 0.0,
+                       {lane: (Status.ERROR if failures else Status.OK, 0.01) for lane in lanes}, failures, 0.0,
                        coverage=coverage)
 
     confirm = check

@@ -47,7 +47,7 @@ def test_onnx_conv_is_a_real_model_imported_and_judged_by_both_references(toolch
     text = render_case(case)
     assert HAND_WRITTEN not in text and 'torch.operator "onnx.Conv"' in text and 'producer_name = "shapefuzz"' in text
     expectation = case_expectation(case)
-    assert expectation.second is not None and expectation.second.status == "ok"  # ONNX's reference agrees
+    assert expectation.second is not None and expectation.second.status == Status.OK  # ONNX's reference agrees
     np.testing.assert_array_equal(expectation.second.results[0], expectation.expected[0])
     report = check_case(case, ("llvm-cpu",), toolchain, confirm=False)
     assert report.verdict == Verdict.PASS, report
@@ -71,15 +71,15 @@ def test_a_planted_disagreement_between_the_references_is_ours(toolchain, monkey
     monkeypatch.setattr(onnx_judge, "run_reference", lambda model, inputs: [r + 0.5 for r in real(model, inputs)])
     case = _onnx_case("conv", CONV)
     expectation = case_expectation(case)
-    assert expectation.second.status == "mismatch" and "ONNX reference" in expectation.second.disagreement
+    assert expectation.second.status == Status.MISMATCH and "ONNX reference" in expectation.second.disagreement
     report = check_case(case, ("llvm-cpu",), toolchain, confirm=False)
     result = report.results[0]
     assert result.status == Status.MISMATCH and result.signature.message == "references disagree in conv via onnx"
     assert "matches the NumPy reference" in result.detail  # the compiler was right
     target = IreeTarget(toolchain, tmp_path / "corpus")
     outcome = with_judge(outcome_of(report, 0.0), expectation, toolchain.probe)
-    assert outcome.lanes[onnx_judge.JUDGE_LANE][0] == "mismatch"  # counted in the campaign's lane table
-    failure = Failure("llvm-cpu", str(result.signature), result.signature.to_json(), result.detail)
+    assert outcome.lanes[onnx_judge.JUDGE_LANE][0] == Status.MISMATCH  # counted in the campaign's lane table
+    failure = Failure(result.signature, result.detail)
     candidate = Candidate(case.case_id, "conv", 18, (), case.params_json, render_case(case))
     verdict, evidence = target.triage(candidate, failure, outcome)
     assert verdict == Triage.OURS and "NumPy reference" in evidence and "ONNX reference" in evidence
@@ -254,6 +254,6 @@ def test_a_known_bug_of_onnx_reference_is_not_a_judge():
     inputs = fam.make_inputs(case.params, 0)
     expected = fam.reference(case.params, inputs)
     opinion = onnx_judge.second_opinion(case, inputs, expected)
-    assert opinion.status == "unsupported" and "per-axis pairs" in opinion.note
+    assert opinion.status == Status.UNSUPPORTED and "per-axis pairs" in opinion.note
     got = onnx_judge.run_reference(onnx_model(fam, case.params), inputs)[0]
     assert got.shape != expected[0].shape  # ONNX's reference: (1, 2, 12, 8) for (1, 2, 13, 7)

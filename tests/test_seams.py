@@ -11,7 +11,7 @@ import pytest
 
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState
+from shapefuzz.campaign.values import BucketState, Failure
 from shapefuzz.corpus import REPRODUCER, load_entry, make_finding, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.size import size_of, sort_key
@@ -72,3 +72,29 @@ def test_bucket_state_and_save_marker_round_trip(tmp_path):
     raw = store.db.execute("SELECT state, corpus_entry FROM buckets").fetchone()
     assert raw == ("pending", "?2")  # the stored text is unchanged from before the enums
     assert json.dumps({"state": back.state}) == '{"state": "pending"}'
+
+
+def test_a_failure_round_trips_through_the_store_with_an_equal_signature(tmp_path):
+    from shapefuzz.campaign.book import new_bucket
+    from shapefuzz.campaign.iree import failure_of
+    from shapefuzz.campaign.store import CandidateRow
+    from shapefuzz.campaign.values import Candidate, Triage, Verdict
+
+    sig = Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, "wrong values in pool")
+    failure = failure_of(sig, "expected 1.0 at [0], got 2.0")
+    candidate = Candidate("k", "pool", 5, (), "{}", "text")
+    store = CampaignStore(tmp_path / "c")
+    store.put_bucket(new_bucket(failure, candidate, 1.0, 2.0, BucketState.PENDING, Triage.COMPILER_BUG, "why"))
+    store.record(CandidateRow("k", 0, 5, "pool", (), ("llvm-cpu",), Verdict.FAIL,
+                              {"llvm-cpu": [Status.MISMATCH, 0.5]}, "{}", 4, 0.1, 0.2, 1.0), [(failure.key, "llvm-cpu")],
+                 store.start_session([]), 1.0)
+    store.close()
+    store = CampaignStore(tmp_path / "c", create=False)
+    back = store.bucket(str(sig))
+    assert back is not None and back.sig == failure.key == str(sig)  # the bucket key text is str(Signature)
+    assert back.failure() == failure and back.failure().signature == sig
+    raw_sig, raw_outcome = store.db.execute("SELECT sig_json, outcome FROM buckets, candidates").fetchone()
+    assert list(json.loads(raw_sig)) == ["backend", "stage", "status", "message", "identity", "strong", "failing_pass"]
+    assert json.loads(raw_sig)["status"] == "mismatch" and raw_outcome == '{"llvm-cpu": ["mismatch", 0.5]}'
+    # a bucket written before identities (the signature's fields alone) reads as its signature, no identity
+    assert Failure.from_fields(sig.to_json(), "d") == Failure(sig, "d")

@@ -80,3 +80,25 @@ def test_bad_options_exit_2(monkeypatch, capsys):
     assert code == 2 and "--time" in err
     code, _, err = run_main(["shrink", path, "--backend", "cpuu"], monkeypatch, capsys)
     assert code == 2 and "unknown backend" in err
+
+
+def test_a_campaign_shrink_keeps_exactly_its_bucket_signature(toolchain, tmp_path):
+    """A shrink job names its bucket's Signature: a re-check that fails another way on the same
+    backend is not shrunk in its place (None), and the one that matches is kept by equality."""
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.campaign.values import Candidate, ShrinkJob
+    from shapefuzz.errors import UsageError
+    from shapefuzz.model import Signature, Stage, Status
+    from shapefuzz.shrink.run import find_target
+
+    text = (DATA / "conv1d_stride3.mlir").read_text()
+    real = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, SIGNATURE.split(": ", 1)[1])
+    target, _ = find_target(text, "conv1d_stride3.mlir", toolchain, ("llvm-cpu",), signature=real)
+    assert target.signatures == {"llvm-cpu": real}
+    other = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "inferred input/output operand")  # a part of it
+    with pytest.raises(UsageError, match="no longer fails with llvm-cpu/compile/error: inferred"):
+        find_target(text, "conv1d_stride3.mlir", toolchain, ("llvm-cpu",), signature=other)
+    candidate = Candidate("k", "conv", 7, (), "{}", text)
+    job = ShrinkJob("llvm-cpu", other, 30.0, candidate.input_seed)
+    assert IreeTarget(toolchain, tmp_path / "corpus").shrink(candidate, job) is None
+    assert not (tmp_path / "corpus").exists()

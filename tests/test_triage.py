@@ -15,7 +15,7 @@ import pytest
 
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits
-from shapefuzz.campaign.iree import failure_fields
+from shapefuzz.campaign.iree import failure_of
 from shapefuzz.campaign.report import summarize
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, Triage
@@ -70,7 +70,7 @@ def _result(stderr: str, returncode: int | None = 1, signal: int | None = None) 
 def _failure(lane: str, stderr: str, status: Status = Status.ERROR, signal: int | None = None) -> Failure:
     sig = signature_for(lane, Stage.COMPILE, status, _result(stderr, None if signal else 1, signal))
     detail = strip_ir_dumps(stderr)
-    return Failure(lane, str(sig), failure_fields(sig, detail), detail)
+    return failure_of(sig, detail)
 
 
 def test_failing_pass_is_the_innermost_dump_header_and_dumps_are_dropped(tmp_path):
@@ -99,8 +99,8 @@ def test_two_lanes_failing_in_one_pass_with_different_op_names_make_one_cause():
     b = _failure("llvm-cpu-single-dispatch",
                  _error_output("iree_linalg_ext.scatter", "iree-codegen-verify-workgroup-distribution"))
     assert a.signature != b.signature  # two buckets (the message names another op) ...
-    causes.add(a.signature, a.fields)
-    causes.add(b.signature, b.fields)
+    causes.add(a.key, a.fields())
+    causes.add(b.key, b.fields())
     assert len(causes.members()) == 1  # ... one cause, with no candidate tying them
 
 
@@ -109,9 +109,9 @@ def test_one_message_from_two_passes_makes_two_causes_without_a_split_suffix():
     a = _failure("llvm-cpu", _error_output("linalg.generic", "iree-codegen-verify-workgroup-distribution"))
     b = _failure("rocm-gfx942", _error_output("linalg.generic", "iree-llvmgpu-lower-executable-target",
                                               "LLVMGPULowerExecutableTargetPass"))
-    causes.add(a.signature, a.fields)
-    causes.add(b.signature, b.fields)
-    causes.tie([a.signature, b.signature])  # even a candidate hitting both does not merge two passes
+    causes.add(a.key, a.fields())
+    causes.add(b.key, b.fields())
+    causes.tie([a.key, b.key])  # even a candidate hitting both does not merge two passes
     names = causes.members()
     assert len(names) == 2 and not any(name.endswith("-2") for name in names)
 
@@ -192,8 +192,8 @@ def test_real_torch_conversion_failure_is_attributed_to_the_frontend(tmp_path):
 """
     report = check_module(text, ["llvm-cpu"], None, find_toolchain(None), confirm=False)
     (failure,) = report.failures
-    fields = failure_fields(failure.signature, failure.detail)
-    assert fields["failing_pass"] == "convert-torch-to-tmtensor" and fields["strong"]
+    typed = failure_of(failure.signature, failure.detail)
+    assert typed.failing_pass == "convert-torch-to-tmtensor" and typed.strong
     assert "func.func" not in failure.detail  # the dumped IR is not kept, its header is
     entry, _ = save_finding(tmp_path, Finding(failure.signature, text, ("llvm-cpu",), None, 0, None, None, "3.13.0",
                                               ["iree-compile"], failure.detail))
@@ -266,8 +266,7 @@ class DiskFullOnce(FakeTarget):
 
 # --- known bugs, one truth, the issue export -----------------------------------------------------
 def _bucket(sig: Signature, detail: str, entry: str, cause: str, first_seen: float = 0.0) -> BucketRow:
-    fields = failure_fields(sig, detail)
-    return BucketRow(str(sig), fields, sig.backend, sig.stage.value, sig.status.value, "conv", 1, first_seen,
+    return BucketRow(str(sig), failure_of(sig, detail).fields(), sig.backend, sig.stage.value, sig.status.value, "conv", 1, first_seen,
                      first_seen, 0.0, 0.0, BucketState.CONFIRMED, "k", 10, "x", detail, entry, None, cause=cause,
                      triage=Triage.COMPILER_BUG.value)
 
@@ -314,9 +313,8 @@ def test_a_shrink_time_finding_is_a_bucket_with_a_triage_verdict(tmp_path):
 class ShrinkFinds(FakeTarget):
     def shrink(self, candidate, lanes):
         new = Candidate("shrunk-1", candidate.group, candidate.seed, (), candidate.payload, "y" * 5)
-        sig = "a/compile/error: found-while-shrinking"
-        fields = {"backend": "a", "stage": "compile", "status": "error", "message": "found-while-shrinking"}
-        return None, None, [(new, Failure("a", sig, fields, "error: found-while-shrinking"))]
+        sig = Signature("a", Stage.COMPILE, Status.ERROR, "found-while-shrinking")
+        return None, None, [(new, Failure(sig, "error: found-while-shrinking"))]
 
 
 def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):
@@ -341,7 +339,7 @@ def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):
 
 # --- regression ranges ---------------------------------------------------------------------------
 def test_regression_range_text(tmp_path):
-    from shapefuzz.replay import Outcome, ReplayResult
+    from shapefuzz.replay import ReplayOutcome, ReplayResult
     from shapefuzz.triage.regression import regression_range
 
     sig = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom")
@@ -351,7 +349,7 @@ def test_regression_range_text(tmp_path):
 
     def fake(bad):
         return dict(installer=lambda v: v, check=lambda e, v: ReplayResult(
-            e.id, e.path, Outcome.STILL_FAILING if v in bad else Outcome.FIXED, "failing", sig))
+            e.id, e.path, ReplayOutcome.STILL_FAILING if v in bad else ReplayOutcome.FIXED, "failing", sig))
 
     assert regression_range(entry, versions, **fake({"3.11.0", "3.13.0"}))["text"] == \
         "fails since 3.11.0, passes in 3.8.0"

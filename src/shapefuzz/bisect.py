@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ToolchainError, UsageError
 from shapefuzz.releases import available_versions, cache_root, install, version_key
-from shapefuzz.replay import Outcome, ReplayResult, replay_entry
+from shapefuzz.replay import ReplayOutcome, ReplayResult, replay_entry
 from shapefuzz.toolchain import Toolchain
 
 __all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache_root", "install",
@@ -55,9 +55,9 @@ class Probe:
         """True: fails (the same or another way); False: passes; None: cannot tell here."""
         if self.result is None:
             return None
-        if self.result.outcome in (Outcome.STILL_FAILING, Outcome.CHANGED):
+        if self.result.outcome in (ReplayOutcome.STILL_FAILING, ReplayOutcome.CHANGED):
             return True
-        if self.result.outcome == Outcome.FIXED:
+        if self.result.outcome == ReplayOutcome.FIXED:
             return False
         return None
 
@@ -65,11 +65,11 @@ class Probe:
         if self.result is None:
             return f"unavailable ({self.error})"
         r = self.result
-        if r.outcome == Outcome.CHANGED:
+        if r.outcome == ReplayOutcome.CHANGED:
             return f"fails differently: {r.now}" if r.now else f"fails differently ({r.detail})"
-        if r.outcome == Outcome.STILL_FAILING:
+        if r.outcome == ReplayOutcome.STILL_FAILING:
             return "fails (same signature)"
-        if r.outcome == Outcome.FIXED:
+        if r.outcome == ReplayOutcome.FIXED:
             return "passes"
         return f"{r.outcome.value}: {r.detail}"
 

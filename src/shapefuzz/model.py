@@ -124,12 +124,15 @@ class BackendResult:
 
 
 class Verdict(str, enum.Enum):
-    """The judgement on a whole candidate across backends."""
+    """The judgement on a whole candidate across backends (a check report's, or a campaign
+    task's: only a campaign says ERROR or LOST, the oracle never does)."""
 
     PASS = "pass"  # every selected backend succeeded and agreed with the reference
     FAIL = "fail"  # at least one backend failed on input that verifies
     INVALID = "invalid"  # the input does not verify: our bug, never a finding
     FLAKY = "flaky"  # failed once, did not reproduce on a re-run
+    ERROR = "error"  # campaign: our own code raised on it (the traceback is kept)
+    LOST = "lost"  # campaign: the worker died or ran past its deadline
 
 
 @dataclass(frozen=True)

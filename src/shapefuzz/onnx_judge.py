@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shapefuzz.case import Case
+from shapefuzz.model import Status
 
 JUDGE_LANE = "onnx-reference"  # how a campaign records the second judge among a candidate's lanes
 DISAGREE = "references disagree"  # the start of the mismatch message when the judges differ
@@ -31,11 +32,11 @@ class SecondOpinion:
     seconds: float = 0.0
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """As a campaign lane reports it: ok, mismatch, or unsupported (ONNX's reference could not
         run the model: grouped ConvTranspose, GatherElements over more than 64 along its axis; or
         computes it wrong, a known `reference_gap`: MaxPool's pads read as per-axis pairs)."""
-        return "unsupported" if self.results is None else "mismatch" if self.disagreement else "ok"
+        return Status.UNSUPPORTED if self.results is None else Status.MISMATCH if self.disagreement else Status.OK
 
 
 def show(arrays: list[np.ndarray] | tuple[np.ndarray, ...], limit: int = 600) -> str:

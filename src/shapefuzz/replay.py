@@ -35,7 +35,9 @@ from shapefuzz.toolchain import Toolchain
 EXIT_CLEAN, EXIT_REGRESSED, EXIT_UNREADABLE = 0, 1, 3
 
 
-class Outcome(str, enum.Enum):
+class ReplayOutcome(str, enum.Enum):
+    """How a corpus entry fares when replayed against a toolchain."""
+
     STILL_FAILING = "still failing"  # same signature as recorded
     FIXED = "fixed"  # the backend now passes
     CHANGED = "changed"  # fails differently (another stage, status or message)
@@ -47,7 +49,7 @@ class Outcome(str, enum.Enum):
 class ReplayResult:
     entry_id: str
     path: Path
-    outcome: Outcome
+    outcome: ReplayOutcome
     expected_state: str | None  # "failing"/"fixed" as recorded; None when unreadable
     recorded: Signature | None
     now: Signature | None = None  # the new failure signature, when it fails
@@ -58,7 +60,7 @@ class ReplayResult:
 
     @property
     def fails(self) -> bool:
-        return self.outcome in (Outcome.STILL_FAILING, Outcome.CHANGED)
+        return self.outcome in (ReplayOutcome.STILL_FAILING, ReplayOutcome.CHANGED)
 
     @property
     def regressed(self) -> bool:
@@ -68,8 +70,8 @@ class ReplayResult:
     @property
     def as_expected(self) -> bool:
         if self.expected_state == EXPECTED_FIXED:
-            return self.outcome == Outcome.FIXED
-        return self.outcome in (Outcome.STILL_FAILING, Outcome.NOT_RUNNABLE)
+            return self.outcome == ReplayOutcome.FIXED
+        return self.outcome in (ReplayOutcome.STILL_FAILING, ReplayOutcome.NOT_RUNNABLE)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,7 +95,7 @@ class ReplaySummary:
     toolchain_source: str
     results: tuple[ReplayResult, ...]
 
-    def count(self, outcome: Outcome) -> int:
+    def count(self, outcome: ReplayOutcome) -> int:
         return sum(r.outcome == outcome for r in self.results)
 
     @property
@@ -102,21 +104,21 @@ class ReplaySummary:
 
     @property
     def unexpected(self) -> tuple[ReplayResult, ...]:
-        return tuple(r for r in self.results if not r.as_expected and r.outcome != Outcome.UNREADABLE)
+        return tuple(r for r in self.results if not r.as_expected and r.outcome != ReplayOutcome.UNREADABLE)
 
     def exit_code(self, strict: bool = False) -> int:
         """1: an entry recorded as fixed fails again (or, with strict, any entry differs from its
         recorded state); 3: otherwise clean but some entry is unreadable; 0: all as recorded."""
         if self.regressions or (strict and self.unexpected):
             return EXIT_REGRESSED
-        if self.count(Outcome.UNREADABLE):
+        if self.count(ReplayOutcome.UNREADABLE):
             return EXIT_UNREADABLE
         return EXIT_CLEAN
 
     def to_json(self, strict: bool = False) -> dict[str, Any]:
         return {
             "toolchain": {"version": self.toolchain_version, "source": self.toolchain_source},
-            "summary": {o.value: self.count(o) for o in Outcome} | {"regressed": len(self.regressions)},
+            "summary": {o.value: self.count(o) for o in ReplayOutcome} | {"regressed": len(self.regressions)},
             "exit_code": self.exit_code(strict),
             "entries": [r.to_json() for r in self.results],
         }
@@ -164,25 +166,25 @@ def _backends_for(entry: CorpusEntry, backend: str, toolchain: Toolchain) -> lis
 
 
 def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float) -> ReplayResult:
-    base = ReplayResult(entry.id, entry.path, Outcome.FIXED, entry.expected_state, entry.signature,
+    base = ReplayResult(entry.id, entry.path, ReplayOutcome.FIXED, entry.expected_state, entry.signature,
                         seconds=time.monotonic() - started, reported=str(entry.meta.get("reported") or ""))
     if report.verdict == Verdict.INVALID:
-        return replace(base, outcome=Outcome.UNREADABLE,
+        return replace(base, outcome=ReplayOutcome.UNREADABLE,
                        detail=f"reproducer does not verify here: {_one_line(scrub(report.verify_error))}")
     result = next((r for r in report.results if r.backend == backend), None)
     if result is None:
-        return replace(base, outcome=Outcome.NOT_RUNNABLE, detail="no result for its backend")
+        return replace(base, outcome=ReplayOutcome.NOT_RUNNABLE, detail="no result for its backend")
     if result.failed:
-        outcome = Outcome.STILL_FAILING if result.signature == entry.signature else Outcome.CHANGED
-        detail = "" if outcome == Outcome.STILL_FAILING else f"now {result.stage.value}/{result.status.value}"
+        outcome = ReplayOutcome.STILL_FAILING if result.signature == entry.signature else ReplayOutcome.CHANGED
+        detail = "" if outcome == ReplayOutcome.STILL_FAILING else f"now {result.stage.value}/{result.status.value}"
         return replace(base, outcome=outcome, now=result.signature, detail=detail, flaky=result.flaky)
     if result.status.value == "skipped":
-        return replace(base, outcome=Outcome.NOT_RUNNABLE, detail=_one_line(result.detail) or "skipped")
+        return replace(base, outcome=ReplayOutcome.NOT_RUNNABLE, detail=_one_line(result.detail) or "skipped")
     if result.status.value == "unsupported":
-        return replace(base, outcome=Outcome.CHANGED, detail="now reported as a target limit: " + _one_line(result.detail))
+        return replace(base, outcome=ReplayOutcome.CHANGED, detail="now reported as a target limit: " + _one_line(result.detail))
     if entry.signature.stage.rank > result.stage.rank:
         # It used to fail later than we got now (a run-stage bug, but no device to run here).
-        return replace(base, outcome=Outcome.NOT_RUNNABLE,
+        return replace(base, outcome=ReplayOutcome.NOT_RUNNABLE,
                        detail=f"passes {result.stage.value}; its {entry.signature.stage.value} stage cannot run here")
     return replace(base, detail=f"passes {result.stage.value}")
 
@@ -208,7 +210,7 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     """Re-checks one entry on its backend."""
     started = time.monotonic()
     sig = entry.signature
-    base = ReplayResult(entry.id, entry.path, Outcome.NOT_RUNNABLE, entry.expected_state, sig,
+    base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig,
                         reported=str(entry.meta.get("reported") or ""))
     backend = BACKENDS.get(sig.backend)
     if selected is not None and sig.backend not in selected:
@@ -223,14 +225,14 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     try:
         report = check_entry(entry, toolchain, _backends_for(entry, sig.backend, toolchain), budget, confirm)
     except ShapefuzzError as error:
-        return replace(base, outcome=Outcome.UNREADABLE, detail=_one_line(str(error)),
+        return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=_one_line(str(error)),
                        seconds=time.monotonic() - started)
     return _judge(entry, report, sig.backend, started)
 
 
 def record(result: ReplayResult, toolchain_version: str, when: str | None = None) -> None:
     """`--update`: write what replay saw into the entry's meta.json (last_seen, expected state)."""
-    if result.outcome in (Outcome.NOT_RUNNABLE, Outcome.UNREADABLE):
+    if result.outcome in (ReplayOutcome.NOT_RUNNABLE, ReplayOutcome.UNREADABLE):
         return
     when = when or now_text()
     from shapefuzz.corpus import load_entry
@@ -239,13 +241,13 @@ def record(result: ReplayResult, toolchain_version: str, when: str | None = None
     changes: dict[str, Any] = {"last_replay": {"date": when, "toolchain": toolchain_version,
                                                "outcome": result.outcome.value,
                                                "now": str(result.now) if result.now else None}}
-    if result.outcome == Outcome.STILL_FAILING:
+    if result.outcome == ReplayOutcome.STILL_FAILING:
         versions = list(meta.get("toolchain_versions") or [])
         if toolchain_version not in versions:
             versions.append(toolchain_version)
         changes.update(last_seen=max(meta.get("last_seen", ""), when), toolchain_versions=versions,
                        expected_state=EXPECTED_FAILING)
-    elif result.outcome == Outcome.FIXED:
+    elif result.outcome == ReplayOutcome.FIXED:
         changes["expected_state"] = EXPECTED_FIXED
         if meta.get("expected_state") != EXPECTED_FIXED:
             changes["fixed_in"] = toolchain_version
@@ -268,12 +270,12 @@ def replay_corpus(
 
     def one(item: CorpusEntry | UnreadableEntry) -> ReplayResult:
         if isinstance(item, UnreadableEntry):
-            result = ReplayResult(item.id, item.path, Outcome.UNREADABLE, None, None, detail=item.reason)
+            result = ReplayResult(item.id, item.path, ReplayOutcome.UNREADABLE, None, None, detail=item.reason)
         else:
             try:
                 result = replay_entry(item, toolchain, selected, budget, confirm)
             except ShapefuzzError as error:
-                result = ReplayResult(item.id, item.path, Outcome.UNREADABLE, item.expected_state,
+                result = ReplayResult(item.id, item.path, ReplayOutcome.UNREADABLE, item.expected_state,
                                       None, detail=_one_line(str(error)))
         if progress is not None:
             progress(result)
@@ -302,16 +304,16 @@ def table_lines(summary: ReplaySummary) -> list[str]:
     width = max([len(r.entry_id) for r in summary.results] + [5])
     lines.append(f"{'ENTRY':<{width}}  {'EXPECTED':<8}  RESULT")
     for r in summary.results:
-        mark = "  REGRESSED" if r.regressed else ("" if r.as_expected or r.outcome == Outcome.UNREADABLE
+        mark = "  REGRESSED" if r.regressed else ("" if r.as_expected or r.outcome == ReplayOutcome.UNREADABLE
                                                    else "  (differs from recorded state)")
         flaky = " (flaky)" if r.flaky else ""
         known = f"  [known: {r.reported}]" if r.reported else ""
         lines.append(f"{r.entry_id:<{width}}  {r.expected_state or '-':<8}  {r.outcome.value}{flaky}{mark}{known}")
-        if r.outcome == Outcome.CHANGED and r.now is not None:
+        if r.outcome == ReplayOutcome.CHANGED and r.now is not None:
             lines.append(f"    was: {r.recorded}")
             lines.append(f"    now: {r.now}")
-        elif r.detail and r.outcome != Outcome.STILL_FAILING:
+        elif r.detail and r.outcome != ReplayOutcome.STILL_FAILING:
             lines.append(f"    {r.detail}")
-    counts = ", ".join(f"{summary.count(o)} {o.value}" for o in Outcome)
+    counts = ", ".join(f"{summary.count(o)} {o.value}" for o in ReplayOutcome)
     lines.append(f"summary: {len(summary.results)} entries: {counts}; {len(summary.regressions)} regressed")
     return lines

@@ -17,12 +17,22 @@ from shapefuzz.campaign.triage_rules import bucket_triage
 from shapefuzz.campaign.values import (
     BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
 )
+from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
 
+
+def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, state: BucketState, triage: Triage,
+               evidence: str, shrink: ShrinkState = ShrinkState.NONE) -> BucketRow:
+    """A bucket's first row: the failure, with the candidate as its reproducer."""
+    signature = failure.signature
+    return BucketRow(failure.key, failure.fields(), failure.lane, signature.stage.value, signature.status.value,
+                     candidate.group, 1, now, now, wall, wall, state, candidate.key, candidate.length, candidate.text,
+                     failure.detail[:8000], "", None, triage=Triage(triage).value, evidence=evidence,
+                     shrink=shrink.value)
 
 
 class BucketBook:
@@ -83,7 +93,7 @@ class BucketBook:
             return False
         condition = one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
         self.stats.environment_faults += 1
-        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.signature if task.job else ''}"
+        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.key if task.job else ''}"
         self.retries[key] += 1
         if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
             self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
@@ -123,22 +133,18 @@ class BucketBook:
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         hits = []
-        rehit = [f.signature for f in outcome.failures if self.steering.saturated(f.signature)]
+        rehit = [f.key for f in outcome.failures if self.steering.saturated(f.key)]
         for failure in outcome.failures:
-            hits.append((failure.signature, failure.lane))
-            bucket = self.buckets.get(failure.signature)
+            hits.append((failure.key, failure.lane))
+            bucket = self.buckets.get(failure.key)
             if bucket is None:
-                self.causes.add(failure.signature, failure.fields)
+                self.causes.add(failure.key, failure.fields())
                 triage, evidence = self.target.triage(candidate, failure, outcome)
-                bucket = BucketRow(
-                    failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
-                    failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall,
-                    BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED, candidate.key,
-                    candidate.length, candidate.text, failure.detail[:8000], "", None,
-                    triage=Triage(triage).value, evidence=evidence)
+                state = BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED
+                bucket = new_bucket(failure, candidate, now, wall, state, triage, evidence)
                 new_lanes.append(failure.lane)
-                self.pending_confirm[candidate.key].append(failure.signature)
-                self.stats.newest = failure.signature
+                self.pending_confirm[candidate.key].append(failure.key)
+                self.stats.newest = failure.key
             else:
                 smaller = self._size(candidate.text) < self._size(bucket.repro_text)
                 bucket = replace(
@@ -146,18 +152,19 @@ class BucketBook:
                     repro_key=candidate.key if smaller else bucket.repro_key,
                     repro_size=candidate.length if smaller else bucket.repro_size,
                     repro_text=candidate.text if smaller else bucket.repro_text)
-            self.steering.hit(failure.signature, candidate.group, candidate.features,
+            self.steering.hit(failure.key, candidate.group, candidate.features,
                               done.seconds / max(1, len(rehit)))
-            if failure.signature in rehit:  # its cost is shared by the saturated buckets it re-hit
+            if failure.key in rehit:  # its cost is shared by the saturated buckets it re-hit
                 bucket = replace(bucket, rehits=bucket.rehits + 1,
                                  rehit_seconds=bucket.rehit_seconds + done.seconds / len(rehit))
-            self.buckets[failure.signature] = bucket
-            updates[failure.signature] = bucket
-        if self.causes.tie([f.signature for f in outcome.failures]) or new_lanes:
+            self.buckets[failure.key] = bucket
+            updates[failure.key] = bucket
+        if self.causes.tie([f.key for f in outcome.failures]) or new_lanes:
             updates.update(self._renamed_causes())
         row = CandidateRow(
             candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
-            outcome.verdict, {k: list(v) for k, v in outcome.lanes.items()}, candidate.payload, candidate.length,
+            outcome.verdict, {lane: [Status(status).value, seconds] for lane, (status, seconds) in outcome.lanes.items()},
+            candidate.payload, candidate.length,
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall))
@@ -165,9 +172,9 @@ class BucketBook:
         self.steering.add(candidate.group, candidate.features, done.seconds)
         self.stats.session_done += 1
         for failure in outcome.failures:
-            if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:
-                self._say(f"new bucket: {failure.signature}  ({candidate.group}, candidate {candidate.key}; "
-                          f"{self.buckets[failure.signature].cause})")
+            if failure.lane in new_lanes and self.buckets[failure.key].count == 1:
+                self._say(f"new bucket: {failure.key}  ({candidate.group}, candidate {candidate.key}; "
+                          f"{self.buckets[failure.key].cause})")
         if new_lanes:
             if self.confirm_enabled:
                 lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes)]
@@ -175,7 +182,7 @@ class BucketBook:
             else:
                 saved = []
                 for sig in self.pending_confirm.pop(candidate.key, []):
-                    failure = next(f for f in outcome.failures if f.signature == sig)
+                    failure = next(f for f in outcome.failures if f.key == sig)
                     self._save_bucket(self.buckets[sig], candidate, False, failure)
                     saved.append(sig)
                 self._plan_shrinks(saved, candidate, outcome)
@@ -186,8 +193,8 @@ class BucketBook:
         status and message as one of its new buckets. Under lane rotation two lanes rarely see one
         candidate, so the confirming re-run runs these too: if the candidate fails them the same
         way, the buckets are tied into one cause instead of staying apart ("-2")."""
-        keys = {self.causes.key[f.signature] for f in outcome.failures
-                if f.signature in self.causes.key and self.buckets[f.signature].count == 1}
+        keys = {self.causes.key[f.key] for f in outcome.failures
+                if f.key in self.causes.key and self.buckets[f.key].count == 1}
         siblings = [b.backend for sig, b in self.buckets.items()
                     if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
@@ -216,20 +223,20 @@ class BucketBook:
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
-        again = {f.signature for f in outcome.failures} if outcome is not None else set()
-        known = [f for f in (outcome.failures if outcome is not None else ()) if f.signature in self.buckets]
-        if self.causes.tie([f.signature for f in known]):  # a sibling lane failed the same way
+        again = {f.key for f in outcome.failures} if outcome is not None else set()
+        known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
+        if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
-            self.store.add_hits(candidate.key, [(f.signature, f.lane) for f in known], list(renamed.values()))
+            self.store.add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
             flaky = sig not in again
-            failure = Failure(bucket.backend, sig, bucket.sig_json, bucket.detail)
+            failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
             if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
                 # the re-run may show the reference is right after all (an equivalent form agrees with it)
-                again_failure = next(f for f in outcome.failures if f.signature == sig)
+                again_failure = next(f for f in outcome.failures if f.key == sig)
                 triage, evidence = self.target.triage(candidate, again_failure, outcome)
                 bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
             if flaky:
@@ -273,7 +280,7 @@ class BucketBook:
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
-        failure = failure or Failure(bucket.backend, bucket.sig, bucket.sig_json, bucket.detail)
+        failure = failure or bucket.failure()
         try:
             # `saving`: a save is under way and the entry had been saved N times before it. A session
             # killed between the corpus write and the row below finds N+1 and does not save twice.
@@ -294,7 +301,7 @@ class BucketBook:
         self.store.put_bucket(bucket)
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
-        sig = task.job.signature
+        sig = task.job.key
         result = done.value
         self.store.add_time(TaskKind.SHRINK.value, done.seconds)
         bucket = self.buckets.get(sig)
@@ -323,31 +330,28 @@ class BucketBook:
         buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
         now, wall = self.active(), time.time()
         for candidate, failure in found:
-            bucket = self.buckets.get(failure.signature)
+            bucket = self.buckets.get(failure.key)
             if bucket is not None:  # known already: one more hit
                 bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
-                self.buckets[failure.signature] = bucket
-                self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
+                self.buckets[failure.key] = bucket
+                self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
                 continue
-            self.causes.add(failure.signature, failure.fields)
-            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.fields.get("status", ""), 0.0)}, (failure,))
+            self.causes.add(failure.key, failure.fields())
+            outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.signature.status, 0.0)}, (failure,))
             triage, evidence = self.target.triage(candidate, failure, outcome)
-            bucket = BucketRow(
-                failure.signature, failure.fields, failure.lane, failure.fields.get("stage", ""),
-                failure.fields.get("status", ""), candidate.group, 1, now, now, wall, wall, BucketState.CONFIRMED,
-                candidate.key, candidate.length, candidate.text, failure.detail[:8000], "", None,
-                triage=Triage(triage).value, evidence=f"found while shrinking; {evidence}", shrink=ShrinkState.SKIPPED.value)
-            self.buckets[failure.signature] = bucket
-            self.store.add_hits(candidate.key, [(failure.signature, failure.lane)], [bucket])
-            self.stats.newest = failure.signature
-            self._say(f"new bucket (found while shrinking): {failure.signature}  ({candidate.group})")
+            bucket = new_bucket(failure, candidate, now, wall, BucketState.CONFIRMED, triage,
+                                f"found while shrinking; {evidence}", ShrinkState.SKIPPED)
+            self.buckets[failure.key] = bucket
+            self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
+            self.stats.newest = failure.key
+            self._say(f"new bucket (found while shrinking): {failure.key}  ({candidate.group})")
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
-            self._save_bucket(self.buckets[failure.signature], candidate, False, failure)
+            self._save_bucket(self.buckets[failure.key], candidate, False, failure)
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():
-            if status == "timeout":
+            if status == Status.TIMEOUT:
                 self.timeouts[lane] += 1
             else:
                 self.timeouts[lane] = 0

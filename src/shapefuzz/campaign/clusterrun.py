@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from shapefuzz.campaign.cluster import Cluster, ClusterToolchain, connect, disconnect, open_cluster
 from shapefuzz.campaign.node import ToolchainSpec
+from shapefuzz.campaign.values import SplitShrinkTarget
 from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain
 
 
@@ -38,7 +39,8 @@ class ClusterRun:
     def pool_factory(self, target: Any, jobs: int) -> Any:
         from shapefuzz.campaign.raypool import RayPool
 
-        self.pool = RayPool(self.cluster, target, jobs, self.spec, getattr(target, "save_shrunk", None))
+        head_finish = target.save_shrunk if isinstance(target, SplitShrinkTarget) else None
+        self.pool = RayPool(self.cluster, target, jobs, self.spec, head_finish)
         return self.pool
 
     def node_rates(self) -> list[dict[str, Any]]:

@@ -20,6 +20,8 @@ from typing import Any, Callable, Iterable
 
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
+from shapefuzz.campaign.values import coverage_target
+from shapefuzz.model import Stage
 
 Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
 
@@ -198,11 +200,11 @@ class CoverageSteering:
         self.knobs = knobs
         self.book = CoverageBook(knobs)
         self.neighbours_drawn = 0
+        self.target = coverage_target(engine.target)
         self.on = knobs.enabled
         if not self.on:
             return
-        support = getattr(engine.target, "coverage_support", None)
-        why = support() if support is not None else "this target reports no compiler coverage"
+        why = self.target.coverage_support() if self.target is not None else "this target reports no compiler coverage"
         if why:
             engine._say(f"coverage feedback off: {why}")
             self.on = False
@@ -225,8 +227,8 @@ class CoverageSteering:
     def neighbour(self, index: int) -> Any | None:
         """A neighbour of a frontier candidate (a small change of its parameters), as the draw
         for `index`, or None (not this time, no frontier, or nothing new nearby)."""
-        target = self.engine.target
-        if not self.steers or not hasattr(target, "neighbour") or self.engine.large_round(index):
+        target = self.target
+        if not self.steers or target is None or self.engine.large_round(index):
             return None
         rng = self._rng("neighbour", index)
         if not self.book.wants_neighbour(rng):
@@ -261,8 +263,7 @@ class CoverageSteering:
         if not self.on:
             return candidate, rotation
         engine = self.engine
-        ineligible = getattr(engine.target, "ineligible", None)
-        barred = ineligible(candidate, engine.lanes) if ineligible is not None else set()
+        barred = self.target.ineligible(candidate, engine.lanes) if self.target is not None else set()
         large = engine.large_round(candidate.index)
         if not self.knobs.steer:
             lanes = rotation
@@ -292,9 +293,9 @@ class CoverageSteering:
             total += 0 if warm_up else new[lane]
         self.book.learn(candidate.group, candidate.features, total)
         self.book.add_frontier(candidate, total)
-        failing = {f.signature: outcome.coverage[f.lane][1] for f in outcome.failures
+        failing = {f.key: outcome.coverage[f.lane][1] for f in outcome.failures
                    if f.lane in outcome.coverage and outcome.coverage[f.lane][1]
-                   and f.fields.get("stage") == "compile"}
+                   and f.signature.stage == Stage.COMPILE}
         return CoverageRecord(items, new, active, wall, failing)
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from shapefuzz.campaign.store import CandidateRow
-from shapefuzz.campaign.values import Candidate, one_line
+from shapefuzz.campaign.values import Candidate, coverage_target, one_line
 
 
 def derive_seed(*parts: Any) -> int:
@@ -26,8 +26,9 @@ class Drawing:
     def _revive(self, row: CandidateRow) -> Candidate | None:
         try:
             candidate = self._generate(row.family, row.seed, row.idx)
-            if candidate.key != row.key and hasattr(self.target, "from_payload"):  # a drawn neighbour
-                candidate = self.target.from_payload(row.family, row.seed, row.payload)
+            reviver = coverage_target(self.target)
+            if candidate.key != row.key and reviver is not None:  # a drawn neighbour
+                candidate = reviver.from_payload(row.family, row.seed, row.payload)
         except Exception as error:  # the family changed or is gone
             self._say(f"cannot regenerate candidate {row.key} ({row.family}): {error}")
             return None

@@ -221,7 +221,7 @@ class Engine(Drawing, BucketBook):
             bucket = self.buckets.get(sig)
             if bucket is None or bucket.shrink != ShrinkState.PENDING:
                 continue
-            job = ShrinkJob(bucket.backend, sig, float(f"{limit:.3f}"))
+            job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
             return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
         return None
 

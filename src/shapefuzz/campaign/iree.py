@@ -9,13 +9,12 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from shapefuzz.cleanup import temp_prefix
-from shapefuzz.campaign.engine import Candidate, Failure, Outcome
-from shapefuzz.campaign.values import ShrinkJob, Triage, Verdict
+from shapefuzz.campaign.values import Candidate, Failure, Outcome, ShrinkJob, Triage
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families.base import Family
-from shapefuzz.model import CheckReport, Signature
+from shapefuzz.model import CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.sandbox import GIB
 from shapefuzz.toolchain import Toolchain
 
@@ -71,10 +70,6 @@ def longer(budget: Budget, factor: float = CONFIRM_TIME_FACTOR) -> Budget:
     """The budget with compile and run timeouts multiplied by `factor`."""
     return Budget(budget.verify, replace(budget.compile, timeout=budget.compile.timeout * factor),
                   replace(budget.run, timeout=budget.run.timeout * factor))
-
-
-def input_seed(seed: int) -> int:
-    return seed % (1 << 31)
 
 
 @dataclass(frozen=True)
@@ -157,7 +152,7 @@ class IreeTarget:
         from shapefuzz.corpus import META, entry_id
         from shapefuzz.schema import is_int, load_json
 
-        folder = self.corpus_dir / entry_id(Signature.from_json(failure.fields))
+        folder = self.corpus_dir / entry_id(failure.signature)
         try:
             from shapefuzz.files import read_bytes
 
@@ -173,8 +168,8 @@ class IreeTarget:
 
         expectation = self._expectation(candidate)
         finding = make_finding(
-            Signature.from_json(failure.fields), candidate.text, self.toolchain,
-            case=Case(candidate.group, candidate.payload), seed=input_seed(candidate.seed),
+            failure.signature, candidate.text, self.toolchain,
+            case=Case(candidate.group, candidate.payload), seed=candidate.input_seed,
             inputs=expectation.inputs, expected=expectation.expected, detail=failure.detail, flaky=flaky,
             cause=cause, triage=triage, evidence=evidence)
         entry, _ = save_finding(self.corpus_dir, finding)
@@ -192,8 +187,8 @@ class IreeTarget:
         from shapefuzz.onnx_judge import DISAGREE
 
         backend = BACKENDS.get(failure.lane)
-        stage, status = failure.fields.get("stage", ""), failure.fields.get("status", "")
-        if status == "mismatch" and failure.fields.get("message", "").startswith(DISAGREE):
+        stage, status = failure.signature.stage, failure.signature.status
+        if status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
             return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
@@ -201,29 +196,30 @@ class IreeTarget:
         probe = self.toolchain.probe
         ran = {lane: st for lane, (st, _) in outcome.lanes.items()
                if lane in BACKENDS and BACKENDS[lane].executes(probe)}
-        if stage in ("run", "compare") and backend is not None:
+        if stage in (Stage.RUN, Stage.COMPARE) and backend is not None:
             others = {lane: st for lane, st in ran.items() if BACKENDS[lane].driver != backend.driver}
-            agree = sorted(lane for lane, st in others.items() if st == "ok")
+            agree = sorted(lane for lane, st in others.items() if st == Status.OK)
             if backend.driver == "vulkan" and agree and len(agree) == len(others):
-                what = "wrong numbers" if status == "mismatch" else f"a run failure ({status})"
+                what = "wrong numbers" if status == Status.MISMATCH else f"a run failure ({status.value})"
                 return Triage.SUSPECTED_DRIVER, (
                     f"{what} only on {failure.lane}, which runs on Mesa's software Vulkan device (the only "
                     f"Vulkan device here), while {', '.join(agree)} agree with the NumPy reference on the same "
                     "candidate; would settle it: the same module on a hardware GPU or on another Vulkan "
                     "implementation")
             wrong = every_run_mismatches(outcome, probe)
-            if status == "mismatch" and wrong and outcome.reference_form:
+            if status == Status.MISMATCH and wrong and outcome.reference_form:
                 return Triage.COMPILER_BUG, (
                     f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
                     f"{outcome.reference_form}: the reference is right, and the bug is shared by every backend")
-            if status == "mismatch" and wrong:
+            if status == Status.MISMATCH and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
-        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == "ok" and lane in BACKENDS)
+        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == Status.OK and lane in BACKENDS)
         note = f"; passes on {', '.join(passed)}" if passed else ""
         ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
             if REFERENCE_BACKEND in passed else ""
-        return Triage.COMPILER_BUG, f"{stage}/{status} on {failure.lane} for input that verifies{note}{ref}"
+        return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
+                                     f"{note}{ref}")
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
@@ -232,7 +228,7 @@ class IreeTarget:
     def _expectation(self, candidate: Candidate):
         from shapefuzz.oracle import case_expectation
 
-        return case_expectation(Case(candidate.group, candidate.payload), input_seed(candidate.seed))
+        return case_expectation(Case(candidate.group, candidate.payload), candidate.input_seed)
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap; lanes that cannot support what the candidate uses
@@ -254,10 +250,10 @@ class IreeTarget:
         from shapefuzz.oracle import check_forms, form_difference
 
         case = Case(candidate.group, candidate.payload)
-        forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, input_seed(candidate.seed), self.budget,
+        forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, candidate.input_seed, self.budget,
                             confirm=False)
         for form, report in forms.reports:
-            if form != case and report.verdict.value == "pass":
+            if form != case and report.verdict == Verdict.PASS:
                 return (f"form [{form_difference(case.params, form.params)}] of the same computation matches "
                         f"it on {REFERENCE_BACKEND}")
         return ""
@@ -289,7 +285,7 @@ class IreeTarget:
         outcome = with_judge(outcome, expectation, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome
-        statuses = {lane: ("unsupported", 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
+        statuses = {lane: (Status.UNSUPPORTED, 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
         return replace(outcome, lanes=statuses)
 
     def shrink(self, candidate: Candidate, job: ShrinkJob):
@@ -300,21 +296,20 @@ class IreeTarget:
 
     def shrink_only(self, candidate: Candidate, job: ShrinkJob):
         """The shrink without the corpus write (a cluster node returns this to the head): its
-        `ShrinkResult`, or None when the candidate did not reproduce in isolation. Trials run with
-        the candidate's own input seed."""
+        `ShrinkResult`, or None when the candidate did not fail with the job's signature in
+        isolation (another failure is not shrunk in its place). Trials run with the job's input seed."""
         import tempfile
 
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
-        backend, signature_text, seconds = job.backend, job.signature, job.seconds
         with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(
-                    path, candidate.text, self.toolchain, (backend,), out=str(Path(tmp) / "min.mlir"),
-                    signature_text=signature_text, backend=backend, time_limit=seconds,
-                    compile_timeout=self.budget.compile.timeout, seed=input_seed(candidate.seed),
+                    path, candidate.text, self.toolchain, (job.backend,), out=str(Path(tmp) / "min.mlir"),
+                    signature=job.signature, time_limit=job.seconds,
+                    compile_timeout=self.budget.compile.timeout, seed=job.input_seed,
                 )
             except EnvironmentFault:
                 raise  # our machine, not the case: the engine keeps the shrink pending
@@ -350,7 +345,7 @@ class IreeTarget:
         key = "shrunk-" + hashlib.sha256(text.encode()).hexdigest()[:16]
         found = Candidate(key, origin.family if origin is not None else "", result.target.seed, (),
                           case.params_json if case is not None else "", text)
-        return found, Failure(signature.backend, str(signature), failure_fields(signature, detail), detail)
+        return found, failure_of(signature, detail)
 
 
 def case_of(text: str):
@@ -365,19 +360,17 @@ def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     from shapefuzz.backends import BACKENDS
 
     ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
-    wrong = sorted(lane for lane, st in ran.items() if st == "mismatch")
+    wrong = sorted(lane for lane, st in ran.items() if st == Status.MISMATCH)
     return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
 
 
-def failure_fields(signature: Signature, detail: str) -> dict[str, str]:
-    """The structured signature plus the bug identity the engine groups causes by (`identity`;
-    `strong` when the compiler said where it failed, see triage.identity)."""
+def failure_of(signature: Signature, detail: str) -> Failure:
+    """A failing lane with the bug identity the engine groups causes by (`strong` when the
+    compiler said where it failed, see triage.identity)."""
     from shapefuzz.triage.identity import identity_of
 
-    fields = signature.to_json()
-    ident = identity_of(fields["stage"], fields["status"], fields["message"], detail)
-    fields.update(identity=ident.key, strong="1" if ident.strong else "", failing_pass=ident.failing_pass)
-    return fields
+    ident = identity_of(signature.stage.value, signature.status.value, signature.message, detail)
+    return Failure(signature, detail, ident.key, ident.strong, ident.failing_pass)
 
 
 def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
@@ -386,7 +379,7 @@ def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
     from shapefuzz.backends import BACKENDS
     from shapefuzz.onnx_judge import JUDGE_LANE
 
-    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != "unsupported"
+    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != Status.UNSUPPORTED
                    for lane in outcome.lanes)
     if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
         return outcome
@@ -397,12 +390,9 @@ def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
-    lanes = {r.backend: (r.status.value, round(r.seconds, 4)) for r in report.results}
-    failures = tuple(
-        Failure(r.backend, str(r.signature), failure_fields(r.signature, r.detail), r.detail)
-        for r in report.failures if r.signature is not None
-    )
+    lanes = {r.backend: (r.status, round(r.seconds, 4)) for r in report.results}
+    failures = tuple(failure_of(r.signature, r.detail) for r in report.failures if r.signature is not None)
     coverage = {r.backend: (tuple(sorted(r.coverage.items())), r.coverage.failing_pass)
                 for r in report.results if r.coverage is not None}
-    return Outcome(Verdict(report.verdict.value), lanes, failures, tool_seconds, report.verify_error[-2000:],
+    return Outcome(report.verdict, lanes, failures, tool_seconds, report.verify_error[-2000:],
                    coverage=coverage)

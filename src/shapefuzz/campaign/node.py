@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shapefuzz.campaign.values import TaskKind
+from shapefuzz.campaign.values import SplitShrinkTarget, TaskKind, perform
 from shapefuzz.errors import ShapefuzzError
 
 
@@ -81,25 +81,21 @@ class TaskResult:
     pid: int
 
 
-# The target's method a task kind calls on a node. A shrink is run there without writing the
-# corpus (the head saves what it returns); targets without that split shrink as they do locally.
-NODE_METHODS = {TaskKind.CHECK: "check", TaskKind.CONFIRM: "confirm", TaskKind.SHRINK: "shrink_only"}
-
-
 def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, argument: Any) -> TaskResult:
     """One campaign task on this node, with the node's toolchain in place of the head's;
-    `argument` is the task's lanes, or a shrink's `ShrinkJob`."""
+    `argument` is the task's lanes, or a shrink's `ShrinkJob`. A shrink is run here without writing
+    the corpus (the head saves what it returns); a target without that split shrinks as it does locally."""
     start = time.perf_counter()
     try:
         if hasattr(target, "toolchain"):
             target = replace(target, toolchain=node_toolchain(spec))
-        method = NODE_METHODS[TaskKind(kind)]
-        if not hasattr(target, method):
-            method = TaskKind(kind).value
-        value, error = getattr(target, method)(candidate, argument), ""
+        if TaskKind(kind) == TaskKind.SHRINK and isinstance(target, SplitShrinkTarget):
+            value, error = target.shrink_only(candidate, argument), ""
+        else:
+            value, error = perform(target, kind, candidate, argument), ""
     except Exception:  # noqa: BLE001 - our bug on one candidate: reported, the node keeps working
         value, error = None, traceback.format_exc(limit=8)
     return TaskResult(value, time.perf_counter() - start, error, _node_id(), os.getpid())
 
 
-__all__ = ["NODE_METHODS", "NodeReport", "TaskResult", "ToolchainSpec", "node_toolchain", "probe_node", "run_task"]
+__all__ = ["NodeReport", "TaskResult", "ToolchainSpec", "node_toolchain", "probe_node", "run_task"]

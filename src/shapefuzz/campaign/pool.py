@@ -2,7 +2,8 @@
 the compiler and runtime run in the sandbox below it. A worker that dies, or runs past its task's
 deadline, is killed with its children and replaced, and that task alone is reported lost.
 
-Knows nothing of IREE: a task is (kind, payload, lanes) and the worker calls the target's method named by kind."""
+Knows nothing of IREE: a task is (kind, candidate, lanes or a shrink's job) and the worker hands it to the
+`Target`'s check, confirm or shrink (`values.perform`)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz.campaign.values import ShrinkJob, TaskKind
+from shapefuzz.campaign.values import ShrinkJob, Target, TaskKind, perform
 from shapefuzz.sandbox import become_subreaper, kill_strays
 
 
 @dataclass(frozen=True)
 class Task:
     tid: int
-    kind: TaskKind  # names the target's method the worker calls
+    kind: TaskKind  # which of the target's check, confirm, shrink the worker calls
     candidate: Any
     lanes: tuple[str, ...]
     deadline: float  # seconds of wall clock before the worker is killed
@@ -89,7 +90,7 @@ def _worker_main(conn, target, parent_pid: int | None = None) -> None:
         kill_strays(everything=True)
 
 
-def _serve(conn, target) -> None:
+def _serve(conn, target: Target) -> None:
     target.worker_init()
     while True:
         try:
@@ -100,7 +101,7 @@ def _serve(conn, target) -> None:
             return
         start = time.perf_counter()
         try:
-            value, error = getattr(target, TaskKind(task.kind).value)(task.candidate, task.argument), ""
+            value, error = perform(target, task.kind, task.candidate, task.argument), ""
         except Exception:  # our bug on one candidate: report it, keep the worker
             value, error = None, traceback.format_exc(limit=8)
         try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from shapefuzz.campaign.values import BucketState, Verdict
+from shapefuzz.campaign.values import BucketState, Failure, Verdict
 from shapefuzz.errors import CorpusError
 
 FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state
@@ -107,7 +107,7 @@ class CandidateRow:
     features: tuple[str, ...]
     backends: tuple[str, ...]
     verdict: Verdict
-    outcome: dict[str, str]
+    outcome: dict[str, list]  # lane -> [status text, seconds], as written
     payload: str
     size: int
     tool_seconds: float
@@ -146,6 +146,10 @@ class BucketRow:
     rehits: int = 0
     rehit_seconds: float = 0.0
     shrink: str = ""  # '' (not asked for) / pending / done / failed / skipped (another bucket of its cause)
+
+    def failure(self) -> Failure:
+        """The typed failure this bucket holds (its key `sig` is str() of its signature)."""
+        return Failure.from_fields(self.sig_json, self.detail)
 
 
 def _is_corrupt(error: sqlite3.Error) -> bool:

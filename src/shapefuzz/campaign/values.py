@@ -1,28 +1,22 @@
 """The small values the campaign's engine, pool and store speak (no IREE): a candidate, what
-became of it (`Outcome`, its `Failure`s), what the engine needs from a domain (`Target`), what a
-worker task is, where a bucket stands. String enums, so the store and JSON
-write the same text they always did."""
+became of it (`Outcome`, its `Failure`s, each with its typed `model.Signature`), what the engine
+needs from a domain (`Target`, and `CoverageTarget` for coverage feedback), what a worker task
+is, where a bucket stands. String enums, so the store and JSON write the same text they always
+did."""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from shapefuzz.model import Signature, Status, Verdict  # one Verdict: the oracle's, with ERROR and LOST
 
-class Verdict(str, enum.Enum):
-    """What became of one candidate (or one re-run)."""
-
-    PASS = "pass"  # every lane succeeded (or hit a known target limit)
-    FAIL = "fail"  # at least one lane failed on input that verifies
-    INVALID = "invalid"  # the input does not verify: the generator's bug, never a finding
-    FLAKY = "flaky"  # failed once, then not again
-    ERROR = "error"  # our own code raised on it (the traceback is kept)
-    LOST = "lost"  # the worker died or ran past its deadline
+INPUT_SEED_MODULUS = 1 << 31  # a candidate's inputs are drawn with its seed modulo this (NumPy and the corpus take it)
 
 
 class TaskKind(str, enum.Enum):
-    """A worker task; the value is the name of the target's method the worker calls."""
+    """A worker task: check and confirm take lanes, shrink takes a `ShrinkJob`."""
 
     CHECK = "check"
     CONFIRM = "confirm"
@@ -58,11 +52,18 @@ class ShrinkState(str, enum.Enum):
 @dataclass(frozen=True)
 class ShrinkJob:
     """What one shrink task is asked to do: shrink the candidate while it still fails on
-    `backend` with the bucket `signature` (its key text), within `seconds`."""
+    `backend` with exactly `signature` (its bucket), within `seconds`, every trial run with the
+    candidate's inputs (`input_seed`)."""
 
     backend: str
-    signature: str
+    signature: Signature
     seconds: float
+    input_seed: int
+
+    @property
+    def key(self) -> str:
+        """Its bucket's key (str(signature))."""
+        return str(self.signature)
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,48 @@ class Candidate:
         """Characters, for display; which of two is smaller is the target's `size` order."""
         return len(self.text)
 
+    @property
+    def input_seed(self) -> int:
+        """The seed its input arrays are drawn with (every check, confirmation and shrink of it)."""
+        return self.seed % INPUT_SEED_MODULUS
+
 
 @dataclass(frozen=True)
 class Failure:
-    lane: str  # backend
-    signature: str  # the bucket key, str(Signature)
-    fields: dict[str, str]  # the structured signature
+    """One failing lane of a candidate. Its bucket key is `str(signature)`, the text the store and
+    the corpus name the bucket by; the identity (triage.identity) is what causes are tied by."""
+
+    signature: Signature
     detail: str = ""
+    identity: str = ""  # the bug identity; "" where the target computes none
+    strong: bool = False  # the identity says where the compiler failed: equal ones are one cause at once
+    failing_pass: str = ""
+
+    @property
+    def lane(self) -> str:
+        return self.signature.backend
+
+    @property
+    def key(self) -> str:
+        return str(self.signature)
+
+    def fields(self) -> dict[str, str]:
+        """As the store keeps it (a bucket's sig_json) and causes read it: the signature's fields
+        and the identity's."""
+        return {**self.signature.to_json(), "identity": self.identity, "strong": "1" if self.strong else "",
+                "failing_pass": self.failing_pass}
+
+    @staticmethod
+    def from_fields(fields: dict[str, Any], detail: str = "") -> "Failure":
+        """The failure a stored bucket holds (its sig_json and detail)."""
+        return Failure(Signature.from_json(fields), detail, str(fields.get("identity") or ""),
+                       bool(fields.get("strong")), str(fields.get("failing_pass") or ""))
 
 
 @dataclass(frozen=True)
 class Outcome:
     verdict: Verdict
-    lanes: dict[str, tuple[str, float]]  # lane -> (status, seconds)
+    lanes: dict[str, tuple[Status, float]]  # lane -> (status, seconds)
     failures: tuple[Failure, ...] = ()
     tool_seconds: float = 0.0  # time spent inside compiler and runtime processes
     error: str = ""
@@ -105,8 +135,8 @@ class Outcome:
 
 
 class Target(Protocol):
-    """What the engine needs from a domain. check/confirm/shrink run in worker processes (the
-    target must pickle); generate/save run in the campaign process."""
+    """What the engine and the pool need from a domain. worker_init/check/confirm/shrink run in
+    worker processes (the target must pickle); the rest run in the campaign process."""
 
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate: ...  # large: for compile-only lanes
     def worker_init(self) -> None: ...  # in each worker process, once, before its first task
@@ -119,11 +149,46 @@ class Target(Protocol):
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...  # (smaller text, corpus entry) or None
-    # Optional, for coverage feedback (campaign/coverage.py; a target without them runs without it):
-    # coverage_support() -> "" or why not; ineligible(candidate, lanes) -> lanes with a known limit;
-    # neighbour(candidate, seed) -> a small change of it; from_payload(group, seed, payload) -> Candidate.
-    # check() fills Outcome.coverage for the lanes in candidate.instrument.
+    # (smaller text or None, corpus entry or None, [(candidate, failure) met while shrinking]) or None
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
+
+
+@runtime_checkable
+class CoverageTarget(Protocol):
+    """A target that can report compiler coverage (campaign/coverage.py); one without these runs
+    without coverage feedback. Its check() fills Outcome.coverage for the lanes in
+    candidate.instrument."""
+
+    def coverage_support(self) -> str: ...  # "" or why not
+    def ineligible(self, candidate: Candidate, lanes: tuple[str, ...]) -> set[str]: ...  # lanes with a known limit
+    def neighbour(self, candidate: Candidate, seed: int) -> Candidate | None: ...  # a small change of it
+    def from_payload(self, group: str, seed: int, payload: str) -> Candidate: ...  # a drawn neighbour, revived
+
+
+@runtime_checkable
+class SplitShrinkTarget(Protocol):
+    """A target whose shrink runs in two halves on a cluster: the search on a node, returned as a
+    value (`shrink_only`), and the corpus write on the head (`save_shrunk`); `shrink` is both."""
+
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
+    def save_shrunk(self, result: Any) -> Any: ...
+
+
+def perform(target: Target, kind: TaskKind, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
+    """What the target returns for one task (in a worker process, or on a cluster node)."""
+    if TaskKind(kind) == TaskKind.SHRINK:
+        if not isinstance(argument, ShrinkJob):
+            raise TypeError(f"a shrink task takes a ShrinkJob, not {type(argument).__name__}")
+        return target.shrink(candidate, argument)
+    if TaskKind(kind) == TaskKind.CONFIRM:
+        return target.confirm(candidate, argument)
+    return target.check(candidate, argument)
+
+
+def coverage_target(target: Target) -> CoverageTarget | None:
+    """The target as a `CoverageTarget`, or None when it reports no coverage (the one place
+    that asks)."""
+    return target if isinstance(target, CoverageTarget) else None
 
 
 def one_line(error: Any) -> str:
@@ -134,4 +199,4 @@ def one_line(error: Any) -> str:
 
 
 __all__ = ["Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
-           "Target", "one_line"]
+           "Target", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "perform", "one_line"]

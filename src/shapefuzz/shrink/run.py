@@ -57,8 +57,13 @@ def find_target(
     backend: str | None = None,
     compile_timeout: float = 120.0,
     seed: int = 0,
+    signature: Signature | None = None,
 ) -> tuple[Target, CheckReport]:
-    """Check the file (re-running failures) and choose the failure to keep; user errors otherwise."""
+    """Check the file (re-running failures) and choose the failure to keep: exactly `signature`
+    when given (a campaign's bucket: another failure is never kept in its place), else the one on
+    `backend`, else the one a user's `signature_text` names, else the first; user errors otherwise."""
+    if signature is not None:
+        backend = signature.backend
     if backend is not None and backend not in backends:
         backends = (*backends, backend)
     report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=True, seed=seed)
@@ -77,7 +82,12 @@ def find_target(
             f"{name} does not fail on {', '.join(backends)} ({describe(report)}): nothing to shrink; "
             f"try another backend (--backends all) or a longer --compile-timeout"
         )
-    if backend is not None:
+    if signature is not None:
+        chosen = [r for r in real if r.signature == signature]
+        if not chosen:
+            got = " | ".join(str(r.signature) for r in real)
+            raise UsageError(f"{name} no longer fails with {signature}; got: {got}")
+    elif backend is not None:
         chosen = [r for r in real if r.backend == backend]
         if not chosen:
             raise UsageError(f"{name} does not fail on --backend {backend} ({describe(report)}); failing: "
@@ -158,12 +168,16 @@ def shrink_file(
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
     on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
+    signature: Signature | None = None,
 ) -> ShrinkResult:
     """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
-    (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same)."""
+    (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same).
+    With `signature` (a campaign's bucket), the file must fail with exactly that signature, as
+    normalized by a re-check, or nothing is shrunk (UsageError)."""
     say = progress or (lambda line: None)
     start = time.monotonic()
-    target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed)
+    target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
+                                 signature)
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
     if target.compile_only:
