@@ -106,7 +106,7 @@ class IreeTarget:
         import random
 
         family = load_family(candidate.group)
-        params = family.load(Case(candidate.group, candidate.payload).params)
+        params = family.load(case_of_candidate(candidate).params)
         rng = random.Random(seed)
         kind = rng.choice(("shrink", "swarm", "form"))
         if kind == "swarm" and family.swarm_knobs:
@@ -169,7 +169,7 @@ class IreeTarget:
         expectation = self._expectation(candidate)
         finding = make_finding(
             failure.signature, candidate.text, self.toolchain,
-            case=Case(candidate.group, candidate.payload), seed=candidate.input_seed,
+            case=case_of_candidate(candidate), seed=candidate.input_seed,
             inputs=expectation.inputs, expected=expectation.expected, detail=failure.detail, flaky=flaky,
             cause=cause, triage=triage, evidence=evidence)
         entry, _ = save_finding(self.corpus_dir, finding)
@@ -228,7 +228,7 @@ class IreeTarget:
     def _expectation(self, candidate: Candidate):
         from shapefuzz.oracle import case_expectation
 
-        return case_expectation(Case(candidate.group, candidate.payload), candidate.input_seed)
+        return case_expectation(case_of_candidate(candidate), candidate.input_seed)
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap; lanes that cannot support what the candidate uses
@@ -249,7 +249,7 @@ class IreeTarget:
         from shapefuzz.backends import REFERENCE_BACKEND
         from shapefuzz.oracle import check_forms, form_difference
 
-        case = Case(candidate.group, candidate.payload)
+        case = case_of_candidate(candidate)
         forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, candidate.input_seed, self.budget,
                             confirm=False)
         for form, report in forms.reports:
@@ -346,6 +346,11 @@ class IreeTarget:
         found = Candidate(key, origin.family if origin is not None else "", result.target.seed, (),
                           case.params_json if case is not None else "", text)
         return found, failure_of(signature, detail)
+
+
+def case_of_candidate(candidate: Candidate) -> Case:
+    """The case a candidate's payload holds (its family and parameters)."""
+    return Case(candidate.group, candidate.payload)
 
 
 def case_of(text: str):
