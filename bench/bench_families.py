@@ -8,19 +8,29 @@ median and worst check seconds, the share of all check time, and how many failed
 
     .venv/bin/python bench/bench_families.py --n 12 --large 3
     .venv/bin/python bench/bench_families.py --ops attention,reduce --n 20
+
+--ab TIME: the issue's throughput figure instead: campaigns of equal active time, alternating the
+five original families and all default families (`--pairs` of each, seeds 41, 42, ...), with
+`--jobs` workers; prints candidates/min per campaign, the mean ratio, and causes per family.
+
+    .venv/bin/python bench/bench_families.py --ab 6m --pairs 2 --jobs 2
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import statistics
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.iree import IreeTarget
+from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.families import DEFAULT_FAMILIES
 from shapefuzz.toolchain import find_toolchain
 
@@ -43,6 +53,36 @@ def _one(job: tuple[str, int, bool, tuple[str, ...]]) -> tuple[str, bool, float,
     return family, large, time.perf_counter() - start, outcome.verdict.value, f"{worst[0]} {worst[1][1]:.1f}s"
 
 
+FIVE = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
+
+
+def ab(args: argparse.Namespace) -> int:
+    """Alternating five-family and all-family campaigns of equal budget; candidates/min and causes."""
+    toolchain = find_toolchain()
+    root = Path(tempfile.mkdtemp(prefix="bench-families-ab-"))
+    rates: dict[str, list[float]] = {"five": [], "all": []}
+    for pair in range(args.pairs):
+        arms = [("five", FIVE), ("all", DEFAULT_FAMILIES)]
+        for name, families in arms if pair % 2 == 0 else arms[::-1]:
+            folder = root / f"{name}-{pair}"
+            request = FuzzRequest(ops=",".join(families), time=args.ab, jobs=args.jobs, seed=41 + pair,
+                                  campaign=str(folder), corpus=str(folder / "corpus"), bisect_time=0.0)
+            summary = run_campaign(request, toolchain, Progress(quiet=True))
+            rates[name].append(summary.rate_per_min)
+            family_of = {b["signature"]: b["family"] for b in summary.buckets}
+            per_family = collections.Counter(family_of[c["buckets"][0]] for c in summary.findings)
+            worker = summary.worker_seconds
+            print(f"{name:4} seed {41 + pair}: {summary.candidates} candidates in {summary.active_seconds:.0f} s, "
+                  f"{summary.rate_per_min:.1f}/min; {len(summary.causes)} causes, {len(summary.findings)} compiler bugs "
+                  f"{dict(per_family)}; worker s check/confirm/shrink "
+                  f"{worker.get('check', 0):.0f}/{worker.get('confirm', 0):.0f}/{worker.get('shrink', 0):.0f}; "
+                  f"slow {[(r['family'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
+    ratios = [a / f for a, f in zip(rates["all"], rates["five"]) if f]
+    print(f"all/five candidates/min per pair: {', '.join(f'{r:.2f}' for r in ratios)}; "
+          f"mean {statistics.mean(ratios):.2f}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", default=",".join(DEFAULT_FAMILIES))
@@ -51,7 +91,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--corpus", default="/tmp/bench_families_corpus")
+    parser.add_argument("--ab", default=None, help="campaign A/B instead: active time of each campaign")
+    parser.add_argument("--pairs", type=int, default=2)
     args = parser.parse_args()
+    if args.ab:
+        return ab(args)
     families = args.ops.split(",")
     probe = find_toolchain().probe
     lanes = [b for b in DEFAULT_BACKENDS if BACKENDS[b].compiles(probe)]
