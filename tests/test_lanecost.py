@@ -132,3 +132,13 @@ def test_slowness_survives_resume(tmp_path):
     engine.run()
     later = [r for r in engine.store.candidates() if r.idx >= 60]
     assert _slow_share(later, "heavy") < 0.15
+
+
+def test_a_reference_lane_slow_for_a_family_keeps_every_slot(tmp_path):
+    engine = _engine(tmp_path, 1, 0.0)
+    for _ in range(2):
+        engine.lane_cost.record("heavy", {"ref": ("ok", 60.0), "slow": ("ok", 60.0)})
+    for index in range(40):
+        candidate = engine.target.generate("heavy", index)
+        lanes, barred = engine._slow_lanes_swapped(Candidate(candidate.key, "heavy", index, (), "{}", "", index))
+        assert lanes[0] == "ref" and "ref" not in barred

@@ -115,7 +115,8 @@ class Drawing:
         must not take either). See campaign/lanecost.py."""
         rotation = self.lanes_for(candidate.index)
         rng = random.Random(derive_seed(self.seed, "slow", candidate.index))
-        barred = self.lane_cost.barred(candidate.group, self.lanes, rng)
+        # the reference lane is never barred: the other lanes are judged against it
+        barred = self.lane_cost.barred(candidate.group, self.lanes, rng) - {self.reference}
         if not barred.intersection(rotation):
             return rotation, barred
         for lane in barred.intersection(rotation):
