@@ -60,6 +60,10 @@ class ShrinkJob:
     seconds: float
     input_seed: int
 
+    def __post_init__(self) -> None:
+        if self.backend != self.signature.backend:  # our bug: a job that could only fail to reproduce
+            raise ValueError(f"shrink job on {self.backend} for a bucket of {self.signature.backend}")
+
     @property
     def key(self) -> str:
         """Its bucket's key (str(signature))."""
