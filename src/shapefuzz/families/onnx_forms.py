@@ -33,68 +33,19 @@ from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, s
 ONNX_FLOAT_CODE = {"f32": 1, "f16": 10}  # TensorProto.DataType
 
 
-def _transpose(b: TorchBuilder, x: TV, perm: list[int], stem: str) -> TV:
+def transpose(b: TorchBuilder, x: TV, perm: list[int], stem: str) -> TV:
     if perm == list(range(x.rank)):
         return x
     out = x.with_dims(b.fresh(stem), [x.dims[i] for i in perm])
     return b.onnx("Transpose", [x], [out], {"perm": si64s(perm)})[0]
 
 
-def _unsqueeze(b: TorchBuilder, x: TV, axis: int, stem: str) -> TV:
+def unsqueeze(b: TorchBuilder, x: TV, axis: int, stem: str) -> TV:
     axes = b.onnx_const([axis], "i64", stem="axes")
     pos = axis if axis >= 0 else x.rank + 1 + axis
     dims = list(x.dims)
     dims.insert(pos, (1, False))
     return b.onnx("Unsqueeze", [x, axes], [x.with_dims(b.fresh(stem), dims)])[0]
-
-
-# ============================================================================ conv
-
-
-def _conv_expressible(p: Params) -> bool:
-    pads = any(p["pad_lo"]) or any(p["pad_hi"])
-    free_orders = p["input_perm"] or p["filter_perm"] or p["output_perm"] or p["result_dyn"]  # types as linalg
-    return (p["dtype"] in FLOATS and p["kind"] in ("regular", "depthwise") and not (pads and p["pad_value"] != 0)
-            and not free_orders)
-
-
-def _conv_normalize(p: Params) -> Params:
-    from shapefuzz.families.torch_forms import SPELLINGS
-
-    return SPELLINGS["conv"].normalize(p)
-
-
-def _conv_build(p: Params, bnd: Boundary) -> str:
-    from shapefuzz.families import conv
-
-    lay = conv.LAYOUTS[p["layout"]]
-    rank, acc, kind = p["rank"], p["acc"], p["kind"]
-    b = TorchBuilder()
-    sizes = [conv.input_shape(p), conv.filter_shape(p)] + ([conv.bias_shape(p)] if p["bias"] != "none" else [])
-    args = boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
-    x, w = args[0], args[1]
-    in_labels, f_labels = conv.input_labels(lay), conv.filter_labels(lay)
-    x = _transpose(b, x, [in_labels.index(lab) for lab in ["n", "c"] + [f"s{i}" for i in range(rank)]], "x_nc")
-    f_order = (["f", "c"] if kind == "regular" else ["c"]) + [f"k{i}" for i in range(rank)]
-    w = _transpose(b, w, [f_labels.index(lab) for lab in f_order], "w_fc")
-    if kind == "depthwise":
-        w = _unsqueeze(b, w, 1, "w_dw")
-    if acc != p["dtype"]:
-        x = b.onnx("Cast", [x], [x.with_dims(b.fresh("x_f"), x.dims, acc)], {"to": f"{ONNX_FLOAT_CODE[acc]} : si64"})[0]
-        w = b.onnx("Cast", [w], [w.with_dims(b.fresh("w_f"), w.dims, acc)], {"to": f"{ONNX_FLOAT_CODE[acc]} : si64"})[0]
-    operands = [x, w] + ([args[2]] if p["bias"] != "none" else [])
-    out_dims = [x.dims[0], w.dims[0]] + [
-        (o, x.dims[2 + i][1] or w.dims[2 + i][1]) for i, o in enumerate(conv.out_spatial(p))]
-    attrs = {"dilations": si64s(p["dilations"]), "group": f"{p['c'] if kind == 'depthwise' else 1} : si64",
-             "kernel_shape": si64s(p["kernel"]), "pads": si64s(list(p["pad_lo"]) + list(p["pad_hi"])),
-             "strides": si64s(p["strides"])}
-    y = b.onnx("Conv", operands, [TV(b.fresh("conv"), tuple(out_dims), acc)], attrs)[0]
-    canon = ["n", "f" if kind == "regular" else "c"] + [f"o{i}" for i in range(rank)]
-    y = _transpose(b, y, [canon.index(lab) for lab in conv.output_labels(lay)], "y_out")
-    if p["epilogue"] == "relu":
-        y = b.onnx("Relu", [y], [y.with_dims(b.fresh("relu"), y.dims)])[0]
-    y = b.cast_to(y, bnd.results[0][0])
-    return b.render("main", args, [y], ONNX_META)
 
 
 # ============================================================================ conv_transpose
@@ -117,7 +68,7 @@ def _convt_build(p: Params, bnd: Boundary) -> str:
     b = TorchBuilder()
     args = boundary_args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
     x, w = args
-    w = _transpose(b, w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
+    w = transpose(b, w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
     out = ct.out_shape(p)
     dims = [x.dims[0], (out[1], False)] + [(o, x.dims[2 + t][1]) for t, o in enumerate(out[2:])]
     attrs = {"dilations": si64s(p["dilations"]), "group": f"{p['groups']} : si64", "kernel_shape": si64s(p["kernel"]),
@@ -149,7 +100,7 @@ def _scatter_build(p: Params, bnd: Boundary) -> str:
     args = boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
     orig, idx, upd = args
     if p["implicit_depth"]:
-        idx = _unsqueeze(b, idx, -1, "idx_col")
+        idx = unsqueeze(b, idx, -1, "idx_col")
     if p["combiner"] == "sub":
         upd = b.onnx("Neg", [upd], [upd.with_dims(b.fresh("neg"), upd.dims)])[0]
     reduction = _REDUCTION[p["combiner"]]
@@ -176,8 +127,8 @@ def _one_hot_build(p: Params, bnd: Boundary) -> str:
     idx = by_name["%indices"]
     depth = by_name["%depth_t"] if p["depth_dyn"] else b.onnx_const([p["depth"]], "i64", shape=[], stem="depth")
     if p["values"] == "input":
-        off = _unsqueeze(b, by_name["%off_t"], 0, "off1")
-        on = _unsqueeze(b, by_name["%on_t"], 0, "on1")
+        off = unsqueeze(b, by_name["%off_t"], 0, "off1")
+        on = unsqueeze(b, by_name["%on_t"], 0, "on1")
         values = b.onnx("Concat", [off, on], [TV(b.fresh("values"), ((2, False),), elt)], {"axis": "0 : si64"})[0]
     else:
         values = b.onnx_const([p["off"], p["on"]], elt, stem="values")
@@ -249,7 +200,6 @@ def imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Ca
 
 
 ONNX_SPELLINGS: tuple[Spelling, ...] = (
-    Spelling("conv", "onnx", _conv_expressible, _conv_normalize, imported("conv", _conv_build)),
     Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, imported("conv_transpose", _convt_build)),
     Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, imported("scatter", _scatter_build)),
     Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, imported("one_hot", _one_hot_build)),

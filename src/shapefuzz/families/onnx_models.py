@@ -108,34 +108,6 @@ def _dims(name: str, shape: Sequence[int | None]) -> list[int | str]:
     return [f"{name}_d{i}" if s is None else int(s) for i, s in enumerate(shape)]
 
 
-# ============================================================================ conv
-
-
-def _conv(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    from shapefuzz.families import conv
-
-    lay = conv.LAYOUTS[p["layout"]]
-    rank, acc, kind = p["rank"], p["acc"], p["kind"]
-    names = ["input", "filter"] + (["bias"] if p["bias"] != "none" else [])
-    g = Graph(bnd, names)
-    in_labels, f_labels = conv.input_labels(lay), conv.filter_labels(lay)
-    x = g.transpose("input", [in_labels.index(lab) for lab in ["n", "c"] + [f"s{i}" for i in range(rank)]])
-    f_order = (["f", "c"] if kind == "regular" else ["c"]) + [f"k{i}" for i in range(rank)]
-    w = g.transpose("filter", [f_labels.index(lab) for lab in f_order])
-    if kind == "depthwise":
-        w = g.unsqueeze(w, 1)
-    if acc != p["dtype"]:
-        x, w = g.one("Cast", [x], to=ONNX_TYPE[acc]), g.one("Cast", [w], to=ONNX_TYPE[acc])
-    y = g.one("Conv", [x, w] + names[2:], dilations=list(p["dilations"]),
-              group=p["c"] if kind == "depthwise" else 1, kernel_shape=list(p["kernel"]),
-              pads=list(p["pad_lo"]) + list(p["pad_hi"]), strides=list(p["strides"]))
-    canon = ["n", "f" if kind == "regular" else "c"] + [f"o{i}" for i in range(rank)]
-    y = g.transpose(y, [canon.index(lab) for lab in conv.output_labels(lay)])
-    if p["epilogue"] == "relu":
-        y = g.one("Relu", [y])
-    return g.model([(y, acc)])
-
-
 # ============================================================================ conv_transpose
 
 
@@ -225,7 +197,6 @@ class ModelSpelling:
 
 
 MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
-    ModelSpelling("conv", _conv),
     ModelSpelling("conv_transpose", _conv_transpose),
     ModelSpelling("scatter", _scatter),
     # ONNX rejects 0-d OneHot indices (its shape inference: "Indices tensor must have rank >= 1").

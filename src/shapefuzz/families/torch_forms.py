@@ -56,109 +56,6 @@ def boundary_args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names:
     return [TV(n, dims_of(shape, sz), elt) for n, (shape, elt), sz in zip(names, bnd.args, sizes)]
 
 
-# ============================================================================ conv
-
-
-def _conv_expressible(p: Params) -> bool:
-    # 3-D convs with one input channel per group take torch-mlir's depthwise path, which 3.13 does
-    # not lower for 3-D ("failed to legalize 'torch.aten.convolution'"; dynamic dims instead give
-    # "slice ... runs out-of-bounds" from the same gap): left out rather than drawn and set aside.
-    per_group = {"regular": p["c"], "grouped": p["c"], "depthwise": 1, "depthwise_m": 1}[p["kind"]]
-    free_orders = p["input_perm"] or p["filter_perm"] or p["output_perm"] or p["result_dyn"]  # types as linalg
-    return p["dtype"] in FLOATS and not (p["rank"] == 3 and per_group == 1) and not free_orders
-
-
-def _conv_normalize(p: Params) -> Params:
-    from shapefuzz.families import conv
-
-    lay = conv.LAYOUTS[p["layout"]]
-    named = lay.named_op is not None
-    out, filt = conv.output_labels(lay), conv.filter_labels(lay)
-    loops = len(out) + len([lab for lab in filt if lab not in out])  # parallel + reduction
-    any_pad = any(p["pad_lo"]) or any(p["pad_hi"])
-    return p.replace(compute_layout=p["layout"], form="named" if named else "generic",
-                loop_perm=[] if named else list(range(loops)),
-                pad_form="pad" if any_pad else "none", pad_value=p["pad_value"] if any_pad else 0,
-                bias="epilogue" if p["bias"] != "none" else "none")
-
-
-def _conv_build(p: Params, bnd: Boundary) -> str:
-    from shapefuzz.families import conv
-
-    lay = conv.LAYOUTS[p["layout"]]
-    kind, rank, acc = p["kind"], p["rank"], p["acc"]
-    b = TorchBuilder()
-    sizes = [conv.input_shape(p), conv.filter_shape(p)] + ([conv.bias_shape(p)] if p["bias"] != "none" else [])
-    args = boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
-    x, w = args[0], args[1]
-    spatial_in = [f"s{i}" for i in range(rank)]
-    spatial_k = [f"k{i}" for i in range(rank)]
-    in_labels, f_labels = conv.input_labels(lay), conv.filter_labels(lay)
-    # Input to [n, (g,) c, S...], groups merged into channels.
-    in_order = {"regular": ["n", "c"], "grouped": ["n", "g", "c"], "depthwise": ["n", "c"],
-                "depthwise_m": ["n", "c"]}[kind] + spatial_in
-    x = b.permute(x, [in_labels.index(lab) for lab in in_order], "x_nc")
-    if kind == "grouped":
-        x = b.flatten(x, 1, 2, "x_grp")
-    # Filter to [F_total, C/groups, K...].
-    f_order = {"regular": ["f", "c"], "grouped": ["g", "f", "c"], "depthwise": ["c"],
-               "depthwise_m": ["c", "m"]}[kind] + spatial_k
-    w = b.permute(w, [f_labels.index(lab) for lab in f_order], "w_fc")
-    if kind == "grouped":
-        w = b.flatten(w, 0, 1, "w_grp")
-    elif kind == "depthwise_m":
-        w = b.flatten(w, 0, 1, "w_grp")
-    if kind.startswith("depthwise"):
-        w = b.unsqueeze(w, 1, "w_dw")
-    if acc != p["dtype"]:  # f16 inputs, f32 accumulation: PyTorch casts the operands up
-        x, w = b.to_dtype(x, acc, "x_f"), b.to_dtype(w, acc, "w_f")
-    # Padding: torch pads symmetrically with zeros; anything else is an explicit pad.
-    lo, hi = p["pad_lo"], p["pad_hi"]
-    if lo != hi or (p["pad_value"] != 0 and (any(lo) or any(hi))):
-        pads: list[int] = []
-        for i in reversed(range(rank)):  # constant_pad_nd lists the last dim first
-            pads += [lo[i], hi[i]]
-        lst = b.int_list(pads)
-        dims = list(x.dims[:2]) + [(s + lo[i] + hi[i], d) for i, (s, d) in enumerate(x.dims[2:])]
-        x = b.op("torch.aten.constant_pad_nd",
-                 [(x.name, x.type), (lst, "!torch.list<int>"), (b.float(float(p["pad_value"])), "!torch.float")],
-                 x.with_dims(b.fresh("x_pad"), dims))
-        conv_pad = [0] * rank
-    else:
-        conv_pad = list(lo)
-    if p["bias"] != "none":
-        bias = args[2]
-        if bias.rank == 2:
-            bias = b.flatten(bias, 0, 1, "b_flat")
-        bias_operand = (bias.name, bias.type)
-    else:
-        bias_operand = (b.none(), "!torch.none")
-    groups = {"regular": 1, "grouped": p["g"], "depthwise": p["c"], "depthwise_m": p["c"]}[kind]
-    out_sp = conv.out_spatial(p)
-    out_dims = [x.dims[0], (w.dims[0][0], w.dims[0][1])] + [
-        (o, x.dims[2 + i][1] or w.dims[2 + i][1]) for i, o in enumerate(out_sp)]
-    y = b.op("torch.aten.convolution", [
-        (x.name, x.type), (w.name, w.type), bias_operand,
-        (b.int_list(p["strides"]), "!torch.list<int>"), (b.int_list(conv_pad), "!torch.list<int>"),
-        (b.int_list(p["dilations"]), "!torch.list<int>"), (b.bool(False), "!torch.bool"),
-        (b.int_list([0] * rank), "!torch.list<int>"), (b.int(groups), "!torch.int")],
-        TV(b.fresh("conv"), tuple(out_dims), acc))
-    # Back to the boundary layout.
-    out_labels = conv.output_labels(lay)
-    if kind == "grouped":
-        y, canon = b.unflatten(y, 1, [p["g"], p["f"]], "y_grp"), ["n", "g", "f"]
-    elif kind == "depthwise_m":
-        y, canon = b.unflatten(y, 1, [p["c"], p["m"]], "y_grp"), ["n", "c", "m"]
-    else:
-        canon = ["n", "f" if kind == "regular" else "c"]
-    canon += [f"o{i}" for i in range(rank)]
-    y = b.permute(y, [canon.index(lab) for lab in out_labels], "y_out")
-    if p["epilogue"] == "relu":
-        y = b.unary("torch.aten.relu", y, "relu")
-    y = b.cast_to(y, bnd.results[0][0])
-    return b.render("main", args, [y])
-
-
 # ============================================================================ conv_transpose
 
 
@@ -427,7 +324,6 @@ def _topk_build(p: Params, bnd: Boundary) -> str:
 SPELLINGS: dict[str, Spelling] = {
     s.family: s
     for s in (
-        Spelling("conv", "torch", _conv_expressible, _conv_normalize, _conv_build),
         Spelling("conv_transpose", "torch", _convt_expressible, _convt_normalize, _convt_build),
         Spelling("scatter", "torch", _scatter_expressible, _scatter_normalize, _scatter_build),
         Spelling("one_hot", "torch", _one_hot_expressible, _one_hot_normalize, _one_hot_build),
