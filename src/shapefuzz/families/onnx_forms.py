@@ -48,37 +48,6 @@ def unsqueeze(b: TorchBuilder, x: TV, axis: int, stem: str) -> TV:
     return b.onnx("Unsqueeze", [x, axes], [x.with_dims(b.fresh(stem), dims)])[0]
 
 
-# ============================================================================ conv_transpose
-
-
-def _convt_expressible(p: Params) -> bool:
-    return p["dtype"] in FLOATS and p["pad_lo"] == p["pad_hi"] and p["x_layout"] == "nc"  # ONNX is channels-first
-
-
-def _convt_normalize(p: Params) -> Params:
-    from shapefuzz.families.torch_forms import SPELLINGS
-
-    return SPELLINGS["conv_transpose"].normalize(p)
-
-
-def _convt_build(p: Params, bnd: Boundary) -> str:
-    from shapefuzz.families import conv_transpose as ct
-
-    r = p["rank"]
-    b = TorchBuilder()
-    args = boundary_args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
-    x, w = args
-    w = transpose(b, w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
-    out = ct.out_shape(p)
-    dims = [x.dims[0], (out[1], False)] + [(o, x.dims[2 + t][1]) for t, o in enumerate(out[2:])]
-    attrs = {"dilations": si64s(p["dilations"]), "group": f"{p['groups']} : si64", "kernel_shape": si64s(p["kernel"]),
-             "output_padding": si64s(p["out_pad"]), "pads": si64s(list(p["pad_lo"]) + list(p["pad_hi"])),
-             "strides": si64s(p["strides"])}
-    y = b.onnx("ConvTranspose", [x, w], [TV(b.fresh("convt"), tuple(dims), p["dtype"])], attrs)[0]
-    y = b.cast_to(y, bnd.results[0][0])
-    return b.render("main", args, [y], ONNX_META)
-
-
 # ============================================================================ scatter
 
 _REDUCTION = {"overwrite": None, "add": "add", "sub": "add", "mul": "mul", "max": "max", "min": "min"}
@@ -200,7 +169,6 @@ def imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Ca
 
 
 ONNX_SPELLINGS: tuple[Spelling, ...] = (
-    Spelling("conv_transpose", "onnx", _convt_expressible, _convt_normalize, imported("conv_transpose", _convt_build)),
     Spelling("scatter", "onnx", _scatter_expressible, _scatter_normalize, imported("scatter", _scatter_build)),
     Spelling("one_hot", "onnx", lambda p: True, _one_hot_normalize, imported("one_hot", _one_hot_build)),
     Spelling("topk", "onnx", lambda p: not p["result_dyn"], lambda p: p.replace(form="topk", transpose=False),

@@ -108,19 +108,6 @@ def _dims(name: str, shape: Sequence[int | None]) -> list[int | str]:
     return [f"{name}_d{i}" if s is None else int(s) for i, s in enumerate(shape)]
 
 
-# ============================================================================ conv_transpose
-
-
-def _conv_transpose(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    r = p["rank"]
-    g = Graph(bnd, ["x", "w"])
-    w = g.transpose("w", [p["w_layout"].index(j) for j in range(r + 2)])
-    y = g.one("ConvTranspose", ["x", w], dilations=list(p["dilations"]), group=p["groups"],
-              kernel_shape=list(p["kernel"]), output_padding=list(p["out_pad"]),
-              pads=list(p["pad_lo"]) + list(p["pad_hi"]), strides=list(p["strides"]))
-    return g.model([(y, p["dtype"])])
-
-
 # ============================================================================ scatter
 
 _REDUCTION = {"overwrite": "none", "add": "add", "sub": "add", "mul": "mul", "max": "max", "min": "min"}
@@ -197,7 +184,6 @@ class ModelSpelling:
 
 
 MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
-    ModelSpelling("conv_transpose", _conv_transpose),
     ModelSpelling("scatter", _scatter),
     # ONNX rejects 0-d OneHot indices (its shape inference: "Indices tensor must have rank >= 1").
     ModelSpelling("one_hot", _one_hot, lambda p: "" if p["index_shape"] else "ONNX OneHot needs indices of rank >= 1"),

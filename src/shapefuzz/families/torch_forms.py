@@ -56,59 +56,6 @@ def boundary_args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names:
     return [TV(n, dims_of(shape, sz), elt) for n, (shape, elt), sz in zip(names, bnd.args, sizes)]
 
 
-# ============================================================================ conv_transpose
-
-
-def _convt_expressible(p: Params) -> bool:
-    return p["dtype"] in FLOATS and p["x_layout"] == "nc"  # torch's layout is channels-first
-
-
-def _convt_normalize(p: Params) -> Params:
-    from shapefuzz.families import conv_transpose as ct
-
-    n_fwd = (3 if p["groups"] > 1 else 2) + p["rank"]  # forward filter dims [G?, F, C, K...]
-    return p.replace(form="named" if ct.named_allowed(p) else "generic", flip="extract", pad_mode="pad",
-                x_expand="late", w_order="fused", fwd_layout=list(range(n_fwd)))
-
-
-def _convt_build(p: Params, bnd: Boundary) -> str:
-    from shapefuzz.families import conv_transpose as ct
-
-    r = p["rank"]
-    b = TorchBuilder()
-    args = boundary_args(b, bnd, [ct.x_shape(p), ct.w_shape(p)], ["%x", "%w"])
-    x, w = args
-    w = b.permute(w, [p["w_layout"].index(j) for j in range(r + 2)], "w_t")
-    lo, hi, op = p["pad_lo"], p["pad_hi"], p["out_pad"]
-    symmetric = lo == hi
-    pad = list(lo) if symmetric else [0] * r
-    out_pad = list(op) if symmetric else [max(0, o - h) for o, h in zip(op, hi)]
-    full = [(h - 1) * s + 1 + d * (k - 1) - 2 * q + o for h, s, d, k, q, o in
-            zip(p["spatial"], p["strides"], p["dilations"], p["kernel"], pad, out_pad)]
-    dims = [x.dims[0], (w.dims[1][0] * p["groups"], False)] + [
-        (f, x.dims[2 + t][1]) for t, f in enumerate(full)]
-    y = b.op("torch.aten.convolution", [
-        (x.name, x.type), (w.name, w.type), (b.none(), "!torch.none"),
-        (b.int_list(p["strides"]), "!torch.list<int>"), (b.int_list(pad), "!torch.list<int>"),
-        (b.int_list(p["dilations"]), "!torch.list<int>"), (b.bool(True), "!torch.bool"),
-        (b.int_list(out_pad), "!torch.list<int>"), (b.int(p["groups"]), "!torch.int")],
-        TV(b.fresh("convt"), tuple(dims), p["dtype"]))
-    if not symmetric:
-        want = ct.out_shape(p)[2:]
-        for t in range(r):
-            cut_end = full[t] - lo[t] - want[t]  # what is left after the window, >= 0
-            if lo[t] == 0 and cut_end == 0:
-                continue
-            end = INT64_MAX if cut_end == 0 else -cut_end
-            new = list(y.dims)
-            new[2 + t] = (want[t], y.dims[2 + t][1])
-            y = b.op("torch.aten.slice.Tensor", [
-                (y.name, y.type), (b.int(2 + t), "!torch.int"), (b.int(lo[t]), "!torch.int"),
-                (b.int(end), "!torch.int"), (b.int(1), "!torch.int")], y.with_dims(b.fresh("crop"), new))
-    y = b.cast_to(y, bnd.results[0][0])
-    return b.render("main", args, [y])
-
-
 # ============================================================================ scatter
 
 _SCATTER_REDUCE = {"max": "amax", "min": "amin", "mul": "prod"}
@@ -324,7 +271,6 @@ def _topk_build(p: Params, bnd: Boundary) -> str:
 SPELLINGS: dict[str, Spelling] = {
     s.family: s
     for s in (
-        Spelling("conv_transpose", "torch", _convt_expressible, _convt_normalize, _convt_build),
         Spelling("scatter", "torch", _scatter_expressible, _scatter_normalize, _scatter_build),
         Spelling("one_hot", "torch", _one_hot_expressible, _one_hot_normalize, _one_hot_build),
         Spelling("topk", "torch", _topk_expressible, _topk_normalize, _topk_build),
