@@ -52,13 +52,18 @@ def _normalize(p: FamilyParams) -> FamilyParams:
                 bias="epilogue" if p.bias != "none" else "none")
 
 
+def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
+    """The function's arguments (input, filter, bias if any), as both spellings take them."""
+    sizes = [input_shape(p), filter_shape(p)] + ([bias_shape(p)] if p.bias != "none" else [])
+    return boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
+
+
 def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     lay = LAYOUTS[p.layout]
     kind, rank, acc = p.kind, p.rank, p.acc
     b = TorchBuilder()
-    sizes = [input_shape(p), filter_shape(p)] + ([bias_shape(p)] if p.bias != "none" else [])
-    args = boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
+    args = _arguments(b, p, bnd)
     x, w = args[0], args[1]
     spatial_in = [f"s{i}" for i in range(rank)]
     spatial_k = [f"k{i}" for i in range(rank)]
@@ -136,14 +141,12 @@ def _onnx_expressible(p: FamilyParams) -> bool:
             and not free_orders)
 
 
-
 def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     lay = LAYOUTS[p.layout]
     rank, acc, kind = p.rank, p.acc, p.kind
     b = TorchBuilder()
-    sizes = [input_shape(p), filter_shape(p)] + ([bias_shape(p)] if p.bias != "none" else [])
-    args = boundary_args(b, bnd, sizes, ["%input", "%filter", "%bias"])
+    args = _arguments(b, p, bnd)
     x, w = args[0], args[1]
     in_labels, f_labels = input_labels(lay), filter_labels(lay)
     x = transpose(b, x, [in_labels.index(lab) for lab in ["n", "c"] + [f"s{i}" for i in range(rank)]], "x_nc")

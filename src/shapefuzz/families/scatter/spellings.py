@@ -41,14 +41,19 @@ def _normalize(p: FamilyParams) -> FamilyParams:
     return p.replace(form="linalg_ext", index_dtype="i64")
 
 
-def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
-    assert isinstance(p, Params)
+def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
+    """The function's arguments (original, indices, updates), as both spellings take them."""
     batch, d = list(p.batch_shape), p.depth
     shapes = [list(p.orig_shape), batch + ([] if p.implicit_depth else [d]), batch + list(p.orig_shape[d:])]
+    return boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
+
+
+def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
+    assert isinstance(p, Params)
     b = TorchBuilder()
-    args = boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
+    args = _arguments(b, p, bnd)
     orig, idx, upd = args
-    if d > 1:
+    if p.depth > 1:
         return _index_put(b, p, bnd, args)
     r, k = len(p.orig_shape), len(p.batch_shape)
     # Updates [batch..., window...] -> [nb, window...].
@@ -118,10 +123,8 @@ def _onnx_expressible(p: FamilyParams) -> bool:
 
 def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
-    batch, d = list(p.batch_shape), p.depth
-    shapes = [list(p.orig_shape), batch + ([] if p.implicit_depth else [d]), batch + list(p.orig_shape[d:])]
     b = TorchBuilder()
-    args = boundary_args(b, bnd, shapes, ["%original", "%indices", "%updates"])
+    args = _arguments(b, p, bnd)
     orig, idx, upd = args
     if p.implicit_depth:
         idx = unsqueeze(b, idx, -1, "idx_col")

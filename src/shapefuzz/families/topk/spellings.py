@@ -19,7 +19,7 @@ from shapefuzz.families.onnx_forms import imported
 from shapefuzz.families.onnx_models import Graph, ModelSpelling
 from shapefuzz.families.topk.params import Params
 from shapefuzz.families.torch_forms import Spelling, boundary_args
-from shapefuzz.families.torch_ir import ONNX_META, Boundary, TorchBuilder
+from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder
 
 if TYPE_CHECKING:
     import onnx
@@ -35,12 +35,28 @@ def _torch_normalize(p: FamilyParams) -> FamilyParams:
     return p.replace(transpose=False)
 
 
+def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
+    """The function's arguments (the input, and the labels when the case passes its own)."""
+    names = ["%input"] + (["%labels"] if p.indices == "arg" else [])
+    return boundary_args(b, bnd, [list(p.shape)] * len(names), names)
+
+
+def _results(b: TorchBuilder, p: Params, bnd: Boundary, vals: TV, idx: TV) -> list[TV]:
+    """The values and/or indices the case returns, cast to its result types."""
+    results, pos = [], 0
+    if p.use in ("values", "both"):
+        results.append(b.cast_to(vals, bnd.results[pos][0], "values_c"))
+        pos += 1
+    if p.use in ("indices", "both"):
+        results.append(b.cast_to(idx, bnd.results[pos][0], "indices_c"))
+    return results
+
+
 def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     b = TorchBuilder()
-    shape, dim, k = p.shape, p.dim, p.k
-    names = ["%input"] + (["%labels"] if p.indices == "arg" else [])
-    args = boundary_args(b, bnd, [list(shape)] * len(names), names)
+    dim, k = p.dim, p.k
+    args = _arguments(b, p, bnd)
     x = args[0]
     out_dims = list(x.dims)
     out_dims[dim] = (k, False)
@@ -61,22 +77,14 @@ def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
         labels = args[1]
         idx = b.op("torch.aten.gather", [(labels.name, labels.type), (b.int(dim), "!torch.int"), (idx.name, idx.type),
                                          (b.bool(False), "!torch.bool")], labels.with_dims(b.fresh("picked"), out_dims))
-    results = []
-    pos = 0
-    if p.use in ("values", "both"):
-        results.append(b.cast_to(vals, bnd.results[pos][0], "values_c"))
-        pos += 1
-    if p.use in ("indices", "both"):
-        results.append(b.cast_to(idx, bnd.results[pos][0], "indices_c"))
-    return b.render("main", args, results)
+    return b.render("main", args, _results(b, p, bnd, vals, idx))
 
 
 def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     b = TorchBuilder()
-    shape, dim, k = p.shape, p.dim, p.k
-    names = ["%input"] + (["%labels"] if p.indices == "arg" else [])
-    args = boundary_args(b, bnd, [list(shape)] * len(names), names)
+    dim, k = p.dim, p.k
+    args = _arguments(b, p, bnd)
     x = args[0]
     out_dims = list(x.dims)
     out_dims[dim] = (k, False)
@@ -86,13 +94,7 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     if p.indices == "arg":
         labels = args[1]
         idx = b.onnx("GatherElements", [labels, idx], [labels.with_dims(b.fresh("picked"), out_dims)], {"axis": f"{dim} : si64"})[0]
-    results, pos = [], 0
-    if p.use in ("values", "both"):
-        results.append(b.cast_to(vals, bnd.results[pos][0], "values_c"))
-        pos += 1
-    if p.use in ("indices", "both"):
-        results.append(b.cast_to(idx, bnd.results[pos][0], "indices_c"))
-    return b.render("main", args, results, ONNX_META)
+    return b.render("main", args, _results(b, p, bnd, vals, idx), ONNX_META)
 
 
 def _onnx_model(p: FamilyParams, bnd: Boundary) -> "onnx.ModelProto":
