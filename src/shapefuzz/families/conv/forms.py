@@ -79,9 +79,9 @@ def features(p: Params) -> list[str]:
     else:
         pad = "pad:asym"
     feats = [
-        f"rank:{p['rank']}", f"kind:{p['kind']}", f"form:{p['form']}", f"layout:{p['layout']}",
-        f"dtype:{p['dtype']}", f"acc:{p['acc']}", dyn, pad, f"pad_form:{p['pad_form']}",
-        f"bias:{p['bias']}", f"epilogue:{p['epilogue']}",
+        f"rank:{p.rank}", f"kind:{p.kind}", f"form:{p.form}", f"layout:{p.layout}",
+        f"dtype:{p.dtype}", f"acc:{p.acc}", dyn, pad, f"pad_form:{p.pad_form}",
+        f"bias:{p.bias}", f"epilogue:{p.epilogue}",
     ]
     if p.kind == "grouped" and p.g > 1:
         feats.append("groups>1")

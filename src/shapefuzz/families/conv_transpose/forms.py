@@ -72,16 +72,16 @@ def features(p: Params) -> list[str]:
     n_dyn, n_allowed = sum(dyn), sum(allowed)
     f = [
         "dyn:none" if n_dyn == 0 else "dyn:all" if n_dyn == n_allowed else "dyn:mixed",
-        f"rank:{p['rank']}",
-        f"dtype:{p['dtype']}",
+        f"rank:{p.rank}",
+        f"dtype:{p.dtype}",
         "groups>1" if p.groups > 1 else "groups:1",
-        f"form:{p['form']}",
-        f"flip:{p['flip']}",
-        f"pad_mode:{p['pad_mode']}",
-        f"w_order:{p['w_order']}",
+        f"form:{p.form}",
+        f"flip:{p.flip}",
+        f"pad_mode:{p.pad_mode}",
+        f"w_order:{p.w_order}",
     ]
     if p.groups > 1:
-        f.append(f"x_expand:{p['x_expand']}")
+        f.append(f"x_expand:{p.x_expand}")
     if dyn[0]:
         f.append("dyn:batch")
     if any(dyn[2:]):

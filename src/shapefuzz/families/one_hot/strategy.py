@@ -76,8 +76,8 @@ FEATURES = (
 
 def features(p: Params) -> list[str]:
     r, a = len(p.index_shape), out_axis(p)
-    out = [f"form:{p['form']}", f"dtype:{p['dtype']}", f"index:{p['index_dtype']}", f"rank:{r}",
-           f"values:{p['values']}", f"range:{p['range']}",
+    out = [f"form:{p.form}", f"dtype:{p.dtype}", f"index:{p.index_dtype}", f"rank:{r}",
+           f"values:{p.values}", f"range:{p.range}",
            {"none": "use:onehot", "reduce": "use:reduce", "both": "use:both"}[p.consumer],
            "axis:last" if a == r else "axis:first" if a == 0 else "axis:inner"]
     out += dyn_features(list(p.index_dyn) + [p.depth_dyn])

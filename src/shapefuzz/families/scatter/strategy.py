@@ -87,9 +87,9 @@ FEATURES = (
 
 def features(p: Params) -> list[str]:
     flags = p.orig_dyn + p.batch_dyn + p.window_dyn
-    out = [f"form:{p['form']}", f"dtype:{p['dtype']}", f"index:{p['index_dtype']}",
-           f"rank:{len(p['orig_shape'])}", f"depth:{p['depth']}", f"batch:{len(p['batch_shape'])}",
-           f"combiner:{p['combiner']}", "unique:true" if p.unique else "unique:false"]
+    out = [f"form:{p.form}", f"dtype:{p.dtype}", f"index:{p.index_dtype}",
+           f"rank:{len(p.orig_shape)}", f"depth:{p.depth}", f"batch:{len(p.batch_shape)}",
+           f"combiner:{p.combiner}", "unique:true" if p.unique else "unique:false"]
     out += dyn_features(flags)
     if p.depth == len(p.orig_shape):
         out.append("window:none")
