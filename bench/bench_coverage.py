@@ -45,7 +45,7 @@ def one_campaign(toolchain, arm: str, seed: int, args, folder: Path) -> dict:
     instrument, steer = ARMS[arm]
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=seed, campaign=str(folder),
-                          corpus=str(folder / "corpus"), shrink=False,
+                          corpus=str(folder / "corpus"), shrink=False, bisect_time=0.0,
                           coverage=args.share if instrument else 0.0, coverage_steer=steer)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))

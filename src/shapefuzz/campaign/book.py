@@ -11,6 +11,7 @@ import collections
 import time
 from dataclasses import replace
 
+from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS
 from shapefuzz.campaign.pool import Done, Task
 from shapefuzz.campaign.store import BucketRow, CandidateRow
 from shapefuzz.campaign.triage_rules import bucket_triage
@@ -163,6 +164,10 @@ class BucketBook:
                           coverage=self.coverage.finished(candidate, outcome, now, wall))
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
+        for lane in self.lane_cost.record(candidate.group, outcome.lanes):
+            self._say(f"{lane} is slow for {candidate.group} (checks past {SLOW_SECONDS:.0f} s; mean "
+                      f"{self.lane_cost.mean(candidate.group, lane):.0f} s): it now takes 1 in "
+                      f"{round(1 / KEEP)} of the slots it is given for {candidate.group}")
         self.stats.session_done += 1
         for failure in outcome.failures:
             if failure.lane in new_lanes and self.buckets[failure.signature].count == 1:

@@ -16,7 +16,7 @@ import collections
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Collection, Iterable
 
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
@@ -256,13 +256,16 @@ class CoverageSteering:
     def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
         return self.book.score(rarity, group, features) if self.steers else rarity
 
-    def plan(self, candidate: Any, rotation: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
-        """(the candidate, marked with the lanes to instrument, and the lanes to check it on)."""
+    def plan(self, candidate: Any, rotation: tuple[str, ...],
+             slow: Collection[str] = ()) -> tuple[Any, tuple[str, ...]]:
+        """(the candidate, marked with the lanes to instrument, and the lanes to check it on).
+        `slow`: lanes too slow for its family that are barred this time (campaign/lanecost.py)."""
         if not self.on:
             return candidate, rotation
         engine = self.engine
         ineligible = getattr(engine.target, "ineligible", None)
-        barred = ineligible(candidate, engine.lanes) if ineligible is not None else set()
+        barred = set(ineligible(candidate, engine.lanes)) if ineligible is not None else set()
+        barred |= set(slow)
         large = engine.large_round(candidate.index)
         if not self.knobs.steer:
             lanes = rotation

@@ -11,6 +11,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
+from shapefuzz.campaign.lanecost import substitute
 from shapefuzz.campaign.store import CandidateRow
 from shapefuzz.campaign.values import Candidate, one_line
 
@@ -107,6 +108,22 @@ class Drawing:
         share = max(0, k - 1)
         picked = {others[(index * share + j) % len(others)] for j in range(share)}
         return (self.reference, *[lane for lane in others if lane in picked])
+
+    def _slow_lanes_swapped(self, candidate: Candidate) -> tuple[tuple[str, ...], set[str]]:
+        """(the candidate's lanes from `lanes_for`, with lanes slow for its family mostly swapped for
+        others of the same kind; the slow lanes that gave up their slot, which coverage's lane choice
+        must not take either). See campaign/lanecost.py."""
+        rotation = self.lanes_for(candidate.index)
+        rng = random.Random(derive_seed(self.seed, "slow", candidate.index))
+        # the reference lane is never barred: the other lanes are judged against it
+        barred = self.lane_cost.barred(candidate.group, self.lanes, rng) - {self.reference}
+        if not barred.intersection(rotation):
+            return rotation, barred
+        for lane in barred.intersection(rotation):
+            self.lane_cost.skipped[(candidate.group, lane)] += 1
+        kind = tuple(lane for lane in self.lanes if lane in self.compile_only) if self.large_round(candidate.index) \
+            else self.lanes
+        return substitute(rotation, kind, barred, self.reference), barred
 
 
 __all__ = ["Drawing", "derive_seed"]

@@ -22,6 +22,7 @@ from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
 from shapefuzz.campaign.drawing import Drawing, derive_seed
+from shapefuzz.campaign.lanecost import LaneCost, lane_seconds
 from shapefuzz.campaign.pool import Task, WorkerPool
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import CampaignStore
@@ -138,6 +139,7 @@ class Engine(Drawing, BucketBook):
         self.tried = store.candidate_keys()
         self.next_index = store.next_index()
         self.steering = Steering(groups, knobs)
+        self.lane_cost = LaneCost()
         self.causes = Causes()
         self.buckets = {b.sig: b for b in store.buckets()}
         for b in sorted(self.buckets.values(), key=lambda b: (b.first_seen, b.sig)):
@@ -149,6 +151,7 @@ class Engine(Drawing, BucketBook):
             rows[row.key] = row
             if row.family in groups:
                 self.steering.add(row.family, row.features, row.task_seconds)
+                self.lane_cost.record(row.family, lane_seconds(row.outcome))
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
         for key, sig, _ in store.hits():
             by_candidate[key].append(sig)
@@ -240,7 +243,7 @@ class Engine(Drawing, BucketBook):
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
-                candidate, lanes = self.coverage.plan(candidate, self.lanes_for(candidate.index))
+                candidate, lanes = self.coverage.plan(candidate, *self._slow_lanes_swapped(candidate))
                 task = self._task(TaskKind.CHECK, candidate, lanes)
             else:
                 return

@@ -15,6 +15,7 @@ from typing import Any
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
+from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_seconds
 from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
@@ -58,6 +59,7 @@ class Summary:
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
+    slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, lane) pairs drawn less (lanecost)
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -90,6 +92,7 @@ class Summary:
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
             **({"nodes": self.nodes} if self.nodes else {}),
+            "slow_lanes": self.slow_lanes,
             "coverage": self.coverage,
         }
 
@@ -100,8 +103,10 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     verdicts: collections.Counter[str] = collections.Counter()
     family_of: dict[str, str] = {}
     tool = task = 0.0
+    cost = LaneCost()
     for c in store.candidates():
         family_of[c.key] = c.family
+        cost.record(c.family, lane_seconds(c.outcome))
         verdicts[c.verdict.value] += 1
         f = families[c.family]
         f.cases += 1
@@ -144,7 +149,9 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    dict(sorted(families.items())), dict(sorted(backends.items())), buckets,
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
-                   coverage=coverage_summary(store))  # by name: `nodes` comes before it
+                   coverage=coverage_summary(store),  # by name: `nodes` comes before it
+                   slow_lanes=[{"family": g, "lane": lane, "mean_seconds": round(mean, 1), "checks": n}
+                               for g, lane, mean, n, _ in cost.slow_pairs()])
 
 
 def _triage(b: BucketRow) -> Triage:
@@ -286,8 +293,15 @@ def text_lines(s: Summary) -> list[str]:
             lines.append(f"    why: {c['evidence']}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
+    lines += slow_lane_lines(s)
     lines += environment_lines(s)
     return lines + coverage_lines(s.coverage)
+
+
+def slow_lane_lines(s: Summary) -> list[str]:
+    """Lanes that compile a family so slowly that they were given its candidates less often."""
+    return [f"slow: {r['lane']} for {r['family']} (mean {r['mean_seconds']:.0f} s over {r['checks']} checks; "
+            f"given 1 in {round(1 / KEEP)} of its slots)" for r in s.slow_lanes]
 
 
 def coverage_lines(c: dict[str, Any]) -> list[str]:
@@ -367,6 +381,7 @@ def markdown(s: Summary) -> str:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: `{backend}`: {why}")
+    out += [f"- {line}" for line in slow_lane_lines(s)]
     out += [f"- {line}" for line in environment_lines(s)]
     out += [f"- {line}" for line in node_lines(s)]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):

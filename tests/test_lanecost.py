@@ -1,0 +1,144 @@
+"""Lanes slow for a family are given its candidates less often (campaign/lanecost.py): the rule on
+its own, then in a campaign of a fake target whose lane "slow" takes 25 s per "heavy" candidate
+(reported, not slept), with and without coverage steering, and across a resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.campaign.coverage import CoverageKnobs
+from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
+from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost, lane_seconds, substitute
+from shapefuzz.campaign.report import summarize
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import Triage, Verdict
+
+LANES = ("ref", "fast", "slow", "other")
+
+
+def test_a_pair_is_slow_after_two_slow_checks_that_are_half_of_its_checks():
+    cost = LaneCost()
+    assert cost.record("g", {"a": ("ok", SLOW_SECONDS + 1)}) == []
+    assert not cost.slow("g", "a")
+    assert cost.record("g", {"a": ("ok", SLOW_SECONDS + 5), "b": ("ok", 1.0)}) == ["a"]  # said once
+    assert cost.slow("g", "a") and not cost.slow("g", "b") and not cost.slow("other", "a")
+    for _ in range(3):
+        cost.record("g", {"a": ("ok", 1.0)})
+    assert not cost.slow("g", "a")  # 2 slow of 5: no longer mostly slow
+    cost.record("g", {"c": ("unsupported", 99.0), "d": ("skipped", 99.0)})
+    cost.record("g", {"c": ("unsupported", 99.0), "d": ("skipped", 99.0)})
+    assert cost.checks[("g", "c")] == 0 and not cost.slow("g", "d")  # nothing compiled there
+
+
+def test_a_slow_pair_keeps_about_keep_of_its_slots():
+    cost = LaneCost()
+    for _ in range(2):
+        cost.record("g", {"a": ("ok", 60.0)})
+    rng = random.Random(5)
+    kept = sum("a" not in cost.barred("g", ("a", "b"), rng) for _ in range(2000))
+    assert abs(kept / 2000 - KEEP) < 0.04
+    assert cost.barred("h", ("a", "b"), rng) == set()
+
+
+def test_substitute_gives_a_barred_slot_to_the_next_free_lane_never_the_reference():
+    assert substitute(("ref", "slow"), LANES, {"slow"}, "ref") == ("ref", "other")
+    assert substitute(("ref", "other"), LANES, {"other"}, "ref") == ("ref", "fast")  # wraps, skips ref
+    assert substitute(("ref", "fast"), LANES, {"ref"}, "ref") == ("ref", "fast")
+    assert substitute(("fast", "slow"), ("fast", "slow"), {"slow"}, None) == ("fast",)  # nothing else free
+    assert substitute(("slow",), ("slow",), {"slow"}, None) == ("slow",)  # never left with no lane
+
+
+def test_stored_outcomes_with_and_without_seconds_read_back():
+    assert lane_seconds({"a": ["ok", 2.5], "b": "error"}) == {"a": ("ok", 2.5), "b": ("error", 0.0)}
+
+
+@dataclass(frozen=True)
+class SlowLaneTarget:
+    corpus: str
+
+    def worker_init(self) -> None:
+        pass
+
+    def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
+        n = seed % 100_000
+        key = hashlib.sha256(f"{group}:{n}".encode()).hexdigest()[:16]
+        return Candidate(key, group, seed, (f"mod3:{n % 3}",), json.dumps({"n": n}), "x" * (10 + n % 40))
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        slow = candidate.group == "heavy"
+        return Outcome(Verdict.PASS, {lane: ("ok", 25.0 if slow and lane == "slow" else 0.5) for lane in lanes})
+
+    confirm = check
+
+    def deadline(self, lanes) -> float:
+        return 30.0
+
+    def size(self, text: str) -> tuple[int, ...]:
+        return (len(text),)
+
+    def corpus_count(self, failure):
+        return str(Path(self.corpus) / "e"), 0
+
+    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
+        return str(Path(self.corpus) / "e")
+
+    def triage(self, candidate, failure, outcome):
+        return Triage.COMPILER_BUG, "fake"
+
+    def rename_cause(self, entry, cause):
+        pass
+
+    def shrink(self, candidate, job):
+        return None
+
+
+def _engine(folder: Path, count: int, share: float) -> Engine:
+    return Engine(SlowLaneTarget(str(folder / "corpus")), CampaignStore(folder / "camp"), ("heavy", "light"), LANES,
+                  7, 1, Limits(count=count), start_method="fork", reference="ref", lanes_per_candidate=2,
+                  coverage=CoverageKnobs(share=share), confirm=False)
+
+
+def _slow_share(rows, group: str) -> float:
+    mine = [r for r in rows if r.family == group]
+    return sum("slow" in r.backends for r in mine) / len(mine)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5], ids=["rotation", "coverage-steered"])
+def test_a_slow_lane_gets_a_heavy_family_less_and_the_others_as_before(tmp_path, share):
+    engine = _engine(tmp_path, 240, share)
+    engine.run()
+    rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
+    assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
+    # a third of the others' slots is slow's when it is not slow; a fifth of that when it is
+    assert _slow_share(rows, "light") > 0.2
+    assert _slow_share(rows, "heavy") < 0.15
+    assert any("slow" in r.backends for r in rows if r.family == "heavy")  # still checked now and then
+    assert any("slow is slow for heavy" in m for m in engine.stats.messages)
+    summary = summarize(engine.store)
+    assert [(r["family"], r["lane"]) for r in summary.slow_lanes] == [("heavy", "slow")]
+    assert summary.slow_lanes[0]["mean_seconds"] == 25.0
+
+
+def test_slowness_survives_resume(tmp_path):
+    _engine(tmp_path, 60, 0.0).run()
+    engine = _engine(tmp_path, 200, 0.0)
+    assert engine.lane_cost.slow("heavy", "slow") and not engine.lane_cost.slow("light", "slow")
+    engine.run()
+    later = [r for r in engine.store.candidates() if r.idx >= 60]
+    assert _slow_share(later, "heavy") < 0.15
+
+
+def test_a_reference_lane_slow_for_a_family_keeps_every_slot(tmp_path):
+    engine = _engine(tmp_path, 1, 0.0)
+    for _ in range(2):
+        engine.lane_cost.record("heavy", {"ref": ("ok", 60.0), "slow": ("ok", 60.0)})
+    for index in range(40):
+        candidate = engine.target.generate("heavy", index)
+        lanes, barred = engine._slow_lanes_swapped(Candidate(candidate.key, "heavy", index, (), "{}", "", index))
+        assert lanes[0] == "ref" and "ref" not in barred
