@@ -35,10 +35,14 @@ def _torch_normalize(p: FamilyParams) -> FamilyParams:
     return p.replace(transpose=False)
 
 
-def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
-    """The function's arguments (the input, and the labels when the case passes its own)."""
+def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> tuple[list[TV], list[tuple[int, bool]]]:
+    """The function's arguments (the input, and the labels when the case passes its own) and the
+    dims of its top-k results (the input's, k along the case's dim)."""
     names = ["%input"] + (["%labels"] if p.indices == "arg" else [])
-    return boundary_args(b, bnd, [list(p.shape)] * len(names), names)
+    args = boundary_args(b, bnd, [list(p.shape)] * len(names), names)
+    out_dims = list(args[0].dims)
+    out_dims[p.dim] = (p.k, False)
+    return args, out_dims
 
 
 def _results(b: TorchBuilder, p: Params, bnd: Boundary, vals: TV, idx: TV) -> list[TV]:
@@ -56,10 +60,8 @@ def _torch_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     b = TorchBuilder()
     dim, k = p.dim, p.k
-    args = _arguments(b, p, bnd)
+    args, out_dims = _arguments(b, p, bnd)
     x = args[0]
-    out_dims = list(x.dims)
-    out_dims[dim] = (k, False)
     vals = x.with_dims(b.fresh("values"), out_dims)
     idx = x.with_dims(b.fresh("indices"), out_dims, "i64")
     largest = bool(p.largest)
@@ -84,10 +86,8 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     b = TorchBuilder()
     dim, k = p.dim, p.k
-    args = _arguments(b, p, bnd)
+    args, out_dims = _arguments(b, p, bnd)
     x = args[0]
-    out_dims = list(x.dims)
-    out_dims[dim] = (k, False)
     kk = b.onnx_const([k], "i64", stem="k")
     vals, idx = b.onnx("TopK", [x, kk], [x.with_dims(b.fresh("values"), out_dims), x.with_dims(b.fresh("indices"), out_dims, "i64")],
                        {"axis": f"{dim} : si64", "largest": f"{int(bool(p.largest))} : si64", "sorted": "1 : si64"})
