@@ -11,6 +11,7 @@ from family_testing import check_params, draw_params
 from shapefuzz.execute import verify_many
 from shapefuzz.families import conv as C
 from shapefuzz.families.common import np_dtype
+from shapefuzz.families.conv.reference import _exact_result
 from shapefuzz.model import MismatchKind
 
 FAMILY = C.FAMILY
@@ -45,7 +46,7 @@ def _base(**changes) -> dict:
     if set(p["filt_dyn"]) != set(C.filter_labels(layout)):
         p["filt_dyn"] = {lab: False for lab in C.filter_labels(layout)}
     if p["form"] == "generic" and not p["loop_perm"]:
-        par, red = C._loop_labels(p["kind"], p["rank"])
+        par, red = C.loop_labels(p["kind"], p["rank"])
         p["loop_perm"] = list(range(len(par) + len(red)))
     return p  # JSON as an old header spelled it (`in_dyn` dicts): every FAMILY method loads it
 
@@ -219,7 +220,7 @@ def test_compare_exact_and_f16_tolerance():
     ref = FAMILY.reference(q, inputs)
     assert FAMILY.compare(q, inputs, ref, ref) is None
     # A result computed with f32 accumulation then rounded to f16 is also right.
-    wide = C._exact_result(FAMILY.load(q), inputs).astype(np.float32).astype(np.float16)
+    wide = _exact_result(FAMILY.load(q), inputs).astype(np.float32).astype(np.float16)
     assert FAMILY.compare(q, inputs, ref, [wide]) is None
     bad = [ref[0].copy()]
     bad[0].flat[1] = np.float16(100)

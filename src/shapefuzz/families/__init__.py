@@ -1,36 +1,29 @@
-"""The registry of op families: name -> Family."""
+"""The op families, by name (`registry`): `get_family` gives one with its frontend spellings."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, TypeVar
 
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
 from shapefuzz.families.base import Family, FamilyParams
 from shapefuzz.families.frontends import with_frontends
+from shapefuzz.families.registry import DEFAULT_FAMILIES, FAMILY_MODULES, own_family
 
 T = TypeVar("T")
-FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
-# What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
-# to it showed no false alarm.
-DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
 
 
 def all_families() -> dict[str, Family]:
-    families = {}
-    for module_name in FAMILY_MODULES:
-        module = importlib.import_module(f"shapefuzz.families.{module_name}")
-        family: Family = module.FAMILY
-        families[family.name] = with_frontends(family)  # torch spellings as equivalent forms
-    return families
+    return {name: get_family(name) for name in FAMILY_MODULES}
 
 
 def get_family(name: str) -> Family:
-    families = all_families()
-    if name not in families:
-        raise UsageError(f"unknown op family {name!r}; choose from {', '.join(sorted(families))}")
-    return families[name]
+    """The family with its frontend spellings as equivalent forms. Built afresh on each call (a
+    cheap wrapper over the package's FAMILY): the strategies it hands out are new objects each
+    time, as the draws recorded so far were made with."""
+    if name not in FAMILY_MODULES:
+        raise UsageError(f"unknown op family {name!r}; choose from {', '.join(sorted(FAMILY_MODULES))}")
+    return with_frontends(own_family(name))
 
 
 def _big_ints(value: Any, limit: int) -> list[int]:

@@ -16,16 +16,14 @@ or `"onnx"` (absent means the hand-written linalg forms), and `with_frontends` e
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
 from shapefuzz.families.base import LINALG, Family, FamilyParams
-from shapefuzz.families.onnx_forms import ONNX_SPELLINGS
-from shapefuzz.families.torch_forms import SPELLINGS, Spelling
+from shapefuzz.families.registry import spellings_module
+from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import boundary
 
 if TYPE_CHECKING:
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
 KEY = "frontend"
 # Of every SHARE draws, one is spelled in torch and one in ONNX, where the frontend can write the case.
 SHARE = 4
-ALL_SPELLINGS: tuple[Spelling, ...] = tuple(SPELLINGS.values()) + ONNX_SPELLINGS
 
 
 def frontend_of(p: FamilyParams | Mapping[str, Any]) -> str:
@@ -52,18 +49,10 @@ def spelled(p: FamilyParams, spelling: Spelling) -> FamilyParams:
 
 
 def spellings_for(family: str) -> list[Spelling]:
-    """The frontends' spellings of a family: the shared tables' and, for a family written as a
-    package, its own `spellings` module's SPELLINGS."""
-    own = [s for s in ALL_SPELLINGS if s.family == family]
-    module = f"shapefuzz.families.{family}.spellings"
-    if _is_package(family) and importlib.util.find_spec(module) is not None:
-        own += list(importlib.import_module(module).SPELLINGS)
-    return own
-
-
-def _is_package(family: str) -> bool:
-    spec = importlib.util.find_spec(f"shapefuzz.families.{family}")
-    return spec is not None and spec.submodule_search_locations is not None
+    """The frontends' spellings of a family, in its package's order (torch, then onnx): its
+    `spellings` module's SPELLINGS (none for an unknown family)."""
+    module = spellings_module(family)
+    return [] if module is None else list(module.SPELLINGS)
 
 
 def with_frontends(family: Family) -> Family:

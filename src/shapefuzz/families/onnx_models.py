@@ -1,16 +1,12 @@
-"""Each family's ONNX spelling as a real ONNX model (`onnx.helper`), the way an exporter writes
-one: graph inputs and outputs with the linalg form's boundary types (a `?` dim is a symbolic
-dim, `dim_param`), the default domain at opset 18 recorded in the model, constants as `Constant`
-nodes. `iree-import-onnx` turns the model into the MLIR we compile (`onnx_import`), and
+"""The shared toolkit of the ONNX spellings as real ONNX models (`onnx.helper`), the way an
+exporter writes one: graph inputs and outputs with the linalg form's boundary types (a `?` dim is
+a symbolic dim, `dim_param`), the default domain at opset 18 recorded in the model, constants as
+`Constant` nodes. `iree-import-onnx` turns the model into the MLIR we compile (`onnx_import`), and
 `onnx.reference.ReferenceEvaluator` runs the same model as a second judge (`onnx_judge`).
 
-The graphs mirror the hand-written spellings in `onnx_forms` (which say which cases each op can
-write): conv as `Transpose` + `Conv` (+ `Unsqueeze` of a depthwise filter, `Cast` of f16 inputs
-to an f32 accumulator, `Relu`); conv_transpose as `ConvTranspose` with `output_padding`;
-scatter as `ScatterND` (with `Unsqueeze` of implicit-depth indices, `Neg` for sub); one_hot as
-`OneHot` (+ `Concat` of input on/off values, `Mul` + `ReduceSum` consumer); topk as `TopK`
-(+ `GatherElements` of labels). A result whose element type differs from the boundary's gets a
-`Cast`.
+Each family builds its graph in its package's `spellings` module (`ONNX_MODEL`, a
+`ModelSpelling`), mirroring its hand-written ONNX spelling. A result whose element type differs
+from the boundary's gets a `Cast`.
 """
 
 from __future__ import annotations
@@ -108,113 +104,9 @@ def _dims(name: str, shape: Sequence[int | None]) -> list[int | str]:
     return [f"{name}_d{i}" if s is None else int(s) for i, s in enumerate(shape)]
 
 
-# ============================================================================ conv
-
-
-def _conv(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    from shapefuzz.families import conv
-
-    lay = conv.LAYOUTS[p["layout"]]
-    rank, acc, kind = p["rank"], p["acc"], p["kind"]
-    names = ["input", "filter"] + (["bias"] if p["bias"] != "none" else [])
-    g = Graph(bnd, names)
-    in_labels, f_labels = conv.input_labels(lay), conv.filter_labels(lay)
-    x = g.transpose("input", [in_labels.index(lab) for lab in ["n", "c"] + [f"s{i}" for i in range(rank)]])
-    f_order = (["f", "c"] if kind == "regular" else ["c"]) + [f"k{i}" for i in range(rank)]
-    w = g.transpose("filter", [f_labels.index(lab) for lab in f_order])
-    if kind == "depthwise":
-        w = g.unsqueeze(w, 1)
-    if acc != p["dtype"]:
-        x, w = g.one("Cast", [x], to=ONNX_TYPE[acc]), g.one("Cast", [w], to=ONNX_TYPE[acc])
-    y = g.one("Conv", [x, w] + names[2:], dilations=list(p["dilations"]),
-              group=p["c"] if kind == "depthwise" else 1, kernel_shape=list(p["kernel"]),
-              pads=list(p["pad_lo"]) + list(p["pad_hi"]), strides=list(p["strides"]))
-    canon = ["n", "f" if kind == "regular" else "c"] + [f"o{i}" for i in range(rank)]
-    y = g.transpose(y, [canon.index(lab) for lab in conv.output_labels(lay)])
-    if p["epilogue"] == "relu":
-        y = g.one("Relu", [y])
-    return g.model([(y, acc)])
-
-
-# ============================================================================ conv_transpose
-
-
-def _conv_transpose(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    r = p["rank"]
-    g = Graph(bnd, ["x", "w"])
-    w = g.transpose("w", [p["w_layout"].index(j) for j in range(r + 2)])
-    y = g.one("ConvTranspose", ["x", w], dilations=list(p["dilations"]), group=p["groups"],
-              kernel_shape=list(p["kernel"]), output_padding=list(p["out_pad"]),
-              pads=list(p["pad_lo"]) + list(p["pad_hi"]), strides=list(p["strides"]))
-    return g.model([(y, p["dtype"])])
-
-
-# ============================================================================ scatter
-
-_REDUCTION = {"overwrite": "none", "add": "add", "sub": "add", "mul": "mul", "max": "max", "min": "min"}
-
-
-def _scatter(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    g = Graph(bnd, ["original", "indices", "updates"])
-    idx, upd = "indices", "updates"
-    if p["implicit_depth"]:
-        idx = g.unsqueeze(idx, -1)
-    if p["combiner"] == "sub":
-        upd = g.one("Neg", [upd])
-    reduction = _REDUCTION[p["combiner"]]
-    attrs = {"reduction": reduction} if reduction != "none" else {}
-    y = g.one("ScatterND", ["original", idx, upd], **attrs)
-    return g.model([(y, bnd.args[0][1])])
-
-
-# ============================================================================ one_hot
-
-
-def _one_hot(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    from shapefuzz.families import one_hot
-
-    elt, a = p["dtype"], one_hot.out_axis(p)
-    names = ["indices"] + (["depth_t"] if p["depth_dyn"] else []) + (["on_t", "off_t"] if p["values"] == "input" else [])
-    names += ["weights"] if p["consumer"] != "none" else []
-    g = Graph(bnd, names)
-    depth = "depth_t" if p["depth_dyn"] else g.const([p["depth"]], "i64", shape=[])
-    if p["values"] == "input":
-        values = g.one("Concat", [g.unsqueeze("off_t", 0), g.unsqueeze("on_t", 0)], axis=0)
-    else:
-        values = g.const([p["off"], p["on"]], elt)
-    hot = g.one("OneHot", ["indices", depth, values], axis=p["axis"])
-    outputs = []
-    if p["consumer"] in ("none", "both"):
-        outputs.append((hot, elt))
-    if p["consumer"] in ("reduce", "both"):
-        prod = g.one("Mul", [hot, "weights"])
-        outputs.append((g.one("ReduceSum", [prod, g.const([a], "i64")], keepdims=0), elt))
-    return g.model(outputs)
-
-
-# ============================================================================ topk
-
-
-def _topk(p: Params, bnd: Boundary) -> "onnx.ModelProto":
-    dim = p["dim"]
-    g = Graph(bnd, ["input"] + (["labels"] if p["indices"] == "arg" else []))
-    vals, idx = g.node("TopK", ["input", g.const([p["k"]], "i64")], outputs=2, axis=dim,
-                       largest=int(bool(p["largest"])), sorted=1)
-    idx_elt = "i64"
-    if p["indices"] == "arg":
-        idx = g.one("GatherElements", ["labels", idx], axis=dim)
-        idx_elt = bnd.args[1][1]
-    outputs = []
-    if p["use"] in ("values", "both"):
-        outputs.append((vals, bnd.args[0][1]))
-    if p["use"] in ("indices", "both"):
-        outputs.append((idx, idx_elt))
-    return g.model(outputs)
-
-
 @dataclass(frozen=True)
 class ModelSpelling:
-    """How a family's ONNX-expressible cases are built as models (which cases: `onnx_forms`)."""
+    """How a family's ONNX-expressible cases are built as models (which cases: the family's onnx `Spelling`)."""
 
     family: str
     build: Callable[[Params, Boundary], "onnx.ModelProto"]
@@ -224,25 +116,9 @@ class ModelSpelling:
     reference_gap: Callable[[Params], str] = lambda p: ""
 
 
-MODELS: dict[str, ModelSpelling] = {m.family: m for m in (
-    ModelSpelling("conv", _conv),
-    ModelSpelling("conv_transpose", _conv_transpose),
-    ModelSpelling("scatter", _scatter),
-    # ONNX rejects 0-d OneHot indices (its shape inference: "Indices tensor must have rank >= 1").
-    ModelSpelling("one_hot", _one_hot, lambda p: "" if p["index_shape"] else "ONNX OneHot needs indices of rank >= 1"),
-    ModelSpelling("topk", _topk),
-)}
-
-
 def model_spelling(family: str) -> ModelSpelling | None:
-    """A family's model builder: the table above, or for a family written as a package its
-    `spellings` module's ONNX_MODEL."""
-    import importlib
+    """A family's model builder: its package's `spellings.ONNX_MODEL` (None: ONNX cannot write it)."""
+    from shapefuzz.families.registry import spellings_module
 
-    if family in MODELS:
-        return MODELS[family]
-    try:
-        module = importlib.import_module(f"shapefuzz.families.{family}.spellings")
-    except ModuleNotFoundError:
-        return None
-    return getattr(module, "ONNX_MODEL", None)
+    module = spellings_module(family)
+    return None if module is None else getattr(module, "ONNX_MODEL", None)

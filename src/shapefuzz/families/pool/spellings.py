@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.pool.params import FLOATS, NAMED, Params, out_spatial, perm_to
-from shapefuzz.families.onnx_forms import imported
+from shapefuzz.families.onnx_forms import imported, transpose
 from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
 from shapefuzz.families.torch_ir import ONNX_META, TV, Boundary, TorchBuilder, si64s
@@ -70,19 +70,13 @@ def _onnx_expressible(p: FamilyParams) -> bool:
     return p.dtype in FLOATS and (p.kind == "max" or (p.kind == "avg" and max(p.dilations) == 1))
 
 
-def _transpose(b: TorchBuilder, x: TV, perm: list[int], stem: str) -> TV:
-    if perm == list(range(x.rank)):
-        return x
-    return b.onnx("Transpose", [x], [x.with_dims(b.fresh(stem), [x.dims[i] for i in perm])], {"perm": si64s(perm)})[0]
-
-
 def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
     assert isinstance(p, Params)
     from shapefuzz.families.pool.params import input_shape
 
     b = TorchBuilder()
     args = boundary_args(b, bnd, [input_shape(p)], ["%input"])
-    x = _transpose(b, args[0], perm_to(p.layout, p.rank, "nc"), "x_nc")
+    x = transpose(b, args[0], perm_to(p.layout, p.rank, "nc"), "x_nc")
     attrs = {"kernel_shape": si64s(p.kernel), "strides": si64s(p.strides), "pads": si64s(list(p.pad_lo) + list(p.pad_hi)),
              "ceil_mode": f"{int(p.ceil_mode)} : si64"}
     if p.kind == "max":
@@ -92,7 +86,7 @@ def _onnx_build(p: FamilyParams, bnd: Boundary) -> str:
         attrs["count_include_pad"] = f"{int(p.count_include_pad)} : si64"
         op = "AveragePool"
     y = b.onnx(op, [x], [TV(b.fresh("pool"), tuple(_out_dims(p, x)), p.dtype)], attrs)[0]
-    y = _transpose(b, y, perm_to("nc", p.rank, p.layout), "y_out")
+    y = transpose(b, y, perm_to("nc", p.rank, p.layout), "y_out")
     y = b.cast_to(y, bnd.results[0][0])
     return b.render("main", args, [y], ONNX_META)
 

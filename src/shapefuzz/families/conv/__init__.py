@@ -1,0 +1,44 @@
+"""The forward-convolution family: 1-D, 2-D and 3-D convolutions in every layout linalg names.
+
+A case is a convolution described once, abstractly (batch `n`, groups `g`, channels per group
+`c`, filters per group `f`, depthwise multiplier `m`, spatial sizes, kernel, strides, dilations,
+paddings), plus the choices that do not change what it computes:
+
+- `layout`: the layout at the function boundary (e.g. "nchw_fchw"), from `LAYOUTS`;
+- `compute_layout`: the layout the convolution itself runs in; when it differs from `layout`,
+  `linalg.transpose` ops convert at the function boundary (same label sets, another order);
+- `form`: "named" (the `linalg.conv_*` / `linalg.depthwise_conv_*` op) or "generic" (an equivalent
+  `linalg.generic` whose loops are permuted by `loop_perm`);
+- `pad_form`: "none" (no padding op; only when all pads are 0), "pad" (`tensor.pad`) or "insert"
+  (`linalg.fill` of the padded shape and `tensor.insert_slice`);
+- `bias`: "none", "epilogue" (added after the convolution) or "init" (broadcast into the
+  accumulator before it).
+
+The Python side computes types, maps and SSA names; `templates/conv.mlir.j2` lays out the IR.
+The NumPy reference works on one canonical form: input [n, G, C, *spatial], filter
+[G, F, C, *kernel], output [n, G, F, *out] (a plain convolution is G = 1; a depthwise one is
+G = channels, C = 1, F = multiplier)."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import Family
+from shapefuzz.families.conv.forms import (
+    FEATURES, canonical_loop_perm, equivalent_forms, features, is_valid, with_changes)
+from shapefuzz.families.conv.params import (
+    DTYPES, KINDS, LAYOUTS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for,
+    output_labels, permuted)
+from shapefuzz.families.conv.reference import compare, export_rule, make_inputs, reference
+from shapefuzz.families.conv.render import render
+from shapefuzz.families.conv.shapes import (
+    bias_labels, bias_shape, compute_labels, declared_out_dyn, filter_shape, input_shape, label_size, loop_labels,
+    out_dyn, out_size, out_spatial, output_shape, reduction_size)
+from shapefuzz.families.conv.shrink import SWARM, shrink_candidates
+from shapefuzz.families.conv.strategy import (
+    BATCH, BIG_CHANNELS, BIG_SPATIAL, CHANNELS, DILATION, KERNEL, LARGE_CHANNELS, LARGE_MAX_INPUT_BYTES,
+    LARGE_MIN_INPUT_BYTES, LARGE_SPATIAL, MAX_MACS, MAX_MACS_BIG, PAD, SPATIAL, STRIDE, macs, params_from_seed,
+    pick, strategy)
+
+
+FAMILY = Family.define("conv", Params, globals())
+
+__all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes']

@@ -1,0 +1,43 @@
+"""The one registry of op families: their names, in the order campaigns and digests walk them.
+Each name is a package `shapefuzz.families.<name>` holding everything about the family: its
+`FAMILY` (params, render, reference, comparison and export rule, strategy, forms, features,
+shrink candidates) and, where a frontend can write its cases, a `spellings` module (`SPELLINGS`:
+torch and ONNX `Spelling`s; `ONNX_MODEL`: the ONNX graph builder)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shapefuzz.families.base import Family
+
+FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
+# What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
+# to it showed no false alarm.
+DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention")
+
+
+def own_family(name: str) -> Family:
+    """The family as its package defines it (without the frontend spellings `families.get_family`
+    adds). `name` must be one of FAMILY_MODULES.
+
+    Every family package and spellings module is imported first, whichever family is asked for:
+    Hypothesis draws some integers from the constants of the local modules loaded at draw time
+    (`hypothesis.internal.conjecture.providers._get_local_constants`), so which modules are
+    loaded is part of what a seed draws. Loading all of them, as the registry always has, keeps
+    every recorded seed drawing the case it drew."""
+    for other in FAMILY_MODULES:
+        importlib.import_module(f"shapefuzz.families.{other}")
+        spellings_module(other)
+    return importlib.import_module(f"shapefuzz.families.{name}").FAMILY
+
+
+def spellings_module(name: str) -> ModuleType | None:
+    """The family's `spellings` module, or None (an unknown family, or one no frontend writes)."""
+    if name not in FAMILY_MODULES:
+        return None
+    module = f"shapefuzz.families.{name}.spellings"
+    return importlib.import_module(module) if importlib.util.find_spec(module) is not None else None

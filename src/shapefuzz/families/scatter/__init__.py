@@ -1,0 +1,36 @@
+"""The scatter family: `iree_linalg_ext.scatter` and equivalent formulations.
+
+Semantics (IREE's op definition): `original` has rank R; its leading `depth` dims are addressed by
+the indices, the trailing R-depth dims form the window. `indices` is [batch..., depth] (or just
+[batch...] when depth is 1: the "implicit depth" form); `updates` is [batch..., window...]. For each
+batch position b, column j of indices[b] addresses original dim dimension_map[j] (a permutation of
+the leading dims), and the whole window is combined element-wise:
+    out[coord(b), w] = combine(updates[b, w], out[coord(b), w])
+Combiners: overwrite (the update), add, sub (original - update: checks the block-argument order),
+max, min, mul. Indices are never negative nor out of range (undefined in the op). Duplicate
+coordinates appear only with `unique_indices(false)` and an order-independent combiner (all but
+overwrite; float inputs are small multiples of 1/4 or powers of two so every order is exact).
+
+Forms (the metamorphic oracle compares them):
+- "linalg_ext": the scatter op itself.
+- "reshape": batch dims collapsed to one (or a unit batch dim added), window dims collapsed to one
+  (or a unit window dim added) with tensor.collapse_shape / expand_shape around the scatter, and the
+  result reshaped back (class 2's collapse-into-store folding).
+- "generic": a linalg.generic over (output dims, batch dims as reduction) that reads each index with
+  tensor.extract and selects combine(update, acc) where the index matches."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import Family
+from shapefuzz.families.scatter.params import (
+    COMBINERS, DTYPES, FORMS, INDEX_DTYPES, MAX_BATCH, MAX_BATCH_LARGE, MAX_ORIGINAL_ELEMENTS,
+    MAX_ORIGINAL_ELEMENTS_LARGE, Params, REGIME_LARGE_SIZES, is_valid, n_batch, n_coords, result_shapes,
+    shape_table)
+from shapefuzz.families.scatter.reference import compare, export_rule, make_inputs, reference
+from shapefuzz.families.scatter.render import render
+from shapefuzz.families.scatter.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
+
+
+FAMILY = Family.define("scatter", Params, globals())
+
+__all__ = ['COMBINERS', 'DTYPES', 'FAMILY', 'FEATURES', 'FORMS', 'INDEX_DTYPES', 'MAX_BATCH', 'MAX_BATCH_LARGE', 'MAX_ORIGINAL_ELEMENTS', 'MAX_ORIGINAL_ELEMENTS_LARGE', 'Params', 'REGIME_LARGE_SIZES', 'SWARM', 'compare', 'equivalent_forms', 'export_rule', 'features', 'is_valid', 'make_inputs', 'n_batch', 'n_coords', 'reference', 'render', 'result_shapes', 'shape_table', 'shrink_candidates', 'strategy']
