@@ -23,13 +23,14 @@ from shapefuzz.campaign.coverage import (
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.values import Verdict
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.coverage.actionlog import (
     ActionLogReader, crash_pass, failing_pass, log_flags, read_action_log, strip_noise)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from campaign_fakes import fake_env, make_fake_iree  # noqa: E402
+from engine_fakes import InertTargetParts  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "coverage"
 SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
@@ -146,14 +147,11 @@ def test_a_dynamic_result_is_a_known_limit_of_single_dispatch_lanes(tmp_path):
 
 # --- the campaign, with a fake target --------------------------------------------------------------
 @dataclass(frozen=True)
-class CoveredTarget:
+class CoveredTarget(InertTargetParts):
     """Candidates are numbers n. An instrumented lane "reaches" pattern p{n % 7} and, for n a
     multiple of 5, a rare pattern of its own (frontier). Lane "narrow" cannot take odd n."""
 
     corpus: str
-
-    def worker_init(self) -> None:
-        pass
 
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
         return self._make(group, seed, seed % 5000)
@@ -185,27 +183,6 @@ class CoveredTarget:
                        coverage=coverage)
 
     confirm = check
-
-    def deadline(self, lanes) -> float:
-        return 30.0
-
-    def size(self, text: str) -> tuple[int, ...]:
-        return (len(text),)
-
-    def corpus_count(self, failure: Failure):
-        return str(Path(self.corpus) / "e"), 0
-
-    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
-        return str(Path(self.corpus) / "e")
-
-    def triage(self, candidate, failure, outcome):
-        return Triage.COMPILER_BUG, "fake"
-
-    def rename_cause(self, entry, cause):
-        pass
-
-    def shrink(self, candidate, job):
-        return None
 
 
 def _engine(folder: Path, count: int, share: float = 1.0, lanes=("ref", "wide", "narrow", "other"), **kw) -> Engine:

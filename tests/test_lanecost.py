@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +18,10 @@ from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost, lane_seconds, substitute
 from shapefuzz.campaign.report import summarize
 from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.values import Verdict
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engine_fakes import InertTargetParts  # noqa: E402
 
 LANES = ("ref", "fast", "slow", "other")
 
@@ -59,11 +63,8 @@ def test_stored_outcomes_with_and_without_seconds_read_back():
 
 
 @dataclass(frozen=True)
-class SlowLaneTarget:
+class SlowLaneTarget(InertTargetParts):
     corpus: str
-
-    def worker_init(self) -> None:
-        pass
 
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
         n = seed % 100_000
@@ -75,27 +76,6 @@ class SlowLaneTarget:
         return Outcome(Verdict.PASS, {lane: ("ok", 25.0 if slow and lane == "slow" else 0.5) for lane in lanes})
 
     confirm = check
-
-    def deadline(self, lanes) -> float:
-        return 30.0
-
-    def size(self, text: str) -> tuple[int, ...]:
-        return (len(text),)
-
-    def corpus_count(self, failure):
-        return str(Path(self.corpus) / "e"), 0
-
-    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
-        return str(Path(self.corpus) / "e")
-
-    def triage(self, candidate, failure, outcome):
-        return Triage.COMPILER_BUG, "fake"
-
-    def rename_cause(self, entry, cause):
-        pass
-
-    def shrink(self, candidate, job):
-        return None
 
 
 def _engine(folder: Path, count: int, share: float) -> Engine:
