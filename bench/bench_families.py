@@ -76,7 +76,7 @@ def ab(args: argparse.Namespace) -> int:
                   f"{summary.rate_per_min:.1f}/min; {len(summary.causes)} causes, {len(summary.findings)} compiler bugs "
                   f"{dict(per_family)}; worker s check/confirm/shrink "
                   f"{worker.get('check', 0):.0f}/{worker.get('confirm', 0):.0f}/{worker.get('shrink', 0):.0f}; "
-                  f"slow {[(r['family'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
+                  f"slow {[(r['family'], r['feature'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
     ratios = [a / f for a, f in zip(rates["all"], rates["five"]) if f]
     print(f"all/five candidates/min per pair: {', '.join(f'{r:.2f}' for r in ratios)}; "
           f"mean {statistics.mean(ratios):.2f}")

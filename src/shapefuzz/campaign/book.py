@@ -171,10 +171,9 @@ class BucketBook:
                           coverage=self.coverage.finished(candidate, outcome, now, wall))
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
-        for lane in self.lane_cost.record(candidate.group, outcome.lanes):
-            self._say(f"{lane} is slow for {candidate.group} (checks past {SLOW_SECONDS:.0f} s; mean "
-                      f"{self.lane_cost.mean(candidate.group, lane):.0f} s): it now takes 1 in "
-                      f"{round(1 / KEEP)} of the slots it is given for {candidate.group}")
+        for slow in self.lane_cost.record(candidate.group, candidate.features, outcome.lanes):
+            self._say(f"{candidate.group} is slow on {slow}: most of its checks there ran past {SLOW_SECONDS:.0f} s; "
+                      f"such candidates now take 1 in {round(1 / KEEP)} of the slots they are given there")
         self.stats.session_done += 1
         for failure in outcome.failures:
             if failure.lane in new_lanes and self.buckets[failure.key].count == 1:

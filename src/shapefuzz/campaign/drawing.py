@@ -111,13 +111,13 @@ class Drawing:
         return (self.reference, *[lane for lane in others if lane in picked])
 
     def _slow_lanes_swapped(self, candidate: Candidate) -> tuple[tuple[str, ...], set[str]]:
-        """(the candidate's lanes from `lanes_for`, with lanes slow for its family mostly swapped for
+        """(the candidate's lanes from `lanes_for`, with lanes slow for its kind mostly swapped for
         others of the same kind; the slow lanes that gave up their slot, which coverage's lane choice
         must not take either). See campaign/lanecost.py."""
         rotation = self.lanes_for(candidate.index)
         rng = random.Random(derive_seed(self.seed, "slow", candidate.index))
         # the reference lane is never barred: the other lanes are judged against it
-        barred = self.lane_cost.barred(candidate.group, self.lanes, rng) - {self.reference}
+        barred = self.lane_cost.barred(candidate.group, candidate.features, self.lanes, rng) - {self.reference}
         if not barred.intersection(rotation):
             return rotation, barred
         for lane in barred.intersection(rotation):

@@ -151,7 +151,7 @@ class Engine(Drawing, BucketBook):
             rows[row.key] = row
             if row.family in groups:
                 self.steering.add(row.family, row.features, row.task_seconds)
-                self.lane_cost.record(row.family, lane_seconds(row.outcome))
+                self.lane_cost.record(row.family, row.features, lane_seconds(row.outcome))
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
         for key, sig, _ in store.hits():
             by_candidate[key].append(sig)

@@ -1,14 +1,14 @@
-"""Lanes that are slow for a family get that family's candidates less often (no IREE).
+"""Lanes that are slow for a kind of candidate get such candidates less often (no IREE).
 
-A lane's compile time varies by family far more than by candidate: measured on 3.13, attention
-with a dynamic sequence length compiles in about 1 s on llvm-cpu and 35-80 s on rocm-gfx942 (its
-`SerializeTargetExecutablesPass`), while every other (family, lane) pair stays near 1-2 s. Left
-alone, the one pair took about half of a ten-family campaign's worker time. So a (family, lane)
-pair whose checks keep running past `SLOW_SECONDS` is slow: it keeps a candidate's slot with
-chance `KEEP`, and the slot otherwise goes to the next lane that is not slow for the family. The
-pair is still checked (its bugs are still found), at a fraction of its cost. "Slow" is a count of
-checks past a fixed line, not a running mean, so a fixed-seed campaign of ordinary compiles draws
-the same lanes on any machine.
+A lane's compile time varies with what is compiled far more than from one candidate to the next:
+measured on 3.13, attention with a dynamic sequence length compiles in about 1 s on llvm-cpu and
+20-80 s on rocm-gfx942 (in its `SerializeTargetExecutablesPass`), while every other (family, lane)
+pair stays near 1-2 s. Left alone, those compiles took a large share of a ten-family campaign's
+worker time. So where a family, or one feature of it, keeps running past `SLOW_SECONDS` on a lane,
+a candidate of that kind keeps its slot on the lane with chance `KEEP`; otherwise the slot goes to
+the next lane that is not slow for it. The lane still sees such candidates (their bugs are still
+found), at a fraction of the cost. "Slow" is a count of checks past a fixed line, not a running
+mean, so a fixed-seed campaign of ordinary compiles draws the same lanes on any machine.
 """
 
 from __future__ import annotations
@@ -17,53 +17,64 @@ import collections
 import random
 from collections.abc import Iterable, Mapping
 
-SLOW_SECONDS = 20.0  # a check of one lane past this is a slow one
-SLOW_AFTER = 2  # slow checks before the pair counts as slow ...
-SLOW_SHARE = 0.5  # ... and at least this share of its checks slow
-KEEP = 0.2  # chance a slow pair keeps a slot it was given
+SLOW_SECONDS = 15.0  # a check of one lane past this is a slow one (ordinary checks take 1-2 s)
+SLOW_AFTER = 2  # slow checks before a kind of candidate counts as slow on a lane ...
+SLOW_SHARE = 0.5  # ... and at least this share of its checks there slow
+KEEP = 0.2  # chance a slow kind keeps a slot it was given
+
+Key = tuple[str, str, str]  # (family, kind: "" for the whole family or one of its features, lane)
 
 
 class LaneCost:
-    def __init__(self) -> None:
-        self.checks: collections.Counter[tuple[str, str]] = collections.Counter()
-        self.slow_checks: collections.Counter[tuple[str, str]] = collections.Counter()
-        self.seconds: collections.Counter[tuple[str, str]] = collections.Counter()
-        self.skipped: collections.Counter[tuple[str, str]] = collections.Counter()
+    """Slowness is learnt per (family, lane) and per (family, feature, lane): the cost is often in a
+    conjunction (attention is slow on rocm-gfx942 only with `seq:dynamic`), and barring the whole
+    family would take the lane's fast candidates of it too."""
 
-    def record(self, group: str, lanes: Mapping[str, tuple[object, float]]) -> list[str]:
-        """A check of `group` finished with {lane: (status, seconds)}; returns the lanes that became
-        slow for the group with it (to say so once)."""
+    def __init__(self) -> None:
+        self.checks: collections.Counter[Key] = collections.Counter()
+        self.slow_checks: collections.Counter[Key] = collections.Counter()
+        self.seconds: collections.Counter[Key] = collections.Counter()
+        self.skipped: collections.Counter[tuple[str, str]] = collections.Counter()  # (family, lane) slots given up
+
+    def record(self, group: str, features: tuple[str, ...], lanes: Mapping[str, tuple[object, float]]) -> list[str]:
+        """A check of a `group` candidate with `features` finished with {lane: (status, seconds)};
+        returns "lane (kind)" for each kind that became slow on a lane with it (to say so once)."""
         became = []
         for lane, (status, seconds) in lanes.items():
             if str(getattr(status, "value", status)) in ("unsupported", "skipped"):
                 continue  # nothing was compiled
-            key = (group, lane)
-            was = self.slow(group, lane)
-            self.checks[key] += 1
-            self.seconds[key] += float(seconds)
-            if float(seconds) >= SLOW_SECONDS:
-                self.slow_checks[key] += 1
-            if not was and self.slow(group, lane):
-                became.append(lane)
+            for kind in ("", *features):
+                key = (group, kind, lane)
+                was = self._slow(key)
+                self.checks[key] += 1
+                self.seconds[key] += float(seconds)
+                if float(seconds) >= SLOW_SECONDS:
+                    self.slow_checks[key] += 1
+                if not was and self._slow(key):
+                    became.append(f"{lane} ({kind or 'every candidate'})")
         return became
 
-    def slow(self, group: str, lane: str) -> bool:
-        key = (group, lane)
+    def _slow(self, key: Key) -> bool:
         return self.slow_checks[key] >= SLOW_AFTER and self.slow_checks[key] >= SLOW_SHARE * self.checks[key]
 
-    def mean(self, group: str, lane: str) -> float:
-        key = (group, lane)
+    def slow(self, group: str, features: tuple[str, ...], lane: str) -> bool:
+        return any(self._slow((group, kind, lane)) for kind in ("", *features))
+
+    def mean(self, group: str, kind: str, lane: str) -> float:
+        key = (group, kind, lane)
         return self.seconds[key] / self.checks[key] if self.checks[key] else 0.0
 
-    def barred(self, group: str, lanes: Iterable[str], rng: random.Random) -> set[str]:
-        """Of `lanes`, the slow ones barred from this candidate (each stays eligible with chance KEEP)."""
-        return {lane for lane in lanes if self.slow(group, lane) and rng.random() >= KEEP}
+    def barred(self, group: str, features: tuple[str, ...], lanes: Iterable[str], rng: random.Random) -> set[str]:
+        """Of `lanes`, those slow for this candidate, barred from it (each stays eligible with chance KEEP)."""
+        return {lane for lane in lanes if self.slow(group, features, lane) and rng.random() >= KEEP}
 
-    def slow_pairs(self) -> list[tuple[str, str, float, int, int]]:
-        """(group, lane, mean seconds, checks, slots given up) of every slow pair, slowest first."""
-        rows = [(g, lane, self.mean(g, lane), self.checks[(g, lane)], self.skipped[(g, lane)])
-                for (g, lane) in self.checks if self.slow(g, lane)]
-        return sorted(rows, key=lambda row: -row[2])
+    def slow_kinds(self) -> list[tuple[str, str, str, float, int]]:
+        """(family, kind, lane, mean seconds, checks) of every slow kind, slowest first; a feature
+        is left out where the whole family is slow on that lane."""
+        rows = [(g, kind, lane, self.mean(g, kind, lane), self.checks[(g, kind, lane)])
+                for (g, kind, lane) in self.checks
+                if self._slow((g, kind, lane)) and (kind == "" or not self._slow((g, "", lane)))]
+        return sorted(rows, key=lambda row: -row[3])
 
 
 def lane_seconds(outcome: Mapping[str, object]) -> dict[str, tuple[object, float]]:

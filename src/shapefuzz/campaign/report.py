@@ -59,7 +59,7 @@ class Summary:
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
-    slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, lane) pairs drawn less (lanecost)
+    slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, feature, lane) given less (lanecost)
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -106,7 +106,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     cost = LaneCost()
     for c in store.candidates():
         family_of[c.key] = c.family
-        cost.record(c.family, lane_seconds(c.outcome))
+        cost.record(c.family, c.features, lane_seconds(c.outcome))
         verdicts[c.verdict.value] += 1
         f = families[c.family]
         f.cases += 1
@@ -150,8 +150,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    sorted(b.first_seen for b in rows if b.state != BucketState.FLAKY), store.set_aside_backends(),
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
                    coverage=coverage_summary(store),  # by name: `nodes` comes before it
-                   slow_lanes=[{"family": g, "lane": lane, "mean_seconds": round(mean, 1), "checks": n}
-                               for g, lane, mean, n, _ in cost.slow_pairs()])
+                   slow_lanes=[{"family": g, "feature": kind, "lane": lane, "mean_seconds": round(mean, 1),
+                                "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()])
 
 
 def _triage(b: BucketRow) -> Triage:
@@ -300,8 +300,9 @@ def text_lines(s: Summary) -> list[str]:
 
 def slow_lane_lines(s: Summary) -> list[str]:
     """Lanes that compile a family so slowly that they were given its candidates less often."""
-    return [f"slow: {r['lane']} for {r['family']} (mean {r['mean_seconds']:.0f} s over {r['checks']} checks; "
-            f"given 1 in {round(1 / KEEP)} of its slots)" for r in s.slow_lanes]
+    return [f"slow: {r['lane']} for {r['family']}" + (f" with {r['feature']}" if r["feature"] else "")
+            + f" (mean {r['mean_seconds']:.0f} s over {r['checks']} checks; given 1 in {round(1 / KEEP)} of its slots)"
+            for r in s.slow_lanes]
 
 
 def coverage_lines(c: dict[str, Any]) -> list[str]:
