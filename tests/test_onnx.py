@@ -257,3 +257,31 @@ def test_a_known_bug_of_onnx_reference_is_not_a_judge():
     assert opinion.status == Status.UNSUPPORTED and "per-axis pairs" in opinion.note
     got = onnx_judge.run_reference(onnx_model(fam, case.params), inputs)[0]
     assert got.shape != expected[0].shape  # ONNX's reference: (1, 2, 12, 8) for (1, 2, 13, 7)
+
+
+@pytest.mark.parametrize("ceil_mode", [True, False])
+def test_onnx_reference_maxpool_with_a_padded_stride_one_axis_is_not_a_judge(ceil_mode):
+    """onnx 1.23.2's MaxPool (dilations 1) sizes a padded axis of stride 1 one short (1-D, 9
+    long, kernel 3, pads 1/1 gives 8, not 9): seen in a campaign as "references disagree" buckets
+    that left every backend unjudged. Such a case is not judged, and the bug is still there."""
+    params = {"big": False, "c": 2, "ceil_mode": ceil_mode, "compute_layout": "", "count_include_pad": False,
+              "dilations": [1], "divisor": "index", "dtype": "f32", "form": "named", "in_dyn": [False] * 3,
+              "kernel": [3], "kind": "max", "layout": "nc", "n": 2, "pad_hi": [1], "pad_lo": [1],
+              "spatial": [9], "strides": [1]}
+    case = _onnx_case("pool", params)
+    fam = get_family("pool")
+    inputs = fam.make_inputs(case.params, 0)
+    expected = fam.reference(case.params, inputs)
+    assert expected[0].shape == (2, 2, 9)  # PyTorch and the ONNX spec agree: (9 + 2 - 3) / 1 + 1
+    opinion = onnx_judge.second_opinion(case, inputs, expected)
+    assert opinion.status == Status.UNSUPPORTED and "stride 1" in opinion.note
+    model = onnx_model(fam, case.params)
+    if ceil_mode:
+        assert onnx_judge.run_reference(model, inputs)[0].shape == (2, 2, 8)
+    else:
+        with pytest.raises(Exception):  # noqa: B017 - floor mode: onnx's reference raises an IndexError
+            onnx_judge.run_reference(model, inputs)
+    strided = _onnx_case("pool", {**params, "strides": [2]})  # a padded axis of stride 2 is judged
+    strided_inputs = fam.make_inputs(strided.params, 0)
+    assert onnx_judge.second_opinion(strided, strided_inputs, fam.reference(strided.params, strided_inputs)).status \
+        == Status.OK
