@@ -125,6 +125,11 @@ def test_replay_of_one_entry_folder_and_user_errors(corpus, tmp_path):
     folder, names = corpus
     run = CliRunner().invoke(cli, ["replay", str(folder / names["still"]), "--no-confirm"])
     assert run.exit_code == 0 and "still failing" in run.output and names["changed"] not in run.output
+    # `shapefuzz replay .` from inside the entry, as its repro.sh says
+    shapefuzz = Path(sys.executable).parent / "shapefuzz"
+    here = subprocess.run([str(shapefuzz), "replay", ".", "--no-confirm"], cwd=folder / names["still"],
+                          capture_output=True, text=True)
+    assert here.returncode == 0 and "1 still failing" in here.stdout and " 0 unreadable" in here.stdout, here.stdout
     shapefuzz = Path(sys.executable).parent / "shapefuzz"
     missing = subprocess.run([str(shapefuzz), "replay", str(tmp_path / "nope")], capture_output=True, text=True)
     assert missing.returncode == 2

@@ -308,8 +308,9 @@ def _read_text(path: Path, what: str) -> str:
 def load_entry(path: str | os.PathLike) -> CorpusEntry:
     """Reads one entry folder; raises CorpusError with a one-line reason when it is broken.
     Symbolic links (the folder, its files) are refused: an entry copied in from elsewhere must
-    not make shapefuzz read or write outside the corpus."""
-    folder = Path(path)
+    not make shapefuzz read or write outside the corpus. A relative path is made absolute first
+    (normalized, links kept): `replay .` from inside an entry, as its repro.sh says, names it."""
+    folder = Path(os.path.abspath(path))
     if folder.is_symlink():
         raise CorpusError(f"{folder.name} is a symbolic link, not an entry folder (refused)")
     if not folder.is_dir():
