@@ -22,7 +22,7 @@ from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
 from shapefuzz.campaign.drawing import Drawing, derive_seed
-from shapefuzz.campaign.lanecost import LaneCost, lane_seconds
+from shapefuzz.campaign.lanecost import LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.pool import Task, WorkerPool
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.store import CampaignStore
@@ -139,7 +139,7 @@ class Engine(Drawing, BucketBook):
         self.tried = store.candidate_keys()
         self.next_index = store.next_index()
         self.steering = Steering(groups, knobs)
-        self.lane_cost = LaneCost()
+        self.lane_cost = LaneCost(lane_kin(store))
         self.causes = Causes()
         self.buckets = {b.sig: b for b in store.buckets()}
         for b in sorted(self.buckets.values(), key=lambda b: (b.first_seen, b.sig)):

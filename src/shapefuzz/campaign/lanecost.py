@@ -16,9 +16,10 @@ from __future__ import annotations
 import collections
 import random
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 SLOW_SECONDS = 15.0  # a check of one lane past this is a slow one (ordinary checks take 1-2 s)
-SLOW_AFTER = 2  # slow checks before a kind of candidate counts as slow on a lane ...
+SLOW_AFTER = 1  # slow checks before a kind of candidate counts as slow on a lane ...
 SLOW_SHARE = 0.5  # ... and at least this share of its checks there slow
 KEEP = 0.2  # chance a slow kind keeps a slot it was given
 
@@ -28,9 +29,12 @@ Key = tuple[str, str, str]  # (family, kind: "" for the whole family or one of i
 class LaneCost:
     """Slowness is learnt per (family, lane) and per (family, feature, lane): the cost is often in a
     conjunction (attention is slow on rocm-gfx942 only with `seq:dynamic`), and barring the whole
-    family would take the lane's fast candidates of it too."""
+    family would take the lane's fast candidates of it too. Lanes that are variants of one target
+    (`kin`: lane -> the lane it is a variant of) learn it together: measured on 3.13, what is slow on
+    rocm-gfx942 is slow on rocm-gfx942-no-igemm too."""
 
-    def __init__(self) -> None:
+    def __init__(self, kin: Mapping[str, str] | None = None) -> None:
+        self.kin = dict(kin or {})
         self.checks: collections.Counter[Key] = collections.Counter()
         self.slow_checks: collections.Counter[Key] = collections.Counter()
         self.seconds: collections.Counter[Key] = collections.Counter()
@@ -44,21 +48,22 @@ class LaneCost:
             if str(getattr(status, "value", status)) in ("unsupported", "skipped"):
                 continue  # nothing was compiled
             for kind in ("", *features):
-                key = (group, kind, lane)
+                key = (group, kind, self.kin.get(lane, lane))
                 was = self._slow(key)
                 self.checks[key] += 1
                 self.seconds[key] += float(seconds)
                 if float(seconds) >= SLOW_SECONDS:
                     self.slow_checks[key] += 1
                 if not was and self._slow(key):
-                    became.append(f"{lane} ({kind or 'every candidate'})")
+                    became.append(f"{key[2]} ({kind or 'every candidate'})")
         return became
 
     def _slow(self, key: Key) -> bool:
         return self.slow_checks[key] >= SLOW_AFTER and self.slow_checks[key] >= SLOW_SHARE * self.checks[key]
 
     def slow(self, group: str, features: tuple[str, ...], lane: str) -> bool:
-        return any(self._slow((group, kind, lane)) for kind in ("", *features))
+        base = self.kin.get(lane, lane)
+        return any(self._slow((group, kind, base)) for kind in ("", *features))
 
     def mean(self, group: str, kind: str, lane: str) -> float:
         key = (group, kind, lane)
@@ -69,12 +74,23 @@ class LaneCost:
         return {lane for lane in lanes if self.slow(group, features, lane) and rng.random() >= KEEP}
 
     def slow_kinds(self) -> list[tuple[str, str, str, float, int]]:
-        """(family, kind, lane, mean seconds, checks) of every slow kind, slowest first; a feature
-        is left out where the whole family is slow on that lane."""
+        """(family, kind, lane, mean seconds, checks) of every slow kind, slowest first (the lane: the
+        one its variants are of); a feature is left out where the whole family is slow on that lane."""
         rows = [(g, kind, lane, self.mean(g, kind, lane), self.checks[(g, kind, lane)])
                 for (g, kind, lane) in self.checks
                 if self._slow((g, kind, lane)) and (kind == "" or not self._slow((g, "", lane)))]
         return sorted(rows, key=lambda row: -row[3])
+
+
+def lane_kin(store: Any) -> dict[str, str]:
+    """The campaign's lane -> the lane it is a variant of, as its run wrote it in the store's meta."""
+    import json
+
+    try:
+        kin = json.loads(store.get_meta("lane_kin") or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in kin.items()} if isinstance(kin, dict) else {}
 
 
 def lane_seconds(outcome: Mapping[str, object]) -> dict[str, tuple[object, float]]:
@@ -107,4 +123,4 @@ def substitute(rotation: tuple[str, ...], lanes: tuple[str, ...], barred: set[st
     return tuple(lane for lane in lanes if lane in chosen) or rotation
 
 
-__all__ = ["LaneCost", "lane_seconds", "substitute", "SLOW_SECONDS", "KEEP"]
+__all__ = ["LaneCost", "lane_kin", "lane_seconds", "substitute", "SLOW_SECONDS", "KEEP"]

@@ -15,7 +15,7 @@ from typing import Any
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
-from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_seconds
+from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
@@ -103,7 +103,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     verdicts: collections.Counter[str] = collections.Counter()
     family_of: dict[str, str] = {}
     tool = task = 0.0
-    cost = LaneCost()
+    cost = LaneCost(lane_kin(store))
     for c in store.candidates():
         family_of[c.key] = c.family
         cost.record(c.family, c.features, lane_seconds(c.outcome))

@@ -208,6 +208,8 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                 progress("message", f"backend {b}: {BACKENDS[b].availability(probe)}; skipped")
         if not lanes:
             raise UsageError("none of the chosen backends compiles with this toolchain")
+        # lanes that are variants of one target learn their slow kinds together (campaign/lanecost.py)
+        store.set_meta("lane_kin", json.dumps({b: BACKENDS[b].variant_of for b in lanes if BACKENDS[b].variant_of}))
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
