@@ -120,8 +120,6 @@ class Drawing:
         barred = self.lane_cost.barred(candidate.group, candidate.features, self.lanes, rng) - {self.reference}
         if not barred.intersection(rotation):
             return rotation, barred
-        for lane in barred.intersection(rotation):
-            self.lane_cost.skipped[(candidate.group, lane)] += 1
         kind = tuple(lane for lane in self.lanes if lane in self.compile_only) if self.large_round(candidate.index) \
             else self.lanes
         return substitute(rotation, kind, barred, self.reference), barred

@@ -14,6 +14,7 @@ mean, so a fixed-seed campaign of ordinary compiles draws the same lanes on any 
 from __future__ import annotations
 
 import collections
+import json
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -38,7 +39,6 @@ class LaneCost:
         self.checks: collections.Counter[Key] = collections.Counter()
         self.slow_checks: collections.Counter[Key] = collections.Counter()
         self.seconds: collections.Counter[Key] = collections.Counter()
-        self.skipped: collections.Counter[tuple[str, str]] = collections.Counter()  # (family, lane) slots given up
 
     def record(self, group: str, features: tuple[str, ...], lanes: Mapping[str, tuple[object, float]]) -> list[str]:
         """A check of a `group` candidate with `features` finished with {lane: (status, seconds)};
@@ -84,8 +84,6 @@ class LaneCost:
 
 def lane_kin(store: Any) -> dict[str, str]:
     """The campaign's lane -> the lane it is a variant of, as its run wrote it in the store's meta."""
-    import json
-
     try:
         kin = json.loads(store.get_meta("lane_kin") or "{}")
     except ValueError:
