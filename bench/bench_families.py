@@ -77,6 +77,9 @@ def ab(args: argparse.Namespace) -> int:
                   f"{dict(per_family)}; worker s check/confirm/shrink "
                   f"{worker.get('check', 0):.0f}/{worker.get('confirm', 0):.0f}/{worker.get('shrink', 0):.0f}; "
                   f"slow {[(r['family'], r['feature'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
+            print("     per family: " + ", ".join(
+                f"{f} {row.cases} checked in {row.seconds:.0f}/{row.after_seconds.get('confirm', 0):.0f}/"
+                f"{row.after_seconds.get('shrink', 0):.0f} s" for f, row in summary.families.items()), flush=True)
     ratios = [a / f for a, f in zip(rates["all"], rates["five"]) if f]
     print(f"all/five candidates/min per pair: {', '.join(f'{r:.2f}' for r in ratios)}; "
           f"mean {statistics.mean(ratios):.2f}")

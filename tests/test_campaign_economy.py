@@ -212,6 +212,8 @@ def test_shrinking_never_takes_more_than_its_share(tmp_path):
     shrink_time = engine.store.worker_time(TaskKind.SHRINK.value)
     assert shrink_time > 0  # it did shrink
     assert shrink_time <= share * 2 * elapsed * 1.05 + 0.3, (shrink_time, elapsed)
+    by_family = engine.store.worker_time_by_family(TaskKind.SHRINK.value)  # where it went
+    assert by_family and abs(sum(by_family.values()) - shrink_time) < 1e-6
 
 
 def _run_until_killed(folder: str, corpus: str) -> None:  # a child process: a campaign to SIGKILL

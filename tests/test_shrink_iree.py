@@ -102,3 +102,14 @@ def test_a_campaign_shrink_keeps_exactly_its_bucket_signature(toolchain, tmp_pat
     job = ShrinkJob("llvm-cpu", other, 30.0, candidate.input_seed)
     assert IreeTarget(toolchain, tmp_path / "corpus").shrink(candidate, job) is None
     assert not (tmp_path / "corpus").exists()
+
+
+def test_the_time_limit_bounds_the_whole_shrink(toolchain, tmp_path):
+    """A limit that leaves no room after the first check and the final re-check's reserve tries
+    nothing, keeps the file as it was and counts it confirmed (the first check just showed it)."""
+    text = (DATA / "shrink_conv1d_big.mlir").read_text()
+    result = shrink_file("big.mlir", text, toolchain, ("llvm-cpu",), out=str(tmp_path / "m.mlir"), time_limit=0.01,
+                         recheck=False)
+    assert result.minimized == text and result.stats.trials == 0
+    assert result.stopped_because == "time limit" and result.confirmed is True
+    assert result.target.phase is None  # no room for the --compile-to phase search either

@@ -226,7 +226,7 @@ class BucketBook:
         if self._environment_fault(task, done):
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
-        self.store.add_time(TaskKind.CONFIRM.value, done.seconds)
+        self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
         again = {f.key for f in outcome.failures} if outcome is not None else set()
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
         if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
@@ -307,7 +307,7 @@ class BucketBook:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.job.key
         result = done.value
-        self.store.add_time(TaskKind.SHRINK.value, done.seconds)
+        self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)
         bucket = self.buckets.get(sig)
         if bucket is None:
             return

@@ -310,6 +310,7 @@ class IreeTarget:
                     path, candidate.text, self.toolchain, (job.backend,), out=str(Path(tmp) / "min.mlir"),
                     signature=job.signature, time_limit=job.seconds,
                     compile_timeout=self.budget.compile.timeout, seed=job.input_seed,
+                    recheck=False,  # the campaign's confirming re-run already showed it is no fluke
                 )
             except EnvironmentFault:
                 raise  # our machine, not the case: the engine keeps the shrink pending

@@ -31,11 +31,13 @@ class Row:
     unsupported: int = 0  # target limits, kept apart from bugs
     buckets: set = field(default_factory=set)
     seconds: float = 0.0  # worker time (family) or backend time (backend)
+    after_seconds: dict[str, float] = field(default_factory=dict)  # a family's confirm / shrink worker time
 
     def to_json(self) -> dict[str, Any]:
         return {"cases": self.cases, "failures": self.failures, "unsupported": self.unsupported,
                 "buckets": len(self.buckets), "seconds": round(self.seconds, 2),
-                "per_minute": round(self.cases / self.seconds * 60, 2) if self.seconds else None}
+                "per_minute": round(self.cases / self.seconds * 60, 2) if self.seconds else None,
+                **{f"{kind}_seconds": round(v, 1) for kind, v in self.after_seconds.items()}}
 
 
 @dataclass
@@ -125,6 +127,9 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
         backends[backend].buckets.add(bucket)
         if candidate in family_of:
             families[family_of[candidate]].buckets.add(bucket)
+    for kind in (TaskKind.CONFIRM.value, TaskKind.SHRINK.value):
+        for family, seconds in store.worker_time_by_family(kind).items():
+            families[family].after_seconds[kind] = seconds
     extra_tool, extra_task = store.extra_time()  # confirming re-runs of new buckets
     tool, task = tool + extra_tool, task + extra_task
     rows = store.buckets()

@@ -364,15 +364,22 @@ class CampaignStore:
              b.cause, b.triage, b.evidence, b.rehits, b.rehit_seconds, b.shrink),
         )
 
-    def add_time(self, kind: str, task_seconds: float) -> None:
-        """Worker time spent on one kind of task (check, confirm, shrink), for the time shares."""
+    def add_time(self, kind: str, task_seconds: float, family: str = "") -> None:
+        """Worker time spent on one kind of task (check, confirm, shrink), for the time shares;
+        with `family`, also that family's part of it (where a campaign's time went)."""
         with self.transaction() as db:
-            key = f"worker_seconds_{kind}"
-            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(float(row[0] if row else 0) + task_seconds)))
+            for key in (f"worker_seconds_{kind}", *((f"worker_seconds_{kind}:{family}",) if family else ())):
+                row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                           (key, str(float(row[0] if row else 0) + task_seconds)))
 
     def worker_time(self, kind: str) -> float:
         return float(self.get_meta(f"worker_seconds_{kind}", "0"))
+
+    def worker_time_by_family(self, kind: str) -> dict[str, float]:
+        prefix = f"worker_seconds_{kind}:"
+        rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (prefix + "%",)).fetchall()
+        return {key[len(prefix):]: float(value) for key, value in rows}
 
     def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
         """Worker time spent on confirming re-runs (not on any one candidate's row)."""

@@ -26,6 +26,9 @@ from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.toolchain import Toolchain
 
 
+PHASE_SEARCH_CHECKS = 6  # the --compile-to phase search is worth it with room for this many checks
+
+
 def _passes(named) -> list[Pass]:
     return [Pass(name, fn) for name, fn in named]
 
@@ -58,15 +61,17 @@ def find_target(
     compile_timeout: float = 120.0,
     seed: int = 0,
     signature: Signature | None = None,
+    recheck: bool = True,
 ) -> tuple[Target, CheckReport]:
-    """Check the file (re-running failures) and choose the failure to keep: exactly `signature`
-    when given (a campaign's bucket: another failure is never kept in its place), else the one on
-    `backend`, else the one a user's `signature_text` names, else the first; user errors otherwise."""
+    """Check the file (re-running failures unless `recheck` is off: a campaign's bucket was
+    confirmed already) and choose the failure to keep: exactly `signature` when given (a campaign's
+    bucket: another failure is never kept in its place), else the one on `backend`, else the one a
+    user's `signature_text` names, else the first; user errors otherwise."""
     if signature is not None:
         backend = signature.backend
     if backend is not None and backend not in backends:
         backends = (*backends, backend)
-    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=True, seed=seed)
+    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=recheck, seed=seed)
     if report.verify_error:
         first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else "unknown error"
         raise InvalidInputError(f"{name} does not verify, so there is nothing to shrink: {first}")
@@ -169,18 +174,28 @@ def shrink_file(
     seed: int = 0,
     on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
     signature: Signature | None = None,
+    recheck: bool = True,
 ) -> ShrinkResult:
     """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
     (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same).
     With `signature` (a campaign's bucket), the file must fail with exactly that signature, as
-    normalized by a re-check, or nothing is shrunk (UsageError)."""
+    normalized by a re-check, or nothing is shrunk (UsageError). `time_limit` bounds the whole
+    run, the first check and the final re-check included: a campaign gives shrinks a share of its
+    worker time, and a shrink of a slow-compiling case that ran past it took that time from checks."""
     say = progress or (lambda line: None)
     start = time.monotonic()
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
-                                 signature)
+                                 signature, recheck)
+    check_seconds = time.monotonic() - start  # what one check of the file costs: the yardstick below
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
-    if target.compile_only:
+
+    def left() -> float | None:
+        return None if time_limit is None else time_limit - (time.monotonic() - start)
+
+    # the final re-check runs the file twice; the phase search compiles it about four times
+    reserve = 2 * check_seconds if confirm else 0.0
+    if target.compile_only and (left() is None or left() - reserve > PHASE_SEARCH_CHECKS * check_seconds):
         target = replace(target, phase=earliest_phase(text, toolchain, target))
     phase = f", compiling up to --compile-to={target.phase}" if target.phase else ""
     say(f"trial compile timeout {target.compile_timeout:.1f}s{phase}; {jobs} job(s)")
@@ -194,7 +209,7 @@ def shrink_file(
             on_step(step, m)
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
-    remaining = None if time_limit is None else max(1.0, time_limit - (time.monotonic() - start))
+    remaining = None if time_limit is None else max(0.0, left() - reserve)
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining, accepted
     )
@@ -215,7 +230,9 @@ def shrink_file(
     vmfb = name[: -len(".mlir")] + ".vmfb" if name.endswith(".mlir") else name + ".vmfb"
     for b in target.signatures:
         result.commands.append(shlex.join(compile_command(toolchain, BACKENDS[b], name, vmfb)))
-    if confirm and problem.stopped_because != "interrupted":
+    if confirm and best == text:
+        result.confirmed = True  # unchanged: the first check just showed it fails this way
+    elif confirm and problem.stopped_because != "interrupted":
         result.confirmed = _confirm(best, toolchain, target)
         result.seconds = time.monotonic() - start
     if corpus:
