@@ -40,6 +40,7 @@ class Target:
     same_on: tuple[str, ...] = ("a",)
     check_seconds: float = 0.0
     shrink_sleep: float | None = None  # None: the allowance
+    status: Status = Status.ERROR  # how a hot candidate fails
 
     def worker_init(self) -> None:
         pass
@@ -63,8 +64,8 @@ class Target:
         lane_results, failures = {}, []
         for lane in lanes:
             if hot and lane in self.same_on:
-                failures.append(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, "same")))
-                lane_results[lane] = (Status.ERROR, 0.01)
+                failures.append(Failure(Signature(lane, Stage.COMPILE, self.status, "same")))
+                lane_results[lane] = (self.status, 0.01)
             else:
                 lane_results[lane] = (Status.OK, 0.01)
         return Outcome(Verdict.FAIL if failures else Verdict.PASS, lane_results, tuple(failures), 0.0)
@@ -166,6 +167,16 @@ def test_rotating_lanes_still_tie_one_bug_on_two_lanes_into_one_cause(tmp_path):
     apart._sibling_lanes = lambda outcome, checked: []
     apart.run()
     assert len({b.cause for b in apart.store.buckets()}) == 2
+
+
+def test_a_blow_up_is_not_re_run_on_sibling_lanes(tmp_path):
+    # out of memory on x and on y: re-running y's known blow-up under the full caps to tie x's
+    # new one would cost a blow-up per lane, so the confirming re-run runs x alone
+    target = Target(str(tmp_path / "corpus"), same_on=("x", "y"), hot_mod=2, status=Status.OOM)
+    engine = _engine(tmp_path / "c", target, 12, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=2)
+    engine.run()
+    buckets = engine.store.buckets()
+    assert {b.backend for b in buckets} == {"x", "y"} and len({b.cause for b in buckets}) == 2
 
 
 def test_rotating_lanes_give_every_lane_its_turn(tmp_path):

@@ -21,6 +21,7 @@ from shapefuzz.campaign.values import (
 from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
+BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibling_lanes)
 ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
@@ -196,9 +197,13 @@ class BucketBook:
         """Lanes this candidate was not checked on that already hold a bucket with the same stage,
         status and message as one of its new buckets. Under lane rotation two lanes rarely see one
         candidate, so the confirming re-run runs these too: if the candidate fails them the same
-        way, the buckets are tied into one cause instead of staying apart ("-2")."""
+        way, the buckets are tied into one cause instead of staying apart ("-2"). Not for a blow-up
+        (out of memory, timeout): its re-run under the full caps costs a blow-up per lane (a reduce
+        OOM on a ROCm lane: about a minute each), and lanes that blow up on one candidate share
+        little more than that."""
         keys = {self.causes.key[f.key] for f in outcome.failures
-                if f.key in self.causes.key and self.buckets[f.key].count == 1}
+                if f.key in self.causes.key and self.buckets[f.key].count == 1
+                and f.signature.status not in BLOW_UPS}
         siblings = [b.backend for sig, b in self.buckets.items()
                     if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
