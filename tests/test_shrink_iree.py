@@ -113,3 +113,26 @@ def test_the_time_limit_bounds_the_whole_shrink(toolchain, tmp_path):
     assert result.minimized == text and result.stats.trials == 0
     assert result.stopped_because == "time limit" and result.confirmed is True
     assert result.target.phase is None  # no room for the --compile-to phase search either
+
+
+def test_a_campaign_shrink_saves_the_shrunk_case_with_its_inputs(toolchain, tmp_path):
+    """The smaller reproducer replaces the entry's whole payload: its own inputs and NumPy
+    outputs go with it, so the entry's repro.sh still runs on the saved arrays."""
+    import json
+
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.campaign.values import Candidate, ShrinkJob
+    from shapefuzz.corpus import load_entry
+
+    minimal = (Path(__file__).parent.parent / "corpus" / "llvm-cpu-compile-error-84f9c6e1e882" / "reproducer.mlir")
+    params = dict(json.loads(minimal.read_text().splitlines()[0].split(":", 1)[1])["params"], c=4, f=6)
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    grown = target.from_payload("conv", 5, json.dumps(params, sort_keys=True))
+    first = target.check(grown, ("llvm-cpu",))
+    assert len(first.failures) == 1, first  # the same bug, in a case with room to shrink
+    job = ShrinkJob("llvm-cpu", first.failures[0].signature, 60.0, grown.input_seed)
+    smaller, entry, _ = target.shrink(Candidate(grown.key, "conv", 5, grown.features, grown.payload, grown.text), job)
+    assert smaller is not None and smaller != grown.text
+    saved = load_entry(entry)
+    assert saved.inputs and saved.expected, "the shrunk entry lost its input and expected arrays"
+    assert (Path(entry) / "reproducer.mlir").read_text().strip() == smaller.strip()

@@ -329,10 +329,16 @@ class IreeTarget:
         found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
         if not result.confirmed or result.minimized == result.original:
             return (None, None, found) if found else None
+        from shapefuzz.oracle import case_expectation
+
         signature = next(iter(result.target.signatures.values()))
+        case = case_of(result.minimized)
+        # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
+        expectation = case_expectation(case, result.target.seed) if case is not None else None
         # no detail: the entry keeps the one its bucket was saved with (same signature, same folder)
-        finding = make_finding(signature, result.minimized, self.toolchain, case=case_of(result.minimized),
-                               seed=result.target.seed)
+        finding = make_finding(signature, result.minimized, self.toolchain, case=case, seed=result.target.seed,
+                               inputs=expectation.inputs if expectation else None,
+                               expected=expectation.expected if expectation else None)
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         return result.minimized, str(entry), found
 
