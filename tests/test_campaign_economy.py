@@ -320,6 +320,14 @@ def test_suspected_driver_and_ours_verdicts():
     shown = Outcome(Verdict.FAIL, lanes, (f,), reference_form="form [form='named'] ... matches it on llvm-cpu")
     verdict, evidence = target.triage(candidate, f, shown)
     assert verdict == Triage.COMPILER_BUG and "reference is right" in evidence and "form='named'" in evidence
+    # ...or ONNX's own reference computes the same values as NumPy's (its judge lane is ok)
+    from shapefuzz.onnx_judge import JUDGE_LANE
+
+    judged = {"llvm-cpu": mismatch, "vmvx": mismatch}
+    verdict, evidence = target.triage(candidate, f, Outcome(Verdict.FAIL, {**judged, JUDGE_LANE: ok}, (f,)))
+    assert verdict == Triage.COMPILER_BUG and "onnx.reference computes the same values" in evidence
+    unsure = Outcome(Verdict.FAIL, {**judged, JUDGE_LANE: (Status.UNSUPPORTED, 0.0)}, (f,))
+    assert target.triage(candidate, f, unsure)[0] == Triage.OURS
     lanes = {"llvm-cpu": mismatch, "vmvx": ok, "vulkan-spirv": mismatch}
     f = wrong("llvm-cpu")
     assert target.triage(candidate, f, Outcome(Verdict.FAIL, lanes, (f,)))[0] == Triage.COMPILER_BUG

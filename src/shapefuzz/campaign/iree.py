@@ -184,7 +184,7 @@ class IreeTarget:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
         from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
-        from shapefuzz.onnx_judge import DISAGREE
+        from shapefuzz.onnx_judge import DISAGREE, JUDGE_LANE
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.signature.stage, failure.signature.status
@@ -211,6 +211,12 @@ class IreeTarget:
                 return Triage.COMPILER_BUG, (
                     f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
                     f"{outcome.reference_form}: the reference is right, and the bug is shared by every backend")
+            if status == Status.MISMATCH and wrong and outcome.lanes.get(JUDGE_LANE, (None,))[0] == Status.OK:
+                # a second, independent reference (ONNX's own) computed the same values
+                return Triage.COMPILER_BUG, (
+                    f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
+                    "onnx.reference computes the same values as the NumPy reference: the reference is right, "
+                    "and the bug is shared by every backend")
             if status == Status.MISMATCH and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")

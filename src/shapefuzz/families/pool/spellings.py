@@ -126,6 +126,14 @@ def _reference_gap(p: FamilyParams) -> str:
     if p.kind == "max" and max(p.dilations) == 1 and any(
             s == 1 and lo + hi > 0 for s, lo, hi in zip(p.strides, p.pad_lo, p.pad_hi)):
         return "onnx.reference's MaxPool (dilations 1) sizes a padded axis of stride 1 wrong"
+    # Measured on onnx 1.23.2 (1-, 2- and 3-D, 2,912 random cases): AveragePool with ceil_mode gets
+    # the windows wrong (shifted, or a NaN divisor) only where the ceil adds a partial window on an
+    # axis of stride >= 3 whose remainder (in + pads - kernel) % stride is 1 .. stride-2; 207 of the
+    # 952 cases this rule sets aside were wrong, none of the 1,960 it keeps.
+    if p.kind == "avg" and p.ceil_mode and any(
+            s >= 3 and 1 <= (n + lo + hi - k) % s <= s - 2
+            for n, k, s, lo, hi in zip(p.spatial, p.kernel, p.strides, p.pad_lo, p.pad_hi)):
+        return "onnx.reference's AveragePool with ceil_mode misplaces a partial last window (stride >= 3)"
     return ""
 
 
