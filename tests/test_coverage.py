@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.coverage import (
-    CoverageKnobs, coverage_rows, coverage_summary, failing_passes, frontier_counts)
+    CoverageKnobs, coverage_rows, coverage_summary, failing_passes, frontier_counts, frontier_lanes)
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
@@ -202,7 +202,9 @@ def test_new_patterns_make_frontier_candidates_and_their_neighbours_are_drawn(tm
     payload = {r.key: json.loads(r.payload)["n"] for r in engine.store.candidates()}
     assert all(new[k] > 0 for k in new if payload[k] % 5 == 0 and k not in firsts.values())  # a rare pattern is new
     assert any(v == 0 for v in new.values())  # repeats of what was seen are not frontier
-    assert {f.candidate.key for f in book.frontier} == {k for k, v in new.items() if v > 0}
+    where = frontier_lanes(engine.store)  # a compile that failed on its lane is not frontier there
+    assert {f.candidate.key for f in book.frontier} == {k for k, v in new.items() if v > 0 and where[k]}
+    assert not any(payload[f.candidate.key] % 11 == 0 for f in book.frontier)
     assert engine.coverage.neighbours_drawn > 0
     parents = {json.loads(f.candidate.payload)["n"] for f in book.frontier}
     tried = [json.loads(r.payload)["n"] for r in engine.store.candidates()]
@@ -212,6 +214,29 @@ def test_new_patterns_make_frontier_candidates_and_their_neighbours_are_drawn(tm
     first = {(r.lane, r.pass_name, r.pattern): r.first_candidate for r in rows}
     assert all(first[(lane, "Rare", pattern)] for lane, _, pattern in first if _ == "Rare")
     assert failing_passes(engine.store) and set(failing_passes(engine.store).values()) == {"FailPass"}
+
+
+def test_a_frontier_neighbour_is_checked_where_its_parent_reached_something_new(tmp_path):
+    engine = _engine(tmp_path, 80)
+    drawn: dict[str, tuple[str, ...]] = {}
+    plain = engine.coverage.neighbour
+
+    def recording(index):
+        candidate = plain(index)
+        if candidate is not None:
+            drawn[candidate.key] = engine.coverage.aimed[candidate.key]
+        return candidate
+
+    engine.coverage.neighbour = recording
+    engine.run()
+    checked = {r.key: r.backends for r in engine.store.candidates()}
+    n = {r.key: json.loads(r.payload)["n"] for r in engine.store.candidates()}
+    # the parent's lanes this neighbour can take ("narrow" takes no odd n; the reference is always there)
+    takes = {k: set(lanes) - {"ref"} - ({"narrow"} if n[k] % 2 else set()) for k, lanes in drawn.items() if k in n}
+    aimed = {k: lanes for k, lanes in takes.items() if lanes}
+    assert len(aimed) >= 3
+    assert all(set(checked[k]) & lanes for k, lanes in aimed.items()), (aimed, checked)
+    assert all(len(checked[k]) == 2 for k in takes)  # with nothing to aim at, the slot is filled as usual
 
 
 def test_an_ineligible_lane_never_takes_a_slot_and_the_thinnest_lane_gets_it(tmp_path):

@@ -1,7 +1,9 @@
 """Compiler-coverage feedback for the campaign (no IREE): which (lane, pass, pattern) items the
 instrumented compiles reached, which candidates reached something new (the frontier), and the
 choices that follow from it:
-- a share of draws are neighbours of frontier candidates (small changes of their parameters);
+- a share of draws are neighbours of frontier candidates (small changes of their parameters),
+  checked on the lane where their parent reached something new (novelty is a lane's: a neighbour
+  checked on another lane explores nothing new there);
 - groups, features and feature pairs that keep producing new coverage are preferred among the
   drawn candidates, those that stopped are not (decayed yields); saturation steering stays and
   multiplies in;
@@ -32,7 +34,7 @@ DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/m
 @dataclass(frozen=True)
 class CoverageKnobs:
     share: float = DEFAULT_COVERAGE  # share of candidates checked with the action log (0: coverage feedback off)
-    neighbours: float = 0.3  # share of draws spent near frontier candidates
+    neighbours: float = 0.2  # share of draws spent near frontier candidates
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lanes: bool = True  # lane slots by eligibility and thinnest coverage (else plain rotation)
@@ -53,6 +55,7 @@ class CoverageKnobs:
 class Frontier:
     candidate: Any  # the engine's Candidate
     new: int  # items it reached first
+    lanes: tuple[str, ...] = ()  # where it reached them (a neighbour is checked there)
     drawn: int = 0  # neighbours drawn from it so far
 
 
@@ -91,9 +94,9 @@ class CoverageBook:
         self.total_trials += 1.0
         self.total_gains += gain
 
-    def add_frontier(self, candidate: Any, new: int) -> None:
+    def add_frontier(self, candidate: Any, new: int, lanes: tuple[str, ...] = ()) -> None:
         if new > 0:
-            self.frontier.append(Frontier(candidate, new))
+            self.frontier.append(Frontier(candidate, new, lanes))
             if len(self.frontier) > 256:  # those with no neighbour draws left, then the least new, go
                 self.frontier.sort(key=lambda f: (f.drawn >= self.knobs.neighbours_each, -f.new))
                 del self.frontier[256:]
@@ -106,12 +109,14 @@ class CoverageBook:
     # --- drawing ----------------------------------------------------------------------------
     def yield_ratio(self, group: str, features: tuple[str, ...] = ()) -> float:
         """How much better than average the candidate's group, features and pairs have been at
-        finding new items lately (1.0: average or unknown; in [0.25, 4])."""
+        finding new items lately (1.0: average or unknown; in [0.5, 2])."""
         base = (self.total_gains + 1.0) / (self.total_trials + 2.0)
         keys = _keys(group, features)
         ratios = [((self.gains[k] + base) / (self.trials[k] + 1.0)) / base for k in keys]
         ratio = math.exp(sum(math.log(max(r, 1e-6)) for r in ratios) / len(ratios)) if ratios else 1.0
-        return min(4.0, max(0.25, ratio))
+        # narrow: coverage novelty says little about bugs, and a wide swing starved whole families
+        # (a 10-minute campaign drew 19 scatter candidates guided against 33 unguided)
+        return min(2.0, max(0.5, ratio))
 
     def pick_group(self, rng: random.Random, steering: Steering) -> str:
         """Steering's group choice, weighted by each group's recent yield of new coverage."""
@@ -176,12 +181,23 @@ class CoverageBook:
 def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
     """(candidate, items it reached first) for every instrumented candidate, in the order they
     finished; a lane's first instrumented compile (which finds everything new) counts 0."""
-    counts: dict[str, int] = {}
+    return [(key, sum(new.values())) for key, new in _new_by_lane(store).items()]
+
+
+def frontier_lanes(store: CampaignStore) -> dict[str, tuple[str, ...]]:
+    """Candidate -> the lanes where it reached something first and did not fail there."""
+    failed = {(key, lane) for key, _, lane in store.hits()}
+    return {key: tuple(lane for lane, n in new.items() if n > 0 and (key, lane) not in failed)
+            for key, new in _new_by_lane(store).items()}
+
+
+def _new_by_lane(store: CampaignStore) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
     lanes: set[str] = set()
     for key, lane, new in store.db.execute("SELECT candidate, lane, new FROM covered ORDER BY finished, rowid"):
-        counts[key] = counts.get(key, 0) + (int(new) if lane in lanes else 0)
+        counts.setdefault(key, {})[lane] = int(new) if lane in lanes else 0
         lanes.add(lane)
-    return list(counts.items())
+    return counts
 
 
 def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -200,6 +216,7 @@ class CoverageSteering:
         self.knobs = knobs
         self.book = CoverageBook(knobs)
         self.neighbours_drawn = 0
+        self.aimed: dict[str, tuple[str, ...]] = {}  # a drawn neighbour -> its parent's new-item lanes
         self.target = coverage_target(engine.target)
         self.on = knobs.enabled
         if not self.on:
@@ -210,12 +227,13 @@ class CoverageSteering:
             self.on = False
             return
         self.book.load(engine.store, {k: (r.family, r.features, r.backends) for k, r in rows.items()})
-        recent = [(key, new) for key, new in frontier_counts(engine.store) if new > 0][-64:]
+        where = frontier_lanes(engine.store)
+        recent = [(key, new) for key, new in frontier_counts(engine.store) if new > 0 and where.get(key)][-64:]
         for key, new in recent:  # the frontier survives resume
             row = rows.get(key)
             candidate = engine._revive(row) if row is not None and row.family in engine.groups else None
             if candidate is not None:
-                self.book.add_frontier(candidate, int(new))
+                self.book.add_frontier(candidate, int(new), where[key])
 
     def _rng(self, *parts: Any) -> random.Random:
         return random.Random(":".join(str(p) for p in (self.engine.seed, *parts)))
@@ -249,6 +267,7 @@ class CoverageSteering:
             if keep < 1.0 and rng.random() >= keep:
                 continue
             self.neighbours_drawn += 1
+            self.aimed[candidate.key] = frontier.lanes
             return replace(candidate, index=index)
         return None
 
@@ -268,15 +287,21 @@ class CoverageSteering:
         barred = set(self.target.ineligible(candidate, engine.lanes)) if self.target is not None else set()
         barred |= set(slow)
         large = engine.large_round(candidate.index)
+        aim = [lane for lane in self.aimed.pop(candidate.key, ())
+               if lane in engine.lanes and lane not in barred and lane != engine.reference]
         if not self.knobs.steer:
             lanes = rotation
         elif large or not self.knobs.lanes:
             lanes = tuple(lane for lane in rotation if lane not in barred)
+        elif aim:  # a frontier neighbour: where its parent reached something new
+            keep = tuple(lane for lane in rotation if lane == engine.reference)
+            lanes = keep + tuple(aim)[:max(1, len(rotation) - len(keep))]
         else:
             lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, engine.lanes,
                                            engine.reference, lambda lane: lane not in barred)
         lanes = lanes or rotation
-        self.book.checked(candidate.group, candidate.features, lanes)
+        if not large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
+            self.book.checked(candidate.group, candidate.features, lanes)
         rng = self._rng("instrument", candidate.index)
         if not large and self.book.instrument(rng):
             others = tuple(lane for lane in lanes if lane != engine.reference)
@@ -289,13 +314,19 @@ class CoverageSteering:
         if not outcome.coverage:
             return None
         items, new, total = {}, {}, 0
+        failed = {f.lane for f in outcome.failures}
+        fresh: list[str] = []  # lanes where it reached something first without failing there
         for lane, (reached, _) in outcome.coverage.items():
             items[lane] = tuple(reached)
             warm_up = not self.book.seen.get(lane)  # a lane's first compile finds everything new
             new[lane] = len(self.book.reached(lane, reached))
             total += 0 if warm_up else new[lane]
+            if not warm_up and new[lane] and lane not in failed:
+                fresh.append(lane)
         self.book.learn(candidate.group, candidate.features, total)
-        self.book.add_frontier(candidate, total)
+        # a failing compile's new items are mostly its error path: its neighbours re-hit the bug
+        if fresh:
+            self.book.add_frontier(candidate, sum(new[lane] for lane in fresh), tuple(fresh))
         failing = {f.key: outcome.coverage[f.lane][1] for f in outcome.failures
                    if f.lane in outcome.coverage and outcome.coverage[f.lane][1]
                    and f.signature.stage == Stage.COMPILE}
@@ -380,4 +411,4 @@ def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] 
 
 
 __all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
-           "frontier_counts", "instrumented_count", "over_time"]
+           "frontier_counts", "frontier_lanes", "instrumented_count", "over_time"]
