@@ -441,6 +441,26 @@ def test_check_killed_mid_compile_leaves_no_compiler_and_no_temporary(tmp_path, 
             proc.kill()
 
 
+def test_the_guardian_counts_a_zombie_owner_as_dead():
+    """A killed command is a zombie until its parent reaps it, and a zombie answers kill(pid, 0):
+    the guardian once took such an owner for alive and left its temporary folder behind."""
+    from shapefuzz.guardian import _lives_on
+
+    zombie = subprocess.Popen([PY, "-c", "pass"])
+    running = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline and _lives_on(zombie.pid, wait_s=0):
+            time.sleep(0.05)
+        assert not _lives_on(zombie.pid, wait_s=0.2)  # exited, not yet reaped
+        assert _lives_on(running.pid, wait_s=0.2)
+    finally:
+        running.kill()
+        running.wait()
+        zombie.wait()
+    assert not _lives_on(zombie.pid, wait_s=0)  # reaped: gone
+
+
 def test_temporary_folders_of_dead_commands_are_swept(tmp_path):
     """The second line behind the guardian: folders named after a process that no longer runs
     (and older than a grace period) are removed by the next command; others are left alone."""

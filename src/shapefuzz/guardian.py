@@ -12,6 +12,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 
 
 def main(owner: int) -> None:
@@ -34,19 +35,32 @@ def main(owner: int) -> None:
                         os.kill(int(name), signal.SIGKILL)
             except (OSError, ValueError, IndexError):
                 continue
-    try:
-        os.kill(owner, 0)
-        return  # the command closed the pipe and lives on (exiting normally): its folders are its own
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        return
+    if _lives_on(owner):
+        return  # the command closed the pipe and lives on: its folders are its own
     pattern = re.compile(rf"shapefuzz-[a-z]+-{owner}-")
     root = tempfile.gettempdir()
     for name in os.listdir(root):
         path = os.path.join(root, name)
         if pattern.match(name) and os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _lives_on(owner: int, wait_s: float = 5.0) -> bool:
+    """Whether the owner still runs. A killed owner closes our pipe before it is a zombie, and a
+    zombie answers kill(pid, 0) until its parent reaps it: so a dying owner gets a moment to die,
+    and a zombie counts as dead (the race once left a killed check's folder behind)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with open(f"/proc/{owner}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False  # gone
+        if state in "ZX":
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
