@@ -432,3 +432,25 @@ def test_a_bug_every_backend_shares_is_a_compiler_bug_once_a_form_matches_the_re
     assert "matches it on llvm-cpu" in outcome.reference_form
     verdict, evidence = target.triage(candidate, outcome.failures[0], outcome)
     assert verdict == Triage.COMPILER_BUG and "the reference is right" in evidence
+
+
+@pytest.mark.parametrize("fails_on_plain", [True, False])
+def test_a_new_bucket_on_a_variant_lane_is_re_run_on_its_plain_lane(tmp_path, fails_on_plain):
+    # a lane sees one candidate in ten: a default-pipeline bug met first on a variant lane was
+    # filed as needing the variant's flags; the confirming re-run now tries the plain lane too
+    variant = "llvm-cpu-single-dispatch"
+    same_on = (variant, "llvm-cpu") if fails_on_plain else (variant,)
+    target = Target(str(tmp_path / "corpus"), hot_mod=1, same_on=same_on)
+    engine = _engine(tmp_path / "c", target, 1, lanes=("vmvx", variant, "llvm-cpu"), reference="vmvx",
+                     lanes_per_candidate=2)
+    engine.run()
+    assert [r.backends for r in engine.store.candidates()] == [("vmvx", variant)]  # never checked on llvm-cpu
+    buckets = engine.store.buckets()
+    findings = summarize(engine.store).findings
+    assert len(findings) == 1
+    if fails_on_plain:
+        assert {b.backend for b in buckets} == {variant, "llvm-cpu"} and len({b.cause for b in buckets}) == 1
+        assert findings[0]["scope"] == "default pipeline"
+    else:
+        assert {b.backend for b in buckets} == {variant}
+        assert findings[0]["scope"].startswith("only with")

@@ -168,6 +168,10 @@ def test_component_scope_and_severity():
                         ["rocm-gfx942"]).startswith("codegen for ROCm")
     assert scope_of(["llvm-cpu", "llvm-cpu-single-dispatch"]) == "default pipeline"
     assert "iree-preprocessing-make-single-dispatch" in scope_of(["llvm-cpu-single-dispatch"])
+    # a frontend conversion runs before any pass a variant's flags change: seen on a variant lane
+    # alone (a shrink's finding), it still needs no flag
+    assert scope_of(["llvm-cpu-conv-data-tiling"], FRONTEND_TORCH) == "default pipeline"
+    assert "data-tiling" in scope_of(["llvm-cpu-conv-data-tiling"], "codegen for llvm-cpu")
     order = [severity_of("compare", "mismatch", "wrong values in conv", False),
              severity_of("run", "crash", "SIGSEGV", False), severity_of("compile", "crash", "SIGSEGV", False),
              severity_of("compile", "error", "failed to legalize", False),

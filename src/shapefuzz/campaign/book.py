@@ -18,6 +18,7 @@ from shapefuzz.campaign.triage_rules import bucket_triage
 from shapefuzz.campaign.values import (
     BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
 )
+from shapefuzz.backends import BACKENDS
 from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
@@ -182,7 +183,10 @@ class BucketBook:
                           f"{self.buckets[failure.key].cause})")
         if new_lanes:
             if self.confirm_enabled:
-                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes)]
+                bases = self._base_lanes(outcome, task.lanes)
+                if bases:
+                    self.base_probes[candidate.key] = bases
+                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases]
                 self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
             else:
                 saved = []
@@ -208,6 +212,20 @@ class BucketBook:
                     if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
 
+    def _base_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
+        """The plain lanes of the variants where this candidate made a new bucket, when the
+        candidate was not checked there. Without them "needs a non-default flag" is a guess: a
+        lane sees one candidate in ten, so a bug of the default pipeline met first on a variant
+        lane was filed as needing the variant's flags. Not for a blow-up (see _sibling_lanes)."""
+        bases = []
+        for failure in outcome.failures:
+            backend = BACKENDS.get(failure.lane)
+            base = backend.variant_of if backend is not None else ""
+            if (base and base in self.lanes and base not in checked and failure.signature.status not in BLOW_UPS
+                    and failure.key in self.buckets and self.buckets[failure.key].count == 1):
+                bases.append(base)
+        return tuple(dict.fromkeys(bases))
+
     def _renamed_causes(self) -> dict[str, BucketRow]:
         """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
         their corpus entries are told too."""
@@ -232,6 +250,11 @@ class BucketBook:
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
+        probed = self.base_probes.pop(candidate.key, ())
+        if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
+            self._file_found(candidate, [f for f in outcome.failures if f.lane in probed and f.key not in self.buckets
+                                         and f.signature.status not in BLOW_UPS],
+                             "found on its variant's plain lane by the confirming re-run")
         again = {f.key for f in outcome.failures} if outcome is not None else set()
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
         if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
@@ -337,8 +360,15 @@ class BucketBook:
     def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
         """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the
         buckets like any other: a bucket with a triage verdict and a cause, then the corpus."""
-        now, wall = self.active(), time.time()
         for candidate, failure in found:
+            self._file_found(candidate, [failure], "found while shrinking")
+
+    def _file_found(self, candidate: Candidate, failures: list[Failure], how: str) -> None:
+        """Failures met outside a candidate's check (a shrink's re-checks, a confirm's probe of a
+        plain lane), each already seen twice or checked under the full limits: a bucket with a
+        triage verdict, tied to the candidate's other buckets that share its key, then saved."""
+        now, wall = self.active(), time.time()
+        for failure in failures:
             bucket = self.buckets.get(failure.key)
             if bucket is not None:  # known already: one more hit
                 bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
@@ -349,11 +379,12 @@ class BucketBook:
             outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.signature.status, 0.0)}, (failure,))
             triage, evidence = self.target.triage(candidate, failure, outcome)
             bucket = new_bucket(failure, candidate, now, wall, BucketState.CONFIRMED, triage,
-                                f"found while shrinking; {evidence}", ShrinkState.SKIPPED)
+                                f"{how}; {evidence}", ShrinkState.SKIPPED)
             self.buckets[failure.key] = bucket
             self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
             self.stats.newest = failure.key
-            self._say(f"new bucket (found while shrinking): {failure.key}  ({candidate.group})")
+            self._say(f"new bucket ({how}): {failure.key}  ({candidate.group})")
+            self.causes.tie([failure.key, *self.pending_confirm.get(candidate.key, [])])
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
             self._save_bucket(self.buckets[failure.key], candidate, False, failure)

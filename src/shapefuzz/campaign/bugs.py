@@ -31,12 +31,12 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
         next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
-    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes))
+    component = component_of(lead.stage, lead.status, failing, frames, lanes)
+    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
-        "identity": ident.key, "failing_pass": failing,
-        "component": component_of(lead.stage, lead.status, failing, frames, lanes),
-        "scope": scope_of(lanes), "lanes": lanes, "severity": severity.label, "severity_rank": int(severity),
+        "identity": ident.key, "failing_pass": failing, "component": component,
+        "scope": scope_of(lanes, component), "lanes": lanes, "severity": severity.label, "severity_rank": int(severity),
     }
 
 

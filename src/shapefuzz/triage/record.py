@@ -37,16 +37,17 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> 
     stage, status = signature.get("stage", ""), signature.get("status", "")
     ident = identity_of(stage, status, signature.get("message", ""), detail)
     lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
+    component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes)
     return {
         "identity": ident.key,
         "strong": ident.strong,
         "failing_pass": ident.failing_pass,
         "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
         "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
-        "component": component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes),
-        "scope": scope_of(lanes),
+        "component": component,
+        "scope": scope_of(lanes, component),
         "lanes": lanes,
-        "severity": severity_of(stage, status, signature.get("message", ""), needs_flag(lanes)).label,
+        "severity": severity_of(stage, status, signature.get("message", ""), needs_flag(lanes, component)).label,
     }
 
 
