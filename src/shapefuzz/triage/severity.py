@@ -25,11 +25,19 @@ _RESOURCE = re.compile(r"stack allocation|shared memory|out of memory|exceeded .
                        r"RESOURCE_EXHAUSTED|too large|overflows", re.IGNORECASE)
 
 
+# our inputs are small: a buffer whose element count overflows the device size at run time has a
+# shape computed wrong (an ONNX MaxPool with asymmetric pads and dynamic dims: a negative dim), not a
+# resource limit
+_BAD_SHAPE = re.compile(r"element count overflows device size", re.IGNORECASE)
+
+
 def severity_of(stage: str, status: str, message: str, needs_flag: bool) -> Severity:
     """The severity of a cause from its lead bucket's stage, status and message, and whether it
     reproduces only under a non-default flag."""
     if needs_flag:
         return Severity.NEEDS_FLAG
+    if stage == "run" and _BAD_SHAPE.search(message):
+        return Severity.RUNTIME_CRASH
     if status in ("timeout", "oom") or _RESOURCE.search(message):
         return Severity.RESOURCE_LIMIT
     if stage == "compare":
