@@ -307,3 +307,26 @@ def test_onnx_reference_averagepool_with_a_ceil_mode_partial_window_is_not_a_jud
     wide_inputs = fam.make_inputs(wider.params, 0)
     assert onnx_judge.second_opinion(wider, wide_inputs, fam.reference(wider.params, wide_inputs)).status \
         == Status.OK
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+def test_a_sum_pool_is_judged_by_a_depthwise_conv_of_unit_weights(ceil_mode):
+    """ONNX has no sum pool, so onnx.reference judges one as Conv with unit weights and group =
+    channels. The case is the unit-output-width pool every backend computed wrong (NHWC, window
+    5x5, stride 1x2, W padded 1/0, dynamic N/H/C): a campaign filed it `ours`, as nothing else
+    vouched for the NumPy reference. A planted wrong reference disagrees."""
+    params = {"big": False, "c": 3, "ceil_mode": ceil_mode, "compute_layout": "", "count_include_pad": False,
+              "dilations": [1, 2], "divisor": "index", "dtype": "f32", "form": "generic",
+              "in_dyn": [True, True, False, True], "kernel": [5, 2], "kind": "sum", "layout": "nl", "n": 2,
+              "pad_hi": [0, 0], "pad_lo": [1, 1], "spatial": [6, 4], "strides": [1, 2]}
+    case = Case.make("pool", params)
+    fam = get_family("pool")
+    inputs = fam.make_inputs(case.params, 3)
+    expected = fam.reference(case.params, inputs)
+    opinion = onnx_judge.second_opinion(case, inputs, expected)
+    assert opinion.status == Status.OK and np.array_equal(opinion.results[0], expected[0])
+    wrong = [expected[0].copy()]
+    wrong[0][..., -1, :] += 1.0  # the last output column, where a ceil window or the padding matters
+    assert onnx_judge.second_opinion(case, inputs, wrong).status == Status.MISMATCH
+    avg = Case.make("pool", {**params, "kind": "avg"})  # dilated: no AveragePool at opset 18, and no stand-in
+    assert onnx_judge.second_opinion(avg, inputs, fam.reference(avg.params, inputs)) is None
