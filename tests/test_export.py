@@ -355,7 +355,10 @@ def test_issue_quotes_the_campaigns_triage_verdict_and_its_evidence(corpus, tmp_
 
     wrong = shutil.copytree(corpus["wrong"], tmp_path / "t" / corpus["wrong"].name)
     update_meta(wrong, triage="compiler bug",
-                triage_evidence="every backend disagrees, but form [pad_mode='insert'] matches it on llvm-cpu")
+                triage_evidence="every backend disagrees, but form [pad_mode='insert'] matches it on llvm-cpu",
+                notes="placed by hand in GenericVectorizationPass")
     export(wrong, "issue", tmp_path / "t.md")
+    text = (tmp_path / "t.md").read_text()
     assert ("- Triage: compiler bug (every backend disagrees, but form [pad_mode='insert'] matches it on llvm-cpu)"
-            in (tmp_path / "t.md").read_text())
+            in text)
+    assert "Analysis: placed by hand in GenericVectorizationPass" in text  # an engineer's notes travel with it

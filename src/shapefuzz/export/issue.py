@@ -122,6 +122,9 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
         lines.append("```")
         if p.ties:
             lines.append("The top-k indices have ties: any indices that select the expected values are right.")
+    notes = str(p.entry.meta.get("notes") or "").strip()
+    if notes:  # what an engineer found reading the case (the failing pass of a miscompile, a minimal form)
+        lines += ["", f"Analysis: {notes}"]
     lines += ["", f"Normalized signature (shapefuzz): `{sig}`"]
     return lines
 
