@@ -115,8 +115,8 @@ class ModelSpelling:
     # why onnx.reference is known to compute this case wrong ("" when it is not): not judged
     reference_gap: Callable[[Params], str] = lambda p: ""
     # for the judge alone: a model of other ONNX ops computing the same values on the same arrays,
-    # for a case the family cannot spell in ONNX (None when there is none)
-    stand_in: Callable[[Params, Boundary], "onnx.ModelProto | None"] = lambda p, bnd: None
+    # for a case the family cannot spell in ONNX (None when there is none); its boundary on demand
+    stand_in: Callable[[Params, Callable[[], Boundary]], "onnx.ModelProto | None"] = lambda p, bnd: None
 
 
 def model_spelling(family: str) -> ModelSpelling | None:

@@ -11,6 +11,7 @@ and out at the boundary; float cases only):
 from __future__ import annotations
 
 from math import prod
+from typing import Callable
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.pool.params import FLOATS, NAMED, Params, out_spatial, perm_to
@@ -109,7 +110,7 @@ def _onnx_model(p: FamilyParams, bnd: Boundary):
     return g.model([(g.transpose(y, perm_to("nc", p.rank, p.layout)), p.dtype)])
 
 
-def _sum_as_conv(p: FamilyParams, bnd: Boundary):
+def _sum_as_conv(p: FamilyParams, bnd: Callable[[], Boundary]):
     """For the judge: a sum pool, which ONNX has no op for, as the depthwise `Conv` of unit weights
     (group = channels): the same sums over the same windows, padding adding zeros to them; a
     ceil-mode partial last window is more zero padding on the right. f32 only (the judge's f16
@@ -119,7 +120,7 @@ def _sum_as_conv(p: FamilyParams, bnd: Boundary):
         return None
     from shapefuzz.families.onnx_models import Graph
 
-    g = Graph(bnd, ["input"])
+    g = Graph(bnd(), ["input"])
     x = g.transpose("input", perm_to(p.layout, p.rank, "nc"))
     ends = [max(hi, (o - 1) * s + d * (k - 1) + 1 - n - lo)
             for o, n, k, s, d, lo, hi in zip(out_spatial(p), p.spatial, p.kernel, p.strides, p.dilations, p.pad_lo,
