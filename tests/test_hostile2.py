@@ -294,6 +294,30 @@ def test_a_resume_with_another_corpus_is_refused(tmp_path, cli, finished):
     assert not (tmp_path / "other").exists()
 
 
+def test_a_lock_whose_named_holder_is_dead_is_waited_for_not_refused(tmp_path):
+    """A killed campaign's lock can outlive it a moment (a compiler it was starting, between fork
+    and exec, holds a copy of the descriptor): a resume right after waits for it, in place of
+    refusing the folder as in use by a process that no longer runs."""
+    from shapefuzz.campaign.guard import hold_campaign
+
+    camp = tmp_path / "camp"
+    camp.mkdir()
+    dead = subprocess.Popen([PY, "-c", "pass"])
+    dead.wait()
+    (camp / "campaign.lock").write_text(f"pid {dead.pid} on {__import__('socket').gethostname()} since then\n")
+    helper = subprocess.Popen([PY, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+                               "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(0.7)",
+                               str(camp / "campaign.lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert helper.stdout.readline().strip() == "held"
+        start = time.monotonic()
+        hold_campaign(camp).release()  # waited for the helper's exit, not refused
+        assert 0.3 < time.monotonic() - start < 5.0
+    finally:
+        helper.kill()
+        helper.wait()
+
+
 def test_a_second_campaign_on_a_folder_in_use_is_refused_naming_the_holder(tmp_path, cli):
     argv = [SHAPEFUZZ, "--iree-bin", str(make_fake_iree(tmp_path / "bin")), "fuzz", "--campaign",
             str(tmp_path / "camp"), "--corpus", str(tmp_path / "corpus"), "--count", "1000", *CAMPAIGN[2:]]

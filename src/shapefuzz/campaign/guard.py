@@ -47,6 +47,24 @@ def check_campaign_folder(folder: Path) -> None:
                          "buckets.svg there)")
 
 
+DEAD_HOLDER_WAIT_S = 5.0  # how long a lock whose named holder is dead may take to go
+
+
+def _holder_dead(holder: str) -> bool:
+    """Whether the lock note names a process of this host that no longer runs. Its lock can
+    outlive it a moment: a compiler it was starting when killed (between fork and exec, in a
+    session of its own, out of a group kill's reach) holds a copy of the descriptor until its exec
+    closes it. A CI run once met that moment right after a SIGKILLed campaign was reaped."""
+    words = holder.split()
+    if not os.path.isdir("/proc/self") or len(words) < 4 or words[0] != "pid" or not words[1].isdigit() or words[3] != socket.gethostname():
+        return False
+    try:
+        with open(f"/proc/{words[1]}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return True
+
+
 class CampaignLock:
     """An exclusive flock on `campaign.lock`, naming its holder inside; released on close (and by
     the kernel when the process dies, even by SIGKILL, so a stale lock never blocks a resume)."""
@@ -58,13 +76,18 @@ class CampaignLock:
             self.fd = open_regular(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW)
         except OSError as error:
             raise CorpusError(f"cannot create campaign folder {folder}: {error.strerror}") from None
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(self.fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            os.close(self.fd)
-            raise UsageError(f"campaign {folder} is in use by {holder}; wait for it to finish or give "
-                             "another --campaign folder") from None
+        deadline = time.monotonic() + DEAD_HOLDER_WAIT_S
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                holder = os.pread(self.fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                if not _holder_dead(holder) or time.monotonic() >= deadline:
+                    os.close(self.fd)
+                    raise UsageError(f"campaign {folder} is in use by {holder}; wait for it to finish or give "
+                                     "another --campaign folder") from None
+                time.sleep(0.05)
         stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         holder = f"pid {os.getpid()} on {socket.gethostname()} since {stamp}"
         try:
