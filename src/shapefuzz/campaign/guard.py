@@ -55,8 +55,9 @@ def _holder_dead(holder: str) -> bool:
     outlive it a moment: a compiler it was starting when killed (between fork and exec, in a
     session of its own, out of a group kill's reach) holds a copy of the descriptor until its exec
     closes it. A CI run once met that moment right after a SIGKILLed campaign was reaped."""
-    words = holder.split()
-    if not os.path.isdir("/proc/self") or len(words) < 4 or words[0] != "pid" or not words[1].isdigit() or words[3] != socket.gethostname():
+    words = holder.split()  # "pid N on HOST since ..."
+    named = len(words) >= 4 and words[0] == "pid" and words[1].isdigit() and words[3] == socket.gethostname()
+    if not named or not os.path.isdir("/proc/self"):
         return False
     try:
         with open(f"/proc/{words[1]}/stat") as handle:
