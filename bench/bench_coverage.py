@@ -74,8 +74,9 @@ def steady_figures(store: CampaignStore, budget_s: float, jobs: int) -> dict:
     2-job budget: measured, such ends and tails made the instrumented arms' rate look 25% lower
     while their checks took 4-10% longer. So: candidates finished within the budget per minute of
     it, the mean check seconds of a candidate without the 5 slowest, and the worker seconds idle."""
-    finished = [row.finished for row in store.candidates()]
-    checks = sorted(row.task_seconds for row in store.candidates())
+    rows = list(store.candidates())
+    finished = [row.finished for row in rows]
+    checks = sorted(row.task_seconds for row in rows)
     body = checks[:-5] if len(checks) > 10 else checks
     active = sum(seconds for _, seconds, _ in store.sessions())
     used = sum(checks) + store.worker_time("confirm") + store.worker_time("shrink")

@@ -29,6 +29,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def process_ended(pid: int) -> bool:
+    """Whether `pid` no longer runs on this machine: gone, or a zombie not yet reaped (which
+    `_alive`'s kill(pid, 0) still answers for). Linux /proc; elsewhere never claimed."""
+    if not os.path.isdir("/proc/self"):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (OSError, IndexError):
+        return True
+
+
 def sweep_stale_temps(root: str | None = None) -> int:
     """Removes our temporary folders whose owning process no longer runs; returns how many.
     Only folders we own (same uid), never through a link; errors are ignored (best effort)."""

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from shapefuzz.campaign.store import DB_NAME
+from shapefuzz.cleanup import process_ended
 from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.files import open_regular, special_kind
 
@@ -57,13 +58,7 @@ def _holder_dead(holder: str) -> bool:
     closes it. A CI run once met that moment right after a SIGKILLed campaign was reaped."""
     words = holder.split()  # "pid N on HOST since ..."
     named = len(words) >= 4 and words[0] == "pid" and words[1].isdigit() and words[3] == socket.gethostname()
-    if not named or not os.path.isdir("/proc/self"):
-        return False
-    try:
-        with open(f"/proc/{words[1]}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] in "ZX"
-    except (OSError, IndexError):
-        return True
+    return named and process_ended(int(words[1]))
 
 
 class CampaignLock:
