@@ -239,18 +239,100 @@ def test_a_frontier_neighbour_is_checked_where_its_parent_reached_something_new(
     assert all(len(checked[k]) == 2 for k in takes)  # with nothing to aim at, the slot is filled as usual
 
 
-def test_an_ineligible_lane_never_takes_a_slot_and_the_thinnest_lane_gets_it(tmp_path):
+def test_an_ineligible_lane_never_takes_a_slot_and_no_eligible_lane_is_starved(tmp_path):
     engine = _engine(tmp_path, 60)
     engine.run()
     rows = list(engine.store.candidates())
     odd = [r for r in rows if json.loads(r.payload)["n"] % 2]
     assert odd and not any("narrow" in r.backends for r in odd)
     assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
-    # every other lane keeps getting candidates: the slot goes where checks are thinnest
+    # every other lane keeps getting candidates (a lane's draw is from what it taught, times how
+    # thinly it has checked the candidate's feature pairs): none is starved
     slots = [r.backends[1] for r in rows]
-    assert min(slots.count(lane) for lane in ("wide", "narrow", "other")) >= 8
-    even = [r for r in rows if not json.loads(r.payload)["n"] % 2]
-    assert sum("narrow" in r.backends for r in even) > len(even) / 4  # narrow makes up for the odd ones
+    assert min(slots.count(lane) for lane in ("wide", "narrow", "other")) >= 4, slots
+
+
+class LessonTarget(CoveredTarget):
+    """Lane "stuck" fails every candidate the same way (one known bucket, re-hit again and again),
+    lane "lively" fails each candidate in a way of its own (a new bucket each time), lane "quiet"
+    passes; nothing is instrumented. Only "lively" keeps teaching something."""
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        n = json.loads(candidate.payload)["n"]
+        why = {"stuck": "always the same", "lively": f"new every time {n}"}
+        failures = tuple(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, why[lane])) for lane in lanes if lane in why)
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS,
+                       {lane: (Status.ERROR if lane in why else Status.OK, 0.01) for lane in lanes}, failures, 0.0)
+
+    confirm = check
+
+
+def _lesson_engine(folder: Path, count: int) -> Engine:
+    return Engine(LessonTarget(str(folder / "corpus")), CampaignStore(folder / "camp"), ("g",),
+                  ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=count), start_method="fork",
+                  reference="ref", lanes_per_candidate=2, coverage=CoverageKnobs(share=1e-9, neighbours=0.0),
+                  confirm=False)
+
+
+def test_a_lane_that_keeps_teaching_gets_the_slot_and_one_that_re_hits_a_known_bucket_gives_it_up(tmp_path):
+    engine = _lesson_engine(tmp_path, 120)
+    engine.run()
+    rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
+    assert len(rows) == 120 and all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
+    later = [r.backends[1] for r in rows[40:]]
+    assert later.count("lively") > 2 * max(later.count("stuck"), later.count("quiet")), later
+    assert later.count("stuck") + later.count("quiet") > 0  # the others still get a turn now and then
+    book = engine.coverage.book
+    assert book.lane_gains[("g", "stuck")] <= 1.0 < book.lane_gains[("g", "lively")]
+    # plain rotation (coverage measured, not steered by) shares the slot out evenly
+    flat = Engine(LessonTarget(str(tmp_path / "c2")), CampaignStore(tmp_path / "camp2"), ("g",),
+                  ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=60), start_method="fork",
+                  reference="ref", lanes_per_candidate=2, confirm=False,
+                  coverage=CoverageKnobs(share=1e-9, neighbours=0.0, steer=False))
+    flat.run()
+    slots = [r.backends[1] for r in flat.store.candidates()]
+    assert min(slots.count(lane) for lane in ("stuck", "lively", "quiet")) >= 15
+
+
+def test_what_each_lane_taught_survives_resume(tmp_path):
+    first = _lesson_engine(tmp_path, 50)
+    first.run()
+    book = first.coverage.book
+    trials, gains, seconds = dict(book.lane_trials), dict(book.lane_gains), dict(book.lane_seconds)
+    first.store.close()
+    again = _lesson_engine(tmp_path, 80).coverage.book
+    assert set(again.lane_trials) == set(trials)
+    assert all(again.lane_trials[k] == pytest.approx(v) for k, v in trials.items())
+    assert all(again.lane_gains[k] == pytest.approx(v) for k, v in gains.items())
+    assert all(again.lane_seconds[k] == pytest.approx(v) for k, v in seconds.items())
+
+
+class FamilyTarget(CoveredTarget):
+    """Two families; each reaches patterns of its own ("P", "<group>-p<n % 7>") on every lane."""
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        n = json.loads(candidate.payload)["n"]
+        coverage = {lane: ((("P", f"{candidate.group}-p{n % 7}"), ("P", "")), "") for lane in candidate.instrument}
+        return Outcome(Verdict.PASS, {lane: (Status.OK, 0.01) for lane in lanes}, (), 0.0, coverage=coverage)
+
+    confirm = check
+
+
+def test_a_familys_first_compile_on_a_lane_is_no_frontier(tmp_path):
+    engine = Engine(FamilyTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g", "h"),
+                    ("ref", "a", "b"), 3, 1, Limits(count=40), start_method="fork", reference="ref",
+                    lanes_per_candidate=2, coverage=CoverageKnobs(share=1.0, neighbours=0.0), confirm=False)
+    engine.run()
+    family = {r.key: r.family for r in engine.store.candidates()}
+    firsts = {}
+    for key, lane in engine.store.db.execute("SELECT candidate, lane FROM covered ORDER BY finished, rowid"):
+        firsts.setdefault((family[key], lane), key)
+    assert {g for g, _ in firsts} == {"g", "h"}
+    where = frontier_lanes(engine.store)  # new to the lane, but only the family's own items: no frontier there
+    assert not any(lane in where[key] for (_, lane), key in firsts.items())
+    frontier = {f.candidate.key: f.lanes for f in engine.coverage.book.frontier}
+    assert frontier and not any(lane in frontier.get(key, ()) for (_, lane), key in firsts.items())
+    assert frontier == {k: v for k, v in where.items() if v}
 
 
 def test_plain_rotation_without_coverage_gives_ineligible_lanes_their_turn(tmp_path):

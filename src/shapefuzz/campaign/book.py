@@ -170,7 +170,7 @@ class BucketBook:
             candidate.payload, candidate.length,
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
-                          coverage=self.coverage.finished(candidate, outcome, now, wall))
+                          coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes))
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
         for slow in self.lane_cost.record(candidate.group, candidate.features, outcome.lanes):

@@ -8,7 +8,13 @@ choices that follow from it:
   drawn candidates, those that stopped are not (decayed yields); saturation steering stays and
   multiplies in;
 - the non-reference lane slots go to lanes that can take the candidate (a known limit decided
-  before compiling never takes a slot), the one whose (feature pair x lane) checks are thinnest.
+  before compiling never takes a slot) and still have something to teach about its family: each
+  (family, lane) keeps a decayed record of its checks and of those that taught something (a new
+  bucket, or a compile reaching an item the lane had never reached, past the family's first
+  instrumented compile there); a Thompson draw from that record, weighed by how thinly the lane
+  has seen the candidate's feature pairs and by what a check of the family costs there, picks
+  the lane. A lane that keeps re-hitting known buckets or repeating known coverage for a family
+  gives its slots to lanes that do not; one not tried yet for the family is tried early.
 The map lives in the campaign store (tables `coverage`, `covered`, `failing_passes`), so a resumed
 campaign knows what was reached."""
 
@@ -26,6 +32,7 @@ from shapefuzz.campaign.values import coverage_target
 from shapefuzz.model import Stage
 
 Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
+Kind = tuple[str, str]  # (group, lane)
 
 
 DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/min
@@ -37,6 +44,7 @@ class CoverageKnobs:
     neighbours: float = 0.2  # share of draws spent near frontier candidates
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
+    lane_decay: float = 0.97  # per check: how fast a (family, lane)'s record of what it taught forgets
     lanes: bool = True  # lane slots by eligibility and thinnest coverage (else plain rotation)
     steer: bool = True  # False: only measure (instrument and record), draw and rotate as without coverage
 
@@ -74,6 +82,12 @@ class CoverageBook:
         # checks per (group, feature pair, lane): how thinly a lane has seen a conjunction
         self.lane_checks: collections.Counter[tuple[str, str, str]] = collections.Counter()
         self.instrumented = 0
+        # per (group, lane): decayed checks and those that taught something; seconds of its checks
+        self.lane_trials: dict[Kind, float] = collections.defaultdict(float)
+        self.lane_gains: dict[Kind, float] = collections.defaultdict(float)
+        self.lane_seconds: collections.Counter[Kind] = collections.Counter()
+        self.lane_timed: collections.Counter[Kind] = collections.Counter()
+        self.kind_compiles: collections.Counter[Kind] = collections.Counter()  # instrumented ones
 
     # --- learning -------------------------------------------------------------------------
     def reached(self, lane: str, items: Iterable[Item]) -> list[Item]:
@@ -100,6 +114,39 @@ class CoverageBook:
             if len(self.frontier) > 256:  # those with no neighbour draws left, then the least new, go
                 self.frontier.sort(key=lambda f: (f.drawn >= self.knobs.neighbours_each, -f.new))
                 del self.frontier[256:]
+
+    def first_of_kind(self, group: str, lane: str) -> bool:
+        """Is this the first instrumented compile of `group` on `lane`? (Counts it.) Such a compile
+        reaches the family's own passes and patterns, new to the lane but nothing a neighbour of
+        it would find again: its novelty counts 0, like a lane's very first compile."""
+        self.kind_compiles[(group, lane)] += 1
+        return self.kind_compiles[(group, lane)] == 1
+
+    def taught(self, group: str, lane: str, gain: bool, seconds: float | None = None) -> None:
+        """A check of a `group` candidate on `lane` finished; `gain`: it taught something there."""
+        key, d = (group, lane), self.knobs.lane_decay
+        self.lane_trials[key] = self.lane_trials[key] * d + 1.0
+        self.lane_gains[key] = self.lane_gains[key] * d + (1.0 if gain else 0.0)
+        if seconds is not None and seconds > 0:
+            self.lane_seconds[key] += seconds
+            self.lane_timed[key] += 1
+
+    def lane_value(self, group: str, lane: str, rng: random.Random, family_seconds: float) -> float:
+        """A draw of how likely a check of `group` on `lane` teaches something, per unit of its
+        cost relative to the family's mean check there and elsewhere (a Beta(1 + gains, 1 +
+        misses) draw: a lane not tried for the family yet draws around 1/2 and is tried early)."""
+        trials, gains = self.lane_trials[(group, lane)], self.lane_gains[(group, lane)]
+        chance = rng.betavariate(1.0 + gains, 1.0 + max(0.0, trials - gains))
+        timed = self.lane_timed[(group, lane)]
+        if not timed or family_seconds <= 0:
+            return chance
+        cost = (self.lane_seconds[(group, lane)] / timed) / family_seconds
+        return chance / math.sqrt(min(8.0, max(0.25, cost)))  # a slow lane still gets its turns (lanecost bars the extremes)
+
+    def family_seconds(self, group: str) -> float:
+        """Mean seconds of a check of `group` on one lane, over every lane (0 when unknown)."""
+        timed = sum(n for (g, _), n in self.lane_timed.items() if g == group)
+        return sum(s for (g, _), s in self.lane_seconds.items() if g == group) / timed if timed else 0.0
 
     def checked(self, group: str, features: tuple[str, ...], lanes: Iterable[str]) -> None:
         for lane in lanes:
@@ -144,10 +191,13 @@ class CoverageBook:
 
     # --- lanes ------------------------------------------------------------------------------
     def choose_lanes(self, group: str, features: tuple[str, ...], rotation: tuple[str, ...], lanes: tuple[str, ...],
-                     reference: str | None, eligible: Callable[[str], bool]) -> tuple[str, ...]:
+                     reference: str | None, eligible: Callable[[str], bool],
+                     rng: random.Random | None = None) -> tuple[str, ...]:
         """The lanes a candidate is checked on: the reference (when rotation has it) plus as many
-        others as rotation gave, each an eligible lane, thinnest (feature pair x lane) checks first;
-        ties go to rotation's own choice and then to its order."""
+        others as rotation gave, each an eligible lane, those with the most left to teach about
+        the candidate's family first (`lane_value`, times 1/2 to 3/2 by how thinly the lane has
+        checked its feature pairs); ties go to rotation's own choice and then to its order."""
+        rng = rng or random.Random(0)
         keep = tuple(lane for lane in rotation if lane == reference)
         slots = len(rotation) - len(keep)
         if slots <= 0:
@@ -156,22 +206,30 @@ class CoverageBook:
         if not others:
             return keep or tuple(lane for lane in rotation if eligible(lane))
         feature_pairs = pairs(features) or [""]
+        family_seconds = self.family_seconds(group)
 
-        def thin(lane: str) -> tuple[float, int, int]:
-            score = sum(1.0 / (1 + self.lane_checks[(group, p, lane)]) for p in feature_pairs)
+        def value(lane: str) -> tuple[float, int, int]:
+            thin = sum(1.0 / (1 + self.lane_checks[(group, p, lane)]) for p in feature_pairs) / len(feature_pairs)
+            score = self.lane_value(group, lane, rng, family_seconds) * (0.5 + thin)
             return (-score, 0 if lane in rotation else 1, lanes.index(lane))
 
-        picked = sorted(others, key=thin)[:slots]
+        picked = sorted(others, key=value)[:slots]
         return keep + tuple(lane for lane in lanes if lane in picked)
 
     # --- resume -----------------------------------------------------------------------------
-    def load(self, store: CampaignStore, candidates: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]]) -> None:
-        """The map, the yields and the lane checks from a store. `candidates`: key -> (group,
-        features, lanes checked) of every candidate tried so far."""
+    def load(self, store: CampaignStore, rows: dict[str, CandidateRow]) -> None:
+        """The map, the yields, the lane checks and what each (family, lane) taught, from a store.
+        `rows`: every candidate tried so far."""
+        candidates = {k: (r.family, r.features, r.backends) for k, r in rows.items()}
         for lane, pass_name, pattern in store.db.execute("SELECT lane, pass, pattern FROM coverage"):
             self.seen[lane].add((pass_name, pattern))
+        for key, lane in store.db.execute("SELECT candidate, lane FROM covered"):
+            if key in candidates:
+                self.kind_compiles[(candidates[key][0], lane)] += 1
         for group, features, lanes in candidates.values():
             self.checked(group, features, lanes)
+        for group, lane, gain, seconds in lane_lessons(store, rows):
+            self.taught(group, lane, gain, seconds)
         for key, new in frontier_counts(store):
             if key in candidates:
                 group, features, _ = candidates[key]
@@ -180,7 +238,8 @@ class CoverageBook:
 
 def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
     """(candidate, items it reached first) for every instrumented candidate, in the order they
-    finished; a lane's first instrumented compile (which finds everything new) counts 0."""
+    finished; a lane's first instrumented compile, and a family's first on a lane (both find
+    everything of their own new), count 0."""
     return [(key, sum(new.values())) for key, new in _new_by_lane(store).items()]
 
 
@@ -194,10 +253,37 @@ def frontier_lanes(store: CampaignStore) -> dict[str, tuple[str, ...]]:
 def _new_by_lane(store: CampaignStore) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     lanes: set[str] = set()
-    for key, lane, new in store.db.execute("SELECT candidate, lane, new FROM covered ORDER BY finished, rowid"):
-        counts.setdefault(key, {})[lane] = int(new) if lane in lanes else 0
+    kinds: set[tuple[str, str]] = set()
+    query = ("SELECT c.candidate, c.lane, c.new, COALESCE(k.family, '') FROM covered c "
+             "LEFT JOIN candidates k ON k.key = c.candidate ORDER BY c.finished, c.rowid")
+    for key, lane, new, family in store.db.execute(query):
+        counts.setdefault(key, {})[lane] = int(new) if lane in lanes and (family, lane) in kinds else 0
         lanes.add(lane)
+        kinds.add((family, lane))
     return counts
+
+
+def lane_lessons(store: CampaignStore, rows: dict[str, CandidateRow]) -> list[tuple[str, str, bool, float | None]]:
+    """(group, lane, taught something, seconds) for every lane check of the campaign so far, in the
+    order the candidates finished: what `CoverageBook.taught` learnt, again, on resume. A check
+    taught something when its candidate was the first to hit a bucket there, or reached an item
+    the lane had not reached before (as `frontier_lanes` counts it)."""
+    finished = sorted(rows.values(), key=lambda r: (r.finished, r.idx))
+    order = {row.key: i for i, row in enumerate(finished)}
+    first_hit: dict[str, tuple[int, str, str]] = {}  # bucket -> (order, candidate, lane) of its first hit
+    for key, sig, lane in store.hits():
+        if key in order and (sig not in first_hit or order[key] < first_hit[sig][0]):
+            first_hit[sig] = (order[key], key, lane)
+    gains = {(key, lane) for _, key, lane in first_hit.values()}
+    gains |= {(key, lane) for key, where in frontier_lanes(store).items() for lane in where}
+    lessons = []
+    for row in finished:
+        for lane in row.backends:
+            status, seconds = (row.outcome.get(lane) or ["", None])[:2]
+            if status in ("unsupported", "skipped"):
+                continue
+            lessons.append((row.family, lane, (row.key, lane) in gains, float(seconds) if seconds else None))
+    return lessons
 
 
 def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -226,7 +312,7 @@ class CoverageSteering:
             engine._say(f"coverage feedback off: {why}")
             self.on = False
             return
-        self.book.load(engine.store, {k: (r.family, r.features, r.backends) for k, r in rows.items()})
+        self.book.load(engine.store, rows)
         where = frontier_lanes(engine.store)
         recent = [(key, new) for key, new in frontier_counts(engine.store) if new > 0 and where.get(key)][-64:]
         for key, new in recent:  # the frontier survives resume
@@ -298,7 +384,8 @@ class CoverageSteering:
             lanes = keep + tuple(aim)[:max(1, len(rotation) - len(keep))]
         else:
             lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, engine.lanes,
-                                           engine.reference, lambda lane: lane not in barred)
+                                           engine.reference, lambda lane: lane not in barred,
+                                           self._rng("lanes", candidate.index))
         lanes = lanes or rotation
         if not large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
             self.book.checked(candidate.group, candidate.features, lanes)
@@ -309,20 +396,29 @@ class CoverageSteering:
             candidate = replace(candidate, instrument=chosen)
         return candidate, lanes
 
-    def finished(self, candidate: Any, outcome: Any, active: float, wall: float) -> CoverageRecord | None:
-        """What the candidate's instrumented compiles reached, for the store; learns from it."""
-        if not outcome.coverage:
+    def finished(self, candidate: Any, outcome: Any, active: float, wall: float,
+                 new_buckets: Collection[str] = ()) -> CoverageRecord | None:
+        """What the candidate's instrumented compiles reached, for the store; learns from it, and
+        from `new_buckets` (the lanes where it was the first to hit a bucket), what each lane taught."""
+        if not self.on:
             return None
         items, new, total = {}, {}, 0
         failed = {f.lane for f in outcome.failures}
         fresh: list[str] = []  # lanes where it reached something first without failing there
-        for lane, (reached, _) in outcome.coverage.items():
+        for lane, (reached, _) in (outcome.coverage or {}).items():
             items[lane] = tuple(reached)
-            warm_up = not self.book.seen.get(lane)  # a lane's first compile finds everything new
+            # a lane's first compile, and a family's first there, find everything of their own new
+            warm_up = not self.book.seen.get(lane)
+            warm_up = self.book.first_of_kind(candidate.group, lane) or warm_up
             new[lane] = len(self.book.reached(lane, reached))
             total += 0 if warm_up else new[lane]
             if not warm_up and new[lane] and lane not in failed:
                 fresh.append(lane)
+        for lane, (status, seconds) in outcome.lanes.items():
+            if str(getattr(status, "value", status)) not in ("unsupported", "skipped"):
+                self.book.taught(candidate.group, lane, lane in new_buckets or lane in fresh, seconds)
+        if not outcome.coverage:
+            return None
         self.book.learn(candidate.group, candidate.features, total)
         # a failing compile's new items are mostly its error path: its neighbours re-hit the bug
         if fresh:
