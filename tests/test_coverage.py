@@ -294,13 +294,17 @@ def test_a_lane_that_keeps_teaching_gets_the_slot_and_one_that_re_hits_a_known_b
     assert min(slots.count(lane) for lane in ("stuck", "lively", "quiet")) >= 15
 
 
-def test_what_each_lane_taught_survives_resume(tmp_path):
+def test_what_each_lane_and_feature_taught_survives_resume(tmp_path):
     first = _lesson_engine(tmp_path, 50)
     first.run()
     book = first.coverage.book
     trials, gains, seconds = dict(book.lane_trials), dict(book.lane_gains), dict(book.lane_seconds)
+    yields = dict(book.trials), dict(book.gains)
+    assert yields[1][("g", "group:g")] > 1.0  # "lively"'s new buckets count as finding something new
     first.store.close()
     again = _lesson_engine(tmp_path, 80).coverage.book
+    assert all(again.trials[k] == pytest.approx(v) for k, v in yields[0].items())
+    assert all(again.gains[k] == pytest.approx(v) for k, v in yields[1].items())
     assert set(again.lane_trials) == set(trials)
     assert all(again.lane_trials[k] == pytest.approx(v) for k, v in trials.items())
     assert all(again.lane_gains[k] == pytest.approx(v) for k, v in gains.items())

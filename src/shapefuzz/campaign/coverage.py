@@ -4,9 +4,9 @@ choices that follow from it:
 - a share of draws are neighbours of frontier candidates (small changes of their parameters),
   checked on the lane where their parent reached something new (novelty is a lane's: a neighbour
   checked on another lane explores nothing new there);
-- groups, features and feature pairs that keep producing new coverage are preferred among the
-  drawn candidates, those that stopped are not (decayed yields); saturation steering stays and
-  multiplies in;
+- groups, features and feature pairs that keep producing new coverage or new buckets are
+  preferred among the drawn candidates, those that stopped are not (decayed yields); saturation
+  steering stays and multiplies in;
 - the non-reference lane slots go to lanes that can take the candidate (a known limit decided
   before compiling never takes a slot) and still have something to teach about its family: each
   (family, lane) keeps a decayed record of its checks and of those that taught something (a new
@@ -97,9 +97,11 @@ class CoverageBook:
         seen.update(new)
         return new
 
-    def learn(self, group: str, features: tuple[str, ...], new: int) -> None:
-        """An instrumented candidate of `group` with `features` reached `new` items first."""
-        self.instrumented += 1
+    def learn(self, group: str, features: tuple[str, ...], new: int, instrumented: bool = True) -> None:
+        """A candidate of `group` with `features` found `new` things first: items its instrumented
+        compiles reached, and buckets it was the first to hit (a new behaviour of the compiler
+        either way; a candidate not instrumented can only find the second kind)."""
+        self.instrumented += 1 if instrumented else 0
         gain = 1.0 if new > 0 else 0.0
         d = self.knobs.decay
         for key in _keys(group, features):
@@ -230,10 +232,14 @@ class CoverageBook:
             self.checked(group, features, lanes)
         for group, lane, gain, seconds in lane_lessons(store, rows):
             self.taught(group, lane, gain, seconds)
-        for key, new in frontier_counts(store):
-            if key in candidates:
-                group, features, _ = candidates[key]
-                self.learn(group, features, new)
+        covered = dict(frontier_counts(store))
+        firsts = first_hits(store, rows)
+        for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
+            if row.key in covered or row.key in firsts:
+                self.learn(row.family, row.features, covered.get(row.key, 0) + len(firsts.get(row.key, ())),
+                           instrumented=row.key in covered)
+            else:
+                self.learn(row.family, row.features, 0, instrumented=False)
 
 
 def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
@@ -263,18 +269,26 @@ def _new_by_lane(store: CampaignStore) -> dict[str, dict[str, int]]:
     return counts
 
 
+def first_hits(store: CampaignStore, rows: dict[str, CandidateRow]) -> dict[str, list[str]]:
+    """Candidate -> the lanes of the buckets it was the first to hit (one entry a bucket)."""
+    order = {row.key: (row.finished, row.idx) for row in rows.values()}
+    first: dict[str, tuple[tuple[float, int], str, str]] = {}  # bucket -> (order, candidate, lane) of its first hit
+    for key, sig, lane in store.hits():
+        if key in order and (sig not in first or order[key] < first[sig][0]):
+            first[sig] = (order[key], key, lane)
+    found: dict[str, list[str]] = {}
+    for _, key, lane in first.values():
+        found.setdefault(key, []).append(lane)
+    return found
+
+
 def lane_lessons(store: CampaignStore, rows: dict[str, CandidateRow]) -> list[tuple[str, str, bool, float | None]]:
     """(group, lane, taught something, seconds) for every lane check of the campaign so far, in the
     order the candidates finished: what `CoverageBook.taught` learnt, again, on resume. A check
     taught something when its candidate was the first to hit a bucket there, or reached an item
     the lane had not reached before (as `frontier_lanes` counts it)."""
     finished = sorted(rows.values(), key=lambda r: (r.finished, r.idx))
-    order = {row.key: i for i, row in enumerate(finished)}
-    first_hit: dict[str, tuple[int, str, str]] = {}  # bucket -> (order, candidate, lane) of its first hit
-    for key, sig, lane in store.hits():
-        if key in order and (sig not in first_hit or order[key] < first_hit[sig][0]):
-            first_hit[sig] = (order[key], key, lane)
-    gains = {(key, lane) for _, key, lane in first_hit.values()}
+    gains = {(key, lane) for key, lanes in first_hits(store, rows).items() for lane in lanes}
     gains |= {(key, lane) for key, where in frontier_lanes(store).items() for lane in where}
     lessons = []
     for row in finished:
@@ -417,9 +431,10 @@ class CoverageSteering:
         for lane, (status, seconds) in outcome.lanes.items():
             if str(getattr(status, "value", status)) not in ("unsupported", "skipped"):
                 self.book.taught(candidate.group, lane, lane in new_buckets or lane in fresh, seconds)
+        self.book.learn(candidate.group, candidate.features, total + len(new_buckets),
+                        instrumented=bool(outcome.coverage))
         if not outcome.coverage:
             return None
-        self.book.learn(candidate.group, candidate.features, total)
         # a failing compile's new items are mostly its error path: its neighbours re-hit the bug
         if fresh:
             self.book.add_frontier(candidate, sum(new[lane] for lane in fresh), tuple(fresh))
