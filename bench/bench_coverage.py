@@ -3,7 +3,7 @@
 Arms, run alternating (the order rotates per seed), each on every seed, each with the same time
 budget, families, backends and jobs:
   guided    coverage feedback on: a share of candidates compiled with the action log, frontier
-            neighbours, yield-weighted drawing, lanes by eligibility and thinnest coverage;
+            neighbours, yield-weighted drawing, lanes by eligibility and what each still teaches;
   unguided  the same share instrumented and recorded, but nothing steered by it: what the campaign
             reaches is measured the same way, so pass/pattern counts compare like with like;
   plain     no instrumentation at all: the baseline for candidates/min (the cost of coverage).

@@ -45,7 +45,7 @@ class CoverageKnobs:
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lane_decay: float = 0.97  # per check: how fast a (family, lane)'s record of what it taught forgets
-    lanes: bool = True  # lane slots by eligibility and thinnest coverage (else plain rotation)
+    lanes: bool = True  # lane slots by eligibility and what each lane still teaches (else plain rotation)
     steer: bool = True  # False: only measure (instrument and record), draw and rotate as without coverage
 
     def __post_init__(self) -> None:
