@@ -41,7 +41,7 @@ DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/m
 @dataclass(frozen=True)
 class CoverageKnobs:
     share: float = DEFAULT_COVERAGE  # share of candidates checked with the action log (0: coverage feedback off)
-    neighbours: float = 0.2  # share of draws spent near frontier candidates
+    neighbours: float = 0.1  # share of draws spent near frontier candidates (each instrumented where aimed)
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lane_decay: float = 0.97  # per check: how fast a (family, lane)'s record of what it taught forgets
@@ -317,6 +317,7 @@ class CoverageSteering:
         self.book = CoverageBook(knobs)
         self.neighbours_drawn = 0
         self.aimed: dict[str, tuple[str, ...]] = {}  # a drawn neighbour -> its parent's new-item lanes
+        self.planned = self.marked = 0  # this session's candidates (large rounds aside), and those instrumented
         self.target = coverage_target(engine.target)
         self.on = knobs.enabled
         if not self.on:
@@ -403,12 +404,21 @@ class CoverageSteering:
         lanes = lanes or rotation
         if not large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
             self.book.checked(candidate.group, candidate.features, lanes)
+        if large:
+            return candidate, lanes
         rng = self._rng("instrument", candidate.index)
-        if not large and self.book.instrument(rng):
+        self.planned += 1
+        aimed = tuple(lane for lane in lanes if lane in aim)
+        if aimed:  # a neighbour is compiled with the log where it was aimed: else none learns what it reached
+            chosen = aimed
+        elif self.book.instrument(rng) and (not self.steers or self.marked < self.knobs.share * self.planned + 1):
+            # (steering, the neighbours' compiles come out of the same share: the cost stays the knob's)
             others = tuple(lane for lane in lanes if lane != engine.reference)
             chosen = others if others and rng.random() >= self.REFERENCE_SHARE else lanes
-            candidate = replace(candidate, instrument=chosen)
-        return candidate, lanes
+        else:
+            return candidate, lanes
+        self.marked += 1
+        return replace(candidate, instrument=chosen), lanes
 
     def finished(self, candidate: Any, outcome: Any, active: float, wall: float,
                  new_buckets: Collection[str] = ()) -> CoverageRecord | None:
