@@ -235,11 +235,8 @@ class CoverageBook:
         covered = dict(frontier_counts(store))
         firsts = first_hits(store, rows)
         for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
-            if row.key in covered or row.key in firsts:
-                self.learn(row.family, row.features, covered.get(row.key, 0) + len(firsts.get(row.key, ())),
-                           instrumented=row.key in covered)
-            else:
-                self.learn(row.family, row.features, 0, instrumented=False)
+            self.learn(row.family, row.features, covered.get(row.key, 0) + len(firsts.get(row.key, ())),
+                       instrumented=row.key in covered)
 
 
 def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
@@ -402,10 +399,9 @@ class CoverageSteering:
                                            engine.reference, lambda lane: lane not in barred,
                                            self._rng("lanes", candidate.index))
         lanes = lanes or rotation
-        if not large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
-            self.book.checked(candidate.group, candidate.features, lanes)
-        if large:
+        if large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
             return candidate, lanes
+        self.book.checked(candidate.group, candidate.features, lanes)
         rng = self._rng("instrument", candidate.index)
         self.planned += 1
         aimed = tuple(lane for lane in lanes if lane in aim)
