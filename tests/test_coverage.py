@@ -336,6 +336,32 @@ def test_what_each_lane_and_feature_taught_survives_resume(tmp_path):
     assert all(again.lane_seconds[k] == pytest.approx(v) for k, v in seconds.items())
 
 
+class CostTarget(CoveredTarget):
+    """Lanes "cheap" and "dear" both find a new bucket with every check; a check on "dear" takes
+    eight times as long (as the outcome says: the fake spends no real time)."""
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        n = json.loads(candidate.payload)["n"]
+        failures = tuple(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, f"new {n}")) for lane in lanes
+                         if lane != "ref")
+        seconds = {"ref": 1.0, "cheap": 1.0, "dear": 8.0}
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS,
+                       {lane: (Status.ERROR if lane != "ref" else Status.OK, seconds[lane]) for lane in lanes},
+                       failures, 0.0)
+
+    confirm = check
+
+
+def test_of_two_lanes_that_teach_alike_the_cheaper_gets_more_slots(tmp_path):
+    engine = Engine(CostTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",),
+                    ("ref", "cheap", "dear"), 3, 1, Limits(count=80), start_method="fork", reference="ref",
+                    lanes_per_candidate=2, coverage=CoverageKnobs(share=1e-9, neighbours=0.0), confirm=False)
+    engine.run()
+    slots = [r.backends[1] for r in sorted(engine.store.candidates(), key=lambda r: r.idx)]
+    assert "dear" in slots  # tried, then priced
+    assert slots[20:].count("cheap") > 2 * slots[20:].count("dear"), slots
+
+
 class FamilyTarget(CoveredTarget):
     """Two families; each reaches patterns of its own ("P", "<group>-p<n % 7>") on every lane."""
 

@@ -134,16 +134,18 @@ class CoverageBook:
             self.lane_timed[key] += 1
 
     def lane_value(self, group: str, lane: str, rng: random.Random, family_seconds: float) -> float:
-        """A draw of how likely a check of `group` on `lane` teaches something, per unit of its
-        cost relative to the family's mean check there and elsewhere (a Beta(1 + gains, 1 +
-        misses) draw: a lane not tried for the family yet draws around 1/2 and is tried early)."""
+        """A draw of how likely a check of `group` on `lane` teaches something, per second: a
+        Beta(1 + gains, 1 + misses) draw (a lane not tried for the family yet draws around 1/2 and
+        is tried early) over the lane's mean check of the family, relative to the family's mean
+        check on any lane. What a campaign's budget buys is seconds, not checks: measured, slots
+        chosen by chance alone went to the slow GPU lanes, where a check took 1.25x as long."""
         trials, gains = self.lane_trials[(group, lane)], self.lane_gains[(group, lane)]
         chance = rng.betavariate(1.0 + gains, 1.0 + max(0.0, trials - gains))
         timed = self.lane_timed[(group, lane)]
         if not timed or family_seconds <= 0:
             return chance
         cost = (self.lane_seconds[(group, lane)] / timed) / family_seconds
-        return chance / math.sqrt(min(8.0, max(0.25, cost)))  # a slow lane still gets its turns (lanecost bars the extremes)
+        return chance / min(8.0, max(0.25, cost))  # a slow lane still gets turns (lanecost.py bars the extremes)
 
     def family_seconds(self, group: str) -> float:
         """Mean seconds of a check of `group` on one lane, over every lane (0 when unknown)."""
