@@ -146,6 +146,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cost", type=int, default=0, help="measure N instrumented compiles instead")
+    parser.add_argument("--keep", default=None, help="keep the campaigns in this folder (ARM-SEED each), to look into")
     args = parser.parse_args()
     if args.cost:
         compile_cost(find_toolchain(), args.cost)
@@ -153,7 +154,8 @@ def main() -> None:
     arms = [a for a in args.arms.split(",") if a in ARMS]
     toolchain = find_toolchain()
     results: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="bench-coverage-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-coverage-") as scratch:
+        tmp = args.keep or scratch
         for i in range(args.seeds):
             seed = args.first_seed + i
             order = arms[i % len(arms):] + arms[:i % len(arms)]  # alternate which arm runs first

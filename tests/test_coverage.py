@@ -239,31 +239,6 @@ def test_a_frontier_neighbour_is_checked_where_its_parent_reached_something_new(
     assert all(len(checked[k]) == 2 for k in takes)  # with nothing to aim at, the slot is filled as usual
 
 
-def test_a_neighbour_is_instrumented_where_it_was_aimed_within_the_share(tmp_path):
-    engine = _engine(tmp_path, 150, share=0.3)
-    drawn: dict[str, tuple[str, ...]] = {}
-    plain = engine.coverage.neighbour
-
-    def recording(index):
-        candidate = plain(index)
-        if candidate is not None:
-            drawn[candidate.key] = engine.coverage.aimed[candidate.key]
-        return candidate
-
-    engine.coverage.neighbour = recording
-    engine.run()
-    covered: dict[str, set[str]] = {}
-    for key, lane in engine.store.db.execute("SELECT candidate, lane FROM covered"):
-        covered.setdefault(key, set()).add(lane)
-    checked = {r.key: set(r.backends) for r in engine.store.candidates()}
-    aimed = {k: set(lanes) & checked[k] - {"ref"} for k, lanes in drawn.items() if k in checked}
-    aimed = {k: lanes for k, lanes in aimed.items() if lanes}
-    assert len(aimed) >= 5
-    assert all(covered.get(k, set()) == lanes for k, lanes in aimed.items())  # told what it reached there
-    # the neighbours' compiles come out of the same share: the other draws are instrumented less
-    assert len(covered) <= 0.3 * len(checked) + 2
-
-
 def test_an_ineligible_lane_never_takes_a_slot_and_no_eligible_lane_is_starved(tmp_path):
     engine = _engine(tmp_path, 60)
     engine.run()

@@ -34,6 +34,12 @@ from shapefuzz.model import Stage
 Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
 Kind = tuple[str, str]  # (group, lane)
 
+# What a lane check taught, for the lane choice: a bucket it was the first to hit counts whole, a
+# compile reaching new passes or patterns (without failing) less: measured, GPU lanes kept reaching
+# new patterns while finding few new buckets, and their checks cost more.
+BUCKET_LESSON = 1.0
+COVERAGE_LESSON = 0.3
+
 
 DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/min
 
@@ -41,7 +47,7 @@ DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/m
 @dataclass(frozen=True)
 class CoverageKnobs:
     share: float = DEFAULT_COVERAGE  # share of candidates checked with the action log (0: coverage feedback off)
-    neighbours: float = 0.1  # share of draws spent near frontier candidates (each instrumented where aimed)
+    neighbours: float = 0.1  # share of draws spent near frontier candidates
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lane_decay: float = 0.97  # per check: how fast a (family, lane)'s record of what it taught forgets
@@ -124,11 +130,11 @@ class CoverageBook:
         self.kind_compiles[(group, lane)] += 1
         return self.kind_compiles[(group, lane)] == 1
 
-    def taught(self, group: str, lane: str, gain: bool, seconds: float | None = None) -> None:
-        """A check of a `group` candidate on `lane` finished; `gain`: it taught something there."""
+    def taught(self, group: str, lane: str, gain: float, seconds: float | None = None) -> None:
+        """A check of a `group` candidate on `lane` finished; `gain` (0 to 1): what it taught there."""
         key, d = (group, lane), self.knobs.lane_decay
         self.lane_trials[key] = self.lane_trials[key] * d + 1.0
-        self.lane_gains[key] = self.lane_gains[key] * d + (1.0 if gain else 0.0)
+        self.lane_gains[key] = self.lane_gains[key] * d + gain
         if seconds is not None and seconds > 0:
             self.lane_seconds[key] += seconds
             self.lane_timed[key] += 1
@@ -281,22 +287,27 @@ def first_hits(store: CampaignStore, rows: dict[str, CandidateRow]) -> dict[str,
     return found
 
 
-def lane_lessons(store: CampaignStore, rows: dict[str, CandidateRow]) -> list[tuple[str, str, bool, float | None]]:
-    """(group, lane, taught something, seconds) for every lane check of the campaign so far, in the
+def lane_lessons(store: CampaignStore, rows: dict[str, CandidateRow]) -> list[tuple[str, str, float, float | None]]:
+    """(group, lane, what it taught (`lesson`), seconds) for every lane check of the campaign so far, in the
     order the candidates finished: what `CoverageBook.taught` learnt, again, on resume. A check
     taught something when its candidate was the first to hit a bucket there, or reached an item
     the lane had not reached before (as `frontier_lanes` counts it)."""
     finished = sorted(rows.values(), key=lambda r: (r.finished, r.idx))
-    gains = {(key, lane) for key, lanes in first_hits(store, rows).items() for lane in lanes}
-    gains |= {(key, lane) for key, where in frontier_lanes(store).items() for lane in where}
+    buckets = {(key, lane) for key, lanes in first_hits(store, rows).items() for lane in lanes}
+    covered = {(key, lane) for key, where in frontier_lanes(store).items() for lane in where}
     lessons = []
     for row in finished:
         for lane in row.backends:
             status, seconds = (row.outcome.get(lane) or ["", None])[:2]
             if status in ("unsupported", "skipped"):
                 continue
-            lessons.append((row.family, lane, (row.key, lane) in gains, float(seconds) if seconds else None))
+            gain = lesson((row.key, lane) in buckets, (row.key, lane) in covered)
+            lessons.append((row.family, lane, gain, float(seconds) if seconds else None))
     return lessons
+
+
+def lesson(new_bucket: bool, new_coverage: bool) -> float:
+    return BUCKET_LESSON if new_bucket else COVERAGE_LESSON if new_coverage else 0.0
 
 
 def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -316,7 +327,6 @@ class CoverageSteering:
         self.book = CoverageBook(knobs)
         self.neighbours_drawn = 0
         self.aimed: dict[str, tuple[str, ...]] = {}  # a drawn neighbour -> its parent's new-item lanes
-        self.planned = self.marked = 0  # this session's candidates (large rounds aside), and those instrumented
         self.target = coverage_target(engine.target)
         self.on = knobs.enabled
         if not self.on:
@@ -405,18 +415,11 @@ class CoverageSteering:
             return candidate, lanes
         self.book.checked(candidate.group, candidate.features, lanes)
         rng = self._rng("instrument", candidate.index)
-        self.planned += 1
-        aimed = tuple(lane for lane in lanes if lane in aim)
-        if aimed:  # a neighbour is compiled with the log where it was aimed: else none learns what it reached
-            chosen = aimed
-        elif self.book.instrument(rng) and (not self.steers or self.marked < self.knobs.share * self.planned + 1):
-            # (steering, the neighbours' compiles come out of the same share: the cost stays the knob's)
+        if self.book.instrument(rng):
             others = tuple(lane for lane in lanes if lane != engine.reference)
             chosen = others if others and rng.random() >= self.REFERENCE_SHARE else lanes
-        else:
-            return candidate, lanes
-        self.marked += 1
-        return replace(candidate, instrument=chosen), lanes
+            candidate = replace(candidate, instrument=chosen)
+        return candidate, lanes
 
     def finished(self, candidate: Any, outcome: Any, active: float, wall: float,
                  new_buckets: Collection[str] = ()) -> CoverageRecord | None:
@@ -438,7 +441,7 @@ class CoverageSteering:
                 fresh.append(lane)
         for lane, (status, seconds) in outcome.lanes.items():
             if str(getattr(status, "value", status)) not in ("unsupported", "skipped"):
-                self.book.taught(candidate.group, lane, lane in new_buckets or lane in fresh, seconds)
+                self.book.taught(candidate.group, lane, lesson(lane in new_buckets, lane in fresh), seconds)
         self.book.learn(candidate.group, candidate.features, total + len(new_buckets),
                         instrumented=bool(outcome.coverage))
         if not outcome.coverage:
