@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import statistics
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.coverage import (
-    CoverageKnobs, coverage_rows, coverage_summary, failing_passes, frontier_counts, frontier_lanes)
+    CoverageBook, CoverageKnobs, coverage_rows, coverage_summary, failing_passes, frontier_counts, frontier_lanes)
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore
@@ -335,6 +337,20 @@ def test_of_two_lanes_that_teach_alike_the_cheaper_gets_more_slots(tmp_path):
     slots = [r.backends[1] for r in sorted(engine.store.candidates(), key=lambda r: r.idx)]
     assert "dear" in slots  # tried, then priced
     assert slots[20:].count("cheap") > 2 * slots[20:].count("dear"), slots
+
+
+def test_a_lanes_record_over_every_family_is_the_prior_of_a_family_new_to_it():
+    book = CoverageBook(CoverageKnobs())
+    for _ in range(20):
+        book.taught("g", "lively", 1.0, 1.0)
+        book.taught("g", "quiet", 0.0, 1.0)
+    rng = random.Random(5)
+    draws = {lane: statistics.fmean(book.lane_value("h", lane, rng, 0.0) for _ in range(400))
+             for lane in ("lively", "quiet", "untried")}
+    assert draws["lively"] > 0.6 > draws["untried"] > 0.4 > draws["quiet"], draws
+    for _ in range(20):  # the family's own record outweighs the prior once it has one
+        book.taught("h", "lively", 0.0, 1.0)
+    assert statistics.fmean(book.lane_value("h", "lively", rng, 0.0) for _ in range(400)) < 0.3
 
 
 class FamilyTarget(CoveredTarget):

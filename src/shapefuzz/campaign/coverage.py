@@ -39,6 +39,7 @@ Kind = tuple[str, str]  # (group, lane)
 # new patterns while finding few new buckets, and their checks cost more.
 BUCKET_LESSON = 1.0
 COVERAGE_LESSON = 0.3
+LANE_PRIOR = 4.0  # checks a lane's record over every family is worth in a (family, lane)'s draw
 
 
 DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/min
@@ -140,13 +141,21 @@ class CoverageBook:
             self.lane_timed[key] += 1
 
     def lane_value(self, group: str, lane: str, rng: random.Random, family_seconds: float) -> float:
-        """A draw of how likely a check of `group` on `lane` teaches something, per second: a
-        Beta(1 + gains, 1 + misses) draw (a lane not tried for the family yet draws around 1/2 and
-        is tried early) over the lane's mean check of the family, relative to the family's mean
-        check on any lane. What a campaign's budget buys is seconds, not checks: measured, slots
-        chosen by chance alone went to the slow GPU lanes, where a check took 1.25x as long."""
+        """A draw of how likely a check of `group` on `lane` teaches something, per second.
+
+        The chance is a Beta draw around the (family, lane)'s own record, with the lane's record
+        over every family as its prior (worth `LANE_PRIOR` checks): a campaign spreads its checks
+        over families x lanes (ten by eleven), so in its first hour a (family, lane) has a handful
+        of checks, too few to tell a lane that keeps finding bugs from one that does not; a lane
+        not tried at all draws around 1/2 and is tried early. The cost is the (family, lane)'s
+        mean check against the family's on any lane. What a budget buys is seconds, not checks:
+        measured, slots chosen by chance alone went to the slow GPU lanes, where a check took
+        1.25x as long."""
         trials, gains = self.lane_trials[(group, lane)], self.lane_gains[(group, lane)]
-        chance = rng.betavariate(1.0 + gains, 1.0 + max(0.0, trials - gains))
+        pooled_trials = sum(t for (_, l), t in self.lane_trials.items() if l == lane)
+        pooled_gains = sum(g for (_, l), g in self.lane_gains.items() if l == lane)
+        prior = (pooled_gains + 1.0) / (pooled_trials + 2.0)
+        chance = rng.betavariate(LANE_PRIOR * prior + gains, LANE_PRIOR * (1.0 - prior) + max(0.0, trials - gains))
         timed = self.lane_timed[(group, lane)]
         if not timed or family_seconds <= 0:
             return chance
