@@ -6,7 +6,9 @@ budget, families, backends and jobs:
             neighbours, yield-weighted drawing, lanes by eligibility and what each still teaches;
   unguided  the same share instrumented and recorded, but nothing steered by it: what the campaign
             reaches is measured the same way, so pass/pattern counts compare like with like;
-  plain     no instrumentation at all: the baseline for candidates/min (the cost of coverage).
+  plain     no instrumentation at all: the baseline for candidates/min (the cost of coverage);
+  guided-rotation  guided drawing (neighbours, yields), lane slots by rotation as unguided's
+            (a lane with a known limit for the candidate swapped for the next): the lane choice's share.
 Prints per arm the mean and spread (sample standard deviation, min-max) of: distinct (pass,
 pattern) pairs and passes reached (over all lanes, as the instrumented compiles saw them),
 distinct causes (every triage verdict) and compiler-bug causes, and candidates/min; then the
@@ -39,15 +41,17 @@ from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.durations import parse_duration
 from shapefuzz.toolchain import find_toolchain
 
-ARMS = {"guided": (True, True), "unguided": (True, False), "plain": (False, False)}  # (instrument, steer)
+ARMS = {"guided": (True, True, True), "guided-rotation": (True, True, False), "unguided": (True, False, False),
+        "plain": (False, False, False)}  # (instrument, steer draws, steer lanes)
 
 
 def one_campaign(toolchain, arm: str, seed: int, args, folder: Path) -> dict:
-    instrument, steer = ARMS[arm]
+    instrument, steer, lanes = ARMS[arm]
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=seed, campaign=str(folder),
                           corpus=str(folder / "corpus"), shrink=False, bisect_time=0.0,
-                          coverage=args.share if instrument else 0.0, coverage_steer=steer)
+                          coverage=args.share if instrument else 0.0, coverage_steer=steer,
+                          coverage_lanes=lanes)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
     store = CampaignStore(folder, create=False)

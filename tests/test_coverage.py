@@ -381,6 +381,20 @@ def test_a_familys_first_compile_on_a_lane_is_no_frontier(tmp_path):
     assert frontier == {k: v for k, v in where.items() if v}
 
 
+def test_steered_draws_on_rotation_lanes_swap_an_ineligible_lane_for_the_next(tmp_path):
+    target = CoveredTarget(str(tmp_path / "corpus"))
+    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g",), ("ref", "wide", "narrow", "other"), 3, 1,
+                    Limits(count=60), start_method="fork", reference="ref", lanes_per_candidate=2, confirm=False,
+                    coverage=CoverageKnobs(share=1.0, neighbours=0.0, lanes=False))
+    engine.run()
+    rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
+    assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
+    for r in rows:  # rotation's lane, or for an odd n where rotation said "narrow", the next one
+        turn = engine.lanes_for(r.idx)[1]
+        odd = json.loads(r.payload)["n"] % 2
+        assert r.backends[1] == ("other" if turn == "narrow" and odd else turn)
+
+
 def test_plain_rotation_without_coverage_gives_ineligible_lanes_their_turn(tmp_path):
     engine = _engine(tmp_path, 30, share=0.0)
     engine.run()

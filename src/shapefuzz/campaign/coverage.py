@@ -26,6 +26,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable
 
+from shapefuzz.campaign.lanecost import substitute
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
 from shapefuzz.campaign.values import coverage_target
@@ -52,7 +53,7 @@ class CoverageKnobs:
     neighbours_each: int = 6  # most neighbour draws one frontier candidate gets
     decay: float = 0.9  # per update: how fast a feature's yield forgets its past
     lane_decay: float = 0.97  # per check: how fast a (family, lane)'s record of what it taught forgets
-    lanes: bool = True  # lane slots by eligibility and what each lane still teaches (else plain rotation)
+    lanes: bool = True  # lane slots by eligibility and what each lane still teaches (else rotation, known limits swapped out)
     steer: bool = True  # False: only measure (instrument and record), draw and rotate as without coverage
 
     def __post_init__(self) -> None:
@@ -410,8 +411,10 @@ class CoverageSteering:
                if lane in engine.lanes and lane not in barred and lane != engine.reference]
         if not self.knobs.steer:
             lanes = rotation
-        elif large or not self.knobs.lanes:
+        elif large:
             lanes = tuple(lane for lane in rotation if lane not in barred)
+        elif not self.knobs.lanes:  # rotation's lanes, a lane that cannot take the candidate swapped for the next
+            lanes = substitute(rotation, engine.lanes, barred, engine.reference)
         elif aim:  # a frontier neighbour: where its parent reached something new
             keep = tuple(lane for lane in rotation if lane == engine.reference)
             lanes = keep + tuple(aim)[:max(1, len(rotation) - len(keep))]

@@ -61,6 +61,7 @@ class FuzzRequest:
     iree_version: str | None = None
     coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
     coverage_steer: bool = True  # False: coverage is measured, not steered by (bench/bench_coverage.py)
+    coverage_lanes: bool = True  # False: steered draws, but lane slots by rotation (bench/bench_coverage.py)
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
 
 
@@ -226,7 +227,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
-                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer),
+                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer, lanes=req.coverage_lanes),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)
