@@ -463,3 +463,16 @@ def test_a_compiler_without_the_action_log_is_never_given_the_flag(tmp_path, mon
     assert result.status.value == "ok" and result.coverage is None
     calls = (tmp_path / "calls").read_text()
     assert "log-actions-to" not in calls and "gfx942" in calls
+
+
+def test_a_campaign_measures_coverage_and_steers_by_it_only_when_asked(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from shapefuzz.campaign import run
+    from shapefuzz.cli import cli
+
+    asked = []
+    monkeypatch.setattr(run, "run_campaign", lambda request, toolchain, progress=None: asked.append(request) or 1 / 0)
+    for extra in ([], ["--steer"]):
+        CliRunner().invoke(cli, ["fuzz", "--count", "1", "--plain", "--campaign", str(tmp_path / "c"), *extra])
+    assert [r.coverage_steer for r in asked] == [False, True]

@@ -42,8 +42,11 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="Backends per candidate: the reference plus a rotating share of the others (default 2; "
                    "--backends checks every candidate on every named backend).")
 @click.option("--coverage", "coverage_share", type=float, default=None,
-              help="Share of candidates compiled with the action log, whose passes and patterns steer "
-                   "drawing and lane choice (default 0.15; 0: off).")
+              help="Share of candidates compiled with the action log: the campaign's map of passes and "
+                   "patterns reached, and each failing compile's pass (default 0.15; 0: off).")
+@click.option("--steer", is_flag=True,
+              help="Let that coverage steer drawing (neighbours of candidates that reached something new, "
+                   "yields) and lane choice; measured, it has not paid in short campaigns (see README).")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--bisect-time", type=Duration(), default=None,
               help="After the budget, take regression ranges of new compiler-bug causes over the releases in the "
@@ -59,7 +62,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, fail_on, cluster, bisect_time, no_bisect, as_json, plain) -> None:
+         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, no_bisect, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign import live
     from shapefuzz.campaign.report import json_text, text_lines
@@ -69,7 +72,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
                           not no_shrink, compile_timeout, tuple(sys.argv[1:]), shrink_time, memory_cap,
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
                           session.iree_bin, session.iree_version, coverage=coverage_share,
-                          bisect_time=0.0 if no_bisect else bisect_time)
+                          coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN
