@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable
 
-from shapefuzz.campaign.lanecost import substitute
+from shapefuzz.campaign.lanecost import compiled, substitute
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
 from shapefuzz.campaign.values import coverage_target
@@ -211,13 +211,11 @@ class CoverageBook:
 
     # --- lanes ------------------------------------------------------------------------------
     def choose_lanes(self, group: str, features: tuple[str, ...], rotation: tuple[str, ...], lanes: tuple[str, ...],
-                     reference: str | None, eligible: Callable[[str], bool],
-                     rng: random.Random | None = None) -> tuple[str, ...]:
+                     reference: str | None, eligible: Callable[[str], bool], rng: random.Random) -> tuple[str, ...]:
         """The lanes a candidate is checked on: the reference (when rotation has it) plus as many
         others as rotation gave, each an eligible lane, those with the most left to teach about
         the candidate's family first (`lane_value`, times 1/2 to 3/2 by how thinly the lane has
         checked its feature pairs); ties go to rotation's own choice and then to its order."""
-        rng = rng or random.Random(0)
         keep = tuple(lane for lane in rotation if lane == reference)
         slots = len(rotation) - len(keep)
         if slots <= 0:
@@ -248,10 +246,10 @@ class CoverageBook:
                 self.kind_compiles[(candidates[key][0], lane)] += 1
         for group, features, lanes in candidates.values():
             self.checked(group, features, lanes)
-        for group, lane, gain, seconds in lane_lessons(store, rows):
+        firsts = first_hits(store, rows)
+        for group, lane, gain, seconds in lane_lessons(rows, firsts, frontier_lanes(store)):
             self.taught(group, lane, gain, seconds)
         covered = dict(frontier_counts(store))
-        firsts = first_hits(store, rows)
         for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
             self.learn(row.family, row.features, covered.get(row.key, 0) + len(firsts.get(row.key, ())),
                        instrumented=row.key in covered)
@@ -297,22 +295,21 @@ def first_hits(store: CampaignStore, rows: dict[str, CandidateRow]) -> dict[str,
     return found
 
 
-def lane_lessons(store: CampaignStore, rows: dict[str, CandidateRow]) -> list[tuple[str, str, float, float | None]]:
-    """(group, lane, what it taught (`lesson`), seconds) for every lane check of the campaign so far, in the
-    order the candidates finished: what `CoverageBook.taught` learnt, again, on resume. A check
-    taught something when its candidate was the first to hit a bucket there, or reached an item
-    the lane had not reached before (as `frontier_lanes` counts it)."""
-    finished = sorted(rows.values(), key=lambda r: (r.finished, r.idx))
-    buckets = {(key, lane) for key, lanes in first_hits(store, rows).items() for lane in lanes}
-    covered = {(key, lane) for key, where in frontier_lanes(store).items() for lane in where}
+def lane_lessons(rows: dict[str, CandidateRow], firsts: dict[str, list[str]],
+                 where: dict[str, tuple[str, ...]]) -> list[tuple[str, str, float, float | None]]:
+    """(group, lane, what it taught (`lesson`), seconds) for every lane check of the campaign so
+    far, in the order the candidates finished: what `CoverageBook.taught` learnt, again, on resume.
+    A check taught something when its candidate was the first to hit a bucket there (`firsts`:
+    `first_hits`), or reached an item the lane had not reached before (`where`: `frontier_lanes`)."""
+    buckets = {(key, lane) for key, lanes in firsts.items() for lane in lanes}
+    covered = {(key, lane) for key, lanes in where.items() for lane in lanes}
     lessons = []
-    for row in finished:
+    for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
         for lane in row.backends:
             status, seconds = (row.outcome.get(lane) or ["", None])[:2]
-            if status in ("unsupported", "skipped"):
-                continue
-            gain = lesson((row.key, lane) in buckets, (row.key, lane) in covered)
-            lessons.append((row.family, lane, gain, float(seconds) if seconds else None))
+            if compiled(status):
+                gain = lesson((row.key, lane) in buckets, (row.key, lane) in covered)
+                lessons.append((row.family, lane, gain, float(seconds) if seconds else None))
     return lessons
 
 
@@ -452,7 +449,7 @@ class CoverageSteering:
             if not warm_up and new[lane] and lane not in failed:
                 fresh.append(lane)
         for lane, (status, seconds) in outcome.lanes.items():
-            if str(getattr(status, "value", status)) not in ("unsupported", "skipped"):
+            if compiled(status):
                 self.book.taught(candidate.group, lane, lesson(lane in new_buckets, lane in fresh), seconds)
         self.book.learn(candidate.group, candidate.features, total + len(new_buckets),
                         instrumented=bool(outcome.coverage))

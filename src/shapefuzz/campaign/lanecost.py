@@ -45,8 +45,8 @@ class LaneCost:
         returns "lane (kind)" for each kind that became slow on a lane with it (to say so once)."""
         became = []
         for lane, (status, seconds) in lanes.items():
-            if str(getattr(status, "value", status)) in ("unsupported", "skipped"):
-                continue  # nothing was compiled
+            if not compiled(status):
+                continue
             for kind in ("", *features):
                 key = (group, kind, self.kin.get(lane, lane))
                 was = self._slow(key)
@@ -103,6 +103,12 @@ def lane_seconds(outcome: Mapping[str, object]) -> dict[str, tuple[object, float
     return out
 
 
+def compiled(status: object) -> bool:
+    """Did a lane check with this status (a `Status` or its text) compile anything? Not when the
+    lane was unsupported (a known limit) or skipped (no tool here)."""
+    return str(getattr(status, "value", status)) not in ("unsupported", "skipped")
+
+
 def substitute(rotation: tuple[str, ...], lanes: tuple[str, ...], barred: set[str],
                reference: str | None) -> tuple[str, ...]:
     """`rotation` with each barred lane replaced by the next lane after it (in `lanes` order) that is
@@ -121,4 +127,4 @@ def substitute(rotation: tuple[str, ...], lanes: tuple[str, ...], barred: set[st
     return tuple(lane for lane in lanes if lane in chosen) or rotation
 
 
-__all__ = ["LaneCost", "lane_kin", "lane_seconds", "substitute", "SLOW_SECONDS", "KEEP"]
+__all__ = ["LaneCost", "compiled", "lane_kin", "lane_seconds", "substitute", "SLOW_SECONDS", "KEEP"]
