@@ -476,3 +476,22 @@ def test_a_campaign_measures_coverage_and_steers_by_it_only_when_asked(tmp_path,
     for extra in ([], ["--steer"]):
         CliRunner().invoke(cli, ["fuzz", "--count", "1", "--plain", "--campaign", str(tmp_path / "c"), *extra])
     assert [r.coverage_steer for r in asked] == [False, True]
+
+
+def test_a_family_that_costs_more_a_candidate_is_drawn_less_unless_it_teaches_more():
+    from shapefuzz.campaign.steering import Steering
+    book, steering = CoverageBook(CoverageKnobs()), Steering(("cheap", "dear"))
+    for _ in range(20):  # alike but for the seconds a candidate takes
+        steering.add("cheap", (), 1.0)
+        steering.add("dear", (), 4.0)
+        book.learn("cheap", (), 0, 0)
+        book.learn("dear", (), 0, 0)
+    picks = [book.pick_group(random.Random(i), steering) for i in range(2000)]
+    assert picks.count("cheap") > 2 * picks.count("dear") > 0, picks.count("dear")
+    for _ in range(10):  # now every dear candidate finds a new bucket
+        steering.add("cheap", (), 1.0)
+        steering.add("dear", (), 4.0)
+        book.learn("cheap", (), 0, 0)
+        book.learn("dear", (), 0, 1)
+    picks = [book.pick_group(random.Random(i), steering) for i in range(2000)]
+    assert picks.count("dear") > 2 * picks.count("cheap") > 0, picks.count("cheap")

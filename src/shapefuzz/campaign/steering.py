@@ -36,6 +36,7 @@ class Steering:
         self.knobs = knobs
         self.features: collections.Counter[tuple[str, str]] = collections.Counter()
         self.per_group: collections.Counter[str] = collections.Counter()
+        self.group_seconds: collections.Counter[str] = collections.Counter()
         self.seconds = 0.0  # worker seconds over the candidates counted (for the cost of a re-hit)
         self.checked = 0
         # bucket -> the features every candidate that hit it carried (its trigger), and its hits
@@ -48,6 +49,7 @@ class Steering:
     # --- learning -------------------------------------------------------------------------
     def add(self, group: str, features: tuple[str, ...], seconds: float = 0.0) -> None:
         self.per_group[group] += 1
+        self.group_seconds[group] += seconds
         self.checked += 1
         self.seconds += seconds
         for f in (*features, *pairs(features)):
@@ -71,6 +73,14 @@ class Steering:
     def pick_group(self, rng: random.Random) -> str:
         weights = [1.0 / math.sqrt(1 + self.per_group[g]) for g in self.groups]
         return rng.choices(self.groups, weights)[0]
+
+    def group_cost(self, group: str) -> float:
+        """Worker seconds of a `group` candidate against those of the mean candidate (1.0 while
+        either is unknown)."""
+        n, seconds = self.per_group[group], self.group_seconds[group]
+        if not n or seconds <= 0 or self.seconds <= 0:
+            return 1.0
+        return (seconds / n) / (self.seconds / self.checked)
 
     def rarity(self, group: str, features: tuple[str, ...]) -> float:
         return sum(1.0 / (1 + self.features[(group, f)]) for f in (*features, *pairs(features)))
