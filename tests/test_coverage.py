@@ -481,17 +481,17 @@ def test_a_campaign_measures_coverage_and_steers_by_it_only_when_asked(tmp_path,
 def test_a_family_that_costs_more_a_candidate_is_drawn_less_unless_it_teaches_more():
     from shapefuzz.campaign.steering import Steering
     book, steering = CoverageBook(CoverageKnobs()), Steering(("cheap", "dear"))
-    for _ in range(20):  # alike but for the seconds a candidate takes
-        steering.add("cheap", (), 1.0)
-        steering.add("dear", (), 4.0)
-        book.learn("cheap", (), 0, 0)
-        book.learn("dear", (), 0, 0)
-    picks = [book.pick_group(random.Random(i), steering) for i in range(2000)]
+
+    def checked(times: int, dear_buckets: int) -> list[str]:
+        """`times` candidates of each family, a dear one four times as long; the draws that follow."""
+        for _ in range(times):
+            steering.add("cheap", (), 1.0)
+            steering.add("dear", (), 4.0)
+            book.learn("cheap", (), 0, 0)
+            book.learn("dear", (), 0, dear_buckets)
+        return [book.pick_group(random.Random(i), steering) for i in range(2000)]
+
+    picks = checked(20, 0)  # alike but for the seconds a candidate takes
     assert picks.count("cheap") > 2 * picks.count("dear") > 0, picks.count("dear")
-    for _ in range(10):  # now every dear candidate finds a new bucket
-        steering.add("cheap", (), 1.0)
-        steering.add("dear", (), 4.0)
-        book.learn("cheap", (), 0, 0)
-        book.learn("dear", (), 0, 1)
-    picks = [book.pick_group(random.Random(i), steering) for i in range(2000)]
+    picks = checked(10, 1)  # now every dear candidate finds a new bucket
     assert picks.count("dear") > 2 * picks.count("cheap") > 0, picks.count("cheap")
