@@ -4,9 +4,10 @@ choices that follow from it:
 - a share of draws are neighbours of frontier candidates (small changes of their parameters),
   checked on the lane where their parent reached something new (novelty is a lane's: a neighbour
   checked on another lane explores nothing new there);
-- groups, features and feature pairs that keep producing new coverage or new buckets are
-  preferred among the drawn candidates, those that stopped are not (decayed yields); saturation
-  steering stays and multiplies in;
+- families are drawn by what a second of their candidates taught lately (new buckets, new
+  coverage), and features and feature pairs that keep teaching are preferred among the drawn
+  candidates, those that stopped are not (decayed yields); saturation steering stays and
+  multiplies in;
 - the non-reference lane slots go to lanes that can take the candidate (a known limit decided
   before compiling never takes a slot) and still have something to teach about its family: each
   (family, lane) keeps a decayed record of its checks and of those that taught something (a new
@@ -204,8 +205,8 @@ class CoverageBook:
         for group in steering.groups:
             key = (group, f"group:{group}")
             record = (FAMILY_PRIOR * prior + self.gains[key]) / (FAMILY_PRIOR + self.trials[key])
-            cost = min(4.0, max(0.5, steering.group_cost(group)))
-            weights.append(min(4.0, max(0.25, record / prior)) / cost / math.sqrt(1 + steering.per_group[group]))
+            weights.append(min(4.0, max(0.25, record / prior)) / family_cost(steering.group_cost(group))
+                           / math.sqrt(1 + steering.per_group[group]))
         return rng.choices(steering.groups, weights)[0]
 
     def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
@@ -218,7 +219,7 @@ class CoverageBook:
         live = [f for f in self.frontier if f.drawn < self.knobs.neighbours_each]
         if not live:
             return None
-        weights = [math.sqrt(f.new) / min(4.0, max(0.5, cost(f.candidate.group))) for f in live]
+        weights = [math.sqrt(f.new) / family_cost(cost(f.candidate.group)) for f in live]
         chosen = rng.choices(live, weights)[0]
         chosen.drawn += 1
         return chosen
@@ -273,6 +274,12 @@ class CoverageBook:
         for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
             self.learn(row.family, row.features, covered.get(row.key, 0), len(firsts.get(row.key, ())),
                        instrumented=row.key in covered)
+
+
+def family_cost(ratio: float) -> float:
+    """A family's cost against the mean candidate's, as drawing weighs it: a dear family still
+    gets draws, a cheap one does not swamp the rest."""
+    return min(4.0, max(0.5, ratio))
 
 
 def frontier_counts(store: CampaignStore) -> list[tuple[str, int]]:
