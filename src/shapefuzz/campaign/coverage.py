@@ -213,7 +213,7 @@ class CoverageBook:
         """The engine keeps the best-scored of several draws: rarity (swarm steering) times yield."""
         return rarity * self.yield_ratio(group, features)
 
-    def pick_frontier(self, rng: random.Random, cost: Callable[[str], float] = lambda group: 1.0) -> Frontier | None:
+    def pick_frontier(self, rng: random.Random, cost: Callable[[str], float]) -> Frontier | None:
         """A frontier candidate to draw a neighbour of (more new items, more draws; a dearer family,
         fewer: `cost`, as in `pick_group`), or None."""
         live = [f for f in self.frontier if f.drawn < self.knobs.neighbours_each]
@@ -256,9 +256,11 @@ class CoverageBook:
         return keep + tuple(lane for lane in lanes if lane in picked)
 
     # --- resume -----------------------------------------------------------------------------
-    def load(self, store: CampaignStore, rows: dict[str, CandidateRow]) -> None:
+    def load(self, store: CampaignStore, rows: dict[str, CandidateRow], counts: list[tuple[str, int]],
+             where: dict[str, tuple[str, ...]]) -> None:
         """The map, the yields, the lane checks and what each (family, lane) taught, from a store.
-        `rows`: every candidate tried so far."""
+        `rows`: every candidate tried so far; `counts` and `where`: the store's `frontier_counts`
+        and `frontier_lanes` (read once by the caller, which revives the frontier from them too)."""
         candidates = {k: (r.family, r.features, r.backends) for k, r in rows.items()}
         for lane, pass_name, pattern in store.db.execute("SELECT lane, pass, pattern FROM coverage"):
             self.seen[lane].add((pass_name, pattern))
@@ -268,9 +270,9 @@ class CoverageBook:
         for group, features, lanes in candidates.values():
             self.checked(group, features, lanes)
         firsts = first_hits(store, rows)
-        for group, lane, gain, seconds in lane_lessons(rows, firsts, frontier_lanes(store)):
+        for group, lane, gain, seconds in lane_lessons(rows, firsts, where):
             self.taught(group, lane, gain, seconds)
-        covered = dict(frontier_counts(store))
+        covered = dict(counts)
         for row in sorted(rows.values(), key=lambda r: (r.finished, r.idx)):
             self.learn(row.family, row.features, covered.get(row.key, 0), len(firsts.get(row.key, ())),
                        instrumented=row.key in covered)
@@ -370,9 +372,9 @@ class CoverageSteering:
             engine._say(f"coverage feedback off: {why}")
             self.on = False
             return
-        self.book.load(engine.store, rows)
-        where = frontier_lanes(engine.store)
-        recent = [(key, new) for key, new in frontier_counts(engine.store) if new > 0 and where.get(key)][-64:]
+        counts, where = frontier_counts(engine.store), frontier_lanes(engine.store)
+        self.book.load(engine.store, rows, counts, where)
+        recent = [(key, new) for key, new in counts if new > 0 and where.get(key)][-64:]
         for key, new in recent:  # the frontier survives resume
             row = rows.get(key)
             candidate = engine._revive(row) if row is not None and row.family in engine.groups else None

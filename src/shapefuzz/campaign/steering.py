@@ -77,10 +77,14 @@ class Steering:
     def group_cost(self, group: str) -> float:
         """Worker seconds of a `group` candidate against those of the mean candidate (1.0 while
         either is unknown)."""
-        n, seconds = self.per_group[group], self.group_seconds[group]
-        if not n or seconds <= 0 or self.seconds <= 0:
+        n, seconds, mean = self.per_group[group], self.group_seconds[group], self._mean_seconds()
+        if not n or seconds <= 0 or mean is None:
             return 1.0
-        return (seconds / n) / (self.seconds / self.checked)
+        return (seconds / n) / mean
+
+    def _mean_seconds(self) -> float | None:
+        """Worker seconds of the mean candidate counted (None while unknown)."""
+        return self.seconds / self.checked if self.checked and self.seconds > 0 else None
 
     def rarity(self, group: str, features: tuple[str, ...]) -> float:
         return sum(1.0 / (1 + self.features[(group, f)]) for f in (*features, *pairs(features)))
@@ -88,7 +92,7 @@ class Steering:
     def weight(self, bucket: str) -> float:
         """How hard to steer away from a saturated bucket, in [0, 1): grows with its re-hits and
         with what they cost relative to an ordinary candidate."""
-        mean = self.seconds / self.checked if self.checked and self.seconds > 0 else 1.0
+        mean = self._mean_seconds() or 1.0
         rehits = self.rehits[bucket] + 1  # saturation itself counts as one
         cost = (self.rehit_seconds[bucket] / self.rehits[bucket]) / mean if self.rehits[bucket] else 1.0
         return 1.0 - 1.0 / (1.0 + rehits * max(cost, 0.1))
