@@ -177,7 +177,7 @@ class CoverageBook:
                 self.lane_checks[(group, pair, lane)] += 1
 
     # --- drawing ----------------------------------------------------------------------------
-    def yield_ratio(self, group: str, features: tuple[str, ...] = ()) -> float:
+    def yield_ratio(self, group: str, features: tuple[str, ...]) -> float:
         """How much better than average the candidate's group, features and pairs have been at
         finding new items lately (1.0: average or unknown; in [0.5, 2])."""
         base = (self.total_gains + 1.0) / (self.total_trials + 2.0)
