@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import shutil
 import stat
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from shapefuzz.errors import CorpusError
 
 
 @contextmanager
@@ -106,6 +110,66 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
         raise
 
 
+# ----------------------------------------------------------------------------- names read back
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f/\\]")  # control characters (NUL included) and separators
+MAX_NAME = 200
+
+
+class UnsafeName(CorpusError):
+    """A name read from a campaign folder or corpus (a cause, an entry folder) that would not stay
+    a plain file name inside its folder: `..`, an absolute path, a separator, a control character,
+    or a link on the way. Such a name never becomes a path."""
+
+
+def safe_name(name: object, what: str) -> str:
+    """`name` when it is one plain file name (what the store or a meta.json says), else UnsafeName."""
+    text = name if isinstance(name, str) else ""
+    if not text or text in (".", "..") or len(text) > MAX_NAME or _UNSAFE.search(text) or text != text.strip():
+        shown = repr(name)[:60]
+        raise UnsafeName(f"{what} {shown} is not a plain file name (refused; was the folder tampered with?)")
+    return text
+
+
+def child(parent: str | os.PathLike, name: object, what: str) -> Path:
+    """The one way a name read back from disk becomes a path: `parent/name`, with `name` a plain
+    file name (safe_name), the path not a symbolic link, and resolving inside `parent`."""
+    parent = Path(parent)
+    path = parent / safe_name(name, what)
+    if path.is_symlink():
+        raise UnsafeName(f"{what} {path} is a symbolic link (refused, never followed)")
+    if os.path.dirname(os.path.realpath(path)) != os.path.realpath(parent):
+        raise UnsafeName(f"{what} {path} resolves outside {parent} (refused)")
+    return path
+
+
+def real_dir(path: str | os.PathLike) -> Path:
+    """`path` as a real folder of ours to write into: a symbolic link in its place is replaced
+    (removed, never followed), a missing folder created; a file in the way is an OSError."""
+    path = Path(path)
+    if path.is_symlink():
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or not path.is_dir():
+        raise OSError(errno.ENOTDIR, "not a folder", str(path))
+    return path
+
+
+def fresh_dir(path: str | os.PathLike) -> Path:
+    """`path` emptied for a rewrite: whatever was there (a folder, a file, a symbolic link) is
+    removed without following a link, and a real empty folder made."""
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path)  # rmtree never follows links inside (it unlinks them)
+        else:
+            path.unlink()
+    path.mkdir(parents=True)
+    return path
 
 
 def fsync_dir(path: str | os.PathLike) -> None:

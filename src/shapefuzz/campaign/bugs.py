@@ -114,11 +114,13 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
 def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=lambda text: None) -> int:
     """Writes each cause's bug fields into its corpus entries' meta.json; returns how many."""
     from shapefuzz.corpus import load_entry, update_meta
+    from shapefuzz.files import safe_name
 
     written = 0
     for cause in causes:
-        for entry in cause["corpus_entries"]:
+        for entry in cause["corpus_entries"]:  # inside the corpus (report.stored_entry)
             try:
+                safe_name(cause["cause"], "cause")  # the store's text is copied into meta.json only when a plain name
                 old = load_entry(Path(entry)).meta.get("bug") or {}
                 record = {**old, **{k: cause[k] for k in ("component", "scope", "lanes", "severity")}}
                 if cause.get("failing_pass"):

@@ -159,7 +159,7 @@ class Refresher:
                  say=lambda text: None) -> None:
         self.folder, self.say = Path(folder), say
         self.every = refresh_seconds() if every is None else every
-        self.issues = IssueTexts(self.folder, toolchain)
+        self.issues = IssueTexts(self.folder, toolchain, say)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_count = -1

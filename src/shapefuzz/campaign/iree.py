@@ -182,8 +182,10 @@ class IreeTarget:
 
     def rename_cause(self, entry: str, cause: str) -> None:
         from shapefuzz.corpus import update_meta
+        from shapefuzz.files import child, safe_name
 
-        update_meta(entry, cause=cause)
+        # the entry as the store names it, taken inside this campaign's corpus (a resumed store is read back)
+        update_meta(child(self.corpus_dir, Path(entry).name, "corpus entry"), cause=safe_name(cause, "cause"))
 
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is

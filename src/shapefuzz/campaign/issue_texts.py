@@ -2,26 +2,34 @@
 written into the campaign folder so the dashboard can link to it. Built from what the campaign
 saw (each lane's bucket of the cause) instead of re-checking every backend, so refreshing the
 dashboard compiles nothing; `shapefuzz export ENTRY --format issue` re-checks with the toolchain
-at hand. A report is rewritten only when its entry or its cause's lanes changed."""
+at hand. A report is rewritten only when its entry or its cause's lanes changed.
+
+A campaign folder is shared and copied, so nothing read from its store names a path unchecked:
+the cause becomes `issues/{cause}.md` only through `files.child` (a bad one is skipped with one
+line), and `issues/` and each `{cause}.files/` are replaced, never followed, when a link."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from shapefuzz.errors import ShapefuzzError
+from shapefuzz.files import UnsafeName, child, fresh_dir, real_dir, safe_name
+from shapefuzz.markup import code, text
 from shapefuzz.toolchain import Toolchain
 
 ISSUES_DIR = "issues"
 
 
 class IssueTexts:
-    def __init__(self, folder: Path, toolchain: Toolchain | None) -> None:
+    def __init__(self, folder: Path, toolchain: Toolchain | None,
+                 say: Callable[[str], None] = lambda line: None) -> None:
         self.folder = Path(folder) / ISSUES_DIR
         self.toolchain = toolchain
+        self.say = say
         self._version: str | None = None
         self._stamps: dict[str, tuple] = {}  # cause -> what its report was written from
+        self._refused: set[str] = set()  # causes already told to be bad names (said once)
 
     def version_text(self) -> str:
         if self._version is None:
@@ -38,7 +46,13 @@ class IssueTexts:
         if not entries or self.toolchain is None:
             return None
         entry_dir = entries[0]
-        out = self.folder / f"{cause['cause']}.md"
+        try:
+            out = child(self.folder, safe_name(cause["cause"], "cause") + ".md", "bug report")
+        except UnsafeName as error:
+            if str(cause["cause"]) not in self._refused:
+                self._refused.add(str(cause["cause"]))
+                self.say(f"issues: {error}; its bug report is not written")
+            return None
         try:
             stamp = (str(entry_dir), *(p.stat().st_mtime_ns for p in (entry_dir / "meta.json",
                                                                     entry_dir / "reproducer.mlir")),
@@ -61,12 +75,12 @@ class IssueTexts:
 
         entry = load_entry(entry_dir)
         p = plan(entry, self.toolchain)
-        lines = [f"{b['backend']}: fails the same way in this campaign ({b['count']} hit(s))"
+        lines = [f"{text(b['backend'])}: fails the same way in this campaign ({b['count']} hit(s))"
                  if b["signature"] == str(entry.signature) else
-                 f"{b['backend']}: `{b['signature']}` in this campaign (same cause, {b['count']} hit(s))"
+                 f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"
                  for b in buckets if b["state"] != "flaky"]
-        lines.append(f"(as the campaign saw it; `shapefuzz export {entry.id} --format issue` re-checks every "
+        lines.append(f"(as the campaign saw it; {code(f'shapefuzz export {entry.id} --format issue')} re-checks every "
                      "backend with the toolchain at hand)")
-        self.folder.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(out.with_name(out.stem + ".files"), ignore_errors=True)  # no file of an older reproducer
+        real_dir(self.folder)  # a link in its place is replaced, never written through
+        fresh_dir(out.with_name(out.stem + ".files"))  # no file of an older reproducer; a link removed, not followed
         write_issue(p, out, self.toolchain, IssueContext(self.version_text(), tuple(lines)))

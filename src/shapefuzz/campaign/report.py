@@ -19,6 +19,8 @@ from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
+from shapefuzz.files import UnsafeName, atomic_write, child
+from shapefuzz.markup import cell, code, code_cell, fenced, text
 
 REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -172,6 +174,18 @@ def _corpus_of(store: CampaignStore) -> Path | None:
     return Path(corpus) if corpus else None
 
 
+def stored_entry(stored: str, corpus: Path | None) -> str:
+    """A bucket's corpus entry as a path to use: the entry folder named by the store, taken inside
+    the campaign's corpus (`files.child`: a plain name, no link); "" when the store names none or
+    names something that is not a plain entry folder (a tampered store names no path)."""
+    if not stored or stored.startswith("?"):  # "?N": a save in flight
+        return ""
+    try:
+        return str(child(corpus if corpus is not None else Path(stored).parent, Path(stored).name, "corpus entry"))
+    except UnsafeName:
+        return ""
+
+
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
@@ -179,7 +193,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)
-    known = reported_entries(_corpus_of(store)) if store is not None else {}
+    corpus = _corpus_of(store) if store is not None else None
+    known = reported_entries(corpus) if store is not None else {}
     out = []
     for name, members in groups.items():
         triage = cause_triage(members)
@@ -195,7 +210,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             "count": sum(b.count for b in members), "first_seen": round(first, 1),
             "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
-            "corpus_entries": [b.corpus_entry for b in members if b.corpus_entry],
+            "corpus_entries": [e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e],
         })
     return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
                                       c["first_seen"]))
@@ -374,28 +389,28 @@ def shares(s: Summary) -> str:
 
 
 def markdown(s: Summary) -> str:
-    out = ["# shapefuzz campaign report", "", f"- folder: `{s.folder}`", f"- stopped: {s.reason or '-'}",
+    """report.md; every value from the store goes through `markup` (compiler text is never HTML,
+    a `|` in a pass name never shifts a column)."""
+    out = ["# shapefuzz campaign report", "", f"- folder: {code(s.folder)}", f"- stopped: {text(s.reason or '-')}",
            f"- candidates: {s.candidates} in {format_duration(s.active_seconds)} of active time "
            f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
-           "- verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
-           f"- {headline(s)}"]
+           "- verdicts: " + text(", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))),
+           f"- {text(headline(s))}"]
     if shares(s):
-        out.append(f"- {shares(s)}")
+        out.append(f"- {text(shares(s))}")
     if judge_line(s):
-        out.append(f"- {judge_line(s)}")
+        out.append(f"- {text(judge_line(s))}")
     if s.task_seconds:
         out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     for backend, why in s.set_aside.items():
-        out.append(f"- set aside: `{backend}`: {why}")
-    out += [f"- {line}" for line in slow_lane_lines(s)]
-    out += [f"- {line}" for line in environment_lines(s)]
-    out += [f"- {line}" for line in node_lines(s)]
+        out.append(f"- set aside: {code(backend)}: {text(why)}")
+    out += [f"- {text(line)}" for line in (*slow_lane_lines(s), *environment_lines(s), *node_lines(s))]
     for title, rows in (("Per family", s.families), ("Per backend", s.backends)):
         table = _table(title.split()[1], rows)
         out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
-        out += ["| " + " | ".join(r) + " |" for r in table[1:]]
+        out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in table[1:]]
     out += ["", "## Buckets found over time", "", f"![buckets over time]({PLOT_SVG})", "",
-            f"`|{sparkline(s.timeline, s.active_seconds)}|`", "", "## Causes", "",
+            code(f"|{sparkline(s.timeline, s.active_seconds)}|"), "", "## Causes", "",
             "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
             "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
             "Causes are in severity order (wrong values, runtime crashes, compiler crashes, compile errors, "
@@ -404,37 +419,36 @@ def markdown(s: Summary) -> str:
             "| re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in s.causes:
         known = "new" if c["new"] else (c["reported"] or "known")
-        out.append(f"| `{c['cause']}` | {c['triage']} | {c['severity']} | {c['component']} | "
-                   f"{c['failing_pass'] or '-'} | {c['scope']} | {regression_text(c['regression']) or '-'} | "
-                   f"{known} | {', '.join(c['backends'])} | {c['count']} | "
-                   f"{c['rehits']} ({c['rehit_seconds']:.0f}s) | {len(c['buckets'])} | "
-                   f"{c['evidence'].replace('|', '/')} |")
+        out.append("| " + " | ".join([
+            code_cell(c["cause"]), *(cell(v) for v in (
+                c["triage"], c["severity"], c["component"], c["failing_pass"] or "-", c["scope"],
+                regression_text(c["regression"]) or "-", known, ", ".join(c["backends"]), c["count"],
+                f"{c['rehits']} ({c['rehit_seconds']:.0f}s)", len(c["buckets"]), c["evidence"]))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:
         out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "
                 "instrumented compiles, counted at six points of active time (`N@time`), per lane and per family "
                 "of the candidate that reached them first; the lowerings of interest no compile reached.", "",
-                "```", *lines, "```"]
+                *fenced("\n".join(lines))]
     out += ["", "## Buckets", "",
             "| count | re-hits (cost) | state | triage | cause | backend | stage | status | family | reproducer bytes "
             "| corpus entry | failing pass | signature |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in s.buckets:
-        entry = f"`{Path(b['corpus_entry']).name}`" if b["corpus_entry"] else "-"
-        sig = b["signature"].replace("|", "\\|")
-        out.append(f"| {b['count']} | {b['rehits']} ({b['rehit_seconds']:.0f}s) | {b['state']} | {b['triage']} | `{b['cause']}` | {b['backend']} | {b['stage']} | {b['status']} | {b['family']} | "
-                   f"{b['reproducer_bytes']} | {entry} | {b.get('failing_pass') or '-'} | {sig} |")
+        entry = code_cell(Path(b["corpus_entry"]).name) if b["corpus_entry"] else "-"
+        out.append("| " + " | ".join([
+            *(cell(v) for v in (b["count"], f"{b['rehits']} ({b['rehit_seconds']:.0f}s)", b["state"], b["triage"])),
+            code_cell(b["cause"]), *(cell(v) for v in (b["backend"], b["stage"], b["status"], b["family"],
+                                                       b["reproducer_bytes"])),
+            entry, cell(b.get("failing_pass") or "-"), cell(b["signature"])]) + " |")
     return "\n".join(out) + "\n"
 
 
 def write_report(s: Summary, folder: Path) -> Path:
-    """report.md and buckets.svg in the campaign folder, each written atomically."""
-    import os
-
-    for name, text in ((PLOT_SVG, svg_plot(s.timeline, s.active_seconds)), (REPORT_MD, markdown(s))):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, folder / name)
+    """report.md and buckets.svg in the campaign folder, each written atomically (a link in the
+    way, or planted as a fixed temporary name, is replaced, never written through)."""
+    for name, body in ((PLOT_SVG, svg_plot(s.timeline, s.active_seconds)), (REPORT_MD, markdown(s))):
+        atomic_write(folder / name, body.encode())
     return folder / REPORT_MD
 
 

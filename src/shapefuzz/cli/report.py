@@ -39,7 +39,7 @@ def report(session: Session, campaign: str, as_html: bool, out: str | None, as_j
             except ShapefuzzError as error:  # the page is still worth having, without bug reports
                 click.echo(f"note: no toolchain ({error}); the dashboard links no bug reports", err=True)
                 toolchain = None
-            path = write_dashboard(store, Path(out) if out else None, summary, IssueTexts(store.folder, toolchain))
+            path = write_dashboard(store, Path(out) if out else None, summary, IssueTexts(store.folder, toolchain, say=lambda line: click.echo(line, err=True)))
             click.echo(f"wrote {path}")
         elif as_json:
             click.echo(json_text(summary))

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
-
 from shapefuzz.corpus.entry import INDEX, UnreadableEntry
 from shapefuzz.corpus.store import iter_entries
 from shapefuzz.files import atomic_write
+from shapefuzz.markup import cell, code
 from shapefuzz.triage.record import bug_record
 from shapefuzz.triage.severity import severity_rank
-
-
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
@@ -35,7 +30,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
     listed = []
     for entry in iter_entries(corpus_dir):
         if isinstance(entry, UnreadableEntry):
-            broken.append(f"- `{entry.id}`: {_cell(entry.reason)}")
+            broken.append(f"- {code(entry.id)}: {cell(entry.reason)}")
             continue
         m, sig = entry.meta, entry.signature
         # entries from before the bug record: computed from the entry's own signature and detail
@@ -46,11 +41,12 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
         order = (severity_rank(bug.get("severity", "")), bool(m.get("reported")), m["first_seen"], entry.id)
         listed.append((order,
             "| [{id}]({id}/) | {cause} | {sev} | {comp} | {fam} | {b} | {st} | {ss} | {n} | {f} | {l} | {v} | {e}{fl}{rep} | {msg} |".format(
-                id=entry.id, cause=_cell(m.get("cause") or "-"), sev=bug.get("severity") or "-",
-                comp=_cell(bug.get("component") or "-"), fam=m.get("family") or "-", b=sig.backend, st=sig.stage.value,
-                ss=sig.status.value, n=entry.count, f=m["first_seen"][:10], l=m["last_seen"][:10],
-                v=", ".join(entry.toolchain_versions), e=entry.expected_state, fl=" (flaky)" if entry.flaky else "",
-                rep=f", [reported]({m['reported']})" if m.get("reported") else "", msg=_cell(sig.message[:120]),
+                id=entry.id, cause=cell(m.get("cause") or "-"), sev=cell(bug.get("severity") or "-"),
+                comp=cell(bug.get("component") or "-"), fam=cell(m.get("family") or "-"), b=cell(sig.backend),
+                st=sig.stage.value, ss=sig.status.value, n=entry.count, f=cell(m["first_seen"][:10]),
+                l=cell(m["last_seen"][:10]), v=cell(", ".join(entry.toolchain_versions)), e=entry.expected_state,
+                fl=" (flaky)" if entry.flaky else "", rep=f", [reported]({cell(m['reported'])})" if m.get("reported")
+                else "", msg=cell(sig.message[:120]),
             )
         ))
     rows += [row for _, row in sorted(listed)]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export.plan import Plan, element_type, number_text
 from shapefuzz.export.run_module import run_module_argv, write_run_module
 from shapefuzz.files import atomic_write
+from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
 from shapefuzz.triage.issue import backtrace_lines, issue_title, lane_lines, regression_line, without_header
@@ -43,38 +43,30 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     lanes = (p.entry.meta.get("bug") or {}).get("lanes") or []  # every lane where it reproduced
     names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends, *lanes])
              if b in BACKENDS and BACKENDS[b].compiles(probe)]
-    lines = [f"{b}: not supported by this iree-compile" for b in p.entry.backends
+    lines = [f"{text(b)}: not supported by this iree-compile" for b in p.entry.backends
              if b in BACKENDS and not BACKENDS[b].compiles(probe)]
     try:
         report = check_entry(p.entry, toolchain, names, confirm=False)
     except ShapefuzzError as error:
-        return IssueContext(version_text, (*lines, f"could not re-check it here: {error}"))
+        return IssueContext(version_text, (*lines, f"could not re-check it here: {text(error)}"))
     if report.verify_error:
         lines.insert(0, "the reproducer does not verify with this toolchain: "
-                        + (report.verify_error.strip().splitlines() or ["?"])[0][:200])
+                        + text((report.verify_error.strip().splitlines() or ["?"])[0][:200]))
     detail = ""
     for r in report.results:
         if r.failed and r.backend == p.backend.name:
             detail = scrub(r.detail)
         if r.failed:
             same = r.signature == p.entry.signature
-            what = "fails the same way (this issue)" if same else f"fails differently: `{r.signature}`"
+            what = "fails the same way (this issue)" if same else f"fails differently: {code(r.signature)}"
         elif r.status == Status.SKIPPED or (r.status == Status.OK and r.stage == Stage.COMPILE):
             what = "compiles (no device to run it here)"
         elif r.status == Status.UNSUPPORTED:
-            what = "unsupported by the target: " + (r.detail.strip().splitlines() or [""])[0][:160]
+            what = "unsupported by the target: " + text((r.detail.strip().splitlines() or [""])[0][:160])
         else:
             what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
-        lines.append(f"{r.backend}: {what}")
+        lines.append(f"{text(r.backend)}: {what}")
     return IssueContext(version_text, tuple(lines), detail)
-
-
-def _fenced(text: str, lang: str = "") -> list[str]:
-    """A Markdown code block that the text cannot close early (a fence longer than any run of
-    backticks inside it)."""
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return [fence + lang, *text.rstrip("\n").splitlines(), fence]
 
 
 def _components(p: Plan) -> list[str]:
@@ -88,7 +80,7 @@ def _components(p: Plan) -> list[str]:
 def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     sig, b = p.entry.signature, p.backend
     detail = (p.entry.meta.get("detail") or context.detail).strip()
-    target = f"the `{b.name}` backend ({b.description})"
+    target = f"the {code(b.name)} backend ({text(b.description)})"
     if sig.stage == Stage.COMPILE:
         head = {
             Status.CRASH: f"`iree-compile` crashes on valid input for {target}.",
@@ -108,24 +100,24 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
         lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
     bug = p.entry.meta.get("bug") or {}
     if bug.get("component"):
-        lines += ["", f"Where: {bug['component']}" + (f", in the pass `{bug['failing_pass']}`" if bug.get("failing_pass")
-                                                       else "") + f" ({bug.get('scope', 'default pipeline')})."]
+        lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
+                                                             if bug.get("failing_pass") else "")
+                  + f" ({text(bug.get('scope', 'default pipeline'))})."]
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
         said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
-        lines += ["", *_fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
+        lines += ["", *fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
     elif detail:
-        lines += ["", *_fenced("\n".join(detail.splitlines()[:40]), "text")]
+        lines += ["", *fenced("\n".join(detail.splitlines()[:40]), "text")]
     if p.expected is not None and sig.stage != Stage.COMPILE:
-        lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), "", "```text"]
-        lines += [_shown(f"result {i}", a) for i, a in enumerate(p.expected)]
-        lines.append("```")
+        lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), ""]
+        lines += fenced("\n".join(_shown(f"result {i}", a) for i, a in enumerate(p.expected)), "text")
         if p.ties:
             lines.append("The top-k indices have ties: any indices that select the expected values are right.")
     notes = str(p.entry.meta.get("notes") or "").strip()
     if notes:  # what an engineer found reading the case (the failing pass of a miscompile, a minimal form)
-        lines += ["", f"Analysis: {notes}"]
-    lines += ["", f"Normalized signature (shapefuzz): `{sig}`"]
+        lines += ["", f"Analysis: {text(notes)}"]
+    lines += ["", f"Normalized signature (shapefuzz): {code(sig)}"]
     return lines
 
 
@@ -148,9 +140,10 @@ def bisect_line(bisect: dict) -> str:
     if release("first_failing"):
         worked = f"worked in {release('last_passing')}, " if release("last_passing") else ""
         fixed = f"; fixed in {release('first_fixed')}" if release("first_fixed") else ""
-        return f"- Bisected over released wheels: {worked}fails from {release('first_failing')}{fixed}."
+        return text(f"- Bisected over released wheels: {worked}fails from {release('first_failing')}{fixed}.")
     span = "..".join(comment_text(v, 40) for v in (bisect.get("versions") or [])[:2])
-    return f"- Bisected over released wheels ({span}): {comment_text(bisect.get('note') or 'no failing release found')}."
+    return "- " + text(f"Bisected over released wheels ({span}): "
+                       f"{comment_text(bisect.get('note') or 'no failing release found')}.")
 
 
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
@@ -161,48 +154,48 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
     compile_cmd = " ".join(shlex.quote(w) for w in words)
     steps = import_steps(entry, files) + [
-        f"1. Save the input IR as `reproducer.mlir` (it is also in `{files}/`, with the `.npy` files below):",
-        "", *_fenced(without_header(entry.mlir), "mlir"), "",
-        "2. Compile it:", "", "```sh", compile_cmd, "```",
+        f"1. Save the input IR as `reproducer.mlir` (it is also in {code(files + '/')}, with the `.npy` files below):",
+        "", *fenced(without_header(entry.mlir), "mlir"), "",
+        "2. Compile it:", "", *fenced(compile_cmd, "sh"),
     ]
     if p.runs and sig.stage != Stage.COMPILE:
         run = [w for w in run_module_argv(p) if not w.startswith("--output=")]
         if p.ties:  # the exact check would fail a right answer: print the results instead
             run = [w for w in run if not w.startswith("--expected_output=")]
         steps += ["", "3. Run it with the inputs (`inputs/argN.npy`)" + ("" if p.ties else " and the expected results "
-                  "(`expected/resultN.npy`, the NumPy reference)") + ":", "", "```sh",
-                  " ".join(shlex.quote(w) for w in run), "```", ""]
+                  "(`expected/resultN.npy`, the NumPy reference)") + ":", "",
+                  *fenced(" ".join(shlex.quote(w) for w in run), "sh"), ""]
         if p.ties:
-            steps += [f"(`sh {files}/run.sh` runs both steps and checks the indices by the values they select.)", ""]
-        steps += ["Inputs:", "", "```text", *[_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])], "```"]
+            steps += [f"({code(f'sh {files}/run.sh')} runs both steps and checks the indices by the values they select.)", ""]
+        steps += ["Inputs:", "", *fenced("\n".join(_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])), "text")]
     bisect = entry.meta.get("bisect")
-    context_lines = [f"- Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
-                     f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), with IREE "
-                     f"{', '.join(entry.toolchain_versions) or '?'}."]
+    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
+                                 f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
+                                 f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
     context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
     triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
     if triage:
         evidence = entry.meta.get("triage_evidence")
-        context_lines.append(f"- Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
-                             + (f" ({evidence})" if evidence else ""))
+        context_lines.append("- " + text(f"Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
+                                         + (f" ({evidence})" if evidence else "")))
     context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
     regression = regression_line(entry.meta)
     if regression:
         context_lines.append(regression)
     context_lines.append(bisect_line(bisect) if isinstance(bisect, dict) and bisect else
-                         f"- Not bisected yet (`shapefuzz bisect {entry.id}` finds the release that broke it)."
+                         f"- Not bisected yet ({code(f'shapefuzz bisect {entry.id}')} finds the release that broke it)."
                          if not regression else "")
     context_lines = [line for line in context_lines if line]
     if entry.flaky:
         context_lines.append("- Flaky: it did not fail on every run.")
     title = comment_text(issue_title(entry.meta, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
     body = [
-        f"<!-- Suggested title: {title.replace('--', '- -')} -->",
+        f"<!-- Suggested title: {comment(title)} -->",
         "",
         "### What happened?", "", *_what_happened(p, context), "",
         "### Steps to reproduce your issue", "", *steps, "",
         "### What component(s) does this issue relate to?", "", ", ".join(_components(p)), "",
-        "### Version information", "", *_fenced(context.version_text, "text"), "",
+        "### Version information", "", *fenced(context.version_text, "text"), "",
         "### Additional context", "", *context_lines,
     ]
     return "\n".join(body) + "\n"
@@ -219,8 +212,8 @@ def import_steps(entry: CorpusEntry, files: str) -> list[str]:
                        ["iree-import-onnx", MODEL_FILE, "-o", "reproducer.mlir"])
     origin = entry.meta.get("origin")
     return [f"0. The IR below is what IREE's ONNX importer (from the same iree-base-compiler package) makes of the "
-            f"ONNX model `{MODEL_FILE}` ({model_opset(model.read_bytes())}; attached in `{files}/`"
-            + (f"; {comment_text(origin, 300)}" if origin else "") + "):", "", "```sh", command, "```", ""]
+            f"ONNX model `{MODEL_FILE}` ({text(model_opset(model.read_bytes()))}; attached in {code(files + '/')}"
+            + (f"; {text(comment_text(origin, 300))}" if origin else "") + "):", "", *fenced(command, "sh"), ""]
 
 
 def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext | None = None) -> list[Path]:

@@ -4,6 +4,7 @@ fail, so a fix shows up as an unexpected pass."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -13,8 +14,17 @@ from shapefuzz.export.plan import Plan
 from shapefuzz.export.run_module import checks_source
 
 
+def _value(value: object) -> str:
+    """One element as Python source: NaN and infinities as `float("nan")`/`float("inf")` (repr
+    gives a bare `nan`, a NameError in the exported test)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
 def _array_literal(array: np.ndarray) -> str:
-    return f"np.array({array.reshape(-1).tolist()!r}, dtype=np.{array.dtype.name}).reshape({tuple(array.shape)!r})"
+    values = ", ".join(_value(v) for v in array.reshape(-1).tolist())
+    return f"np.array([{values}], dtype=np.{array.dtype.name}).reshape({tuple(array.shape)!r})"
 
 
 def to_pytest(p: Plan) -> str:

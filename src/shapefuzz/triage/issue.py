@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
 from shapefuzz.triage.failing_pass import raw_frames
 from shapefuzz.triage.record import TOP_FRAMES
@@ -40,13 +41,13 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
 
 
 def lane_lines(meta: dict[str, Any], entry_backend: str) -> list[str]:
-    """One line per lane where it reproduces, with the non-default flags that lane adds."""
+    """One line per lane where it reproduces, with the non-default flags that lane adds (Markdown)."""
     bug = meta.get("bug") or {}
     lanes = list(dict.fromkeys([entry_backend, *(bug.get("lanes") or [])]))
     out = []
     for lane in lanes:
         flags = variant_flags(lane)
-        out.append(f"`{lane}`" + (f" (adds `{' '.join(flags)}`)" if flags else " (default flags)"))
+        out.append(markup.code(lane) + (f" (adds {markup.code(' '.join(flags))})" if flags else " (default flags)"))
     return out
 
 
@@ -63,7 +64,7 @@ def backtrace_lines(meta: dict[str, Any]) -> list[str]:
 def regression_line(meta: dict[str, Any]) -> str | None:
     record = (meta.get("bug") or {}).get("regression")
     if isinstance(record, dict) and record.get("text"):
-        return f"- Regression range over released wheels: {record['text']}."
+        return f"- Regression range over released wheels: {markup.text(record['text'])}."
     return None
 
 
