@@ -94,7 +94,7 @@ def test_narrow_results_are_judged_within_a_k_derived_bound():
 
 
 def test_forms_follow_the_case():
-    from shapefuzz.families.matmul.forms import forms_for
+    from shapefuzz.families.matmul.params import forms_for
 
     assert forms_for(_base(dtype="i8", out="i32")) == ("named", "generic", "contract", "quantized")
     assert "materialized" in forms_for(_base(trans_b=True)) and "quantized" not in forms_for(_base(dtype="i8", out="i32", trans_a=True))

@@ -4,7 +4,7 @@ included), f32 / f16 / bf16 operands accumulated in f32 (an f16 / bf16 result ro
 i8 x i8 -> i32 with zero points (MatMulInteger: (a - a_zp)(b - b_zp), exactly), and a Gemm
 epilogue on 2-D cases (alpha * A.B + beta * C). Forms the metamorphic oracle compares: the named
 op (indexing maps for transposes and broadcasts), one `linalg.generic`, `linalg.contract`, the
-transpose / broadcast materialized before a plain op, and the quantized named ops (forms.py).
+transpose / broadcast materialized before a plain op, and the quantized named ops (params.py).
 Spellings: `torch.aten.mm` / `bmm` / `matmul` / `mv` / `addmm`; ONNX MatMul, Gemm (transA,
 transB, alpha, beta, C) and MatMulInteger (spellings.py)."""
 

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from shapefuzz.families.base import FamilyParams
 
 DTYPES = ("f32", "f16", "bf16", "i8")
-# The one linalg op, its generic form, linalg.contract, the transpose / broadcast materialized
-# (linalg.transpose, linalg.broadcast) before a plain op, and linalg.quantized_(batch_)matmul.
+# The named op (`linalg.matmul` / `batch_matmul` with indexing maps for a transposed or broadcast
+# operand; `matvec` / `vecmat` and their batch ops for a vector operand, a transposed matrix operand
+# swapping the two), one `linalg.generic`, `linalg.contract`, the transpose and broadcast
+# materialized by `linalg.transpose` / `linalg.broadcast` before a plain op, and
+# `linalg.quantized_matmul` / `quantized_batch_matmul` for plain i8 cases.
 FORMS = ("named", "generic", "contract", "materialized", "quantized")
 VECS = ("", "matvec", "vecmat")
 BCASTS = ("none", "a", "b")  # which operand has no batch dims
@@ -110,8 +113,6 @@ def bias_dyn(p: Params) -> list[bool]:
 def problem(p: Params) -> str:
     """Why the params describe no case this family builds ("" when they do): the one check behind
     `is_valid`, and the line a user gets for a case file holding such params."""
-    from shapefuzz.families.matmul.forms import forms_for
-
     if p.dtype not in DTYPES:
         return f"dtype {p.dtype!r} is not one of {', '.join(DTYPES)}"
     outs = ("i32",) if p.dtype == "i8" else ("f32",) + ((p.dtype,) if p.dtype != "f32" else ())
@@ -144,3 +145,18 @@ def problem(p: Params) -> str:
     if p.form not in forms_for(p):
         return f"form {p.form!r} does not write this case; it takes {', '.join(forms_for(p))}"
     return ""
+
+
+def forms_for(p: Params) -> tuple[str, ...]:
+    """The linalg formulations that write the case (the forms the metamorphic oracle compares)."""
+    forms = ["generic", "contract"]
+    plain = not p.trans_a and not p.trans_b and p.bcast == "none"
+    # batch_matmul broadcasts only an operand in its plain layout; the vector ops take no maps
+    bcast_transposed = (p.bcast == "a" and p.trans_a) or (p.bcast == "b" and p.trans_b)
+    if len(p.batch) <= 1 and (not p.vec or p.bcast == "none") and not bcast_transposed:
+        forms.insert(0, "named")
+    if len(p.batch) <= 1 and not p.vec and not plain:
+        forms.append("materialized")
+    if p.quantized and len(p.batch) <= 1 and not p.vec and plain:
+        forms.append("quantized")
+    return tuple(forms)

@@ -41,10 +41,11 @@ def _map(loops: Sequence[str], dims: Sequence[str]) -> str:
 class _Shapes:
     """Sizes, `?` flags and the SSA size of each dynamic dim (read from the first argument holding it)."""
 
-    def __init__(self, p: Params, iv: IndexValues, a_type: str, b_type: str) -> None:
+    def __init__(self, p: Params, iv: IndexValues) -> None:
         self.size = {f"b{i}": s for i, s in enumerate(p.batch)} | {"m": p.m, "n": p.n, "k": p.k}
         self.dyn = {f"b{i}": d for i, d in enumerate(p.batch_dyn)} | {"m": p.m_dyn, "n": p.n_dyn, "k": p.k_dyn}
-        self.iv, self.sources = iv, [("%a", a_type, _a_dims(p)), ("%b", b_type, _b_dims(p))]
+        self.iv = iv
+        self.sources: list[tuple[str, str, list[str]]] = []  # (argument, its type, its dims' names)
 
     def type(self, dims: Sequence[str], elt: str) -> str:
         return tensor_type([self.size[d] for d in dims], elt, [self.dyn[d] for d in dims])
@@ -75,7 +76,7 @@ def render(p: Params) -> str:
     iv = IndexValues()
     a_in, b_in = boundary_elt(p.dtype), boundary_elt(p.dtype)
     a_dims, b_dims, c_dims, loops = _a_dims(p), _b_dims(p), _c_dims(p), _loops(p)
-    sh = _Shapes(p, iv, tensor_type([0], a_in), tensor_type([0], b_in))
+    sh = _Shapes(p, iv)
     a_type, b_type = sh.type(a_dims, a_in), sh.type(b_dims, b_in)
     sh.sources = [("%a", a_type, a_dims), ("%b", b_type, b_dims)]
     out_b = boundary_elt(p.out)
@@ -95,7 +96,7 @@ def render(p: Params) -> str:
             constants.append(f"%{name}_zp = arith.constant {zps[i]} : i32")
         value, dims, elt = ops[i]
         if p.dtype == "bf16":
-            lines = [f"%t = arith.truncf %x : f32 to bf16", "linalg.yield %t : bf16"]
+            lines = ["%t = arith.truncf %x : f32 to bf16", "linalg.yield %t : bf16"]
             preps.append(_elementwise(sh, f"%{name}_bf16", [(value, dims, elt)], dims, "bf16", lines))
             ops[i] = [f"%{name}_bf16", dims, "bf16"]
         elif zps[i] and p.form not in ("generic", "quantized"):

@@ -10,9 +10,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features
-from shapefuzz.families.matmul.forms import equivalent_forms, forms_for
 from shapefuzz.families.matmul.params import (
-    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, Params, a_shape, b_shape, c_shape, problem)
+    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, Params, a_shape, b_shape, c_shape, forms_for, problem)
 
 _K = SMALL_SIZES + (31, 33, 64, 65, 127, 129, 257, 1025)
 _LARGE = (127, 128, 129, 255, 256, 257, 512, 513, 1023, 1024, 1025, 2049)
@@ -66,6 +65,10 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
 
 def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
     return _params(regime)
+
+
+def equivalent_forms(p: Params) -> list[Params]:
+    return [p.replace(form=form) for form in forms_for(p)]
 
 
 FEATURES = (
