@@ -147,3 +147,38 @@ def test_forms_and_spellings_match_the_reference_on_cpu(params, toolchain):
     assert {"linalg", "torch"} <= set(spelled) and ("onnx" in spelled) == (params.dtype != "bf16"), spelled
     assert "onnx" not in spelled or HAND_WRITTEN not in FAMILY.render(spelled["onnx"])  # a real model, imported
     assert result.verdict == Verdict.PASS and not result.disagreements, [r.to_json() for _, r in result.reports]
+
+
+# Two real IREE 3.13 wrong-value bugs this family found on Vulkan (Mesa's llvmpipe driver here; the
+# same driver runs the equivalent forms right, and llvm-cpu and vmvx are right):
+# - f16 operands widened to f32 by an elementwise op, both transposed, then an f32 matmul (the torch
+#   spelling of an f32 result of f16 operands, and ONNX's Cast + Gemm(transA, transB)) gives wrong
+#   values on the llvmpipe target; one transpose, f32 operands, or the widening inside the matmul
+#   (every linalg form) are right. Plain linalg reproduces it (extf generics with transposed maps).
+F16_WIDENED_TRANSPOSED = _base(dtype="f16", m=4, n=4, k=4, trans_a=True, trans_b=True, frontend="torch")
+# - i8 zero points subtracted by an elementwise producer (i8 -> i32) feeding a batched contraction
+#   (batch_matvec; batch_matmul at K = 127, not 16; linalg.contract; the torch and ONNX spellings):
+#   wrong values on both Vulkan targets; without zero points, without the batch dim, or with the
+#   subtraction inside one linalg.generic: right.
+I8_SHIFTED_BATCHED = _base(dtype="i8", out="i32", batch=[2], batch_dyn=[False], m=8, n=1, k=16, a_zp=1, b_zp=1,
+                           vec="matvec", form="named")
+
+
+@pytest.mark.iree
+@pytest.mark.vulkan
+@pytest.mark.parametrize("params,right", [
+    (F16_WIDENED_TRANSPOSED, F16_WIDENED_TRANSPOSED.replace(frontend="linalg", form="named")),
+    (I8_SHIFTED_BATCHED, I8_SHIFTED_BATCHED.replace(form="generic")),
+], ids=["f16-widened-transposed", "i8-zero-points-batched"])
+def test_known_bugs_vulkan_llvmpipe(params, right, has_vulkan):
+    from family_testing import check_params
+    from shapefuzz.model import Status
+
+    if not has_vulkan:
+        pytest.skip("no Vulkan device")
+    report = check_params("matmul", params, backends=("llvm-cpu", "vulkan-llvmpipe"))
+    statuses = {r.backend: r.status for r in report.results}
+    if statuses["vulkan-llvmpipe"] == Status.OK:
+        pytest.fail("IREE now computes this right on vulkan-llvmpipe: the known bug is fixed, update this test")
+    assert statuses == {"llvm-cpu": Status.OK, "vulkan-llvmpipe": Status.MISMATCH}, report.to_json()
+    assert check_params("matmul", right, backends=("vulkan-llvmpipe",)).verdict == Verdict.PASS
