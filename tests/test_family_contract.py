@@ -17,7 +17,7 @@ from shapefuzz.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
-N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300}  # others: 200
+N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300, "matmul": 500}  # others: 200
 SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
 
 
@@ -175,6 +175,7 @@ CONJUNCTION = {
     "gather": {"dyn:none", "dtype:f32", "indices:plain"},
     "reduce": {"dyn:none", "dtype:f32", "form:generic"},
     "attention": {"dyn:none", "dtype:f32", "mask:none"},
+    "matmul": {"dyn:none", "dtype:f32", "form:generic"},
 }
 
 
@@ -214,8 +215,11 @@ def _largest_operand_bytes(family, p) -> int:
         "gather": lambda: __import__("shapefuzz.families.gather.strategy", fromlist=["x"]).largest_shape(p),
         "reduce": lambda: list(p.shape),
         "attention": lambda: __import__("shapefuzz.families.attention.params", fromlist=["x"]).k_shape(p),
+        "matmul": lambda: max((f(p) for f in (__import__("shapefuzz.families.matmul.params", fromlist=["x"]).a_shape,
+                                              __import__("shapefuzz.families.matmul.params", fromlist=["x"]).b_shape)),
+                              key=lambda s: int(np.prod(s))),
     }[family.name]()
-    return int(np.prod(shapes)) * np_dtype(p.dtype).itemsize
+    return int(np.prod(shapes)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
 
 
 @pytest.mark.iree

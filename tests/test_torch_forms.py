@@ -49,6 +49,8 @@ GOOD = {
                "keepdims": True, "use": "both", "index_dtype": "i64"},
     "attention": {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
                   "k2_dyn": True, "scale": 0.5, "mask": "random"},
+    "matmul": {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
+               "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"},
 }
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group

@@ -19,8 +19,8 @@ from shapefuzz.mlirinfo import parse_tensor_type, split_top_level
 from shapefuzz.templates import render_template
 
 # MLIR element type -> torch dtype name, and torch's ScalarType codes (c10/core/ScalarType.h).
-TORCH_ELT = {"f32": "f32", "f16": "f16", "i64": "si64", "i32": "si32", "i8": "si8", "i1": "i1"}
-SCALAR_TYPE = {"i8": 1, "i32": 3, "i64": 4, "f16": 5, "f32": 6, "i1": 11}
+TORCH_ELT = {"f32": "f32", "f16": "f16", "bf16": "bf16", "i64": "si64", "i32": "si32", "i8": "si8", "i1": "i1"}
+SCALAR_TYPE = {"i8": 1, "i32": 3, "i64": 4, "f16": 5, "f32": 6, "i1": 11, "bf16": 15}
 INT64_MAX = 9223372036854775807  # what exporters write for "to the end" in a slice
 
 

@@ -1,0 +1,33 @@
+"""The matmul family: `linalg.matmul` / `batch_matmul` (one or two batch dims), A or B stored
+transposed, one operand broadcast across the batch, matvec / vecmat edges, any dim `?` (K
+included), f32 / f16 / bf16 operands accumulated in f32 (an f16 / bf16 result rounded once),
+i8 x i8 -> i32 with zero points (MatMulInteger: (a - a_zp)(b - b_zp), exactly), and a Gemm
+epilogue on 2-D cases (alpha * A.B + beta * C). Forms the metamorphic oracle compares: the named
+op (indexing maps for transposes and broadcasts), one `linalg.generic`, `linalg.contract`, the
+transpose / broadcast materialized before a plain op, and the quantized named ops (params.py).
+Spellings: `torch.aten.mm` / `bmm` / `matmul` / `mv` / `addmm`; ONNX MatMul, Gemm (transA,
+transB, alpha, beta, C) and MatMulInteger (spellings.py)."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import EXACT, Family, elementwise_rule
+from shapefuzz.families.matmul.params import Params
+from shapefuzz.families.matmul.reference import UNIT_ROUNDOFF, compare, make_inputs, reference
+from shapefuzz.families.matmul.render import render
+from shapefuzz.families.matmul.strategy import (
+    FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
+
+__all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: exact for f32 and i32 results; an f16 / bf16 result within the
+    bound reference.py derives, taken at its largest (|a|, |b|, |bias| <= 2)."""
+    if p.out not in UNIT_ROUNDOFF:
+        return dict(EXACT)
+    s = 4.0 * p.k * abs(p.alpha) + 2.0 * abs(p.beta) * (p.bias != "none")
+    return elementwise_rule(0.0, UNIT_ROUNDOFF[p.out] * (p.k + 3) * s)
+
+
+FAMILY = Family.define("matmul", Params, globals())

@@ -1,0 +1,162 @@
+"""The matmul family's parameters and shapes: C[batch.., M, N] = A[batch.., M, K] . B[batch.., K, N],
+with A or B stored transposed, one operand without the batch dims (broadcast across the batch),
+a vector operand (matvec: B is [.., K]; vecmat: A is [.., K]), any dim `?`, f32 / f16 / bf16
+operands accumulated in f32, i8 x i8 -> i32 with zero points (MatMulInteger: (a - a_zp)(b - b_zp)),
+and, for a plain 2-D case, a Gemm epilogue: alpha * A.B + beta * C."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapefuzz.families.base import FamilyParams
+
+DTYPES = ("f32", "f16", "bf16", "i8")
+# The named op (`linalg.matmul` / `batch_matmul` with indexing maps for a transposed or broadcast
+# operand; `matvec` / `vecmat` and their batch ops for a vector operand, a transposed matrix operand
+# swapping the two), one `linalg.generic`, `linalg.contract`, the transpose and broadcast
+# materialized by `linalg.transpose` / `linalg.broadcast` before a plain op, and
+# `linalg.quantized_matmul` / `quantized_batch_matmul` for plain i8 cases.
+FORMS = ("named", "generic", "contract", "materialized", "quantized")
+VECS = ("", "matvec", "vecmat")
+BCASTS = ("none", "a", "b")  # which operand has no batch dims
+BIASES = ("none", "row", "full")  # the Gemm C operand: none, [N] (broadcast over rows), [M, N]
+SCALES = (1.0, 0.5, 2.0, 0.25)  # alpha and beta: powers of two keep every sum exact
+# Written without literals over 99 that no other module holds: Hypothesis draws integers from the
+# constants of the loaded modules, and a new one would change what recorded seeds draw.
+I8_MAX = (1 << 7) - 1
+I8_MIN = -I8_MAX - 1
+
+
+@dataclass(frozen=True)
+class Params(FamilyParams):
+    dtype: str
+    out: str  # the result type: "f32" (the accumulator) or the operand type (f16 / bf16); "i32" for i8
+    batch: tuple[int, ...]  # 0, 1 or 2 batch dims
+    batch_dyn: tuple[bool, ...]
+    m: int
+    n: int
+    k: int
+    m_dyn: bool
+    n_dyn: bool
+    k_dyn: bool
+    trans_a: bool = False  # A stored [.., K, M]
+    trans_b: bool = False  # B stored [.., N, K]
+    bcast: str = "none"
+    vec: str = ""
+    form: str = "named"
+    a_zp: int = 0
+    b_zp: int = 0
+    alpha: float = 1.0
+    beta: float = 1.0
+    bias: str = "none"
+    big: bool = False
+
+    @property
+    def acc(self) -> str:
+        return "i32" if self.dtype == "i8" else "f32"
+
+    @property
+    def quantized(self) -> bool:
+        return self.dtype == "i8"
+
+    @property
+    def epilogue(self) -> bool:
+        return self.alpha != 1.0 or self.bias != "none"
+
+
+def a_shape(p: Params) -> list[int]:
+    """A as stored (the function's first argument)."""
+    batch = [] if p.bcast == "a" else list(p.batch)
+    if p.vec == "vecmat":
+        return batch + [p.k]
+    return batch + ([p.k, p.m] if p.trans_a else [p.m, p.k])
+
+
+def b_shape(p: Params) -> list[int]:
+    batch = [] if p.bcast == "b" else list(p.batch)
+    if p.vec == "matvec":
+        return batch + [p.k]
+    return batch + ([p.n, p.k] if p.trans_b else [p.k, p.n])
+
+
+def c_shape(p: Params) -> list[int]:
+    """The result: [batch.., M, N] without the vector's dropped dim."""
+    return list(p.batch) + ([] if p.vec == "vecmat" else [p.m]) + ([] if p.vec == "matvec" else [p.n])
+
+
+def bias_shape(p: Params) -> list[int]:
+    return {"none": [], "row": [p.n], "full": [p.m, p.n]}[p.bias]
+
+
+def a_dyn(p: Params) -> list[bool]:
+    batch = [] if p.bcast == "a" else list(p.batch_dyn)
+    if p.vec == "vecmat":
+        return batch + [p.k_dyn]
+    return batch + ([p.k_dyn, p.m_dyn] if p.trans_a else [p.m_dyn, p.k_dyn])
+
+
+def b_dyn(p: Params) -> list[bool]:
+    batch = [] if p.bcast == "b" else list(p.batch_dyn)
+    if p.vec == "matvec":
+        return batch + [p.k_dyn]
+    return batch + ([p.n_dyn, p.k_dyn] if p.trans_b else [p.k_dyn, p.n_dyn])
+
+
+def c_dyn(p: Params) -> list[bool]:
+    return list(p.batch_dyn) + ([] if p.vec == "vecmat" else [p.m_dyn]) + ([] if p.vec == "matvec" else [p.n_dyn])
+
+
+def bias_dyn(p: Params) -> list[bool]:
+    return {"none": [], "row": [p.n_dyn], "full": [p.m_dyn, p.n_dyn]}[p.bias]
+
+
+def problem(p: Params) -> str:
+    """Why the params describe no case this family builds ("" when they do): the one check behind
+    `is_valid`, and the line a user gets for a case file holding such params."""
+    if p.dtype not in DTYPES:
+        return f"dtype {p.dtype!r} is not one of {', '.join(DTYPES)}"
+    outs = ("i32",) if p.dtype == "i8" else ("f32",) + ((p.dtype,) if p.dtype != "f32" else ())
+    if p.out not in outs:
+        return f"out {p.out!r}: {p.dtype} operands give {' or '.join(outs)}"
+    if not (0 <= len(p.batch) <= 2 and len(p.batch_dyn) == len(p.batch)):
+        return "batch: 0, 1 or 2 dims, with as many batch_dyn flags"
+    if min((*p.batch, p.m, p.n, p.k)) < 1:
+        return "every size is at least 1"
+    if p.bcast not in BCASTS or (p.bcast != "none" and not p.batch):
+        return f"bcast {p.bcast!r}: one of {', '.join(BCASTS)}, and only with batch dims"
+    if p.vec not in VECS:
+        return f"vec {p.vec!r} is not one of {VECS}"
+    if (p.vec == "matvec" and (p.trans_b or p.n != 1)) or (p.vec == "vecmat" and (p.trans_a or p.m != 1)):
+        return "a vector operand: N = 1 (matvec) or M = 1 (vecmat), and it is not transposed"
+    if (p.vec == "matvec" and p.n_dyn) or (p.vec == "vecmat" and p.m_dyn):
+        return "the dim a vector operand drops is not dynamic"
+    for name, zp in (("a_zp", p.a_zp), ("b_zp", p.b_zp)):
+        if zp and not p.quantized:
+            return f"{name}: zero points only with i8 operands"
+        if not I8_MIN <= zp <= I8_MAX:
+            return (f"{name} {zp} is not an i8 value: a MatMulInteger zero point has its operand's type "
+                    f"(int8, {I8_MIN}..{I8_MAX})")
+    if p.alpha not in SCALES or p.beta not in SCALES or p.bias not in BIASES:
+        return f"alpha and beta are one of {SCALES}; bias one of {BIASES}"
+    if (p.epilogue or p.beta != 1.0) and (p.batch or p.vec or p.quantized):
+        return "a Gemm epilogue (alpha, beta, bias) only on a plain 2-D float case"
+    if p.bias == "none" and p.beta != 1.0:
+        return "beta without a bias"
+    if p.form not in forms_for(p):
+        return f"form {p.form!r} does not write this case; it takes {', '.join(forms_for(p))}"
+    return ""
+
+
+def forms_for(p: Params) -> tuple[str, ...]:
+    """The linalg formulations that write the case (the forms the metamorphic oracle compares)."""
+    forms = ["generic", "contract"]
+    plain = not p.trans_a and not p.trans_b and p.bcast == "none"
+    # batch_matmul broadcasts only an operand in its plain layout; the vector ops take no maps
+    bcast_transposed = (p.bcast == "a" and p.trans_a) or (p.bcast == "b" and p.trans_b)
+    if len(p.batch) <= 1 and (not p.vec or p.bcast == "none") and not bcast_transposed:
+        forms.insert(0, "named")
+    if len(p.batch) <= 1 and not p.vec and not plain:
+        forms.append("materialized")
+    if p.quantized and len(p.batch) <= 1 and not p.vec and plain:
+        forms.append("quantized")
+    return tuple(forms)
