@@ -22,9 +22,8 @@ from shapefuzz.triage.localize import PHASES, Localization, Values, localize
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
 _CALL = Limits(timeout=60.0)
-_DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)  # every pass's IR: headers are all we keep
+_DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)  # the module after every pass of a phase
 _DEVICE_GLOBAL = re.compile(r"^\s*util\.global private @__device_0 = .*: !hal\.device$", re.M)
-_HEADER_LINE = re.compile(r"^// -----// IR Dump After .*$", re.M)
 
 Compare = Callable[[list[np.ndarray], list[np.ndarray]], object]  # (expected, actual) -> mismatch or None
 
@@ -98,7 +97,7 @@ class IreeProbe:
         if after != "start":
             flags.insert(0, f"--compile-from={after}")
         result, _ = self._compile(self._path(".mlir", ir), self.lane, *flags, limits=_DUMP)
-        return "\n".join(_HEADER_LINE.findall(result.stderr)) if result.ok else ""
+        return result.stderr if result.ok else ""
 
     def replay(self, ir: str, pipeline: str) -> str | None:
         if self.toolchain.opt_bin is None:

@@ -10,8 +10,9 @@ Two kinds of evidence, both measured on IREE 3.13:
 - **Pass omission** (inside a phase, and the only evidence when every lane is wrong): the phase's
   pass list (the `--mlir-print-ir-after-all` headers) is replayed with `iree-opt` on the IR before
   the phase, once per pass with that pass left out, and finished with `--compile-from=P`. A pass
-  whose omission makes the values right is named; when several do, the last in pipeline order (the
-  earlier ones produce the form it mishandles, e.g. the generalization FoldUnitExtentDims needs).
+  whose omission makes the values right is named; only passes that changed the module are tried,
+  from the last back, so when several would do, the last in pipeline order is named (the earlier
+  ones produce the form it mishandles, e.g. the generalization FoldUnitExtentDims works on).
 A localization that runs out of budget or evidence says why ("not localized: ...")."""
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class PassRun:
     arg: str  # its argument with options, e.g. iree-dispatch-creation-fold-unit-extent-dims
     anchor: str  # the op it ran on: builtin.module, util.func, func.func
     func: str = ""  # the function it ran on (function passes)
+    changed: bool = True  # it changed the module when the phase ran (a pass that did not cannot be the bug)
 
     @property
     def name(self) -> str:
@@ -54,8 +56,16 @@ class PassRun:
 
 
 def pass_runs(dump: str) -> list[PassRun]:
-    """The passes a `--mlir-print-ir-after-all --mlir-print-ir-module-scope` dump ran, in order."""
-    return [PassRun(cls, arg, anchor, func) for cls, arg, anchor, func in _HEADER.findall(dump)]
+    """The passes a `--mlir-print-ir-after-all --mlir-print-ir-module-scope` dump ran, in order,
+    each marked whether it changed the module (its dump differs from the one before; a dump of
+    headers alone counts every pass as changing it)."""
+    found = list(_HEADER.finditer(dump))
+    runs, before = [], None
+    for i, m in enumerate(found):
+        body = dump[m.end(): found[i + 1].start() if i + 1 < len(found) else len(dump)].strip()
+        runs.append(PassRun(*m.groups(default=""), changed=not body or body != before))
+        before = body
+    return runs
 
 
 def pipeline_text(runs: list[PassRun], omit: str = "") -> str:
@@ -90,10 +100,11 @@ def pipeline_text(runs: list[PassRun], omit: str = "") -> str:
 
 
 def omittable(runs: list[PassRun]) -> list[PassRun]:
-    """Each distinct pass once, in order of first run (device passes and adaptors excluded)."""
+    """Each distinct pass that changed the module once, in order of first run (device passes and
+    adaptors excluded)."""
     out: dict[str, PassRun] = {}
     for run in runs:
-        if run.name != _ADAPTOR and not _DEVICE_PASS.match(run.name):
+        if run.changed and run.name != _ADAPTOR and not _DEVICE_PASS.match(run.name):
             out.setdefault(run.name, run)
     return list(out.values())
 
@@ -263,22 +274,21 @@ def _omit_in_phase(search: _Search, phase: str, finisher: str) -> Localization:
     baseline = search.probe.replay(before, pipeline_text(runs))
     if baseline is None or search.finish(baseline, phase, finisher) != Values.WRONG:
         return search.done(evidence=f"`{phase}` replayed with iree-opt does not reproduce the failure")
-    fixes: list[PassRun] = []
-    for run in omittable(runs):
+    # from the last pass that changed the module back: the first whose omission makes the values
+    # right is the last such pass in pipeline order (earlier ones make the form it mishandles)
+    tried = 0
+    for run in reversed(omittable(runs)):
         search.tick()
         ir = search.probe.replay(before, pipeline_text(runs, omit=run.name))
-        if ir is None or ir == baseline:  # the pass changed nothing here, or the rest needs it
+        if ir is None or ir == baseline:  # the rest of the phase needs it, or it changed nothing here
             continue
+        tried += 1
         if search.finish(ir, phase, finisher) == Values.RIGHT:
-            fixes.append(run)
-    if not fixes:
-        return search.done(evidence=f"omitting no single pass of `{phase}` makes the values right")
-    culprit = fixes[-1]
-    others = [r.cls for r in fixes[:-1]]
-    also = f"; omitting {', '.join(others)} (earlier, what it works on) fixes it too" if others else ""
-    return search.done(phase=phase, pass_name=culprit.name, pass_class=culprit.cls, evidence=(
-        f"`{phase}` replayed with iree-opt and finished by {finisher} (`--compile-from={phase}`) computes wrong "
-        f"values; the same without {culprit.name} computes the right ones{also}"))
+            return search.done(phase=phase, pass_name=run.name, pass_class=run.cls, evidence=(
+                f"`{phase}` replayed with iree-opt and finished by {finisher} (`--compile-from={phase}`) computes "
+                f"wrong values; the same without {run.name} computes the right ones (the last of its passes "
+                f"that changed the module whose omission does; {tried} omission(s) tried)"))
+    return search.done(evidence=f"omitting no single pass of `{phase}` makes the values right ({tried} tried)")
 
 
 __all__ = ["CODEGEN", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values", "localize",
