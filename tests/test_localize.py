@@ -4,6 +4,7 @@ wrong-value buckets localized to different passes are two causes, each named by 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -67,6 +68,8 @@ class FakeProbe:
             return Values.RIGHT if "omit " + self.bad in ir or (self.needs and "omit " + self.needs in ir) else Values.WRONG
         if lane != self.lane and not self.ref_right:
             return Values.WRONG
+        if phase == "start":
+            return Values.RIGHT if lane != self.lane else Values.WRONG
         if self.bad_phase == CODEGEN:
             return Values.RIGHT if lane != self.lane else Values.WRONG
         done = PHASES.index(phase) >= PHASES.index(self.bad_phase) if phase in PHASES else False
@@ -84,7 +87,7 @@ def test_cross_lane_finishing_places_a_target_only_bug_in_codegen():
     probe = FakeProbe(CODEGEN)
     loc = localize(probe, ("cpu",), seconds=30)
     assert loc.phase == CODEGEN and not loc.pass_name and "cpu" in loc.evidence
-    assert probe.calls == 1
+    assert probe.calls == 2  # the right lane on the program itself, then on the IR after `stream`
 
 
 def test_the_wrong_phase_is_bisected_and_the_last_pass_whose_omission_fixes_it_is_named():
@@ -96,6 +99,9 @@ def test_the_wrong_phase_is_bisected_and_the_last_pass_whose_omission_fixes_it_i
 def test_with_no_right_lane_pass_omission_alone_names_the_pass():
     loc = localize(FakeProbe("global-optimization", bad="foo", ref_right=False), (), seconds=30)
     assert loc.pass_name == "foo" and loc.phase == "global-optimization"
+    # a lane said to be right that is wrong on this program is not used to finish anything
+    loc = localize(FakeProbe("global-optimization", bad="foo", ref_right=False), ("cpu",), seconds=30)
+    assert loc.pass_name == "foo" and "finished by gpu" in loc.evidence
 
 
 def test_a_localization_out_of_budget_says_so():
@@ -169,4 +175,32 @@ def test_two_wrong_value_buckets_localized_to_different_passes_stay_two_causes(t
                         "llvm-cpu", "compare", "mismatch", "wrong values in conv_transpose")
     assert title == f"[{DISPATCH_CREATION}] wrong values after FusionPreprocessingPass (dispatch-creation)"
     assert "FusionPreprocessingPass (dispatch-creation)" in markdown(summarize(store))
+    store.close()
+
+
+def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its_budget(tmp_path, monkeypatch):
+    import shapefuzz.localize
+    from shapefuzz.campaign.localizing import localization_of, localize_causes
+
+    calls = []
+
+    def fake(entry, toolchain, lane, passed, seconds):
+        calls.append((entry.id, lane, tuple(passed), seconds))
+        return Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims",
+                            "FoldUnitExtentDimsPass", "omitting it fixes it", 3.0)
+
+    monkeypatch.setattr(shapefuzz.localize, "localize_entry", fake)
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), corpus_entry=str(FOLD_POOL))
+    error = dataclasses.replace(wrong, sig="llvm-cpu/compile/error: x", stage="compile", status="error")
+    for row in (wrong, error):
+        store.put_bucket(row)
+    said = []
+    causes = [{"new": True, "buckets": [wrong.sig, error.sig]}]
+    assert localize_causes(store, causes, None, 0.5, said.append) == 0 and "time is up" in said[-1]
+    assert localize_causes(store, causes, None, 120.0, said.append) == 1  # the compile error is not localized
+    assert calls == [(FOLD_POOL.name, "llvm-cpu", (), 60.0)]
+    assert localization_of(store, wrong.sig).where == "FoldUnitExtentDimsPass (global-optimization)"
+    assert localize_causes(store, causes, None, 120.0, said.append) == 0  # kept: a resumed step does not redo it
     store.close()

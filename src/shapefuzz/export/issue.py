@@ -110,6 +110,9 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     if bug.get("component"):
         lines += ["", f"Where: {bug['component']}" + (f", in the pass `{bug['failing_pass']}`" if bug.get("failing_pass")
                                                        else "") + f" ({bug.get('scope', 'default pipeline')})."]
+    localized = bug.get("localized") or {}
+    if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
+        lines += ["", f"Localized by running intermediate IR: {localized['evidence']}."]
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
         said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]

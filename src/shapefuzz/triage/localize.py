@@ -209,6 +209,9 @@ def localize(probe: Probe, right_lanes: tuple[str, ...] = (), seconds: float = 6
 def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
     lane = search.probe.lane
     for ref in right_lanes:
+        start = search.ir("start")
+        if start is None or search.finish(start, "start", ref) != Values.RIGHT:
+            continue  # not right on this program after all (a shrunk reproducer, another bug of its own)
         phase, why = _wrong_phase(search, ref)
         if phase == CODEGEN:
             return search.done(phase=CODEGEN, evidence=(
