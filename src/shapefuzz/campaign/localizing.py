@@ -44,11 +44,12 @@ def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
     lanes = sorted(lanes)
     if loc.phase == CODEGEN:
         return component_of("compile", "error", "iree-codegen", (), lanes)
+    found = _PHASE_COMPONENT.get(loc.phase, "")
     if loc.pass_name:
         named = component_of("compile", "error", loc.pass_name, (), lanes)
         if not named.startswith("IREE compiler, in") and not named.startswith("codegen"):
-            return named
-    return _PHASE_COMPONENT.get(loc.phase, "")
+            found = named
+    return found if loc.certain or not found else f"{found} (suspected: every lane is wrong)"
 
 
 def _wanted(b: BucketRow) -> bool:

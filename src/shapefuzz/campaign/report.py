@@ -344,8 +344,8 @@ def where_text(cause: dict[str, Any]) -> str:
     (global-optimization)", "codegen"), or why it was not."""
     loc = cause.get("localized") or {}
     if loc.get("phase"):
-        return f"{loc.get('pass_class') or loc.get('pass') or ''} ({loc['phase']})".strip().replace("( ", "(") \
-            if loc.get("pass") else loc["phase"]
+        where = f"{loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass") else loc["phase"]
+        return where if loc.get("certain") else f"needs {where}"
     if loc.get("evidence"):
         return loc["evidence"].split(":", 1)[0]  # "not localized"
     return cause.get("failing_pass") or "-"

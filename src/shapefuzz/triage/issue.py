@@ -35,7 +35,8 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     elif stage in ("compare", "run") and (bug.get("localized") or {}).get("phase"):
         loc = bug["localized"]
         what = "wrong values" if stage == "compare" else f"run-time {status}"
-        text = (f"{what} after {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
+        after = "after" if loc.get("certain") else "that go away without"
+        text = (f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
                 else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"
                 else f"{what} after {loc['phase']}")
     elif stage == "compare":
