@@ -108,11 +108,14 @@ class IreeProbe:
 
 
 def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
-    """Lanes that computed it right and execute here, other targets first (a lane of the same
-    target shares its codegen), each once."""
+    """Lanes that may compute it right, each checked on the program before it finishes anything:
+    those that did in the campaign, then the other plain lanes that execute here (a shrunk
+    reproducer can fail on a lane its candidate passed; a lane the campaign did not run may be
+    right), other targets before the failing lane's own (they share its codegen)."""
     base = lambda name: BACKENDS[name].variant_of or name  # noqa: E731
-    ok = [p for p in dict.fromkeys(passed) if p != lane and p in BACKENDS and BACKENDS[p].executes(probe)]
-    return tuple(sorted(ok, key=lambda p: base(p) == base(lane)))
+    others = [name for name, b in BACKENDS.items() if b.variant_of is None]
+    ok = [p for p in dict.fromkeys([*passed, *others]) if p != lane and p in BACKENDS and BACKENDS[p].executes(probe)]
+    return tuple(sorted(ok, key=lambda p: (base(p) == base(lane), p not in passed)))
 
 
 def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
