@@ -37,7 +37,7 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes)
     if localized is not None and localized.localized:
-        failing = localized.pass_name or failing
+        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
         component = component_of_localization(localized, lanes) or component
         ident = with_localized_pass(ident, localized.pass_name or localized.phase)
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))

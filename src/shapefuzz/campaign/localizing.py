@@ -49,7 +49,7 @@ def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
         named = component_of("compile", "error", loc.pass_name, (), lanes)
         if not named.startswith("IREE compiler, in") and not named.startswith("codegen"):
             found = named
-    return found if loc.certain or not found else f"{found} (suspected: every lane is wrong)"
+    return found if loc.certain or not found else f"{found} (suspected)"
 
 
 def _wanted(b: BucketRow) -> bool:

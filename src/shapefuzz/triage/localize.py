@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
 # iree-compile's target-independent phases, in pipeline order (`--compile-to` / `--compile-from`)
@@ -121,9 +121,10 @@ class Localization:
     pass_class: str = ""  # e.g. FoldUnitExtentDimsPass
     evidence: str = ""  # what was run and what came out (or why it was not localized)
     seconds: float = 0.0
-    # a lane that computed it right finished the IR: the phase is proven. Without one, a pass whose
-    # omission fixes it is only needed for the failure: it may make the form a later pass or every
-    # lane's codegen mishandles (measured: ElementwiseOpFusion, for a GenericVectorization bug)
+    # a lane that computed it right finished the IR (the phase is proven), or every other lane
+    # computes it wrong too. Otherwise a pass whose omission fixes it is only needed for the failure:
+    # it may make a form the lane's codegen mishandles (measured: omitting ElementwiseOpFusion fixed
+    # an llvm-cpu-only pool bug that vulkan-spirv computes right)
     certain: bool = False
 
     @property
@@ -218,10 +219,13 @@ def localize(probe: Probe, right_lanes: tuple[str, ...] = (), seconds: float = 6
 
 def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
     lane = search.probe.lane
+    wrong_too = []
     for ref in right_lanes:
         start = search.ir("start")
-        if start is None or search.finish(start, "start", ref) != Values.RIGHT:
-            continue  # not right on this program after all (a shrunk reproducer, another bug of its own)
+        verdict = search.finish(start, "start", ref) if start is not None else Values.UNUSABLE
+        if verdict != Values.RIGHT:  # not right on this program after all (a shrunk reproducer, its own bug)
+            wrong_too += [ref] if verdict == Values.WRONG else []
+            continue
         phase, why = _wrong_phase(search, ref)
         if phase == CODEGEN:
             return search.done(phase=CODEGEN, certain=True, evidence=(
@@ -232,11 +236,20 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
             prefix = (f"{why}; ") if why else ""
             return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
                                evidence=prefix + found.evidence)
+    # every other lane computes it wrong too: a target-independent pass whose omission fixes it is
+    # where it breaks (a pass that only makes a form one codegen mishandles would leave some lane right)
+    every = len(right_lanes) > 0 and len(wrong_too) == len(right_lanes)
     tried, notes = [], []
     for phase in OMISSION_ORDER:
         found = _omit_in_phase(search, phase, lane)
         if found.pass_name:
-            return found
+            if every:
+                return replace(found, certain=True, evidence=(
+                    f"every lane tried ({', '.join([lane, *wrong_too])}) computes it wrong; {found.evidence}"))
+            return replace(found, evidence=(
+                f"no lane computed it right, but not every lane was tried or ran it "
+                f"({', '.join(sorted(set(right_lanes) - set(wrong_too))) or 'none to try'} could not), so the "
+                f"pass may only make a form that {lane}'s codegen mishandles; {found.evidence}"))
         tried.append(phase)
         if found.evidence.startswith("in `"):  # a form-only pass: worth saying
             notes.append(found.evidence)
