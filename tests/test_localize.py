@@ -218,3 +218,17 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
     assert localization_of(store, wrong.sig).where == "needs FoldUnitExtentDimsPass (global-optimization)"
     assert localize_causes(store, causes, None, 120.0, said.append) == 0  # kept: a resumed step does not redo it
     store.close()
+
+
+def test_wrong_values_localized_to_the_same_pass_on_two_lanes_are_one_cause(tmp_path):
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    loc = Localization("dispatch-creation", "iree-dispatch-creation-fusion-preprocessing", "FusionPreprocessingPass",
+                       "every lane tried computes it wrong; ...", certain=True)
+    for lane, first in (("llvm-cpu", 1.0), ("vmvx", 2.0)):  # never hit by one candidate: two causes so far
+        row = dataclasses.replace(_mismatch(lane, "conv_transpose", first), cause=f"cause-{lane}")
+        store.put_bucket(row)
+        store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
+    causes = summarize(store).causes
+    assert [(c["cause"], c["backends"]) for c in causes] == [("cause-llvm-cpu", ["llvm-cpu", "vmvx"])]
+    store.close()

@@ -94,7 +94,7 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
                           located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
     """Causes whose buckets were localized to different places become one cause per place (the
     first keeps the name, the others get `.2`, `.3`); a bucket not localized stays with the
-    cause's first place."""
+    cause's first place. Then causes localized to one place with one symptom are merged."""
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
         places: dict[str, list[BucketRow]] = {}
@@ -108,6 +108,26 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
         places[where[0]] = places.pop("", []) + places[where[0]]
         for i, w in enumerate(where):
             out[name if i == 0 else f"{name}.{i + 1}"] = sorted(places[w], key=members.index)
+    return _merge_same_place(out, located)
+
+
+def _merge_same_place(groups: dict[str, list[BucketRow]],
+                      located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
+    """Causes whose buckets were all localized, for certain, to the same place with the same symptom
+    (stage, status, message) are one cause: their identity names where it breaks, as a failing
+    pass does for a compile error (the first cause's name is kept)."""
+    first: dict[tuple[str, ...], str] = {}
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        places = {located[b.sig].where if b.sig in located and located[b.sig].certain else "" for b in members}
+        lead = members[0]
+        key = (places.pop(), lead.stage, lead.status, lead.sig_json.get("message", "")) if len(places) == 1 else ()
+        if key and key[0] and key in first:
+            out[first[key]] = sorted(out[first[key]] + members, key=lambda b: b.first_seen)
+            continue
+        if key and key[0]:
+            first[key] = name
+        out[name] = members
     return out
 
 

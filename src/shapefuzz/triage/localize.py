@@ -208,7 +208,8 @@ class _Search:
 def localize(probe: Probe, right_lanes: tuple[str, ...] = (), seconds: float = 60.0,
              clock: Callable[[], float] = time.monotonic) -> Localization:
     """The phase and pass where the failing lane's program first computes wrong values, within
-    `seconds`. `right_lanes`: lanes that computed the right values for the same program."""
+    `seconds`. `right_lanes`: lanes that may compute the program right, in order of preference;
+    each is checked on the program itself first (a wrong one counts as a lane that is wrong too)."""
     search = _Search(probe, seconds, clock)
     try:
         return _localize(search, right_lanes)
