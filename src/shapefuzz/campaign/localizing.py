@@ -53,7 +53,10 @@ def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
 
 
 def _wanted(b: BucketRow) -> bool:
-    return b.stage in LOCALIZED_STAGES and bool(b.corpus_entry) and (b.triage or "compiler bug") in _TRIAGES
+    """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
+    a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""
+    return (b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") and bool(b.corpus_entry)
+            and (b.triage or "compiler bug") in _TRIAGES)
 
 
 def localize_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], toolchain, seconds: float,
