@@ -161,7 +161,9 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
     seconds = DEFAULT_LOCALIZE_SECONDS if req.localize_time is None else (
         parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str)
         else float(req.localize_time))
-    if localize_causes(store, summary.new_findings, toolchain, seconds, lambda text: progress("message", text)):
+    # suspected drivers too: localizing one to the target's codegen on another Vulkan target is evidence
+    new = [c for c in summary.causes if c["new"]]
+    if localize_causes(store, new, toolchain, seconds, lambda text: progress("message", text)):
         return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
 
@@ -265,7 +267,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         summary = summarize(store, reason, engine.stats.messages)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
-        if req.localize_time != 0 and reason != "interrupted" and summary.new_findings:
+        if req.localize_time != 0 and reason != "interrupted" and any(c["new"] for c in summary.causes):
             summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
         if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
             summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)

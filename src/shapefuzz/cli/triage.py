@@ -47,7 +47,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
             from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
             seconds = DEFAULT_LOCALIZE_SECONDS if localize_time is None else float(localize_time)
-            if localize_causes(store, summary.findings, session.toolchain, seconds, say, only_new=False):
+            if localize_causes(store, summary.causes, session.toolchain, seconds, say, only_new=False):
                 summary = summarize(store, "triage")
         if do_bisect:
             from shapefuzz.triage.regression import releases_to_try

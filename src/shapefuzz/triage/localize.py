@@ -231,7 +231,8 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
         if phase == CODEGEN:
             return search.done(phase=CODEGEN, certain=True, evidence=(
                 f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
-                f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen"))
+                f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
+                f"device that runs its code)"))
         if phase:
             found = _omit_in_phase(search, phase, ref)
             prefix = (f"{why}; ") if why else ""
