@@ -158,6 +158,8 @@ def test_the_default_vulkan_profiles_i8_bug_is_localized_to_its_codegen(toolchai
     loc = localize_program(I8_DOUBLE, "vulkan-spirv", [x], [x + x], toolchain, passed=("llvm-cpu",), seconds=60)
     assert loc.phase == CODEGEN, loc.evidence
     assert component_of_localization(loc, ["vulkan-spirv"]).startswith("codegen for SPIR-V")
+    if BACKENDS["vulkan-llvmpipe"].executes(toolchain.probe):  # the llvmpipe target on the same device is right
+        assert loc.finished_by == "vulkan-llvmpipe" and "IREE's, not the device's" in loc.evidence
 
 
 # --- in a campaign --------------------------------------------------------------------------------

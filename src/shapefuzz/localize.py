@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -18,7 +19,7 @@ from shapefuzz.cleanup import temp_prefix
 from shapefuzz.execute import run_module, run_sandboxed
 from shapefuzz.sandbox import Limits
 from shapefuzz.toolchain import Toolchain
-from shapefuzz.triage.localize import PHASES, Localization, Values, localize
+from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
 _CALL = Limits(timeout=60.0)
@@ -113,9 +114,11 @@ def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
     reproducer can fail on a lane its candidate passed; a lane the campaign did not run may be
     right), other targets before the failing lane's own (they share its codegen)."""
     base = lambda name: BACKENDS[name].variant_of or name  # noqa: E731
+    driver = BACKENDS[lane].driver if lane in BACKENDS else None
     others = [name for name, b in BACKENDS.items() if b.variant_of is None]
     ok = [p for p in dict.fromkeys([*passed, *others]) if p != lane and p in BACKENDS and BACKENDS[p].executes(probe)]
-    return tuple(sorted(ok, key=lambda p: (base(p) == base(lane), p not in passed)))
+    # another target on the same device first: right there, the device is not the bug
+    return tuple(sorted(ok, key=lambda p: (base(p) == base(lane), BACKENDS[p].driver != driver, p not in passed)))
 
 
 def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
@@ -126,7 +129,13 @@ def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expecte
         return Localization(evidence=f"not localized: {lane} does not execute here")
     with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
         probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
-        return localize(probe, right_lanes_for(lane, passed, toolchain.probe), seconds)
+        loc = localize(probe, right_lanes_for(lane, passed, toolchain.probe), seconds)
+    ref = BACKENDS.get(loc.finished_by)
+    if loc.phase == CODEGEN and ref is not None and ref.driver == BACKENDS[lane].driver:
+        return replace(loc, evidence=loc.evidence.replace(
+            "(or in the device that runs its code)",
+            f"(the same {ref.driver} device runs {loc.finished_by}'s code right: IREE's, not the device's)"))
+    return loc
 
 
 def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence[str] = (),

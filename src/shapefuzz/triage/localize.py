@@ -126,6 +126,7 @@ class Localization:
     # it may make a form the lane's codegen mishandles (measured: omitting ElementwiseOpFusion fixed
     # an llvm-cpu-only pool bug that vulkan-spirv computes right)
     certain: bool = False
+    finished_by: str = ""  # the right lane that finished the failing lane's IR, if one did
 
     @property
     def localized(self) -> bool:
@@ -145,7 +146,8 @@ class Localization:
 
     def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
-                "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain}
+                "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
+                "finished_by": self.finished_by}
 
     @staticmethod
     def from_json(data: dict[str, object] | None) -> "Localization | None":
@@ -153,7 +155,8 @@ class Localization:
             return None
         return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),
                             str(data.get("pass_class") or ""), str(data.get("evidence") or ""),
-                            float(data.get("seconds") or 0.0), bool(data.get("certain")))
+                            float(data.get("seconds") or 0.0), bool(data.get("certain")),
+                            str(data.get("finished_by") or ""))
 
 
 class Probe(Protocol):
@@ -229,7 +232,7 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
             continue
         phase, why = _wrong_phase(search, ref)
         if phase == CODEGEN:
-            return search.done(phase=CODEGEN, certain=True, evidence=(
+            return search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=(
                 f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
                 f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
                 f"device that runs its code)"))
@@ -237,7 +240,7 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
             found = _omit_in_phase(search, phase, ref)
             prefix = (f"{why}; ") if why else ""
             return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
-                               evidence=prefix + found.evidence)
+                               finished_by=ref, evidence=prefix + found.evidence)
     # every other lane computes it wrong too: a target-independent pass whose omission fixes it is
     # where it breaks (a pass that only makes a form one codegen mishandles would leave some lane right)
     every = len(right_lanes) > 0 and len(wrong_too) == len(right_lanes)
