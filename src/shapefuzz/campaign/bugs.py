@@ -39,7 +39,8 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     if localized is not None and localized.localized:
         failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
         component = component_of_localization(localized, lanes) or component
-        ident = with_localized_pass(ident, localized.pass_name or localized.phase)
+        place = localized.pass_name or localized.phase
+        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
