@@ -124,12 +124,18 @@ def test_a_localization_out_of_budget_says_so():
 
 
 # --- real IREE 3.13 ------------------------------------------------------------------------------
-@pytest.mark.iree
-def test_the_fold_unit_extent_dims_pool_is_localized_to_its_pass(toolchain):
+@pytest.fixture(scope="module")
+def fold_pool(toolchain):
+    """The FoldUnitExtentDims pool localized on llvm-cpu (every lane computes it wrong)."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.localize import localize_entry
 
-    loc = localize_entry(load_entry(FOLD_POOL), toolchain, seconds=60)  # every lane is wrong: omission only
+    return localize_entry(load_entry(FOLD_POOL), toolchain, seconds=60)
+
+
+@pytest.mark.iree
+def test_the_fold_unit_extent_dims_pool_is_localized_to_its_pass(fold_pool):
+    loc = fold_pool
     assert loc.phase == "global-optimization", loc.evidence
     assert loc.pass_name == "iree-dispatch-creation-fold-unit-extent-dims", loc.evidence
     assert loc.certain and "every lane tried" in loc.evidence  # vmvx (and Vulkan, where it runs) wrong too
@@ -148,18 +154,45 @@ I8_DOUBLE = """func.func @main(%x: tensor<3xi8>) -> tensor<3xi8> {
 """
 
 
-@pytest.mark.iree
-def test_the_default_vulkan_profiles_i8_bug_is_localized_to_its_codegen(toolchain):
+@pytest.fixture(scope="module")
+def i8_double(toolchain):
+    """3xi8 `x+x` on the default Vulkan profile (`0 0 0`), localized; None without a Vulkan device."""
     from shapefuzz.localize import localize_program
 
     if not BACKENDS["vulkan-spirv"].executes(toolchain.probe):
-        pytest.skip("no Vulkan device here")
+        return None
     x = np.array([1, 2, 3], np.int8)
-    loc = localize_program(I8_DOUBLE, "vulkan-spirv", [x], [x + x], toolchain, passed=("llvm-cpu",), seconds=60)
+    return localize_program(I8_DOUBLE, "vulkan-spirv", [x], [x + x], toolchain, passed=("llvm-cpu",), seconds=60)
+
+
+@pytest.mark.iree
+def test_the_default_vulkan_profiles_i8_bug_is_localized_to_its_codegen(toolchain, i8_double):
+    if i8_double is None:
+        pytest.skip("no Vulkan device here")
+    loc = i8_double
     assert loc.phase == CODEGEN, loc.evidence
     assert component_of_localization(loc, ["vulkan-spirv"]).startswith("codegen for SPIR-V")
     if BACKENDS["vulkan-llvmpipe"].executes(toolchain.probe):  # the llvmpipe target on the same device is right
         assert loc.finished_by == "vulkan-llvmpipe" and "IREE's, not the device's" in loc.evidence
+
+
+@pytest.mark.iree
+def test_two_real_wrong_value_bugs_localized_apart_are_two_causes(tmp_path, toolchain, fold_pool, i8_double):
+    """The engine tied the two buckets into one weak cause (a candidate hit both); where they break
+    (dispatch creation's FoldUnitExtentDims, the Vulkan target's codegen) keeps them apart."""
+    if i8_double is None:
+        pytest.skip("no Vulkan device here")
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    for lane, loc, first in (("llvm-cpu", fold_pool, 1.0), ("vulkan-spirv", i8_double, 2.0)):
+        row = _mismatch(lane, "pool", first)
+        store.put_bucket(row)
+        store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
+    causes = {c["backends"][0]: c for c in summarize(store).causes}
+    assert len(causes) == 2 and causes["llvm-cpu"]["identity"] != causes["vulkan-spirv"]["identity"]
+    assert causes["llvm-cpu"]["component"] == DISPATCH_CREATION
+    assert causes["vulkan-spirv"]["component"].startswith("codegen for SPIR-V")
+    store.close()
 
 
 # --- in a campaign --------------------------------------------------------------------------------
