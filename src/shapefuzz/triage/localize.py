@@ -251,10 +251,11 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
             if every:
                 return replace(found, certain=True, evidence=(
                     f"every lane tried ({', '.join([lane, *wrong_too])}) computes it wrong; {found.evidence}"))
+            untried = sorted(set(right_lanes) - set(wrong_too))
+            others = (f"{', '.join(untried)} could not run it" if untried else "no other lane runs here")
             return replace(found, evidence=(
-                f"no lane computed it right, but not every lane was tried or ran it "
-                f"({', '.join(sorted(set(right_lanes) - set(wrong_too))) or 'none to try'} could not), so the "
-                f"pass may only make a form that {lane}'s codegen mishandles; {found.evidence}"))
+                f"no lane computed it right, but {others}, so the pass may only make a form that {lane}'s "
+                f"codegen mishandles; {found.evidence}"))
         tried.append(phase)
         if found.evidence.startswith("in `"):  # a form-only pass: worth saying
             notes.append(found.evidence)
