@@ -11,19 +11,23 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.triage.component import component_of, needs_flag, scope_of
-from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.identity import identity_of, with_localized_pass
+from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import Severity, severity_of
 
 REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
 
 
-def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None = None) -> dict[str, Any]:
+def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None = None,
+                localized: Localization | None = None) -> dict[str, Any]:
     """Pass, component, scope, lanes and severity of a cause from its buckets. The failing pass is
     read from the compiler's output kept with each bucket, else from the action log of an
-    instrumented compile (`action_passes`: bucket -> pass, the coverage tables)."""
+    instrumented compile (`action_passes`: bucket -> pass, the coverage tables); for a wrong value
+    or run-time failure, from where it was `localized` (the pass, the component and the identity)."""
     lanes = sorted({b.backend for b in members})
     lead = members[0]
     ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
@@ -32,11 +36,17 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
         next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes)
+    if localized is not None and localized.localized:
+        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
+        component = component_of_localization(localized, lanes) or component
+        place = localized.pass_name or localized.phase
+        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,
         "scope": scope_of(lanes, component), "lanes": lanes, "severity": severity.label, "severity_rank": int(severity),
+        "localized": localized.to_json() if localized is not None else None,
     }
 
 
@@ -125,6 +135,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
                 record = {**old, **{k: cause[k] for k in ("component", "scope", "lanes", "severity")}}
                 if cause.get("failing_pass"):
                     record["failing_pass"] = cause["failing_pass"]
+                if cause.get("localized"):
+                    record["localized"] = cause["localized"]
                 if cause.get("regression"):
                     record["regression"] = {k: str(v) for k, v in cause["regression"].items()}
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:

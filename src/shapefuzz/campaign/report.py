@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
+from shapefuzz.campaign.localizing import localizations, split_by_localization
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
@@ -193,6 +194,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)
+    located = localizations(store, rows)
+    groups = split_by_localization(groups, located)
     corpus = _corpus_of(store) if store is not None else None
     known = reported_entries(corpus) if store is not None else {}
     out = []
@@ -200,7 +203,9 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         triage = cause_triage(members)
         lead = next((b for b in members if _triage(b) == triage), members[0])
         first = min(b.first_seen for b in members)
-        bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {})
+        where = next((located[b.sig] for b in [lead, *members] if b.sig in located and located[b.sig].localized),
+                     next((located[b.sig] for b in [lead, *members] if b.sig in located), None))
+        bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
         reported = reported_url(members, bug["identity"], known)
         out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
                     "regression": regression_of(store, name) if store is not None else None,
@@ -349,6 +354,18 @@ def environment_lines(s: Summary) -> list[str]:
     return list(dict.fromkeys(m for m in s.messages if m.startswith(("our environment", "our environment failed"))))
 
 
+def where_text(cause: dict[str, Any]) -> str:
+    """The failing pass, or where a wrong value was localized ("FoldUnitExtentDimsPass
+    (global-optimization)", "codegen"), or why it was not."""
+    loc = cause.get("localized") or {}
+    if loc.get("phase"):
+        where = f"{loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass") else loc["phase"]
+        return where if loc.get("certain") else f"needs {where}"
+    if loc.get("evidence"):
+        return loc["evidence"].split(":", 1)[0]  # "not localized"
+    return cause.get("failing_pass") or "-"
+
+
 def regression_text(record: dict[str, Any] | None) -> str:
     """"fails since X, passes in Y" / "fails in every release tried (...)" from a bisect record."""
     return str(record.get("text", "")) if record else ""
@@ -421,7 +438,7 @@ def markdown(s: Summary) -> str:
         known = "new" if c["new"] else (c["reported"] or "known")
         out.append("| " + " | ".join([
             code_cell(c["cause"]), *(cell(v) for v in (
-                c["triage"], c["severity"], c["component"], c["failing_pass"] or "-", c["scope"],
+                c["triage"], c["severity"], c["component"], where_text(c), c["scope"],
                 regression_text(c["regression"]) or "-", known, ", ".join(c["backends"]), c["count"],
                 f"{c['rehits']} ({c['rehit_seconds']:.0f}s)", len(c["buckets"]), c["evidence"]))]) + " |")
     lines = coverage_lines(s.coverage)

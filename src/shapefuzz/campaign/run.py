@@ -66,6 +66,7 @@ class FuzzRequest:
     coverage_steer: bool = False
     coverage_lanes: bool = True  # with coverage_steer, False: steered draws, but lane slots by rotation
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
+    localize_time: str | float | None = None  # the localization step's budget (default 3 min; 0: off)
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -148,6 +149,21 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
         return summary
     if bisect_causes(store, summary.new_findings, seconds, versions, say):
         # the causes again, with their ranges; what was added to the summary after it (nodes) stays
+        return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+    return summary
+
+
+def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, req: FuzzRequest,
+                    progress: Progress, reason: str, messages: list[str]) -> Summary:
+    """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget."""
+    from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
+
+    seconds = DEFAULT_LOCALIZE_SECONDS if req.localize_time is None else (
+        parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str)
+        else float(req.localize_time))
+    # suspected drivers too: localizing one to the target's codegen on another Vulkan target is evidence
+    new = [c for c in summary.causes if c["new"]]
+    if localize_causes(store, new, toolchain, seconds, lambda text: progress("message", text)):
         return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
 
@@ -251,6 +267,8 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         summary = summarize(store, reason, engine.stats.messages)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
+        if req.localize_time != 0 and reason != "interrupted" and any(c["new"] for c in summary.causes):
+            summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
         if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
             summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
         write_report(summary, folder)

@@ -20,9 +20,15 @@ from shapefuzz.cli.params import Duration
               help="Take the regression range of every compiler-bug cause that has none, over the releases in "
                    "the toolchain cache (nothing is downloaded).")
 @click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take (default: no limit).")
+@click.option("--localize", "do_localize", is_flag=True,
+              help="Localize every wrong value or run-time failure that has no localization yet (the phase and pass "
+                   "where it starts, by executing intermediate IR).")
+@click.option("--localize-time", type=Duration(), default=None, help="Most time --localize may take (default 3m).")
 @click.option("--json", "as_json", is_flag=True, help="Print the causes as one JSON object.")
 @toolchain_options
-def triage(campaign_dir: str, do_bisect: bool, bisect_time: float | None, as_json: bool) -> None:
+@click.pass_obj
+def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | None, do_localize: bool,
+           localize_time: float | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
     from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
     from shapefuzz.campaign.report import regression_text, summarize, write_report
@@ -37,6 +43,12 @@ def triage(campaign_dir: str, do_bisect: bool, bisect_time: float | None, as_jso
     store = CampaignStore(folder, create=False)
     try:
         summary = summarize(store, "triage")
+        if do_localize:
+            from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
+
+            seconds = DEFAULT_LOCALIZE_SECONDS if localize_time is None else float(localize_time)
+            if localize_causes(store, summary.causes, session.toolchain, seconds, say, only_new=False):
+                summary = summarize(store, "triage")
         if do_bisect:
             from shapefuzz.triage.regression import releases_to_try
 

@@ -103,6 +103,9 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
         lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
                                                              if bug.get("failing_pass") else "")
                   + f" ({text(bug.get('scope', 'default pipeline'))})."]
+    localized = bug.get("localized") or {}
+    if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
+        lines += ["", f"Localized by running intermediate IR: {text(localized['evidence'])}."]
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
         said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]

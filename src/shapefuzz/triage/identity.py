@@ -103,4 +103,13 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
 
 
-__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of"]
+def with_localized_pass(ident: Identity, where: str) -> Identity:
+    """A wrong value's or run-time failure's identity once localized (triage.localize): it carries
+    the pass (or phase) where the values first go wrong, so wrong values from two passes are two
+    bugs, and it is strong (it says where)."""
+    from dataclasses import replace
+
+    return replace(ident, failing_pass=where) if where and not ident.failing_pass else ident
+
+
+__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "with_localized_pass"]

@@ -33,6 +33,13 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         frame = frames[0].split(" 0x", 1)[-1].split(" ", 1)[-1] if frames else ""
         what = f"crash in {where}" if where else "crash"
         text = f"{what}: {frame[:100]}" if frame else what
+    elif stage in ("compare", "run") and (bug.get("localized") or {}).get("phase"):
+        loc = bug["localized"]
+        what = "wrong values" if stage == "compare" else f"run-time {status}"
+        after = "after" if loc.get("certain") else "that go away without"
+        text = (f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
+                else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"
+                else f"{what} after {loc['phase']}")
     elif stage == "compare":
         text = message
     elif where:

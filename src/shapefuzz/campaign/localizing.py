@@ -1,0 +1,138 @@
+"""The campaign's localization step: each new wrong-value or run-time bucket of a compiler bug (or
+a suspected driver) is localized once (`shapefuzz.localize`) from its corpus entry, within a budget,
+after the fuzzing budget; the result is kept in the store (meta `localize:<bucket>`), so a stopped
+step resumes and `report` shows it. A cause's buckets localized to different places are different
+bugs (report `_causes` splits them); the component and the identity follow where it breaks."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.triage.component import DISPATCH_CREATION, INPUT_GLOBAL_OPT, STREAM_HAL, component_of
+from shapefuzz.triage.localize import CODEGEN, Localization
+
+LOCALIZE_META = "localize:"
+DEFAULT_LOCALIZE_SECONDS = 180.0  # the whole step (--localize-time)
+PER_BUCKET_SECONDS = 60.0
+LOCALIZED_STAGES = ("compare", "run")
+_TRIAGES = ("compiler bug", "suspected driver")
+_PHASE_COMPONENT = {"input": INPUT_GLOBAL_OPT, "abi": INPUT_GLOBAL_OPT, "preprocessing": INPUT_GLOBAL_OPT,
+                    "global-optimization": INPUT_GLOBAL_OPT, "dispatch-creation": DISPATCH_CREATION,
+                    "flow": STREAM_HAL, "stream": STREAM_HAL}
+
+
+def localization_of(store: CampaignStore, sig: str) -> Localization | None:
+    text = store.get_meta(LOCALIZE_META + sig)
+    return Localization.from_json(json.loads(text)) if text else None
+
+
+def localizations(store: CampaignStore | None, rows: Iterable[BucketRow]) -> dict[str, Localization]:
+    """bucket signature -> its localization, for the buckets that have one."""
+    if store is None:
+        return {}
+    found = {b.sig: localization_of(store, b.sig) for b in rows if b.stage in LOCALIZED_STAGES}
+    return {sig: loc for sig, loc in found.items() if loc is not None}
+
+
+def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
+    """Where it breaks, never the lane: the target's codegen, or the part of the compiler that
+    owns the localized pass (else the phase)."""
+    lanes = sorted(lanes)
+    if loc.phase == CODEGEN:
+        return component_of("compile", "error", "iree-codegen", (), lanes)
+    found = _PHASE_COMPONENT.get(loc.phase, "")
+    if loc.pass_name:
+        named = component_of("compile", "error", loc.pass_name, (), lanes)
+        if not named.startswith("IREE compiler, in") and not named.startswith("codegen"):
+            found = named
+    return found if loc.certain or not found else f"{found} (suspected)"
+
+
+def _wanted(b: BucketRow) -> bool:
+    """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
+    a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""
+    return (b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") and bool(b.corpus_entry)
+            and (b.triage or "compiler bug") in _TRIAGES)
+
+
+def localize_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], toolchain, seconds: float,
+                    say: Callable[[str], None] = lambda text: None, only_new: bool = True) -> int:
+    """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
+    within `seconds` in all; each record is kept at once. Returns how many were taken."""
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.localize import localize_entry
+
+    end = time.monotonic() + seconds
+    done = 0
+    for cause in causes:
+        if only_new and not cause.get("new"):
+            continue
+        for sig in cause["buckets"]:
+            bucket = store.bucket(sig)
+            if bucket is None or not _wanted(bucket) or localization_of(store, sig) is not None:
+                continue
+            left = end - time.monotonic()
+            if left <= 1.0:
+                say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
+                return done
+            row = store.candidate(bucket.repro_key)
+            passed = [lane for lane, (status, *_rest) in (row.outcome if row else {}).items() if status == "ok"]
+            try:
+                entry = load_entry(Path(bucket.corpus_entry))
+            except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
+                say(f"localization of {sig}: the entry does not load ({error})")
+                continue
+            loc = localize_entry(entry, toolchain, bucket.backend, passed, min(PER_BUCKET_SECONDS, left))
+            store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
+            say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
+            done += 1
+    return done
+
+
+def split_by_localization(groups: dict[str, list[BucketRow]],
+                          located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
+    """Causes whose buckets were localized to different places become one cause per place (the
+    first keeps the name, the others get `.2`, `.3`); a bucket not localized stays with the
+    cause's first place. Then causes localized to one place with one symptom are merged."""
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        places: dict[str, list[BucketRow]] = {}
+        for b in members:
+            loc = located.get(b.sig)
+            places.setdefault(loc.where if loc is not None and loc.localized else "", []).append(b)
+        where = [w for w in places if w]
+        if len(where) <= 1:
+            out[name] = members
+            continue
+        places[where[0]] = places.pop("", []) + places[where[0]]
+        for i, w in enumerate(where):
+            out[name if i == 0 else f"{name}.{i + 1}"] = sorted(places[w], key=members.index)
+    return _merge_same_place(out, located)
+
+
+def _merge_same_place(groups: dict[str, list[BucketRow]],
+                      located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
+    """Causes whose buckets were all localized, for certain, to the same place with the same symptom
+    (stage, status, message) are one cause: their identity names where it breaks, as a failing
+    pass does for a compile error (the first cause's name is kept)."""
+    first: dict[tuple[str, ...], str] = {}
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        places = {located[b.sig].where if b.sig in located and located[b.sig].certain else "" for b in members}
+        lead = members[0]
+        key = (places.pop(), lead.stage, lead.status, lead.sig_json.get("message", "")) if len(places) == 1 else ()
+        if key and key[0] and key in first:
+            out[first[key]] = sorted(out[first[key]] + members, key=lambda b: b.first_seen)
+            continue
+        if key and key[0]:
+            first[key] = name
+        out[name] = members
+    return out
+
+
+__all__ = ["DEFAULT_LOCALIZE_SECONDS", "LOCALIZE_META", "component_of_localization", "localization_of",
+           "localizations", "localize_causes", "split_by_localization"]

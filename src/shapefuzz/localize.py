@@ -1,0 +1,160 @@
+"""Localizing a wrong value on real IREE: the `Probe` that `triage.localize` searches with. Every
+call goes through the sandbox with its own limits; a compile or run that fails is "unusable"
+evidence, never an exception. Entry point: `localize_entry` (a corpus entry's reproducer, inputs
+and expected outputs, the failing lane and the lanes that computed it right)."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from shapefuzz.backends import BACKENDS, Backend
+from shapefuzz.cleanup import temp_prefix
+from shapefuzz.execute import run_module, run_sandboxed
+from shapefuzz.sandbox import Limits
+from shapefuzz.toolchain import Toolchain
+from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
+
+DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
+_CALL = Limits(timeout=60.0)
+_DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)  # the module after every pass of a phase
+_DEVICE_GLOBAL = re.compile(r"^\s*util\.global private @__device_0 = .*: !hal\.device$", re.M)
+
+Compare = Callable[[list[np.ndarray], list[np.ndarray]], object]  # (expected, actual) -> mismatch or None
+
+
+def _plain_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> object:
+    same = len(expected) == len(actual) and all(
+        e.shape == a.shape and np.allclose(e, a, rtol=1e-5, atol=1e-6, equal_nan=True) for e, a in zip(expected, actual))
+    return None if same else "differs"
+
+
+class IreeProbe:
+    """The failing lane's program at each phase, finished by a lane and run on the entry's inputs."""
+
+    def __init__(self, text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                 toolchain: Toolchain, workdir: str, compare: Compare | None = None) -> None:
+        self.text, self.lane, self.toolchain, self.workdir = text, lane, toolchain, workdir
+        self.inputs, self.expected = list(inputs), list(expected)
+        self.compare = compare or _plain_compare
+        self._devices: dict[str, str | None] = {}
+        self._n = 0
+
+    def _path(self, suffix: str, text: str | None = None) -> str:
+        self._n += 1
+        path = os.path.join(self.workdir, f"{self._n}{suffix}")
+        if text is not None:
+            Path(path).write_text(text)
+        return path
+
+    def _flags(self, lane: str) -> tuple[str, ...]:
+        backend: Backend = BACKENDS[lane]
+        return backend.compile_flags(self.toolchain.probe) or ()
+
+    def _compile(self, source: str, lane: str, *flags: str, limits: Limits = _CALL):
+        out = self._path(".out")
+        argv = [str(self.toolchain.compile_bin), source, *self._flags(lane), *flags, "-o", out]
+        return run_sandboxed(argv, limits), out
+
+    def phase_ir(self, phase: str) -> str | None:
+        if phase == "start":
+            return self.text
+        result, out = self._compile(self._path(".mlir", self.text), self.lane, f"--compile-to={phase}")
+        return Path(out).read_text() if result.ok else None
+
+    def _device_line(self, lane: str) -> str | None:
+        """`lane`'s device global, as its own compile of the program declares it."""
+        if lane not in self._devices:
+            result, out = self._compile(self._path(".mlir", self.text), lane, "--compile-to=preprocessing")
+            found = _DEVICE_GLOBAL.search(Path(out).read_text()) if result.ok else None
+            self._devices[lane] = found.group(0) if found else None
+        return self._devices[lane]
+
+    def finish(self, ir: str, phase: str, lane: str) -> Values:
+        if lane != self.lane and _DEVICE_GLOBAL.search(ir):
+            line = self._device_line(lane)
+            if line is None:
+                return Values.UNUSABLE
+            ir = _DEVICE_GLOBAL.sub(lambda _: line, ir, count=1)
+        result, vmfb = self._compile(self._path(".mlir", ir), lane, f"--compile-from={phase}")
+        if not result.ok:
+            return Values.UNUSABLE
+        backend = BACKENDS[lane]
+        ran, outputs = run_module(self.toolchain, backend, vmfb, self.inputs, len(self.expected), self.workdir,
+                                  limits=_CALL)
+        if outputs is None:
+            return Values.WRONG if not ran.timed_out else Values.UNUSABLE  # the run-time failure reproduces
+        return Values.RIGHT if self.compare(self.expected, outputs) is None else Values.WRONG
+
+    def phase_dump(self, ir: str, after: str, phase: str) -> str:
+        flags = [f"--compile-to={phase}", "--mlir-print-ir-after-all", "--mlir-print-ir-module-scope",
+                 "--mlir-disable-threading"]
+        if after != "start":
+            flags.insert(0, f"--compile-from={after}")
+        result, _ = self._compile(self._path(".mlir", ir), self.lane, *flags, limits=_DUMP)
+        return result.stderr if result.ok else ""
+
+    def replay(self, ir: str, pipeline: str) -> str | None:
+        if self.toolchain.opt_bin is None:
+            return None
+        out = self._path(".mlir")
+        argv = [str(self.toolchain.opt_bin), self._path(".mlir", ir), f"--pass-pipeline={pipeline}", "-o", out]
+        return Path(out).read_text() if run_sandboxed(argv, _CALL).ok else None
+
+
+def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
+    """Lanes that may compute it right, each checked on the program before it finishes anything:
+    those that did in the campaign, then the other plain lanes that execute here (a shrunk
+    reproducer can fail on a lane its candidate passed; a lane the campaign did not run may be
+    right), other targets before the failing lane's own (they share its codegen)."""
+    base = lambda name: BACKENDS[name].variant_of or name  # noqa: E731
+    driver = BACKENDS[lane].driver if lane in BACKENDS else None
+    others = [name for name, b in BACKENDS.items() if b.variant_of is None]
+    ok = [p for p in dict.fromkeys([*passed, *others]) if p != lane and p in BACKENDS and BACKENDS[p].executes(probe)]
+    # another target on the same device first: right there, the device is not the bug
+    return tuple(sorted(ok, key=lambda p: (base(p) == base(lane), BACKENDS[p].driver != driver, p not in passed)))
+
+
+def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                     toolchain: Toolchain, passed: Sequence[str] = (), seconds: float = DEFAULT_SECONDS,
+                     compare: Compare | None = None) -> Localization:
+    """Where `lane` starts computing wrong values for `text` (see triage.localize), within `seconds`."""
+    if lane not in BACKENDS or not BACKENDS[lane].executes(toolchain.probe):
+        return Localization(evidence=f"not localized: {lane} does not execute here")
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+        probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
+        loc = localize(probe, right_lanes_for(lane, passed, toolchain.probe), seconds)
+    ref = BACKENDS.get(loc.finished_by)
+    if loc.phase == CODEGEN and ref is not None and ref.driver == BACKENDS[lane].driver:
+        return replace(loc, evidence=loc.evidence.replace(
+            "(or in the device that runs its code)",
+            f"(the same {ref.driver} device runs {loc.finished_by}'s code right: IREE's, not the device's)"))
+    return loc
+
+
+def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence[str] = (),
+                   seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`)."""
+    if entry.inputs is None or entry.expected is None:
+        return Localization(evidence="not localized: the entry has no inputs and expected outputs")
+    compare = None
+    case = entry.case
+    if case is not None:
+        try:
+            from shapefuzz.families import get_family
+
+            family, params, inputs = get_family(case.family), case.params, entry.inputs
+            compare = lambda want, got: family.compare(params, inputs, want, got)  # noqa: E731
+        except Exception:  # noqa: BLE001 - a family that no longer loads: the plain comparison
+            compare = None
+    return localize_program(entry.mlir, lane or entry.signature.backend, entry.inputs, entry.expected, toolchain,
+                            passed, seconds, compare)
+
+
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "localize_entry", "localize_program", "right_lanes_for"]

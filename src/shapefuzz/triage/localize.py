@@ -1,0 +1,338 @@
+"""Where a wrong value starts: the phase, then the pass, that first makes a program compute wrong
+values (or fail at run time), found by executing intermediate IR. Pure logic over a `Probe` (the
+IREE side is `shapefuzz.localize`), so it is tested with fakes and knows no process.
+
+Two kinds of evidence, both measured on IREE 3.13:
+- **Cross-lane finishing** (a lane that computed the right values is known): the failing lane's IR
+  after a target-independent phase (`--compile-to=P`) is compiled onward by the right lane
+  (`--compile-from=P`, its device swapped in) and run. Right after `stream`: the bug is in the
+  failing target's codegen. Wrong: the first phase whose IR comes out wrong holds it.
+- **Pass omission** (inside a phase, and the only evidence when every lane is wrong): the phase's
+  pass list (the `--mlir-print-ir-after-all` headers) is replayed with `iree-opt` on the IR before
+  the phase, once per pass with that pass left out, and finished with `--compile-from=P`. A pass
+  whose omission makes the values right is named; only passes that changed the module are tried,
+  from the last back, so when several would do, the last in pipeline order is named (the earlier
+  ones produce the form it mishandles, e.g. the generalization FoldUnitExtentDims works on).
+A localization that runs out of budget or evidence says why ("not localized: ...")."""
+
+from __future__ import annotations
+
+import enum
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Callable, Protocol
+
+# iree-compile's target-independent phases, in pipeline order (`--compile-to` / `--compile-from`)
+PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream")
+CODEGEN = "codegen"  # after `stream`: the target's executables (configuration, codegen, serialization)
+# where pass omission looks first when no lane is right: where wrong-value bugs were found so far
+OMISSION_ORDER = ("global-optimization", "dispatch-creation", "input", "flow", "stream", "preprocessing", "abi")
+
+_HEADER = re.compile(r"^// -----// IR Dump After (\S+): (.*?) \('([\w.]+)' operation(?:: @(\S+))?\) //----- //$", re.M)
+# passes that place the module on devices: the IR already carries them, and their printed options
+# (`target-registry=unknown`) do not parse in iree-opt
+_DEVICE_PASS = re.compile(r"^iree-hal-")
+_ADAPTOR = "iree-op-pipeline-adaptor"
+# passes that only change how ops are spelled (a named op as linalg.generic): omitting one can fix a
+# wrong value by steering a later pass or codegen away from the form it mishandles, so it is never
+# named as the pass that makes values wrong (measured: a GenericVectorization bug shared by every
+# lane went away without iree-global-opt-generalize-linalg-named-ops)
+_FORM_ONLY = re.compile(r"generalize")
+
+
+class Values(str, enum.Enum):
+    RIGHT = "right"
+    WRONG = "wrong"  # wrong values, or the same run-time failure
+    UNUSABLE = "unusable"  # the IR did not compile or run to an answer: no evidence either way
+
+
+@dataclass(frozen=True)
+class PassRun:
+    cls: str  # the pass's class name, e.g. FoldUnitExtentDimsPass
+    arg: str  # its argument with options, e.g. iree-dispatch-creation-fold-unit-extent-dims
+    anchor: str  # the op it ran on: builtin.module, util.func, func.func
+    func: str = ""  # the function it ran on (function passes)
+    changed: bool = True  # it changed the module when the phase ran (a pass that did not cannot be the bug)
+
+    @property
+    def name(self) -> str:
+        return self.arg.split("{", 1)[0]
+
+
+def pass_runs(dump: str) -> list[PassRun]:
+    """The passes a `--mlir-print-ir-after-all --mlir-print-ir-module-scope` dump ran, in order,
+    each marked whether it changed the module (its dump differs from the one before; a dump of
+    headers alone counts every pass as changing it)."""
+    found = list(_HEADER.finditer(dump))
+    runs, before = [], None
+    for i, m in enumerate(found):
+        body = dump[m.end(): found[i + 1].start() if i + 1 < len(found) else len(dump)].strip()
+        runs.append(PassRun(*m.groups(default=""), changed=not body or body != before))
+        before = body
+    return runs
+
+
+def pipeline_text(runs: list[PassRun], omit: str = "") -> str:
+    """An `iree-opt --pass-pipeline` replaying `runs` without the pass named `omit`: function
+    passes (printed once per function, then an op-pipeline adaptor) are nested under their anchor
+    once; passes that assign devices are left out."""
+    parts: list[str] = []
+    group: list[str] = []
+    anchor = first = ""
+
+    def close() -> None:
+        nonlocal group, anchor, first
+        kept = [a for a in group if a.split("{", 1)[0] != omit]
+        if kept:
+            parts.append(f"{anchor}({','.join(kept)})")
+        group, anchor, first = [], "", ""
+
+    for run in runs:
+        if run.name == _ADAPTOR:
+            close()
+        elif run.anchor == "builtin.module":
+            if group:
+                close()
+            if not _DEVICE_PASS.match(run.name) and run.name != omit:
+                parts.append(run.arg)
+        else:
+            anchor, first = anchor or run.anchor, first or run.func
+            if run.func == first:  # every function runs the same list: the first one's is the list
+                group.append(run.arg)
+    close()
+    return "builtin.module(" + ",".join(parts) + ")"
+
+
+def omittable(runs: list[PassRun]) -> list[PassRun]:
+    """Each distinct pass that changed the module once, in order of first run (device passes and
+    adaptors excluded)."""
+    out: dict[str, PassRun] = {}
+    for run in runs:
+        if run.changed and run.name != _ADAPTOR and not _DEVICE_PASS.match(run.name):
+            out.setdefault(run.name, run)
+    return list(out.values())
+
+
+@dataclass(frozen=True)
+class Localization:
+    phase: str = ""  # one of PHASES, CODEGEN, or "" when not localized
+    pass_name: str = ""  # the pass argument, e.g. iree-dispatch-creation-fold-unit-extent-dims
+    pass_class: str = ""  # e.g. FoldUnitExtentDimsPass
+    evidence: str = ""  # what was run and what came out (or why it was not localized)
+    seconds: float = 0.0
+    # a lane that computed it right finished the IR (the phase is proven), or every other lane
+    # computes it wrong too. Otherwise a pass whose omission fixes it is only needed for the failure:
+    # it may make a form the lane's codegen mishandles (measured: omitting ElementwiseOpFusion fixed
+    # an llvm-cpu-only pool bug that vulkan-spirv computes right)
+    certain: bool = False
+    finished_by: str = ""  # the right lane that finished the failing lane's IR, if one did
+
+    @property
+    def localized(self) -> bool:
+        return bool(self.phase)
+
+    @property
+    def target_independent(self) -> bool:
+        return self.phase in PHASES
+
+    @property
+    def where(self) -> str:
+        """"FoldUnitExtentDimsPass (global-optimization)", "codegen", or ""."""
+        if not self.phase:
+            return ""
+        where = f"{self.pass_class or self.pass_name} ({self.phase})" if self.pass_name else self.phase
+        return where if self.certain else f"needs {where}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
+                "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
+                "finished_by": self.finished_by}
+
+    @staticmethod
+    def from_json(data: dict[str, object] | None) -> "Localization | None":
+        if not isinstance(data, dict):
+            return None
+        return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),
+                            str(data.get("pass_class") or ""), str(data.get("evidence") or ""),
+                            float(data.get("seconds") or 0.0), bool(data.get("certain")),
+                            str(data.get("finished_by") or ""))
+
+
+class Probe(Protocol):
+    """What localization runs (the IREE side: `shapefuzz.localize.IreeProbe`)."""
+
+    lane: str  # the failing lane
+
+    def phase_ir(self, phase: str) -> str | None:
+        """The failing lane's IR after `phase` (None when it does not compile that far)."""
+
+    def finish(self, ir: str, phase: str, lane: str) -> Values:
+        """`ir` (after `phase`) compiled onward from `phase` by `lane` and run against the expected values."""
+
+    def phase_dump(self, ir: str, after: str, phase: str) -> str:
+        """The print-ir-after-all dump of `phase` run on `ir` (the IR after phase `after`)."""
+
+    def replay(self, ir: str, pipeline: str) -> str | None:
+        """`ir` through `iree-opt --pass-pipeline=pipeline` (None when that fails)."""
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _Search:
+    def __init__(self, probe: Probe, seconds: float, clock: Callable[[], float]) -> None:
+        self.probe, self.clock = probe, clock
+        self.start = clock()
+        self.end = self.start + seconds
+        self.irs: dict[str, str | None] = {}
+        self.tries = 0
+
+    def tick(self) -> None:
+        if self.clock() >= self.end:
+            raise _OutOfTime
+
+    def ir(self, phase: str) -> str | None:
+        if phase not in self.irs:
+            self.tick()
+            self.irs[phase] = self.probe.phase_ir(phase)
+        return self.irs[phase]
+
+    def finish(self, ir: str, phase: str, lane: str) -> Values:
+        self.tick()
+        self.tries += 1
+        return self.probe.finish(ir, phase, lane)
+
+    def done(self, **fields) -> Localization:
+        return Localization(seconds=self.clock() - self.start, **fields)
+
+
+def localize(probe: Probe, right_lanes: tuple[str, ...] = (), seconds: float = 60.0,
+             clock: Callable[[], float] = time.monotonic) -> Localization:
+    """The phase and pass where the failing lane's program first computes wrong values, within
+    `seconds`. `right_lanes`: lanes that may compute the program right, in order of preference;
+    each is checked on the program itself first (a wrong one counts as a lane that is wrong too)."""
+    search = _Search(probe, seconds, clock)
+    try:
+        return _localize(search, right_lanes)
+    except _OutOfTime:
+        return search.done(evidence=f"not localized: the {seconds:.0f}s budget ran out after "
+                                    f"{search.tries} finished compiles")
+
+
+def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
+    lane = search.probe.lane
+    wrong_too = []
+    for ref in right_lanes:
+        start = search.ir("start")
+        verdict = search.finish(start, "start", ref) if start is not None else Values.UNUSABLE
+        if verdict != Values.RIGHT:  # not right on this program after all (a shrunk reproducer, its own bug)
+            wrong_too += [ref] if verdict == Values.WRONG else []
+            continue
+        phase, why = _wrong_phase(search, ref)
+        if phase == CODEGEN:
+            return search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=(
+                f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
+                f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
+                f"device that runs its code)"))
+        if phase:
+            found = _omit_in_phase(search, phase, ref)
+            prefix = (f"{why}; ") if why else ""
+            return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
+                               finished_by=ref, evidence=prefix + found.evidence)
+    # every other lane computes it wrong too: a target-independent pass whose omission fixes it is
+    # where it breaks (a pass that only makes a form one codegen mishandles would leave some lane right)
+    every = len(right_lanes) > 0 and len(wrong_too) == len(right_lanes)
+    tried, notes = [], []
+    for phase in OMISSION_ORDER:
+        found = _omit_in_phase(search, phase, lane)
+        if found.pass_name:
+            if every:
+                return replace(found, certain=True, evidence=(
+                    f"every lane tried ({', '.join([lane, *wrong_too])}) computes it wrong; {found.evidence}"))
+            untried = sorted(set(right_lanes) - set(wrong_too))
+            others = (f"{', '.join(untried)} could not run it" if untried else "no other lane runs here")
+            return replace(found, evidence=(
+                f"no lane computed it right, but {others}, so the pass may only make a form that {lane}'s "
+                f"codegen mishandles; {found.evidence}"))
+        tried.append(phase)
+        if found.evidence.startswith("in `"):  # a form-only pass: worth saying
+            notes.append(found.evidence)
+    return search.done(evidence=(
+        "not localized: " + ("no lane computed it right; " if not right_lanes else "") +
+        f"leaving out one pass of {', '.join(tried)} at a time names none that makes {lane} right (the bug "
+        "may be in codegen shared by every lane)" + "".join(f"; {n}" for n in notes)))
+
+
+def _wrong_phase(search: _Search, ref: str) -> tuple[str, str]:
+    """(the first phase whose IR, finished by `ref`, computes wrong values, or CODEGEN when even the
+    IR after the last one is right, or "" when no answer; the evidence)."""
+    lane = search.probe.lane
+    last = search.ir(PHASES[-1])
+    if last is None:
+        return "", ""
+    verdict = search.finish(last, PHASES[-1], ref)
+    if verdict == Values.RIGHT:
+        return CODEGEN, ""
+    if verdict == Values.UNUSABLE:
+        return "", ""
+    lo, hi = -1, len(PHASES) - 1  # IR before PHASES[0] (the input) is right on ref; after PHASES[hi] wrong
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ir = search.ir(PHASES[mid])
+        verdict = search.finish(ir, PHASES[mid], ref) if ir is not None else Values.UNUSABLE
+        if verdict == Values.UNUSABLE:
+            return "", ""
+        if verdict == Values.WRONG:
+            hi = mid
+        else:
+            lo = mid
+    before = f"after `{PHASES[lo]}` right, " if lo >= 0 else ""
+    return PHASES[hi], (f"{lane}'s IR finished by {ref}: {before}after `{PHASES[hi]}` wrong")
+
+
+def _omit_in_phase(search: _Search, phase: str, finisher: str) -> Localization:
+    """The pass of `phase` whose omission makes the values right (finished by `finisher`), or a
+    Localization without a pass saying why not."""
+    index = PHASES.index(phase)
+    after = PHASES[index - 1] if index else "start"
+    before = search.ir(after)
+    if before is None:
+        return search.done(evidence=f"no IR before `{phase}`")
+    search.tick()
+    runs = pass_runs(search.probe.phase_dump(before, after, phase))
+    if not runs:
+        return search.done(evidence=f"no pass list for `{phase}`")
+    search.tick()
+    baseline = search.probe.replay(before, pipeline_text(runs))
+    if baseline is None or search.finish(baseline, phase, finisher) != Values.WRONG:
+        return search.done(evidence=f"`{phase}` replayed with iree-opt does not reproduce the failure")
+    # from the last pass that changed the module back: the first whose omission makes the values
+    # right is the last such pass in pipeline order (earlier ones make the form it mishandles)
+    tried = 0
+    form_only: list[PassRun] = []
+    for run in reversed(omittable(runs)):
+        search.tick()
+        ir = search.probe.replay(before, pipeline_text(runs, omit=run.name))
+        if ir is None or ir == baseline:  # the rest of the phase needs it, or it changed nothing here
+            continue
+        tried += 1
+        if search.finish(ir, phase, finisher) == Values.RIGHT:
+            if _FORM_ONLY.search(run.name):  # it changes how ops are spelled, not what they compute
+                form_only.append(run)
+                continue
+            return search.done(phase=phase, pass_name=run.name, pass_class=run.cls, evidence=(
+                f"`{phase}` replayed with iree-opt and finished by {finisher} (`--compile-from={phase}`) goes "
+                f"wrong; the same without {run.name} computes the right ones (the last of its passes "
+                f"that changed the module whose omission does; {tried} omission(s) tried)"))
+    if form_only:
+        return search.done(evidence=(
+            f"in `{phase}` only omitting {', '.join(r.cls for r in form_only)} makes the values right, and it "
+            "changes how ops are spelled, not what they compute: what mishandles that form comes later "
+            "(codegen, when every lane fails)"))
+    return search.done(evidence=f"omitting no single pass of `{phase}` makes the values right ({tried} tried)")
+
+
+__all__ = ["CODEGEN", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values", "localize",
+           "omittable", "pass_runs", "pipeline_text"]
