@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
-from shapefuzz.triage.component import component_of, needs_flag, scope_of
+from shapefuzz.size import measure
+from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import Severity, severity_of
 
@@ -31,8 +32,10 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
         next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
-    component = component_of(lead.stage, lead.status, failing, frames, lanes)
-    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))
+    component = component_of(lead.stage, lead.status, failing, frames, lanes,
+                             f"{lead.sig_json.get('message', '')}\n{lead.detail}")
+    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
+                                measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,

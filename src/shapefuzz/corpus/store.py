@@ -74,7 +74,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
-        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
+        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends, finding.mlir),
         **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
 
@@ -236,7 +236,7 @@ def save_finding(
                 compile_command=strip_paths(list(finding.compile_command)),
                 detail=scrub(finding.detail) or old_meta.get("detail", ""),
                 bug={**bug_record(finding.signature.to_json(), scrub(finding.detail) or str(old_meta.get("detail") or ""),
-                                  meta["backends"]),
+                                  meta["backends"], finding.mlir),
                      **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in KEPT_BUG_FIELDS}},
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
