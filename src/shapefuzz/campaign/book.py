@@ -186,7 +186,10 @@ class BucketBook:
                 bases = self._base_lanes(outcome, task.lanes)
                 if bases:
                     self.base_probes[candidate.key] = bases
-                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases]
+                twins = self._twin_lanes(outcome, task.lanes)
+                if twins:
+                    self.driver_checks[candidate.key] = dict(outcome.lanes)
+                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
                 self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
             else:
                 saved = []
@@ -226,6 +229,21 @@ class BucketBook:
                 bases.append(base)
         return tuple(dict.fromkeys(bases))
 
+    def _twin_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
+        """For a new bucket suspected of the driver (wrong only on one Vulkan lane), that lane's
+        twin on the same driver when the candidate was not checked there: the confirming re-run
+        runs it, and the bucket is judged again with both (a difference between the two targets
+        is the compiler's; see IreeTarget.triage)."""
+        twins = []
+        for failure in outcome.failures:
+            bucket = self.buckets.get(failure.key)
+            backend = BACKENDS.get(failure.lane)
+            twin = backend.driver_twin if backend is not None else None
+            if (twin and twin in self.lanes and twin not in checked and bucket is not None and bucket.count == 1
+                    and bucket.triage == Triage.SUSPECTED_DRIVER.value):
+                twins.append(twin)
+        return tuple(dict.fromkeys(twins))
+
     def _renamed_causes(self) -> dict[str, BucketRow]:
         """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
         their corpus entries are told too."""
@@ -251,6 +269,7 @@ class BucketBook:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
         probed = self.base_probes.pop(candidate.key, ())
+        checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, when a twin was added
         if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
             self._file_found(candidate, [f for f in outcome.failures if f.lane in probed and f.key not in self.buckets
                                          and f.signature.status not in BLOW_UPS],
@@ -266,10 +285,15 @@ class BucketBook:
             flaky = sig not in again
             failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
-            if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
-                # the re-run may show the reference is right after all (an equivalent form agrees with it)
+            rejudge = bucket.triage == Triage.OURS.value or (
+                bucket.triage == Triage.SUSPECTED_DRIVER.value and checked is not None)
+            if not flaky and rejudge and outcome is not None:
+                # the re-run may show the reference is right after all (an equivalent form agrees with
+                # it), or that the Vulkan lane's twin on the same driver gets it right
                 again_failure = next(f for f in outcome.failures if f.key == sig)
-                triage, evidence = self.target.triage(candidate, again_failure, outcome)
+                judged = outcome if bucket.triage == Triage.OURS.value else \
+                    replace(outcome, lanes={**checked, **outcome.lanes})
+                triage, evidence = self.target.triage(candidate, again_failure, judged)
                 bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
             if flaky:
                 why = ("did not come back on its re-run" if bucket.status != "oom" else

@@ -205,12 +205,10 @@ class IreeTarget:
             others = {lane: st for lane, st in ran.items() if BACKENDS[lane].driver != backend.driver}
             agree = sorted(lane for lane, st in others.items() if st == Status.OK)
             if backend.driver == "vulkan" and agree and len(agree) == len(others):
-                what = "wrong numbers" if status == Status.MISMATCH else f"a run failure ({status.value})"
-                return Triage.SUSPECTED_DRIVER, (
-                    f"{what} only on {failure.lane}, which runs on Mesa's software Vulkan device (the only "
-                    f"Vulkan device here), while {', '.join(agree)} agree with the NumPy reference on the same "
-                    "candidate; would settle it: the same module on a hardware GPU or on another Vulkan "
-                    "implementation")
+                twin = backend.driver_twin
+                twin_runs = bool(twin) and twin in BACKENDS and BACKENDS[twin].executes(probe)
+                return vulkan_verdict(candidate.text, failure, {lane: st for lane, (st, _) in outcome.lanes.items()},
+                                      agree, twin_runs)
             wrong = every_run_mismatches(outcome, probe)
             if status == Status.MISMATCH and wrong and outcome.reference_form:
                 return Triage.COMPILER_BUG, (
@@ -364,6 +362,48 @@ class IreeTarget:
         found = Candidate(key, origin.family if origin is not None else "", result.target.seed, (),
                           case.params_json if case is not None else "", text)
         return found, failure_of(signature, detail)
+
+
+def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree: list[str],
+                   twin_runs: bool = True) -> tuple[Triage, str]:
+    """A wrong value or run failure only on a Vulkan lane (`agree`: the other drivers' lanes, all
+    right) is blamed on the driver only after the lane's twin, another target on the same Mesa
+    driver (default profile and llvmpipe), ran it, and after IREE's i8/i16 emulation and Mesa's
+    loop limit were considered (see triage.driver). `lanes`: every lane's status so far;
+    `twin_runs`: whether the twin executes here at all."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
+
+    backend = BACKENDS[failure.lane]
+    status = failure.signature.status
+    what = "wrong numbers" if status == Status.MISMATCH else f"a run failure ({status.value})"
+    seen = (f"{what} only on {failure.lane} (Mesa's software Vulkan device, the only one here), while "
+            f"{', '.join(agree)} agree with the NumPy reference")
+    twin = backend.driver_twin or ""
+    twin_status = lanes.get(twin)
+    narrow = narrow_words_lost(text, backend.emulated)
+    emulation = (f"; {failure.lane} has no 8/16-bit storage, so IREE emulates {'/'.join(backend.emulated)} in 32-bit "
+                 f"words, and the module holds a {narrow}: an emulated tensor whose byte size is not a multiple "
+                 "of 4 loses its last word (IREE's emulation, codegen for SPIR-V)") if narrow else ""
+    if twin_status == Status.OK:
+        return Triage.COMPILER_BUG, (
+            f"{seen}, and {twin}, another target on the same Mesa driver, is right: two targets disagreeing on "
+            f"one driver is the compiler's (codegen for SPIR-V){emulation}")
+    if twin_status is None or not twin_status.is_failure:  # not run there (yet), or it cannot take it
+        if narrow:
+            return Triage.COMPILER_BUG, f"{seen}{emulation}"
+        why = ("its confirming re-run runs it there" if twin_runs and twin_status is None else
+               f"{twin} cannot check it here" if twin else "no other Vulkan target to check it against")
+        return Triage.SUSPECTED_DRIVER, (
+            f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
+            "settle it: the same module on a hardware GPU or on another Vulkan implementation")
+    limit = loop_limit_reached(text)
+    if limit:
+        return Triage.SUSPECTED_DRIVER, f"{seen}; {twin} on the same driver fails too ({twin_status.value}), and {limit}"
+    return Triage.SUSPECTED_DRIVER, (
+        f"{seen}; {twin} on the same driver fails too ({twin_status.value}) and no known limit explains it: the "
+        "driver, or SPIR-V codegen both targets share; would settle it: the same module on a hardware GPU or on "
+        "another Vulkan implementation")
 
 
 def case_of_candidate(candidate: Candidate) -> Case:
