@@ -195,6 +195,10 @@ class IreeTarget:
         stage, status = failure.signature.stage, failure.signature.status
         if status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
             return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
+        contradiction = self._onnx_contradiction(candidate)
+        if contradiction:
+            return Triage.OURS, (f"{contradiction}: the importer's types contradict each other, so what the compiler "
+                                 "makes of them is no compiler bug (ours, or upstream ONNX's)")
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
@@ -229,6 +233,21 @@ class IreeTarget:
             if REFERENCE_BACKEND in passed else ""
         return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
                                      f"{note}{ref}")
+
+    def _onnx_contradiction(self, candidate: Candidate) -> str:
+        """For a case spelled as an ONNX model: "" unless ONNX types its outputs two ways (see
+        onnx_judge.shape_contradiction), checked against onnx.reference's results too."""
+        from shapefuzz.onnx_judge import case_contradiction
+
+        try:
+            case = case_of_candidate(candidate)
+            if case.params.get("frontend") != "onnx":
+                return ""
+            expectation = self._expectation(candidate)
+            second = expectation.second if expectation is not None else None
+            return case_contradiction(case, second.results if second is not None else None)
+        except Exception:  # noqa: BLE001 - a candidate that is not a case (a shrink's text) is judged as before
+            return ""
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
