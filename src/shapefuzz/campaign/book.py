@@ -78,6 +78,11 @@ class BucketBook:
             self._sizes[text] = tuple(self.target.size(text))
         return self._sizes[text]
 
+    def _smaller(self, text: str, than: str) -> bool:
+        """Smaller in the target's order and no more bytes: a reproducer is never replaced by a
+        larger file."""
+        return self._size(text) < self._size(than) and len(text.encode()) <= len(than.encode())
+
     def _finish(self, done: Done) -> None:
         task = done.task
         self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
@@ -149,7 +154,7 @@ class BucketBook:
                 self.pending_confirm[candidate.key].append(failure.key)
                 self.stats.newest = failure.key
             else:
-                smaller = self._size(candidate.text) < self._size(bucket.repro_text)
+                smaller = self._smaller(candidate.text, bucket.repro_text)
                 bucket = replace(
                     bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
                     repro_key=candidate.key if smaller else bucket.repro_key,
@@ -372,7 +377,7 @@ class BucketBook:
         elif result:
             text, entry = result[0], result[1]
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-            if text is not None and self._size(text) < self._size(bucket.repro_text):
+            if text is not None and self._smaller(text, bucket.repro_text):
                 bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state.value)

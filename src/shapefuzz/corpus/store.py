@@ -33,7 +33,7 @@ from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_path
 from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
-from shapefuzz.size import size_of
+from shapefuzz.size import smaller
 from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
@@ -208,7 +208,7 @@ def save_finding(
             return final, True
         try:
             old_meta = load_entry(final).meta
-            old_size = size_of((final / REPRODUCER).read_text())
+            old_text = (final / REPRODUCER).read_text()
         except (OSError, ValueError) as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
         except CorpusError as error:
@@ -227,7 +227,7 @@ def save_finding(
         meta["cause"] = finding.cause or old_meta.get("cause", "")
         meta["triage"] = finding.triage or old_meta.get("triage", "")
         meta["triage_evidence"] = comment_text(finding.evidence, 2000) or old_meta.get("triage_evidence", "")
-        if size_of(_with_newline(finding.mlir)) < old_size:
+        if smaller(_with_newline(finding.mlir), old_text):  # never a larger file
             case = finding.case
             meta.update(
                 family=case.family if case else None,
