@@ -16,6 +16,7 @@ from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import measure
 from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.record import as_json_value
 from shapefuzz.triage.severity import Severity, severity_of
 
 REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
@@ -127,7 +128,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
                 if cause.get("failing_pass"):
                     record["failing_pass"] = cause["failing_pass"]
                 if cause.get("regression"):
-                    record["regression"] = {k: str(v) for k, v in cause["regression"].items()}
+                    record["regression"] = dict(cause["regression"])
+                record = as_json_value(record)  # JSON values all through, never a value's repr
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
                     update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])
                     written += 1

@@ -34,7 +34,7 @@ from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
 from shapefuzz.size import smaller
-from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+from shapefuzz.triage.record import KEPT_BUG_FIELDS, as_json_value, bug_record, read_bug
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
 _GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
@@ -262,6 +262,8 @@ def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
         except CorpusError as error:
             raise CorpusError(f"{folder}: {error}") from None
         meta.update(changes)
+        if "bug" in changes:  # an object of JSON values, whoever built it
+            meta["bug"] = as_json_value(read_bug(changes["bug"]))
         atomic_write(folder / META, (json.dumps(meta, indent=2, ensure_ascii=False) + "\n").encode())
         atomic_write(folder / REPRO_SCRIPT, repro_script(meta).encode(), mode=0o755)
     return meta

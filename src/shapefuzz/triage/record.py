@@ -32,6 +32,38 @@ def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
     return picked
 
 
+def as_json_value(value: Any) -> Any:
+    """A value as JSON holds it (tuples as lists, keys as text); anything else as its text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): as_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_json_value(v) for v in value]
+    return str(value)
+
+
+def read_bug(value: Any) -> dict[str, Any]:
+    """meta.json `bug` as an object: entries written by older versions may hold it as text (JSON,
+    or a Python dict's repr), which is read back as the object it spelled; other text is kept
+    under `text`."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        return {}
+    import ast
+    import json
+
+    for parse in (json.loads, ast.literal_eval):  # literal_eval: literals only, never code
+        try:
+            parsed = parse(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(parsed, dict):
+            return as_json_value(parsed)
+    return {"text": value}
+
+
 def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "") -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
     status, message), `detail` the kept output, `lanes` where it reproduces, `mlir` the
@@ -55,4 +87,4 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
     }
 
 
-__all__ = ["KEPT_BUG_FIELDS", "bug_record", "first_lines"]
+__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "read_bug"]
