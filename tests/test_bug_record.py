@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from shapefuzz.campaign.bugs import annotate_corpus
 from shapefuzz.corpus import Finding, load_entry, rebuild_index, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
@@ -45,3 +47,26 @@ def test_a_cause_s_record_is_written_as_json_values(tmp_path):
     bug = json.loads((path / "meta.json").read_text())["bug"]
     assert bug["regression"]["tried"] == ["3.12.0", "3.13.0"] and bug["regression"]["first_fixed"] is None
     assert load_entry(path).meta["bug"]["failing_pass"] == "iree-llvmcpu-lower-executable-target"
+
+
+@pytest.mark.iree
+def test_rederive_reads_the_failing_pass_an_old_entry_lacks(toolchain, tmp_path):
+    """An entry saved before the compiler's dump header was kept ("compiler (pass unknown)", no
+    cause) gets its pass, component and cause from a re-check (IREE 3.13)."""
+    import shutil
+    from pathlib import Path
+
+    from shapefuzz.replay import rederive
+
+    name = "llvm-cpu-compile-error-84f9c6e1e882"
+    path = tmp_path / name
+    shutil.copytree(Path(__file__).resolve().parents[1] / "corpus" / name, path)
+    meta = json.loads((path / "meta.json").read_text())
+    meta["detail"] = meta["detail"].split("// -----//")[0]
+    meta.pop("bug", None), meta.pop("cause", None)
+    (path / "meta.json").write_text(json.dumps(meta))
+    line = rederive(load_entry(path), toolchain)
+    meta = json.loads((path / "meta.json").read_text())
+    assert "fails the same way" in line
+    assert meta["bug"]["failing_pass"] == "iree-codegen-verify-workgroup-distribution"
+    assert meta["bug"]["component"].startswith("codegen for llvm-cpu") and meta["cause"].startswith("cause-")
