@@ -57,10 +57,10 @@ def read_bug(value: Any) -> dict[str, Any]:
     for parse in (json.loads, ast.literal_eval):  # literal_eval: literals only, never code
         try:
             parsed = parse(value)
+            if isinstance(parsed, dict):
+                return as_json_value(parsed)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
-        if isinstance(parsed, dict):
-            return as_json_value(parsed)
     return {"text": value}
 
 
