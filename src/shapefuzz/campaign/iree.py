@@ -355,7 +355,6 @@ class IreeTarget:
         into the corpus behind the campaign's back. (smaller text or None, entry or None, found),
         or None when there is nothing."""
         from shapefuzz.corpus import make_finding, save_finding
-
         from shapefuzz.size import smaller
 
         found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
