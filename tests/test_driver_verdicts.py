@@ -60,6 +60,15 @@ def test_the_verdicts():
     triage, why = vulkan_verdict(sort, _wrong("vulkan-spirv"), {**lanes, "vulkan-llvmpipe": Status.MISMATCH},
                                  ["llvm-cpu"])
     assert triage == Triage.SUSPECTED_DRIVER and "65,535" in why
+    # both targets wrong, no known limit: suspected, unless the wrong values change from run to run
+    both = {**lanes, "vulkan-llvmpipe": Status.MISMATCH}
+    f32 = SORT.format(n=8)
+    again = Failure(Signature("vulkan-spirv", Stage.COMPARE, Status.MISMATCH, "wrong values"),
+                    "result 0: 2 of 8 elements differ; actual output: float32[8] [1. 2. 0. 0. 5. 6. 7. 8.]")
+    first = "result 0: 1 of 8 elements differ; actual output: float32[8] [1. 2. 3. 0. 5. 6. 7. 8.]"
+    assert vulkan_verdict(f32, again, both, ["llvm-cpu"], earlier=again.detail)[0] == Triage.SUSPECTED_DRIVER
+    triage, why = vulkan_verdict(f32, again, both, ["llvm-cpu"], earlier=first)
+    assert triage == Triage.COMPILER_BUG and "race" in why
     # an i8 tensor of 3 bytes on the default profile is IREE's emulation, even before the twin ran
     triage, why = vulkan_verdict(X_PLUS_X.format(n=3), _wrong("vulkan-spirv"), lanes, ["llvm-cpu"])
     assert triage == Triage.COMPILER_BUG and "loses its last word" in why

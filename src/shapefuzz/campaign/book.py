@@ -192,7 +192,8 @@ class BucketBook:
                 if bases:
                     self.base_probes[candidate.key] = bases
                 twins = self._twin_lanes(outcome, task.lanes)
-                if twins:
+                if twins or any(self.buckets[f.key].triage == Triage.SUSPECTED_DRIVER.value
+                                for f in outcome.failures if f.lane in new_lanes):
                     self.driver_checks[candidate.key] = dict(outcome.lanes)
                 lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
                 self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
@@ -274,7 +275,7 @@ class BucketBook:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
         probed = self.base_probes.pop(candidate.key, ())
-        checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, when a twin was added
+        checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, for a driver suspicion
         if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
             self._file_found(candidate, [f for f in outcome.failures if f.lane in probed and f.key not in self.buckets
                                          and f.signature.status not in BLOW_UPS],
@@ -297,7 +298,7 @@ class BucketBook:
                 # it), or that the Vulkan lane's twin on the same driver gets it right
                 again_failure = next(f for f in outcome.failures if f.key == sig)
                 judged = outcome if bucket.triage == Triage.OURS.value else \
-                    replace(outcome, lanes={**checked, **outcome.lanes})
+                    replace(outcome, lanes={**checked, **outcome.lanes}, earlier={bucket.backend: bucket.detail})
                 triage, evidence = self.target.triage(candidate, again_failure, judged)
                 bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
             if flaky:

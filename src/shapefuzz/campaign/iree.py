@@ -214,7 +214,7 @@ class IreeTarget:
                 twin = backend.driver_twin
                 twin_runs = bool(twin) and twin in BACKENDS and BACKENDS[twin].executes(probe)
                 return vulkan_verdict(candidate.text, failure, {lane: st for lane, (st, _) in outcome.lanes.items()},
-                                      agree, twin_runs)
+                                      agree, twin_runs, outcome.earlier.get(failure.lane, ""))
             wrong = every_run_mismatches(outcome, probe)
             if status == Status.MISMATCH and wrong and outcome.reference_form:
                 return Triage.COMPILER_BUG, (
@@ -387,12 +387,13 @@ class IreeTarget:
 
 
 def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree: list[str],
-                   twin_runs: bool = True) -> tuple[Triage, str]:
+                   twin_runs: bool = True, earlier: str = "") -> tuple[Triage, str]:
     """A wrong value or run failure only on a Vulkan lane (`agree`: the other drivers' lanes, all
     right) is blamed on the driver only after the lane's twin, another target on the same Mesa
     driver (default profile and llvmpipe), ran it, and after IREE's i8/i16 emulation and Mesa's
     loop limit were considered (see triage.driver). `lanes`: every lane's status so far;
-    `twin_runs`: whether the twin executes here at all."""
+    `twin_runs`: whether the twin executes here at all; `earlier`: what an earlier run of the
+    lane said (wrong values that change from run to run are a race in the generated code)."""
     from shapefuzz.backends import BACKENDS
     from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
 
@@ -422,6 +423,11 @@ def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree:
     limit = loop_limit_reached(text)
     if limit:
         return Triage.SUSPECTED_DRIVER, f"{seen}; {twin} on the same driver fails too ({twin_status.value}), and {limit}"
+    if status == Status.MISMATCH and earlier and earlier[:4000] != failure.detail[:4000]:
+        return Triage.COMPILER_BUG, (
+            f"{seen}; {twin} on the same driver fails too, and the wrong values change from run to run "
+            f"(first: {earlier[:300]}; again: {failure.detail[:300]}): a race in the code IREE generates for "
+            "both targets (a missing barrier), not a limit of the driver")
     return Triage.SUSPECTED_DRIVER, (
         f"{seen}; {twin} on the same driver fails too ({twin_status.value}) and no known limit explains it: the "
         "driver, or SPIR-V codegen both targets share; would settle it: the same module on a hardware GPU or on "
