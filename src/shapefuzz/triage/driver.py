@@ -51,7 +51,8 @@ def narrow_words_lost(text: str, emulated: tuple[str, ...]) -> str:
         for d in shape:
             count *= d  # type: ignore[operator]
         if count * bits // 8 % 4:
-            return f"{'x'.join(map(str, shape)) or 'scalar'}x{element} ({count * bits // 8} bytes)"
+            spelled = "x".join([*map(str, shape), element]) if shape else f"{element} scalar"
+            return f"{spelled} ({count * bits // 8} byte{'s' if count * bits // 8 != 1 else ''})"
     return ""
 
 
