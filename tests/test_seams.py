@@ -27,19 +27,21 @@ def _module(shape: str, ops: int = 1) -> str:
 
 @pytest.mark.iree  # probes the real iree-compile (its version)
 def test_one_smaller_order_for_shrinker_corpus_and_campaign(tmp_path):
-    # Longer text but fewer elements: smaller in the one order (the campaign used to compare text
-    # length and would have kept the other).
-    big, small = _module("8x8xf32"), _module("2x2xf32", ops=3)
-    assert len(small) > len(big)
-    assert size_of(small) < size_of(big) and sort_key(small) < sort_key(big)
+    # As long but fewer elements: smaller in the one order (the campaign used to compare text
+    # length and would have kept the other). Longer with fewer elements is smaller in the order too,
+    # but never replaces a reproducer: a file never grows (issue 31).
+    big, small, longer = _module("8x8xf32"), _module("2x9xf32"), _module("2x2xf32", ops=3)
+    assert len(small) == len(big) < len(longer)
+    assert size_of(small) < size_of(big) and sort_key(small) < sort_key(big) and size_of(longer) < size_of(small)
     target = IreeTarget(find_toolchain(), tmp_path)
     assert target.size(small) < target.size(big)
     tc = find_toolchain()
     save_finding(tmp_path, make_finding(SIG, big, tc))
     folder, _ = save_finding(tmp_path, make_finding(SIG, small, tc))
     assert load_entry(folder).mlir == small  # the corpus keeps the smaller one in the same order
-    save_finding(tmp_path, make_finding(SIG, big, tc))
-    assert load_entry(folder).mlir == small
+    for other in (big, longer):
+        save_finding(tmp_path, make_finding(SIG, other, tc))
+        assert load_entry(folder).mlir == small
 
 
 @pytest.mark.iree  # probes the real iree-compile (its version)

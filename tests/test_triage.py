@@ -172,14 +172,13 @@ def test_component_scope_and_severity():
     # alone (a shrink's finding), it still needs no flag
     assert scope_of(["llvm-cpu-conv-data-tiling"], FRONTEND_TORCH) == "default pipeline"
     assert "data-tiling" in scope_of(["llvm-cpu-conv-data-tiling"], "codegen for llvm-cpu")
-    assert severity_of("run", "error", "OUT_OF_RANGE; shape element count overflows device size at dimension N",
-                       False).label == "runtime crash"  # a shape computed wrong, not a resource limit
-    order = [severity_of("compare", "mismatch", "wrong values in conv", False),
-             severity_of("run", "crash", "SIGSEGV", False), severity_of("compile", "crash", "SIGSEGV", False),
-             severity_of("compile", "error", "failed to legalize", False),
-             severity_of("compile", "error", "'memref.alloca' op exceeded stack allocation limit", False),
-             severity_of("compare", "mismatch", "wrong values in conv", True)]
-    assert order == sorted(order) and order[0] == Severity.WRONG_VALUES and order[-1] == Severity.NEEDS_FLAG
+    assert severity_of("run", "error", "OUT_OF_RANGE; shape element count overflows device size at dimension N"
+                       ).label == "miscompiled shape"  # a shape computed wrong, not a resource limit
+    order = [severity_of("compare", "mismatch", "wrong values in conv"),
+             severity_of("run", "crash", "SIGSEGV"), severity_of("compile", "crash", "SIGSEGV"),
+             severity_of("compile", "error", "failed to legalize"),
+             severity_of("compile", "error", "'memref.alloca' op exceeded stack allocation limit")]
+    assert order == sorted(order) and order[0] == Severity.WRONG_VALUES and order[-1] == Severity.RESOURCE_LIMIT
 
 
 @pytest.mark.iree

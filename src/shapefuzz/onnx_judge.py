@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -73,6 +74,54 @@ def run_reference(model, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
     feeds = {info.name: np.asarray(a) for info, a in zip(model.graph.input, inputs)}
     return [np.asarray(r) for r in ReferenceEvaluator(model).run(None, feeds)]
+
+
+def _dims(info) -> list[int | None]:
+    return [d.dim_value if d.HasField("dim_value") else None for d in info.type.tensor_type.shape.dim]
+
+
+def shape_contradiction(model, results: Sequence[np.ndarray] | None = None) -> str:
+    """"" when ONNX's own shape inference types every output as the model declares it (and as
+    onnx.reference's `results` come out, when given); else what disagrees. ONNX 1.23.2 contradicts
+    itself on ceil-mode pooling whose last window starts in the right pad: shape inference counts
+    that window, the spec and onnx.reference do not. A model that ONNX types two ways gives the
+    importer self-contradictory types: whatever the compiler then does is no compiler bug."""
+    import onnx
+
+    bare = onnx.ModelProto()
+    bare.CopyFrom(model)
+    for out in bare.graph.output:
+        out.type.tensor_type.ClearField("shape")
+    try:
+        inferred = onnx.shape_inference.infer_shapes(bare).graph.output
+    except Exception:  # noqa: BLE001 - a model ONNX cannot infer says nothing either way
+        return ""
+    for i, (declared, got) in enumerate(zip(model.graph.output, inferred)):
+        if not got.type.tensor_type.HasField("shape"):
+            continue
+        want, have = _dims(declared), _dims(got)
+        ran = list(np.shape(results[i])) if results is not None and i < len(results) else None
+        others = [("the model declares", want)] + ([("onnx.reference computes", ran)] if ran is not None else [])
+        for what, shape in others:
+            if len(shape) != len(have) or any(a is not None and b is not None and a != b for a, b in zip(shape, have)):
+                return f"ONNX disagrees with itself: its shape inference types output {i} as {have}, but {what} {shape}"
+    return ""
+
+
+def case_contradiction(case: Case, results: Sequence[np.ndarray] | None = None) -> str:
+    """`shape_contradiction` of a case spelled as an ONNX model ("" for any other case)."""
+    from shapefuzz.families import get_family
+    from shapefuzz.families.frontends import onnx_model
+
+    family = get_family(case.family)
+    params = family.load(case.params)
+    if params.frontend != "onnx":
+        return ""
+    try:
+        model = onnx_model(family, params)
+    except Exception:  # noqa: BLE001 - a model we cannot build again is judged as before
+        return ""
+    return "" if model is None else shape_contradiction(model, results)
 
 
 def second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> SecondOpinion | None:

@@ -26,7 +26,7 @@ from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
 from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
-from shapefuzz.onnx_judge import DISAGREE, SecondOpinion
+from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.failing_pass import excerpt
@@ -173,12 +173,15 @@ def _finish_backend(
     return BackendResult(backend.name, Stage.RUN, Status.OK, "", None, total, compiled.seconds, ran.seconds), outputs
 
 
-def _mismatch(backend: str, mismatch: Mismatch, base: BackendResult, label: str = "") -> BackendResult:
+def _mismatch(backend: str, mismatch: Mismatch, base: BackendResult, label: str = "",
+              actual: list[np.ndarray] | None = None) -> BackendResult:
     # Bucketed by the mismatch's kind (shape, count, dtype, indices, values), never by where the
-    # numbers first differ; the op family is part of it (see `Expectation.label`).
+    # numbers first differ; the op family is part of it (see `Expectation.label`). The detail shows
+    # the actual output too, small arrays whole (what a maintainer reads beside the expected one).
     kind = mismatch.kind.value
     sig = signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{kind} in {label}" if label else kind)
-    return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=mismatch.detail, signature=sig)
+    detail = mismatch.detail if actual is None else f"{mismatch.detail}; actual output: {show(actual, 400)}"
+    return replace(base, stage=Stage.COMPARE, status=Status.MISMATCH, detail=detail, signature=sig)
 
 
 def _judge(
@@ -204,7 +207,7 @@ def _judge(
         for name, actual in outputs.items():
             mismatch = compare(expectation.expected, actual)
             if mismatch:
-                results[name] = _mismatch(name, mismatch, results[name], expectation.label)
+                results[name] = _mismatch(name, mismatch, results[name], expectation.label, actual)
             else:
                 results[name] = replace(results[name], stage=Stage.COMPARE)
         return results, notes

@@ -317,3 +317,46 @@ def table_lines(summary: ReplaySummary) -> list[str]:
     counts = ", ".join(f"{summary.count(o)} {o.value}" for o in ReplayOutcome)
     lines.append(f"summary: {len(summary.results)} entries: {counts}; {len(summary.regressions)} regressed")
     return lines
+
+
+def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_BUDGET) -> str:
+    """Re-derives an entry's records with the current code (`corpus rederive`): its reproducer is
+    checked again on its backend (and the lanes its record names that compile here), and when it
+    still fails the same way its `detail` becomes today's output (the failing pass from
+    `--mlir-print-ir-after-failure`, which older entries lack), its `bug` record is computed again
+    (regression range kept) and an entry with no cause is named by its bug identity, as a campaign
+    names causes. Otherwise only the record is computed again from the kept detail. Returns one line."""
+    from shapefuzz.triage.identity import identity_of
+    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+
+    sig = entry.signature
+    old = entry.meta.get("bug") or {}
+    probe = toolchain.probe
+    lanes = [b for b in dict.fromkeys([sig.backend, *(old.get("lanes") or [])])
+             if b in BACKENDS and BACKENDS[b].compiles(probe)]
+    detail, how = str(entry.meta.get("detail") or ""), "not re-checked (its backend does not compile here)"
+    same = [sig.backend] if sig.backend in lanes else []
+    if same:
+        try:
+            report = check_entry(entry, toolchain, lanes, budget, confirm=False)
+        except ShapefuzzError as error:
+            report, how = None, f"not re-checked: {_one_line(str(error))}"
+        results = {r.backend: r for r in report.results} if report is not None else {}
+        own = results.get(sig.backend)
+        if own is not None and own.signature == sig:
+            detail, how = scrub(own.detail) or detail, "re-checked: fails the same way"
+            same += [b for b, r in results.items() if b != sig.backend and r.signature is not None
+                     and (r.signature.stage, r.signature.status, r.signature.message) == (sig.stage, sig.status,
+                                                                                          sig.message)]
+        elif report is not None:
+            how = f"re-checked: now {own.signature if own is not None and own.signature else 'passes'}; record only"
+            same = []
+    record = {**bug_record(sig.to_json(), detail, [*same, *(old.get("lanes") or [])] if same else
+                           [sig.backend, *(old.get("lanes") or [])], entry.mlir),
+              **{k: v for k, v in old.items() if k in KEPT_BUG_FIELDS}}
+    changes: dict[str, Any] = {"bug": record, "detail": detail}
+    if not entry.meta.get("cause"):
+        changes["cause"] = "cause-" + identity_of(sig.stage.value, sig.status.value, sig.message, detail).digest
+    update_meta(entry.path, **changes)
+    return f"{entry.id}: {how}; {record['severity']}; {record['component']}" + (
+        f"; {record['failing_pass']}" if record["failing_pass"] else "")

@@ -4,7 +4,10 @@ Pure text; no IREE. `size_of` is the order every part uses: the shrinker (a cand
 the current text only when its `sort_key` is strictly smaller), the corpus (a reproducer replaces
 an entry's only when smaller) and the campaign (a bucket keeps its smallest reproducer): total
 tensor elements, then ops, then dynamic dims, then text length; `sort_key` adds the text itself
-so ties are broken the same way on every run."""
+so ties are broken the same way on every run. `smaller` adds the one bound every replacement
+keeps: never more bytes (the order puts elements first, and a step to fewer elements may re-render
+a case longer: a named conv as its generic, a dynamic dim as a static one; five campaign shrinks
+had made the file larger that way)."""
 
 from __future__ import annotations
 
@@ -97,6 +100,16 @@ class Size:
 def size_of(text: str) -> Size:
     m = measure(text)
     return Size(m.elements, m.ops, m.dynamic_dims, len(text))
+
+
+def byte_size(text: str) -> int:
+    return len(text.encode())
+
+
+def smaller(text: str, than: str) -> bool:
+    """Whether `text` may replace `than` as a reproducer: strictly smaller in the order, and no
+    more bytes."""
+    return size_of(text) < size_of(than) and byte_size(text) <= byte_size(than)
 
 
 def sort_key(text: str) -> tuple:

@@ -78,6 +78,11 @@ class BucketBook:
             self._sizes[text] = tuple(self.target.size(text))
         return self._sizes[text]
 
+    def _smaller(self, text: str, than: str) -> bool:
+        """Smaller in the target's order and no more bytes: a reproducer is never replaced by a
+        larger file."""
+        return self._size(text) < self._size(than) and len(text.encode()) <= len(than.encode())
+
     def _finish(self, done: Done) -> None:
         task = done.task
         self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
@@ -149,7 +154,7 @@ class BucketBook:
                 self.pending_confirm[candidate.key].append(failure.key)
                 self.stats.newest = failure.key
             else:
-                smaller = self._size(candidate.text) < self._size(bucket.repro_text)
+                smaller = self._smaller(candidate.text, bucket.repro_text)
                 bucket = replace(
                     bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
                     repro_key=candidate.key if smaller else bucket.repro_key,
@@ -186,7 +191,11 @@ class BucketBook:
                 bases = self._base_lanes(outcome, task.lanes)
                 if bases:
                     self.base_probes[candidate.key] = bases
-                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases]
+                twins = self._twin_lanes(outcome, task.lanes)
+                if twins or any(self.buckets[f.key].triage == Triage.SUSPECTED_DRIVER.value
+                                for f in outcome.failures if f.lane in new_lanes):
+                    self.driver_checks[candidate.key] = dict(outcome.lanes)
+                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
                 self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
             else:
                 saved = []
@@ -226,6 +235,21 @@ class BucketBook:
                 bases.append(base)
         return tuple(dict.fromkeys(bases))
 
+    def _twin_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
+        """For a new bucket suspected of the driver (wrong only on one Vulkan lane), that lane's
+        twin on the same driver when the candidate was not checked there: the confirming re-run
+        runs it, and the bucket is judged again with both (a difference between the two targets
+        is the compiler's; see IreeTarget.triage)."""
+        twins = []
+        for failure in outcome.failures:
+            bucket = self.buckets.get(failure.key)
+            backend = BACKENDS.get(failure.lane)
+            twin = backend.driver_twin if backend is not None else None
+            if (twin and twin in self.lanes and twin not in checked and bucket is not None and bucket.count == 1
+                    and bucket.triage == Triage.SUSPECTED_DRIVER.value):
+                twins.append(twin)
+        return tuple(dict.fromkeys(twins))
+
     def _renamed_causes(self) -> dict[str, BucketRow]:
         """Buckets whose cause name changed (new bucket, or two causes tied by a candidate);
         their corpus entries are told too."""
@@ -251,6 +275,7 @@ class BucketBook:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
         probed = self.base_probes.pop(candidate.key, ())
+        checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, for a driver suspicion
         if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
             self._file_found(candidate, [f for f in outcome.failures if f.lane in probed and f.key not in self.buckets
                                          and f.signature.status not in BLOW_UPS],
@@ -266,10 +291,15 @@ class BucketBook:
             flaky = sig not in again
             failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
-            if not flaky and bucket.triage == Triage.OURS.value and outcome is not None:
-                # the re-run may show the reference is right after all (an equivalent form agrees with it)
+            rejudge = bucket.triage == Triage.OURS.value or (
+                bucket.triage == Triage.SUSPECTED_DRIVER.value and checked is not None)
+            if not flaky and rejudge and outcome is not None:
+                # the re-run may show the reference is right after all (an equivalent form agrees with
+                # it), or that the Vulkan lane's twin on the same driver gets it right
                 again_failure = next(f for f in outcome.failures if f.key == sig)
-                triage, evidence = self.target.triage(candidate, again_failure, outcome)
+                judged = outcome if bucket.triage == Triage.OURS.value else \
+                    replace(outcome, lanes={**checked, **outcome.lanes}, earlier={bucket.backend: bucket.detail})
+                triage, evidence = self.target.triage(candidate, again_failure, judged)
                 bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
             if flaky:
                 why = ("did not come back on its re-run" if bucket.status != "oom" else
@@ -348,7 +378,7 @@ class BucketBook:
         elif result:
             text, entry = result[0], result[1]
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
-            if text is not None and self._size(text) < self._size(bucket.repro_text):
+            if text is not None and self._smaller(text, bucket.repro_text):
                 bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state.value)

@@ -14,9 +14,11 @@ from typing import Any, Callable, Iterable, Sequence
 from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
-from shapefuzz.triage.component import component_of, needs_flag, scope_of
+from shapefuzz.size import measure
+from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.identity import identity_of, with_localized_pass
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.record import as_json_value
 from shapefuzz.triage.severity import Severity, severity_of
 
 REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
@@ -35,13 +37,15 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
         next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
-    component = component_of(lead.stage, lead.status, failing, frames, lanes)
+    component = component_of(lead.stage, lead.status, failing, frames, lanes,
+                             f"{lead.sig_json.get('message', '')}\n{lead.detail}")
     if localized is not None and localized.localized:
         failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
         component = component_of_localization(localized, lanes) or component
         place = localized.pass_name or localized.phase
         ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
-    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), needs_flag(lanes, component))
+    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
+                                measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,
@@ -138,7 +142,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
                 if cause.get("localized"):
                     record["localized"] = cause["localized"]
                 if cause.get("regression"):
-                    record["regression"] = {k: str(v) for k, v in cause["regression"].items()}
+                    record["regression"] = dict(cause["regression"])
+                record = as_json_value(record)  # JSON values all through, never a value's repr
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
                     update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])
                     written += 1

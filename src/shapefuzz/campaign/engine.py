@@ -167,6 +167,7 @@ class Engine(Drawing, BucketBook):
         self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.base_probes: dict[str, tuple[str, ...]] = {}  # candidate key -> base lanes its confirm runs
+        self.driver_checks: dict[str, dict] = {}  # candidate key -> its check's lanes, when its confirm runs a twin
         self.failed_groups: collections.Counter[str] = collections.Counter()
         self.retry_queue: collections.deque[tuple[float, Task]] = collections.deque()  # (when, the task again)
         self.retries: collections.Counter[str] = collections.Counter()

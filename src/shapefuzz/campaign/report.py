@@ -430,8 +430,9 @@ def markdown(s: Summary) -> str:
             code(f"|{sparkline(s.timeline, s.active_seconds)}|"), "", "## Causes", "",
             "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
             "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
-            "Causes are in severity order (wrong values, runtime crashes, compiler crashes, compile errors, "
-            "resource limits, then what needs a non-default flag), new before known.", "",
+            "Causes are in severity order (wrong values, miscompiled shapes at run time, runtime crashes, compiler "
+            "crashes, sizing bugs, compile errors, resource limits), new before known; the scope says whether a "
+            "non-default flag is needed.", "",
             "| cause | triage | severity | component | failing pass | scope | regression | known | backends | hits "
             "| re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in s.causes:

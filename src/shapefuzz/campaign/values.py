@@ -136,6 +136,9 @@ class Outcome:
     reference_form: str = ""
     # lane -> (the (pass, pattern) items its instrumented compile reached, the pass a failed compile failed in)
     coverage: dict[str, tuple[tuple[tuple[str, str], ...], str]] = field(default_factory=dict)
+    # set when a confirming re-run is judged again: lane -> what the first check said there (wrong
+    # values that change from run to run on one driver are a race in the generated code)
+    earlier: dict[str, str] = field(default_factory=dict)
 
 
 class Target(Protocol):

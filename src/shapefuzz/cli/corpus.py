@@ -1,4 +1,4 @@
-"""`shapefuzz corpus list|show|index|mark|add`: triage views of a corpus and adding to it."""
+"""`shapefuzz corpus list|show|index|rederive|mark|add`: triage views of a corpus and adding to it."""
 
 from __future__ import annotations
 
@@ -120,6 +120,26 @@ def corpus_index(corpus_dir: str) -> None:
     from shapefuzz.corpus import rebuild_index
 
     click.echo(str(rebuild_index(corpus_dir)))
+
+
+@corpus.command("rederive")
+@click.argument("entries", nargs=-1)
+@click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
+@toolchain_options
+@click.pass_obj
+def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str) -> None:
+    """Re-derive the entries' records (all of CORPUS by default) with this shapefuzz and toolchain:
+    each reproducer re-checked on its backend, its detail, failing pass, component, severity and
+    scope computed again, a cause named where it has none; INDEX.md rebuilt."""
+    from shapefuzz.corpus import UnreadableEntry, find_entry, rebuild_index
+    from shapefuzz.replay import rederive
+
+    chosen = [find_entry(e, corpus_dir) for e in entries] if entries else \
+        [e for e in _entries(corpus_dir) if not isinstance(e, UnreadableEntry)]
+    for entry in chosen:
+        click.echo(rederive(entry, session.toolchain))
+    if Path(corpus_dir).is_dir():
+        click.echo(str(rebuild_index(corpus_dir)))
 
 
 @corpus.command("mark")

@@ -3,6 +3,7 @@ types (the shared field checks are in `shapefuzz.schema`)."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -11,12 +12,14 @@ from shapefuzz.case import check_params
 from shapefuzz.corpus.entry import CORPUS_FORMAT, EXPECTED_STATES, MAX_DETAIL, META
 from shapefuzz.model import Stage, Status
 from shapefuzz.schema import SchemaError
+from shapefuzz.triage.record import read_bug
 
 _REQUIRED = ("format", "id", "signature", "backends", "first_seen", "last_seen", "count", "expected_state")
 
 
 def _check_bug(value: Any, field: str) -> None:
-    """meta.json `bug` (triage.record): an object of text, flags and lists of text."""
+    """meta.json `bug` (triage.record): an object of text, flags and lists of text, and records of
+    JSON values (a regression range)."""
     obj = schema.obj(value, field)
     for key, item in obj.items():
         where = f"{field}.{key}"
@@ -24,7 +27,7 @@ def _check_bug(value: Any, field: str) -> None:
             schema.text_list(item, where)
         elif isinstance(item, dict):
             for k, v in item.items():
-                schema.text(str(v), f"{where}.{k}", max_len=2000)
+                schema.text(v if isinstance(v, str) else json.dumps(v), f"{where}.{k}", max_len=2000)
         elif not isinstance(item, (str, bool)):
             raise SchemaError(f"{where}: {type(item).__name__} is not text")
         else:
@@ -42,6 +45,8 @@ def check_meta(meta: Any, folder_name: str) -> dict[str, Any]:
     then rely on the types, and ids and backend names are safe in paths and shells."""
     s = schema
     s.obj(meta, META)
+    if meta.get("bug") is not None and not isinstance(meta["bug"], dict):
+        meta["bug"] = read_bug(meta["bug"])  # an older entry's record written as text: read as the object
     missing = [key for key in _REQUIRED if key not in meta]
     if missing:
         raise SchemaError(f"{META} lacks {', '.join(missing)}")

@@ -33,8 +33,8 @@ from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_path
 from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
-from shapefuzz.size import size_of
-from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+from shapefuzz.size import smaller
+from shapefuzz.triage.record import KEPT_BUG_FIELDS, as_json_value, bug_record, read_bug
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
 _GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
@@ -74,7 +74,7 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
-        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends),
+        "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends, finding.mlir),
         **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
 
@@ -208,7 +208,7 @@ def save_finding(
             return final, True
         try:
             old_meta = load_entry(final).meta
-            old_size = size_of((final / REPRODUCER).read_text())
+            old_text = (final / REPRODUCER).read_text()
         except (OSError, ValueError) as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
         except CorpusError as error:
@@ -227,7 +227,7 @@ def save_finding(
         meta["cause"] = finding.cause or old_meta.get("cause", "")
         meta["triage"] = finding.triage or old_meta.get("triage", "")
         meta["triage_evidence"] = comment_text(finding.evidence, 2000) or old_meta.get("triage_evidence", "")
-        if size_of(_with_newline(finding.mlir)) < old_size:
+        if smaller(_with_newline(finding.mlir), old_text):  # never a larger file
             case = finding.case
             meta.update(
                 family=case.family if case else None,
@@ -236,7 +236,7 @@ def save_finding(
                 compile_command=strip_paths(list(finding.compile_command)),
                 detail=scrub(finding.detail) or old_meta.get("detail", ""),
                 bug={**bug_record(finding.signature.to_json(), scrub(finding.detail) or str(old_meta.get("detail") or ""),
-                                  meta["backends"]),
+                                  meta["backends"], finding.mlir),
                      **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in KEPT_BUG_FIELDS}},
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
@@ -262,6 +262,8 @@ def update_meta(path: str | os.PathLike, **changes: Any) -> dict[str, Any]:
         except CorpusError as error:
             raise CorpusError(f"{folder}: {error}") from None
         meta.update(changes)
+        if "bug" in changes:  # an object of JSON values, whoever built it
+            meta["bug"] = as_json_value(read_bug(changes["bug"]))
         atomic_write(folder / META, (json.dumps(meta, indent=2, ensure_ascii=False) + "\n").encode())
         atomic_write(folder / REPRO_SCRIPT, repro_script(meta).encode(), mode=0o755)
     return meta

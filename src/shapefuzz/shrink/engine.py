@@ -2,8 +2,9 @@
 
 Knows nothing of MLIR or IREE: it takes a plain `is_interesting(text) -> bool` callable, an
 optional `prefilter(texts) -> list[bool]` (cheap validity check run on a batch before any
-trial), and a `key(text)` ordering. A candidate replaces the current text only when it passes
-the prefilter, is interesting, and has a strictly smaller key.
+trial), a `key(text)` ordering and an optional `admissible(text)` bound. A candidate replaces the
+current text only when it is admissible, passes the prefilter, is interesting, and has a strictly
+smaller key.
 
 Determinism: a pass's candidates are sorted by key and tried in that order, `jobs` at a time;
 the winner is the lowest-key interesting candidate of the first batch that has one -- which is
@@ -75,8 +76,11 @@ class Problem:
         max_candidates: int = 4000,
         verify_chunk: int = 48,
         on_accept: Callable[[Accepted], None] | None = None,
+        admissible: Callable[[str], bool] | None = None,
     ) -> None:
         self.current = initial
+        # a bound no accepted text may pass, beside the key (e.g. never more bytes than the start)
+        self.admissible = admissible
         self.current_key = key(initial)
         self.is_interesting = is_interesting
         self.key = key
@@ -172,7 +176,7 @@ class Problem:
             if text in self._seen or text in keyed:
                 continue
             k = self.key(text)
-            if k < self.current_key:
+            if k < self.current_key and (self.admissible is None or self.admissible(text)):
                 keyed[text] = k
         ordered = sorted(keyed, key=keyed.__getitem__)
         counts = self.stats.per_pass.setdefault(pass_name, [0, 0, 0])

@@ -21,7 +21,7 @@ from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
 )
-from shapefuzz.size import Metrics, measure, sort_key
+from shapefuzz.size import Metrics, byte_size, measure, sort_key
 from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.toolchain import Toolchain
 
@@ -124,6 +124,7 @@ class ShrinkResult:
     stopped_because: str | None
     findings: list[tuple[Signature, str, CheckReport]] = field(default_factory=list)
     confirmed: bool | None = None  # the final re-check (None when skipped)
+    detail: str = ""  # the kept failure's output on the minimized text (its mismatch, its error)
     out_path: str | None = None
     commands: list[str] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
@@ -140,8 +141,10 @@ def shrink_text(
     on_accept: Callable[[Accepted], None] | None = None,
 ) -> tuple[str, Problem, SameSignature]:
     oracle = SameSignature(toolchain, target, known)
+    limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
     problem = Problem(
-        text, oracle, sort_key, prefilter=Verifier(toolchain), jobs=jobs, time_limit=time_limit, on_accept=on_accept
+        text, oracle, sort_key, prefilter=Verifier(toolchain), jobs=jobs, time_limit=time_limit, on_accept=on_accept,
+        admissible=lambda candidate: byte_size(candidate) <= limit,
     )
     best = problem.run(tiers_for(text, target, toolchain))
     return best, problem, oracle
@@ -230,22 +233,31 @@ def shrink_file(
     vmfb = name[: -len(".mlir")] + ".vmfb" if name.endswith(".mlir") else name + ".vmfb"
     for b in target.signatures:
         result.commands.append(shlex.join(compile_command(toolchain, BACKENDS[b], name, vmfb)))
+    if best == text:
+        result.detail = kept_detail(report, target)
     if confirm and best == text:
         result.confirmed = True  # unchanged: the first check just showed it fails this way
     elif confirm and problem.stopped_because != "interrupted":
-        result.confirmed = _confirm(best, toolchain, target)
+        result.confirmed, result.detail = _confirm(best, toolchain, target)
         result.seconds = time.monotonic() - start
     if corpus:
         result.saved = save_to_corpus(corpus, result, toolchain)
     return result
 
 
-def _confirm(text: str, toolchain: Toolchain, target: Target) -> bool:
-    """Re-run the minimized file (twice) and check it still fails the same way."""
+def _confirm(text: str, toolchain: Toolchain, target: Target) -> tuple[bool, str]:
+    """Re-run the minimized file (twice): whether it still fails the same way, and the kept
+    failure's output on it (what the entry and its issue text then show)."""
     report, _ = check_file(text, target.check_backends, toolchain, compile_timeout=max(target.compile_timeout, 30.0),
                            confirm=True, seed=target.seed)
     got = {r.backend: r.signature for r in report.failures if not r.flaky}
-    return all(got.get(b) == s for b, s in target.signatures.items())
+    return all(got.get(b) == s for b, s in target.signatures.items()), kept_detail(report, target)
+
+
+def kept_detail(report: CheckReport, target: Target) -> str:
+    """The output of the kept failure in a check of the text (the first backend's)."""
+    wanted = set(target.signatures.values())
+    return next((r.detail for r in report.failures if r.signature in wanted), "")
 
 
 def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> list[str]:
@@ -258,7 +270,7 @@ def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> l
     items = [(s, result.minimized, None, False) for s in result.target.signatures.values()]
     items += [(s, t, r, True) for s, t, r in result.findings]
     for signature, text, report, sighting in items:
-        detail = ""
+        detail = result.detail if report is None else ""
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
         finding = corpus_module.make_finding(signature, text, toolchain, detail=detail, seed=result.target.seed)

@@ -8,6 +8,7 @@ import re
 from typing import Iterable
 
 from shapefuzz.backends import BACKENDS
+from shapefuzz.triage.severity import miscompiled_shape
 
 FRONTEND_TORCH = "frontend: torch-mlir conversion"
 FRONTEND_ONNX = "frontend: ONNX import"
@@ -44,12 +45,16 @@ def _target_of(lane: str) -> str:
     return base
 
 
-def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[str], lanes: Iterable[str]) -> str:
+def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[str], lanes: Iterable[str],
+                 output: str = "") -> str:
     """Where it fails: frontend conversion, IREE input/global optimization, dispatch creation,
     codegen for a named target, stream/HAL lowering, or the runtime; wrong values say only
-    "wrong code" and the target (no pass fails)."""
+    "wrong code" and the target (no pass fails). A run-time failure whose `output` (message and
+    detail) says the compiled code computed a size or range wrong is wrong code, not the runtime's."""
     lanes = sorted(lanes)
     target = ", ".join(dict.fromkeys(_target_of(lane) for lane in lanes)) or "?"
+    if stage == "run" and miscompiled_shape(stage, output):
+        return f"wrong code for {target} (a shape or size computed wrong fails at run time)"
     if stage == "run":
         return f"{RUNTIME} ({target})"
     if stage == "compare":

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from shapefuzz.triage.component import component_of, needs_flag, scope_of
+from shapefuzz.size import measure
+from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import severity_of
@@ -31,13 +32,48 @@ def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
     return picked
 
 
-def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> dict[str, Any]:
+def as_json_value(value: Any) -> Any:
+    """A value as JSON holds it (tuples as lists, keys as text); anything else as its text."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): as_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_json_value(v) for v in value]
+    return str(value)
+
+
+def read_bug(value: Any) -> dict[str, Any]:
+    """meta.json `bug` as an object: entries written by older versions may hold it as text (JSON,
+    or a Python dict's repr), which is read back as the object it spelled; other text is kept
+    under `text`."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        return {}
+    import ast
+    import json
+
+    for parse in (json.loads, ast.literal_eval):  # literal_eval: literals only, never code
+        try:
+            parsed = parse(value)
+            if isinstance(parsed, dict):
+                return as_json_value(parsed)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return {"text": value}
+
+
+def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "") -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
-    status, message), `detail` the kept output, `lanes` where it reproduces."""
-    stage, status = signature.get("stage", ""), signature.get("status", "")
-    ident = identity_of(stage, status, signature.get("message", ""), detail)
+    status, message), `detail` the kept output, `lanes` where it reproduces, `mlir` the
+    reproducer (how big its tensors are tells a blow-up on a small module)."""
+    stage, status, message = signature.get("stage", ""), signature.get("status", ""), signature.get("message", "")
+    ident = identity_of(stage, status, message, detail)
     lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
-    component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes)
+    component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes,
+                             f"{message}\n{detail}")
+    elements = measure(mlir).elements if mlir else None
     return {
         "identity": ident.key,
         "strong": ident.strong,
@@ -47,8 +83,8 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str]) -> 
         "component": component,
         "scope": scope_of(lanes, component),
         "lanes": lanes,
-        "severity": severity_of(stage, status, signature.get("message", ""), needs_flag(lanes, component)).label,
+        "severity": severity_of(stage, status, message, detail, elements).label,
     }
 
 
-__all__ = ["KEPT_BUG_FIELDS", "bug_record", "first_lines"]
+__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "read_bug"]

@@ -1,6 +1,11 @@
-"""How bad a cause is, in the order a maintainer reads them: wrong values on a default lane,
-runtime crashes, compiler crashes, compile errors, resource limits (memory, shared memory, stack,
-time), then whatever needs a non-default pipeline flag."""
+"""How bad a cause is, by its impact on a user, in the order a maintainer reads them: wrong values,
+a shape computed wrong that fails at run time (OUT_OF_RANGE from compiled code), crashes (at run
+time, then in the compiler), sizing bugs (an absurd size from a few KiB of input: a buffer of 2^40
+bytes or more, the 2^53-1 bound of a dynamic dim reaching an allocation, a compile that blows up on
+a small module), compile errors, then resource limits (a real size past a real limit).
+
+Scope ("only with <flag>") is a column of its own (`triage.component.scope_of`), never a severity:
+a crash that needs a flag is still a crash."""
 
 from __future__ import annotations
 
@@ -10,11 +15,12 @@ import re
 
 class Severity(enum.IntEnum):
     WRONG_VALUES = 0
-    RUNTIME_CRASH = 1
-    COMPILER_CRASH = 2
-    COMPILE_ERROR = 3
-    RESOURCE_LIMIT = 4
-    NEEDS_FLAG = 5
+    MISCOMPILED_SHAPE = 1  # a run-time failure from a shape the compiled code computed wrong
+    RUNTIME_CRASH = 2
+    COMPILER_CRASH = 3
+    SIZING_BUG = 4  # an absurd size for a small input: ranked above compile errors
+    COMPILE_ERROR = 5
+    RESOURCE_LIMIT = 6
 
     @property
     def label(self) -> str:
@@ -24,24 +30,49 @@ class Severity(enum.IntEnum):
 _RESOURCE = re.compile(r"stack allocation|shared memory|out of memory|exceeded .*limit|allocation size|"
                        r"RESOURCE_EXHAUSTED|too large|overflows", re.IGNORECASE)
 
+# A run-time failure that the runtime raises about the compiled code's own shapes and ranges (our
+# inputs are valid, so a range or a count it computed is wrong): not a runtime or HAL bug.
+_BAD_SHAPE = re.compile(r"element count overflows device size|OUT_OF_RANGE|out of bounds|out-of-bounds|"
+                        r"negative (?:dim|size|shape|extent)|shape mismatch|dimension mismatch", re.IGNORECASE)
 
-# our inputs are small: a buffer whose element count overflows the device size at run time has a
-# shape computed wrong (an ONNX MaxPool with asymmetric pads and dynamic dims: a negative dim), not a
-# resource limit
-_BAD_SHAPE = re.compile(r"element count overflows device size", re.IGNORECASE)
+# A size no small input can need: the 2^53-1 bound IREE assumes for a dynamic dim without a better
+# one ("unbounded" allocations at 3.2, "overflows 64 bits" at 3.13), or a count of 2^40 bytes or more.
+_UNBOUNDED = re.compile(r"unbounded|overflows (?:\d+|N) bits|9007199254740991|\b[1-9]\d* [PE]i?B\b", re.IGNORECASE)
+# a count of 13 digits or more (2^40 has 13), alone or as a dim of a shaped type (`memref<1x36028797018963960xf32>`)
+_NUMBER = re.compile(r"(?:(?<![\w.])|(?<=[\d?]x))(\d{13,})(?![\d.])")
+ABSURD_BYTES = 2**40
+SMALL_INPUT_ELEMENTS = 1 << 16  # a module whose tensors hold no more than this is "a few KiB"
 
 
-def severity_of(stage: str, status: str, message: str, needs_flag: bool) -> Severity:
-    """The severity of a cause from its lead bucket's stage, status and message, and whether it
-    reproduces only under a non-default flag."""
-    if needs_flag:
-        return Severity.NEEDS_FLAG
-    if stage == "run" and _BAD_SHAPE.search(message):
-        return Severity.RUNTIME_CRASH
-    if status in ("timeout", "oom") or _RESOURCE.search(message):
-        return Severity.RESOURCE_LIMIT
+def absurd_size(text: str) -> bool:
+    """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`)."""
+    return bool(_UNBOUNDED.search(text)) or any(int(n) >= ABSURD_BYTES for n in _NUMBER.findall(text))
+
+
+def miscompiled_shape(stage: str, text: str) -> bool:
+    """Whether a run-time failure comes from sizes or shapes the compiled code computed wrong
+    (OUT_OF_RANGE, an element count overflowing the device, an absurd allocation)."""
+    return stage == "run" and bool(_BAD_SHAPE.search(text) or absurd_size(text))
+
+
+def severity_of(stage: str, status: str, message: str, detail: str = "", elements: int | None = None) -> Severity:
+    """The severity of a failure from its stage, status, signature message and the tool's own
+    output (`detail`: the numbers a normalized message drops); `elements`, the reproducer's tensor
+    elements, tells a blow-up on a small module (a sizing bug) from one on a large one."""
+    text = f"{message}\n{detail}"
     if stage == "compare":
         return Severity.WRONG_VALUES
+    if stage == "run" and _BAD_SHAPE.search(text):
+        return Severity.MISCOMPILED_SHAPE  # (an absurd allocation at run time: a sizing bug, below)
+    if absurd_size(text):
+        return Severity.SIZING_BUG
+    if status in ("timeout", "oom"):
+        if stage == "compile" and elements is not None and elements <= SMALL_INPUT_ELEMENTS:
+            # a compile that grows without bound on a few KiB (an 8-element scatter) is a bug, not a limit
+            return Severity.SIZING_BUG if status == "oom" else Severity.COMPILE_ERROR
+        return Severity.RESOURCE_LIMIT
+    if _RESOURCE.search(message):
+        return Severity.RESOURCE_LIMIT
     if stage == "run":
         return Severity.RUNTIME_CRASH
     if status == "crash":
@@ -50,11 +81,12 @@ def severity_of(stage: str, status: str, message: str, needs_flag: bool) -> Seve
 
 
 def severity_rank(label: str) -> int:
-    """The order of a severity label as written in meta.json (unknown labels last)."""
+    """The order of a severity label as written in meta.json (unknown labels, and the old
+    "needs flag", last)."""
     for severity in Severity:
         if severity.label == label:
             return int(severity)
     return len(Severity)
 
 
-__all__ = ["Severity", "severity_of", "severity_rank"]
+__all__ = ["ABSURD_BYTES", "Severity", "absurd_size", "miscompiled_shape", "severity_of", "severity_rank"]

@@ -1,0 +1,73 @@
+"""What a module holds that the known failures of one Vulkan target or of Mesa's driver need, read
+from its text, so a Vulkan-only wrong value is blamed only after they were considered.
+
+Measured on IREE 3.13 with Mesa's llvmpipe (November 2026):
+- IREE's i8/i16 emulation: the default Vulkan profile has no 8- or 16-bit storage, so IREE packs
+  i8 into 32-bit words; an i8 tensor whose byte size is not a multiple of 4 loses its last word
+  (`x+x` on 3 x i8 gives `0 0 0`, 4 x i8 is right, 5 x i8 loses its last element). The llvmpipe
+  target on the same driver is right. That is IREE's bug, never the driver's.
+- Mesa llvmpipe's loop limiter: one invocation stops after 65,535 loop iterations, so a sort IREE
+  runs in a single invocation comes out partly unsorted from about 490 elements along the sorted
+  dim (256 sort right). That one is the driver's."""
+
+from __future__ import annotations
+
+import re
+
+MESA_LOOP_LIMIT = 65_535
+# A single-invocation sort of n elements runs about n*(n-1) inner iterations: past the limit from
+# n = 257 (measured: 256 right, ~490 and more partly unsorted; in between it depends on the loop).
+LOOP_LIMIT_SORT_LENGTH = 257
+
+_BITS = {"i8": 8, "si8": 8, "ui8": 8, "i16": 16, "si16": 16, "ui16": 16}
+_TENSOR = re.compile(r"\btensor<((?:[0-9?]+x)*)([a-z]+\d+)>")
+_TORCH = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*([a-z]+\d+)>")
+_SORTING = re.compile(r"iree_linalg_ext\.(?:sort|topk)|torch\.aten\.(?:sort|topk|argsort)|onnx\.TopK", re.IGNORECASE)
+
+
+def _shapes(text: str) -> list[tuple[list[int | None], str]]:
+    out = []
+    for match in _TENSOR.finditer(text):
+        dims = [d for d in match.group(1).split("x") if d]
+        out.append(([None if d == "?" else int(d) for d in dims], match.group(2)))
+    for match in _TORCH.finditer(text):
+        dims = [d.strip() for d in match.group(1).split(",") if d.strip()]
+        out.append(([None if d in ("?", "-1") else int(d) for d in dims if d.lstrip("-").isdigit() or d == "?"],
+                    match.group(2)))
+    return out
+
+
+def narrow_words_lost(text: str, emulated: tuple[str, ...]) -> str:
+    """"" unless the module holds a tensor of an element type the target emulates in 32-bit words
+    (`emulated`: "i8", "i16") whose byte size is not a multiple of 4 (or not known: a dynamic dim);
+    else that tensor's type, as said in a verdict."""
+    for shape, element in _shapes(text):
+        bits = _BITS.get(element)
+        if bits is None or element.lstrip("su") not in emulated:  # si8, ui8: i8
+            continue
+        if any(d is None for d in shape):
+            return f"{'x'.join('?' if d is None else str(d) for d in shape)}x{element} (its byte size is not known)"
+        count = 1
+        for d in shape:
+            count *= d  # type: ignore[operator]
+        if count * bits // 8 % 4:
+            spelled = "x".join([*map(str, shape), element]) if shape else f"{element} scalar"
+            return f"{spelled} ({count * bits // 8} byte{'s' if count * bits // 8 != 1 else ''})"
+    return ""
+
+
+def loop_limit_reached(text: str) -> str:
+    """"" unless the module sorts (sort, topk) along a dim long enough for one invocation to pass
+    Mesa llvmpipe's loop limit; else what it sorts, as said in a verdict."""
+    longest = 0
+    for line in text.splitlines():
+        if _SORTING.search(line):
+            longest = max([longest, *(d for shape, _ in _shapes(line) for d in shape if d is not None)])
+    if longest >= LOOP_LIMIT_SORT_LENGTH:
+        return (f"it sorts along a dim of up to {longest} elements, and a single invocation of Mesa llvmpipe "
+                f"stops after {MESA_LOOP_LIMIT:,} loop iterations (a single-invocation sort of about 490 "
+                "elements or more comes out partly unsorted)")
+    return ""
+
+
+__all__ = ["LOOP_LIMIT_SORT_LENGTH", "MESA_LOOP_LIMIT", "loop_limit_reached", "narrow_words_lost"]

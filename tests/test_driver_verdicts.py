@@ -1,0 +1,145 @@
+"""Driver verdicts that check before blaming (issue 31, item 4): a wrong value only on one Vulkan
+lane is "suspected driver" only once the other Vulkan target on the same Mesa driver ran it and
+IREE's i8/i16 emulation and llvmpipe's loop limit were considered; two targets disagreeing on one
+driver is the compiler's."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.iree import IreeTarget, outcome_of, vulkan_verdict
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
+
+X_PLUS_X = """func.func @main(%x: tensor<{n}xi8>) -> tensor<{n}xi8> {{
+  %r = arith.addi %x, %x : tensor<{n}xi8>
+  return %r : tensor<{n}xi8>
+}}
+"""
+SORT = """func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %s = iree_linalg_ext.sort dimension(0) outs(%x : tensor<{n}xf32>) {{
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.cmpf olt, %a, %b : f32
+    iree_linalg_ext.yield %c : i1
+  }} -> tensor<{n}xf32>
+  return %s : tensor<{n}xf32>
+}}
+"""
+
+
+def _wrong(lane: str) -> Failure:
+    return Failure(Signature(lane, Stage.COMPARE, Status.MISMATCH, "wrong values"), "result 0: 3 of 3 elements differ")
+
+
+def test_what_the_module_holds():
+    assert narrow_words_lost(X_PLUS_X.format(n=3), ("i8", "i16")).startswith("3xi8 (3 bytes)")
+    assert narrow_words_lost(X_PLUS_X.format(n=4), ("i8", "i16")) == ""
+    assert narrow_words_lost(X_PLUS_X.format(n=3), ()) == ""  # llvmpipe has 8-bit storage
+    assert "?xsi8" in narrow_words_lost("func.func @f(%a: !torch.vtensor<[?],si8>)", ("i8",))
+    assert loop_limit_reached(SORT.format(n=512)) and not loop_limit_reached(SORT.format(n=256))
+
+
+def test_the_verdicts():
+    lanes = {"llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH}
+    sort = SORT.format(n=512)
+    # not checked on the twin yet, nothing known explains it: suspected, and the re-run will check
+    triage, why = vulkan_verdict(sort, _wrong("vulkan-spirv"), lanes, ["llvm-cpu"])
+    assert triage == Triage.SUSPECTED_DRIVER and "not yet checked on vulkan-llvmpipe" in why
+    # the twin on the same driver is right: the compiler's
+    triage, why = vulkan_verdict(sort, _wrong("vulkan-spirv"), {**lanes, "vulkan-llvmpipe": Status.OK}, ["llvm-cpu"])
+    assert triage == Triage.COMPILER_BUG and "codegen for SPIR-V" in why
+    # both targets wrong, and one invocation passes llvmpipe's loop limit: the driver's
+    triage, why = vulkan_verdict(sort, _wrong("vulkan-spirv"), {**lanes, "vulkan-llvmpipe": Status.MISMATCH},
+                                 ["llvm-cpu"])
+    assert triage == Triage.SUSPECTED_DRIVER and "65,535" in why
+    # both targets wrong, no known limit: suspected, unless the wrong values change from run to run
+    both = {**lanes, "vulkan-llvmpipe": Status.MISMATCH}
+    f32 = SORT.format(n=8)
+    again = Failure(Signature("vulkan-spirv", Stage.COMPARE, Status.MISMATCH, "wrong values"),
+                    "result 0: 2 of 8 elements differ; actual output: float32[8] [1. 2. 0. 0. 5. 6. 7. 8.]")
+    first = "result 0: 1 of 8 elements differ; actual output: float32[8] [1. 2. 3. 0. 5. 6. 7. 8.]"
+    assert vulkan_verdict(f32, again, both, ["llvm-cpu"], earlier=again.detail)[0] == Triage.SUSPECTED_DRIVER
+    triage, why = vulkan_verdict(f32, again, both, ["llvm-cpu"], earlier=first)
+    assert triage == Triage.COMPILER_BUG and "race" in why
+    # an i8 tensor of 3 bytes on the default profile is IREE's emulation, even before the twin ran
+    triage, why = vulkan_verdict(X_PLUS_X.format(n=3), _wrong("vulkan-spirv"), lanes, ["llvm-cpu"])
+    assert triage == Triage.COMPILER_BUG and "loses its last word" in why
+
+
+@pytest.mark.iree
+def test_x_plus_x_on_3_i8_on_the_default_vulkan_profile_is_a_compiler_bug(toolchain, tmp_path):
+    """Real IREE 3.13 on Mesa's llvmpipe: `x+x` on 3 x i8 gives 0 0 0 on the default profile (i8
+    emulated in 32-bit words) and 2 4 6 with the llvmpipe target on the same driver."""
+    from shapefuzz.oracle import Expectation, check_module
+
+    if not toolchain.probe.has_device("vulkan"):
+        pytest.skip("no Vulkan device on this machine (Debian's mesa-vulkan-drivers)")
+    text = X_PLUS_X.format(n=3)
+    expectation = Expectation([np.array([1, 2, 3], np.int8)], [np.array([2, 4, 6], np.int8)])
+    lanes = ["llvm-cpu", "vulkan-spirv", "vulkan-llvmpipe"]
+    outcome = outcome_of(check_module(text, lanes, expectation, toolchain, confirm=False), 0.0)
+    assert {lane: st for lane, (st, _) in outcome.lanes.items()} == {
+        "llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH, "vulkan-llvmpipe": Status.OK}
+    (failure,) = outcome.failures
+    target = IreeTarget(toolchain, tmp_path)
+    candidate = Candidate("k", "", 0, (), "{}", text)
+    triage, why = target.triage(candidate, failure, outcome)
+    assert triage == Triage.COMPILER_BUG and "vulkan-llvmpipe" in why and "same Mesa driver" in why
+
+
+# --- the campaign runs the twin in the confirming re-run, then judges again ----------------------
+@dataclass
+class TwinTarget:
+    """Candidates fail only on vulkan-spirv; vulkan-llvmpipe is right."""
+
+    def worker_init(self) -> None:
+        pass
+
+    def generate(self, group: str, seed: int) -> Candidate:
+        key = hashlib.sha256(f"{group}:{seed}".encode()).hexdigest()[:16]
+        return Candidate(key, group, seed, (), json.dumps({"n": seed}), SORT.format(n=8))
+
+    def deadline(self, lanes) -> float:
+        return 3.0
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        statuses = {lane: (Status.MISMATCH if lane == "vulkan-spirv" else Status.OK, 0.01) for lane in lanes}
+        failures = tuple(_wrong(lane) for lane in lanes if lane == "vulkan-spirv")
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS, statuses, failures, 0.02)
+
+    confirm = check
+
+    def size(self, text: str) -> tuple[int, ...]:
+        return (len(text),)
+
+    def corpus_count(self, failure: Failure):
+        return "", 0
+
+    def save(self, candidate, failure, flaky, cause="", triage="", evidence="") -> str:
+        return ""
+
+    def triage(self, candidate, failure, outcome):
+        lanes = {lane: st for lane, (st, _) in outcome.lanes.items()}
+        return vulkan_verdict(candidate.text, failure, lanes, ["llvm-cpu"])
+
+    def rename_cause(self, entry: str, cause: str) -> None:
+        pass
+
+
+def test_a_campaign_checks_the_twin_before_filing_a_driver_suspicion(tmp_path):
+    target = TwinTarget()
+    # two lanes a candidate: the first gets llvm-cpu and vulkan-spirv, not the twin
+    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g",), ("llvm-cpu", "vulkan-spirv", "vulkan-llvmpipe"),
+                    7, 1, Limits(count=1), reference="llvm-cpu", lanes_per_candidate=2, start_method="fork")
+    engine.run()
+    (bucket,) = [b for b in engine.buckets.values() if b.backend == "vulkan-spirv"]
+    assert "vulkan-llvmpipe" not in engine.lanes_for(0)  # the check did not run the twin; its re-run did
+    assert bucket.triage == Triage.COMPILER_BUG.value and "same Mesa driver" in bucket.evidence
