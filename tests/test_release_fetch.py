@@ -118,3 +118,36 @@ def test_bad_fetch_knobs_are_one_line_exit_2(tmp_path, args, said):
                              str(tmp_path / "camp"), *args], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and said in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "camp").exists()
+
+
+def test_the_regression_phase_waits_half_its_budget_then_goes_on(tmp_path, monkeypatch):
+    """A fetch still under way when the phase starts gets at most half of --bisect-time; then the
+    phase says so, stops the fetcher and bisects over what is cached (here: nothing else)."""
+    from shapefuzz.campaign.report import summarize
+    from shapefuzz.campaign.run import _regression_phase
+    from shapefuzz.campaign.store import CampaignStore
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    hang = threading.Event()
+    fetcher = ReleaseFetcher(FakeSource(hang=hang), "3.13.0", FetchKnobs(), lambda line: None).start()
+    lines: list[str] = []
+    store = CampaignStore(tmp_path / "camp")
+    try:
+        summary = summarize(store, "budget", [])
+        _regression_phase(store, summary, 0.4, lambda kind, text: lines.append(text), "budget", [], fetcher)
+    finally:
+        store.close()
+        hang.set()
+    assert lines[0] == "regression ranges: waiting at most 0 s for the releases still being fetched"
+    assert "did not finish in time" in lines[1] and "no other release" in lines[2]
+    assert fetcher.wait(10) and [v for v, _ in fetcher.source.calls] == ["3.0.0"]
+
+
+def test_a_bad_fetch_count_in_the_environment_is_one_line_exit_2(tmp_path):
+    import os
+
+    env = {**os.environ, "SHAPEFUZZ_FETCH_RELEASES": "many"}
+    result = subprocess.run([sys.executable, "-m", "shapefuzz", "fuzz", "--count", "1", "--campaign",
+                             str(tmp_path / "camp")], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 2 and "SHAPEFUZZ_FETCH_RELEASES='many'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -307,15 +307,16 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                                         fetcher)
         if fetcher is not None:
             fetcher.stop()
-        write_report(summary, folder)
-        write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.campaign.bugs import annotate_corpus
             from shapefuzz.corpus import rebuild_index
 
+            # before the issue texts are written: they quote each entry's bug record (its regression range)
             annotate_corpus(store, summary.causes, lambda text: progress("message", text))
 
             rebuild_index(config.corpus_dir)
+        write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         return summary
     finally:
         store.close()

@@ -171,7 +171,7 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     return {"text": text, "entry": entry.id, "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
             "tried": ", ".join(tried), "note": result.note,
-            "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)}
+            "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
 __all__ = ["Failure", "local_installer", "local_releases", "pass_key", "recorded_failure", "regression_range",
