@@ -61,10 +61,14 @@ def test_the_spread_is_the_oldest_usable_one_between_and_the_one_before_the_pinn
     assert choose_releases(RELEASES, "3.13.0", 5) == ["3.0.0", "3.3.0", "3.6.0", "3.9.0", "3.12.0"]
     assert choose_releases(RELEASES, "3.4.0", 9) == ["3.0.0", "3.1.0", "3.2.0", "3.3.0"]  # all there are
     assert choose_releases(RELEASES, "3.0.0", 3) == [] and choose_releases(RELEASES, "3.13.0", 0) == []
+    # cached releases near a pick stand in for it (no download); the one before the pinned stays
+    assert choose_releases(RELEASES, "3.13.0", 3, cached=["3.2.0", "3.3.0", "3.4.0", "3.11.0"]) == \
+        ["3.2.0", "3.4.0", "3.12.0"]
+    assert choose_releases(RELEASES, "3.13.0", 3, cached=["3.9.0"]) == ["3.0.0", "3.6.0", "3.12.0"]
 
 
 def test_cached_releases_are_reused_and_only_the_missing_ones_downloaded():
-    source = FakeSource(cached={"3.6.0", "3.2.0"})
+    source = FakeSource(cached={"3.6.0", "3.9.0"})
     log, lines = run(source, FetchKnobs(seconds=42))
     assert [c for c in source.calls] == [("3.0.0", 42), ("3.12.0", 42)]  # each within the time bound
     assert log.reused == ["3.6.0"] and log.ready == ["3.0.0", "3.6.0", "3.12.0"] and not log.failed

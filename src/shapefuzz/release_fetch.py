@@ -51,10 +51,11 @@ class ReleaseSource(Protocol):
         """Room left on the cache's disk."""
 
 
-def choose_releases(available: Sequence[str], pinned: str | None, count: int,
+def choose_releases(available: Sequence[str], pinned: str | None, count: int, cached: Sequence[str] = (),
                     oldest: str = OLDEST_USABLE) -> list[str]:
     """A spread of `count` releases older than `pinned`: the oldest usable, the one just before
-    `pinned`, and the rest evenly between (oldest first)."""
+    `pinned`, and the rest evenly between (oldest first). A cached release stands in for a pick
+    other than the newest when it lies nearer to that pick than to any other (no download)."""
     usable = sorted((v for v in available if version_key(v) >= version_key(oldest)
                      and (pinned is None or version_key(v) < version_key(pinned))), key=version_key)
     if count <= 0 or not usable:
@@ -64,8 +65,15 @@ def choose_releases(available: Sequence[str], pinned: str | None, count: int,
     if count == 1:
         return [usable[-1]]
     step = (len(usable) - 1) / (count - 1)
-    picks = dict.fromkeys(usable[round(i * step)] for i in range(count))
-    return sorted(picks, key=version_key)
+    targets = [round(i * step) for i in range(count)]
+    have = {usable.index(v) for v in cached if v in usable}
+    picks = []
+    for n, target in enumerate(targets):
+        low = (targets[n - 1] + target) / 2 if n else -1
+        high = (target + targets[n + 1]) / 2 if n + 1 < len(targets) else len(usable)
+        near = sorted((i for i in have if low < i < high), key=lambda i: (abs(i - target), i))
+        picks.append(usable[near[0]] if near and n + 1 < len(targets) and target not in have else usable[target])
+    return sorted(dict.fromkeys(picks), key=version_key)
 
 
 @dataclass
@@ -126,7 +134,7 @@ class ReleaseFetcher:
             self.say(f"releases: cannot list the releases to fetch ({str(error)[:200]}); bisecting over the cache only")
             return
         cached = set(self.source.cached())
-        wanted = choose_releases(available, self.pinned, self.knobs.releases)
+        wanted = choose_releases(available, self.pinned, self.knobs.releases, sorted(cached))
         self.log.wanted = wanted
         self.log.reused = [v for v in wanted if v in cached]
         missing = [v for v in wanted if v not in cached]
