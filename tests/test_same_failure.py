@@ -36,6 +36,11 @@ def test_the_same_pass_under_another_message_and_spelling_is_the_same_failure():
     # the GPU pass named by its backtrace class and by its argument (with a "codegen" prefix)
     assert Failure("compile", "crash", "GPUDistributeSharedMemoryCopyPass").same_as(
         Failure("compile", "crash", "iree-codegen-gpu-distribute-shared-memory-copy"))
+    # a pass that moved from the flow pipeline to dispatch creation is still that pass
+    assert Failure("compile", "error", "iree-flow-fold-unit-extent-dims").same_as(
+        Failure("compile", "error", "iree-dispatch-creation-fold-unit-extent-dims"))
+    assert Failure("compile", "error", "FoldUnitExtentDimsPass").same_as(
+        Failure("compile", "error", "iree-dispatch-creation-fold-unit-extent-dims"))
 
 
 def test_another_pass_stage_or_status_is_another_failure():

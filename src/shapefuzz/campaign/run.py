@@ -10,6 +10,7 @@ import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
@@ -26,6 +27,9 @@ from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
+
+if TYPE_CHECKING:
+    from shapefuzz.release_fetch import FetchKnobs, ReleaseFetcher
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
 LARGE_EVERY = 8  # one candidate in 8 is a large-shape round on the compile-only lanes (rotating lanes only)
@@ -82,7 +86,7 @@ def bisect_seconds(req: FuzzRequest) -> float:
 ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0: offline CI, the test suite)
 
 
-def fetch_knobs(req: FuzzRequest):
+def fetch_knobs(req: FuzzRequest) -> FetchKnobs:
     """`--fetch-releases` and `--fetch-disk`, checked (one line, exit 2, for a bad value)."""
     from shapefuzz.release_fetch import FetchKnobs
     from shapefuzz.schema import parse_bytes
@@ -102,7 +106,8 @@ def fetch_knobs(req: FuzzRequest):
     return knobs
 
 
-def _start_fetcher(req: FuzzRequest, toolchain: Toolchain, bisect_budget: float, progress: Progress):
+def _start_fetcher(req: FuzzRequest, toolchain: Toolchain, bisect_budget: float,
+                   progress: Progress) -> ReleaseFetcher | None:
     """The background fetch of older releases for the regression phase, or None when it has
     nothing to do (no phase, --fetch-releases 0)."""
     import re
@@ -174,7 +179,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
-                      messages: list[str], fetcher=None) -> Summary:
+                      messages: list[str], fetcher: ReleaseFetcher | None = None) -> Summary:
     """Regression ranges of the new compiler-bug causes over the releases in the toolchain cache,
     within its own budget: the background fetch gets at most half of it to finish (what is not
     fetched by then is left out and said); with no other release at all it says so."""
@@ -192,8 +197,8 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
             say("regression ranges: the fetch did not finish in time; bisecting over the releases cached so far")
     versions = local_releases()
     if len(versions) < 2:
-        say("regression ranges: no other release in the toolchain cache (fill it with `shapefuzz bisect "
-            "ENTRY`), so none were taken")
+        say("regression ranges: no other release in the toolchain cache (none could be fetched; `shapefuzz triage "
+            "CAMPAIGN --bisect` fetches them and takes the ranges later), so none were taken")
         return summary
     if bisect_causes(store, summary.new_findings, seconds - (time.monotonic() - started), versions, say):
         # the causes again, with their ranges; what was added to the summary after it (nodes) stays

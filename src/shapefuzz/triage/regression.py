@@ -29,11 +29,18 @@ from shapefuzz.toolchain import Toolchain
 from shapefuzz.triage.failing_pass import failing_pass
 
 
+# Pipelines a pass moves between across releases (FoldUnitExtentDims: iree-flow- at 3.0,
+# iree-dispatch-creation- at 3.13): an argument's namespace is not part of what the pass is.
+_NAMESPACE = re.compile(r"^(?:iree-)?(?:flow|dispatch-creation|global-opt|preprocessing|stream|codegen|hal|util|abi|"
+                        r"input-conversion|vm)-")
+
+
 def pass_key(name: str) -> str:
     """A pass name as compared across releases: `iree-codegen-gpu-distribute-shared-memory-copy`,
     `GPUDistributeSharedMemoryCopyPass` and `mlir::iree_compiler::GPUDistributeSharedMemoryCopy`
-    differ only in spelling."""
-    name = name.rsplit("::", 1)[-1].lower()
+    differ only in spelling, `iree-flow-fold-unit-extent-dims` and
+    `iree-dispatch-creation-fold-unit-extent-dims` only in the pipeline that holds the pass."""
+    name = _NAMESPACE.sub("", name.rsplit("::", 1)[-1].lower())
     name = re.sub(r"[^a-z0-9]", "", name)
     name = re.sub(r"^iree", "", name)
     return re.sub(r"pass$", "", name)
