@@ -4,6 +4,7 @@ releases. Outputs below are copied from IREE 3.2.0 and 3.13.0."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,10 +70,28 @@ def test_a_release_that_cannot_tell_is_stepped_over_and_said(tmp_path):
     assert record["tried"] == "3.8.0, 3.13.0"
     assert "3.2.0: unreadable: cannot parse the reproducer" in record["stepped_over"]
     assert "3.4.0: not runnable: fails another way" in record["stepped_over"]
+    answers.update({"3.8.0": answers["3.2.0"]})  # only the pinned release can tell: no range
+    record = regression_range(entry, list(answers), check=check, installer=lambda v: v)
+    assert record["text"] == "no range: only 3.13.0 could tell (the other releases were stepped over)"
+
+
+# 3.13's spelling of iree_linalg_ext.attention (indexing maps, a region): older releases cannot parse it
+ATTENTION = """func.func @main(%q: tensor<1x1x1xf32>, %k: tensor<1x1x1xf32>, %v: tensor<1x1x1xf32>) -> tensor<1x1x1xf32> {
+  %scale = arith.constant 1.0 : f32
+  %out_e = tensor.empty() : tensor<1x1x1xf32>
+  %result = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]>
+    ins(%q, %k, %v, %scale : tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1x1x1xf32>, f32)
+    outs(%out_e : tensor<1x1x1xf32>) {
+  ^bb0(%score: f32):
+    iree_linalg_ext.yield %score : f32
+  } -> tensor<1x1x1xf32>
+  return %result : tensor<1x1x1xf32>
+}
+"""
 
 
 @pytest.mark.iree
-def test_an_old_cached_release_shows_the_same_failure(toolchain):
+def test_an_old_cached_release_shows_the_same_failure(toolchain, tmp_path):
     """Real IREE: the repository's 2^53-1 entry on the oldest release already in the toolchain
     cache (nothing is downloaded here) and on the pinned 3.13 wheels."""
     from shapefuzz.releases import cached_versions, installed_version, version_key
@@ -91,3 +110,9 @@ def test_an_old_cached_release_shows_the_same_failure(toolchain):
     assert elsewhere.outcome == ReplayOutcome.NOT_RUNNABLE and "fails another way" in elsewhere.detail
     record = regression_range(entry, [older[0], pinned], failing="iree-llvmcpu-check-ir-before-llvm-conversion")
     assert record["text"] == f"present in every release tried ({older[0]}–{pinned})", record
+    # a reproducer in a newer spelling: stepped over, said without the temporary file's path
+    shutil.copytree(ENTRY, tmp_path / ENTRY.name)
+    (tmp_path / ENTRY.name / "reproducer.mlir").write_text(ATTENTION)
+    newer = same_failure_check()(load_entry(tmp_path / ENTRY.name), local_installer(older[0]))
+    assert newer.outcome == ReplayOutcome.UNREADABLE and newer.detail.startswith("cannot parse the reproducer (")
+    assert "attention" in newer.detail and "/tmp" not in newer.detail and "module.mlir" not in newer.detail

@@ -101,7 +101,8 @@ def same_failure_check(failing: str = "") -> Callable[[CorpusEntry, Toolchain], 
             return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200])
         seconds = time.monotonic() - started
         if report.verdict == Verdict.INVALID:
-            first = (report.verify_error.strip().splitlines() or ["?"])[0][:160]
+            first = (report.verify_error.strip().splitlines() or ["?"])[0]
+            first = re.sub(r"^\S*?:\d+:\d+:\s*(?:error:\s*)?", "", first)[:160]  # no temporary file's path
             return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds,
                            detail=f"cannot parse the reproducer ({first})")
         result = next((r for r in report.results if r.backend == sig.backend), None)
@@ -166,6 +167,8 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)
     if result.first_failing is None:
         text = f"fails in none of the releases tried ({', '.join(tried) or 'none could tell'})"
+    elif len(tried) == 1:
+        text = f"no range: only {tried[0]} could tell (the other releases were stepped over)"
     elif result.last_passing is None and result.first_failing == tried[0]:
         text = f"present in every release tried ({span})" if not result.first_fixed else \
             f"fails up to {result.first_fixed}, which passes (tried {', '.join(tried)})"
