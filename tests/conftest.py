@@ -1,6 +1,13 @@
+import os
+
 import pytest
 
 from shapefuzz.toolchain import find_toolchain
+
+
+# No campaign started by a test downloads IREE releases for its regression phase (tests of the
+# fetcher use a fake release source); the CLI's subprocesses inherit this.
+os.environ["SHAPEFUZZ_FETCH_RELEASES"] = "0"
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,7 @@ class Probe:
         if r.outcome == ReplayOutcome.CHANGED:
             return f"fails differently: {r.now}" if r.now else f"fails differently ({r.detail})"
         if r.outcome == ReplayOutcome.STILL_FAILING:
-            return "fails (same signature)"
+            return f"fails: {r.detail}" if r.detail else "fails (same signature)"
         if r.outcome == ReplayOutcome.FIXED:
             return "passes"
         return f"{r.outcome.value}: {r.detail}"

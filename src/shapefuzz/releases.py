@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Callable
@@ -104,15 +105,16 @@ def _link_binaries(folder: Path) -> Path:
     return bin_dir
 
 
-def install(version: str, say: Callable[[str], None] = lambda _: None) -> Toolchain:
+def install(version: str, say: Callable[[str], None] = lambda _: None, timeout: float = 1800) -> Toolchain:
     """The toolchain of one release: the cached copy when there is one (no network), else the
-    pinned wheels when they are that release, else installed into the cache first."""
+    pinned wheels when they are that release, else installed into the cache first (each pip call
+    within `timeout` seconds)."""
     folder = cache_root() / version
     if (folder / _COMPLETE).exists():
         return find_toolchain(_link_binaries(folder))
     if installed_version() == version and not os.environ.get(ENV_IREE_BIN):
         return find_toolchain(None)
-    _download(version, folder, say)
+    _download(version, folder, say, timeout)
     return find_toolchain(_link_binaries(folder))
 
 
@@ -133,21 +135,41 @@ def _check_released(version: str) -> bool:
     return True
 
 
-def _download(version: str, folder: Path, say: Callable[[str], None]) -> None:
+def remove_stale_staging(older_than: float) -> int:
+    """Half-installed `.X.Y.Z.<id>` folders an install left behind (its process killed) more than
+    `older_than` seconds ago; returns how many were removed."""
+    root = cache_root()
+    removed = 0
+    for path in root.glob(".*.*.*.*") if root.is_dir() else ():
+        try:
+            stale = path.is_dir() and not path.is_symlink() and time.time() - path.stat().st_mtime > older_than
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _download(version: str, folder: Path, say: Callable[[str], None], timeout: float = 1800) -> None:
     reachable = _check_released(version)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = folder.parent / f".{version}.{uuid.uuid4().hex[:8]}"
     say(f"installing IREE {version} into {folder} (about 100 MB to download, 350 MB on disk, once)")
     pins = [f"{p}=={version}" for p in PACKAGES]
     try:
-        result = pip("install", *_QUIET, "--target", str(staging), *pins)
+        result = pip("install", *_QUIET, "--target", str(staging), *pins, timeout=timeout)
         if result.returncode != 0 and reachable and "No matching distribution" in result.stderr:
             # The binaries do not depend on the Python ABI: take another Python's wheels.
             for python in ("3.11", "3.12", "3.10", "3.9"):
                 shutil.rmtree(staging, ignore_errors=True)
-                result = pip("install", *_QUIET, "--python-version", python, "--target", str(staging), *pins)
+                result = pip("install", *_QUIET, "--python-version", python, "--target", str(staging), *pins,
+                             timeout=timeout)
                 if result.returncode == 0:
                     break
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ToolchainError(f"cannot install IREE {version}: pip did not finish within {timeout:.0f} s") from None
     except (OSError, subprocess.SubprocessError) as error:
         shutil.rmtree(staging, ignore_errors=True)
         raise ToolchainError(f"cannot install IREE {version}: {error}") from None

@@ -117,7 +117,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
             continue
         entry = min(entries, key=lambda pair: pair[0])[1]
         say(f"regression range of {cause['cause']} ({entry.id}) over {', '.join(versions)}")
-        record = regression_range(entry, versions, say, **bisect_kwargs)
+        record = regression_range(entry, versions, say, **{"failing": cause.get("failing_pass") or "", **bisect_kwargs})
         set_regression(store, cause["cause"], record)
         cause["regression"] = record
         say(f"  {cause['cause']}: {record['text']}")

@@ -10,6 +10,7 @@ import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
@@ -26,6 +27,9 @@ from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
+
+if TYPE_CHECKING:
+    from shapefuzz.release_fetch import FetchKnobs, ReleaseFetcher
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
 LARGE_EVERY = 8  # one candidate in 8 is a large-shape round on the compile-only lanes (rotating lanes only)
@@ -67,6 +71,8 @@ class FuzzRequest:
     coverage_lanes: bool = True  # with coverage_steer, False: steered draws, but lane slots by rotation
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
     localize_time: str | float | None = None  # the localization step's budget (default 3 min; 0: off)
+    fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
+    fetch_disk: str | None = None  # the most those downloads may add to the toolchain cache (default 1.5GB)
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -76,6 +82,45 @@ def bisect_seconds(req: FuzzRequest) -> float:
     if req.bisect_time is None:
         return DEFAULT_BISECT_SECONDS
     return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
+
+
+ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0: offline CI, the test suite)
+
+
+def fetch_knobs(req: FuzzRequest) -> FetchKnobs:
+    """`--fetch-releases` and `--fetch-disk`, checked (one line, exit 2, for a bad value)."""
+    from shapefuzz.release_fetch import FetchKnobs
+    from shapefuzz.schema import parse_bytes
+
+    knobs = FetchKnobs()
+    from_env = os.environ.get(ENV_FETCH_RELEASES, "").strip()
+    if req.fetch_releases is None and from_env:
+        if not from_env.isdigit() or len(from_env) > 3:
+            raise UsageError(f"{ENV_FETCH_RELEASES}={from_env[:20]!r}: give a number of releases, e.g. 0 or 3")
+        knobs = dataclasses.replace(knobs, releases=int(from_env))
+    if req.fetch_releases is not None:
+        if req.fetch_releases < 0:
+            raise UsageError(f"--fetch-releases {req.fetch_releases}: give 0 (use the toolchain cache only) or more")
+        knobs = dataclasses.replace(knobs, releases=req.fetch_releases)
+    if req.fetch_disk is not None:
+        knobs = dataclasses.replace(knobs, disk_bytes=parse_bytes(req.fetch_disk, "--fetch-disk"))
+    return knobs
+
+
+def _start_fetcher(req: FuzzRequest, toolchain: Toolchain, bisect_budget: float,
+                   progress: Progress) -> ReleaseFetcher | None:
+    """The background fetch of older releases for the regression phase, or None when it has
+    nothing to do (no phase, --fetch-releases 0)."""
+    import re
+
+    from shapefuzz.release_fetch import PipSource, ReleaseFetcher
+
+    knobs = fetch_knobs(req)
+    if bisect_budget <= 0 or knobs.releases == 0:
+        return None
+    pinned = re.match(r"\d+\.\d+\.\d+", toolchain.probe.version)
+    return ReleaseFetcher(PipSource(), pinned.group(0) if pinned else None, knobs,
+                          lambda text: progress("message", text)).start()
 
 
 def default_families() -> tuple[str, ...]:
@@ -135,19 +180,28 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
-                      messages: list[str]) -> Summary:
+                      messages: list[str], fetcher: ReleaseFetcher | None = None) -> Summary:
     """Regression ranges of the new compiler-bug causes over the releases in the toolchain cache,
-    within its own budget (nothing is downloaded; with no other release cached it says so)."""
+    within its own budget: the background fetch gets at most half of it to finish (what is not
+    fetched by then is left out and said); with no other release at all it says so."""
+    import time
+
     from shapefuzz.campaign.bugs import bisect_causes
     from shapefuzz.triage.regression import local_releases
 
     say = lambda text: progress("message", text)  # noqa: E731
+    started = time.monotonic()
+    if fetcher is not None and not fetcher.done:
+        say(f"regression ranges: waiting at most {seconds / 2:.0f} s for the releases still being fetched")
+        if not fetcher.wait(seconds / 2):
+            fetcher.stop()
+            say("regression ranges: the fetch did not finish in time; bisecting over the releases cached so far")
     versions = local_releases()
     if len(versions) < 2:
-        say("regression ranges: no other release in the toolchain cache (fill it with `shapefuzz bisect "
-            "ENTRY`), so none were taken")
+        say("regression ranges: no other release in the toolchain cache (none could be fetched; `shapefuzz triage "
+            "CAMPAIGN --bisect` fetches them and takes the ranges later), so none were taken")
         return summary
-    if bisect_causes(store, summary.new_findings, seconds, versions, say):
+    if bisect_causes(store, summary.new_findings, seconds - (time.monotonic() - started), versions, say):
         # the causes again, with their ranges; what was added to the summary after it (nodes) stays
         return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
@@ -181,6 +235,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     build_config(req, None)
+    fetch_knobs(req)
     refresh_seconds()  # SHAPEFUZZ_HTML_EVERY checked before anything starts
     progress = progress or Progress()
     cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
@@ -241,6 +296,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
+        fetcher = _start_fetcher(req, toolchain, bisect_budget, progress)
         engine = Engine(target, store, families, lanes, config.seed, config.jobs,
                         Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
                         argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
@@ -270,16 +326,20 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         if req.localize_time != 0 and reason != "interrupted" and any(c["new"] for c in summary.causes):
             summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
         if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
-            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
-        write_report(summary, folder)
-        write_dashboard(store, summary=summary, issues=refresher.issues)
+            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages,
+                                        fetcher)
+        if fetcher is not None:
+            fetcher.stop()
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
             from shapefuzz.campaign.bugs import annotate_corpus
             from shapefuzz.corpus import rebuild_index
 
+            # before the issue texts are written: they quote each entry's bug record (its regression range)
             annotate_corpus(store, summary.causes, lambda text: progress("message", text))
 
             rebuild_index(config.corpus_dir)
+        write_report(summary, folder)
+        write_dashboard(store, summary=summary, issues=refresher.issues)
         return summary
     finally:
         store.close()

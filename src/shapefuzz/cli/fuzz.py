@@ -55,6 +55,12 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="After the budget, localize each new wrong value or run-time failure (the phase and pass where "
                    "it starts, by executing intermediate IR) for up to this long in all (default 3m; 0: off).")
 @click.option("--no-bisect", is_flag=True, help="No regression-range phase (see `shapefuzz triage --bisect`).")
+@click.option("--fetch-releases", type=int, default=None, metavar="N",
+              help="Older releases to have for the regression ranges (the oldest usable, the newest before this "
+                   "one, the rest between), fetched into the toolchain cache in the background if missing "
+                   "(default 3; 0: only what is cached).")
+@click.option("--fetch-disk", default=None, metavar="SIZE",
+              help="The most those downloads may add to the toolchain cache (default 1.5G; about 350 MB a release).")
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
                    "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
@@ -65,8 +71,8 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_bisect, as_json,
-         plain) -> None:
+         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_bisect,
+         fetch_releases, fetch_disk, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign import live
     from shapefuzz.campaign.report import json_text, text_lines
@@ -77,7 +83,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
                           session.iree_bin, session.iree_version, coverage=coverage_share,
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
-                          localize_time=localize_time)
+                          localize_time=localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN

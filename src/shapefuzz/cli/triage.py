@@ -1,6 +1,7 @@
 """`shapefuzz triage CAMPAIGN`: a campaign's causes as bugs, in severity order (new before known),
 each with its failing pass, component, scope and regression range; `--bisect` takes the ranges
-still missing over the releases in the toolchain cache. Writes report.md and the corpus entries'
+still missing over the releases in the toolchain cache (a spread of older releases fetched into it
+first, as `fuzz` does). Writes report.md and the corpus entries'
 bug fields again."""
 
 from __future__ import annotations
@@ -18,17 +19,20 @@ from shapefuzz.cli.params import Duration
 @click.argument("campaign_dir", type=click.Path(file_okay=False))
 @click.option("--bisect", "do_bisect", is_flag=True,
               help="Take the regression range of every compiler-bug cause that has none, over the releases in "
-                   "the toolchain cache (nothing is downloaded).")
+                   "the toolchain cache (a spread of older ones fetched into it first; see --fetch-releases).")
 @click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take (default: no limit).")
 @click.option("--localize", "do_localize", is_flag=True,
               help="Localize every wrong value or run-time failure that has no localization yet (the phase and pass "
                    "where it starts, by executing intermediate IR).")
 @click.option("--localize-time", type=Duration(), default=None, help="Most time --localize may take (default 3m).")
+@click.option("--fetch-releases", type=int, default=None, metavar="N",
+              help="With --bisect: older releases to have first (as `fuzz` fetches them; default 3, 0: only what "
+                   "is cached).")
 @click.option("--json", "as_json", is_flag=True, help="Print the causes as one JSON object.")
 @toolchain_options
 @click.pass_obj
 def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | None, do_localize: bool,
-           localize_time: float | None, as_json: bool) -> None:
+           localize_time: float | None, fetch_releases: int | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
     from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
     from shapefuzz.campaign.report import regression_text, summarize, write_report
@@ -51,6 +55,9 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
                 summary = summarize(store, "triage")
         if do_bisect:
             from shapefuzz.triage.regression import releases_to_try
+
+            if any(not c["regression"] for c in summary.findings):
+                _fetch_releases(fetch_releases, say)
 
             versions = releases_to_try()
             if bisect_causes(store, summary.findings, bisect_time, versions, say, only_new=False):
@@ -75,3 +82,15 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
             click.echo(f"    regression: {regression_text(c['regression'])}")
         if c["corpus_entries"]:
             click.echo(f"    -> {Path(c['corpus_entries'][0]).name}")
+
+
+def _fetch_releases(count: int | None, say) -> None:
+    """The spread of older releases `fuzz` fetches, fetched here before bisecting (in the
+    foreground; each that cannot be fetched is one line and the rest goes on)."""
+    from shapefuzz.campaign.run import FuzzRequest, fetch_knobs
+    from shapefuzz.release_fetch import PipSource, ReleaseFetcher
+    from shapefuzz.releases import installed_version
+
+    knobs = fetch_knobs(FuzzRequest(fetch_releases=count))
+    if knobs.releases > 0:
+        ReleaseFetcher(PipSource(), installed_version(), knobs, say).run()

@@ -71,7 +71,9 @@ def backtrace_lines(meta: dict[str, Any]) -> list[str]:
 def regression_line(meta: dict[str, Any]) -> str | None:
     record = (meta.get("bug") or {}).get("regression")
     if isinstance(record, dict) and record.get("text"):
-        return f"- Regression range over released wheels: {markup.text(record['text'])}."
+        stepped = str(record.get("stepped_over") or "")
+        return (f"- Regression range over released wheels: {markup.text(record['text'])}."
+                + (f" Could not tell: {markup.text(stepped[:400])}." if stepped else ""))
     return None
 
 

@@ -1,18 +1,126 @@
 """A cause's regression range: its reproducer (a corpus entry, shrunk where it could be) checked on
-the releases already in the toolchain cache, with the `bisect` machinery; nothing is downloaded
-(`shapefuzz bisect ENTRY` fills the cache). The result is one record: "fails since X, passes in
-Y", or "fails in every release tried", with the releases tried."""
+the releases in the toolchain cache (a campaign fetches a spread of them in the background,
+`release_fetch.py`), with the `bisect` machinery; nothing is downloaded here. The result is one
+record: "fails since X, passes in Y", or "present in every release tried (X–Y)", with the releases
+tried and those stepped over.
+
+An old release shows "the same failure" when it fails at the same stage with the same status and,
+where both name one, in the same pass (for wrong values: still wrong against the saved NumPy
+reference), never by message text: messages change across releases (the 2^53-1 dim bound reads
+"unbounded stack allocations" at 3.2, "exceeded stack allocation limit" at 3.8 and "overflows 64
+bits" at 3.13). A release that fails another way, cannot parse the reproducer or lacks the lane's
+flags cannot tell, and bisect steps over it."""
 
 from __future__ import annotations
 
+import re
+import time
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
+from shapefuzz.backends import BACKENDS
 from shapefuzz.bisect import bisect_entry
 from shapefuzz.corpus import CorpusEntry
-from shapefuzz.errors import UsageError
+from shapefuzz.errors import ShapefuzzError, UsageError
+from shapefuzz.model import Stage, Verdict
 from shapefuzz.releases import cached_versions, installed_version, version_key
-from shapefuzz.replay import ReplayResult
+from shapefuzz.replay import ReplayOutcome, ReplayResult, check_entry
 from shapefuzz.toolchain import Toolchain
+from shapefuzz.triage.failing_pass import failing_pass
+
+
+# Pipelines a pass moves between across releases (FoldUnitExtentDims: iree-flow- at 3.0,
+# iree-dispatch-creation- at 3.13): an argument's namespace is not part of what the pass is.
+_NAMESPACE = re.compile(r"^(?:iree-)?(?:flow|dispatch-creation|global-opt|preprocessing|stream|codegen|hal|util|abi|"
+                        r"input-conversion|vm)-")
+
+
+def pass_key(name: str) -> str:
+    """A pass name as compared across releases: `iree-codegen-gpu-distribute-shared-memory-copy`,
+    `GPUDistributeSharedMemoryCopyPass` and `mlir::iree_compiler::GPUDistributeSharedMemoryCopy`
+    differ only in spelling, `iree-flow-fold-unit-extent-dims` and
+    `iree-dispatch-creation-fold-unit-extent-dims` only in the pipeline that holds the pass."""
+    name = _NAMESPACE.sub("", name.rsplit("::", 1)[-1].lower())
+    name = re.sub(r"[^a-z0-9]", "", name)
+    name = re.sub(r"^iree", "", name)
+    return re.sub(r"pass$", "", name)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What "the same failure" is judged on: stage, status and the failing pass ("" unknown)."""
+
+    stage: str
+    status: str
+    failing_pass: str = ""
+
+    def same_as(self, other: "Failure") -> bool:
+        if (self.stage, self.status) != (other.stage, other.status):
+            return False
+        if not (self.failing_pass and other.failing_pass):
+            return True  # a pass is compared only where both name one
+        mine, theirs = pass_key(self.failing_pass), pass_key(other.failing_pass)
+        short, long = sorted((mine, theirs), key=len)
+        return mine == theirs or (len(short) >= 8 and long.endswith(short))  # "codegen" prefixes come and go
+
+    def __str__(self) -> str:
+        return f"{self.stage}/{self.status}" + (f" in {self.failing_pass}" if self.failing_pass else "")
+
+
+def recorded_failure(entry: CorpusEntry, failing: str = "") -> Failure:
+    """The entry's failure as recorded: its signature's stage and status, and the failing pass the
+    cause names (else the entry's `bug` record)."""
+    bug = entry.meta.get("bug")
+    failing = failing or (str(bug.get("failing_pass") or "") if isinstance(bug, dict) else "")
+    return Failure(entry.signature.stage.value, entry.signature.status.value, failing)
+
+
+def same_failure_check(failing: str = "") -> Callable[[CorpusEntry, Toolchain], ReplayResult]:
+    """A bisect `check`: the entry on its lane with this release, judged by `Failure.same_as`.
+    STILL_FAILING: the same failure; FIXED: passes; NOT_RUNNABLE/UNREADABLE (cannot tell, said
+    in `detail`): fails another way, no such lane here, or the reproducer does not parse."""
+
+    def check(entry: CorpusEntry, toolchain: Toolchain) -> ReplayResult:
+        started = time.monotonic()
+        sig, want = entry.signature, recorded_failure(entry, failing)
+        base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig)
+        backend = BACKENDS.get(sig.backend)
+        if backend is None:
+            return replace(base, detail=f"unknown lane {sig.backend!r}")
+        probe = toolchain.probe
+        if not backend.compiles(probe):
+            return replace(base, detail=f"lacks the {sig.backend} lane's flags ({backend.availability(probe)})")
+        if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
+            return replace(base, detail=f"{sig.backend} cannot run here ({backend.availability(probe)})")
+        lanes = [sig.backend]
+        if sig.stage == Stage.COMPARE and entry.expected is None and entry.case is None:  # judged by vote
+            lanes += [b for b in entry.backends if b != sig.backend and b in BACKENDS and BACKENDS[b].executes(probe)]
+        try:
+            report = check_entry(entry, toolchain, lanes, confirm=False)
+        except ShapefuzzError as error:
+            return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200])
+        seconds = time.monotonic() - started
+        if report.verdict == Verdict.INVALID:
+            first = (report.verify_error.strip().splitlines() or ["?"])[0]
+            first = re.sub(r"^\S*?:\d+:\d+:\s*(?:error:\s*)?", "", first)[:160]  # no temporary file's path
+            return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds,
+                           detail=f"cannot parse the reproducer ({first})")
+        result = next((r for r in report.results if r.backend == sig.backend), None)
+        if result is None or result.status.value in ("skipped", "unsupported"):
+            return replace(base, seconds=seconds, detail=f"no verdict on {sig.backend}"
+                           + (f" ({result.status.value})" if result else ""))
+        if result.failed:
+            now = Failure(result.stage.value, result.status.value, failing_pass(result.detail) or "")
+            if want.same_as(now):
+                return replace(base, outcome=ReplayOutcome.STILL_FAILING, now=result.signature, seconds=seconds,
+                               detail=f"the same failure ({now})")
+            return replace(base, now=result.signature, seconds=seconds,
+                           detail=f"fails another way ({now}, not {want}): cannot tell")
+        if sig.stage.rank > result.stage.rank:
+            return replace(base, seconds=seconds, detail=f"passes {result.stage.value}; cannot reach {sig.stage.value}")
+        return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}")
+
+    return check
 
 
 def local_releases(current: str | None = None) -> list[str]:
@@ -50,14 +158,19 @@ def local_installer(version: str) -> Toolchain:
 
 def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str], None] = lambda _: None,
                      check: Callable[[CorpusEntry, Toolchain], ReplayResult] | None = None,
-                     installer: Callable[[str], Toolchain] | None = None) -> dict[str, Any]:
-    """The range over `versions` (see module doc) as a JSON-able record with a `text`."""
-    result = bisect_entry(entry, versions, say, check, installer or local_installer)
+                     installer: Callable[[str], Toolchain] | None = None, failing: str = "") -> dict[str, Any]:
+    """The range over `versions` (see module doc) as a JSON-able record with a `text`. Without a
+    `check`, each release is judged by the same failure (`same_failure_check(failing)`)."""
+    result = bisect_entry(entry, versions, say, check or same_failure_check(failing), installer or local_installer)
     tried = sorted((p.version for p in result.probes if p.verdict is not None), key=version_key)
+    stepped = sorted((p for p in result.probes if p.verdict is None), key=lambda p: version_key(p.version))
+    span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)
     if result.first_failing is None:
         text = f"fails in none of the releases tried ({', '.join(tried) or 'none could tell'})"
-    elif result.last_passing is None and result.first_failing == result.versions[0]:
-        text = f"fails in every release tried ({', '.join(tried)})" if not result.first_fixed else \
+    elif len(tried) == 1:
+        text = f"no range: only {tried[0]} could tell (the other releases were stepped over)"
+    elif result.last_passing is None and result.first_failing == tried[0]:
+        text = f"present in every release tried ({span})" if not result.first_fixed else \
             f"fails up to {result.first_fixed}, which passes (tried {', '.join(tried)})"
     elif result.last_passing is not None:
         text = f"fails since {result.first_failing}, passes in {result.last_passing}"
@@ -67,7 +180,9 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
         text += f"; fixed in {result.first_fixed}"
     return {"text": text, "entry": entry.id, "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
-            "tried": ", ".join(tried), "note": result.note}
+            "tried": ", ".join(tried), "note": result.note,
+            "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
-__all__ = ["local_installer", "local_releases", "regression_range", "releases_to_try"]
+__all__ = ["Failure", "local_installer", "local_releases", "pass_key", "recorded_failure", "regression_range",
+           "releases_to_try", "same_failure_check"]
