@@ -65,8 +65,7 @@ def reported_url(members: list[BucketRow], identity: str, known: dict[str, str])
 
 
 def regression_of(store: CampaignStore, cause: str) -> dict[str, Any] | None:
-    text = store.get_meta(REGRESSION_META + cause)
-    return json.loads(text) if text else None
+    return store.meta_object(REGRESSION_META + cause)
 
 
 def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> None:

@@ -157,8 +157,10 @@ def _differ(given: str, stored: str) -> bool:
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
-    text = store.get_meta("config")
-    return json.loads(text) if text else None
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.rows import stored_config
+
+    return stored_config(store.path, store.get_meta("config"), KNOWN_FAMILIES, tuple(BACKENDS))
 
 
 def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | None = None,
