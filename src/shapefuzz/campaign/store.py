@@ -250,6 +250,17 @@ class CampaignStore:
     def close(self) -> None:
         self.db.close()
 
+    def check_rows(self) -> None:
+        """Reads every row once through its checked reader (a resume does, before it writes
+        anything): a value shapefuzz never writes is a CorruptStoreError naming it."""
+        for _ in self.candidates():
+            pass
+        self.buckets(), self.sessions(), self.hits(), self.set_aside_backends(), self.extra_time()
+        for kind in ("check", "confirm", "shrink"):
+            self.worker_time(kind), self.worker_time_by_family(kind)
+        for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
+            self.meta_object(key)
+
     # --- transactions -------------------------------------------------------------------
     class _Tx:
         def __init__(self, db: sqlite3.Connection) -> None:

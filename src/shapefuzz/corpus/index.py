@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.corpus.entry import INDEX, UnreadableEntry
-from shapefuzz.corpus.store import iter_entries
+from shapefuzz.corpus.listing import list_entries
 from shapefuzz.files import atomic_write
 from shapefuzz.triage.record import bug_record
 from shapefuzz.triage.severity import severity_rank
@@ -33,7 +33,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
     entries = 0
     broken = []
     listed = []
-    for entry in iter_entries(corpus_dir):
+    for entry in list_entries(corpus_dir):
         if isinstance(entry, UnreadableEntry):
             broken.append(f"- `{entry.id}`: {_cell(entry.reason)}")
             continue
