@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_hostile import run  # noqa: E402
+from test_hostile import fill, one_line, run, small_disk  # noqa: E402,F401 - small_disk is a fixture
 from test_hostile2 import CAMPAIGN, cli, expect_2  # noqa: E402,F401 - cli is a fixture
 
 STORE_PROBES = [  # (SQL, what the line must name)
@@ -233,3 +233,17 @@ def test_a_full_corpus_disk_stops_the_campaign_with_one_line(tmp_path, cli, monk
     assert _rows(camp)[0] < 8  # stopped before its budget
     assert cli(*args)[0] == 0  # room again: the resume saves what was left
     assert any(p.is_dir() for p in corpus.iterdir()) and "0 bucket(s) saved" in line
+
+
+def test_a_full_corpus_disk_stops_the_campaign_on_a_real_full_disk(tmp_path, small_disk):
+    """The same on a 4 MiB tmpfs filled up (root only): the campaign folder elsewhere keeps its
+    report and state; the corpus disk holds nothing half-written."""
+    corpus, camp = small_disk / "corpus", tmp_path / "camp"
+    corpus.mkdir()
+    fill(small_disk)
+    result = run(tmp_path, "fuzz", "--campaign", str(camp), "--corpus", str(corpus), "--count", "8", "--ops", "topk",
+                 "--backends", "rocm-gfx942", "--no-shrink", "--jobs", "1", env_extra={"FAKE_IREE_MODE": "words"})
+    one_line(result, 2, "the disk is full", "the campaign stopped", "report in")
+    assert "could not save" not in result.stderr
+    assert (camp / "report.md").is_file() and _rows(camp)[0] < 8
+    assert not [p for p in corpus.rglob("*") if p.name.startswith(".")]
