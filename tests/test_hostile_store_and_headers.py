@@ -62,6 +62,8 @@ def _tampered(finished: Path, tmp_path: Path, sql: str) -> Path:
     con.execute("UPDATE meta SET value=? WHERE key='config'",
                 (json.dumps({**json.loads(con.execute("SELECT value FROM meta WHERE key='config'").fetchone()[0]),
                              "corpus": str(tmp_path / "corpus")}),))
+    con.execute("UPDATE buckets SET corpus_entry=replace(corpus_entry, ?, ?)",
+                (str(finished / "corpus"), str(tmp_path / "corpus")))
     assert con.execute(sql).rowcount > 0, sql
     con.commit()
     con.close()
@@ -123,6 +125,14 @@ def test_an_intact_store_still_reports_and_resumes(tmp_path, cli, finished):
     assert cli(*COMMANDS["report --html"](camp))[0] == 0
     assert cli(*COMMANDS["resume"](camp), env={"FAKE_IREE_MODE": "words"})[0] == 0
     assert _rows(camp)[0] == 4
+
+
+def test_a_broken_entry_of_its_own_leaves_the_page_written(tmp_path, cli, finished):
+    camp = _tampered(finished, tmp_path, "UPDATE meta SET value=value WHERE key='config'")
+    for entry in (p for p in (tmp_path / "corpus").iterdir() if p.is_dir()):
+        (entry / "meta.json").write_text("[" * 100_000 + "]" * 100_000)
+    assert cli("report", str(camp), "--html")[0] == 0
+    assert "cause-" in (camp / "report.html").read_text()
 
 
 # ----------------------------------------------------------------------------- defect 6: enum params
