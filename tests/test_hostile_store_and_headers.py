@@ -217,6 +217,11 @@ def test_a_listing_reuses_what_passed_and_sees_every_change(tmp_path, finished, 
     for cache in (tmp_path / "cache").rglob("*.json"):  # a forged cache costs a full load, nothing else
         cache.write_text(json.dumps({"code": "x", "passed": {entry.name: "forged"}}))
     assert isinstance({e.id: e for e in list_entries(corpus)}[entry.name], UnreadableEntry)
+    monkeypatch.setattr(listing, "_KEEP_LISTINGS", 1)  # the cache remembers a bounded number of corpora
+    other = Path(shutil.copytree(corpus, tmp_path / "other"))
+    _aged(other)
+    list_entries(other)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 1
 
 
 # ----------------------------------------------------------------------------- a full corpus disk

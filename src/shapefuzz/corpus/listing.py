@@ -134,10 +134,16 @@ def _read_cache(path: Path) -> dict[str, str]:
     return {k: v for k, v in data["passed"].items() if isinstance(k, str) and isinstance(v, str)}
 
 
+_KEEP_LISTINGS = 64  # corpora remembered; the least recently listed are forgotten
+
+
 def _write_cache(path: Path, passed: dict[str, str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps({"code": _code_stamp(), "passed": passed}).encode())
+        others = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in others[_KEEP_LISTINGS:]:
+            stale.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only or full cache: the next listing loads in full again, nothing is wrong
 
