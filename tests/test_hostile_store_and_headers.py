@@ -162,12 +162,12 @@ def test_every_family_types_its_enum_like_params():
     plain = {(name, field) for name in FAMILY_MODULES
              for field, hint in field_hints(get_family(name).params_type).items() if hint is str}
     assert plain == {(n, "frontend") for n in FAMILY_MODULES} | {("conv", "layout"), ("conv", "compute_layout")}
-    family = get_family("conv")
-    for field in ("frontend", "layout", "compute_layout"):
-        from hypothesis import find
+    from shapefuzz.generate import draw_case
 
-        params = find(family.strategy(), lambda p: True).to_json()
-        params[field] = "Nope"
+    drawn = draw_case("conv", 5).params
+    validate_params("conv", drawn, "params")  # as drawn: fine
+    for field in ("frontend", "layout", "compute_layout", "epilogue"):
+        params = {**drawn, field: "Nope"}
         with pytest.raises(SchemaError, match="not valid conv parameters"):
             validate_params("conv", params, "params")
 
