@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Collection, Iterable
 
 from shapefuzz.campaign.lanecost import compiled, substitute
-from shapefuzz.campaign.rows import RowReader
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
 from shapefuzz.campaign.values import coverage_target
@@ -265,7 +264,7 @@ class CoverageBook:
         candidates = {k: (r.family, r.features, r.backends) for k, r in rows.items()}
         for row in coverage_rows(store):
             self.seen[row.lane].add((row.pass_name, row.pattern))
-        for key, lane, _, _ in _covered(store):
+        for key, lane, _, _ in store.covered():
             if key in candidates:
                 self.kind_compiles[(candidates[key][0], lane)] += 1
         for group, features, lanes in candidates.values():
@@ -303,7 +302,7 @@ def _new_by_lane(store: CampaignStore) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     lanes: set[str] = set()
     kinds: set[tuple[str, str]] = set()
-    for key, lane, new, family in _covered(store):
+    for key, lane, new, family in store.covered():
         counts.setdefault(key, {})[lane] = new if lane in lanes and (family, lane) in kinds else 0
         lanes.add(lane)
         kinds.add((family, lane))
@@ -507,43 +506,17 @@ class CoverageRow:
 
 def coverage_rows(store: CampaignStore) -> list[CoverageRow]:
     """Every (lane, pass, pattern) reached, in the order first reached: what a plot reads."""
-    query = ("SELECT c.lane, c.pass, c.pattern, c.count, c.first_seen, c.first_wall, c.first_candidate, "
-             "COALESCE(k.family, '') FROM coverage c LEFT JOIN candidates k ON k.key = c.first_candidate "
-             "ORDER BY c.first_seen, c.lane, c.pass, c.pattern")
-    out = []
-    for lane, pass_name, pattern, count, first_seen, first_wall, first, family in store.db.execute(query):
-        r = RowReader(store.path, "coverage", (lane, pass_name, pattern))
-        out.append(CoverageRow(r.text("lane", lane), r.text("pass", pass_name), r.text("pattern", pattern),
-                               r.integer("count", count), r.seconds("first_seen", first_seen),
-                               r.seconds("first_wall", first_wall), r.text("first_candidate", first),
-                               r.text("family", family)))
-    return out
-
-
-def _covered(store: CampaignStore) -> list[tuple[str, str, int, str]]:
-    """(candidate, lane, items new there, its family) of each instrumented compile, checked, in
-    the order they finished."""
-    query = ("SELECT c.candidate, c.lane, c.new, COALESCE(k.family, '') FROM covered c "
-             "LEFT JOIN candidates k ON k.key = c.candidate ORDER BY c.finished, c.rowid")
-    out = []
-    for key, lane, new, family in store.db.execute(query):
-        r = RowReader(store.path, "covered", (key, lane))
-        out.append((r.text("candidate", key), r.text("lane", lane), r.integer("new", new), r.text("family", family)))
-    return out
+    return [CoverageRow(*row) for row in store.coverage_items()]
 
 
 def instrumented_count(store: CampaignStore) -> dict[str, int]:
     """Instrumented compiles per lane."""
-    return dict(collections.Counter(lane for _, lane, _, _ in _covered(store)))
+    return dict(collections.Counter(lane for _, lane, _, _ in store.covered()))
 
 
 def failing_passes(store: CampaignStore) -> dict[str, str]:
     """Bucket -> the pass its compile failed in (where an instrumented compile found it)."""
-    out = {}
-    for bucket, pass_name in store.db.execute("SELECT bucket, pass FROM failing_passes"):
-        r = RowReader(store.path, "failing_passes", bucket)
-        out[r.text("bucket", bucket)] = r.text("pass", pass_name)
-    return out
+    return store.failing_passes()
 
 
 def over_time(rows: list[CoverageRow], key: Callable[[CoverageRow], str], points: int = 6) -> dict[str, list[tuple[float, int]]]:

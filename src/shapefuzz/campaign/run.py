@@ -15,9 +15,7 @@ from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashb
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.values import BucketState
-from shapefuzz.campaign.coverage import (
-    DEFAULT_COVERAGE, CoverageKnobs, coverage_rows, failing_passes, instrumented_count,
-)
+from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
@@ -218,7 +216,6 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
     try:
         config = build_config(req, _stored_config(store))
         store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
-        coverage_rows(store), instrumented_count(store), failing_passes(store)  # (the coverage tables too)
         if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
             config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)

@@ -260,6 +260,7 @@ class CampaignStore:
             self.worker_time(kind), self.worker_time_by_family(kind)
         for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
             self.meta_object(key)
+        self.coverage_items(), self.covered(), self.failing_passes()
 
     # --- transactions -------------------------------------------------------------------
     class _Tx:
@@ -422,6 +423,36 @@ class CampaignStore:
     def set_aside(self, backend: str, reason: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
+
+    # --- coverage (campaign/coverage.py), checked --------------------------------------------
+    def coverage_items(self) -> list[tuple[str, str, str, int, float, float, str, str]]:
+        """(lane, pass, pattern, count, first seen, first wall, first candidate, its family) of
+        every item reached, in the order first reached."""
+        query = ("SELECT c.lane, c.pass, c.pattern, c.count, c.first_seen, c.first_wall, c.first_candidate, "
+                 "COALESCE(k.family, '') FROM coverage c LEFT JOIN candidates k ON k.key = c.first_candidate "
+                 "ORDER BY c.first_seen, c.lane, c.pass, c.pattern")
+        out = []
+        for lane, pass_name, pattern, count, seen, wall, first, family in self.db.execute(query):
+            r = RowReader(self.path, "coverage", (lane, pass_name, pattern))
+            out.append((r.text("lane", lane), r.text("pass", pass_name), r.text("pattern", pattern),
+                        r.integer("count", count), r.seconds("first_seen", seen), r.seconds("first_wall", wall),
+                        r.text("first_candidate", first), r.text("family", family)))
+        return out
+
+    def covered(self) -> list[tuple[str, str, int, str]]:
+        """(candidate, lane, items new there, its family) of each instrumented compile, in the
+        order they finished."""
+        query = ("SELECT c.candidate, c.lane, c.new, COALESCE(k.family, '') FROM covered c "
+                 "LEFT JOIN candidates k ON k.key = c.candidate ORDER BY c.finished, c.rowid")
+        out = []
+        for key, lane, new, family in self.db.execute(query):
+            r = RowReader(self.path, "covered", (key, lane))
+            out.append((r.text("candidate", key), r.text("lane", lane), r.integer("new", new), r.text("family", family)))
+        return out
+
+    def failing_passes(self) -> dict[str, str]:
+        return dict(_texts(self.path, "failing_passes", ("bucket", "pass"), r)
+                    for r in self.db.execute("SELECT bucket, pass FROM failing_passes"))
 
     def set_aside_backends(self) -> dict[str, str]:
         return dict(_texts(self.path, "set_aside", ("backend", "reason"), r)
