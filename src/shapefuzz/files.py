@@ -184,3 +184,16 @@ def fsync_dir(path: str | os.PathLike) -> None:
         pass
     finally:
         os.close(fd)
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(error: BaseException | None) -> bool:
+    """Whether `error`, or an error it was raised from, is a full disk or an exhausted quota."""
+    seen = 0
+    while error is not None and seen < 16:
+        if isinstance(error, OSError) and error.errno in DISK_FULL:
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False

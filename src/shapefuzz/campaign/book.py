@@ -8,6 +8,7 @@ engine's (buckets, causes, queues, store, target)."""
 from __future__ import annotations
 
 import collections
+import errno
 import time
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ from shapefuzz.campaign.values import (
     BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.backends import BACKENDS
+from shapefuzz.files import disk_full
 from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
@@ -346,6 +348,8 @@ class BucketBook:
         try:
             # `saving`: a save is under way and the entry had been saved N times before it. A session
             # killed between the corpus write and the row below finds N+1 and does not save twice.
+            if self.corpus_full:
+                raise OSError(errno.ENOSPC, self.corpus_full)  # saved on resume, once there is room
             where, before = self.target.corpus_count(failure)
             if bucket.saving is not None and before > bucket.saving:
                 entry = where
@@ -354,7 +358,11 @@ class BucketBook:
                 entry = self.target.save(candidate, failure, flaky, bucket.cause,
                                          triage=bucket_triage(bucket).value, evidence=bucket.evidence)
         except Exception as error:  # a corpus problem must not end the campaign; retried on resume
-            self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
+            if not disk_full(error):
+                self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
+            elif not self.corpus_full:  # every later save would fail too: the campaign stops (engine.run)
+                self.corpus_full = one_line(error)
+                self._say(f"the corpus disk is full ({self.corpus_full}); stopping the campaign")
             entry = ""
         if bucket.state == BucketState.PENDING:
             bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)

@@ -56,12 +56,12 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
 
 def reported_entries(corpus_dir: Path | None) -> dict[str, str]:
     """Corpus entries marked reported upstream: {entry id or bug identity: URL}."""
-    from shapefuzz.corpus import UnreadableEntry, iter_entries
+    from shapefuzz.corpus import UnreadableEntry, list_entries
 
     known: dict[str, str] = {}
     if corpus_dir is None or not Path(corpus_dir).is_dir():
         return known
-    for entry in iter_entries(Path(corpus_dir)):
+    for entry in list_entries(Path(corpus_dir)):
         if isinstance(entry, UnreadableEntry) or not entry.meta.get("reported"):
             continue
         known[entry.id] = entry.meta["reported"]
@@ -79,8 +79,7 @@ def reported_url(members: list[BucketRow], identity: str, known: dict[str, str])
 
 
 def regression_of(store: CampaignStore, cause: str) -> dict[str, Any] | None:
-    text = store.get_meta(REGRESSION_META + cause)
-    return json.loads(text) if text else None
+    return store.meta_object(REGRESSION_META + cause)
 
 
 def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> None:

@@ -262,9 +262,9 @@ class CoverageBook:
         `rows`: every candidate tried so far; `counts` and `where`: the store's `frontier_counts`
         and `frontier_lanes` (read once by the caller, which revives the frontier from them too)."""
         candidates = {k: (r.family, r.features, r.backends) for k, r in rows.items()}
-        for lane, pass_name, pattern in store.db.execute("SELECT lane, pass, pattern FROM coverage"):
-            self.seen[lane].add((pass_name, pattern))
-        for key, lane in store.db.execute("SELECT candidate, lane FROM covered"):
+        for row in coverage_rows(store):
+            self.seen[row.lane].add((row.pass_name, row.pattern))
+        for key, lane, _, _ in store.covered():
             if key in candidates:
                 self.kind_compiles[(candidates[key][0], lane)] += 1
         for group, features, lanes in candidates.values():
@@ -302,10 +302,8 @@ def _new_by_lane(store: CampaignStore) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     lanes: set[str] = set()
     kinds: set[tuple[str, str]] = set()
-    query = ("SELECT c.candidate, c.lane, c.new, COALESCE(k.family, '') FROM covered c "
-             "LEFT JOIN candidates k ON k.key = c.candidate ORDER BY c.finished, c.rowid")
-    for key, lane, new, family in store.db.execute(query):
-        counts.setdefault(key, {})[lane] = int(new) if lane in lanes and (family, lane) in kinds else 0
+    for key, lane, new, family in store.covered():
+        counts.setdefault(key, {})[lane] = new if lane in lanes and (family, lane) in kinds else 0
         lanes.add(lane)
         kinds.add((family, lane))
     return counts
@@ -508,20 +506,17 @@ class CoverageRow:
 
 def coverage_rows(store: CampaignStore) -> list[CoverageRow]:
     """Every (lane, pass, pattern) reached, in the order first reached: what a plot reads."""
-    query = ("SELECT c.lane, c.pass, c.pattern, c.count, c.first_seen, c.first_wall, c.first_candidate, "
-             "COALESCE(k.family, '') FROM coverage c LEFT JOIN candidates k ON k.key = c.first_candidate "
-             "ORDER BY c.first_seen, c.lane, c.pass, c.pattern")
-    return [CoverageRow(*row) for row in store.db.execute(query)]
+    return [CoverageRow(*row) for row in store.coverage_items()]
 
 
 def instrumented_count(store: CampaignStore) -> dict[str, int]:
     """Instrumented compiles per lane."""
-    return dict(store.db.execute("SELECT lane, COUNT(*) FROM covered GROUP BY lane"))
+    return dict(collections.Counter(lane for _, lane, _, _ in store.covered()))
 
 
 def failing_passes(store: CampaignStore) -> dict[str, str]:
     """Bucket -> the pass its compile failed in (where an instrumented compile found it)."""
-    return dict(store.db.execute("SELECT bucket, pass FROM failing_passes"))
+    return store.failing_passes()
 
 
 def over_time(rows: list[CoverageRow], key: Callable[[CoverageRow], str], points: int = 6) -> dict[str, list[tuple[float, int]]]:

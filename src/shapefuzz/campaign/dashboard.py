@@ -10,7 +10,6 @@ more often than every REFRESH_SECONDS, and by `shapefuzz report CAMPAIGN --html`
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 import time
@@ -71,11 +70,16 @@ def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str
 
 
 def _entry_meta(entry: Path) -> dict[str, Any] | None:
+    """The entry's checked meta.json (its params not rendered: the page only shows fields), or
+    None when it is missing or not one shapefuzz writes."""
+    from shapefuzz.corpus import META, check_meta
+    from shapefuzz.files import read_bytes
+    from shapefuzz.schema import load_json
+
     try:
-        meta = json.loads((entry / "meta.json").read_text())
-    except (OSError, ValueError):
+        return check_meta(load_json(read_bytes(entry / META).decode("utf-8"), META), entry.name, render=False)
+    except (OSError, ValueError):  # (SchemaError and UnicodeDecodeError are ValueErrors)
         return None
-    return meta if isinstance(meta, dict) else None
 
 
 def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[dict[str, Any]]:

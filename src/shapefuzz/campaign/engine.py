@@ -31,6 +31,8 @@ from shapefuzz.campaign.values import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Target, TaskKind, Triage,
 )
 
+CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
+
 
 @dataclass
 class Limits:
@@ -136,6 +138,7 @@ class Engine(Drawing, BucketBook):
         self.session = store.start_session(argv or [])
         self.active_before = store.active_before(self.session)
         self.stats = Stats()
+        self.corpus_full = ""  # why a save failed for a full disk: the campaign stops (CORPUS_FULL)
         self.tried = store.candidate_keys()
         self.next_index = store.next_index()
         self.steering = Steering(groups, knobs)
@@ -253,7 +256,10 @@ class Engine(Drawing, BucketBook):
             pool.submit(task)
 
     def run(self) -> str:
-        """Until the budget is spent, Ctrl-C, or nothing is left to try. Returns why it stopped."""
+        """Until the budget is spent, Ctrl-C, a full corpus disk, or nothing is left to try.
+        Returns why it stopped."""
+        if self.corpus_full:  # the saves a resume retried failed already
+            return CORPUS_FULL
         if not self.lanes:
             return "every backend is set aside"
         final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
@@ -282,6 +288,11 @@ class Engine(Drawing, BucketBook):
                 for done in pool.wait(0.25):
                     self._finish(done)
                 self._tick()
+                if self.corpus_full:  # nothing more can be saved: what is in flight is dropped
+                    for task in pool.abandon():
+                        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+                    reason = CORPUS_FULL
+                    break
                 if self._time_left() is not None and self._time_left() < -self._grace():
                     for task in pool.abandon():  # time is up: in-flight candidates are dropped
                         self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)

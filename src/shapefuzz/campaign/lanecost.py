@@ -14,7 +14,6 @@ mean, so a fixed-seed campaign of ordinary compiles draws the same lanes on any 
 from __future__ import annotations
 
 import collections
-import json
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -84,11 +83,7 @@ class LaneCost:
 
 def lane_kin(store: Any) -> dict[str, str]:
     """The campaign's lane -> the lane it is a variant of, as its run wrote it in the store's meta."""
-    try:
-        kin = json.loads(store.get_meta("lane_kin") or "{}")
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in kin.items()} if isinstance(kin, dict) else {}
+    return {str(k): str(v) for k, v in (store.meta_object("lane_kin") or {}).items()}
 
 
 def lane_seconds(outcome: Mapping[str, object]) -> dict[str, tuple[object, float]]:

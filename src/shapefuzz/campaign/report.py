@@ -167,12 +167,8 @@ def _triage(b: BucketRow) -> Triage:
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
-    text = store.get_meta("config")
-    try:
-        corpus = json.loads(text).get("corpus") if text else None
-    except (ValueError, AttributeError):
-        corpus = None
-    return Path(corpus) if corpus else None
+    corpus = (store.meta_object("config") or {}).get("corpus")
+    return Path(corpus) if isinstance(corpus, str) and corpus else None
 
 
 def stored_entry(stored: str, corpus: Path | None) -> str:

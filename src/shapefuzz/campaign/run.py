@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
-from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
+from shapefuzz.campaign.values import BucketState
 from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
@@ -222,13 +223,31 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
     return summary
 
 
+def _stop_for_full_corpus(engine: Engine, summary: Summary, folder: Path, corpus: Path) -> None:
+    """The corpus disk filled up: nothing more can be saved, so the campaign stopped. Its report
+    is written where there is room (the campaign folder may be on another disk); INDEX.md, a
+    write into the full corpus, is left for the resume. Raises the one line (exit 2)."""
+    saved = sum(1 for b in engine.buckets.values() if b.corpus_entry)
+    unsaved = sum(1 for b in engine.buckets.values() if not b.corpus_entry and b.state != BucketState.PENDING)
+    try:
+        write_report(summary, folder)
+        report = f"report in {folder / 'report.md'}"
+    except OSError as error:
+        report = f"no report written ({error.strerror or error})"
+    raise CorpusError(f"corpus {corpus}: the disk is full ({engine.corpus_full}); the campaign stopped: {saved} "
+                      f"bucket(s) saved whole, {unsaved} left to save, its state intact; {report}; free space and "
+                      "run the same command again to resume (the rest is saved then)")
+
+
 def _differ(given: str, stored: str) -> bool:
     return os.path.normpath(given) != os.path.normpath(stored) and Path(given).resolve() != Path(stored).resolve()
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
-    text = store.get_meta("config")
-    return json.loads(text) if text else None
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.rows import stored_config
+
+    return stored_config(store.path, store.get_meta("config"), KNOWN_FAMILIES, tuple(BACKENDS))
 
 
 def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | None = None,
@@ -267,6 +286,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         raise
     try:
         config = build_config(req, _stored_config(store))
+        store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
         if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
             config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)
@@ -321,6 +341,8 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         progress.close() if hasattr(progress, "close") else None
         store.set_meta("stopped", reason)  # for `shapefuzz report` later
         summary = summarize(store, reason, engine.stats.messages)
+        if reason == CORPUS_FULL:
+            _stop_for_full_corpus(engine, summary, folder, config.corpus_dir)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         if req.localize_time != 0 and reason != "interrupted" and any(c["new"] for c in summary.causes):

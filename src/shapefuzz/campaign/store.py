@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from shapefuzz.campaign.values import BucketState, Failure, Verdict
+from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds
+from shapefuzz.campaign.values import BucketState, Failure, ShrinkState, Triage, Verdict
 from shapefuzz.errors import CorpusError
 
 FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state
@@ -249,6 +250,18 @@ class CampaignStore:
     def close(self) -> None:
         self.db.close()
 
+    def check_rows(self) -> None:
+        """Reads every row once through its checked reader (a resume does, before it writes
+        anything): a value shapefuzz never writes is a CorruptStoreError naming it."""
+        for _ in self.candidates():
+            pass
+        self.buckets(), self.sessions(), self.hits(), self.set_aside_backends(), self.extra_time()
+        for kind in ("check", "confirm", "shrink"):
+            self.worker_time(kind), self.worker_time_by_family(kind)
+        for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
+            self.meta_object(key)
+        self.coverage_items(), self.covered(), self.failing_passes()
+
     # --- transactions -------------------------------------------------------------------
     class _Tx:
         def __init__(self, db: sqlite3.Connection) -> None:
@@ -281,11 +294,17 @@ class CampaignStore:
             return int(cur.lastrowid)
 
     def active_before(self, session: int) -> float:
-        row = self.db.execute("SELECT COALESCE(SUM(active), 0) FROM sessions WHERE id < ?", (session,)).fetchone()
-        return float(row[0])
+        return sum(active for _, active, _ in self.sessions(before=session))
 
-    def sessions(self) -> list[tuple[float, float, int]]:
-        return [tuple(r) for r in self.db.execute("SELECT started, active, candidates FROM sessions ORDER BY id")]
+    def sessions(self, before: int | None = None) -> list[tuple[float, float, int]]:
+        """(started, active seconds, candidates) of each session, checked, oldest first."""
+        out = []
+        for id_, started, active, count in self.db.execute(
+                "SELECT id, started, active, candidates FROM sessions WHERE id < ? ORDER BY id",
+                (before if before is not None else 1 << 62,)):
+            r = RowReader(self.path, "sessions", id_)
+            out.append((r.seconds("started", started), r.seconds("active", active), r.integer("candidates", count)))
+        return out
 
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
@@ -322,33 +341,35 @@ class CampaignStore:
         return self.db.execute("SELECT 1 FROM candidates WHERE key=?", (key,)).fetchone() is not None
 
     def candidate_keys(self) -> set[str]:
-        return {r[0] for r in self.db.execute("SELECT key FROM candidates")}
+        return {RowReader(self.path, "candidates", k).text("key", k, max_len=200)
+                for (k,) in self.db.execute("SELECT key FROM candidates")}
 
     def candidate_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
 
     def next_index(self) -> int:
-        row = self.db.execute("SELECT MAX(idx) FROM candidates").fetchone()
-        return 0 if row[0] is None else int(row[0]) + 1
+        row = self.db.execute("SELECT key, MAX(idx) FROM candidates").fetchone()
+        return 0 if row[1] is None else RowReader(self.path, "candidates", row[0]).integer("idx", row[1]) + 1
 
     def candidate(self, key: str) -> CandidateRow | None:
         r = self.db.execute("SELECT * FROM candidates WHERE key=?", (key,)).fetchone()
-        return _candidate(r) if r else None
+        return _candidate(self.path, r) if r else None
 
     def candidates(self) -> Iterator[CandidateRow]:
         for r in self.db.execute("SELECT * FROM candidates ORDER BY idx"):
-            yield _candidate(r)
+            yield _candidate(self.path, r)
 
     def hits(self) -> list[tuple[str, str, str]]:
-        return [tuple(r) for r in self.db.execute("SELECT candidate, bucket, backend FROM hits")]
+        return [_texts(self.path, "hits", ("candidate", "bucket", "backend"), r)
+                for r in self.db.execute("SELECT candidate, bucket, backend FROM hits")]
 
     # --- buckets ------------------------------------------------------------------------
     def bucket(self, sig: str) -> BucketRow | None:
         r = self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets WHERE sig=?", (sig,)).fetchone()
-        return _bucket(r) if r else None
+        return _bucket(self.path, r) if r else None
 
     def buckets(self) -> list[BucketRow]:
-        return [_bucket(r) for r in self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets ORDER BY first_seen, sig")]
+        return [_bucket(self.path, r) for r in self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets ORDER BY first_seen, sig")]
 
     def put_bucket(self, bucket: BucketRow) -> None:
         with self.transaction() as db:
@@ -371,33 +392,71 @@ class CampaignStore:
             for key in (f"worker_seconds_{kind}", *((f"worker_seconds_{kind}:{family}",) if family else ())):
                 row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                           (key, str(float(row[0] if row else 0) + task_seconds)))
+                           (key, str(meta_seconds(self.path, key, row and row[0]) + task_seconds)))
 
     def worker_time(self, kind: str) -> float:
-        return float(self.get_meta(f"worker_seconds_{kind}", "0"))
+        key = f"worker_seconds_{kind}"
+        return meta_seconds(self.path, key, self.get_meta(key))
 
     def worker_time_by_family(self, kind: str) -> dict[str, float]:
         prefix = f"worker_seconds_{kind}:"
         rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (prefix + "%",)).fetchall()
-        return {key[len(prefix):]: float(value) for key, value in rows}
+        return {key[len(prefix):]: meta_seconds(self.path, key, value) for key, value in rows}
+
+    def meta_object(self, key: str) -> dict[str, Any] | None:
+        """A meta value holding a JSON object (config, lane_kin, regression ranges), checked."""
+        return meta_object(self.path, key, self.get_meta(key))
 
     def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
         """Worker time spent on confirming re-runs (not on any one candidate's row)."""
         with self.transaction() as db:
             for key, value in (("extra_tool_seconds", tool_seconds), ("extra_task_seconds", task_seconds)):
                 row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(float(row[0] if row else 0) + value)))
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                           (key, str(meta_seconds(self.path, key, row and row[0]) + value)))
 
     def extra_time(self) -> tuple[float, float]:
-        return (float(self.get_meta("extra_tool_seconds", "0")), float(self.get_meta("extra_task_seconds", "0")))
+        return tuple(meta_seconds(self.path, key, self.get_meta(key))
+                     for key in ("extra_tool_seconds", "extra_task_seconds"))
 
     # --- backends set aside -------------------------------------------------------------
     def set_aside(self, backend: str, reason: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
 
+    # --- coverage (campaign/coverage.py), checked --------------------------------------------
+    def coverage_items(self) -> list[tuple[str, str, str, int, float, float, str, str]]:
+        """(lane, pass, pattern, count, first seen, first wall, first candidate, its family) of
+        every item reached, in the order first reached."""
+        query = ("SELECT c.lane, c.pass, c.pattern, c.count, c.first_seen, c.first_wall, c.first_candidate, "
+                 "COALESCE(k.family, '') FROM coverage c LEFT JOIN candidates k ON k.key = c.first_candidate "
+                 "ORDER BY c.first_seen, c.lane, c.pass, c.pattern")
+        out = []
+        for lane, pass_name, pattern, count, seen, wall, first, family in self.db.execute(query):
+            r = RowReader(self.path, "coverage", (lane, pass_name, pattern))
+            out.append((r.text("lane", lane), r.text("pass", pass_name), r.text("pattern", pattern),
+                        r.integer("count", count), r.seconds("first_seen", seen), r.seconds("first_wall", wall),
+                        r.text("first_candidate", first), r.text("family", family)))
+        return out
+
+    def covered(self) -> list[tuple[str, str, int, str]]:
+        """(candidate, lane, items new there, its family) of each instrumented compile, in the
+        order they finished."""
+        query = ("SELECT c.candidate, c.lane, c.new, COALESCE(k.family, '') FROM covered c "
+                 "LEFT JOIN candidates k ON k.key = c.candidate ORDER BY c.finished, c.rowid")
+        out = []
+        for key, lane, new, family in self.db.execute(query):
+            r = RowReader(self.path, "covered", (key, lane))
+            out.append((r.text("candidate", key), r.text("lane", lane), r.integer("new", new), r.text("family", family)))
+        return out
+
+    def failing_passes(self) -> dict[str, str]:
+        return dict(_texts(self.path, "failing_passes", ("bucket", "pass"), r)
+                    for r in self.db.execute("SELECT bucket, pass FROM failing_passes"))
+
     def set_aside_backends(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT backend, reason FROM set_aside"))
+        return dict(_texts(self.path, "set_aside", ("backend", "reason"), r)
+                    for r in self.db.execute("SELECT backend, reason FROM set_aside"))
 
 
 @dataclass(frozen=True)
@@ -426,13 +485,50 @@ def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None
     db.executemany("INSERT OR IGNORE INTO failing_passes VALUES (?,?)", list(cov.failing_passes.items()))
 
 
-def _candidate(r: tuple) -> CandidateRow:
-    return CandidateRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), Verdict(r[6]),
-                        json.loads(r[7]), r[8], r[9], r[10], r[11], r[12], r[13])
+def _texts(path: Path, table: str, columns: tuple[str, ...], r: tuple) -> tuple[str, ...]:
+    """A row of one-line text columns (hits, set_aside, coverage names), checked."""
+    reader = RowReader(path, table, r[0])
+    return tuple(reader.text(c, v, max_len=100_000) for c, v in zip(columns, r))
 
 
-def _bucket(r: tuple) -> BucketRow:
-    entry, saving = r[16], None
+def _candidate(path: Path, r: tuple) -> CandidateRow:
+    c = RowReader(path, "candidates", r[0])
+    return CandidateRow(
+        c.text("key", r[0], max_len=200), c.integer("idx", r[1]), c.integer("seed", r[2]), c.text("family", r[3]),
+        c.text_list("features", r[4]), c.text_list("backends", r[5]), c.choice("verdict", r[6], Verdict),
+        c.outcome("outcome", r[7]), c.text("payload", r[8]), c.integer("size", r[9]),
+        c.seconds("tool_seconds", r[10]), c.seconds("task_seconds", r[11]), c.seconds("finished", r[12]),
+        c.free_text("error", r[13]))
+
+
+def _bucket(path: Path, r: tuple) -> BucketRow:
+    b = RowReader(path, "buckets", r[0])
+    entry, saving = b.text("corpus_entry", r[16]), None
     if entry.startswith("?"):
-        entry, saving = "", int(entry[1:])
-    return BucketRow(r[0], json.loads(r[1]), *r[2:11], BucketState(r[11]), *r[12:16], entry, r[17], saving, *r[18:24])
+        digits = entry[1:]
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 18):
+            b.fail(f"corpus_entry: {entry[:40]!r} is neither a folder nor a save under way ('?N')")
+        entry, saving = "", int(digits)
+    sig_json = b.json_object("sig_json", r[1])
+    row = BucketRow(
+        b.text("sig", r[0]), sig_json, b.text("backend", r[2]), b.text("stage", r[3]), b.text("status", r[4]),
+        b.text("family", r[5]), b.integer("count", r[6]), b.seconds("first_seen", r[7]), b.seconds("last_seen", r[8]),
+        b.seconds("first_wall", r[9]), b.seconds("last_wall", r[10]), b.choice("state", r[11], BucketState),
+        b.text("repro_key", r[12], max_len=200), b.integer("repro_size", r[13]),
+        b.free_text("repro_text", r[14]), b.free_text("detail", r[15]), entry,
+        b.optional_integer("shrunk_size", r[17]), saving, b.text("cause", r[18]),
+        r[19] if r[19] == "" else b.choice("triage", r[19], Triage).value, b.free_text("evidence", r[20]),
+        b.integer("rehits", r[21]), b.seconds("rehit_seconds", r[22]), b.choice("shrink", r[23], ShrinkState).value)
+    try:  # the signature it holds: what confirming, saving and reporting rebuild
+        row.failure()
+        typed = all(isinstance(sig_json[k], str) for k in ("backend", "stage", "status", "message"))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        typed = False
+    if not typed:
+        b.fail(f"sig_json: {_show_json(sig_json)} is not a failure signature (backend, stage, status, message)")
+    return row
+
+
+def _show_json(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."

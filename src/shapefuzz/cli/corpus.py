@@ -21,9 +21,9 @@ def corpus() -> None:
 
 
 def _entries(corpus_dir: str):
-    from shapefuzz.corpus import iter_entries
+    from shapefuzz.corpus import list_entries
 
-    return list(iter_entries(corpus_dir))
+    return list_entries(corpus_dir)
 
 
 @corpus.command("list")

@@ -17,6 +17,7 @@ wrote it. The package, by concern:
     schema.py   meta.json checked field by field as it is read
     views.py    repro.sh, and text made safe to store (scrub, comment_text)
     store.py    save / update / load / find, under a lock, with atomic writes and folder swaps
+    listing.py  every entry's checked meta, fast at thousands (list, INDEX.md, campaign summaries)
     index.py    INDEX.md
     add.py      `corpus add`: check a user's MLIR file and save its confirmed failures
 
@@ -29,6 +30,7 @@ from shapefuzz.corpus.entry import (
     make_finding, now_text, reproducer_sizes,
 )
 from shapefuzz.corpus.index import rebuild_index
+from shapefuzz.corpus.listing import list_entries
 from shapefuzz.corpus.schema import check_meta
 from shapefuzz.corpus.store import find_entry, iter_entries, load_entry, save_finding, update_meta
 from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_paths
@@ -38,7 +40,7 @@ measure = reproducer_sizes  # the name this had before the package; `size.measur
 
 __all__ = [
     "Finding", "make_finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "reproducer_sizes",
-    "save_finding", "load_entry", "iter_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
+    "save_finding", "load_entry", "iter_entries", "list_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
     "check_meta", "atomic_write", "comment_text", "scrub", "strip_paths", "now_text",
     "EXPECTED_FAILING", "EXPECTED_FIXED", "EXPECTED_STATES", "CORPUS_FORMAT", "DEFAULT_CORPUS", "META", "REPRODUCER",
     "MODULE", "REPRO_SCRIPT", "INDEX", "INPUTS_DIR", "EXPECTED_DIR", "MAX_DETAIL",

@@ -125,14 +125,12 @@ class Sizes:
 
 
 @dataclass(frozen=True)
-class CorpusEntry:
-    """One readable entry, as loaded from its folder."""
+class EntryView:
+    """A readable entry's checked meta.json, without its reproducer and arrays: what listings
+    (`corpus list`, INDEX.md, a campaign's summary) read (`corpus.listing`)."""
 
     path: Path
     meta: dict[str, Any]
-    mlir: str
-    inputs: list[np.ndarray] | None
-    expected: list[np.ndarray] | None
 
     @property
     def id(self) -> str:
@@ -170,6 +168,15 @@ class CorpusEntry:
     @property
     def flaky(self) -> bool:
         return bool(self.meta.get("flaky"))
+
+
+@dataclass(frozen=True)
+class CorpusEntry(EntryView):
+    """One readable entry, as loaded from its folder."""
+
+    mlir: str
+    inputs: list[np.ndarray] | None
+    expected: list[np.ndarray] | None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from shapefuzz.corpus.entry import INDEX, UnreadableEntry
-from shapefuzz.corpus.store import iter_entries
+from shapefuzz.corpus.listing import list_entries
 from shapefuzz.files import atomic_write
 from shapefuzz.markup import cell, code
 from shapefuzz.triage.record import bug_record
@@ -28,7 +28,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
     entries = 0
     broken = []
     listed = []
-    for entry in iter_entries(corpus_dir):
+    for entry in list_entries(corpus_dir):
         if isinstance(entry, UnreadableEntry):
             broken.append(f"- {code(entry.id)}: {cell(entry.reason)}")
             continue

@@ -333,17 +333,20 @@ def _is_entry_candidate(child: Path) -> bool:
     return child.is_dir() and not child.name.startswith((".", "_"))
 
 
-def iter_entries(corpus_dir: str | os.PathLike) -> Iterator[CorpusEntry | UnreadableEntry]:
-    """Every folder in the corpus, in id order: a CorpusEntry, or an UnreadableEntry with the reason.
-    A path that is itself an entry folder yields just that entry."""
+def entry_folders(corpus_dir: str | os.PathLike) -> list[Path]:
+    """The corpus's entry folders in id order (a path that is itself an entry folder: just it)."""
     corpus_dir = Path(corpus_dir)
     if not corpus_dir.is_dir():
         raise CorpusError(f"{corpus_dir}: no such corpus folder")
     if (corpus_dir / META).exists():
-        children = [corpus_dir]
-    else:
-        children = sorted((c for c in corpus_dir.iterdir() if _is_entry_candidate(c)), key=lambda c: c.name)
-    for child in children:
+        return [corpus_dir]
+    return sorted((c for c in corpus_dir.iterdir() if _is_entry_candidate(c)), key=lambda c: c.name)
+
+
+def iter_entries(corpus_dir: str | os.PathLike) -> Iterator[CorpusEntry | UnreadableEntry]:
+    """Every folder in the corpus, in id order: a CorpusEntry, or an UnreadableEntry with the reason.
+    A path that is itself an entry folder yields just that entry. (To list, `corpus.listing`.)"""
+    for child in entry_folders(corpus_dir):
         try:
             yield load_entry(child)
         except CorpusError as error:

@@ -54,6 +54,8 @@ def check_fields(cls: type, data: dict[str, Any]) -> None:
     for name, value in data.items():
         if name in hints and not conforms(value, hints[name]):
             shown = "true" if value is True else "false" if value is False else repr(value)
+            if typing.get_origin(hints[name]) is typing.Literal:  # an enum-like param: name the choices
+                raise ValueError(f"{name}: {shown[:40]} is not one of {', '.join(map(repr, typing.get_args(hints[name])))}")
             raise ValueError(f"{name}: {shown[:40]} does not fit {_spell(hints[name])}")
 
 

@@ -5,18 +5,22 @@ every row keeping at least one key), f16 or f32, batch and sequence lengths dyna
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-DTYPES = ("f32", "f16")
-FORMS = ("attention", "decomposed")  # iree_linalg_ext.attention | matmul, softmax, matmul in linalg
-MASKS = ("none", "random", "causal")
+Dtype = Literal["f32", "f16"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+Form = Literal["attention", "decomposed"]  # iree_linalg_ext.attention | matmul, softmax, matmul in linalg
+FORMS: tuple[str, ...] = get_args(Form)
+Mask = Literal["none", "random", "causal"]
+MASKS: tuple[str, ...] = get_args(Mask)
 SCALES = (1.0, 0.5, 0.25, 0.125)
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    dtype: str
+    dtype: Dtype
     batch: tuple[int, ...]  # [B] or [B, H]
     batch_dyn: tuple[bool, ...]
     m: int  # query length
@@ -26,8 +30,8 @@ class Params(FamilyParams):
     m_dyn: bool
     k2_dyn: bool
     scale: float
-    mask: str = "none"
-    form: str = "attention"
+    mask: Mask = "none"
+    form: Form = "attention"
     big: bool = False
 
 

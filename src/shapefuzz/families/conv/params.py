@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
@@ -60,8 +61,15 @@ def _layouts() -> dict[str, Layout]:
 
 
 LAYOUTS = _layouts()
-KINDS = ("regular", "grouped", "depthwise", "depthwise_m")
+Kind = Literal["regular", "grouped", "depthwise", "depthwise_m"]
+KINDS: tuple[str, ...] = get_args(Kind)
 DTYPES = {"f32": ("f32",), "f16": ("f32", "f16"), "i32": ("i32",), "i8": ("i32",)}
+Dtype = Literal["f32", "f16", "i32", "i8"]  # the keys of DTYPES
+Acc = Literal["f32", "f16", "i32"]  # the accumulator types DTYPES allows
+Form = Literal["named", "generic"]
+PadForm = Literal["none", "pad", "insert"]
+Bias = Literal["none", "epilogue", "init"]
+Epilogue = Literal["none", "relu"]
 
 
 def _expand(spec: str, rank: int, spatial_prefix: str) -> list[str]:
@@ -95,13 +103,13 @@ def layouts_for(rank: int, kind: str) -> list[Layout]:
 @dataclass(frozen=True)
 class Params(FamilyParams):
     rank: int
-    kind: str  # KINDS
-    layout: str  # the layout at the function boundary (LAYOUTS)
+    kind: Kind  # KINDS
+    layout: str  # the layout at the function boundary (LAYOUTS; an unknown one is refused when rendered)
     compute_layout: str  # the layout the convolution runs in (transposes between)
-    form: str  # "named" | "generic"
+    form: Form
     loop_perm: tuple[int, ...]  # the generic's loop order (empty for named)
-    dtype: str
-    acc: str
+    dtype: Dtype
+    acc: Acc
     n: int
     g: int
     c: int
@@ -113,12 +121,12 @@ class Params(FamilyParams):
     dilations: tuple[int, ...]
     pad_lo: tuple[int, ...]
     pad_hi: tuple[int, ...]
-    pad_form: str  # "none" | "pad" | "insert"
+    pad_form: PadForm
     pad_value: float | int
     input_dyn: tuple[bool, ...]  # in the boundary layout's input dim order
     filter_dyn: tuple[bool, ...]  # in the boundary layout's filter dim order
-    bias: str  # "none" | "epilogue" | "init"
-    epilogue: str  # "none" | "relu"
+    bias: Bias
+    epilogue: Epilogue
     big: bool
     # Free operand dim orders: the function's input / filter / output dims are these
     # permutations of the layout's (empty: the layout's own order). With `perm_compute` the

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
 
 FAMILY_NAME = "conv_transpose"
-DTYPES = ("f32", "f16", "i32")
-FORMS = ("named", "generic")
-FLIPS = ("extract", "map")
-PAD_MODES = ("pad", "insert")
-EXPANDS = ("late", "early")
-W_ORDERS = ("fused", "split")
+Dtype = Literal["f32", "f16", "i32"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+Form = Literal["named", "generic"]
+FORMS: tuple[str, ...] = get_args(Form)
+Flip = Literal["extract", "map"]
+FLIPS: tuple[str, ...] = get_args(Flip)
+PadMode = Literal["pad", "insert"]
+PAD_MODES: tuple[str, ...] = get_args(PadMode)
+Expand = Literal["late", "early"]
+EXPANDS: tuple[str, ...] = get_args(Expand)
+WOrder = Literal["fused", "split"]
+W_ORDERS: tuple[str, ...] = get_args(WOrder)
+XLayout = Literal["nc", "nhc"]  # the input's channels first, or last
 
 
 @dataclass(frozen=True)
@@ -21,7 +29,7 @@ class Params(FamilyParams):
     RENAMED = {"in_size": "spatial", "stride": "strides", "dilation": "dilations", "dyn_x": "input_dyn"}
 
     rank: int
-    dtype: str
+    dtype: Dtype
     n: int
     groups: int
     ci: int  # input channels per group
@@ -35,13 +43,13 @@ class Params(FamilyParams):
     out_pad: tuple[int, ...]
     input_dyn: tuple[bool, ...]  # x: [N, G*Ci, spatial...]
     w_layout: tuple[int, ...]  # stored filter dims as a permutation of [G*Ci, Co, K...]
-    form: str
-    flip: str
-    pad_mode: str
-    x_expand: str
-    w_order: str
+    form: Form
+    flip: Flip
+    pad_mode: PadMode
+    x_expand: Expand
+    w_order: WOrder
     fwd_layout: tuple[int, ...]
     # "nc": x [N, G*Ci, spatial...] and out [N, G*Co, out...]; "nhc" (channels last): x [N,
     # spatial..., G*Ci] and out [N, out..., G*Co], the group dim split off the channels at the
     # end and the forward conv a channels-last linalg.generic.
-    x_layout: str = "nc"
+    x_layout: XLayout = "nc"

@@ -8,18 +8,23 @@ Indices are always in range (the op leaves out-of-range reads undefined)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-FORMS = ("linalg_ext", "extract")  # iree_linalg_ext.gather | linalg.generic with tensor.extract
-INDEX_LAYOUTS = ("plain", "transposed", "strided")
-DTYPES = ("f32", "f16", "i32", "i8")
-INDEX_DTYPES = ("i32", "i64")
+Form = Literal["linalg_ext", "extract"]  # iree_linalg_ext.gather | linalg.generic with tensor.extract
+FORMS: tuple[str, ...] = get_args(Form)
+IndexLayout = Literal["plain", "transposed", "strided"]
+INDEX_LAYOUTS: tuple[str, ...] = get_args(IndexLayout)
+Dtype = Literal["f32", "f16", "i32", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    dtype: str
+    dtype: Dtype
     src_shape: tuple[int, ...]
     src_dyn: tuple[bool, ...]
     depth: int
@@ -27,12 +32,12 @@ class Params(FamilyParams):
     batch_shape: tuple[int, ...]
     batch_dyn: tuple[bool, ...]
     implicit_depth: bool  # depth 1 only: indices [B...] without the trailing column dim
-    index_dtype: str
+    index_dtype: IndexDtype
     # How the indices argument is laid out: "plain" [B..., depth]; "transposed" [depth, B...]
     # (moved last by a linalg.transpose); "strided" (the first batch dim holds 2B-1 rows, every
     # other one used, through a stride-2 tensor.extract_slice).
-    index_layout: str = "plain"
-    form: str = "linalg_ext"
+    index_layout: IndexLayout = "plain"
+    form: Form = "linalg_ext"
     big: bool = False
 
 

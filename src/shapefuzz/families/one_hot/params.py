@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.common import tensor_type
 
 
-FORMS = ("generic", "scatter")
-DTYPES = ("f32", "f16", "i32", "i8")
-INDEX_DTYPES = ("i32", "i64")
-CONSUMERS = ("none", "reduce", "both")
-RANGES = ("valid", "wrap", "oob")
+Form = Literal["generic", "scatter"]
+FORMS: tuple[str, ...] = get_args(Form)
+Dtype = Literal["f32", "f16", "i32", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+Consumer = Literal["none", "reduce", "both"]
+CONSUMERS: tuple[str, ...] = get_args(Consumer)
+Range = Literal["valid", "wrap", "oob"]
+RANGES: tuple[str, ...] = get_args(Range)
+OnOff = Literal["const", "input"]  # on/off as constants or 0-d arguments
 MAX_OUTPUT_ELEMENTS = 1 << 14
 REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)
 MAX_OUTPUT_ELEMENTS_LARGE = 1 << 20
@@ -24,19 +31,19 @@ INT_OFF = (0, 0, -1, 3)
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    form: str  # FORMS
-    dtype: str
-    index_dtype: str
+    form: Form  # FORMS
+    dtype: Dtype
+    index_dtype: IndexDtype
     index_shape: tuple[int, ...]
     index_dyn: tuple[bool, ...]
     depth: int
     depth_dyn: bool
     axis: int  # where the class axis goes in the output; -1 = last
-    values: str  # "const" | "input": on/off as constants or 0-d arguments
+    values: OnOff  # "const" | "input": on/off as constants or 0-d arguments
     on: float | int
     off: float | int
-    consumer: str  # CONSUMERS
-    range: str  # RANGES: which index values the inputs hold
+    consumer: Consumer  # CONSUMERS
+    range: Range  # RANGES: which index values the inputs hold
     dimension_map: tuple[int, ...]
 
 

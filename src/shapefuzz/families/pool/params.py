@@ -14,14 +14,21 @@ Average divisor of a window (PyTorch avg_pool, ONNX AveragePool):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-KINDS = ("max", "avg", "sum")
-LAYOUTS = ("nc", "nl")  # channels-first [N, C, S...], channels-last [N, S..., C]
-FORMS = ("named", "generic")
-DIVISORS = ("index", "ones")
-DTYPES = ("f32", "f16", "i32")
+Kind = Literal["max", "avg", "sum"]
+KINDS: tuple[str, ...] = get_args(Kind)
+Layout = Literal["nc", "nl"]  # channels-first [N, C, S...], channels-last [N, S..., C]
+LAYOUTS: tuple[str, ...] = get_args(Layout)
+ComputeLayout = Literal["", "nc", "nl"]  # "": the layout itself
+Form = Literal["named", "generic"]
+FORMS: tuple[str, ...] = get_args(Form)
+Divisor = Literal["index", "ones"]
+DIVISORS: tuple[str, ...] = get_args(Divisor)
+Dtype = Literal["f32", "f16", "i32"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
 FLOATS = ("f32", "f16")
 # linalg's named pooling ops in IREE 3.13 (checked with iree-opt): no channels-first 3-D one.
 NAMED = {("nc", 1): "ncw", ("nc", 2): "nchw", ("nl", 1): "nwc", ("nl", 2): "nhwc", ("nl", 3): "ndhwc"}
@@ -29,9 +36,9 @@ NAMED = {("nc", 1): "ncw", ("nc", 2): "nchw", ("nl", 1): "nwc", ("nl", 2): "nhwc
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    kind: str  # KINDS
-    layout: str  # LAYOUTS: the function's input and result layout
-    dtype: str
+    kind: Kind  # KINDS
+    layout: Layout  # LAYOUTS: the function's input and result layout
+    dtype: Dtype
     n: int
     c: int
     spatial: tuple[int, ...]  # input spatial sizes (rank 1..3)
@@ -43,11 +50,11 @@ class Params(FamilyParams):
     ceil_mode: bool
     count_include_pad: bool  # avg only (False otherwise)
     in_dyn: tuple[bool, ...]  # per input dim, in the layout's order
-    form: str = "named"  # FORMS
-    compute_layout: str = ""  # the layout the pool runs in ("" = layout); another one adds transposes
+    form: Form = "named"  # FORMS
+    compute_layout: ComputeLayout = ""  # the layout the pool runs in ("" = layout); another one adds transposes
     # How an average's divisor is computed: "index" (window counts from linalg.index arithmetic) or
     # "ones" (a sum-pool of padded ones, a constant expression IREE evaluates at compile time).
-    divisor: str = "index"
+    divisor: Divisor = "index"
     big: bool = False  # drawn for compile-only lanes
 
     @property

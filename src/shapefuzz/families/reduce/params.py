@@ -5,28 +5,35 @@ f32 (mixed precision), any dim dynamic."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-KINDS = ("sum", "max", "min", "argmax", "argmin")
+Kind = Literal["sum", "max", "min", "argmax", "argmin"]
+KINDS: tuple[str, ...] = get_args(Kind)
 ARG_KINDS = ("argmax", "argmin")
-DTYPES = ("f32", "f16", "i32")
-FORMS = ("generic", "reduce", "chain")  # one linalg.generic | linalg.reduce | one linalg.reduce per dim
-INDEX_DTYPES = ("i32", "i64")
+Dtype = Literal["f32", "f16", "i32"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+Form = Literal["generic", "reduce", "chain"]  # one linalg.generic | linalg.reduce | one linalg.reduce per dim
+FORMS: tuple[str, ...] = get_args(Form)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+Acc = Literal["", "f32"]  # "": the input type
+Use = Literal["both", "indices"]  # arg kinds: value and index, or the index alone
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    kind: str
-    dtype: str
+    kind: Kind
+    dtype: Dtype
     shape: tuple[int, ...]
     in_dyn: tuple[bool, ...]
     dims: tuple[int, ...]  # reduced dims, ascending (exactly one for arg kinds)
     keepdims: bool
-    acc: str = ""  # "" (the input type) | "f32": f16 inputs accumulated (and returned) in f32
-    form: str = "generic"
-    use: str = "both"  # arg kinds: "both" (value and index) | "indices"
-    index_dtype: str = "i32"
+    acc: Acc = ""  # "" (the input type) | "f32": f16 inputs accumulated (and returned) in f32
+    form: Form = "generic"
+    use: Use = "both"  # arg kinds: "both" (value and index) | "indices"
+    index_dtype: IndexDtype = "i32"
     big: bool = False
 
     @property

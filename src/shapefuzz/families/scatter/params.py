@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
 from shapefuzz.families.base import FamilyParams
 
 
-FORMS = ("linalg_ext", "reshape", "generic")
-DTYPES = ("f32", "f16", "i32", "i8")
-INDEX_DTYPES = ("i32", "i64")
-COMBINERS = ("overwrite", "add", "sub", "max", "min", "mul")
+Form = Literal["linalg_ext", "reshape", "generic"]
+FORMS: tuple[str, ...] = get_args(Form)
+Dtype = Literal["f32", "f16", "i32", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+Combiner = Literal["overwrite", "add", "sub", "max", "min", "mul"]
+COMBINERS: tuple[str, ...] = get_args(Combiner)
 MAX_ORIGINAL_ELEMENTS = 1 << 14
 MAX_BATCH = 64
 REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)
@@ -22,9 +27,9 @@ MAX_BATCH_LARGE = 4096
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    form: str  # FORMS
-    dtype: str
-    index_dtype: str
+    form: Form  # FORMS
+    dtype: Dtype
+    index_dtype: IndexDtype
     orig_shape: tuple[int, ...]
     orig_dyn: tuple[bool, ...]
     depth: int  # leading dims of `original` addressed by the indices
@@ -33,7 +38,7 @@ class Params(FamilyParams):
     batch_dyn: tuple[bool, ...]
     window_dyn: tuple[bool, ...]  # the updates' window dims
     implicit_depth: bool
-    combiner: str  # COMBINERS
+    combiner: Combiner  # COMBINERS
     unique: bool  # the op's unique_indices attribute
     duplicates: bool  # whether the inputs repeat a coordinate
 

@@ -5,30 +5,37 @@ comparator promises it (ties broken by the iota payload)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-FORMS = ("sort", "topk")  # iree_linalg_ext.sort, or iree_linalg_ext.topk with k = n
-PAYLOADS = ("none", "iota", "arg")
-USES = ("values", "indices", "both")
-DTYPES = ("f32", "f16", "i32", "i8")
-INDEX_DTYPES = ("i32", "i64")
-VALUES = ("wide", "ties")
+Form = Literal["sort", "topk"]  # iree_linalg_ext.sort, or iree_linalg_ext.topk with k = n
+FORMS: tuple[str, ...] = get_args(Form)
+Payload = Literal["none", "iota", "arg"]
+PAYLOADS: tuple[str, ...] = get_args(Payload)
+Use = Literal["values", "indices", "both"]
+USES: tuple[str, ...] = get_args(Use)
+Dtype = Literal["f32", "f16", "i32", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+ValueDraw = Literal["wide", "ties"]
+VALUES: tuple[str, ...] = get_args(ValueDraw)
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    dtype: str
+    dtype: Dtype
     shape: tuple[int, ...]
     in_dyn: tuple[bool, ...]
     dim: int
     descending: bool
-    payload: str  # PAYLOADS: what is sorted along with the values
-    use: str  # USES: which results are returned ("indices" needs a payload)
+    payload: Payload  # PAYLOADS: what is sorted along with the values
+    use: Use  # USES: which results are returned ("indices" needs a payload)
     stable: bool  # the comparator breaks ties by the iota payload: one right answer
-    values: str = "wide"  # VALUES: how the inputs are drawn
-    index_dtype: str = "i32"
-    form: str = "sort"
+    values: ValueDraw = "wide"  # VALUES: how the inputs are drawn
+    index_dtype: IndexDtype = "i32"
+    form: Form = "sort"
     transpose: bool = False  # sort along the last dim of a transposed input
     big: bool = False
 

@@ -3,35 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
 
-FORMS = ("topk", "sort")
-INDEX_MODES = ("implicit", "iota", "arg")
-USES = ("values", "indices", "both")
-DTYPES = ("f32", "f16", "i32", "i8")
-INDEX_DTYPES = ("i32", "i64")
-
-
+Form = Literal["topk", "sort"]
+FORMS: tuple[str, ...] = get_args(Form)
+IndexMode = Literal["implicit", "iota", "arg"]
+INDEX_MODES: tuple[str, ...] = get_args(IndexMode)
+Use = Literal["values", "indices", "both"]
+USES: tuple[str, ...] = get_args(Use)
+Dtype = Literal["f32", "f16", "i32", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+IndexDtype = Literal["i32", "i64"]
+INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+ValueDraw = Literal["wide", "ties"]  # how the inputs are drawn
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
     RENAMED = {"dynamic": "input_dyn"}
 
-    form: str  # FORMS
-    indices: str  # INDEX_MODES
-    use: str  # USES: which results are returned
-    dtype: str
+    form: Form  # FORMS
+    indices: IndexMode  # INDEX_MODES
+    use: Use  # USES: which results are returned
+    dtype: Dtype
     shape: tuple[int, ...]
     input_dyn: tuple[bool, ...]
     dim: int
     k: int
     largest: bool
     transpose: bool  # run along the last dim of a transposed input
-    values: str  # "wide" | "ties": how the inputs are drawn
-    index_dtype: str = "i32"  # of the indices operand and result (torch and ONNX emit i64)
+    values: ValueDraw  # "wide" | "ties": how the inputs are drawn
+    index_dtype: IndexDtype = "i32"  # of the indices operand and result (torch and ONNX emit i64)
     # Result types not derived mechanically: the declared dynamic flag of each result dim (the
     # sorted dim stays static), overriding the input's (empty: derived).
     result_dyn: tuple[bool, ...] = ()
