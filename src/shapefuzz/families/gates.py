@@ -61,12 +61,15 @@ class Gated:
         return next((c.why for c in self.closed if c.family == family and c.what == "family"), None)
 
     def params(self, family: str, p: Any) -> Any | None:
-        """`p` when the release parses it, else the same computation in a form it parses, else None."""
-        return for_release(gates_of(family), p, self.off(family))
+        """`p` (typed, or its JSON) when the release parses it, else the same computation in a form
+        it parses, else None."""
+        off = self.off(family)
+        return for_release(gates_of(family), _typed(family, p), off) if off else p
 
     def accepts(self, family: str, p: Any) -> bool:
-        """Whether the release should parse `p` (no closed gate applies to it)."""
-        return open_gate(gates_of(family), p, self.off(family)) is None
+        """Whether the release should parse `p` (typed, or its JSON): no closed gate applies to it."""
+        off = self.off(family)
+        return not off or open_gate(gates_of(family), _typed(family, p), off) is None
 
     def lines(self) -> list[str]:
         """One line per family or form that is off, with why and what is drawn instead."""
@@ -77,6 +80,12 @@ class Gated:
                 "; not drawn" if c.what != "family" else ""
             out.append(f"{what} off for this release: {c.why}{instead}")
         return out
+
+
+def _typed(family: str, p: Any) -> Any:
+    from shapefuzz.families import get_family
+
+    return get_family(family).load(p)
 
 
 def gates_of(family: str) -> tuple[ReleaseGate, ...]:
