@@ -96,6 +96,12 @@ def test_op_kinds_are_read_from_every_spelling():
     assert op_traits(CONV_GENERIC.replace("arith.mulf", "arith.maximumf")) == {"pool"}
     assert op_traits(SUM_GENERIC) == {"reduction"}
     assert op_traits(SUM_GENERIC.replace("arith.addf", "arith.mulf %a, %b arith.addf")) == {"contraction"}
+    # each generic counts alone (a scaling after a sum is no contraction), through map aliases too
+    scale = 'linalg.generic {iterator_types = ["parallel"]} { arith.mulf linalg.yield }'
+    assert op_traits(f"{SUM_GENERIC} linalg.yield\n{scale}") == {"reduction"}
+    aliased = "#m = affine_map<(d0, d1) -> (d0 + d1)>\n" + CONV_GENERIC.replace(
+        "affine_map<(d0, d1, d2) -> (d0 + d2)>", "#m")
+    assert op_traits(aliased) == {"conv"}
     assert op_traits('torch.aten.sum.dim_IntList %x') == {"reduction"}
     assert op_traits('torch.operator "onnx.ReduceMax"(%x)') == {"reduction"}
     assert op_traits("torch.aten.max_pool2d %x") == {"pool"}

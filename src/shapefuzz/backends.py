@@ -46,8 +46,8 @@ class Backend:
     needs_passes: tuple[str, ...] = ()  # pass names the extra flags refer to (iree-opt lists them)
     variant_of: str | None = None
     in_default: bool = False  # part of the default set of lanes
-    # The kinds of op the variant's flags change (mlirinfo.op_traits: "conv", "contraction",
-    # "reduction"); empty: every module. A module with none of them compiles as on the base lane,
+    # The kinds of op the variant's flags change (mlirinfo.op_traits: "conv", "pool",
+    # "contraction", "reduction"); empty: every module. A module with none of them compiles as on the base lane,
     # so the campaign gives its slot to another lane.
     affects: tuple[str, ...] = ()
     # Host CPU flags (/proc/cpuinfo names) the code it builds needs to run here; without them
@@ -167,7 +167,6 @@ def variant(base: Backend, suffix: str, description: str, *flags: str, passes: t
                    extra_flags=base.extra_flags + flags, needs_passes=base.needs_passes + passes,
                    known_limits=base.known_limits + known_limits, error_limits=base.error_limits + error_limits,
                    variant_of=base.name, in_default=default, affects=affects)
-
 
 
 def _local(backend: str) -> FlagRule:

@@ -205,26 +205,39 @@ _NAMED_OPS = (
     ("contraction", r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat)\w*|\blinalg\.contract\b|"
                     r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|linear|addmm|baddbmm|"
                     r"scaled_dot_product_attention)\b|\bonnx\.(?:MatMul\w*|Gemm|Attention)\b"),
-    ("reduction", r"\blinalg\.reduce\b|\btorch\.aten\.(?:_?(?:log_)?softmax|sum|mean|amax|amin|max|min|prod|"
+    ("reduction", r"\blinalg\.(?:reduce|softmax)\b|\btorch\.aten\.(?:_?(?:log_)?softmax|sum|mean|amax|amin|max|min|prod|"
                   r"argmax|argmin|var|std|norm|\w*_norm)\b|\bonnx\.(?:Reduce\w+|Softmax|LogSoftmax|ArgMax|"
                   r"ArgMin|\w*Normalization)\b"),
 )
 _REDUCTION_LOOP = re.compile(r'"reduction"|iterator_type<reduction>')
 _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\)(?:\[[^\]]*\])?\s*->\s*\(([^)]*)\)>")
+_MAP_ALIAS = re.compile(r"^\s*(#[\w$.]+)\s*=\s*(affine_map<[^\n]*>)", re.MULTILINE)
 _MULTIPLY = re.compile(r"\barith\.mul[fi]\b")
+
+
+def _generic_kind(generic: str) -> str | None:
+    """What one `linalg.generic` (its attributes and body) is, by its loops, maps and body: no
+    reduction loop: None; maps that index by sums of dims (`d1 + d4`): a conv when the body
+    multiplies, else a pool; plain dims: a contraction when it multiplies, else a reduction."""
+    if not _REDUCTION_LOOP.search(generic):
+        return None
+    windowed = any(re.search(r"[+*]|floordiv|\bmod\b", results) for results in _MAP_RESULTS.findall(generic))
+    multiplies = bool(_MULTIPLY.search(generic))
+    return ("conv" if multiplies else "pool") if windowed else ("contraction" if multiplies else "reduction")
 
 
 def op_traits(text: str) -> frozenset[str]:
     """The kinds of op the module holds, for the lanes that change only some: "conv", "pool",
-    "contraction" (matmul-like, attention) and "reduction" (other reductions). A `linalg.generic`
-    with a reduction loop counts by its maps and body: maps that index by sums of dims (`d1 + d4`)
-    make a conv when the body multiplies, else a pool; plain dims make a contraction when it
-    multiplies, else a reduction."""
+    "contraction" (matmul-like, attention) and "reduction" (other reductions), from named ops in
+    any spelling and from each `linalg.generic` (`_generic_kind`)."""
     traits = {name for name, pattern in _NAMED_OPS if re.search(pattern, text)}
-    if "linalg.generic" in text and _REDUCTION_LOOP.search(text):
-        windowed = any(re.search(r"[+*]|floordiv|\bmod\b", results) for results in _MAP_RESULTS.findall(text))
-        multiplies = bool(_MULTIPLY.search(text))
-        traits.add(("conv" if multiplies else "pool") if windowed else ("contraction" if multiplies else "reduction"))
+    if "linalg.generic" in text:
+        aliases = dict(_MAP_ALIAS.findall(text))
+        for part in text.split("linalg.generic")[1:]:
+            generic = part.split("linalg.yield", 1)[0]  # its attributes and body
+            generic = re.sub(r"#[\w$.]+", lambda m: aliases.get(m.group(0), m.group(0)), generic)
+            kind = _generic_kind(generic)
+            traits |= {kind} if kind else set()
     return frozenset(traits)
 
 

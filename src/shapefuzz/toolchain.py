@@ -195,6 +195,7 @@ def _cached_probe(path: Path) -> ToolchainProbe | None:
                 and isinstance(data.get("release"), list) and len(data["release"]) == 2
                 and all(type(x) is int for x in data["release"])
                 and all(strings(data.get(k)) for k in ("compile_flags", "devices", "passes", "cuda_runs"))
+                and strings(data.get("cpu_flags", []))
                 and isinstance(data.get("llvmpipe_target"), bool) and isinstance(data.get("cuda_note"), str)
                 and (data.get("cuda_arch") is None or isinstance(data.get("cuda_arch"), str))):
             return None

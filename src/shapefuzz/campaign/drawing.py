@@ -129,4 +129,5 @@ class Drawing:
             else self.lanes
         return substitute(rotation, kind, barred, self.reference), barred
 
+
 __all__ = ["Drawing", "derive_seed"]

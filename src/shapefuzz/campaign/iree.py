@@ -55,6 +55,7 @@ def _redraw_seed(seed: int, attempt: int) -> int:
 
     return int.from_bytes(hashlib.sha256(f"{seed}:release:{attempt}".encode()).digest()[:6], "big")
 
+
 # Candidate checks run under this address-space cap; a new out-of-memory bucket is confirmed once
 # under the full cap (the budget's) before it is filed. Measured with bench/bench_memory.py on
 # 100 compiles of 20 default-campaign candidates (IREE 3.13, 5 default backends): every compile
