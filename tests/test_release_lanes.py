@@ -268,6 +268,8 @@ def test_old_release_gates_and_draws_verify(tmp_path):
     gated = release_gates(old, FAMILY_MODULES)
     assert {(c.family, c.what) for c in gated.closed} == {
         ("gather", "form linalg_ext"), ("attention", "form attention"), ("sort", "torch argsort spelling")}
+    assert any("does not parse torch.aten.argsort (custom op 'torch.aten.argsort' is unknown)" in line
+               for line in gated.lines())
     target = IreeTarget(old, tmp_path / "corpus", gated=gated)
     texts = [target.generate(family, seed).text for family in FAMILY_MODULES for seed in range(12)]
     errors = [e for e in verify_many(texts, old) if e is not None]
