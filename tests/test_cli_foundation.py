@@ -31,6 +31,8 @@ def test_backends_json_lists_every_backend():
     assert data["toolchain"]["version"].startswith("3.13")
     names = {b["name"]: b for b in data["backends"]}
     assert names["llvm-cpu"]["executes"] and names["rocm-gfx942"]["compiles"] and not names["rocm-gfx942"]["executes"]
+    assert names["llvm-cpu-data-tiling"]["affects"] == ["contraction"] and names["llvm-cpu-o3"]["affects"] == []
+    assert data["off_for_release"] == []  # 3.13 parses every family and form
 
 
 @pytest.mark.iree

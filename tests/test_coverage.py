@@ -395,12 +395,22 @@ def test_steered_draws_on_rotation_lanes_swap_an_ineligible_lane_for_the_next(tm
         assert r.backends[1] == ("other" if turn == "narrow" and odd else turn)
 
 
-def test_plain_rotation_without_coverage_gives_ineligible_lanes_their_turn(tmp_path):
-    engine = _engine(tmp_path, 30, share=0.0)
+@pytest.mark.parametrize("knobs", [dict(share=0.0), dict(share=1e-9, steer=False)], ids=["no-coverage", "measured"])
+def test_plain_rotation_swaps_an_ineligible_lane_for_the_next_without_steering(tmp_path, knobs):
+    # At 3.3.0, 5 of 11 conv_transpose candidates given rocm-gfx942's single-dispatch lane were
+    # refused by it (a dynamic result): without --steer the slot is now the next lane's too.
+    engine = Engine(CoveredTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",),
+                    ("ref", "wide", "narrow", "other"), 3, 1, Limits(count=40), start_method="fork", reference="ref",
+                    lanes_per_candidate=2, confirm=False, coverage=CoverageKnobs(neighbours=0.0, **knobs))
     engine.run()
-    rows = list(engine.store.candidates())
-    assert any("narrow" in r.backends and json.loads(r.payload)["n"] % 2 for r in rows)  # the old waste
-    assert not coverage_rows(engine.store) and engine.coverage.neighbours_drawn == 0
+    rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
+    odd = [r for r in rows if json.loads(r.payload)["n"] % 2]
+    assert odd and not any("narrow" in r.backends for r in odd)
+    assert any("narrow" in r.backends for r in rows)  # it keeps the even ones it is given
+    for r in rows:
+        turn = engine.lanes_for(r.idx)[1]
+        assert r.backends == ("ref", "other" if turn == "narrow" and json.loads(r.payload)["n"] % 2 else turn)
+    assert engine.coverage.neighbours_drawn == 0
 
 
 def test_the_coverage_map_survives_resume(tmp_path):

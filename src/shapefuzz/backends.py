@@ -4,8 +4,9 @@ known not to do, and whether it is in the default set. Flags and passes are chos
 toolchain's probe says it accepts, so one registry serves releases 3.1 through 3.13.
 
 For the campaign: `BACKENDS[name].limit_for(traits)` before compiling (a known limit: do not
-compile), `limit_in_error(text)` after a failure (a limit, not a bug), `DEFAULT_BACKENDS` and
-`executing_backends(probe, names)`."""
+compile), `ineligible_for(traits)` when lane slots are handed out (a known limit, or a variant that
+changes nothing for such a module: the slot goes to another lane), `limit_in_error(text)` after a
+failure (a limit, not a bug), `DEFAULT_BACKENDS` and `executing_backends(probe, names)`."""
 
 from __future__ import annotations
 
@@ -49,6 +50,13 @@ class Backend:
     # if that target gets it wrong too (two targets disagreeing on one driver is the compiler's).
     driver_twin: str | None = None
     emulated: tuple[str, ...] = ()  # element types this target emulates in 32-bit words ("i8")
+    # The kinds of op the variant's flags change (mlirinfo.op_traits: "conv", "pool",
+    # "contraction", "reduction"); empty: every module. A module with none of them compiles as on the base lane,
+    # so the campaign gives its slot to another lane.
+    affects: tuple[str, ...] = ()
+    # Host CPU flags (/proc/cpuinfo names) the code it builds needs to run here; without them
+    # the lane is compile-only.
+    cpu_features: tuple[str, ...] = ()
 
     def limit_for(self, traits: Iterable[str]) -> str | None:
         """Why this lane cannot take a case with these traits (element types such as "f16", features
@@ -59,6 +67,15 @@ class Backend:
             if trait in present:
                 return reason
         return None
+
+    def ineligible_for(self, traits: Iterable[str]) -> str | None:
+        """Why this lane should not take a case with these traits: a known limit, or a variant
+        whose flags change none of the case's ops (it would compile as its base lane does)."""
+        present = set(traits)
+        limit = self.limit_for(present)
+        if limit is not None or not self.affects or present.intersection(self.affects):
+            return limit
+        return f"its flags change only {' or '.join(self.affects)} ops, and the case has none"
 
     def limit_for_module(self, mlir_text: str) -> str | None:
         return self.limit_for(module_traits(mlir_text))
@@ -91,13 +108,19 @@ class Backend:
         base = self.flags(probe)
         if not isinstance(base, tuple) or self.unavailable(probe) is not None:
             return None
-        return base + self.extra_flags
+        # an extra flag overrides the target's flag of the same name (a variant's target CPU)
+        mine = {flag.split("=", 1)[0] for flag in self.extra_flags}
+        return tuple(flag for flag in base if flag.split("=", 1)[0] not in mine) + self.extra_flags
 
     def compiles(self, probe: ToolchainProbe) -> bool:
         return self.unavailable(probe) is None
 
     def executes(self, probe: ToolchainProbe) -> bool:
-        return self.driver is not None and self.compiles(probe) and probe.runs_on(self.driver, self._gpu_target(probe))
+        return (self.driver is not None and self.compiles(probe) and probe.runs_on(self.driver, self._gpu_target(probe))
+                and not self._missing_cpu_features(probe))
+
+    def _missing_cpu_features(self, probe: ToolchainProbe) -> list[str]:
+        return [flag for flag in self.cpu_features if flag not in probe.cpu_flags]
 
     def _gpu_target(self, probe: ToolchainProbe) -> str | None:
         """The arch this lane compiles for (`--iree-cuda-target=sm_80` -> "sm_80", the ROCm
@@ -118,6 +141,9 @@ class Backend:
             return f"compile-only here: no {self.driver} device{hint}"
         if not probe.runs_on(self.driver, self._gpu_target(probe)):
             return f"compile-only here: {probe.device_note(self.driver)}"
+        missing = self._missing_cpu_features(probe)
+        if missing:
+            return f"compile-only here: this CPU lacks {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}"
         return "compiles and executes"
 
     def describe(self, probe: ToolchainProbe) -> dict:
@@ -132,18 +158,19 @@ class Backend:
             "device": self.driver,
             "variant_of": self.variant_of,
             "default": self.in_default,
+            "affects": list(self.affects),
         }
 
 
 def variant(base: Backend, suffix: str, description: str, *flags: str, passes: tuple[str, ...] = (),
             known_limits: tuple[tuple[str, str], ...] = (), error_limits: tuple[tuple[str, str], ...] = (),
-            default: bool = False) -> Backend:
+            default: bool = False, affects: tuple[str, ...] = ()) -> Backend:
     """A pipeline-variant lane of `base`: the same target and device (and its limits), with extra
-    compile flags."""
+    compile flags, changing the ops in `affects` (empty: every op)."""
     return replace(base, name=f"{base.name}-{suffix}", description=f"{base.name} {description}",
                    extra_flags=base.extra_flags + flags, needs_passes=base.needs_passes + passes,
                    known_limits=base.known_limits + known_limits, error_limits=base.error_limits + error_limits,
-                   variant_of=base.name, in_default=default)
+                   variant_of=base.name, in_default=default, affects=affects)
 
 
 def _local(backend: str) -> FlagRule:
@@ -234,6 +261,17 @@ _SINGLE_DISPATCH_LIMITS = dict(
                    "single-dispatch preprocessing does not handle dynamic dims"),),
 )
 
+_CONVS = ("conv",)  # what the conv lowering switches change (mlirinfo.op_traits)
+# Zen 4's extensions beyond x86-64-v3 that LLVM's znver4 may use (/proc/cpuinfo names).
+ZNVER4_CPU_FLAGS = ("avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512ifma", "avx512vbmi",
+                    "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq", "avx512_bf16", "gfni",
+                    "vaes", "vpclmulqdq")
+
+
+def _preprocessing(pipeline: str) -> str:
+    return f"--iree-preprocessing-pass-pipeline=builtin.module({pipeline})"
+
+
 _LLVM_CPU = Backend("llvm-cpu", "CPU through LLVM (reference backend)", _local("llvm-cpu"), "local-task", False,
                     in_default=True)
 _VULKAN_LLVMPIPE = Backend("vulkan-llvmpipe", "Vulkan/SPIR-V for Mesa's llvmpipe", _vulkan("llvmpipe"), "vulkan",
@@ -268,35 +306,54 @@ BACKENDS: dict[str, Backend] = {
         Backend("cuda-native", "NVIDIA, the target the probe picked for the GPU here", _cuda(None), "cuda", True,
                 error_limits=_CUDA_ERROR_LIMITS),
         # Pipeline variants: the same target with a switch that changes how dispatches are formed
-        # or convs lowered (each found in 3.13's --help-hidden and checked to compile a conv). In
-        # the default set: those that changed the code built for drawn conv cases (3.13, 20 cases:
-        # conv data tiling 18, single dispatch 10 of 10, no-igemm 2 of 10) and im2col, which fires
-        # only on static channels-last convs (0 of the 20, mostly dynamic) but is the lowering the
-        # im2col bug class lives in. Data tiling (matmul-like ops), aggressive fusion and direct conv
-        # changed 0-2 of them: there to be asked for (`variants`, `all`).
+        # or ops lowered (each found in 3.13's --help-hidden and checked to compile a conv). Those
+        # that change only some kinds of op (`affects`) take a candidate's slot only when it has
+        # one (the conv lanes changed the code of drawn conv cases on 3.13: conv data tiling 18 of
+        # 20, no-igemm 2 of 10; im2col fires only on static channels-last convs). Direct conv is
+        # there to be asked for (`variants`, `all`).
         variant(_LLVM_CPU, "im2col", "with convs rewritten to im2col + matmul",
-                "--iree-global-opt-use-im2col-for-convs", default=True),
+                "--iree-global-opt-use-im2col-for-convs", default=True, affects=_CONVS),
         variant(_LLVM_CPU, "data-tiling", "with data tiling (packed matmul operands)",
-                "--iree-opt-data-tiling=true"),
+                "--iree-opt-data-tiling=true", default=True, affects=("contraction",)),
         variant(_LLVM_CPU, "conv-data-tiling", "with experimental data tiling of convs",
                 "--iree-dispatch-creation-data-tiling",
-                "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution", default=True),
+                "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution", default=True,
+                affects=_CONVS),
         variant(_LLVM_CPU, "single-dispatch", "with the whole function made one dispatch",
                 _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS, default=True),
         variant(_LLVM_CPU, "aggressive-fusion", "with aggressive dispatch-region fusion",
-                "--iree-dispatch-creation-enable-aggressive-fusion"),
+                "--iree-dispatch-creation-enable-aggressive-fusion", default=True,
+                affects=("contraction", "reduction")),
         # Measured on 3.13: changes the code only for long reductions (a 1x262144 sum; not 4x4096),
         # and fails an arg-max generic of that size ("failed to form split reduction dispatch").
         variant(_LLVM_CPU, "split-reduction", "with split reductions in dispatch creation",
-                "--iree-dispatch-creation-enable-split-reduction"),
+                "--iree-dispatch-creation-enable-split-reduction", default=True,
+                affects=("reduction", "contraction")),
+        # The global optimization level (IREE's default is O0); #20581: O3 made a failing compile pass.
+        variant(_LLVM_CPU, "o3", "at optimization level O3", "--iree-opt-level=O3", default=True),
+        # Data tiling with ukernels (mmt4d) for AMD Zen 4, as CPU engineers reproduce matmul bugs;
+        # executes only on a CPU with Zen 4's AVX-512 extensions.
+        replace(variant(_LLVM_CPU, "znver4-data-tiling", "for AMD Zen 4 (znver4) with data tiling and ukernels",
+                        "--iree-llvmcpu-target-cpu=znver4", "--iree-opt-data-tiling=true",
+                        "--iree-llvmcpu-enable-ukernels=all", default=True, affects=("contraction",)),
+                cpu_features=ZNVER4_CPU_FLAGS),
         variant(_ROCM_GFX942, "single-dispatch", "with the whole function made one dispatch",
                 _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS, default=True),
         variant(_ROCM_GFX942, "no-igemm", "with implicit-GEMM conv lowering off",
-                "--iree-codegen-llvmgpu-use-igemm=false", default=True),
+                "--iree-codegen-llvmgpu-use-igemm=false", default=True, affects=_CONVS),
         variant(_ROCM_GFX942, "direct-conv", "with direct convolution in the tile-and-fuse pipeline",
-                "--iree-codegen-llvmgpu-use-direct-convolution"),
+                "--iree-codegen-llvmgpu-use-direct-convolution", affects=_CONVS),
+        variant(_ROCM_GFX942, "o3", "at optimization level O3", "--iree-opt-level=O3", default=True),
+        # The preprocessing pipelines ROCm engineers put in front of conv models (module-level
+        # pipelines: nested in util.func, 3.13 aborts adding their passes).
+        variant(_ROCM_GFX942, "transpose-conv", "with convs and pools transposed to channels-last (preprocessing)",
+                _preprocessing("iree-preprocessing-transpose-convolution-pipeline"),
+                passes=("iree-preprocessing-transpose-convolution-pipeline",), default=True, affects=("conv", "pool")),
+        variant(_ROCM_GFX942, "pad-to-intrinsics", "with conv operands padded to the GPU's intrinsics (preprocessing)",
+                _preprocessing("iree-preprocessing-pad-to-intrinsics"),
+                passes=("iree-preprocessing-pad-to-intrinsics",), default=True, affects=_CONVS),
         variant(_VULKAN_LLVMPIPE, "im2col", "with convs rewritten to im2col + matmul",
-                "--iree-global-opt-use-im2col-for-convs"),
+                "--iree-global-opt-use-im2col-for-convs", affects=_CONVS),
     )
 }
 

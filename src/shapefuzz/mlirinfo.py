@@ -197,10 +197,55 @@ def element_types(text: str) -> frozenset[str]:
 _DYNAMIC_DIM = re.compile(r"(?:<|\[|x|,\s*)\?(?=x|,|\])")
 
 
+# The kinds of op a pipeline-variant lane can change (backends.Backend.affects), by name in any
+# spelling: linalg, IREE's LinalgExt, torch (`torch.aten.*`) and ONNX (`onnx.*` in torch.operator).
+_NAMED_OPS = (
+    ("conv", r"\blinalg\.(?:conv|depthwise_conv)_\w+|\btorch\.aten\.(?:convolution|conv\w*)\b|\bonnx\.Conv\w*"),
+    ("pool", r"\blinalg\.pooling_\w+|\btorch\.aten\.\w*_pool\d?d\b|\bonnx\.(?:MaxPool|AveragePool)\b"),
+    ("contraction", r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat)\w*|\blinalg\.contract\b|"
+                    r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|linear|addmm|baddbmm|"
+                    r"scaled_dot_product_attention)\b|\bonnx\.(?:MatMul\w*|Gemm|Attention)\b"),
+    ("reduction", r"\blinalg\.(?:reduce|softmax)\b|\btorch\.aten\.(?:_?(?:log_)?softmax|sum|mean|amax|amin|max|min|prod|"
+                  r"argmax|argmin|var|std|norm|\w*_norm)\b|\bonnx\.(?:Reduce\w+|Softmax|LogSoftmax|ArgMax|"
+                  r"ArgMin|\w*Normalization)\b"),
+)
+_REDUCTION_LOOP = re.compile(r'"reduction"|iterator_type<reduction>')
+_MAP_RESULTS = re.compile(r"affine_map<\([^)]*\)(?:\[[^\]]*\])?\s*->\s*\(([^)]*)\)>")
+_MAP_ALIAS = re.compile(r"^\s*(#[\w$.]+)\s*=\s*(affine_map<[^\n]*>)", re.MULTILINE)
+_MULTIPLY = re.compile(r"\barith\.mul[fi]\b")
+
+
+def _generic_kind(generic: str) -> str | None:
+    """What one `linalg.generic` (its attributes and body) is, by its loops, maps and body: no
+    reduction loop: None; maps that index by sums of dims (`d1 + d4`): a conv when the body
+    multiplies, else a pool; plain dims: a contraction when it multiplies, else a reduction."""
+    if not _REDUCTION_LOOP.search(generic):
+        return None
+    windowed = any(re.search(r"[+*]|floordiv|\bmod\b", results) for results in _MAP_RESULTS.findall(generic))
+    multiplies = bool(_MULTIPLY.search(generic))
+    return ("conv" if multiplies else "pool") if windowed else ("contraction" if multiplies else "reduction")
+
+
+def op_traits(text: str) -> frozenset[str]:
+    """The kinds of op the module holds, for the lanes that change only some: "conv", "pool",
+    "contraction" (matmul-like, attention) and "reduction" (other reductions), from named ops in
+    any spelling and from each `linalg.generic` (`_generic_kind`)."""
+    traits = {name for name, pattern in _NAMED_OPS if re.search(pattern, text)}
+    if "linalg.generic" in text:
+        aliases = dict(_MAP_ALIAS.findall(text))
+        for part in text.split("linalg.generic")[1:]:
+            generic = part.split("linalg.yield", 1)[0]  # its attributes and body
+            generic = re.sub(r"#[\w$.]+", lambda m: aliases.get(m.group(0), m.group(0)), generic)
+            kind = _generic_kind(generic)
+            traits |= {kind} if kind else set()
+    return frozenset(traits)
+
+
 def module_traits(text: str) -> frozenset[str]:
-    """What a backend's known limits are decided on before compiling: the element types the
-    module names, plus "dynamic-dims" when a tensor type has a `?` dim."""
-    traits = set(element_types(text))
+    """What a backend's known limits and eligibility are decided on before compiling: the element
+    types the module names, "dynamic-dims" when a tensor type has a `?` dim, and its kinds of op
+    (`op_traits`)."""
+    traits = set(element_types(text)) | op_traits(text)
     if _DYNAMIC_DIM.search(text):
         traits.add("dynamic-dims")
         if _DYNAMIC_DIM.search(_result_types(text)):

@@ -26,7 +26,7 @@ from shapefuzz.sandbox import Limits, run_sandboxed
 
 ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
 _PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large
-_PROBE_FORMAT = 4  # bump when the probe's contents change
+_PROBE_FORMAT = 5  # bump when the probe's contents change
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class ToolchainProbe:
     # Where a HIP (AMD GPU) device is listed: the ROCm chips whose code compiled and ran right on it.
     hip_runs: tuple[str, ...] = ()
     hip_note: str = ""
+    cpu_flags: frozenset[str] = frozenset()  # the host CPU's features (/proc/cpuinfo), for code built for a named CPU
 
     def has_flag(self, flag: str) -> bool:
         return flag in self.compile_flags
@@ -94,6 +95,7 @@ class ToolchainProbe:
             "cuda_note": self.cuda_note,
             "hip_runs": list(self.hip_runs),
             "hip_note": self.hip_note,
+            "cpu_flags": sorted(self.cpu_flags),
         }
 
     @staticmethod
@@ -110,6 +112,7 @@ class ToolchainProbe:
             cuda_note=data["cuda_note"],
             hip_runs=tuple(data.get("hip_runs", ())),
             hip_note=data.get("hip_note", ""),
+            cpu_flags=frozenset(data.get("cpu_flags", ())),
         )
 
 
@@ -192,6 +195,7 @@ def _cached_probe(path: Path) -> ToolchainProbe | None:
                 and isinstance(data.get("release"), list) and len(data["release"]) == 2
                 and all(type(x) is int for x in data["release"])
                 and all(strings(data.get(k)) for k in ("compile_flags", "devices", "passes", "cuda_runs"))
+                and strings(data.get("cpu_flags", []))
                 and isinstance(data.get("llvmpipe_target"), bool) and isinstance(data.get("cuda_note"), str)
                 and (data.get("cuda_arch") is None or isinstance(data.get("cuda_arch"), str))):
             return None
@@ -297,6 +301,20 @@ def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]
     return arch, tuple(runs), f"{label}; " + "; ".join(notes)
 
 
+def host_cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> frozenset[str]:
+    """The host CPU's feature flags as Linux lists them (x86 `flags`, Arm `Features`); empty
+    when they cannot be read."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
 HIP_TRIAL_TARGETS = ("gfx942", "gfx90a", "gfx1100")  # the chips of the rocm lanes
 
 
@@ -340,7 +358,7 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
     if any(d.startswith("hip://") for d in devices) and flags & {"--iree-rocm-target", "--iree-hip-target"}:
         hip_runs, hip_note = _probe_hip(toolchain, flags)
     return ToolchainProbe(version, release, flags, tuple(devices), llvmpipe, passes, cuda_arch, cuda_runs, cuda_note,
-                          hip_runs, hip_note)
+                          hip_runs, hip_note, host_cpu_flags())
 
 
 @functools.cache

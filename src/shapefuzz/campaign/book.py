@@ -17,7 +17,7 @@ from shapefuzz.campaign.pool import Done, Task
 from shapefuzz.campaign.store import BucketRow, CandidateRow
 from shapefuzz.campaign.triage_rules import bucket_triage
 from shapefuzz.campaign.values import (
-    BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
+    NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.backends import BACKENDS
 from shapefuzz.files import disk_full
@@ -137,7 +137,10 @@ class BucketBook:
             self._say(f"candidate {candidate.key} ({candidate.group}): {verdict.value}: {one_line(done.error)}")
         elif outcome.verdict == Verdict.INVALID:
             self.stats.errors += 1
-            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify (a generator bug): "
+            # a generator bug only where the release should parse it (families/gates.py)
+            why = "its form is one this release cannot parse" if outcome.error.startswith(NOT_FOR_RELEASE) \
+                else "a generator bug"
+            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify ({why}): "
                       f"{one_line(outcome.error)}")
         now, wall = self.active(), time.time()
         updates: dict[str, BucketRow] = {}

@@ -422,14 +422,14 @@ class CoverageSteering:
         return self.book.score(rarity, group, features) if self.steers else rarity
 
     def plan(self, candidate: Any, rotation: tuple[str, ...],
-             slow: Collection[str] = ()) -> tuple[Any, tuple[str, ...]]:
+             barred: Collection[str] = ()) -> tuple[Any, tuple[str, ...]]:
         """(the candidate, marked with the lanes to instrument, and the lanes to check it on).
-        `slow`: lanes too slow for its family that are barred this time (campaign/lanecost.py)."""
+        `rotation`: its lanes with those that cannot take it already swapped; `barred`: the lanes
+        that cannot take it, or are too slow for its family this time (drawing._lanes_swapped)."""
         if not self.on:
             return candidate, rotation
         engine = self.engine
-        barred = set(self.target.ineligible(candidate, engine.lanes)) if self.target is not None else set()
-        barred |= set(slow)
+        barred = set(barred)
         large = engine.large_round(candidate.index)
         aim = [lane for lane in self.aimed.pop(candidate.key, ())
                if lane in engine.lanes and lane not in barred and lane != engine.reference]

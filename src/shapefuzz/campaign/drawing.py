@@ -1,6 +1,7 @@
 """The engine's drawing part: which candidate comes next (steering, coverage neighbours, no
 duplicates, a family that keeps failing to generate set aside), which lanes check it (the
-reference plus a rotating share of the others), and the large rounds for compile-only lanes.
+reference plus a rotating share of the others, a lane that cannot take it swapped for one that
+can), and the large rounds for compile-only lanes.
 A mixin of `Engine`: the state it reads is the engine's (seed, groups, steering, coverage, tried,
 in_flight, lanes, the target)."""
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.lanecost import substitute
 from shapefuzz.campaign.store import CandidateRow
-from shapefuzz.campaign.values import Candidate, coverage_target, one_line
+from shapefuzz.campaign.values import Candidate, coverage_target, lane_rules, one_line
 
 
 def derive_seed(*parts: Any) -> int:
@@ -110,14 +111,18 @@ class Drawing:
         picked = {others[(index * share + j) % len(others)] for j in range(share)}
         return (self.reference, *[lane for lane in others if lane in picked])
 
-    def _slow_lanes_swapped(self, candidate: Candidate) -> tuple[tuple[str, ...], set[str]]:
-        """(the candidate's lanes from `lanes_for`, with lanes slow for its kind mostly swapped for
-        others of the same kind; the slow lanes that gave up their slot, which coverage's lane choice
-        must not take either). See campaign/lanecost.py."""
+    def _lanes_swapped(self, candidate: Candidate) -> tuple[tuple[str, ...], set[str]]:
+        """(the candidate's lanes from `lanes_for`, each lane that cannot take it (a known limit, or a
+        variant that changes nothing for it) swapped for the next that can, in every campaign, and
+        lanes slow for its kind mostly swapped too; the lanes that gave up their slot, which
+        coverage's lane choice must not take either). See campaign/lanecost.py."""
         rotation = self.lanes_for(candidate.index)
         rng = random.Random(derive_seed(self.seed, "slow", candidate.index))
-        # the reference lane is never barred: the other lanes are judged against it
-        barred = self.lane_cost.barred(candidate.group, candidate.features, self.lanes, rng) - {self.reference}
+        rules = lane_rules(self.target)
+        barred = self.lane_cost.barred(candidate.group, candidate.features, self.lanes, rng)
+        if rules is not None:
+            barred |= set(rules.ineligible(candidate, self.lanes))
+        barred -= {self.reference}  # never barred: the other lanes are judged against it
         if not barred.intersection(rotation):
             return rotation, barred
         kind = tuple(lane for lane in self.lanes if lane in self.compile_only) if self.large_round(candidate.index) \

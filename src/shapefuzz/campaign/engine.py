@@ -248,7 +248,7 @@ class Engine(Drawing, BucketBook):
                 candidate = self._next_candidate()
                 if candidate is None:
                     return
-                candidate, lanes = self.coverage.plan(candidate, *self._slow_lanes_swapped(candidate))
+                candidate, lanes = self.coverage.plan(candidate, *self._lanes_swapped(candidate))
                 task = self._task(TaskKind.CHECK, candidate, lanes)
             else:
                 return

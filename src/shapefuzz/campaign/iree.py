@@ -9,11 +9,12 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from shapefuzz.cleanup import temp_prefix
-from shapefuzz.campaign.values import Candidate, Failure, Outcome, ShrinkJob, Triage
+from shapefuzz.campaign.values import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families.base import Family
+from shapefuzz.families.gates import Gated
 from shapefuzz.model import CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.sandbox import GIB
 from shapefuzz.toolchain import Toolchain
@@ -45,6 +46,15 @@ def available_families(names: tuple[str, ...]) -> tuple[tuple[str, ...], list[st
 
 
 KNOWN_FAMILIES = tuple(FAMILY_MODULES)
+
+_RELEASE_DRAWS = 8  # draws of a family before giving up on one this release parses
+
+
+def _redraw_seed(seed: int, attempt: int) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(f"{seed}:release:{attempt}".encode()).digest()[:6], "big")
+
 
 # Candidate checks run under this address-space cap; a new out-of-memory bucket is confirmed once
 # under the full cap (the budget's) before it is filed. Measured with bench/bench_memory.py on
@@ -83,15 +93,26 @@ class IreeTarget:
     corpus_dir: Path
     budget: Budget = DEFAULT_BUDGET  # the full caps: confirmations and shrinks
     memory_cap: int | None = CAMPAIGN_MEMORY_CAP  # candidate checks
+    gated: Gated = Gated()  # the forms this toolchain's release cannot parse (families/gates.py)
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
         """One candidate for (family, seed): a swarm draw (each candidate first draws which of the
-        family's features it may use); `large` draws the sizes meant for compile-only lanes."""
+        family's features it may use); `large` draws the sizes meant for compile-only lanes. A form
+        the release cannot parse is drawn as an equivalent form it can (or the draw moves on)."""
         from shapefuzz.generate import draw_params
 
         family = load_family(group)
-        case = Case.make(group, draw_params(group, seed, regime="large" if large else "small", swarm=True))
+        params = None
+        for attempt in range(_RELEASE_DRAWS):
+            drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
+                                regime="large" if large else "small", swarm=True)
+            params = self.gated.params(group, drawn)
+            if params is not None:
+                break
+        if params is None:
+            raise ValueError(f"{_RELEASE_DRAWS} draws of {group} were all forms this release cannot parse")
+        case = Case.make(group, params)
         text = case.header() + "\n" + family.render(case.params)
         features = tuple(family.features(case.params)) + (("regime:large",) if large else ())
         return Candidate(case.case_id, group, seed, features, case.params_json, text)
@@ -123,6 +144,7 @@ class IreeTarget:
         else:
             options = family.shrink_candidates(params)
         options = [p for p in options if p != params] or family.shrink_candidates(params)
+        options = [q for q in (self.gated.params(candidate.group, p) for p in options) if q is not None and q != params]
         if not options:
             return None
         changed = rng.choice(options)
@@ -137,13 +159,14 @@ class IreeTarget:
         return action_log_support(self.toolchain)
 
     def ineligible(self, candidate: Candidate, lanes: tuple[str, ...]) -> set[str]:
-        """The lanes that cannot take the candidate: a known limit of the target, decided
-        before compiling (they would only report it unsupported)."""
+        """The lanes that cannot take the candidate, decided before compiling: a known limit of the
+        target (they would only report it unsupported), or a variant whose flags change none of its
+        ops (it would compile as its base lane does)."""
         from shapefuzz.backends import BACKENDS
         from shapefuzz.mlirinfo import module_traits
 
         traits = module_traits(candidate.text)
-        return {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for(traits)}
+        return {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].ineligible_for(traits)}
 
     def size(self, text: str) -> tuple[int, ...]:
         from shapefuzz.size import size_of
@@ -314,6 +337,8 @@ class IreeTarget:
                               expectation, self.toolchain, budget, confirm=False,
                               instrument=candidate.instrument)
         outcome = outcome_of(report, tool_seconds() - before)
+        if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case_of_candidate(candidate).params):
+            return replace(outcome, error=NOT_FOR_RELEASE + outcome.error)
         outcome = with_judge(outcome, expectation, self.toolchain.probe)
         if not limited or outcome.verdict == Verdict.INVALID:
             return outcome

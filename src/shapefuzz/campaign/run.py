@@ -26,6 +26,7 @@ from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.families.gates import release_gates
 from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
 
@@ -294,6 +295,12 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
             progress("message", line)
         if not families:
             raise UsageError("no op family is available: " + "; ".join(warnings))
+        gated = release_gates(toolchain, families)  # forms (or families) this release cannot parse
+        for line in gated.lines():
+            progress("message", line)
+        families = tuple(f for f in families if gated.family_off(f) is None)
+        if not families:
+            raise UsageError(f"none of the chosen op families is parsed by IREE {toolchain.probe.version}")
         probe = toolchain.probe
         from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
 
@@ -313,7 +320,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         budget = DEFAULT_BUDGET
         if req.compile_timeout is not None:
             budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=req.compile_timeout), DEFAULT_BUDGET.run)
-        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget)
+        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
         fetcher = _start_fetcher(req, toolchain, bisect_budget, progress)

@@ -141,6 +141,11 @@ class Outcome:
     earlier: dict[str, str] = field(default_factory=dict)
 
 
+# How an Outcome's error begins when a candidate does not verify because the toolchain's release
+# cannot parse its form (known ahead, families/gates.py): the release's limit, not a generator bug.
+NOT_FOR_RELEASE = "not for this release: "
+
+
 class Target(Protocol):
     """What the engine and the pool need from a domain. worker_init/check/confirm/shrink run in
     worker processes (the target must pickle); the rest run in the campaign process."""
@@ -158,6 +163,15 @@ class Target(Protocol):
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
     # (smaller text or None, corpus entry or None, [(candidate, failure) met while shrinking]) or None
     def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
+
+
+@runtime_checkable
+class LaneRules(Protocol):
+    """A target that tells, before anything is compiled, which lanes cannot take a candidate (a
+    known limit of the target, or a variant that changes nothing for it). In every campaign such
+    a lane gives its slot to the next lane that can; a target without it lets every lane take any."""
+
+    def ineligible(self, candidate: Candidate, lanes: tuple[str, ...]) -> set[str]: ...
 
 
 @runtime_checkable
@@ -192,6 +206,11 @@ def perform(target: Target, kind: TaskKind, candidate: Candidate, argument: tupl
     return target.check(candidate, argument)
 
 
+def lane_rules(target: Target) -> LaneRules | None:
+    """The target as `LaneRules`, or None when it has no lane rules (the one place that asks)."""
+    return target if isinstance(target, LaneRules) else None
+
+
 def coverage_target(target: Target) -> CoverageTarget | None:
     """The target as a `CoverageTarget`, or None when it reports no coverage (the one place
     that asks)."""
@@ -205,5 +224,6 @@ def one_line(error: Any) -> str:
     return (lines[-1] if lines else type(error).__name__)[:300]
 
 
-__all__ = ["Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
-           "Target", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "perform", "one_line"]
+__all__ = ["NOT_FOR_RELEASE", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+           "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
+           "one_line"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import click
 
 from shapefuzz.backends import BACKENDS
+from shapefuzz.families.gates import release_gates
+from shapefuzz.families.registry import FAMILY_MODULES
 from shapefuzz.cli.common import Session, toolchain_options
 
 
@@ -26,6 +29,7 @@ def backends(session: Session, as_json: bool, cluster: str | None) -> None:
     toolchain = session.toolchain
     probe = toolchain.probe
     rows = [b.describe(probe) for b in BACKENDS.values()]
+    gated = release_gates(toolchain, FAMILY_MODULES)
     if as_json:
         click.echo(json.dumps({
             "toolchain": {"source": toolchain.source, "iree_compile": str(toolchain.compile_bin),
@@ -34,6 +38,7 @@ def backends(session: Session, as_json: bool, cluster: str | None) -> None:
             "devices": list(probe.devices),
             "cuda": {"arch": probe.cuda_arch, "runs": list(probe.cuda_runs), "note": probe.cuda_note},
             "backends": rows,
+            "off_for_release": [dataclasses.asdict(c) for c in gated.closed],
         }, indent=2))
         return
     click.echo(f"toolchain: {toolchain.source} ({toolchain.compile_bin})")
@@ -43,7 +48,9 @@ def backends(session: Session, as_json: bool, cluster: str | None) -> None:
         click.echo(f"cuda:      {probe.cuda_note}")
     for row in rows:
         mark = "*" if row["default"] else " "
-        click.echo(f" {mark}{row['name']:<28} {row['availability']:<40} {row['description']}")
+        click.echo(f" {mark}{row['name']:<30} {row['availability']:<40} {row['description']}")
     click.echo("(* in the default set)")
+    for line in gated.lines() or ["every op family and form parses with this release"]:
+        click.echo(f"families:  {line}")
     if not probe.has_device("vulkan"):
         click.echo("note: no Vulkan device: install Debian's mesa-vulkan-drivers for the software driver", err=True)

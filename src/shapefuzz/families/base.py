@@ -156,7 +156,8 @@ class Family(Generic[P]):
                                            (export_checks.compare); default: the dtype's tolerance
 
     and two tables: FEATURES (what the strategy must reach) and SWARM (swarm testing, Groce et
-    al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static).
+    al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static), and
+    optionally RELEASE_GATES (forms older releases cannot parse, gates.py).
     """
 
     name: str
@@ -168,6 +169,8 @@ class Family(Generic[P]):
     swarm_knobs: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
     # The family's comparison as data, for exported tests (see `comparison_rule`).
     export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
+    # Forms (or the family) some releases cannot parse, and what is drawn instead (gates.py).
+    release_gates: tuple[Any, ...] = ()
 
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
@@ -175,7 +178,8 @@ class Family(Generic[P]):
         missing = [h for h in _HOOKS if not callable(namespace.get(h))]
         assert not missing, f"family {name} lacks {missing}"
         return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())),
-                      dict(namespace.get("SWARM", {})), namespace.get("export_rule", dtype_tolerance_rule))
+                      dict(namespace.get("SWARM", {})), namespace.get("export_rule", dtype_tolerance_rule),
+                      tuple(namespace.get("RELEASE_GATES", ())))
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""

@@ -7,7 +7,8 @@ through a stride-2 extract_slice), any dim dynamic. The metamorphic oracle compa
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family, EXACT
+from shapefuzz.families.base import LINALG, Family, EXACT
+from shapefuzz.families.gates import ReleaseGate
 from shapefuzz.families.gather.params import Params
 from shapefuzz.families.gather.reference import compare, make_inputs, reference
 from shapefuzz.families.gather.render import render
@@ -15,9 +16,17 @@ from shapefuzz.families.gather.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
 
 def export_rule(p: Params) -> dict:
     return dict(EXACT)  # a gather moves values
+
+# Measured: 3.2.0 and 3.3.0 do not know iree_linalg_ext.gather, 3.4.0 wants another syntax (a region).
+RELEASE_GATES = (
+    ReleaseGate("form linalg_ext", "iree_linalg_ext.gather as rendered",
+                lambda p: p.form == "linalg_ext" and p.frontend == LINALG,
+                lambda: Params("f32", (4, 3), (False, False), 1, (0,), (2,), (False,), False, "i32"),
+                instead=lambda p: p.replace(form="extract")),
+)
 
 FAMILY = Family.define("gather", Params, globals())

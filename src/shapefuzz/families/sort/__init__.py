@@ -8,7 +8,8 @@ judged by the values the indices select (reference.py), never flagged."""
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family, EXACT
+from shapefuzz.families.base import LINALG, Family, EXACT
+from shapefuzz.families.gates import ReleaseGate
 from shapefuzz.families.sort.params import Params
 from shapefuzz.families.sort.reference import compare, make_inputs, reference
 from shapefuzz.families.sort.render import render
@@ -16,7 +17,7 @@ from shapefuzz.families.sort.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
 
 def export_rule(p: Params) -> dict:
     """`compare` for exported tests: a stable sort exactly; an unstable one as a top-k with k = n
@@ -25,5 +26,13 @@ def export_rule(p: Params) -> dict:
         return dict(EXACT)
     return {"kind": "topk", "dim": int(p.dim), "k": int(p.shape[p.dim]), "largest": bool(p.descending),
             "labels": p.payload == "arg", "results": [name for name in ("values", "indices") if p.use in (name, "both")]}
+
+# Measured: 3.2.0's torch dialect has no torch.aten.argsort (the torch spelling of an indices-only sort).
+RELEASE_GATES = (
+    ReleaseGate("torch argsort spelling", "torch.aten.argsort",
+                lambda p: p.frontend == "torch" and p.use == "indices",
+                lambda: Params("f32", (4,), (False,), 0, False, "iota", "indices", False, frontend="torch"),
+                instead=lambda p: p.replace(frontend=LINALG)),
+)
 
 FAMILY = Family.define("sort", Params, globals())
