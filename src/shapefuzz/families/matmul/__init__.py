@@ -10,7 +10,8 @@ transB, alpha, beta, C) and MatMulInteger (spellings.py)."""
 
 from __future__ import annotations
 
-from shapefuzz.families.base import EXACT, Family, elementwise_rule
+from shapefuzz.families.base import EXACT, LINALG, Family, elementwise_rule
+from shapefuzz.families.gates import ReleaseGate
 from shapefuzz.families.matmul.params import Params
 from shapefuzz.families.matmul.reference import UNIT_ROUNDOFF, compare, make_inputs, reference
 from shapefuzz.families.matmul.render import render
@@ -18,7 +19,7 @@ from shapefuzz.families.matmul.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
 
 
 def export_rule(p: Params) -> dict:
@@ -29,5 +30,18 @@ def export_rule(p: Params) -> dict:
     s = 4.0 * p.k * abs(p.alpha) + 2.0 * abs(p.beta) * (p.bias != "none")
     return elementwise_rule(0.0, UNIT_ROUNDOFF[p.out] * (p.k + 3) * s)
 
+
+# Older releases lack `linalg.contract` and the named ops' `indexing_maps` (transposed or broadcast
+# operands): each is decided by verifying its example with the release; the generic form is drawn instead.
+RELEASE_GATES = (
+    ReleaseGate("form contract", "linalg.contract",
+                lambda p: p.form == "contract" and p.frontend == LINALG,
+                lambda: Params("f32", "f32", (), (), 2, 2, 2, False, False, False, form="contract"),
+                instead=lambda p: p.replace(form="generic")),
+    ReleaseGate("form named with indexing maps", "linalg.matmul with indexing_maps",
+                lambda p: p.form == "named" and p.frontend == LINALG and (p.trans_a or p.trans_b or p.bcast != "none"),
+                lambda: Params("f32", "f32", (), (), 2, 2, 2, False, False, False, trans_b=True),
+                instead=lambda p: p.replace(form="generic")),
+)
 
 FAMILY = Family.define("matmul", Params, globals())
