@@ -171,6 +171,7 @@ class BucketBook:
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes))
+        self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
         for slow in self.lane_cost.record(candidate.group, candidate.features, outcome.lanes):
@@ -259,7 +260,7 @@ class BucketBook:
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
         if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
-            self.store.add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
+            self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
@@ -373,7 +374,7 @@ class BucketBook:
             if bucket is not None:  # known already: one more hit
                 bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
                 self.buckets[failure.key] = bucket
-                self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
+                self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
                 continue
             self.causes.add(failure.key, failure.fields())
             outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.signature.status, 0.0)}, (failure,))
@@ -381,13 +382,19 @@ class BucketBook:
             bucket = new_bucket(failure, candidate, now, wall, BucketState.CONFIRMED, triage,
                                 f"{how}; {evidence}", ShrinkState.SKIPPED)
             self.buckets[failure.key] = bucket
-            self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
+            self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
             self.stats.newest = failure.key
             self._say(f"new bucket ({how}): {failure.key}  ({candidate.group})")
             self.causes.tie([failure.key, *self.pending_confirm.get(candidate.key, [])])
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
             self._save_bucket(self.buckets[failure.key], candidate, False, failure)
+
+    def _add_hits(self, candidate: str, hits: list[tuple[str, str]], updates: list[BucketRow]) -> None:
+        """Hits outside a candidate's check, in the store and in the discovery counts (a sighting
+        only when the candidate is one of the campaign's checked candidates)."""
+        self.store.add_hits(candidate, hits, updates)
+        self.sightings.hit(candidate, [sig for sig, _ in hits])
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():
