@@ -187,6 +187,20 @@ def test_the_progress_line_and_the_reports_show_the_estimate(tmp_path):
     assert causes_plot < page.index('id="discovery"') < page.index("Candidates per minute")
     engine.store.close()
 
+    import io
+
+    from rich.console import Console
+
+    from shapefuzz.campaign.live import CampaignView
+
+    view = CampaignView("camp", stream=io.StringIO())
+    view("tick", snap)
+    screen = Console(file=io.StringIO(), width=160, record=True)
+    screen.print(view.render())
+    view.close()
+    shown = screen.export_text()
+    assert "more time?" in shown and "Good–Turing" in shown and "Chao1" in shown
+
 
 # --- through the command line, with the fake toolchain -----------------------------------------------
 def _fuzz(tmp_path, *args, mode="words"):
@@ -235,3 +249,58 @@ def test_every_other_bad_chance_is_refused_by_the_same_check(value):
     with pytest.raises(UsageError, match="--until-saturated .*between 0 and 1"):
         parse_chance(value, "--until-saturated")
     assert parse_chance("1e-3", "--until-saturated") == 0.001 and parse_chance(None, "--until-saturated") is None
+
+
+# --- a store an older shapefuzz grew -----------------------------------------------------------------
+_FORMAT_1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE candidates (key TEXT PRIMARY KEY, idx INTEGER NOT NULL, seed INTEGER NOT NULL, family TEXT NOT NULL,
+    features TEXT NOT NULL, backends TEXT NOT NULL, verdict TEXT NOT NULL, outcome TEXT NOT NULL,
+    payload TEXT NOT NULL, size INTEGER NOT NULL, tool_seconds REAL NOT NULL, task_seconds REAL NOT NULL,
+    finished REAL NOT NULL, error TEXT NOT NULL DEFAULT '');
+CREATE TABLE hits (candidate TEXT NOT NULL, bucket TEXT NOT NULL, backend TEXT NOT NULL,
+    PRIMARY KEY (candidate, bucket));
+CREATE TABLE buckets (sig TEXT PRIMARY KEY, sig_json TEXT NOT NULL, backend TEXT NOT NULL, stage TEXT NOT NULL,
+    status TEXT NOT NULL, family TEXT NOT NULL, count INTEGER NOT NULL, first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL, first_wall REAL NOT NULL, last_wall REAL NOT NULL, state TEXT NOT NULL,
+    repro_key TEXT NOT NULL, repro_size INTEGER NOT NULL, repro_text TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '',
+    corpus_entry TEXT NOT NULL DEFAULT '', shrunk_size INTEGER);
+CREATE TABLE sessions (id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, active REAL NOT NULL,
+    candidates INTEGER NOT NULL, argv TEXT NOT NULL);
+CREATE TABLE set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+INSERT INTO meta VALUES ('format_version', '1');
+"""
+
+
+def test_a_store_grown_by_format_1_gives_its_estimate_and_resumes(tmp_path):
+    """Format 1 had no causes and no triage column: each bucket is its own cause, a compiler bug.
+    Ten candidates (one lost); bucket x hit by one of them, bucket y by three."""
+    folder = tmp_path / "camp"
+    folder.mkdir()
+    db = sqlite3.connect(folder / "campaign.sqlite")
+    db.executescript(_FORMAT_1)
+    target = FewCauses(str(tmp_path / "corpus"))
+    for i in range(10):
+        c = target.generate("g", 1000 + 2 * i + 1)  # odd: passes on a resume too
+        db.execute("INSERT INTO candidates VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'')",
+                   (c.key, i, c.seed, "g", "[]", '["a"]', "lost" if i == 9 else "fail" if i < 4 else "pass",
+                    '{"a": ["ok", 0.1]}', c.payload, 10, 0.1, 0.1, float(i)))
+        for sig in ("x",) * (i == 0) + ("y",) * (1 <= i <= 3):
+            db.execute("INSERT INTO hits VALUES (?,?,?)", (c.key, sig, "a"))
+    for sig in ("x", "y"):
+        fields = {"backend": "a", "stage": "compile", "status": "error", "message": sig}
+        db.execute("INSERT INTO buckets VALUES (?,?,'a','compile','error','g',1,0,0,0,0,'confirmed','k',1,'t','',?,NULL)",
+                   (sig, json.dumps(fields), str(tmp_path / "entry")))
+    db.execute("INSERT INTO sessions (started, active, candidates, argv) VALUES (0, 10, 10, '[]')")
+    db.commit()
+    db.close()
+
+    store = CampaignStore(folder)  # upgraded in place
+    d = summarize(store).discovery
+    assert (d.candidates, d.seen, d.singletons, d.doubletons) == (9, 2, 1, 0)  # the lost one is no observation
+    assert d.good_turing == pytest.approx(1 / 9) and d.chao1 == pytest.approx(2.0) and d.bias_corrected
+    store.close()
+    engine = _engine(tmp_path, 14, 0.01)
+    assert engine.discovery().good_turing == pytest.approx(1 / 9)
+    assert engine.run() == "budget spent" and engine.store.candidate_count() == 14
+    engine.store.close()
