@@ -1,6 +1,8 @@
 """What keeps a long campaign's head fast (bench/bench_soak.py measures it): the steering's keep
-chance read from tables per trigger gives what the sum over every saturated bucket gave, and stays
-right as buckets saturate, re-hit and turn flaky; the lane-cost book's fast path learns the same."""
+chance read from tables per trigger gives what the loop over every saturated bucket gives, and stays
+right as buckets saturate, re-hit and turn flaky; a trigger's family gates it instead of counting as
+one of its features, so hundreds of saturated buckets leave a candidate that carries none of their
+features alone; the lane-cost book's fast path learns what the full one did."""
 
 from __future__ import annotations
 
@@ -9,18 +11,36 @@ import random
 import pytest
 
 from shapefuzz.campaign.lanecost import SLOW_SECONDS, LaneCost
-from shapefuzz.campaign.steering import Steering, SteeringKnobs
+from shapefuzz.campaign.steering import Steering, SteeringKnobs, match
 from shapefuzz.model import Status
 
 
 def _keep_by_every_bucket(s: Steering, group: str, features: tuple[str, ...], mean: float) -> float:
     """The keep chance as a loop over every saturated bucket (what the tables stand for)."""
-    carried = frozenset((f"group:{group}", *features))
     keep = 1.0
     for bucket, trigger in s.trigger.items():
         if trigger and s.saturated(bucket):
-            keep *= 1.0 - s.weight(bucket, mean) * (len(trigger & carried) / len(trigger)) ** 3
+            keep *= 1.0 - s.weight(bucket, mean) * match(trigger, group, features) ** 3
     return max(s.knobs.explore, keep)
+
+
+def test_a_triggers_family_is_a_gate_not_a_feature():
+    trigger = frozenset({"group:conv", "groups:2", "pad:asym"})
+    assert match(trigger, "topk", ("groups:2", "pad:asym")) == 0.0  # another family's bucket
+    assert match(trigger, "conv", ("stride:2",)) == 0.0  # the family alone is no part of the trigger
+    assert match(trigger, "conv", ("groups:2", "stride:2")) == 0.5
+    assert match(frozenset({"group:conv"}), "conv", ()) == 1.0  # the whole family re-hits it
+    assert match(frozenset({"pad:asym"}), "pool", ("pad:asym",)) == 1.0  # buckets of several families
+
+
+def test_hundreds_of_saturated_buckets_leave_a_candidate_carrying_none_of_their_features_alone():
+    s = Steering(("g",), SteeringKnobs(saturate_after=1, explore=0.05))
+    for i in range(300):
+        s.add("g", (f"t{i}", f"u{i}"), 1.0)
+        for _ in range(3):
+            s.hit(f"b{i}", "g", (f"t{i}", f"u{i}"), 1.0)
+    assert s.keep_chance("g", ("fresh",)) == 1.0
+    assert s.keep_chance("g", ("t7", "u7")) < 0.5 and s.keep_chance("g", ("t7",)) > s.keep_chance("g", ("t7", "u7"))
 
 
 def test_keep_chance_from_the_tables_equals_the_loop_over_every_bucket():

@@ -4,6 +4,13 @@ not single features), and candidates carrying the triggering features of a satur
 (one hit often enough already) are drawn less, in proportion to how often and how expensively
 they re-hit it. A small exploration share stays, so a fixed bug is still noticed.
 
+A trigger's family is a gate, not one of its features: a candidate of another family carries none
+of it, one of the family carries the share of the trigger's other features it carries (all of it
+when the trigger is the family alone). Counting the family as a feature made every candidate of a
+family carry part of every trigger there, so a long campaign's hundreds of saturated buckets drove
+the keep chance of all its candidates to the exploration floor, and the head drew twenty candidates
+for each it kept (bench/bench_soak.py).
+
 The keep chance is asked several times per candidate; it is read from tables kept per distinct
 trigger (one factor per number of its features a candidate carries), which change only when a
 bucket of that trigger does, or when the mean cost of a candidate has moved by 1% since they were
@@ -54,7 +61,7 @@ class Steering:
         # number of its features a candidate carries (see the module docstring)
         self._members: dict[frozenset[str], set[str]] = {}
         self._filed: dict[str, frozenset[str]] = {}
-        self._tables: dict[frozenset[str], list[float]] = {}
+        self._tables: dict[frozenset[str], tuple[str | None, frozenset[str], list[float]]] = {}
         self._dirty: set[frozenset[str]] = set()
         self._mean_at: float | None = None
 
@@ -124,12 +131,13 @@ class Steering:
 
     def keep_chance(self, group: str, features: tuple[str, ...]) -> float:
         """The chance a drawn candidate is kept: lower the more of a saturated bucket's trigger
-        it carries."""
+        it carries (`match`)."""
         self._refresh()
-        carried = frozenset((f"group:{group}", *features))
+        own, carried = f"group:{group}", frozenset(features)
         keep = 1.0
-        for trigger, table in self._tables.items():
-            keep *= table[len(trigger & carried)]
+        for family, rest, table in self._tables.values():
+            if family is None or family == own:
+                keep *= table[len(rest & carried)]
         return max(self.knobs.explore, keep)
 
     def _refresh(self) -> None:
@@ -146,9 +154,28 @@ class Steering:
                 self._tables.pop(trigger, None)
                 continue
             weights = [self.weight(b, self._mean_at) for b in sorted(members)]
-            n = len(trigger)
-            self._tables[trigger] = [math.prod(1.0 - w * (k / n) ** 3 for w in weights) for k in range(n + 1)]
+            family, rest = split_trigger(trigger)
+            n = len(rest)
+            self._tables[trigger] = (family, rest, [math.prod(1.0 - w * (k / n if n else 1.0) ** 3 for w in weights)
+                                                    for k in range(n + 1)])
         self._dirty.clear()
+
+
+def split_trigger(trigger: frozenset[str]) -> tuple[str | None, frozenset[str]]:
+    """(the trigger's family element, or None when buckets of several families share it; its other
+    features). A trigger is an intersection of sets carrying one family each: one family at most."""
+    family = next((f for f in trigger if f.startswith("group:")), None)
+    return family, trigger - {family} if family else trigger
+
+
+def match(trigger: frozenset[str], group: str, features: tuple[str, ...]) -> float:
+    """How much of a saturated bucket's trigger a `group` candidate with `features` carries: none
+    when the trigger is another family's; else the share of its other features carried, all of it
+    when the trigger is the family alone."""
+    family, rest = split_trigger(trigger)
+    if family is not None and family != f"group:{group}":
+        return 0.0
+    return len(rest & frozenset(features)) / len(rest) if rest else 1.0
 
 
 class _Watched(set):
@@ -163,4 +190,4 @@ class _Watched(set):
         self._changed(bucket)
 
 
-__all__ = ["Steering", "SteeringKnobs", "pairs"]
+__all__ = ["Steering", "SteeringKnobs", "match", "pairs"]
