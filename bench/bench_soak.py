@@ -118,6 +118,10 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _since(clock: tuple[float, float]) -> str:
+    return f"{time.perf_counter() - clock[0]:.1f} ({time.process_time() - clock[1]:.1f})"
+
+
 def _store_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("campaign.sqlite*"))
 
@@ -201,29 +205,30 @@ def main() -> None:
         print(f"head time per result, last tenth / first: {last / first:.2f}x")
 
         store = CampaignStore(folder, create=False)
-        start = time.perf_counter()
+        clock = (time.perf_counter(), time.process_time())
         summary = summarize(store, reason)
         write_report(summary, folder)
-        report_s = time.perf_counter() - start
+        report_s, clock = _since(clock), (time.perf_counter(), time.process_time())
         from shapefuzz.campaign.dashboard import write_dashboard
 
-        start = time.perf_counter()
         write_dashboard(store)
-        html_s = time.perf_counter() - start
+        html_s = _since(clock)
         store.close()
-        start = time.perf_counter()
+        clock = (time.perf_counter(), time.process_time())
         again = Engine(target, CampaignStore(folder), ("g",), LANES, 1, args.jobs, Limits(count=args.count),
                        start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
         again_reason = again.run()
-        resume_s = time.perf_counter() - start
+        resume_s = _since(clock)
         again.store.close()
         entries = sum(1 for _ in (folder / "corpus").iterdir())
         d = summary.discovery
-        print(f"report (summary + report.md): {report_s:.1f} s; report --html: {html_s:.1f} s; "
-              f"resume (read back, {again_reason}): {resume_s:.1f} s")
+        print(f"wall (CPU) seconds: report (summary + report.md) {report_s}; report --html {html_s}; "
+              f"resume (read back, {again_reason}) {resume_s}")
         print(f"store {_store_bytes(folder) / 1e6:.1f} MB; report.md {(folder / 'report.md').stat().st_size / 1e3:.0f} KB; "
               f"report.html {(folder / 'report.html').stat().st_size / 1e3:.0f} KB")
-        print(f"buckets {len(summary.buckets)}, causes {len(summary.causes)}, corpus entries {entries}")
+        per_cause = max((len(c["corpus_entries"]) for c in summary.causes), default=0)
+        print(f"buckets {len(summary.buckets)}, causes {len(summary.causes)}, corpus entries {entries} "
+              f"(at most {per_cause} per cause; re-hits of known buckets write none)")
         print(f"discovery: Good–Turing {d.good_turing:.4f}, Chao1 {d.chao1:.0f} "
               f"({d.chao1_95[0]:.0f}-{d.chao1_95[1]:.0f}), {d.seen} seen")
     finally:

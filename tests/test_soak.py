@@ -2,17 +2,31 @@
 chance read from tables per trigger gives what the loop over every saturated bucket gives, and stays
 right as buckets saturate, re-hit and turn flaky; a trigger's family gates it instead of counting as
 one of its features, so hundreds of saturated buckets leave a candidate that carries none of their
-features alone; the lane-cost book's fast path learns what the full one did."""
+features alone; the lane-cost book's fast path learns what the full one did; a cause met on many
+lanes writes a bounded number of corpus entries."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from shapefuzz.campaign.book import MAX_ENTRIES_PER_CAUSE
+from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.report import summarize
+from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.values import Verdict
 from shapefuzz.campaign.lanecost import SLOW_SECONDS, LaneCost
 from shapefuzz.campaign.steering import Steering, SteeringKnobs, match
-from shapefuzz.model import Status
+from shapefuzz.model import Signature, Stage, Status
+
+sys.path.insert(0, str(Path(__file__).parent))
+from engine_fakes import InertTargetParts  # noqa: E402
 
 
 def _keep_by_every_bucket(s: Steering, group: str, features: tuple[str, ...], mean: float) -> float:
@@ -95,3 +109,51 @@ def test_the_lane_cost_fast_path_learns_what_the_full_one_did():
     said_full = [line for check in _checks(5) for line in _record_asking_every_time(full, *check)]
     assert said_fast == said_full and said_fast
     assert (fast.checks, fast.slow_checks, fast.seconds) == (full.checks, full.slow_checks, full.seconds)
+
+
+# --- the corpus: a bounded number of example entries per cause ----------------------------------------
+@dataclass(frozen=True)
+class EveryLane(InertTargetParts):
+    """Every third candidate fails on every lane with one message: one cause, a bucket per lane."""
+
+    corpus: str
+
+    def generate(self, group: str, seed: int) -> Candidate:
+        n = seed % 10_000
+        return Candidate(hashlib.sha256(f"{n}".encode()).hexdigest()[:16], group, seed, (), json.dumps({"n": n}), "x")
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        fails = json.loads(candidate.payload)["n"] % 3 == 0
+        failures = tuple(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, "same bug")) for lane in lanes if fails)
+        return Outcome(Verdict.FAIL if fails else Verdict.PASS,
+                       {lane: (Status.ERROR if fails else Status.OK, 0.001) for lane in lanes}, failures, 0.0)
+
+    confirm = check
+
+    def save(self, candidate, failure, flaky, cause="", triage="", evidence=""):
+        path = Path(self.corpus) / hashlib.sha256(failure.key.encode()).hexdigest()[:12]
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(failure.key)
+        return str(path)
+
+
+def test_a_cause_on_many_lanes_writes_a_bounded_number_of_corpus_entries(tmp_path):
+    lanes = tuple(f"lane{i}" for i in range(7))
+    engine = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 1, 1,
+                    Limits(count=30), start_method="fork")
+    engine.run()
+    buckets = engine.store.buckets()
+    assert len(buckets) == 7 and len({b.cause for b in buckets}) == 1 and all(b.state == "confirmed" for b in buckets)
+    entries = sorted((tmp_path / "corpus").iterdir())
+    assert len(entries) == MAX_ENTRIES_PER_CAUSE < len(buckets)  # re-hits and the later lanes add none
+    assert {b.corpus_entry for b in buckets} == {str(e) for e in entries}  # the others point at the first
+    first = min(buckets, key=lambda b: (b.first_seen, b.sig))
+    assert sum(b.corpus_entry == first.corpus_entry for b in buckets) == 1 + len(buckets) - MAX_ENTRIES_PER_CAUSE
+    cause = summarize(engine.store).causes[0]
+    assert len(cause["corpus_entries"]) == MAX_ENTRIES_PER_CAUSE and cause["count"] > len(buckets)
+    engine.store.close()
+    again = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 1, 1,
+                   Limits(count=45), start_method="fork")
+    again.run()  # resumed: nothing is saved again
+    assert len(list((tmp_path / "corpus").iterdir())) == MAX_ENTRIES_PER_CAUSE
+    again.store.close()

@@ -26,6 +26,9 @@ BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibl
 ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
+# Corpus entries the buckets of one cause write (one bug seen on many lanes, or in many words);
+# a later bucket of the cause points at the cause's first entry, its reproducer kept in the store.
+MAX_ENTRIES_PER_CAUSE = 4
 
 
 def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, state: BucketState, triage: Triage,
@@ -314,24 +317,38 @@ class BucketBook:
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
         failure = failure or bucket.failure()
-        try:
-            # `saving`: a save is under way and the entry had been saved N times before it. A session
-            # killed between the corpus write and the row below finds N+1 and does not save twice.
-            where, before = self.target.corpus_count(failure)
-            if bucket.saving is not None and before > bucket.saving:
-                entry = where
-            else:
-                self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
-                entry = self.target.save(candidate, failure, flaky, bucket.cause,
-                                         triage=bucket_triage(bucket).value, evidence=bucket.evidence)
-        except Exception as error:  # a corpus problem must not end the campaign; retried on resume
-            self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
-            entry = ""
+        shared = [] if flaky or bucket.saving is not None else self._cause_entries(bucket)
+        if len(shared) >= MAX_ENTRIES_PER_CAUSE:
+            entry = shared[0]  # its cause has examples enough in the corpus
+        else:
+            try:
+                # `saving`: a save is under way and the entry had been saved N times before it. A session
+                # killed between the corpus write and the row below finds N+1 and does not save twice.
+                where, before = self.target.corpus_count(failure)
+                if bucket.saving is not None and before > bucket.saving:
+                    entry = where
+                else:
+                    self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
+                    entry = self.target.save(candidate, failure, flaky, bucket.cause,
+                                             triage=bucket_triage(bucket).value, evidence=bucket.evidence)
+            except Exception as error:  # a corpus problem must not end the campaign; retried on resume
+                self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
+                entry = ""
         if bucket.state == BucketState.PENDING:
             bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)
         bucket = replace(bucket, corpus_entry=entry, saving=None)
         self.buckets[bucket.sig] = bucket
         self.store.put_bucket(bucket)
+
+    def _cause_entries(self, bucket: BucketRow) -> list[str]:
+        """The corpus entries the other buckets of `bucket`'s cause point at (flaky ones aside), the
+        first seen first."""
+        if not bucket.cause:
+            return []
+        others = sorted((b.first_seen, b.sig, b.corpus_entry) for b in self.buckets.values()
+                        if b.cause == bucket.cause and b.sig != bucket.sig and b.corpus_entry
+                        and b.state != BucketState.FLAKY)
+        return list(dict.fromkeys(entry for _, _, entry in others))
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.job.key

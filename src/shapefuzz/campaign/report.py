@@ -206,7 +206,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             "count": sum(b.count for b in members), "first_seen": round(first, 1),
             "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
-            "corpus_entries": [b.corpus_entry for b in members if b.corpus_entry],
+            "corpus_entries": list(dict.fromkeys(b.corpus_entry for b in members if b.corpus_entry)),
         })
     return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
                                       c["first_seen"]))
