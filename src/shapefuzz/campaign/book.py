@@ -28,6 +28,9 @@ BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibl
 ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
+# Corpus entries the buckets of one cause write (one bug seen on many lanes, or in many words);
+# a later bucket of the cause points at the cause's first entry, its reproducer kept in the store.
+MAX_ENTRIES_PER_CAUSE = 4
 
 
 def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, state: BucketState, triage: Triage,
@@ -181,6 +184,7 @@ class BucketBook:
             outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes))
+        self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
         for slow in self.lane_cost.record(candidate.group, candidate.features, outcome.lanes):
@@ -289,7 +293,7 @@ class BucketBook:
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
         if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
-            self.store.add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
+            self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
@@ -348,30 +352,44 @@ class BucketBook:
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
         failure = failure or bucket.failure()
-        try:
-            # `saving`: a save is under way and the entry had been saved N times before it. A session
-            # killed between the corpus write and the row below finds N+1 and does not save twice.
-            if self.corpus_full:
-                raise OSError(errno.ENOSPC, self.corpus_full)  # saved on resume, once there is room
-            where, before = self.target.corpus_count(failure)
-            if bucket.saving is not None and before > bucket.saving:
-                entry = where
-            else:
-                self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
-                entry = self.target.save(candidate, failure, flaky, bucket.cause,
-                                         triage=bucket_triage(bucket).value, evidence=bucket.evidence)
-        except Exception as error:  # a corpus problem must not end the campaign; retried on resume
-            if not disk_full(error):
-                self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
-            elif not self.corpus_full:  # every later save would fail too: the campaign stops (engine.run)
-                self.corpus_full = one_line(error)
-                self._say(f"the corpus disk is full ({self.corpus_full}); stopping the campaign")
-            entry = ""
+        shared = [] if flaky or bucket.saving is not None else self._cause_entries(bucket)
+        if len(shared) >= MAX_ENTRIES_PER_CAUSE:
+            entry = shared[0]  # its cause has examples enough in the corpus
+        else:
+            try:
+                # `saving`: a save is under way and the entry had been saved N times before it. A session
+                # killed between the corpus write and the row below finds N+1 and does not save twice.
+                if self.corpus_full:
+                    raise OSError(errno.ENOSPC, self.corpus_full)  # saved on resume, once there is room
+                where, before = self.target.corpus_count(failure)
+                if bucket.saving is not None and before > bucket.saving:
+                    entry = where
+                else:
+                    self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
+                    entry = self.target.save(candidate, failure, flaky, bucket.cause,
+                                             triage=bucket_triage(bucket).value, evidence=bucket.evidence)
+            except Exception as error:  # a corpus problem must not end the campaign; retried on resume
+                if not disk_full(error):
+                    self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
+                elif not self.corpus_full:  # every later save would fail too: the campaign stops (engine.run)
+                    self.corpus_full = one_line(error)
+                    self._say(f"the corpus disk is full ({self.corpus_full}); stopping the campaign")
+                entry = ""
         if bucket.state == BucketState.PENDING:
             bucket = replace(bucket, state=BucketState.FLAKY if flaky else BucketState.CONFIRMED)
         bucket = replace(bucket, corpus_entry=entry, saving=None)
         self.buckets[bucket.sig] = bucket
         self.store.put_bucket(bucket)
+
+    def _cause_entries(self, bucket: BucketRow) -> list[str]:
+        """The corpus entries the other buckets of `bucket`'s cause point at (flaky ones aside), the
+        first seen first."""
+        if not bucket.cause:
+            return []
+        others = sorted((b.first_seen, b.sig, b.corpus_entry) for b in self.buckets.values()
+                        if b.cause == bucket.cause and b.sig != bucket.sig and b.corpus_entry
+                        and b.state != BucketState.FLAKY)
+        return list(dict.fromkeys(entry for _, _, entry in others))
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
         sig = task.job.key
@@ -414,7 +432,7 @@ class BucketBook:
             if bucket is not None:  # known already: one more hit
                 bucket = replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall)
                 self.buckets[failure.key] = bucket
-                self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
+                self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
                 continue
             self.causes.add(failure.key, failure.fields())
             outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.signature.status, 0.0)}, (failure,))
@@ -422,13 +440,19 @@ class BucketBook:
             bucket = new_bucket(failure, candidate, now, wall, BucketState.CONFIRMED, triage,
                                 f"{how}; {evidence}", ShrinkState.SKIPPED)
             self.buckets[failure.key] = bucket
-            self.store.add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
+            self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
             self.stats.newest = failure.key
             self._say(f"new bucket ({how}): {failure.key}  ({candidate.group})")
             self.causes.tie([failure.key, *self.pending_confirm.get(candidate.key, [])])
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
             self._save_bucket(self.buckets[failure.key], candidate, False, failure)
+
+    def _add_hits(self, candidate: str, hits: list[tuple[str, str]], updates: list[BucketRow]) -> None:
+        """Hits outside a candidate's check, in the store and in the discovery counts (a sighting
+        only when the candidate is one of the campaign's checked candidates)."""
+        self.store.add_hits(candidate, hits, updates)
+        self.sightings.hit(candidate, [sig for sig, _ in hits])
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():

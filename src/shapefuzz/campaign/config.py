@@ -51,6 +51,7 @@ class CampaignConfig:
     explore: float = 0.05
     fail_on: str = "never"  # "new": exit 1 when a new compiler-bug cause was found
     coverage: float = 0.15  # share of candidates compiled with the action log (0: coverage feedback off)
+    until_saturated: float | None = None  # stop once the Good-Turing chance stays below this (campaign/discovery.py)
 
 
 FAIL_ON = ("never", "new")
@@ -70,6 +71,20 @@ def parse_size(text: str, flag: str) -> int:
 def check_fraction(value: float | None, flag: str, low_open: bool = True) -> None:
     if value is not None and not (0.0 < value <= 1.0 if low_open else 0.0 <= value <= 1.0):
         raise UsageError(f"{flag} {value}: give a fraction between 0 and 1, e.g. 0.25")
+
+
+def parse_chance(value: str | float | None, flag: str) -> float | None:
+    """A chance strictly between 0 and 1 (`--until-saturated`): 0.001, 1e-3; None stays None."""
+    if value is None:
+        return None
+    try:
+        chance = float(value)
+    except (TypeError, ValueError, OverflowError):
+        chance = float("nan")
+    if not 0.0 < chance < 1.0:  # nan and inf fail here too
+        raise UsageError(f"{flag} {str(value)[:40]!r}: give a chance per candidate between 0 and 1 (not either), "
+                         "e.g. 0.001")
+    return chance
 
 
 def default_jobs() -> int:

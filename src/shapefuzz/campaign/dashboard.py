@@ -20,6 +20,7 @@ from urllib.parse import quote
 from shapefuzz import __version__
 from shapefuzz.campaign import plots
 from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.issue_texts import IssueTexts
 from shapefuzz.campaign.report import Summary, headline, shares, summarize
 from shapefuzz.campaign.series import Series, build
@@ -121,7 +122,7 @@ def render(summary: Summary, series: Series, causes: list[dict[str, Any]], runni
     return _template().render(
         csp=CSP, version=__version__, s=summary, causes=causes, figures=figures, coverage=coverage,
         never_reached=(summary.coverage or {}).get("never_reached", {}), empty=empty, running=running,
-        headline=headline(summary), shares=shares(summary),
+        headline=headline(summary), shares=shares(summary), discovery=discovery_lines(summary.discovery),
         active=format_duration(summary.active_seconds),
         updated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         verdicts=", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())),

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
+from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
 from shapefuzz.campaign.drawing import Drawing, derive_seed
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.pool import Task, WorkerPool
@@ -63,6 +64,7 @@ class Snapshot:
     seconds_limit: float | None = None  # the budget: active seconds in the whole campaign
     by_triage: dict[str, int] = field(default_factory=dict)  # causes per triage verdict
     newest_causes: tuple[str, ...] = ()  # the latest causes found, newest first, one line each
+    discovery: Discovery | None = None  # the species-discovery estimates (campaign/discovery.py)
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
@@ -117,6 +119,7 @@ class Engine(Drawing, BucketBook):
         argv: list[str] | None = None,
         start_method: str = "spawn",
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
+        until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
     ) -> None:
         self.target, self.store = target, store
         self.groups, self.seed, self.jobs, self.limits = groups, seed, jobs, limits
@@ -164,6 +167,9 @@ class Engine(Drawing, BucketBook):
                 for sig in by_candidate[key]:
                     self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
             self.causes.tie(by_candidate[key])
+        self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in by_candidate.items() for sig in sigs))
+        self.saturation = None if until_saturated is None else SaturationWatch(
+            until_saturated, replay(rows.values(), by_candidate, self.buckets.values(), until_saturated))
         self.timeouts: collections.Counter[str] = collections.Counter()
         self.in_flight: dict[str, Task] = {}
         self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
@@ -265,6 +271,8 @@ class Engine(Drawing, BucketBook):
         final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
         if self.budget_spent() and not self.confirm_queue and not final:
             return "budget already spent"
+        if (why := self._saturated()) is not None and not self.confirm_queue and not final:
+            return why  # saturated when it last stopped, by the store's counts: no pool is started
         if self.pool_factory is not None:
             pool = self.pool = self.pool_factory(self.target, self.jobs)
         else:
@@ -273,7 +281,8 @@ class Engine(Drawing, BucketBook):
         reason = "budget spent"
         try:
             while True:
-                stopping = self.budget_spent() or not self.lanes
+                saturated = self._saturated()
+                stopping = self.budget_spent() or not self.lanes or saturated is not None
                 self._fill(pool, stopping)
                 if not self.in_flight and self.retry_queue and not stopping:
                     time.sleep(0.25)  # tasks our environment failed wait for their retry
@@ -282,6 +291,8 @@ class Engine(Drawing, BucketBook):
                 if not self.in_flight:
                     if not self.lanes:
                         reason = "every backend is set aside"
+                    elif saturated is not None:
+                        reason = saturated
                     elif not stopping:
                         reason = "no new candidates could be drawn"
                     break
@@ -297,7 +308,8 @@ class Engine(Drawing, BucketBook):
                     for task in pool.abandon():  # time is up: in-flight candidates are dropped
                         self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
                     break
-            if reason == "budget spent" and self.final_shrink_seconds > 0 and self.shrink_enabled:
+            if (reason == "budget spent" or reason.startswith("saturated")) and self.final_shrink_seconds > 0 \
+                    and self.shrink_enabled:
                 self._final_shrinks(pool)
         except KeyboardInterrupt:
             reason = "interrupted"
@@ -306,6 +318,7 @@ class Engine(Drawing, BucketBook):
             signal.signal(signal.SIGTERM, previous)
             pool.close()
             self.store.tick(self.session, self.active())
+            self.discovery(fresh=True)  # the last frame and the summary agree
         return reason
 
     def _final_shrinks(self, pool: WorkerPool) -> None:
@@ -341,9 +354,24 @@ class Engine(Drawing, BucketBook):
         self.stats.messages.append(text)
         self.progress("message", text)
 
-    def snapshot(self) -> Snapshot:
+    def _rate(self) -> float:
         session_seconds = time.monotonic() - self.stats.session_start
-        rate = self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
+        return self.stats.session_done / session_seconds * 60 if session_seconds > 0 else 0.0
+
+    def discovery(self, fresh: bool = False) -> Discovery:
+        """The estimates now, at this session's candidate rate (`fresh`: every sighting so far counted)."""
+        return self.sightings.estimate(self.buckets.values(), self._rate(), fresh)
+
+    def _saturated(self) -> str | None:
+        """Why `--until-saturated` ends the campaign now, or None."""
+        if self.saturation is None:
+            return None
+        d, active = self.discovery(), self.active()
+        self.saturation.observe(d, active)
+        return self.saturation.saturated(d, active)
+
+    def snapshot(self) -> Snapshot:
+        rate = self._rate()
         real = [b for b in self.buckets.values() if b.state != BucketState.FLAKY]
         named = {name: [self.buckets[s] for s in members if s in self.buckets]
                  for name, members in self.causes.members().items()}
@@ -357,7 +385,7 @@ class Engine(Drawing, BucketBook):
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
-            pool=self.pool.status() if hasattr(self.pool, "status") else "")
+            pool=self.pool.status() if hasattr(self.pool, "status") else "", discovery=self.discovery())
 
     def _tick(self) -> None:
         now = time.monotonic()

@@ -46,15 +46,16 @@ class LaneCost:
         for lane, (status, seconds) in lanes.items():
             if not compiled(status):
                 continue
+            slow, base = float(seconds) >= SLOW_SECONDS, self.kin.get(lane, lane)
             for kind in ("", *features):
-                key = (group, kind, self.kin.get(lane, lane))
-                was = self._slow(key)
+                key = (group, kind, base)
+                was = slow and self._slow(key)  # a fast check never makes a kind slow: no need to ask
                 self.checks[key] += 1
                 self.seconds[key] += float(seconds)
-                if float(seconds) >= SLOW_SECONDS:
+                if slow:
                     self.slow_checks[key] += 1
-                if not was and self._slow(key):
-                    became.append(f"{key[2]} ({kind or 'every candidate'})")
+                    if not was and self._slow(key):
+                        became.append(f"{key[2]} ({kind or 'every candidate'})")
         return became
 
     def _slow(self, key: Key) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.engine import Snapshot
 from shapefuzz.shrink.engine import Accepted
 from shapefuzz.shrink.measure import Metrics, measure
@@ -108,6 +109,8 @@ class CampaignView(_View):
         grid.add_row("causes", causes)
         for i, line_text in enumerate(s.newest_causes):
             grid.add_row("newest" if i == 0 else "", Text(line_text, overflow="ellipsis", no_wrap=True))
+        for i, line_text in enumerate(discovery_lines(s.discovery)):
+            grid.add_row("more time?" if i == 0 else "", Text(line_text))
         return grid
 
 

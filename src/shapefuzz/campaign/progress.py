@@ -9,6 +9,7 @@ import time
 from typing import Any, TextIO
 
 from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.discovery import short_text
 from shapefuzz.campaign.engine import Snapshot
 
 
@@ -21,6 +22,7 @@ def _status(s: Snapshot) -> str:
     flaky = f" (+{s.flaky} flaky)" if s.flaky else ""
     return (f"{s.done} cases  {s.rate_per_min:.1f}/min  findings {s.findings}  causes {s.causes}  "
             f"buckets {s.buckets}{flaky}{left}"
+            + (f"  {short_text(s.discovery)}" if short_text(s.discovery) else "")
             + (f"  {s.pool}" if s.pool else "") + (f"  newest: {s.newest}" if s.newest else ""))
 
 

@@ -16,6 +16,9 @@ from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries
 from shapefuzz.campaign.localizing import localizations, split_by_localization
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
+from shapefuzz.campaign.discovery import (
+    UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
+)
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
@@ -65,6 +68,7 @@ class Summary:
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, feature, lane) given less (lanecost)
+    discovery: Discovery | None = None  # species-discovery estimates (campaign/discovery.py)
 
     @property
     def findings(self) -> list[dict[str, Any]]:
@@ -99,6 +103,7 @@ class Summary:
             **({"nodes": self.nodes} if self.nodes else {}),
             "slow_lanes": self.slow_lanes,
             "coverage": self.coverage,
+            "discovery": self.discovery.to_json() if self.discovery is not None else None,
         }
 
 
@@ -109,8 +114,11 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     family_of: dict[str, str] = {}
     tool = task = 0.0
     cost = LaneCost(lane_kin(store))
+    sample: set[str] = set()  # the candidates observed: discovery's sample
     for c in store.candidates():
         family_of[c.key] = c.family
+        if c.verdict not in UNOBSERVED:
+            sample.add(c.key)
         cost.record(c.family, c.features, lane_seconds(c.outcome))
         verdicts[c.verdict.value] += 1
         f = families[c.family]
@@ -126,7 +134,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
             b.failures += status not in ("ok", "skipped", "unsupported")
             b.unsupported += status == "unsupported"
             f.unsupported += status == "unsupported"
-    for candidate, bucket, backend in store.hits():
+    hits = store.hits()
+    for candidate, bucket, backend in hits:
         backends[backend].buckets.add(bucket)
         if candidate in family_of:
             families[family_of[candidate]].buckets.add(bucket)
@@ -151,6 +160,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
         for b in rows
     ]
     active = sum(s[1] for s in sessions)
+    found = sightings(compiler_bug_causes(rows), seen_by(((c, b) for c, b, _ in hits), sample))
     worker = {"check": task - extra_task, "confirm": store.worker_time(TaskKind.CONFIRM.value),
               "shrink": store.worker_time(TaskKind.SHRINK.value)}
     return Summary(str(store.folder), reason, sum(verdicts.values()), active, tool, task, dict(verdicts),
@@ -159,7 +169,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    len(sessions), list(messages or []), causes, worker, sum(b.rehit_seconds for b in rows),
                    coverage=coverage_summary(store),  # by name: `nodes` comes before it
                    slow_lanes=[{"family": g, "feature": kind, "lane": lane, "mean_seconds": round(mean, 1),
-                                "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()])
+                                "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
+                   discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0))
 
 
 def _triage(b: BucketRow) -> Triage:
@@ -211,7 +222,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             "count": sum(b.count for b in members), "first_seen": round(first, 1),
             "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
-            "corpus_entries": [e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e],
+            "corpus_entries": list(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
         })
     return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
                                       c["first_seen"]))
@@ -279,6 +290,7 @@ def text_lines(s: Summary) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
     ]
     lines.append(headline(s))
+    lines += discovery_lines(s.discovery)
     if s.task_seconds:
         lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
     if shares(s):
@@ -409,6 +421,7 @@ def markdown(s: Summary) -> str:
            f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
            "- verdicts: " + text(", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))),
            f"- {text(headline(s))}"]
+    out += [f"- {line}" for line in discovery_lines(s.discovery)]
     if shares(s):
         out.append(f"- {text(shares(s))}")
     if judge_line(s):
@@ -423,7 +436,7 @@ def markdown(s: Summary) -> str:
         out += ["", f"## {title}", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
         out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in table[1:]]
     out += ["", "## Buckets found over time", "", f"![buckets over time]({PLOT_SVG})", "",
-            code(f"|{sparkline(s.timeline, s.active_seconds)}|"), "", "## Causes", "",
+            code(f"|{sparkline(s.timeline, s.active_seconds)}|"), "", *discovery_section(s), "## Causes", "",
             "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
             "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
             "Causes are in severity order (wrong values, miscompiled shapes at run time, runtime crashes, compiler "
@@ -456,6 +469,17 @@ def markdown(s: Summary) -> str:
                                                        b["reproducer_bytes"])),
             entry, cell(b.get("failing_pass") or "-"), cell(b["signature"])]) + " |")
     return "\n".join(out) + "\n"
+
+
+def discovery_section(s: Summary) -> list[str]:
+    """report.md's "Is more time worth it?" section ([] before the first candidate)."""
+    text = discovery_lines(s.discovery)
+    if not text:
+        return []
+    return ["## Is more time worth it?", "", *[f"- {line}" for line in text], "",
+            "A sighting of a cause is a checked candidate that hit one of its buckets (re-hits count, a candidate "
+            "counts once per cause); the estimates follow STADS (Böhme, TOSEM 2018). `fuzz --until-saturated P` "
+            "stops a campaign once the first chance stays below P.", ""]
 
 
 def write_report(s: Summary, folder: Path) -> Path:

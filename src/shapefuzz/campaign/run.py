@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
+from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.values import BucketState
 from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
@@ -75,6 +76,7 @@ class FuzzRequest:
     localize_time: str | float | None = None  # the localization step's budget (default 3 min; 0: off)
     fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
     fetch_disk: str | None = None  # the most those downloads may add to the toolchain cache (default 1.5GB)
+    until_saturated: str | float | None = None  # as typed: stop once the Good-Turing chance stays below it
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -174,11 +176,16 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     if req.fail_on is not None and req.fail_on not in FAIL_ON:
         raise UsageError(f"--fail-on {req.fail_on!r}: choose from {', '.join(FAIL_ON)}")
     rotate = not (req.backends or stored.get("forced"))
+    # part of the budget: a resume that names no budget keeps the stored one, this rule included
+    until = parse_chance(req.until_saturated, "--until-saturated")
+    if until is None and req.time is None and req.count is None:
+        until = parse_chance(stored.get("until_saturated"), "--until-saturated (stored)")
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
                           seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
-                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage)
+                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage,
+                          until)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
@@ -315,7 +322,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
-            "forced": not config.rotate,
+            "forced": not config.rotate, "until_saturated": config.until_saturated,
         }))
         budget = DEFAULT_BUDGET
         if req.compile_timeout is not None:
@@ -332,7 +339,8 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                         coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer, lanes=req.coverage_lanes),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
-                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None)
+                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
+                        until_saturated=config.until_saturated)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

@@ -2,7 +2,19 @@
 several draws the one whose features and feature pairs are rarest is kept (swarm-style: pairs,
 not single features), and candidates carrying the triggering features of a saturated bucket
 (one hit often enough already) are drawn less, in proportion to how often and how expensively
-they re-hit it. A small exploration share stays, so a fixed bug is still noticed."""
+they re-hit it. A small exploration share stays, so a fixed bug is still noticed.
+
+A trigger's family is a gate, not one of its features: a candidate of another family carries none
+of it, one of the family carries the share of the trigger's other features it carries (all of it
+when the trigger is the family alone). Counting the family as a feature made every candidate of a
+family carry part of every trigger there, so a long campaign's hundreds of saturated buckets drove
+the keep chance of all its candidates to the exploration floor, and the head drew twenty candidates
+for each it kept (bench/bench_soak.py).
+
+The keep chance is asked several times per candidate; it is read from tables kept per distinct
+trigger (one factor per number of its features a candidate carries), which change only when a
+bucket of that trigger does, or when the mean cost of a candidate has moved by 1% since they were
+made: a long campaign's thousands of buckets cost a draw no more than its first few did."""
 
 from __future__ import annotations
 
@@ -44,7 +56,14 @@ class Steering:
         self.hits: collections.Counter[str] = collections.Counter()
         self.rehits: collections.Counter[str] = collections.Counter()
         self.rehit_seconds: collections.Counter[str] = collections.Counter()
-        self.ignored: set[str] = set()  # flaky buckets: nothing to steer away from
+        self.ignored: set[str] = _Watched(self._refile)  # flaky buckets: nothing to steer away from
+        # keep_chance's tables: saturated buckets by trigger, and per trigger the factor for each
+        # number of its features a candidate carries (see the module docstring)
+        self._members: dict[frozenset[str], set[str]] = {}
+        self._filed: dict[str, frozenset[str]] = {}
+        self._tables: dict[frozenset[str], tuple[str | None, frozenset[str], list[float]]] = {}
+        self._dirty: set[frozenset[str]] = set()
+        self._mean_at: float | None = None
 
     # --- learning -------------------------------------------------------------------------
     def add(self, group: str, features: tuple[str, ...], seconds: float = 0.0) -> None:
@@ -64,7 +83,20 @@ class Steering:
         if rehit:
             self.rehits[bucket] += 1
             self.rehit_seconds[bucket] += seconds
+        self._refile(bucket)
         return rehit
+
+    def _refile(self, bucket: str) -> None:
+        """A bucket's place in keep_chance's tables, after its hits, trigger or flakiness changed."""
+        old = self._filed.pop(bucket, None)
+        if old is not None:
+            self._members[old].discard(bucket)
+            self._dirty.add(old)
+        trigger = self.trigger.get(bucket)
+        if trigger and self.saturated(bucket):
+            self._filed[bucket] = trigger
+            self._members.setdefault(trigger, set()).add(bucket)
+            self._dirty.add(trigger)
 
     def saturated(self, bucket: str) -> bool:
         return bucket not in self.ignored and self.hits[bucket] >= self.knobs.saturate_after
@@ -89,25 +121,73 @@ class Steering:
     def rarity(self, group: str, features: tuple[str, ...]) -> float:
         return sum(1.0 / (1 + self.features[(group, f)]) for f in (*features, *pairs(features)))
 
-    def weight(self, bucket: str) -> float:
+    def weight(self, bucket: str, mean: float | None = None) -> float:
         """How hard to steer away from a saturated bucket, in [0, 1): grows with its re-hits and
-        with what they cost relative to an ordinary candidate."""
-        mean = self._mean_seconds() or 1.0
+        with what they cost relative to an ordinary candidate (`mean`: its seconds; default now)."""
+        mean = mean or self._mean_seconds() or 1.0
         rehits = self.rehits[bucket] + 1  # saturation itself counts as one
         cost = (self.rehit_seconds[bucket] / self.rehits[bucket]) / mean if self.rehits[bucket] else 1.0
         return 1.0 - 1.0 / (1.0 + rehits * max(cost, 0.1))
 
     def keep_chance(self, group: str, features: tuple[str, ...]) -> float:
         """The chance a drawn candidate is kept: lower the more of a saturated bucket's trigger
-        it carries."""
-        carried = frozenset((f"group:{group}", *features))
+        it carries (`match`)."""
+        self._refresh()
+        own, carried = f"group:{group}", frozenset(features)
         keep = 1.0
-        for bucket, trigger in self.trigger.items():
-            if not trigger or not self.saturated(bucket):
-                continue
-            match = len(trigger & carried) / len(trigger)
-            keep *= 1.0 - self.weight(bucket) * match ** 3
+        for family, rest, table in self._tables.values():
+            if family is None or family == own:
+                keep *= table[len(rest & carried)]
         return max(self.knobs.explore, keep)
 
+    def _refresh(self) -> None:
+        """Remake the tables that changed: each trigger's factor for a candidate carrying k of its
+        n features, the product over its saturated buckets of 1 - weight * (k/n)^3."""
+        mean = self._mean_seconds() or 1.0
+        if self._mean_at is None or abs(mean - self._mean_at) > 0.01 * self._mean_at:
+            self._mean_at = mean
+            self._dirty.update(self._members)
+        for trigger in self._dirty:
+            members = self._members.get(trigger)
+            if not members:
+                self._members.pop(trigger, None)
+                self._tables.pop(trigger, None)
+                continue
+            weights = [self.weight(b, self._mean_at) for b in sorted(members)]
+            family, rest = split_trigger(trigger)
+            n = len(rest)
+            self._tables[trigger] = (family, rest, [math.prod(1.0 - w * (k / n if n else 1.0) ** 3 for w in weights)
+                                                    for k in range(n + 1)])
+        self._dirty.clear()
 
-__all__ = ["Steering", "SteeringKnobs", "pairs"]
+
+def split_trigger(trigger: frozenset[str]) -> tuple[str | None, frozenset[str]]:
+    """(the trigger's family element, or None when buckets of several families share it; its other
+    features). A trigger is an intersection of sets carrying one family each: one family at most."""
+    family = next((f for f in trigger if f.startswith("group:")), None)
+    return family, trigger - {family} if family else trigger
+
+
+def match(trigger: frozenset[str], group: str, features: tuple[str, ...]) -> float:
+    """How much of a saturated bucket's trigger a `group` candidate with `features` carries: none
+    when the trigger is another family's; else the share of its other features carried, all of it
+    when the trigger is the family alone."""
+    family, rest = split_trigger(trigger)
+    if family is not None and family != f"group:{group}":
+        return 0.0
+    return len(rest & frozenset(features)) / len(rest) if rest else 1.0
+
+
+class _Watched(set):
+    """The flaky buckets: a bucket added leaves keep_chance's tables."""
+
+    def __init__(self, changed) -> None:
+        super().__init__()
+        self._changed = changed
+
+    def add(self, bucket: str) -> None:
+        super().add(bucket)
+        self._changed(bucket)
+
+
+__all__ = ["Steering", "SteeringKnobs", "match", "pairs"]

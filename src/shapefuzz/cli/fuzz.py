@@ -19,6 +19,10 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @click.option("--time", "time_budget", type=Duration(), default=None,
               help="Active time for the whole campaign: 45s, 90m, 8h, 1h30m.")
 @click.option("--count", type=int, default=None, help="Candidates in the whole campaign.")
+@click.option("--until-saturated", "until_saturated", default=None, metavar="P",
+              help="Also stop once more time stops paying: the Good-Turing chance that a candidate finds a new "
+                   "compiler-bug cause (causes seen once / candidates) has stayed below P over the last 3/P "
+                   "candidates and the last tenth of the active time, both (e.g. 0.001; 0 < P < 1).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel workers (default: the cores).")
 @click.option("--seed", type=SEED, default=None, help="Campaign seed (default 0; a resumed campaign keeps its own).")
 @click.option("--campaign", "campaign_dir", default=None, help="Campaign folder (default: ./shapefuzz-campaign).")
@@ -69,7 +73,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 @toolchain_options
 @array_cap_option
 @click.pass_obj
-def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,
+def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturated, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
          lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_bisect,
          fetch_releases, fetch_disk, as_json, plain) -> None:
@@ -83,7 +87,8 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
                           session.iree_bin, session.iree_version, coverage=coverage_share,
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
-                          localize_time=localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk)
+                          localize_time=localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
+                          until_saturated=until_saturated)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN
