@@ -7,19 +7,26 @@ and, for a plain 2-D case, a Gemm epilogue: alpha * A.B + beta * C."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-DTYPES = ("f32", "f16", "bf16", "i8")
+Dtype = Literal["f32", "f16", "bf16", "i8"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+Out = Literal["f32", "f16", "bf16", "i32"]  # the accumulator, or the operand type rounded once
 # The named op (`linalg.matmul` / `batch_matmul` with indexing maps for a transposed or broadcast
 # operand; `matvec` / `vecmat` and their batch ops for a vector operand, a transposed matrix operand
 # swapping the two), one `linalg.generic`, `linalg.contract`, the transpose and broadcast
 # materialized by `linalg.transpose` / `linalg.broadcast` before a plain op, and
 # `linalg.quantized_matmul` / `quantized_batch_matmul` for plain i8 cases.
-FORMS = ("named", "generic", "contract", "materialized", "quantized")
-VECS = ("", "matvec", "vecmat")
-BCASTS = ("none", "a", "b")  # which operand has no batch dims
-BIASES = ("none", "row", "full")  # the Gemm C operand: none, [N] (broadcast over rows), [M, N]
+Form = Literal["named", "generic", "contract", "materialized", "quantized"]
+FORMS: tuple[str, ...] = get_args(Form)
+Vec = Literal["", "matvec", "vecmat"]
+VECS: tuple[str, ...] = get_args(Vec)
+Bcast = Literal["none", "a", "b"]  # which operand has no batch dims
+BCASTS: tuple[str, ...] = get_args(Bcast)
+Bias = Literal["none", "row", "full"]  # the Gemm C operand: none, [N] (broadcast over rows), [M, N]
+BIASES: tuple[str, ...] = get_args(Bias)
 SCALES = (1.0, 0.5, 2.0, 0.25)  # alpha and beta: powers of two keep every sum exact
 # Written without literals over 99 that no other module holds: Hypothesis draws integers from the
 # constants of the loaded modules, and a new one would change what recorded seeds draw.
@@ -29,8 +36,8 @@ I8_MIN = -I8_MAX - 1
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    dtype: str
-    out: str  # the result type: "f32" (the accumulator) or the operand type (f16 / bf16); "i32" for i8
+    dtype: Dtype
+    out: Out  # the result type: "f32" (the accumulator) or the operand type (f16 / bf16); "i32" for i8
     batch: tuple[int, ...]  # 0, 1 or 2 batch dims
     batch_dyn: tuple[bool, ...]
     m: int
@@ -41,14 +48,14 @@ class Params(FamilyParams):
     k_dyn: bool
     trans_a: bool = False  # A stored [.., K, M]
     trans_b: bool = False  # B stored [.., N, K]
-    bcast: str = "none"
-    vec: str = ""
-    form: str = "named"
+    bcast: Bcast = "none"
+    vec: Vec = ""
+    form: Form = "named"
     a_zp: int = 0
     b_zp: int = 0
     alpha: float = 1.0
     beta: float = 1.0
-    bias: str = "none"
+    bias: Bias = "none"
     big: bool = False
 
     @property
