@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from shapefuzz import interrupts
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
 from shapefuzz.cli.params import SEED, BackendList, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
@@ -88,4 +89,6 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, jobs, seed, c
     else:
         for line in text_lines(summary):
             click.echo(line)
+    if summary.reason == "interrupted":  # stopped gracefully, but stopped: 130 (Ctrl-C) or 143 (SIGTERM)
+        sys.exit(interrupts.exit_code())
     sys.exit(EXIT_FOUND if fail_on == "new" and summary.new_findings else EXIT_OK)
