@@ -283,7 +283,9 @@ def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) ->
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            wait_ms = min(left * 1000, 60_000) if pidfd is not None else min(left * 1000, 50)  # poll takes an int
+            # (a second at most: an interrupt that is only a flag, as Ray's cancel of a task, is
+            # noticed between two polls)
+            wait_ms = min(left * 1000, 1000) if pidfd is not None else min(left * 1000, 50)  # poll takes an int
             for fd, _ in poller.poll(wait_ms):
                 if fd == pidfd:
                     return True

@@ -14,7 +14,7 @@ from shapefuzz import __version__, interrupts
 from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, onnx_suite, replay, report, shrink, triage
 from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
-from shapefuzz.errors import ShapefuzzError
+from shapefuzz.errors import ClusterLost, ShapefuzzError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,6 +62,9 @@ def main() -> None:
     except click.ClickException as error:
         click.echo(f"shapefuzz: error: {error.format_message()}", err=True)
         sys.exit(EXIT_USAGE)
+    except ClusterLost as error:
+        click.echo(f"shapefuzz: error: {_one_line(error)}", err=True)
+        _leave_now(EXIT_TEMPFAIL)
     except ShapefuzzError as error:
         click.echo(f"shapefuzz: error: {_one_line(error)}", err=True)
         sys.exit(EXIT_USAGE)
@@ -88,6 +91,18 @@ def main() -> None:
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE
+EXIT_TEMPFAIL = 75  # EX_TEMPFAIL: the Ray head went away; the same command resumes
+
+
+def _leave_now(code: int) -> None:
+    """Exit without Ray's exit hook, which waits for a head that is gone (a minute, then a crash):
+    what the exit would do for us is done here (children reaped, output flushed)."""
+    from shapefuzz.sandbox import reap_at_exit
+
+    reap_at_exit()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _one_line(error: BaseException) -> str:

@@ -8,7 +8,7 @@ import click
 
 from shapefuzz import interrupts
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
-from shapefuzz.cli.params import SEED, BackendList, Duration, Seconds, array_cap_option
+from shapefuzz.cli.params import SEED, BackendList, ClusterAddress, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -53,7 +53,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
               help="After the budget, take regression ranges of new compiler-bug causes over the releases in the "
                    "toolchain cache for up to this long (default 2m).")
 @click.option("--no-bisect", is_flag=True, help="No regression-range phase (see `shapefuzz triage --bisect`).")
-@click.option("--cluster", default=None, metavar="ADDRESS",
+@click.option("--cluster", type=ClusterAddress(), default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
                    "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
