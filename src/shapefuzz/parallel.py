@@ -37,7 +37,8 @@ def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int
         stopped = stop
         pool.shutdown(wait=False, cancel_futures=True)
         sandbox.cancel_running()
-        concurrent.futures.wait(futures, timeout=UNWIND_SECONDS)
+        # (a future cancelled in the queue never wakes a waiter: wait for the running ones only)
+        concurrent.futures.wait([f for f in futures if not f.done()], timeout=UNWIND_SECONDS)
     finally:
         pool.shutdown(wait=stopped is None)
         sandbox.resume()
