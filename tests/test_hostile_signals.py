@@ -89,31 +89,38 @@ def test_a_stale_session_number_never_makes_a_child_a_stray():
 def test_a_child_started_by_another_thread_is_never_taken_for_a_stray(monkeypatch):
     """kill_strays in one thread read the live children, let go of the lock, then listed the
     process's children: a compile another thread started in between carried the sandbox mark and
-    was killed as a stray (onnx-suite, replay and shrink run sandboxed calls on threads)."""
+    was killed as a stray (onnx-suite, replay and shrink run sandboxed calls on threads). Here the
+    listing waits for that other thread's next compile, which the fixed sandbox holds back."""
     from shapefuzz import sandbox
 
     listing = sandbox._children
 
-    def slow_listing() -> list[int]:  # the gap a loaded machine gives, made certain
-        time.sleep(0.05)
+    def listing_once_another_child_started() -> list[int]:
+        if threading.current_thread() is not threading.main_thread():
+            return listing()  # (the compiling thread's own sweeps)
+        before = set(sandbox._live)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not set(sandbox._live) - before:
+            time.sleep(0.01)
         return listing()
 
-    monkeypatch.setattr(sandbox, "_children", slow_listing)
     results, stop = [], threading.Event()
 
     def compiles() -> None:
         while not stop.is_set():
-            results.append(sandbox.run_sandboxed([PY, "-c", "import time; time.sleep(0.2)"]))
+            results.append(sandbox.run_sandboxed([PY, "-c", "import time; time.sleep(0.3)"]))
 
-    threads = [threading.Thread(target=compiles) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    time.sleep(2)
-    stop.set()
-    for thread in threads:
+    thread = threading.Thread(target=compiles)
+    thread.start()
+    try:
+        _wait_for(lambda: bool(sandbox._live), 30, "the other thread's first compile")
+        monkeypatch.setattr(sandbox, "_children", listing_once_another_child_started)
+        killed = sandbox.kill_strays(patience=3.0)
+        monkeypatch.setattr(sandbox, "_children", listing)
+    finally:
+        stop.set()
         thread.join(30)
-    assert len(results) >= 4
-    assert all(r.returncode == 0 for r in results), [r.signal for r in results if r.returncode]
+    assert killed == 0 and all(r.returncode == 0 for r in results), (killed, [r.signal for r in results])
 
 
 def test_a_forked_child_does_not_write_into_its_parents_guardian():
