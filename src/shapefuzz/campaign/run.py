@@ -255,7 +255,11 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         if bisect_budget > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
-            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
+            try:
+                summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages)
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM while taking ranges: the report is still written
+                store.set_meta("stopped", "interrupted")
+                summary = dataclasses.replace(summary, reason="interrupted")
         write_report(summary, folder)
         write_dashboard(store, summary=summary, issues=refresher.issues)
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
