@@ -38,6 +38,26 @@ def _compile_log(path: Path) -> bool:
 # ----------------------------------------------------------------------------- the stray SIGKILL
 
 
+def _sleeper() -> subprocess.Popen:
+    return subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True)
+
+
+def _given_the_number(pid: int) -> subprocess.Popen | None:
+    """A new group leader that gets the number `pid` again: a real reuse, arranged by setting the
+    kernel's last pid (/proc/sys/kernel/ns_last_pid, where this user may); None where it cannot be."""
+    for _ in range(20):  # another process on the machine may take the number first
+        try:
+            Path("/proc/sys/kernel/ns_last_pid").write_text(str(pid - 1))
+        except OSError:
+            return None
+        proc = _sleeper()
+        if proc.pid == pid:
+            return proc
+        proc.kill()
+        proc.wait()
+    return None
+
+
 def test_the_guardian_leaves_a_group_whose_number_was_reused():
     """The root of the stray SIGKILL: a group number the guardian kept (a `+PGID` never withdrawn)
     is given to another process once pid_max (32768 here) comes round; at its command's exit the
@@ -46,18 +66,20 @@ def test_the_guardian_leaves_a_group_whose_number_was_reused():
     number names another process."""
     from shapefuzz import guardian
 
-    stranger = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    ours = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    gone = _sleeper()  # a compiler of ours, announced to the guardian and never withdrawn
+    recorded = guardian.start_time(gone.pid)
+    gone.kill()
+    gone.wait()
+    stranger = _given_the_number(gone.pid)
+    if stranger is None:  # no way to reuse a number here: the same record, made by hand
+        stranger = _sleeper()
+        recorded = guardian.start_time(stranger.pid) - 100
+    ours = _sleeper()
     try:
-        started = guardian.start_time(stranger.pid)
-        assert started is not None and guardian.start_time(ours.pid) is not None
         owner = subprocess.Popen([PY, "-c", "pass"])  # the command
         keeper = subprocess.Popen([PY, "-I", "-S", guardian.__file__, str(owner.pid)], stdin=subprocess.PIPE, text=True)
         owner.wait()  # it was killed: its guardian's pipe closes
-        # the stranger's number as recorded for a group of ours that ended long ago (another start
-        # time), and our own group as recorded when it started
-        keeper.communicate(f"+{stranger.pid}:{started - 100}\n+{ours.pid}:{guardian.start_time(ours.pid)}\n",
-                           timeout=30)
+        keeper.communicate(f"+{stranger.pid}:{recorded}\n+{ours.pid}:{guardian.start_time(ours.pid)}\n", timeout=30)
         assert ours.wait(timeout=10) == -signal.SIGKILL  # a group still ours is killed
         assert stranger.poll() is None, "the guardian killed a group whose number had been reused"
     finally:

@@ -1,6 +1,6 @@
 """Independent jobs on threads (`onnx-suite`, `replay`) that stop promptly: on Ctrl-C or SIGTERM
 the queued jobs are cancelled, the running ones' children killed (`sandbox.cancel_running`, so
-their sandboxed calls raise `Cancelled` rather than report a process we killed), and the jobs that
+their sandboxed calls raise `interrupts.Cancelled` rather than report a process we killed), and the jobs that
 had finished are kept for the command to report and save before it exits 130 or 143."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Callable, Generic, Sequence, TypeVar
 
 from shapefuzz import sandbox
-from shapefuzz.interrupts import Cancelled
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -39,15 +38,12 @@ def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int
         sandbox.cancel_running()
         # (a future cancelled in the queue never wakes a waiter: wait for the running ones only)
         concurrent.futures.wait([f for f in futures if not f.done()], timeout=UNWIND_SECONDS)
-    finally:
-        pool.shutdown(wait=stopped is None)
+    finally:  # (our own bug in a job: the queued ones are not run before it is reported)
+        pool.shutdown(wait=stopped is None, cancel_futures=True)
         sandbox.resume()
-    results = [f.result() for f in futures if f.done() and not f.cancelled() and not _cut_short(f)]
+    # after a stop, a job that raised (Cancelled, or anything its killed children led to) is cut short
+    results = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception(timeout=0) is None]
     return Finished(results, stopped)
-
-
-def _cut_short(future: concurrent.futures.Future) -> bool:
-    return isinstance(future.exception(timeout=0), (Cancelled, KeyboardInterrupt))
 
 
 __all__ = ["Finished", "run_parallel"]
