@@ -404,9 +404,10 @@ def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mappi
             # is still this group's: killed after the reap it could name a stranger's new group.
             _kill_group(proc.pid)
             with _live_lock:
-                _live.discard(proc.pid)
                 _tell_guardian(f"-{proc.pid}")
             proc.wait()
+            with _live_lock:  # only once reaped: to kill_strays in another thread an unreaped
+                _live.discard(proc.pid)  # child no longer live would be a stray to reap
             kill_strays()  # and those that left its group (setsid), reparented to us
             try:
                 _drain(captures)
