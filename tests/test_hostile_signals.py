@@ -273,6 +273,30 @@ def test_replay_stops_at_once_on_sigterm(tmp_path):
     assert "shapefuzz: terminated: only the 0 entries above were replayed" in err and "Traceback" not in err, err
 
 
+def test_shrink_stopped_keeps_its_best_and_exits_143(tmp_path):
+    """Its trials on other threads are killed, not waited for; the best so far is written."""
+    from test_hostile import _generated
+
+    out = tmp_path / "out.mlir"
+    argv = [SHAPEFUZZ, "--iree-bin", str(make_fake_iree(tmp_path / "bin")), "shrink", str(_generated(tmp_path)),
+            "--backends", "rocm-gfx942", "--jobs", "2", "--plain", "-o", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=fake_env(tmp_path, "words", FAKE_IREE_DELAY="0.5"))
+    try:
+        for line in proc.stderr:
+            if "trial compile timeout" in line:  # the passes begin
+                break
+        time.sleep(1.0)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        stdout, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and time.monotonic() - start < 20 and "Traceback" not in err, (proc.returncode, err)
+    assert "(stopped: interrupted)" in stdout and out.exists(), stdout
+
+
 # ----------------------------------------------------------------------------- --cluster (9-11, 13)
 
 
