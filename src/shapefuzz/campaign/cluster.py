@@ -27,7 +27,8 @@ from shapefuzz.toolchain import Toolchain, ToolchainProbe
 RAY_VERSION = "2.60.0"  # the version the `ray` extra pins
 NODE_LABEL = "ray.io/node-id"  # a label Ray sets on every node
 PROBE_SECONDS = 1800.0  # a node may install a release (--iree-version) before it probes
-HEAD_SECONDS = 5.0  # the head's answer to a node listing; Ray itself retries a lost head for a minute
+HEAD_SECONDS = 5.0  # the head's GCS port must take a connection within this
+LISTING_SECONDS = 20.0  # and answer a node listing within this (Ray itself waits a minute, then ends us)
 
 
 def import_ray():
@@ -248,12 +249,12 @@ class Cluster:
 
         asking = threading.Thread(target=ask, name="ray-nodes", daemon=True)  # left behind if it hangs
         asking.start()
-        asking.join(HEAD_SECONDS)
+        asking.join(LISTING_SECONDS)
         if "error" in box:
             raise box["error"]
         if "nodes" not in box:
             self.lost = True
-            raise ClusterLost(f"the Ray head did not answer within {HEAD_SECONDS:.0f}s")
+            raise ClusterLost(f"the Ray head did not answer within {LISTING_SECONDS:.0f}s")
         return box["nodes"]
 
     def head_alive(self) -> bool:
