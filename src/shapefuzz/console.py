@@ -8,7 +8,7 @@ import os
 
 
 def _early_exit(signum: int, frame: object) -> None:
-    os.write(2, b"shapefuzz: interrupted\n")
+    os.write(2, b"shapefuzz: interrupted\n" if signum == _signal.SIGINT else b"shapefuzz: terminated\n")
     os._exit(128 + signum)
 
 

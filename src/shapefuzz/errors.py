@@ -27,3 +27,9 @@ class EnvironmentFault(ShapefuzzError):
     """The machine, not the compiler: a full disk, an I/O error or a file of ours gone missing
     during a compile or run. Never a finding: `check` says so in one line (exit 2); a campaign
     retries the candidate later and reports the condition."""
+
+
+class ClusterLost(ShapefuzzError):
+    """The Ray head of a `--cluster` campaign went away mid-campaign. The campaign stops at once
+    with its report written from the store, which is intact: the same command resumes it once a
+    head runs again. Exit 75 (EX_TEMPFAIL: try again later), never 1 (a finding)."""

@@ -1,9 +1,11 @@
 """The guardian of a shapefuzz command: a tiny process (`python -I -S guardian.py PID`, standard
 library only) that outlives a SIGKILL of the command. The command's sandbox tells it, one line
-each on its stdin, which process groups it starts (`+PGID`) and which are gone (`-PGID`); when
+each on its stdin, which process groups it starts (`+PGID:START`, the leader's start time) and
+which are gone (`-PGID`, sent before the leader is reaped); when
 the pipe closes (the command exited or was killed), it kills the groups still listed and removes
 the command's temporary folders (`shapefuzz-<kind>-PID-*`). A compiler's own children die with
-it, not only the compiler (whose parent-death signal covers it alone). Out of its reach: a child
+it, not only the compiler (whose parent-death signal covers it alone). A group whose number now
+names another process (pid reuse) is left alone: it is someone else's. Out of its reach: a child
 that called setsid (a daemon); the command kills those itself when it ends normally."""
 
 import os
@@ -15,13 +17,37 @@ import tempfile
 import time
 
 
+def start_time(pid: int) -> int | None:
+    """When `pid` started (clock ticks since boot, /proc/PID/stat field 22), None when there is no
+    such process. A number and its start time name one process: a pid reused since differs."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def same_group(pgid: int, started: int | None) -> bool:
+    """Whether process group `pgid` is still the one whose leader started at `started`. While any
+    member lives the number cannot be reused, so a group without a leader process is the same one;
+    a process of that number with another start time means the group is gone and the number was
+    given to someone else (pid_max is 32768 on many machines: a stale number comes round fast)."""
+    now = start_time(pgid)
+    return now is None or started is None or now == started
+
+
 def main(owner: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C to the terminal's group is the command's
-    groups: set[int] = set()
+    groups: dict[int, int | None] = {}  # pgid -> its leader's start time
     for line in sys.stdin:
-        line = line.strip()
-        if line[:1] in "+-" and line[1:].isdigit():
-            (groups.add if line[0] == "+" else groups.discard)(int(line[1:]))
+        pgid, _, started = line.strip()[1:].partition(":")
+        if line[:1] not in "+-" or not pgid.isdigit() or not (started.isdigit() or not started):
+            continue
+        if line[0] == "+":
+            groups[int(pgid)] = int(started) if started else start_time(int(pgid))
+        else:
+            groups.pop(int(pgid), None)
+    groups = {pgid: started for pgid, started in groups.items() if same_group(pgid, started)}
     for pgid in groups:
         try:
             os.killpg(pgid, signal.SIGKILL)

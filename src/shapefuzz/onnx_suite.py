@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -25,6 +24,7 @@ import numpy as np
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.execute import Budget
 from shapefuzz.model import CheckReport, Mismatch, MismatchKind, Status, Verdict
+from shapefuzz.parallel import Finished, run_parallel
 from shapefuzz.toolchain import Toolchain
 
 # Our op families' ONNX ops, and the module of ONNX's node tests that holds each op's tests.
@@ -252,16 +252,11 @@ def run_test(test: NodeTest, lanes: Sequence[str], toolchain: Toolchain, budget:
 
 def run_suite(tests: Sequence[NodeTest], lanes: Sequence[str], toolchain: Toolchain, budget: Budget,
               jobs: int = 1, confirm: bool = True,
-              progress: Callable[[TestResult], None] | None = None) -> list[TestResult]:
+              progress: Callable[[TestResult], None] | None = None) -> Finished[TestResult]:
+    """Every test on `jobs` threads. Ctrl-C or SIGTERM stops it at once (queued tests cancelled,
+    running compilers killed); the tests that finished are returned with the signal that stopped it."""
     toolchain.probe  # noqa: B018 - probe once before the threads share it
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(run_test, t, lanes, toolchain, budget, confirm) for t in tests]
-        results = []
-        for f in futures:
-            results.append(f.result())
-            if progress is not None:
-                progress(results[-1])
-    return results
+    return run_parallel(lambda t: run_test(t, lanes, toolchain, budget, confirm), tests, jobs, progress)
 
 
 def table(results: Sequence[TestResult], lanes: Sequence[str]) -> list[tuple[str, ...]]:

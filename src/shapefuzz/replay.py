@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -28,6 +27,7 @@ from shapefuzz.corpus import (
 from shapefuzz.corpus.add import add_file  # noqa: F401 - `corpus add` lives there now; the old import path
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.parallel import run_parallel
 from shapefuzz.model import CheckReport, Signature, Stage, Verdict
 from shapefuzz.sandbox import Limits
 from shapefuzz.toolchain import Toolchain
@@ -94,6 +94,7 @@ class ReplaySummary:
     toolchain_version: str
     toolchain_source: str
     results: tuple[ReplayResult, ...]
+    stopped: KeyboardInterrupt | None = None  # Ctrl-C or SIGTERM: `results` holds the entries that finished
 
     def count(self, outcome: ReplayOutcome) -> int:
         return sum(r.outcome == outcome for r in self.results)
@@ -281,17 +282,13 @@ def replay_corpus(
             progress(result)
         return result
 
-    if jobs > 1 and len(items) > 1:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(one, items))
-    else:
-        results = [one(item) for item in items]
-    results.sort(key=lambda r: r.entry_id)
+    finished = run_parallel(one, items, jobs)  # Ctrl-C or SIGTERM: what finished, promptly
+    results = sorted(finished.results, key=lambda r: r.entry_id)
     if update:
         when = now_text()
         for result in results:
             record(result, version, when)
-    return ReplaySummary(version, toolchain.source, tuple(results))
+    return ReplaySummary(version, toolchain.source, tuple(results), finished.stopped)
 
 
 def budget_with(compile_timeout: float) -> Budget:

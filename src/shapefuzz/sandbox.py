@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from shapefuzz.errors import UsageError
+from shapefuzz.guardian import same_group, start_time
+from shapefuzz.interrupts import Cancelled
 from shapefuzz.model import ProcessResult
 
 GIB = 1 << 30
@@ -64,8 +66,11 @@ os.environ.pop(SANDBOX_MARK, None)
 _live: set[int] = set()  # sandbox children running now, in any thread
 _live_lock = threading.Lock()
 _subreaper_pid = [0]
-_sessions: dict[int, None] = {}  # the sessions of the latest sandbox children (insertion-ordered)
+# The sessions of the latest sandbox children (insertion-ordered), each with its leader's start
+# time: a number kept after its session ended may be given to an unrelated process (pid reuse).
+_sessions: dict[int, int | None] = {}
 _MAX_SESSIONS = 1024
+_cancelled = threading.Event()  # the command is stopping: no new child, running ones killed
 
 
 def become_subreaper() -> bool:
@@ -81,6 +86,16 @@ def become_subreaper() -> bool:
 
 
 _guardian: list = [None, False]  # [its stdin, wanted]: started by the first sandboxed call of a command
+
+
+def _forget_guardian() -> None:
+    # A forked child (a campaign worker under the fork start method) must not write into its
+    # parent's guardian: a group it announces and, killed, never withdraws would stay listed there
+    # and be killed when the parent ends, long after its number went to another process.
+    _guardian[0], _guardian[1] = None, False
+
+
+os.register_at_fork(after_in_child=_forget_guardian)
 
 
 def want_guardian() -> None:
@@ -156,7 +171,8 @@ def _escaped(pid: int) -> bool:
     """An adopted orphan of a sandboxed call: it carries the mark, or it sits in the session of a
     sandbox child we started (each starts its own), which catches one that cleared its
     environment. One that also called setsid is caught by `reap_at_exit`."""
-    return _is_sandboxed(pid) or _session(pid) in _sessions
+    session = _session(pid)
+    return _is_sandboxed(pid) or (session in _sessions and same_group(session, _sessions[session]))
 
 
 def reap_at_exit() -> int:
@@ -176,9 +192,10 @@ def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     killed = 0
     deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
-        with _live_lock:
-            live = set(_live)
-        targets = [p for p in _children() if everything or (p not in live and _escaped(p))]
+        with _live_lock:  # the children and the live set read together: a child another thread
+            live = set(_live)  # starts (under this lock) is never taken for a stray
+            children = _children()
+        targets = [p for p in children if everything or (p not in live and _escaped(p))]
         if not targets:
             break
         for pid in targets:
@@ -266,7 +283,9 @@ def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) ->
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            wait_ms = min(left * 1000, 60_000) if pidfd is not None else min(left * 1000, 50)  # poll takes an int
+            # (a second at most: an interrupt that is only a flag, as Ray's cancel of a task, is
+            # noticed between two polls)
+            wait_ms = min(left * 1000, 1000) if pidfd is not None else min(left * 1000, 50)  # poll takes an int
             for fd, _ in poller.poll(wait_ms):
                 if fd == pidfd:
                     return True
@@ -306,8 +325,38 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     stdin_text: str | None = None,
 ) -> ProcessResult:
-    """Run argv to completion or until its limits; never raises for the child's misbehaviour."""
+    """Run argv to completion or until its limits; never raises for the child's misbehaviour.
+    A child that ends by a SIGKILL we did not send is run once more before its end is believed:
+    no program crashes with SIGKILL (it comes from outside: the OOM killer, another process), so
+    unconfirmed it is the machine's doing, never a crash finding; confirmed, it stands."""
     argv = tuple(str(a) for a in argv)
+    result = _run_once(argv, limits, cwd, env, stdin_text)
+    if result.signal == signal.SIGKILL:
+        return _run_once(argv, limits, cwd, env, stdin_text)  # its end, whatever it is, is the result
+    return result
+
+
+def cancel_running() -> int:
+    """The command is stopping (Ctrl-C in the main thread while other threads run sandboxed calls):
+    every running child's group is killed now, and every sandboxed call in any thread, running or
+    about to start, raises `Cancelled` instead of returning. Returns how many were killed."""
+    with _live_lock:
+        _cancelled.set()
+        running = list(_live)
+    for pid in running:
+        _kill_group(pid)
+    return len(running)
+
+
+def resume() -> None:
+    """Sandboxed calls run again (a command run in-process by a test, after `cancel_running`)."""
+    _cancelled.clear()
+
+
+def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mapping[str, str] | None,
+              stdin_text: str | None) -> ProcessResult:
+    if _cancelled.is_set():
+        raise Cancelled()
     become_subreaper()
     child_env = dict(env if env is not None else os.environ)
     child_env[SANDBOX_MARK] = "1"
@@ -322,6 +371,8 @@ def run_sandboxed(
         start = time.perf_counter()
         try:
             with _live_lock:  # registered before kill_strays in another thread can see it
+                if _cancelled.is_set():
+                    raise Cancelled()
                 proc = subprocess.Popen(
                     argv,
                     stdin=inp,
@@ -334,8 +385,9 @@ def run_sandboxed(
                     close_fds=True,
                 )
                 _live.add(proc.pid)
-                _tell_guardian(f"+{proc.pid}")
-                _sessions[proc.pid] = None  # start_new_session: its session id is its pid
+                started = start_time(proc.pid)  # not reaped before `-PID` is told: still this child
+                _tell_guardian(f"+{proc.pid}:{started}" if started is not None else f"+{proc.pid}")
+                _sessions[proc.pid] = started  # start_new_session: its session id is its pid
                 while len(_sessions) > _MAX_SESSIONS:
                     del _sessions[next(iter(_sessions))]
         except BaseException:
@@ -346,19 +398,16 @@ def run_sandboxed(
         os.close(err_w)
         timed_out = False
         try:
-            if not _pump(proc, captures, limits.timeout):
-                timed_out = True
-                _kill_group(proc.pid)
-            proc.wait()
-        except BaseException:  # Ctrl-C or a kill of the worker: take the children down with us
+            timed_out = not _pump(proc, captures, limits.timeout)
+        finally:  # also on Ctrl-C or a kill of the worker: take the children down with us
+            # The group is killed while its leader is unreaped (a zombie at worst), so the number
+            # is still this group's: killed after the reap it could name a stranger's new group.
             _kill_group(proc.pid)
-            proc.wait()
-            raise
-        finally:
-            _kill_group(proc.pid)  # grandchildren that outlived the leader
             with _live_lock:
-                _live.discard(proc.pid)
                 _tell_guardian(f"-{proc.pid}")
+            proc.wait()
+            with _live_lock:  # only once reaped: to kill_strays in another thread an unreaped
+                _live.discard(proc.pid)  # child no longer live would be a stray to reap
             kill_strays()  # and those that left its group (setsid), reparented to us
             try:
                 _drain(captures)
@@ -368,6 +417,8 @@ def run_sandboxed(
         seconds = time.perf_counter() - start
         stdout = captures[out_r].text()
         stderr = captures[err_r].text()
+    if _cancelled.is_set():
+        raise Cancelled()  # killed by `cancel_running`, or finished as the command stops: no result
     code = proc.returncode
     sig = -code if code is not None and code < 0 else None
     out_of_memory = (

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+import signal
 import socket
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from shapefuzz import interrupts
 from shapefuzz.campaign.node import NodeReport, ToolchainSpec, probe_node
-from shapefuzz.errors import UsageError
+from shapefuzz.errors import ClusterLost, UsageError
 from shapefuzz.toolchain import Toolchain, ToolchainProbe
 
 RAY_VERSION = "2.60.0"  # the version the `ray` extra pins
 NODE_LABEL = "ray.io/node-id"  # a label Ray sets on every node
 PROBE_SECONDS = 1800.0  # a node may install a release (--iree-version) before it probes
+HEAD_SECONDS = 5.0  # the head's GCS port must take a connection within this
+LISTING_SECONDS = 20.0  # and answer a node listing within this (Ray itself waits a minute, then ends us)
 
 
 def import_ray():
@@ -40,15 +46,29 @@ def remote(function: Callable) -> Any:
     return import_ray().remote(function)
 
 
+_HOST = re.compile(r"[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]")
+_PORT = re.compile(r"[0-9]{1,5}")
+
+
+def check_address(address: str) -> tuple[str, int] | None:
+    """'auto' (None), or the (host, port) of HOST:PORT or ray://HOST:PORT, port 1 to 65535;
+    anything else is one line (a 5,000-digit port once exited 70)."""
+    if address == "auto":
+        return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not _HOST.fullmatch(host) or not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
+        shown = address if len(address) <= 80 else address[:60] + f"... ({len(address)} characters)"
+        raise UsageError(f"--cluster {shown}: give 'auto', HOST:PORT of the head (6379 by default) or "
+                         "ray://HOST:PORT (Ray client, 10001 by default), the port from 1 to 65535")
+    return host.strip("[]"), int(port)
+
+
 def _reachable(address: str) -> None:
     """host:port or ray://host:port must accept a connection (Ray itself retries for a minute)."""
     hostport = address.removeprefix("ray://")
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"--cluster {address}: give 'auto', HOST:PORT of the head (6379 by default) or "
-                         "ray://HOST:PORT (Ray client, 10001 by default)")
+    host, port = check_address(address) or ("", 0)
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5.0).close()
+        socket.create_connection((host, port), timeout=5.0).close()
     except OSError as error:
         raise UsageError(f"--cluster {address}: no Ray cluster answers there ({error.strerror or error})") from None
     try:  # Ray speaks gRPC there; anything else would keep ray.init retrying for minutes
@@ -71,6 +91,7 @@ def connect(address: str) -> bool:
         return False
     if address != "auto":
         _reachable(address)
+    ours = {sig: signal.getsignal(sig) for sig in interrupts.SIGNALS}
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True, namespace="shapefuzz")
@@ -81,6 +102,10 @@ def connect(address: str) -> bool:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise UsageError(f"--cluster {address}: cannot connect to a Ray cluster "
                          f"({(lines[0] if lines else type(error).__name__)[:200]})") from None
+    finally:  # ray.init puts its own SIGTERM handler (a bare exit, Ray's stack dump) over ours
+        for sig, handler in ours.items():
+            if handler is not None:
+                signal.signal(sig, handler)
     return True
 
 
@@ -143,6 +168,8 @@ class Cluster:
     head: ToolchainProbe
     say: Callable[[str], None] = lambda line: None
     nodes: dict[str, Node] = field(default_factory=dict)
+    head_address: tuple[str, int] | None = None  # the head's GCS (host, port): is it still there?
+    lost: bool = False  # the head went away: no further Ray call (each would block for a minute)
     _pending: dict[Any, str] = field(default_factory=dict)  # probe ref -> node id, for nodes that joined
 
     # --- probing ------------------------------------------------------------------------------
@@ -184,7 +211,7 @@ class Cluster:
         """Follow the cluster: nodes that died leave the placement, nodes that joined are probed
         (they take work once their probe is back). Returns the ids of nodes found dead."""
         ray = import_ray()
-        listed = {n["NodeID"]: n for n in ray.nodes()}
+        listed = {n["NodeID"]: n for n in self._list_nodes()}
         died = []
         for node_id, node in self.nodes.items():
             alive = bool(listed.get(node_id, {}).get("Alive"))
@@ -206,7 +233,46 @@ class Cluster:
                     self.say(f"node {self.nodes[node_id].name} joined the campaign")
         return died
 
+    def _list_nodes(self) -> list[dict]:
+        """`ray.nodes()`, or ClusterLost within seconds when the head is gone (Ray would block the
+        campaign for a minute, then end the process with no report)."""
+        if not self.head_alive():
+            self.lost = True
+            raise ClusterLost("the Ray head went away")
+        box: dict[str, Any] = {}
+
+        def ask() -> None:
+            try:
+                box["nodes"] = import_ray().nodes()
+            except Exception as error:  # noqa: BLE001 - told below, in the main thread
+                box["error"] = error
+
+        asking = threading.Thread(target=ask, name="ray-nodes", daemon=True)  # left behind if it hangs
+        asking.start()
+        asking.join(LISTING_SECONDS)
+        if "error" in box:
+            raise box["error"]
+        if "nodes" not in box:
+            self.lost = True
+            raise ClusterLost(f"the Ray head did not answer within {LISTING_SECONDS:.0f}s")
+        return box["nodes"]
+
+    def head_alive(self) -> bool:
+        """The head's GCS port takes a connection (asked twice, a second apart, before it is
+        declared gone: a busy network is not a lost head)."""
+        if self.head_address is None:
+            return True
+        for attempt in range(2):
+            try:
+                socket.create_connection(self.head_address, timeout=HEAD_SECONDS).close()
+                return True
+            except OSError:
+                time.sleep(1.0 if attempt == 0 else 0.0)
+        return False
+
     def cancel_probes(self) -> None:
+        if self.lost:
+            return
         ray = import_ray()
         for ref in self._pending:
             ray.cancel(ref, force=True)
@@ -279,6 +345,16 @@ def describe_nodes(cluster: Cluster) -> list[dict[str, Any]]:
     return rows
 
 
+def _gcs_address(address: str) -> tuple[str, int] | None:
+    """Where the connected head listens (the Ray client's address for ray://)."""
+    if address.startswith("ray://"):
+        return check_address(address)
+    try:
+        return check_address(import_ray().get_runtime_context().gcs_address)
+    except (UsageError, AttributeError, TypeError):
+        return None
+
+
 def _get_report(ray, ref, node_id: str) -> NodeReport:
     try:
         return ray.get(ref)
@@ -292,7 +368,7 @@ def open_cluster(address: str, spec: ToolchainSpec, head: Toolchain, reference: 
     """Probe every node of the connected cluster; one line and exit 2 when it cannot take a
     campaign whose reference backend is `reference` (None: only look)."""
     start = time.monotonic()
-    cluster = Cluster(spec, head.probe, say)
+    cluster = Cluster(spec, head.probe, say, head_address=_gcs_address(address))
     cluster.probe_all()
     if reference is None:
         return cluster
@@ -302,5 +378,5 @@ def open_cluster(address: str, spec: ToolchainSpec, head: Toolchain, reference: 
     return cluster
 
 
-__all__ = ["Cluster", "ClusterToolchain", "Node", "connect", "describe_nodes", "disconnect", "import_ray",
+__all__ = ["Cluster", "ClusterToolchain", "Node", "check_address", "connect", "describe_nodes", "disconnect", "import_ray",
            "open_cluster", "remote"]

@@ -47,7 +47,7 @@ class ClusterRun:
         return self.pool.node_rates() if self.pool is not None else []
 
     def close(self) -> None:
-        if self.owned:
+        if self.owned and not self.cluster.lost:  # (Ray's goodbye to a lost head waits for it)
             disconnect()
 
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from shapefuzz import interrupts
 from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
@@ -277,7 +278,7 @@ class Engine(Drawing, BucketBook):
             pool = self.pool = self.pool_factory(self.target, self.jobs)
         else:
             pool = self.pool = WorkerPool(self.target, self.jobs, self.start_method)
-        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        previous = signal.signal(signal.SIGTERM, interrupts.handler)  # unwinds like Ctrl-C; the exit code says which
         reason = "budget spent"
         try:
             while True:
@@ -396,10 +397,6 @@ class Engine(Drawing, BucketBook):
         if now - getattr(self, "_last_store_tick", 0.0) >= 10.0:
             self._last_store_tick = now
             self.store.tick(self.session, self.active())
-
-
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 __all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",

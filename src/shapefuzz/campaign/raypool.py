@@ -24,6 +24,7 @@ from shapefuzz.campaign.values import TaskKind
 MAX_RETRIES = 2  # Ray's own retries of a task whose worker or node died
 MAX_RESUBMITS = 3  # ours, when Ray's retries could not find a live node for it
 REFRESH_SECONDS = 2.0  # how often the live nodes are listed
+UNWIND_SECONDS = 5.0  # a cancelled task's time to unwind on its node before its worker is killed
 
 
 @dataclass
@@ -110,10 +111,19 @@ class RayPool:
         return done
 
     def abandon(self) -> list[Task]:
-        """Cancel every task in flight (Ctrl-C, or time is up); return them."""
+        """Cancel every task in flight (Ctrl-C, or time is up); return them. Each is first asked to
+        stop (a KeyboardInterrupt in its worker: the sandbox kills its compiler's group and its
+        temporary folders are removed, on the node); one still running after UNWIND_SECONDS is
+        killed with its worker (Ray also kills the worker's children, a guardian among them, so
+        nothing of ours on the node would remove its folders before a later sweep)."""
         lost = [f.task for f in self.flights.values()]
-        for ref in self.flights:
-            self.ray.cancel(ref, force=True)
+        refs = list(self.flights) if not self.cluster.lost else []  # a lost head's tasks died with it
+        for ref in refs:
+            self.ray.cancel(ref, force=False)
+        if refs:
+            _, running = self.ray.wait(refs, num_returns=len(refs), timeout=UNWIND_SECONDS)
+            for ref in running:
+                self.ray.cancel(ref, force=True)
         self.flights.clear()
         return lost
 

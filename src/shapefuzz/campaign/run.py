@@ -25,7 +25,7 @@ from shapefuzz.campaign.report import Summary, summarize, write_report
 from shapefuzz.campaign.guard import hold_campaign
 from shapefuzz.campaign.store import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
-from shapefuzz.errors import CorpusError, UsageError
+from shapefuzz.errors import ClusterLost, CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families.gates import release_gates
 from shapefuzz.sandbox import Limits as ProcessLimits
@@ -345,11 +345,14 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
         refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
+        head_lost = ""
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
             raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
+        except ClusterLost as lost:  # the report is still written, from the store, before the one line
+            head_lost, reason = str(lost), "the Ray head went away"
         finally:
             refresher.stop()
         progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
@@ -360,11 +363,16 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
             _stop_for_full_corpus(engine, summary, folder, config.corpus_dir)
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
-        if req.localize_time != 0 and reason != "interrupted" and any(c["new"] for c in summary.causes):
-            summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
-        if bisect_budget > 0 and reason != "interrupted" and summary.new_findings:
-            summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages,
-                                        fetcher)
+        try:  # Ctrl-C or SIGTERM while localizing or taking ranges: the report is still written
+            if req.localize_time != 0 and reason != "interrupted" and not head_lost and \
+                    any(c["new"] for c in summary.causes):
+                summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
+            if bisect_budget > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
+                summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages,
+                                            fetcher)
+        except KeyboardInterrupt:
+            store.set_meta("stopped", "interrupted")
+            summary = dataclasses.replace(summary, reason="interrupted")
         if fetcher is not None:
             fetcher.stop()
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
@@ -377,6 +385,9 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
             rebuild_index(config.corpus_dir)
         write_report(summary, folder)
         write_dashboard(store, summary=summary, issues=refresher.issues)
+        if head_lost:
+            raise ClusterLost(f"{head_lost} ({req.cluster}); the store is intact and {folder / 'report.md'} is "
+                              "written: resume with the same command once a head runs again")
         return summary
     finally:
         store.close()

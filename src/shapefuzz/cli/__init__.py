@@ -10,11 +10,11 @@ import sys
 
 import click
 
-from shapefuzz import __version__
+from shapefuzz import __version__, interrupts
 from shapefuzz.cli import backends, bisect, check, corpus, export, fuzz, gen, onnx_suite, replay, report, shrink, triage
 from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
-from shapefuzz.errors import ShapefuzzError
+from shapefuzz.errors import ClusterLost, ShapefuzzError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,17 +34,6 @@ for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fu
     cli.add_command(_command)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C (sandboxed children killed, temporaries removed)."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
-_UNWIND = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: _terminate, signal.SIGHUP: _terminate}
-
-
 def _prepare() -> None:
     """What every command needs before its arguments are parsed (signals that unwind are already
     set): Hypothesis's files kept out of the user's folder, the environment's array cap checked,
@@ -62,28 +51,26 @@ def _prepare() -> None:
 
 
 def main() -> None:
-    previous = {sig: signal.signal(sig, handler) for sig, handler in _UNWIND.items()}
+    interrupts.forget()
+    previous = interrupts.install()
     try:
         _prepare()
         cli.main(standalone_mode=False)
-    except Terminated:
-        click.echo("shapefuzz: terminated", err=True)
-        sys.exit(143)
     except click.exceptions.Abort as abort:  # click turns a KeyboardInterrupt into Abort
-        if isinstance(abort.__context__, Terminated):
-            click.echo("shapefuzz: terminated", err=True)
-            sys.exit(143)
-        click.echo("shapefuzz: interrupted", err=True)
-        sys.exit(130)
+        click.echo(f"shapefuzz: {interrupts.word(abort.__context__)}", err=True)
+        sys.exit(interrupts.exit_code(abort.__context__))
     except click.ClickException as error:
         click.echo(f"shapefuzz: error: {error.format_message()}", err=True)
         sys.exit(EXIT_USAGE)
+    except ClusterLost as error:
+        click.echo(f"shapefuzz: error: {_one_line(error)}", err=True)
+        _leave_now(EXIT_TEMPFAIL)
     except ShapefuzzError as error:
         click.echo(f"shapefuzz: error: {_one_line(error)}", err=True)
         sys.exit(EXIT_USAGE)
-    except KeyboardInterrupt:
-        click.echo("shapefuzz: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as stop:  # SIGINT, SIGTERM or SIGHUP: 130, 143, 129
+        click.echo(f"shapefuzz: {interrupts.word(stop)}", err=True)
+        sys.exit(interrupts.exit_code(stop))
     except OSError as error:  # our own files: a full disk, a read-only folder, no permission
         where = f"{error.filename}: " if error.filename else ""
         click.echo(f"shapefuzz: error: {where}{error.strerror or _one_line(error)}", err=True)
@@ -104,6 +91,18 @@ def main() -> None:
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE
+EXIT_TEMPFAIL = 75  # EX_TEMPFAIL: the Ray head went away; the same command resumes
+
+
+def _leave_now(code: int) -> None:
+    """Exit without Ray's exit hook, which waits for a head that is gone (a minute, then a crash):
+    what the exit would do for us is done here (children reaped, output flushed)."""
+    from shapefuzz.sandbox import reap_at_exit
+
+    reap_at_exit()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _one_line(error: BaseException) -> str:

@@ -11,11 +11,12 @@ from shapefuzz.backends import BACKENDS
 from shapefuzz.families.gates import release_gates
 from shapefuzz.families.registry import FAMILY_MODULES
 from shapefuzz.cli.common import Session, toolchain_options
+from shapefuzz.cli.params import ClusterAddress
 
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--cluster", default=None, metavar="ADDRESS",
+@click.option("--cluster", type=ClusterAddress(), default=None, metavar="ADDRESS",
               help="Per node of a Ray cluster ('auto', HOST:PORT, ray://HOST:PORT): what compiles and executes there.")
 @toolchain_options
 @click.pass_obj

@@ -6,8 +6,9 @@ import sys
 
 import click
 
+from shapefuzz import interrupts
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
-from shapefuzz.cli.params import SEED, BackendList, Duration, Seconds, array_cap_option
+from shapefuzz.cli.params import SEED, BackendList, ClusterAddress, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
 
 
@@ -65,7 +66,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
                    "(default 3; 0: only what is cached).")
 @click.option("--fetch-disk", default=None, metavar="SIZE",
               help="The most those downloads may add to the toolchain cache (default 1.5G; about 350 MB a release).")
-@click.option("--cluster", default=None, metavar="ADDRESS",
+@click.option("--cluster", type=ClusterAddress(), default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
                    "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
@@ -104,4 +105,6 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
     else:
         for line in text_lines(summary):
             click.echo(line)
+    if summary.reason == "interrupted":  # stopped gracefully, but stopped: 130 (Ctrl-C) or 143 (SIGTERM)
+        sys.exit(interrupts.exit_code())
     sys.exit(EXIT_FOUND if fail_on == "new" and summary.new_findings else EXIT_OK)

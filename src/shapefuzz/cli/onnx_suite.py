@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from shapefuzz import interrupts
 from shapefuzz.backends import resolve_backends
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
 from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
@@ -68,7 +69,11 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
             marks = " ".join(f"{k}:{v.outcome}" for k, v in result.lanes.items())
             click.echo(f"{result.test.name}: {marks}", err=True)
 
-    results = run_suite(tests, lanes, session.toolchain, budget, jobs, confirm=not no_confirm, progress=progress)
+    finished = run_suite(tests, lanes, session.toolchain, budget, jobs, confirm=not no_confirm, progress=progress)
+    results = finished.results  # all of them, or those that finished before Ctrl-C or SIGTERM
+    if finished.stopped is not None:
+        click.echo(f"shapefuzz: {interrupts.word(finished.stopped)}: {len(results)} of {len(tests)} node tests "
+                   "finished; the table and --save cover those", err=True)
     saved = save_failures(results, corpus_dir, session.toolchain) if save else []
     if as_json:
         payload = to_json(results, lanes)
@@ -87,4 +92,6 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
         for line in saved:
             click.echo(line)
     failed = any(lr.outcome == FAIL for r in results for lr in r.lanes.values())
+    if finished.stopped is not None:
+        sys.exit(interrupts.exit_code(finished.stopped))
     sys.exit(EXIT_FOUND if failed else EXIT_OK)

@@ -28,6 +28,21 @@ class BackendList(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
+class ClusterAddress(click.ParamType):
+    """A Ray cluster's address: 'auto', HOST:PORT or ray://HOST:PORT with a port from 1 to 65535."""
+
+    name = "address"
+
+    def convert(self, value, param, ctx):
+        from shapefuzz.campaign.cluster import check_address
+
+        try:
+            check_address(str(value))
+        except UsageError as error:
+            raise click.UsageError(str(error), ctx) from None  # the message already names the option
+        return str(value)
+
+
 class Duration(click.ParamType):
     """Seconds from 45s, 90m, 8h, 1h30m, 2d or a bare number; "none" means no limit (None)."""
 

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from shapefuzz import interrupts
 from shapefuzz.cli.common import toolchain_options
 from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
@@ -46,4 +47,8 @@ def replay(session, corpus_dir, backend_names, jobs, compile_timeout, no_confirm
             click.echo(line)
         if update:
             click.echo("recorded in each entry's meta.json (--update)")
+    if summary.stopped is not None:
+        click.echo(f"shapefuzz: {interrupts.word(summary.stopped)}: only the {len(summary.results)} entries "
+                   "above were replayed", err=True)
+        sys.exit(interrupts.exit_code(summary.stopped))
     sys.exit(summary.exit_code(strict))

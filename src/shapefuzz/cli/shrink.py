@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from shapefuzz import interrupts
 from shapefuzz.backends import BACKENDS, resolve_backends
 from shapefuzz.cli.common import EXIT_OK, Session, read_mlir, toolchain_options
 from shapefuzz.cli.params import BackendList, Duration, OutputPath, Seconds, array_cap_option
@@ -52,4 +53,4 @@ def shrink(session: Session, file, out, backend_names, backend, signature_text, 
             view.close()
     for line in result_lines(result):
         click.echo(line)
-    sys.exit(130 if result.stopped_because == "interrupted" else EXIT_OK)
+    sys.exit(interrupts.exit_code() if result.stopped_because == "interrupted" else EXIT_OK)

@@ -16,6 +16,7 @@ from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.files import atomic_write
 from shapefuzz.execute import compile_command
 from shapefuzz.model import CheckReport, Signature, Status
+from shapefuzz.sandbox import cancel_running, resume
 from shapefuzz.shrink import mlirtext
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
@@ -186,6 +187,7 @@ def shrink_file(
     run, the first check and the final re-check included: a campaign gives shrinks a share of its
     worker time, and a shrink of a slow-compiling case that ran past it took that time from checks."""
     say = progress or (lambda line: None)
+    resume()  # an earlier interrupted shrink in this process (a test) cancelled its stragglers' calls
     start = time.monotonic()
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
                                  signature, recheck)
@@ -224,6 +226,8 @@ def shrink_file(
     )
     if problem.stopped_because != "interrupted":
         result.findings = oracle.confirmed_findings()
+    elif jobs > 1:  # the trials still running on other threads: their compiles killed now, not awaited at exit
+        cancel_running()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
     for i, (_, finding_text, _) in enumerate(result.findings, 1):
         finding_path = f"{stem}.new{i}.mlir"

@@ -1,0 +1,49 @@
+"""Independent jobs on threads (`onnx-suite`, `replay`) that stop promptly: on Ctrl-C or SIGTERM
+the queued jobs are cancelled, the running ones' children killed (`sandbox.cancel_running`, so
+their sandboxed calls raise `interrupts.Cancelled` rather than report a process we killed), and the jobs that
+had finished are kept for the command to report and save before it exits 130 or 143."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+from typing import Callable, Generic, Sequence, TypeVar
+
+from shapefuzz import sandbox
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+UNWIND_SECONDS = 30.0  # the running jobs' unwinding (their children are already killed)
+
+
+@dataclass
+class Finished(Generic[Result]):
+    results: list[Result]  # the jobs that finished, in the order of their items
+    stopped: KeyboardInterrupt | None = None  # the signal that stopped the rest (Terminated for SIGTERM)
+
+
+def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int,
+                 on_result: Callable[[Result], None] | None = None) -> Finished[Result]:
+    """`job` over `items` on `jobs` threads; `on_result` sees each result as it comes."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
+    futures = [pool.submit(job, item) for item in items]
+    stopped = None
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            if on_result is not None:
+                on_result(future.result())
+    except KeyboardInterrupt as stop:
+        stopped = stop
+        pool.shutdown(wait=False, cancel_futures=True)
+        sandbox.cancel_running()
+        # (a future cancelled in the queue never wakes a waiter: wait for the running ones only)
+        concurrent.futures.wait([f for f in futures if not f.done()], timeout=UNWIND_SECONDS)
+    finally:  # (our own bug in a job: the queued ones are not run before it is reported)
+        pool.shutdown(wait=stopped is None, cancel_futures=True)
+        sandbox.resume()
+    # after a stop, a job that raised (Cancelled, or anything its killed children led to) is cut short
+    results = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception(timeout=0) is None]
+    return Finished(results, stopped)
+
+
+__all__ = ["Finished", "run_parallel"]
