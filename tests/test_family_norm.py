@@ -147,6 +147,19 @@ def test_known_bug_instance_norm_over_a_dynamic_spatial_dim():
     assert check_params("norm", INSTANCE_DYNAMIC_SPATIAL.replace(dyn=[True, True, False, False])).verdict == Verdict.PASS
 
 
+@pytest.mark.iree
+def test_known_bug_instance_norm_without_scale_and_bias_does_not_compile():
+    """torch-mlir's instance_norm decomposition unsqueezes the weight even when it is None (which
+    `torch.nn.InstanceNorm2d(affine=False)` exports): a compile error in 3.13, not an unsupported op."""
+    from family_testing import check_params
+    from shapefuzz.model import Status
+
+    report = check_params("norm", _p("instance", [2, 3, 4], affine=False, eps=1e-5, frontend="torch"))
+    if report.results[0].status == Status.OK:
+        pytest.fail("IREE now compiles this: the known bug is fixed, update this test")
+    assert report.results[0].status == Status.ERROR and "torch.aten.unsqueeze" in report.results[0].detail, report.to_json()
+
+
 # Two wrong-value bugs on Vulkan (Mesa's llvmpipe driver here, the only Vulkan device; llvm-cpu and
 # vmvx are right, and so is each equivalent form named beside it):
 # - softmax (and log-softmax) over a middle axis of a 4-D input with a batch of 2 or more: some sums
