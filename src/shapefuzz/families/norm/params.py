@@ -100,8 +100,10 @@ def problem(p: Params) -> str:
         return f"a {p.kind} norm takes rank {MIN_RANK[p.kind]} to {MAX_RANK}, with one dyn flag per dim"
     if min(p.shape) < 1:
         return "every size is at least 1"
-    if not 0 <= p.axis < p.rank or (p.axis and p.kind not in AXIS_KINDS):
+    if not 0 <= p.axis < p.rank:
         return f"axis {p.axis} is out of range for a rank-{p.rank} {p.kind} input"
+    if p.axis and p.kind not in AXIS_KINDS:
+        return f"axis: a {p.kind} norm takes its dims from the layout (axis 0)"
     if not 0 < p.eps < float("inf"):  # also false for NaN
         return f"eps {p.eps!r} must be a finite number > 0"
     if (p.layout in LAYOUTS) != (p.kind in CHANNEL_KINDS):

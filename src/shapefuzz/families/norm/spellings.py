@@ -15,11 +15,11 @@ channels first around the op (torch and ONNX normalize dim 1).
 from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
-from shapefuzz.families.norm.params import CHANNEL_KINDS, Params, operand_shape, operands, param_dims
+from shapefuzz.families.norm.params import Params, operand_shape, operands, param_dims
 from shapefuzz.families.onnx_forms import imported
 from shapefuzz.families.onnx_models import ModelSpelling
 from shapefuzz.families.torch_forms import Spelling, boundary_args
-from shapefuzz.families.torch_ir import TV, Boundary, TorchBuilder
+from shapefuzz.families.torch_ir import Boundary, TorchBuilder
 
 
 def _normalize(p: FamilyParams) -> FamilyParams:
