@@ -17,7 +17,7 @@ from shapefuzz.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
-N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300, "matmul": 500}  # others: 200
+N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300, "matmul": 500, "norm": 500}  # others: 200
 SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
 
 
@@ -176,6 +176,7 @@ CONJUNCTION = {
     "reduce": {"dyn:none", "dtype:f32", "form:generic"},
     "attention": {"dyn:none", "dtype:f32", "mask:none"},
     "matmul": {"dyn:none", "dtype:f32", "form:generic"},
+    "norm": {"dyn:none", "dtype:f32", "form:twopass"},
 }
 
 
@@ -218,6 +219,7 @@ def _largest_operand_bytes(family, p) -> int:
         "matmul": lambda: max((f(p) for f in (__import__("shapefuzz.families.matmul.params", fromlist=["x"]).a_shape,
                                               __import__("shapefuzz.families.matmul.params", fromlist=["x"]).b_shape)),
                               key=lambda s: int(np.prod(s))),
+        "norm": lambda: list(p.shape),
     }[family.name]()
     return int(np.prod(shapes)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
 

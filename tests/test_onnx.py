@@ -86,7 +86,7 @@ def test_a_planted_disagreement_between_the_references_is_ours(toolchain, monkey
 
 
 @pytest.mark.parametrize("family", ["conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce",
-                                    "matmul"])
+                                    "matmul", "norm"])
 def test_both_references_agree_on_drawn_cases(family):
     """Every drawn case ONNX can write (any spelling) is judged by onnx.reference, and it agrees
     with the NumPy reference (our model builders and references are each other's check)."""

@@ -51,6 +51,8 @@ GOOD = {
                   "k2_dyn": True, "scale": 0.5, "mask": "random"},
     "matmul": {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
                "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"},
+    "norm": {"kind": "layer", "dtype": "f16", "shape": [2, 6, 3, 5], "dyn": [True, False, False, True], "axis": 2,
+             "eps": 1e-3},
 }
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group

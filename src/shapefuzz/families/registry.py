@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from shapefuzz.families.base import Family
 
 FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention",
-                  "matmul")
+                  "matmul", "norm")
 # What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
 # to it showed no false alarm.
 DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention",
-                    "matmul")
+                    "matmul", "norm")
 
 
 def own_family(name: str) -> Family:

@@ -138,7 +138,9 @@ class TorchBuilder:
 
     def float(self, v: float) -> str:
         name = "%float_" + repr(float(v)).replace("-", "m").replace(".", "_")
-        return self._const(f"float:{v!r}", name, f"torch.constant.float {float(v)!r}")
+        text = repr(float(v))  # MLIR reads `1e-05` as an integer: a float literal needs its point
+        text = text.replace("e", ".0e") if "e" in text and "." not in text else text
+        return self._const(f"float:{v!r}", name, f"torch.constant.float {text}")
 
     def str(self, v: str) -> str:
         return self._const(f"str:{v}", f"%str_{v}", f'torch.constant.str "{v}"')

@@ -1,0 +1,43 @@
+"""The norm family: layer, group, instance, batch (inference, given mean / var / scale / bias) and
+RMS normalization, softmax and log-softmax, over chosen axes, NCHW or NHWC, unit batch / channel
+dims, `?` / static mixes, f32 or f16 inputs with f32 statistics, epsilon drawn. Written as
+frontends lower them: `linalg.generic` reductions and elementwise generics (params.py: the
+forms the metamorphic oracle compares: two-pass or fused one-pass variance, `linalg.softmax`).
+Results are judged in float64 within a tolerance derived from the reduction length and dtype
+(reference.py), never a fixed epsilon."""
+
+from __future__ import annotations
+
+from shapefuzz.families.base import Family, elementwise_rule
+from shapefuzz.families.norm.params import Params, count
+from shapefuzz.families.norm.reference import SMALLEST_NORMAL, U32, UNIT_ROUNDOFF, compare, make_inputs, reference
+from shapefuzz.families.norm.render import render
+from shapefuzz.families.norm.strategy import (
+    FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
+
+__all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+
+
+def export_rule(p: Params) -> dict:
+    """`compare` for exported tests: reference.py's bound taken at its largest over the inputs
+    make_inputs draws (|x|, |scale|, |bias| <= 2; softmax |x| <= 8; a batch norm's var >= 1/4;
+    a variance that is not 0 at least 1 / (32 N))."""
+    u, uo, n = U32, UNIT_ROUNDOFF[p.dtype], max(count(p), 1)
+    if p.kind == "softmax":
+        return elementwise_rule(2 * u * (2 * n + 128) + 2 * uo, SMALLEST_NORMAL[p.dtype])
+    if p.kind == "logsoftmax":
+        err = 2 * (u * (32 + 4 * n + 64) + 2.0 ** -21) + 2 * uo * (16 + n)
+        return elementwise_rule(0.0, err + SMALLEST_NORMAL[p.dtype])
+    if p.kind == "batch":
+        r, rel, z = 2.0, 16 * u, 8.0
+    else:
+        r = p.eps ** -0.5
+        rel = u * ((n + 16) * 4 + 64) / 2 / (1 / (32 * n) + p.eps) + 16 * u
+        z = n ** 0.5 + 1
+    dz = (z + 4) * (rel + 4 * u) + 16 * u * r
+    y = 2 * (z + 4) + 2
+    return elementwise_rule(0.0, 4 * (2 * dz + 4 * u * (y + 2)) + 2 * uo * y + SMALLEST_NORMAL[p.dtype])
+
+
+FAMILY = Family.define("norm", Params, globals())
