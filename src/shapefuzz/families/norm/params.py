@@ -6,35 +6,40 @@ with f32 statistics, epsilon drawn (> 0)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from shapefuzz.families.base import FamilyParams
 
-KINDS = ("layer", "group", "instance", "batch", "rms", "softmax", "logsoftmax")
+Kind = Literal["layer", "group", "instance", "batch", "rms", "softmax", "logsoftmax"]
+KINDS: tuple[str, ...] = get_args(Kind)
 CHANNEL_KINDS = ("group", "instance", "batch")  # the kinds with a channel dim (NCHW or NHWC)
 AXIS_KINDS = ("layer", "rms", "softmax", "logsoftmax")  # the kinds whose `axis` says what is reduced
-DTYPES = ("f32", "f16")
-LAYOUTS = ("nchw", "nhwc")
+Dtype = Literal["f32", "f16"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+Layout = Literal["", "nchw", "nhwc"]  # "": a kind without a channel dim
+LAYOUTS: tuple[str, ...] = get_args(Layout)[1:]
 # twopass: mean, then the variance of the centred values (softmax: max, sum, then a division);
 # fused: sum and sum of squares in one generic, var = E[x^2] - mean^2 (batch norm: a per-channel
 # scale and shift first; RMS: a division by the root; softmax: a reciprocal multiplied;
 # log-softmax: log-sum-exp first); named: `linalg.softmax` (softmax only).
-FORMS = ("twopass", "fused", "named")
+Form = Literal["twopass", "fused", "named"]
+FORMS: tuple[str, ...] = get_args(Form)
 MIN_RANK = {"layer": 1, "rms": 1, "softmax": 1, "logsoftmax": 1, "group": 2, "instance": 3, "batch": 2}
 MAX_RANK = 4
 
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    kind: str
-    dtype: str
+    kind: Kind
+    dtype: Dtype
     shape: tuple[int, ...]
     dyn: tuple[bool, ...]
     axis: int = 0  # layer / rms: the first normalized dim (through the last); softmax: the dim
-    layout: str = ""  # group / instance / batch: "nchw" (channel dim 1) or "nhwc" (the last)
+    layout: Layout = ""  # group / instance / batch: "nchw" (channel dim 1) or "nhwc" (the last)
     groups: int = 1  # group norm
     eps: float = 1e-5
     affine: bool = True  # a scale (and for all but RMS, a bias); batch norm always has them
-    form: str = "twopass"
+    form: Form = "twopass"
     big: bool = False
 
     @property
