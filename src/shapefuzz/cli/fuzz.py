@@ -10,11 +10,11 @@ from shapefuzz import interrupts
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
 from shapefuzz.cli.params import SEED, BackendList, ClusterAddress, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
+from shapefuzz.families.registry import DEFAULT_FAMILIES
 
 
 @click.command()
-@click.option("--ops", default=None, help="Comma-separated op families (default: conv, conv_transpose, scatter, one_hot, topk, pool, "
-              "sort, gather, reduce, attention).")
+@click.option("--ops", default=None, help=f"Comma-separated op families (default: {', '.join(DEFAULT_FAMILIES)}).")
 @click.option("--backends", "backend_names", type=BackendList(), default=None,
               help="Backends or aliases (default: the default set, marked * by `shapefuzz backends`).")
 @click.option("--time", "time_budget", type=Duration(), default=None,
