@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.localizing import component_of_localization
+from shapefuzz.campaign.merging import symptom_text
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.triage.component import component_of, needs_flag, scope_of
@@ -139,6 +140,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
                     record["localized"] = cause["localized"]
                 if cause.get("regression"):
                     record["regression"] = {k: str(v) for k, v in cause["regression"].items()}
+                if len(cause.get("symptoms") or []) > 1:  # one bug seen several ways (campaign.merging)
+                    record["symptoms"] = [symptom_text(s) for s in cause["symptoms"]]
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
                     update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])
                     written += 1
