@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from shapefuzz.campaign.issue_texts import one_bug_lines
 from shapefuzz.campaign.localizing import LOCALIZE_META
 from shapefuzz.campaign.report import json_text, markdown, summarize
 from shapefuzz.campaign.store import BucketRow, CampaignStore
@@ -153,6 +154,8 @@ def test_a_run_time_failure_localized_to_a_pass_merges_with_its_compile_error_on
     summary = summarize(store)
     assert "runtime crash on vmvx; compile error on vulkan-spirv; merged: cause-error" in markdown(summary)
     assert json.loads(json_text(summary))["causes"][0]["symptoms"][1]["lanes"] == ["vulkan-spirv"]
+    issue = one_bug_lines(cause)  # the issue text's lines about the campaign
+    assert issue[0].startswith("one bug, 2 symptoms: runtime crash on vmvx") and "`cause-error`" in issue[1]
     store.close()
 
 
