@@ -176,3 +176,18 @@ def test_two_compile_errors_in_one_pass_and_wrong_values_in_two_passes_stay_apar
         {wrong.sig: dataclasses.replace(FOLD, certain=False)})
     assert len(summarize(store).causes) == 2
     store.close()
+
+
+def test_one_program_wrong_in_a_pass_on_one_lane_and_in_codegen_on_another_stays_two_bugs(tmp_path):
+    entry = tmp_path / "corpus" / "entry"
+    entry.mkdir(parents=True)
+    (entry / "reproducer.mlir").write_text("// shapefuzz-case: {}\nfunc.func @main() {\n  return\n}\n")
+    # one candidate, saved once per lane (one reproducer); the engine tied its three lanes into one cause
+    rows = [_row(lane, "compare", "mismatch", "wrong values in conv_transpose", "conv_transpose", first, "cause-one",
+                 entry=str(entry)) for lane, first in (("llvm-cpu", 1.0), ("vulkan-spirv", 2.0), ("vmvx", 3.0))]
+    codegen = Localization("codegen", evidence="finished by llvm-cpu from stream: right", certain=True)
+    store = _store(tmp_path, rows, {rows[0].sig: FOLD, rows[1].sig: codegen})
+    causes = summarize(store).causes
+    assert sorted(c["backends"] for c in causes) == [["llvm-cpu", "vmvx"], ["vulkan-spirv"]]
+    assert all(not c["merged"] for c in causes)
+    store.close()

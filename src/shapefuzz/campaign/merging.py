@@ -55,82 +55,63 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
                  action_passes: dict[str, str] | None = None) -> dict[str, list[BucketRow]]:
     """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
     reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane)."""
-    digest = {b.sig: reproducer_digest(reproducer(b)) for members in groups.values() for b in members}
-    place = {b.sig: _place(b, located) for members in groups.values() for b in members}
-
-    def one_program(a: str, b: str) -> bool:
-        # one program failing two ways on two lanes (wrong values from a pass on one, from codegen on
-        # another) is two bugs: buckets that say where they break must say the same place
-        return any(digest[x.sig] and digest[x.sig] == digest[y.sig] and (x.stage, x.status) == (y.stage, y.status)
-                   and not (place[x.sig] and place[y.sig] and place[x.sig] != place[y.sig])
-                   for x in groups[a] for y in groups[b])
-
-    groups = _union(groups, one_program)
+    every = [b for members in groups.values() for b in members]
+    digest = {b.sig: reproducer_digest(reproducer(b)) for b in every}
+    place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
         hit_by.setdefault(candidate, set()).add(bucket)
-    passes = {name: _cause_passes(members, located, action_passes or {}) for name, members in groups.items()}
 
-    def one_pass(a: str, b: str) -> bool:
-        xs, ys = groups[a], groups[b]
-        if not passes[a] & passes[b]:
-            return False
-        if not (_localized(xs, located) or _localized(ys, located)):
+    def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
+        # is two bugs: buckets that say where they break must name one place
+        return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+
+    def one_program(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
+                                         and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
+
+    def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        if apart(xs, ys) or not (_localized(xs, located) or _localized(ys, located)):
             return False  # two compile errors or crashes: their identities already say where and what
+        if not (_cause_passes(xs, place) & _cause_passes(ys, place)):
+            return False
         cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ()) for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
-    merged = _union(groups, one_pass)
+    merged = _union(_union(groups, one_program), one_pass)
     return {name: members if members is groups.get(name) else _most_severe_first(members)
             for name, members in merged.items()}
 
 
-def _union(groups: dict[str, list[BucketRow]], same: Callable[[str, str], bool]) -> dict[str, list[BucketRow]]:
-    """Causes merged wherever `same(one's name, the other's)` holds (transitively); the earliest
-    name is kept. A cause merged with none keeps its own list."""
-    names = list(groups)
-    parent = {n: n for n in names}
-
-    def root(n: str) -> str:
-        while parent[n] != n:
-            parent[n] = parent[parent[n]]
-            n = parent[n]
-        return n
-
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            if root(a) != root(b) and same(a, b):
-                parent[root(b)] = root(a)
-    out: dict[str, list[BucketRow]] = {}
-    for n in names:
-        r = root(n)
-        out[r] = groups[n] if r not in out else [*out[r], *groups[n]]
+def _union(groups: dict[str, list[BucketRow]],
+           same: Callable[[list[BucketRow], list[BucketRow]], bool]) -> dict[str, list[BucketRow]]:
+    """Causes merged wherever `same(one's buckets, the other's)` holds, asked of the causes as merged
+    so far (so a merge can never join two that are apart); the earliest name is kept. A cause
+    merged with none keeps its own list."""
+    out = dict(groups)
+    changed = True
+    while changed:  # until no two causes as merged so far are one bug
+        changed = False
+        names = list(out)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if a in out and b in out and same(out[a], out[b]):
+                    out[a] = [*out[a], *out.pop(b)]
+                    changed = True
     return out
 
 
-def _place(b: BucketRow, located: dict[str, Localization]) -> str:
-    """Where a bucket breaks, as far as it says: its localization, else its failing pass, else ""."""
+def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
+    """Where a bucket breaks, as far as it says: the names of the pass it is localized to for certain
+    (argument and class), or its phase ("codegen"); else the pass its compile fails in; else nothing."""
     loc = located.get(b.sig)
-    if loc is not None and loc.localized:
-        return loc.where
-    if b.stage in FAILING_STAGES:
-        return identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
-    return ""
-
-
-def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bool:
-    return any(b.stage in LOCALIZED_STAGES and b.sig in located and located[b.sig].certain
-               and located[b.sig].pass_name for b in members)
-
-
-def bucket_passes(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
-    """The names of the pass a bucket is localized to for certain (argument and class) or fails in
-    (its compiler output's failing pass, else an instrumented compile's)."""
     if b.stage in LOCALIZED_STAGES:
-        loc = located.get(b.sig)
-        if loc is None or not loc.certain or not loc.pass_name:
+        if loc is None or not loc.localized:
             return frozenset()
-        return frozenset(n for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n)
+        if not loc.certain:
+            return frozenset([loc.where])  # "needs X": apart from a certain X, never merged by pass
+        return frozenset(n for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n) or frozenset([loc.phase])
     if b.stage in FAILING_STAGES:
         found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
@@ -138,13 +119,15 @@ def bucket_passes(b: BucketRow, located: dict[str, Localization], action_passes:
     return frozenset()
 
 
-def _cause_passes(members: list[BucketRow], located: dict[str, Localization],
-                  action_passes: dict[str, str]) -> frozenset[str]:
-    """The pass every bucket of a cause that names one names (empty when none does, or two differ)."""
-    named = [p for p in (bucket_passes(b, located, action_passes) for b in members) if p]
-    if not named:
-        return frozenset()
-    return frozenset.intersection(*named)
+def _cause_passes(members: list[BucketRow], place: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The pass every bucket of a cause that names a place names (empty when none does)."""
+    named = [place[b.sig] for b in members if place[b.sig]]
+    return frozenset.intersection(*named) if named else frozenset()
+
+
+def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bool:
+    return any(b.stage in LOCALIZED_STAGES and b.sig in located and located[b.sig].certain
+               and located[b.sig].pass_name for b in members)
 
 
 def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
@@ -169,4 +152,4 @@ def symptom_text(symptom: dict[str, Any]) -> str:
     return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
 
 
-__all__ = ["bucket_passes", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
