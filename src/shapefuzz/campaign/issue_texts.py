@@ -28,7 +28,8 @@ def one_bug_lines(cause: dict[str, Any]) -> list[str]:
     lines = []
     if len(seen) > 1:
         lines.append("one bug, " + str(len(seen)) + " symptoms: " + "; ".join(
-            f"{text(s['severity'])} on {text(', '.join(s['lanes']))} ({code(s['stage'] + '/' + s['status'] + ': ' + s['message'])})"
+            f"{text(s['severity'])} on {text(', '.join(s['lanes']))} "
+            f"({code(s['stage'] + '/' + s['status'] + ': ' + s['message'])})"
             for s in seen))
     if cause.get("merged"):
         lines.append("merged causes: " + ", ".join(code(name) for name in cause["merged"]))

@@ -7,11 +7,12 @@
   torch-mlir crash), unless the two say they break in different places.
 - **One pass, several symptoms**: a cause localized for certain to a pass (a wrong value or a
   run-time failure, `triage.localize`) and a cause that is localized to or fails in the same pass
-  (a compile error's or crash's failing pass) are one bug when one's reproducer hit the other's bucket
-  (it cross-triggers: run on that lane, it gave that failure) or both are of the same op family (one
-  FoldUnitExtentDims bug gave wrong values when a dim was dynamic and a verifier error inside the
-  pass when it was static). Two compile errors are never merged here (their identities already say
-  where and what), nor are causes whose buckets name different passes.
+  (a compile error's or crash's failing pass) are one bug when one's reproducer (the candidate it
+  was saved from) hit the other's bucket (it cross-triggers: run on that lane, it gave that
+  failure) or both are of the same op family (one FoldUnitExtentDims bug gave wrong values when a
+  dim was dynamic and a verifier error inside the pass when it was static). Two compile errors are
+  never merged here (their identities already say where and what), nor are causes whose buckets
+  name different places.
 
 A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
 its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
@@ -76,7 +77,8 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
             return False  # two compile errors or crashes: their identities already say where and what
         if not (_cause_passes(xs, place) & _cause_passes(ys, place)):
             return False
-        cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ()) for x in xs for y in ys)
+        cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ())
+                    for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
     merged = _union(_union(groups, one_program), one_pass)
