@@ -267,3 +267,33 @@ def test_wrong_values_localized_to_the_same_pass_on_two_lanes_are_one_cause(tmp_
     causes = summarize(store).causes
     assert [(c["cause"], c["backends"]) for c in causes] == [("cause-llvm-cpu", ["llvm-cpu", "vmvx"])]
     store.close()
+
+
+@pytest.mark.iree
+def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_are_one_cause(tmp_path, toolchain,
+                                                                                              fold_pool):
+    """One FoldUnitExtentDims bug seen two ways: the max pool with a dynamic batch computes wrong
+    values (localized to the pass), the same form with a static batch fails the verifier inside it."""
+    from shapefuzz.campaign.iree import failure_of
+    from shapefuzz.oracle import check_module
+
+    static = (FOLD_POOL / "reproducer.mlir").read_text().replace("[?,", "[2,").replace('"in_dyn":[true', '"in_dyn":[false')
+    compiled = check_module(static, ["vmvx"], None, toolchain, confirm=False).results[0]
+    assert compiled.status.value == "error" and "FoldUnitExtentDimsPass Failed" in compiled.detail, compiled.detail
+    failure = failure_of(compiled.signature, compiled.detail)
+    error = BucketRow(str(compiled.signature), failure.fields(), "vmvx", "compile", "error", "pool", 1, 2.0, 2.0, 0.0,
+                      0.0, BucketState.CONFIRMED, "k2", 10, static, compiled.detail, "", None, cause="cause-error",
+                      triage=Triage.COMPILER_BUG.value)
+    wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), cause="cause-wrong")
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    for row in (wrong, error):
+        store.put_bucket(row)
+    store.set_meta(LOCALIZE_META + wrong.sig, json.dumps(fold_pool.to_json()))
+    (cause,) = summarize(store).causes  # two engine causes (no message in common), one bug
+    assert cause["cause"] == "cause-wrong" and cause["merged"] == ["cause-error"]
+    assert cause["severity"] == "wrong values" and cause["failing_pass"] == "iree-dispatch-creation-fold-unit-extent-dims"
+    assert [(s["severity"], s["lanes"]) for s in cause["symptoms"]] == [("wrong values", ["llvm-cpu"]),
+                                                                      ("compile error", ["vmvx"])]
+    assert "wrong values on llvm-cpu; compile error on vmvx" in markdown(summarize(store))
+    store.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.localizing import component_of_localization
+from shapefuzz.campaign.merging import symptom_text
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import measure
@@ -142,6 +143,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=
                     record["localized"] = cause["localized"]
                 if cause.get("regression"):
                     record["regression"] = dict(cause["regression"])
+                if len(cause.get("symptoms") or []) > 1:  # one bug seen several ways (campaign.merging)
+                    record["symptoms"] = [symptom_text(s) for s in cause["symptoms"]]
                 record = as_json_value(record)  # JSON values all through, never a value's repr
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
                     update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])

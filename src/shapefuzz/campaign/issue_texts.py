@@ -21,6 +21,21 @@ from shapefuzz.toolchain import Toolchain
 ISSUES_DIR = "issues"
 
 
+def one_bug_lines(cause: dict[str, Any]) -> list[str]:
+    """For a cause that is one bug seen several ways (campaign.merging): each symptom with its lanes,
+    and the causes merged into it."""
+    seen = cause.get("symptoms") or []
+    lines = []
+    if len(seen) > 1:
+        lines.append("one bug, " + str(len(seen)) + " symptoms: " + "; ".join(
+            f"{text(s['severity'])} on {text(', '.join(s['lanes']))} "
+            f"({code(s['stage'] + '/' + s['status'] + ': ' + s['message'])})"
+            for s in seen))
+    if cause.get("merged"):
+        lines.append("merged causes: " + ", ".join(code(name) for name in cause["merged"]))
+    return lines
+
+
 class IssueTexts:
     def __init__(self, folder: Path, toolchain: Toolchain | None,
                  say: Callable[[str], None] = lambda line: None) -> None:
@@ -62,13 +77,14 @@ class IssueTexts:
         if self._stamps.get(cause["cause"]) == stamp and out.is_file():
             return out
         try:
-            self._write(entry_dir, buckets, out)
+            self._write(entry_dir, buckets, out, cause)
         except (ShapefuzzError, OSError, ValueError):  # an entry that does not load or export: no link
             return None
         self._stamps[cause["cause"]] = stamp
         return out
 
-    def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path) -> None:
+    def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
+               cause: dict[str, Any] | None = None) -> None:
         from shapefuzz.corpus import load_entry
         from shapefuzz.export.issue import IssueContext, write_issue
         from shapefuzz.export.plan import plan
@@ -79,6 +95,7 @@ class IssueTexts:
                  if b["signature"] == str(entry.signature) else
                  f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"
                  for b in buckets if b["state"] != "flaky"]
+        lines += one_bug_lines(cause or {})
         lines.append(f"(as the campaign saw it; {code(f'shapefuzz export {entry.id} --format issue')} re-checks every "
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through

@@ -14,6 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.localizing import localizations, split_by_localization
+from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptom_text, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
@@ -204,6 +205,9 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     located = localizations(store, rows)
     groups = split_by_localization(groups, located)
     corpus = _corpus_of(store) if store is not None else None
+    was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
+    groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
+                          store.hits() if store is not None else (), action_passes)
     known = reported_entries(corpus) if store is not None else {}
     out = []
     for name, members in groups.items():
@@ -223,6 +227,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
             "corpus_entries": list(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
+            "symptoms": symptoms(members), "merged": sorted({was[b.sig] for b in members} - {name}),
         })
     return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
                                       c["first_seen"]))
@@ -314,6 +319,8 @@ def text_lines(s: Summary) -> list[str]:
                      + ("" if c["new"] else " [known" + (f": {c['reported']}" if c["reported"] else "") + "]"))
         lines.append(f"    {c['severity']}; {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
                      + f"; {c['scope']}" + (f"; {regression_text(c['regression'])}" if c["regression"] else ""))
+        if len(c.get("symptoms") or []) > 1 or c.get("merged"):
+            lines.append(f"    one bug: {lanes_text(c)}")
         for sig in c["buckets"]:
             b = next(x for x in s.buckets if x["signature"] == sig)
             mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
@@ -372,6 +379,18 @@ def where_text(cause: dict[str, Any]) -> str:
     if loc.get("evidence"):
         return loc["evidence"].split(":", 1)[0]  # "not localized"
     return cause.get("failing_pass") or "-"
+
+
+def lanes_text(cause: dict[str, Any]) -> str:
+    """The lanes of a cause; for one bug seen several ways, each symptom with its lanes and the
+    causes merged into it ("llvm-cpu, vmvx (wrong values on llvm-cpu; compile error on vmvx;
+    merged: cause-x)")."""
+    lanes = ", ".join(cause["backends"])
+    seen = cause.get("symptoms") or []
+    parts = [symptom_text(s) for s in seen] if len(seen) > 1 else []
+    if cause.get("merged"):
+        parts.append("merged: " + ", ".join(cause["merged"]))
+    return f"{lanes} ({'; '.join(parts)})" if parts else lanes
 
 
 def regression_text(record: dict[str, Any] | None) -> str:
@@ -449,7 +468,7 @@ def markdown(s: Summary) -> str:
         out.append("| " + " | ".join([
             code_cell(c["cause"]), *(cell(v) for v in (
                 c["triage"], c["severity"], c["component"], where_text(c), c["scope"],
-                regression_text(c["regression"]) or "-", known, ", ".join(c["backends"]), c["count"],
+                regression_text(c["regression"]) or "-", known, lanes_text(c), c["count"],
                 f"{c['rehits']} ({c['rehit_seconds']:.0f}s)", len(c["buckets"]), c["evidence"]))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:

@@ -35,7 +35,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
            localize_time: float | None, fetch_releases: int | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
     from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
-    from shapefuzz.campaign.report import regression_text, summarize, write_report
+    from shapefuzz.campaign.report import lanes_text, regression_text, summarize, write_report
     from shapefuzz.campaign.store import DB_NAME, CampaignStore
     from shapefuzz.errors import UsageError
 
@@ -78,6 +78,8 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
         click.echo(f"    {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
                    + f"; {c['scope']}; lanes: {', '.join(c['lanes'])}")
         click.echo(f"    {c['message'][:160]}")
+        if len(c.get("symptoms") or []) > 1 or c.get("merged"):
+            click.echo(f"    one bug: {lanes_text(c)}")
         if c["regression"]:
             click.echo(f"    regression: {regression_text(c['regression'])}")
         if c["corpus_entries"]:

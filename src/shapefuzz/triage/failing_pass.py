@@ -73,6 +73,24 @@ def crash_frames(output: str, limit: int = 8) -> list[str]:
     return frames
 
 
+def contiguous_frames(output: str, limit: int = 64) -> list[str]:
+    """`crash_frames` of the backtrace's first unbroken run: numbering that jumps (`#5` then `#23`)
+    means an excerpt cut frames out, and what follows the cut is not the caller of what precedes it."""
+    frames: list[str] = []
+    last = None
+    for match in _FRAME.finditer(output):
+        number, text = int(match.group(1)), match.group(2).strip()
+        if not frames and _HANDLER_FRAME.match(text):
+            continue
+        if last is not None and number != last + 1:
+            break
+        last = number
+        frames.append(_frame_name(text))
+        if len(frames) >= limit:
+            break
+    return frames
+
+
 def raw_frames(output: str, limit: int = 16) -> list[str]:
     """The backtrace's lines below the signal handler, whole (for a report), top first."""
     lines = [m.group(0).rstrip() for m in _FRAME.finditer(output)]
@@ -150,19 +168,38 @@ def clean_output(text: str) -> str:
 
 def excerpt(text: str, limit: int = 4000) -> str:
     """At most about `limit` characters of `text`, keeping its head (the first error lines, the top
-    of a backtrace) and its tail, whole lines each, with the cut said in between."""
+    of a backtrace) and its tail, whole lines each, with the cut said in between. What the cut part
+    holds that names the failure stays: the IR-dump headers (the failing pass) and a crash's frames
+    down to its pass (triage.identity), within two fifths of `limit`; the tail gives way to them."""
     if len(text) <= limit:
         return text
     head_budget, tail_budget = limit * 2 // 5, limit * 3 // 5
     head = text[:head_budget]
     head = head[:head.rfind("\n")] if "\n" in head else head
-    tail = text[-tail_budget:]
-    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
-    # the dump headers in the cut part name the failing pass: they stay
-    cut = text[len(head):len(text) - len(tail)]
-    headers = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:1200]
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{headers}{tail}"
+    cut = text[len(head):max(len(head), len(text) - tail_budget)]
+    kept = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:limit * 2 // 5]
+    for line in _pass_frames(cut):
+        if len(kept) + len(line) + 1 > limit * 2 // 5:
+            break
+        kept += line + "\n"
+    tail_budget = max(0, limit - len(head) - len(kept) - 40)
+    tail = text[-tail_budget:] if tail_budget else ""
+    tail = tail[tail.find("\n") + 1:] if "\n" in tail else ""
+    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{kept}{tail}"
 
 
-__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
+def _pass_frames(cut: str, limit: int = 12) -> list[str]:
+    """The backtrace lines in the cut part of an excerpt (each at most 300 characters), down to the
+    first pass's `runOnOperation`, at most `limit` below the signal handler."""
+    lines: list[str] = []
+    below = 0
+    for match in _FRAME.finditer(cut):
+        lines.append(match.group(0).strip("\n")[:300])
+        below += not _HANDLER_FRAME.match(match.group(2).strip())
+        if _RUN_ON.search(match.group(2)) or below >= limit:
+            break
+    return lines
+
+
+__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "contiguous_frames", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
            "strip_ir_dumps"]

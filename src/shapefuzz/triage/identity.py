@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from shapefuzz.signature import first_error_line, normalize
-from shapefuzz.triage.failing_pass import crash_frames, failing_pass
+from shapefuzz.triage.failing_pass import contiguous_frames, failing_pass
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
@@ -68,6 +68,12 @@ _PASS_MANAGER_FRAME = re.compile(r"^(?:mlir::detail::OpToOpPassAdaptor|mlir::Pas
                                  r"|(?:void )?llvm::function_ref<|llvm::CrashRecoveryContext|mlir::failableParallelForEach)")
 
 
+# frames every fatal error of one kind passes through (an LLVM ERROR, an unreachable): they name no bug
+_REPORTING_FRAME = re.compile(r"^(?:llvm::report_fatal_error|llvm::llvm_unreachable_internal|__assert_fail)")
+_RUN_ON_FRAME = re.compile(r"\w+Pass(?:<[^>]*>)?::runOnOperation\b")
+_CUT_MARK = re.compile(r"^\[\.\.\. \d+ characters cut \.\.\.\]$", re.MULTILINE)
+
+
 def _below_pass_manager(frames: list[str]) -> list[str]:
     """A crash's frames up to (not including) the first pass-manager frame."""
     out = []
@@ -76,6 +82,30 @@ def _below_pass_manager(frames: list[str]) -> list[str]:
             break
         out.append(frame)
     return out or frames[:1]
+
+
+def pass_frames(output: str, limit: int = IDENTITY_FRAMES) -> tuple[str, ...]:
+    """The top frames of a crash inside its failing pass (down to its `runOnOperation`), normalized:
+    from the backtrace's first unbroken run only, so a frame an excerpt cut out is never replaced by
+    one from after the cut; the frames of LLVM's fatal-error reporting are skipped."""
+    frames = [f for f in contiguous_frames(output) if not _REPORTING_FRAME.match(f)]
+    inside = []
+    for frame in _below_pass_manager(frames):
+        inside.append(frame)
+        if _RUN_ON_FRAME.search(frame):
+            break
+    return tuple(_FRAME_NOISE.sub("N", f) for f in inside[:limit])
+
+
+def _fatal_head(message: str) -> str:
+    """What names a fatal error, not what it prints after: an assertion's condition, the first
+    clause of an LLVM ERROR or an unreachable (its tail quotes IR, shapes, a file and line)."""
+    assertion = re.match(r"(Assertion [`'].*?' failed)", message)
+    if assertion:
+        return assertion.group(1)
+    kind, _, rest = message.partition(": ") if message.startswith("LLVM ERROR") else ("", "", message)
+    rest = re.split(r": | at |\n", rest, maxsplit=1)[0][:100]
+    return f"{kind}: {rest}" if kind else rest
 
 
 def fold_message(message: str, pass_known: bool) -> str:
@@ -96,9 +126,11 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     passname = failing_pass(output, action_log) if output and stage in ("compile", "verify") else None
     frames: tuple[str, ...] = ()
     if status == "crash" and output:
-        frames = tuple(_FRAME_NOISE.sub("N", f) for f in _below_pass_manager(crash_frames(output, IDENTITY_FRAMES)))
-        # the crash's own words, not the "Please report" banner or the signal the signature leads with
-        fatal = normalize(first_error_line(output))
+        frames = pass_frames(output)
+        # the crash's own words, not the "Please report" banner, the signal the signature leads with
+        # or an excerpt's cut; with frames, only the words that name it (never a message's tail)
+        fatal = first_error_line(_CUT_MARK.sub("", output))
+        fatal = normalize(_fatal_head(fatal) if frames else fatal)
         message = "" if fatal.startswith("Please report") else fatal
     return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
 
@@ -112,4 +144,4 @@ def with_localized_pass(ident: Identity, where: str) -> Identity:
     return replace(ident, failing_pass=where) if where and not ident.failing_pass else ident
 
 
-__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "with_localized_pass"]
+__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "pass_frames", "with_localized_pass"]

@@ -1,0 +1,157 @@
+"""Causes merged by what they are, after localization (report `_causes`, after
+`split_by_localization`): never by message text alone.
+
+- **One reproducer**: two causes holding buckets of the same stage and status whose saved reproducers
+  (the corpus entry's, shrunk where it was) are byte-identical once shapefuzz's `// shapefuzz-case:`
+  header is dropped are one bug, whatever their messages (a truncated backtrace made two of one
+  torch-mlir crash), unless the two say they break in different places.
+- **One pass, several symptoms**: a cause localized for certain to a pass (a wrong value or a
+  run-time failure, `triage.localize`) and a cause that is localized to or fails in the same pass
+  (a compile error's or crash's failing pass) are one bug when one's reproducer (the candidate it
+  was saved from) hit the other's bucket (it cross-triggers: run on that lane, it gave that
+  failure) or both are of the same op family (one FoldUnitExtentDims bug gave wrong values when a
+  dim was dynamic and a verifier error inside the pass when it was static). Two compile errors are
+  never merged here (their identities already say where and what), nor are causes whose buckets
+  name different places.
+
+A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
+its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from shapefuzz.campaign.store import BucketRow
+from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.issue import without_header
+from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.severity import severity_of
+
+LOCALIZED_STAGES = ("compare", "run")
+FAILING_STAGES = ("compile", "verify")
+
+
+def entry_reproducer(entry: str) -> str | None:
+    """A corpus entry's reproducer text (None when there is none, or it is not a plain file)."""
+    from shapefuzz.corpus.entry import REPRODUCER
+
+    path = Path(entry) / REPRODUCER if entry else None
+    if path is None or path.is_symlink() or not path.is_file():
+        return None
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def reproducer_digest(text: str | None) -> str:
+    """What two reproducers share when they are the same program ("" for none)."""
+    return hashlib.sha256(without_header(text).encode()).hexdigest() if text else ""
+
+
+def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localization],
+                 reproducer: Callable[[BucketRow], str | None], hits: Iterable[tuple[str, str, str]] = (),
+                 action_passes: dict[str, str] | None = None) -> dict[str, list[BucketRow]]:
+    """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
+    reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane)."""
+    every = [b for members in groups.values() for b in members]
+    digest = {b.sig: reproducer_digest(reproducer(b)) for b in every}
+    place = {b.sig: _place(b, located, action_passes or {}) for b in every}
+    hit_by: dict[str, set[str]] = {}
+    for candidate, bucket, _lane in hits:
+        hit_by.setdefault(candidate, set()).add(bucket)
+
+    def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
+        # is two bugs: buckets that say where they break must name one place
+        return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+
+    def one_program(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
+                                         and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
+
+    def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        if apart(xs, ys) or not (_localized(xs, located) or _localized(ys, located)):
+            return False  # two compile errors or crashes: their identities already say where and what
+        if not (_cause_passes(xs, place) & _cause_passes(ys, place)):
+            return False
+        cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ())
+                    for x in xs for y in ys)
+        return cross or bool({x.family for x in xs} & {y.family for y in ys})
+
+    merged = _union(_union(groups, one_program), one_pass)
+    return {name: members if members is groups.get(name) else _most_severe_first(members)
+            for name, members in merged.items()}
+
+
+def _union(groups: dict[str, list[BucketRow]],
+           same: Callable[[list[BucketRow], list[BucketRow]], bool]) -> dict[str, list[BucketRow]]:
+    """Causes merged wherever `same(one's buckets, the other's)` holds, asked of the causes as merged
+    so far (so a merge can never join two that are apart); the earliest name is kept. A cause
+    merged with none keeps its own list."""
+    out = dict(groups)
+    changed = True
+    while changed:  # until no two causes as merged so far are one bug
+        changed = False
+        names = list(out)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if a in out and b in out and same(out[a], out[b]):
+                    out[a] = [*out[a], *out.pop(b)]
+                    changed = True
+    return out
+
+
+def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
+    """Where a bucket breaks, as far as it says: the names of the pass it is localized to for certain
+    (argument and class), or its phase ("codegen"); else the pass its compile fails in; else nothing."""
+    loc = located.get(b.sig)
+    if b.stage in LOCALIZED_STAGES:
+        if loc is None or not loc.localized:
+            return frozenset()
+        if not loc.certain:
+            return frozenset([loc.where])  # "needs X": apart from a certain X, never merged by pass
+        return frozenset(n for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n) or frozenset([loc.phase])
+    if b.stage in FAILING_STAGES:
+        found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+        found = found or action_passes.get(b.sig, "")
+        return frozenset([found]) if found else frozenset()
+    return frozenset()
+
+
+def _cause_passes(members: list[BucketRow], place: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The pass every bucket of a cause that names a place names (empty when none does)."""
+    named = [place[b.sig] for b in members if place[b.sig]]
+    return frozenset.intersection(*named) if named else frozenset()
+
+
+def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bool:
+    return any(b.stage in LOCALIZED_STAGES and b.sig in located and located[b.sig].certain
+               and located[b.sig].pass_name for b in members)
+
+
+def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
+    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.sig_json.get("message", ""), False),
+                                          b.first_seen))
+
+
+def symptoms(members: list[BucketRow]) -> list[dict[str, Any]]:
+    """Each distinct symptom of a cause (stage, status, message) with the lanes that showed it, most
+    severe first."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for b in _most_severe_first(members):
+        key = (b.stage, b.status, b.sig_json.get("message", ""))
+        if b.backend not in out.setdefault(key, []):
+            out[key].append(b.backend)
+    return [{"stage": s, "status": st, "message": m, "lanes": lanes,
+             "severity": severity_of(s, st, m, False).label} for (s, st, m), lanes in out.items()]
+
+
+def symptom_text(symptom: dict[str, Any]) -> str:
+    """"wrong values on llvm-cpu, vmvx"."""
+    return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
+
+
+__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
