@@ -148,14 +148,14 @@ def test_a_run_time_failure_localized_to_a_pass_merges_with_its_compile_error_on
     store = _store(tmp_path / "b", [run, error], {run.sig: FOLD}, hits=[("cand-run", error.sig, "vulkan-spirv")])
     (cause,) = summarize(store).causes
     assert cause["cause"] == "cause-run" and cause["merged"] == ["cause-error"]
-    assert cause["stage"] == "run" and cause["severity"] == "runtime crash"  # the worst symptom leads
-    assert [(s["severity"], s["lanes"]) for s in cause["symptoms"]] == [("runtime crash", ["vmvx"]),
+    assert cause["stage"] == "run" and cause["severity"] == "miscompiled shape"  # the worst symptom leads (OUT_OF_RANGE from compiled code: a miscompiled shape)
+    assert [(s["severity"], s["lanes"]) for s in cause["symptoms"]] == [("miscompiled shape", ["vmvx"]),
                                                                       ("compile error", ["vulkan-spirv"])]
     summary = summarize(store)
-    assert "runtime crash on vmvx; compile error on vulkan-spirv; merged: cause-error" in markdown(summary)
+    assert "miscompiled shape on vmvx; compile error on vulkan-spirv; merged: cause-error" in markdown(summary)
     assert json.loads(json_text(summary))["causes"][0]["symptoms"][1]["lanes"] == ["vulkan-spirv"]
     issue = one_bug_lines(cause)  # the issue text's lines about the campaign
-    assert issue[0].startswith("one bug, 2 symptoms: runtime crash on vmvx") and "`cause-error`" in issue[1]
+    assert issue[0].startswith("one bug, 2 symptoms: miscompiled shape on vmvx") and "`cause-error`" in issue[1]
     store.close()
 
 
