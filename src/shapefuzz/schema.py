@@ -8,7 +8,6 @@ No dependencies beyond the standard library and NumPy's .npy header reader."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from pathlib import Path
@@ -212,16 +211,6 @@ def one_of(value: Any, field: str, choices: tuple[str, ...]) -> str:
         raise SchemaError(f"{field}: {_show(value)} is not one of {', '.join(choices)}")
     return value
 
-
-def positive_finite(value: Any, what: str) -> float:
-    """A timeout, budget or cap: a number > 0 that is not NaN or infinite."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise SchemaError(f"{what}: {_show(value)} is not a number") from None
-    if not math.isfinite(number) or number <= 0:
-        raise SchemaError(f"{what}: {_show(value)} must be a positive, finite number")
-    return number
 
 
 # ----------------------------------------------------------------------------- paths and arrays

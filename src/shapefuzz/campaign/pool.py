@@ -233,7 +233,3 @@ def _describe_exit(code: int | None) -> str:
         except ValueError:
             return f"signal {-code}"
     return f"exit {code}"
-
-
-def pid_of(pool: WorkerPool) -> list[int]:  # for tests
-    return [w.proc.pid for w in pool.workers if w.proc.pid is not None and w.proc.pid != os.getpid()]

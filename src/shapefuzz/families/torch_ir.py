@@ -273,8 +273,3 @@ class TorchBuilder:
             body=self.body,
             attrs=attrs,
         )
-
-
-def broadcast_dims(a: Sequence[tuple[int, bool]], b: Sequence[tuple[int, bool]]) -> tuple[tuple[int, bool], ...]:
-    """Result dims of an elementwise op on same-rank operands (a `?` wins only when both are)."""
-    return tuple((sa, da and db) if sa == sb else (max(sa, sb), False) for (sa, da), (sb, db) in zip(a, b))
