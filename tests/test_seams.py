@@ -66,7 +66,7 @@ def test_execute_reports_tool_seconds():
 
 def test_bucket_state_and_save_marker_round_trip(tmp_path):
     store = CampaignStore(tmp_path / "c")
-    row = BucketRow("s", {"backend": "a"}, "a", "compile", "error", "g", 1, 0.0, 0.0, 0.0, 0.0,
+    row = BucketRow("s", {"backend": "a", "stage": "compile", "status": "error", "message": "m"}, "a", "compile", "error", "g", 1, 0.0, 0.0, 0.0, 0.0,
                     BucketState.PENDING, "k", 10, "text", "", "", None, saving=2)
     store.put_bucket(row)
     back = store.bucket("s")
