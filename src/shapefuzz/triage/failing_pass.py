@@ -56,33 +56,19 @@ def _short_class(name: str) -> str:
     return name.rsplit("::", 1)[-1]
 
 
-def crash_frames(output: str, limit: int = 8) -> list[str]:
+def crash_frames(output: str, limit: int = 8, *, contiguous: bool = False) -> list[str]:
     """The compiler's own frames of a crash backtrace, top first: LLVM's signal-handling frames
     and libc's are skipped; each frame is the symbol (or `lib.so+offset` when not symbolized)
-    with its source file, address and argument lists dropped."""
-    frames: list[str] = []
-    started = False
-    for match in _FRAME.finditer(output):
-        text = match.group(2).strip()
-        if not started and _HANDLER_FRAME.match(text):
-            continue
-        started = True
-        frames.append(_frame_name(text))
-        if len(frames) >= limit:
-            break
-    return frames
-
-
-def contiguous_frames(output: str, limit: int = 64) -> list[str]:
-    """`crash_frames` of the backtrace's first unbroken run: numbering that jumps (`#5` then `#23`)
-    means an excerpt cut frames out, and what follows the cut is not the caller of what precedes it."""
+    with its source file, address and argument lists dropped. `contiguous`: only the backtrace's
+    first unbroken run, since numbering that jumps (`#5` then `#23`) means an excerpt cut frames
+    out, and what follows the cut is not the caller of what precedes it."""
     frames: list[str] = []
     last = None
     for match in _FRAME.finditer(output):
         number, text = int(match.group(1)), match.group(2).strip()
         if not frames and _HANDLER_FRAME.match(text):
             continue
-        if last is not None and number != last + 1:
+        if contiguous and last is not None and number != last + 1:
             break
         last = number
         frames.append(_frame_name(text))
@@ -201,5 +187,5 @@ def _pass_frames(cut: str, limit: int = 12) -> list[str]:
     return lines
 
 
-__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "contiguous_frames", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
+__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
            "strip_ir_dumps"]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from shapefuzz.signature import first_error_line, normalize
-from shapefuzz.triage.failing_pass import contiguous_frames, failing_pass
+from shapefuzz.triage.failing_pass import crash_frames, failing_pass
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
@@ -88,7 +88,7 @@ def pass_frames(output: str, limit: int = IDENTITY_FRAMES) -> tuple[str, ...]:
     """The top frames of a crash inside its failing pass (down to its `runOnOperation`), normalized:
     from the backtrace's first unbroken run only, so a frame an excerpt cut out is never replaced by
     one from after the cut; the frames of LLVM's fatal-error reporting are skipped."""
-    frames = [f for f in contiguous_frames(output) if not _REPORTING_FRAME.match(f)]
+    frames = [f for f in crash_frames(output, 64, contiguous=True) if not _REPORTING_FRAME.match(f)]
     inside = []
     for frame in _below_pass_manager(frames):
         inside.append(frame)
