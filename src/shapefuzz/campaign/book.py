@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS
 from shapefuzz.campaign.pool import Done, Task
+from shapefuzz.campaign.shrinkorder import cause_order, choose, frontend_spelled, severity_rank, shrink_started
 from shapefuzz.campaign.store import BucketRow, CandidateRow
 from shapefuzz.campaign.triage_rules import bucket_triage
 from shapefuzz.campaign.values import (
@@ -74,7 +75,7 @@ class BucketBook:
                 row = self.store.candidate(bucket.repro_key)
                 candidate = self._revive(row) if row is not None else None
                 if candidate is not None:
-                    self.shrink_queue.append((candidate, bucket.sig))
+                    self.shrink_queue[bucket.sig] = candidate
 
     def _size(self, text: str) -> tuple[int, ...]:
         if text not in self._sizes:
@@ -325,29 +326,76 @@ class BucketBook:
             self._plan_shrinks(saved, candidate, outcome)
 
     def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
-        """One shrink per cause, on the cheapest backend where the candidate reproduced it; the
-        plan is kept in the store, so a pending shrink survives a kill."""
+        """One shrink per cause: of its saved buckets, the linalg-spelled one on the cheapest lane
+        (`shrinkorder.choose`), chosen again when a better bucket of the cause is saved before its
+        shrink started; the order they run in is `_next_shrink`'s. The plan is kept in the
+        store, so a pending shrink survives a kill."""
         if not self.shrink_enabled or not sigs:
             return
+        for sig in sigs:  # what the check took on the bucket's lane: the cost of shrinking there
+            self._shrink_costs[sig] = outcome.lanes.get(self.buckets[sig].backend, ("", 1e9))[1]
         names = self.causes.name_of()
         members = self.causes.members()
+        running = self._shrinks_running()
         for cause in dict.fromkeys(names[s] for s in sigs):
             buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
-            if any(b.shrink in (ShrinkState.PENDING, ShrinkState.DONE) for b in buckets):
-                chosen = None
-            else:
-                here = [self.buckets[s] for s in sigs if names[s] == cause and self.buckets[s].corpus_entry]
-                chosen = min(here, key=lambda b: (outcome.lanes.get(b.backend, ("", 1e9))[1], b.backend),
-                             default=None)
-            for b in buckets:
-                if b.shrink != ShrinkState.NONE or b.sig not in sigs:
-                    continue
+            open_ = [b for b in buckets if b.sig not in running and (
+                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED) or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
+            chosen = None if shrink_started(buckets, running) else choose(
+                [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
+                 and (b.sig in sigs or b.sig in self.shrink_queue or self.store.candidate(b.repro_key) is not None)],
+                self._lane_seconds)
+            for b in open_:
                 state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
+                if b.shrink == state.value:
+                    continue
                 b = replace(b, shrink=state.value)
                 self.buckets[b.sig] = b
                 self.store.put_bucket(b)
                 if state == ShrinkState.PENDING:
-                    self.shrink_queue.append((candidate, b.sig))
+                    self.shrink_queue[b.sig] = candidate if b.sig in sigs else None  # None: revived from the store
+                else:
+                    self.shrink_queue.pop(b.sig, None)
+
+    def _shrinks_running(self) -> set[str]:
+        return {t.job.key for t in self.in_flight.values() if t.job is not None}
+
+    def _lane_seconds(self, bucket: BucketRow) -> float:
+        """What the check of the bucket's reproducer took on its lane (from the store on resume)."""
+        if bucket.sig not in self._shrink_costs:
+            row = self.store.candidate(bucket.repro_key)
+            seconds = row.outcome.get(bucket.backend) if row is not None else None
+            self._shrink_costs[bucket.sig] = float(seconds[1]) if isinstance(seconds, list) and len(seconds) > 1 \
+                else 1e9
+        return self._shrink_costs[bucket.sig]
+
+    def _shrink_order(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
+                      running: set[str]) -> tuple:
+        """Where a pending bucket's shrink stands in line (`shrinkorder.cause_order`, then the
+        bucket's own rank inside its cause)."""
+        cause = [self.buckets[s] for s in members.get(names.get(bucket.sig, ""), [bucket.sig]) if s in self.buckets]
+        for b in cause:
+            if b.sig not in self._severities:
+                self._severities[b.sig] = severity_rank(b)
+        return (*cause_order(cause, shrink_started(cause, running), self.active_before, lambda b: self._severities[b.sig]),
+                frontend_spelled(bucket), self._lane_seconds(bucket), bucket.first_seen, bucket.sig)
+
+    def _pop_shrink(self) -> tuple[Candidate, BucketRow] | None:
+        """The next pending shrink in `shrinkorder`'s order, taken out of the queue, with the
+        candidate to shrink."""
+        for sig in [s for s in self.shrink_queue
+                    if s not in self.buckets or self.buckets[s].shrink != ShrinkState.PENDING]:
+            del self.shrink_queue[sig]
+        members, names, running = self.causes.members(), self.causes.name_of(), self._shrinks_running()
+        for bucket in sorted((self.buckets[s] for s in self.shrink_queue),
+                             key=lambda b: self._shrink_order(b, members, names, running)):
+            candidate = self.shrink_queue.pop(bucket.sig)
+            if candidate is None:
+                row = self.store.candidate(bucket.repro_key)
+                candidate = self._revive(row) if row is not None else None
+            if candidate is not None:
+                return candidate, bucket
+        return None
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:

@@ -174,7 +174,10 @@ class Engine(Drawing, BucketBook):
         self.timeouts: collections.Counter[str] = collections.Counter()
         self.in_flight: dict[str, Task] = {}
         self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
-        self.shrink_queue: collections.deque[tuple[Candidate, str]] = collections.deque()  # (candidate, bucket)
+        # bucket -> the candidate to shrink (None: revived from the store); run in shrinkorder's order
+        self.shrink_queue: dict[str, Candidate | None] = {}
+        self._shrink_costs: dict[str, float] = {}  # bucket -> seconds its reproducer's check took on its lane
+        self._severities: dict[str, int] = {}  # bucket -> its severity rank
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
         self.base_probes: dict[str, tuple[str, ...]] = {}  # candidate key -> base lanes its confirm runs
         self.driver_checks: dict[str, dict] = {}  # candidate key -> its check's lanes, when its confirm runs a twin
@@ -231,14 +234,11 @@ class Engine(Drawing, BucketBook):
         return limit if left is None else min(limit, left)
 
     def _next_shrink(self, limit: float) -> Task | None:
-        while self.shrink_queue:
-            candidate, sig = self.shrink_queue.popleft()
-            bucket = self.buckets.get(sig)
-            if bucket is None or bucket.shrink != ShrinkState.PENDING:
-                continue
-            job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
-            return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
-        return None
+        if (taken := self._pop_shrink()) is None:
+            return None
+        candidate, bucket = taken
+        job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
+        return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:

@@ -23,7 +23,7 @@ from shapefuzz.campaign.discovery import (
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.triage_rules import cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, TaskKind, Triage, Verdict
+from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
 from shapefuzz.markup import cell, code, code_cell, fenced, text
 
@@ -94,6 +94,7 @@ class Summary:
             "active_seconds": round(self.active_seconds, 1), "per_minute": round(self.rate_per_min, 2),
             "tool_share": round(self.tool_seconds / self.task_seconds, 4) if self.task_seconds else None,
             "findings": len(self.findings), "new_findings": len(self.new_findings),
+            "shrunk_findings": sum(bool(c.get("shrunk")) for c in self.findings),
             "causes_total": len(self.causes), "set_apart": self.set_apart,
             "worker_seconds": {k: round(v, 1) for k, v in self.worker_seconds.items()},
             "rehit_seconds": round(self.rehit_seconds, 1),
@@ -228,6 +229,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
             "corpus_entries": list(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
             "symptoms": symptoms(members), "merged": sorted({was[b.sig] for b in members} - {name}),
+            "shrunk": any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
         })
     return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
                                       c["first_seen"]))
@@ -295,6 +297,8 @@ def text_lines(s: Summary) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())),
     ]
     lines.append(headline(s))
+    if shrunk_line(s):
+        lines.append(shrunk_line(s))
     lines += discovery_lines(s.discovery)
     if s.task_seconds:
         lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
@@ -413,6 +417,14 @@ def headline(s: Summary) -> str:
             + f"; {len(s.causes)} cause(s) in {len(s.buckets)} bucket(s)" + (f"; set apart: {apart}" if apart else ""))
 
 
+def shrunk_line(s: Summary) -> str:
+    """How many compiler-bug causes have an example that went through the shrinker."""
+    if not s.findings:
+        return ""
+    shrunk = sum(bool(c.get("shrunk")) for c in s.findings)
+    return f"shrunk: {shrunk} of {len(s.findings)} compiler-bug causes"
+
+
 def judge_line(s: Summary) -> str:
     """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
     from shapefuzz.onnx_judge import JUDGE_LANE
@@ -439,7 +451,7 @@ def markdown(s: Summary) -> str:
            f"- candidates: {s.candidates} in {format_duration(s.active_seconds)} of active time "
            f"({s.rate_per_min:.1f}/min, {s.sessions} session(s))",
            "- verdicts: " + text(", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items()))),
-           f"- {text(headline(s))}"]
+           f"- {text(headline(s))}"] + ([f"- {text(shrunk_line(s))}"] if shrunk_line(s) else [])
     out += [f"- {line}" for line in discovery_lines(s.discovery)]
     if shares(s):
         out.append(f"- {text(shares(s))}")
