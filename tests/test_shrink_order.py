@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shapefuzz.campaign.book import new_bucket
@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_campaign_economy import Target  # noqa: E402
 
 LINALG = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
-TORCH = "func.func @main(%a: !torch.vtensor<[2],f32>) -> !torch.vtensor<[2],f32> {\n  return %a : !torch.vtensor<[2],f32>\n}\n"
+TORCH = ("func.func @main(%a: !torch.vtensor<[2],f32>) -> !torch.vtensor<[2],f32> {\n"
+         "  return %a : !torch.vtensor<[2],f32>\n}\n")
 
 
 def _engine(tmp_path: Path) -> Engine:
@@ -99,3 +100,39 @@ def test_the_report_counts_the_compiler_bug_causes_with_a_shrunk_example(tmp_pat
         assert f"- shrunk: {count} of 1 compiler-bug causes" in markdown(summary).splitlines()
         assert summary.to_json()["shrunk_findings"] == count
         assert summary.to_json()["causes"][0]["shrunk"] is bool(count)
+
+
+@dataclass(frozen=True)
+class KindsTarget(Target):
+    """Candidate n fails on lane a by n % 4: a compile error, a crash, wrong values, or passes;
+    each shrink appends its bucket to `log` (shrinks run in worker processes)."""
+
+    log: str = ""
+
+    def check(self, candidate: Candidate, lanes) -> Outcome:
+        kind = json.loads(candidate.payload)["n"] % 4
+        stage, status, message = [(Stage.COMPILE, Status.ERROR, "err"), (Stage.COMPILE, Status.CRASH, "boom"),
+                                  (Stage.COMPARE, Status.MISMATCH, "wrong"), (None, Status.OK, "")][kind]
+        failures = tuple(Failure(Signature(lane, stage, status, message)) for lane in lanes if stage is not None)
+        return Outcome(Verdict.FAIL if failures else Verdict.PASS, {lane: (status, 0.01) for lane in lanes}, failures)
+
+    confirm = check
+
+    def shrink(self, candidate: Candidate, job):
+        with open(self.log, "a") as out:
+            out.write(job.key.split(": ", 1)[1] + "\n")
+        return None
+
+
+def test_pending_shrinks_run_on_resume_most_severe_first(tmp_path):
+    target = KindsTarget(str(tmp_path / "corpus"), log=str(tmp_path / "shrinks.log"))
+    kw = dict(lanes=("a",), start_method="fork", shrink=True, shrink_share=0.0, min_shrink_seconds=0.01)
+    first = Engine(target, CampaignStore(tmp_path / "c"), ("g",), seed=11, jobs=1, limits=Limits(count=20), **kw)
+    first.run()  # no share: every shrink stays pending in the store
+    assert sorted(b.shrink for b in first.store.buckets()) == [ShrinkState.PENDING] * 3
+    first.store.close()
+    again = Engine(target, CampaignStore(tmp_path / "c"), ("g",), seed=11, jobs=1, limits=Limits(count=20),
+                   final_shrink_seconds=10.0, **kw)
+    again.run()
+    assert Path(target.log).read_text().split() == ["wrong", "boom", "err"]
+    assert summarize(again.store).to_json()["shrunk_findings"] == 3

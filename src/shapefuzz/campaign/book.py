@@ -328,7 +328,7 @@ class BucketBook:
     def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
         """One shrink per cause: of its saved buckets, the linalg-spelled one on the cheapest lane
         (`shrinkorder.choose`), chosen again when a better bucket of the cause is saved before its
-        shrink started; the order they run in is `_next_shrink`'s. The plan is kept in the
+        shrink started; the order they run in is `_pop_shrink`'s. The plan is kept in the
         store, so a pending shrink survives a kill."""
         if not self.shrink_enabled or not sigs:
             return
@@ -340,7 +340,8 @@ class BucketBook:
         for cause in dict.fromkeys(names[s] for s in sigs):
             buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
             open_ = [b for b in buckets if b.sig not in running and (
-                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED) or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
+                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED)
+                or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
             chosen = None if shrink_started(buckets, running) else choose(
                 [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
                  and (b.sig in sigs or b.sig in self.shrink_queue or self.store.candidate(b.repro_key) is not None)],
@@ -377,8 +378,8 @@ class BucketBook:
         for b in cause:
             if b.sig not in self._severities:
                 self._severities[b.sig] = severity_rank(b)
-        return (*cause_order(cause, shrink_started(cause, running), self.active_before, lambda b: self._severities[b.sig]),
-                frontend_spelled(bucket), self._lane_seconds(bucket), bucket.first_seen, bucket.sig)
+        rank = cause_order(cause, shrink_started(cause, running), self.active_before, lambda b: self._severities[b.sig])
+        return (*rank, frontend_spelled(bucket), self._lane_seconds(bucket), bucket.first_seen, bucket.sig)
 
     def _pop_shrink(self) -> tuple[Candidate, BucketRow] | None:
         """The next pending shrink in `shrinkorder`'s order, taken out of the queue, with the
