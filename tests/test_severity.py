@@ -72,3 +72,14 @@ def test_the_index_has_a_scope_column(tmp_path):
     save_finding(tmp_path, finding)
     index = rebuild_index(tmp_path).read_text()
     assert "| scope |" in index and "| compiler crash | only with" in index
+
+
+def test_the_dynamic_size_sentinel_in_a_dumped_op_is_not_a_size():
+    """A 3.13 dump after a failing pass prints `?` sizes as -9223372036854775808 (kDynamic): a
+    plain compile error that dumps such an op is not a sizing bug; a real 2^55-byte count is."""
+    dump = ("error: slice along dimension 1 runs out-of-bounds: 3 >= 2\n"
+            "%1 = tensor.extract_slice %0[0, 0] [1, -9223372036854775808] [1, 1]")
+    assert severity_of("compile", "error", "slice along dimension N runs out-of-bounds: N >= N", dump) \
+        == Severity.COMPILE_ERROR
+    assert severity_of("compile", "error", "value evaluated as N is out of range.",
+                       "error: value evaluated as 36028797018963968 is out of range.") == Severity.SIZING_BUG

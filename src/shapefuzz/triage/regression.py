@@ -165,8 +165,10 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     tried = sorted((p.version for p in result.probes if p.verdict is not None), key=version_key)
     stepped = sorted((p for p in result.probes if p.verdict is None), key=lambda p: version_key(p.version))
     span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)
-    if result.first_failing is None:
-        text = f"fails in none of the releases tried ({', '.join(tried) or 'none could tell'})"
+    if not tried:
+        text = "no range: no release could tell (each was stepped over)"
+    elif result.first_failing is None:
+        text = f"fails in none of the releases tried ({', '.join(tried)})"
     elif len(tried) == 1:
         text = f"no range: only {tried[0]} could tell (the other releases were stepped over)"
     elif result.last_passing is None and result.first_failing == tried[0]:

@@ -44,9 +44,15 @@ ABSURD_BYTES = 2**40
 SMALL_INPUT_ELEMENTS = 1 << 16  # a module whose tensors hold no more than this is "a few KiB"
 
 
+# MLIR's dynamic-size sentinel (ShapedType::kDynamic, INT64_MIN, printed in `static_sizes` and the
+# like of every dumped op with a `?`) and INT64/UINT64_MAX: markers in IR, never a size asked for.
+_SENTINELS = {2**63, 2**63 - 1, 2**64 - 1}
+
+
 def absurd_size(text: str) -> bool:
     """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`)."""
-    return bool(_UNBOUNDED.search(text)) or any(int(n) >= ABSURD_BYTES for n in _NUMBER.findall(text))
+    return bool(_UNBOUNDED.search(text)) or any(
+        int(n) >= ABSURD_BYTES and int(n) not in _SENTINELS for n in _NUMBER.findall(text))
 
 
 def miscompiled_shape(stage: str, text: str) -> bool:
