@@ -143,3 +143,22 @@ def test_a_campaign_checks_the_twin_before_filing_a_driver_suspicion(tmp_path):
     (bucket,) = [b for b in engine.buckets.values() if b.backend == "vulkan-spirv"]
     assert "vulkan-llvmpipe" not in engine.lanes_for(0)  # the check did not run the twin; its re-run did
     assert bucket.triage == Triage.COMPILER_BUG.value and "same Mesa driver" in bucket.evidence
+
+
+def test_a_localization_finished_right_by_the_other_target_on_the_same_driver_clears_the_driver():
+    """The confirming re-run saw both Vulkan targets wrong (their own compiles), so the verdict was
+    'suspected driver'; localization then ran the failing lane's IR after `stream` through the other
+    target's codegen on the same device and got the right values: the device is not the bug."""
+    from shapefuzz.campaign.localizing import driver_cleared
+    from shapefuzz.triage.localize import CODEGEN, Localization
+
+    cleared = Localization(CODEGEN, evidence="...", certain=True, finished_by="vulkan-spirv")
+    said = driver_cleared(cleared, {"vulkan-llvmpipe"})
+    assert "vulkan-llvmpipe's codegen (IREE's), not the driver" in said and "same vulkan device" in said
+    # finished right on another driver (the CPU) says nothing of the Vulkan device
+    assert driver_cleared(Localization(CODEGEN, certain=True, finished_by="llvm-cpu"), {"vulkan-llvmpipe"}) == ""
+    # not certain, not codegen, or nothing finished it: the verdict stands
+    assert driver_cleared(Localization(CODEGEN, certain=False, finished_by="vulkan-spirv"), {"vulkan-llvmpipe"}) == ""
+    assert driver_cleared(Localization("dispatch-creation", certain=True, finished_by="vulkan-spirv"),
+                          {"vulkan-llvmpipe"}) == ""
+    assert driver_cleared(None, {"vulkan-llvmpipe"}) == ""

@@ -52,6 +52,25 @@ def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
     return found if loc.certain or not found else f"{found} (suspected)"
 
 
+def driver_cleared(loc: Localization | None, lanes: Iterable[str]) -> str:
+    """Evidence that a wrong value blamed on the Vulkan driver is IREE's, or "": the failing lane's
+    IR after its last target-independent phase was finished by another target on the same driver
+    and came out right, so that device computes the program right and the bug is in the failing
+    lane's codegen (the confirming re-run judged the two targets' own compiles, both wrong)."""
+    from shapefuzz.backends import BACKENDS
+
+    finisher = BACKENDS.get(loc.finished_by) if loc is not None and loc.certain and loc.phase == CODEGEN else None
+    if finisher is None or finisher.driver is None:
+        return ""
+    same = sorted(lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].driver == finisher.driver
+                  and lane != finisher.name)
+    if not same:
+        return ""
+    return (f"{', '.join(same)}'s IR after its last target-independent phase, finished by {finisher.name} on the "
+            f"same {finisher.driver} device, computes the right values: the device runs this program right, so "
+            f"the bug is in {', '.join(same)}'s codegen (IREE's), not the driver")
+
+
 def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
-from shapefuzz.campaign.localizing import localizations, split_by_localization
+from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptom_text, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
@@ -218,10 +218,13 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         where = next((located[b.sig] for b in [lead, *members] if b.sig in located and located[b.sig].localized),
                      next((located[b.sig] for b in [lead, *members] if b.sig in located), None))
         bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
+        evidence = lead.evidence
+        if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
+            triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
         out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
                     "regression": regression_of(store, name) if store is not None else None,
-            "cause": name, "triage": triage.value, "evidence": lead.evidence,
+            "cause": name, "triage": triage.value, "evidence": evidence,
             "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
             "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
             "count": sum(b.count for b in members), "first_seen": round(first, 1),
