@@ -211,7 +211,7 @@ def _fuzz(tmp_path, *args, mode="words"):
 
 def test_fuzz_until_saturated_stops_when_the_fake_compilers_causes_stop_coming(tmp_path):
     # mode "words": every candidate fails with one of three messages: three causes, met again and again
-    args = ("--ops", "topk", "--backends", "llvm-cpu", "--jobs", "1", "--no-shrink", "--no-bisect", "--json")
+    args = ("--ops", "topk", "--backends", "llvm-cpu", "--jobs", "1", "--no-shrink", "--no-bisect", "--no-localize", "--json")
     result = _fuzz(tmp_path, "--count", "300", "--until-saturated", "0.5", *args)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)

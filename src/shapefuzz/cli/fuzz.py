@@ -58,7 +58,8 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
                    "toolchain cache for up to this long (default 2m).")
 @click.option("--localize-time", type=Duration(), default=None,
               help="After the budget, localize each new wrong value or run-time failure (the phase and pass where "
-                   "it starts, by executing intermediate IR) for up to this long in all (default 3m; 0: off).")
+                   "it starts, by executing intermediate IR) for up to this long in all (default 3m).")
+@click.option("--no-localize", is_flag=True, help="No localization step (see `shapefuzz triage --localize`).")
 @click.option("--no-bisect", is_flag=True, help="No regression-range phase (see `shapefuzz triage --bisect`).")
 @click.option("--fetch-releases", type=int, default=None, metavar="N",
               help="Older releases to have for the regression ranges (the oldest usable, the newest before this "
@@ -76,7 +77,7 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturated, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_bisect,
+         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_localize, no_bisect,
          fetch_releases, fetch_disk, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign import live
@@ -88,7 +89,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
                           shrink_share, saturate_after, explore, lanes_per_candidate, fail_on, cluster,
                           session.iree_bin, session.iree_version, coverage=coverage_share,
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
-                          localize_time=localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
+                          localize_time=0.0 if no_localize else localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
                           until_saturated=until_saturated)
     view = None
     if live.wanted(plain):
