@@ -206,6 +206,20 @@ def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str
     return check_module(entry.mlir, backends, expectation, toolchain, budget, confirm)
 
 
+def not_runnable_here(sig: Signature, toolchain: Toolchain) -> str:
+    """Why this toolchain cannot re-check a failure on its own lane, or "": a lane this shapefuzz
+    does not know, flags the compiler lacks, or no device for a failure at run time."""
+    backend = BACKENDS.get(sig.backend)
+    if backend is None:
+        return f"unknown backend {sig.backend!r} in this shapefuzz"
+    probe = toolchain.probe
+    if not backend.compiles(probe):
+        return f"{sig.backend} is not supported by this compiler ({probe.version}: {backend.availability(probe)})"
+    if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
+        return f"{sig.backend}: {backend.availability(probe)}"
+    return ""
+
+
 def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[str] | None = None,
                  budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> ReplayResult:
     """Re-checks one entry on its backend."""
@@ -213,16 +227,11 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     sig = entry.signature
     base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig,
                         reported=str(entry.meta.get("reported") or ""))
-    backend = BACKENDS.get(sig.backend)
     if selected is not None and sig.backend not in selected:
         return replace(base, detail="backend not selected (--backends)")
-    if backend is None:
-        return replace(base, detail=f"unknown backend {sig.backend!r} in this shapefuzz")
-    probe = toolchain.probe
-    if not backend.compiles(probe):
-        return replace(base, detail=f"{sig.backend} is not supported by this compiler ({probe.version})")
-    if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
-        return replace(base, detail=f"{sig.backend}: {backend.availability(probe)}")
+    why = not_runnable_here(sig, toolchain)
+    if why:
+        return replace(base, detail=why)
     try:
         report = check_entry(entry, toolchain, _backends_for(entry, sig.backend, toolchain), budget, confirm)
     except ShapefuzzError as error:

@@ -24,7 +24,7 @@ from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.model import Stage, Verdict
 from shapefuzz.releases import cached_versions, installed_version, version_key
-from shapefuzz.replay import ReplayOutcome, ReplayResult, check_entry
+from shapefuzz.replay import ReplayOutcome, ReplayResult, check_entry, not_runnable_here
 from shapefuzz.toolchain import Toolchain
 from shapefuzz.triage.failing_pass import failing_pass
 
@@ -84,14 +84,10 @@ def same_failure_check(failing: str = "") -> Callable[[CorpusEntry, Toolchain], 
         started = time.monotonic()
         sig, want = entry.signature, recorded_failure(entry, failing)
         base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig)
-        backend = BACKENDS.get(sig.backend)
-        if backend is None:
-            return replace(base, detail=f"unknown lane {sig.backend!r}")
+        why = not_runnable_here(sig, toolchain)
+        if why:
+            return replace(base, detail=why)
         probe = toolchain.probe
-        if not backend.compiles(probe):
-            return replace(base, detail=f"lacks the {sig.backend} lane's flags ({backend.availability(probe)})")
-        if sig.stage in (Stage.RUN, Stage.COMPARE) and not backend.executes(probe):
-            return replace(base, detail=f"{sig.backend} cannot run here ({backend.availability(probe)})")
         lanes = [sig.backend]
         if sig.stage == Stage.COMPARE and entry.expected is None and entry.case is None:  # judged by vote
             lanes += [b for b in entry.backends if b != sig.backend and b in BACKENDS and BACKENDS[b].executes(probe)]
