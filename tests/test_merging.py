@@ -191,3 +191,32 @@ def test_one_program_wrong_in_a_pass_on_one_lane_and_in_codegen_on_another_stays
     assert sorted(c["backends"] for c in causes) == [["llvm-cpu", "vmvx"], ["vulkan-spirv"]]
     assert all(not c["merged"] for c in causes)
     store.close()
+
+
+# --- one bound: sizes made from the dynamic-dim bound, whatever pass refuses them ------------------
+def test_sizes_from_the_dynamic_dim_bound_are_one_bug_and_a_real_limit_stays_apart(tmp_path):
+    """IREE sizes scratch buffers of a dynamic dim from its 2^53 - 1 bound: the CPU's stack check
+    says "overflows 64 bits" or "exceeded stack allocation limit", a GPU's says it uses 32 x
+    (2^53 - 1) bytes of shared memory; one bug. A static topk over 64 KiB of shared memory is a
+    limit of its own and stays apart."""
+    from shapefuzz.triage.severity import from_dynamic_dim_bound
+
+    stack = _row("llvm-cpu", "compile", "error", "'memref.alloca' op stack allocation size overflows N bits", "pool",
+                 1.0, "cause-stack", "error: 'memref.alloca' op stack allocation size overflows 64 bits "
+                 "(memref<9007199254740991xf32>)\n// -----// IR Dump After LLVMCPUCheckIRBeforeLLVMConversionPass "
+                 "Failed: iree-llvmcpu-check-ir-before-llvm-conversion //----- //")
+    shared = _row("vulkan-llvmpipe", "compile", "error", "function 'dispatch' uses N bytes of shared memory; "
+                  "exceeded the limit of N bytes", "scatter", 2.0, "cause-shared",
+                  "error: function 'dispatch' uses 288230376151711712 bytes of shared memory; exceeded the limit "
+                  "of 65536 bytes")
+    topk = _row("rocm-gfx942", "compile", "error", "function 'dispatch' uses N bytes of shared memory; exceeded the "
+                "limit of N bytes", "topk", 3.0, "cause-topk",
+                "error: function 'dispatch' uses 70400 bytes of shared memory; exceeded the limit of 65536 bytes")
+    assert from_dynamic_dim_bound(stack.detail) and from_dynamic_dim_bound(shared.detail)
+    assert not from_dynamic_dim_bound(topk.detail) and not from_dynamic_dim_bound("[1, -9223372036854775808]")
+    store = _store(tmp_path, [stack, shared, topk])
+    causes = {c["cause"]: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-stack", "cause-topk"}
+    assert causes["cause-stack"]["merged"] == ["cause-shared"]
+    assert [s["lanes"] for s in causes["cause-stack"]["symptoms"]] == [["llvm-cpu"], ["vulkan-llvmpipe"]]
+    store.close()

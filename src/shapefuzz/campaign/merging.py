@@ -14,6 +14,12 @@
   never merged here (their identities already say where and what), nor are causes whose buckets
   name different places.
 
+- **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
+  without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
+  bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
+  limit", "unbounded", a GPU's shared memory, an HSACO value out of range): the size says where it
+  comes from, whatever pass refuses it.
+
 A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
 its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
 
@@ -27,7 +33,7 @@ from shapefuzz.campaign.store import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import Localization
-from shapefuzz.triage.severity import severity_of
+from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
 LOCALIZED_STAGES = ("compare", "run")
 FAILING_STAGES = ("compile", "verify")
@@ -81,7 +87,12 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
                     for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
-    merged = _union(_union(groups, one_program), one_pass)
+    bound = {b.sig for b in every if _from_bound(b)}
+
+    def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
+
+    merged = _union(_union(_union(groups, one_program), one_pass), one_bound)
     return {name: members if members is groups.get(name) else _most_severe_first(members)
             for name, members in merged.items()}
 
@@ -102,6 +113,13 @@ def _union(groups: dict[str, list[BucketRow]],
                     out[a] = [*out[a], *out.pop(b)]
                     changed = True
     return out
+
+
+def _from_bound(b: BucketRow) -> bool:
+    """A sizing bug whose output names a size made from the dynamic-dim bound (module doc)."""
+    message = b.sig_json.get("message", "")
+    return severity_of(b.stage, b.status, message, b.detail) == Severity.SIZING_BUG and \
+        from_dynamic_dim_bound(f"{message}\n{b.detail}")
 
 
 def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
@@ -133,7 +151,7 @@ def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bo
 
 
 def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
-    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.sig_json.get("message", ""), False),
+    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.sig_json.get("message", "")),
                                           b.first_seen))
 
 
@@ -146,7 +164,7 @@ def symptoms(members: list[BucketRow]) -> list[dict[str, Any]]:
         if b.backend not in out.setdefault(key, []):
             out[key].append(b.backend)
     return [{"stage": s, "status": st, "message": m, "lanes": lanes,
-             "severity": severity_of(s, st, m, False).label} for (s, st, m), lanes in out.items()]
+             "severity": severity_of(s, st, m).label} for (s, st, m), lanes in out.items()]
 
 
 def symptom_text(symptom: dict[str, Any]) -> str:

@@ -55,6 +55,24 @@ def absurd_size(text: str) -> bool:
         int(n) >= ABSURD_BYTES and int(n) not in _SENTINELS for n in _NUMBER.findall(text))
 
 
+# IREE's bound for a dynamic dim without a better one: a scratch buffer sized from it names the
+# bound itself or a small multiple of it (x4 bytes of f32, x32 for a workgroup's copies: 2^55, 2^58 - 32)
+DYNAMIC_DIM_BOUND = 2**53 - 1
+
+
+def from_dynamic_dim_bound(text: str) -> bool:
+    """Whether an output names a size made from the dynamic-dim bound: "unbounded" (3.2's words),
+    or a count that is a multiple (up to 4096) of 2^53 - 1 or of 2^53 (one bug, many messages: the
+    message depends on rank, target and release)."""
+    if re.search(r"\bunbounded\b", text, re.IGNORECASE):
+        return True
+    for n in map(int, _NUMBER.findall(text)):
+        if n >= DYNAMIC_DIM_BOUND and n not in _SENTINELS and \
+                any(n % base == 0 and n // base <= 4096 for base in (DYNAMIC_DIM_BOUND, DYNAMIC_DIM_BOUND + 1)):
+            return True
+    return False
+
+
 def miscompiled_shape(stage: str, text: str) -> bool:
     """Whether a run-time failure comes from sizes or shapes the compiled code computed wrong
     (OUT_OF_RANGE, an element count overflowing the device, an absurd allocation)."""
