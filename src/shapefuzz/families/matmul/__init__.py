@@ -32,15 +32,16 @@ def export_rule(p: Params) -> dict:
 
 
 # Older releases lack `linalg.contract` and the named ops' `indexing_maps` (transposed or broadcast
-# operands): each is decided by verifying its example with the release; the generic form is drawn instead.
+# operands; 3.2.0 takes them on `linalg.matmul`, not on `batch_matmul`): each is decided by verifying its example with the release; the generic form is drawn instead.
 RELEASE_GATES = (
     ReleaseGate("form contract", "linalg.contract",
                 lambda p: p.form == "contract" and p.frontend == LINALG,
                 lambda: Params("f32", "f32", (), (), 2, 2, 2, False, False, False, form="contract"),
                 instead=lambda p: p.replace(form="generic")),
-    ReleaseGate("form named with indexing maps", "linalg.matmul with indexing_maps",
+    ReleaseGate("form named with indexing maps", "linalg.batch_matmul with indexing_maps",
                 lambda p: p.form == "named" and p.frontend == LINALG and (p.trans_a or p.trans_b or p.bcast != "none"),
-                lambda: Params("f32", "f32", (), (), 2, 2, 2, False, False, False, trans_b=True),
+                # a batch_matmul with a broadcast operand: 3.2.0 parses a 2-D matmul's maps but not these
+                lambda: Params("f32", "f32", (2,), (False,), 2, 2, 2, False, False, False, bcast="a"),
                 instead=lambda p: p.replace(form="generic")),
 )
 
