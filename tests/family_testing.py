@@ -47,6 +47,21 @@ def check_params(
                       budget=budget or DEFAULT_BUDGET, confirm=confirm)
 
 
+def assert_known_vulkan_llvmpipe_bug(family: str, params, right) -> None:
+    """A known IREE bug on vulkan-llvmpipe: `params` right on llvm-cpu and wrong there (fails loudly
+    once IREE fixes it, so the test is updated), and `right`, a close variant, right there."""
+    import pytest
+
+    from shapefuzz.model import Status, Verdict
+
+    report = check_params(family, params, backends=("llvm-cpu", "vulkan-llvmpipe"))
+    statuses = {r.backend: r.status for r in report.results}
+    if statuses["vulkan-llvmpipe"] == Status.OK:
+        pytest.fail("IREE now computes this right on vulkan-llvmpipe: the known bug is fixed, update this test")
+    assert statuses == {"llvm-cpu": Status.OK, "vulkan-llvmpipe": Status.MISMATCH}, report.to_json()
+    assert check_params(family, right, backends=("vulkan-llvmpipe",)).verdict == Verdict.PASS
+
+
 def result_types(text: str) -> list[str]:
     """The tensor types in the @main signature's results."""
     header = next(line for line in text.splitlines() if line.lstrip().startswith("func.func @main"))  # imported ONNX indents it

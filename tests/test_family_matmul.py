@@ -171,14 +171,8 @@ I8_SHIFTED_BATCHED = _base(dtype="i8", out="i32", batch=[2], batch_dyn=[False], 
     (I8_SHIFTED_BATCHED, I8_SHIFTED_BATCHED.replace(form="generic")),
 ], ids=["f16-widened-transposed", "i8-zero-points-batched"])
 def test_known_bugs_vulkan_llvmpipe(params, right, has_vulkan):
-    from family_testing import check_params
-    from shapefuzz.model import Status
+    from family_testing import assert_known_vulkan_llvmpipe_bug
 
     if not has_vulkan:
         pytest.skip("no Vulkan device")
-    report = check_params("matmul", params, backends=("llvm-cpu", "vulkan-llvmpipe"))
-    statuses = {r.backend: r.status for r in report.results}
-    if statuses["vulkan-llvmpipe"] == Status.OK:
-        pytest.fail("IREE now computes this right on vulkan-llvmpipe: the known bug is fixed, update this test")
-    assert statuses == {"llvm-cpu": Status.OK, "vulkan-llvmpipe": Status.MISMATCH}, report.to_json()
-    assert check_params("matmul", right, backends=("vulkan-llvmpipe",)).verdict == Verdict.PASS
+    assert_known_vulkan_llvmpipe_bug("matmul", params, right)

@@ -178,14 +178,8 @@ GROUP_NHWC_F16_TORCH = _p("group", [2, 2, 7, 8], groups=8, layout="nhwc", dtype=
     (GROUP_NHWC_F16_TORCH, GROUP_NHWC_F16_TORCH.replace(dtype="f32")),
 ], ids=["softmax-middle-axis", "group-nhwc-f16-torch"])
 def test_known_bugs_vulkan_llvmpipe(params, right, has_vulkan):
-    from family_testing import check_params
-    from shapefuzz.model import Status
+    from family_testing import assert_known_vulkan_llvmpipe_bug
 
     if not has_vulkan:
         pytest.skip("no Vulkan device")
-    report = check_params("norm", params, backends=("llvm-cpu", "vulkan-llvmpipe"))
-    statuses = {r.backend: r.status for r in report.results}
-    if statuses["vulkan-llvmpipe"] == Status.OK:
-        pytest.fail("IREE now computes this right on vulkan-llvmpipe: the known bug is fixed, update this test")
-    assert statuses == {"llvm-cpu": Status.OK, "vulkan-llvmpipe": Status.MISMATCH}, report.to_json()
-    assert check_params("norm", right, backends=("vulkan-llvmpipe",)).verdict == Verdict.PASS
+    assert_known_vulkan_llvmpipe_bug("norm", params, right)
