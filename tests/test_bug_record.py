@@ -8,6 +8,8 @@ import json
 import pytest
 
 from shapefuzz.campaign.bugs import annotate_corpus
+from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.values import Triage
 from shapefuzz.corpus import Finding, load_entry, rebuild_index, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
 
@@ -38,12 +40,18 @@ def test_an_old_record_written_as_a_repr_still_reads(tmp_path):
 
 def test_a_cause_s_record_is_written_as_json_values(tmp_path):
     path = _entry(tmp_path)
-    cause = {"cause": "cause-0123456789", "triage": "compiler bug", "corpus_entries": [str(path)],
-             "component": "codegen for llvm-cpu", "scope": "default pipeline", "lanes": ["llvm-cpu"],
-             "severity": "compile error", "failing_pass": "iree-llvmcpu-lower-executable-target",
-             "regression": {"text": "fails in every release tried (3.12.0, 3.13.0)", "tried": ["3.12.0", "3.13.0"],
-                            "first_fixed": None}}
+    cause = Cause(name="cause-0123456789", triage=Triage.COMPILER_BUG, evidence="", identity="",
+                  failing_pass="iree-llvmcpu-lower-executable-target", component="codegen for llvm-cpu",
+                  scope="default pipeline", lanes=("llvm-cpu",), severity="compile error", severity_rank=5,
+                  localized=None, reported="", known=False,
+                  regression={"text": "fails in every release tried (3.12.0, 3.13.0)", "tried": ["3.12.0", "3.13.0"],
+                              "first_fixed": None},
+                  backends=("llvm-cpu",), stage="compile", status="error", message="m", buckets=(), count=1,
+                  first_seen=0.0, new=True, rehits=0, rehit_seconds=0.0, corpus_entries=(str(path),), symptoms=(),
+                  merged=(), shrunk=False)
     assert annotate_corpus(None, [cause]) == 1
+    meta = json.loads((path / "meta.json").read_text())
+    assert meta["cause"] == "cause-0123456789" and meta["triage"] == "compiler bug"  # the text, not the enum's repr
     bug = json.loads((path / "meta.json").read_text())["bug"]
     assert bug["regression"]["tried"] == ["3.12.0", "3.13.0"] and bug["regression"]["first_fixed"] is None
     assert load_entry(path).meta["bug"]["failing_pass"] == "iree-llvmcpu-lower-executable-target"

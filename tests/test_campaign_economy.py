@@ -116,7 +116,7 @@ def test_saturation_lowers_the_draw_rate_of_a_buckets_features(tmp_path):
     assert on.stats.steered_away > 0
     bucket = on.store.buckets()[0]
     assert bucket.rehits >= 1 and bucket.rehit_seconds > 0  # re-hits and their cost are kept
-    assert summarize(on.store).causes[0]["rehits"] == bucket.rehits
+    assert summarize(on.store).causes[0].rehits == bucket.rehits
 
 
 def test_keep_chance_falls_with_rehits_and_their_cost_but_keeps_an_exploration_share():
@@ -144,7 +144,7 @@ def test_two_backends_failing_the_same_way_make_one_cause(tmp_path):
     buckets = engine.store.buckets()
     assert {b.backend for b in buckets} == {"a", "b"} and len({b.cause for b in buckets}) == 1
     summary = summarize(engine.store)
-    assert len(summary.causes) == 1 and summary.causes[0]["backends"] == ["a", "b"]
+    assert len(summary.causes) == 1 and summary.causes[0].backends == ("a", "b")
     assert engine.snapshot().causes == 1 and engine.snapshot().buckets == 2
     # one shrink per cause: the other bucket is skipped, not shrunk again
     assert sorted(b.shrink for b in buckets) == ["", ""]  # shrinking off in this engine
@@ -450,7 +450,7 @@ def test_a_new_bucket_on_a_variant_lane_is_re_run_on_its_plain_lane(tmp_path, fa
     assert len(findings) == 1
     if fails_on_plain:
         assert {b.backend for b in buckets} == {variant, "llvm-cpu"} and len({b.cause for b in buckets}) == 1
-        assert findings[0]["scope"] == "default pipeline"
+        assert findings[0].scope == "default pipeline"
     else:
         assert {b.backend for b in buckets} == {variant}
-        assert findings[0]["scope"].startswith("only with")
+        assert findings[0].scope.startswith("only with")

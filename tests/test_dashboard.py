@@ -163,8 +163,9 @@ def _main(monkeypatch, capsys, cwd: Path, *argv: str) -> tuple[int, str, str]:
 
 
 def _fake_candidate(i: int, family: str = "conv") -> CandidateRow:
-    return CandidateRow(f"k{i}", i, i, family, ("a",), ("llvm-cpu",), Verdict.PASS, {"llvm-cpu": ["ok", 0.5]},
-                        "{}", 10, 0.4, 0.5, float(i))
+    return CandidateRow(key=f"k{i}", idx=i, seed=i, family=family, features=("a",), backends=("llvm-cpu",),
+                        verdict=Verdict.PASS, outcome={"llvm-cpu": ["ok", 0.5]}, payload="{}", size=10,
+                        tool_seconds=0.4, task_seconds=0.5, finished=float(i))
 
 
 def test_empty_campaign_renders_an_empty_dashboard(tmp_path):

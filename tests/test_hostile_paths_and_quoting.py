@@ -174,9 +174,11 @@ def _store_with_cause(folder: Path, corpus: Path, entry: Path, cause: str, faili
     store = CampaignStore(folder)
     store.set_meta("config", json.dumps({"corpus": str(corpus)}))
     store.start_session([])
-    store.put_bucket(BucketRow(str(sig), sig.to_json(), sig.backend, sig.stage.value, sig.status.value, "conv", 1,
-                               0.0, 0.0, 0.0, 0.0, BucketState.CONFIRMED, "k", 10, "x", "detail", str(entry), None,
-                               cause="cause-0000000000", triage=Triage.COMPILER_BUG.value))
+    store.put_bucket(BucketRow(sig=str(sig), sig_json=sig.to_json(), backend=sig.backend, stage=sig.stage.value,
+                               status=sig.status.value, family="conv", count=1, first_seen=0.0, last_seen=0.0,
+                               first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k",
+                               repro_size=10, repro_text="x", detail="detail", corpus_entry=str(entry),
+                               shrunk_size=None, cause="cause-0000000000", triage=Triage.COMPILER_BUG))
     if failing_pass:
         store.db.execute("INSERT INTO failing_passes (bucket, pass) VALUES (?, ?)", (str(sig), failing_pass))
         store.db.commit()

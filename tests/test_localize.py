@@ -188,10 +188,10 @@ def test_two_real_wrong_value_bugs_localized_apart_are_two_causes(tmp_path, tool
         row = _mismatch(lane, "pool", first)
         store.put_bucket(row)
         store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
-    causes = {c["backends"][0]: c for c in summarize(store).causes}
-    assert len(causes) == 2 and causes["llvm-cpu"]["identity"] != causes["vulkan-spirv"]["identity"]
-    assert causes["llvm-cpu"]["component"] == DISPATCH_CREATION
-    assert causes["vulkan-spirv"]["component"].startswith("codegen for SPIR-V")
+    causes = {c.backends[0]: c for c in summarize(store).causes}
+    assert len(causes) == 2 and causes["llvm-cpu"].identity != causes["vulkan-spirv"].identity
+    assert causes["llvm-cpu"].component == DISPATCH_CREATION
+    assert causes["vulkan-spirv"].component.startswith("codegen for SPIR-V")
     store.close()
 
 
@@ -200,9 +200,10 @@ def _mismatch(lane: str, family: str, first: float) -> BucketRow:
     sig = Signature.from_json({"backend": lane, "stage": "compare", "status": "mismatch",
                                "message": f"wrong values in {family}"})
     fields = {**sig.to_json(), "identity": f"compare/mismatch [?]: wrong values in {family}", "strong": ""}
-    return BucketRow(str(sig), fields, lane, "compare", "mismatch", family, 1, first, first, 0.0, 0.0,
-                     BucketState.CONFIRMED, "k", 10, "x", "", "", None, cause="cause-one",
-                     triage=Triage.COMPILER_BUG.value)
+    return BucketRow(sig=str(sig), sig_json=fields, backend=lane, stage="compare", status="mismatch", family=family,
+                     count=1, first_seen=first, last_seen=first, first_wall=0.0, last_wall=0.0,
+                     state=BucketState.CONFIRMED, repro_key="k", repro_size=10, repro_text="x", detail="",
+                     corpus_entry="", shrunk_size=None, cause="cause-one", triage=Triage.COMPILER_BUG)
 
 
 def test_two_wrong_value_buckets_localized_to_different_passes_stay_two_causes(tmp_path):
@@ -214,13 +215,13 @@ def test_two_wrong_value_buckets_localized_to_different_passes_stay_two_causes(t
                      (b, Localization(CODEGEN, evidence="finished by llvm-cpu from stream: right", certain=True))):
         store.put_bucket(row)
         store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
-    causes = {c["backends"][0]: c for c in summarize(store).causes}
+    causes = {c.backends[0]: c for c in summarize(store).causes}
     assert len(causes) == 2  # the engine had tied them into one cause
     cpu, vk = causes["llvm-cpu"], causes["vulkan-spirv"]
-    assert cpu["identity"] != vk["identity"] and "fusion-preprocessing" in cpu["identity"]
-    assert cpu["component"] == DISPATCH_CREATION and vk["component"].startswith("codegen for SPIR-V")
-    assert cpu["failing_pass"] == "iree-dispatch-creation-fusion-preprocessing"
-    title = issue_title({"bug": {"component": cpu["component"], "localized": cpu["localized"]}},
+    assert cpu.identity != vk.identity and "fusion-preprocessing" in cpu.identity
+    assert cpu.component == DISPATCH_CREATION and vk.component.startswith("codegen for SPIR-V")
+    assert cpu.failing_pass == "iree-dispatch-creation-fusion-preprocessing"
+    title = issue_title({"bug": {"component": cpu.component, "localized": cpu.localized.to_json()}},
                         "llvm-cpu", "compare", "mismatch", "wrong values in conv_transpose")
     assert title == f"[{DISPATCH_CREATION}] wrong values after FusionPreprocessingPass (dispatch-creation)"
     assert "FusionPreprocessingPass (dispatch-creation)" in markdown(summarize(store))
@@ -265,7 +266,7 @@ def test_wrong_values_localized_to_the_same_pass_on_two_lanes_are_one_cause(tmp_
         store.put_bucket(row)
         store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
     causes = summarize(store).causes
-    assert [(c["cause"], c["backends"]) for c in causes] == [("cause-llvm-cpu", ["llvm-cpu", "vmvx"])]
+    assert [(c.name, c.backends) for c in causes] == [("cause-llvm-cpu", ("llvm-cpu", "vmvx"))]
     store.close()
 
 
@@ -281,9 +282,11 @@ def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_a
     compiled = check_module(static, ["vmvx"], None, toolchain, confirm=False).results[0]
     assert compiled.status.value == "error" and "FoldUnitExtentDimsPass Failed" in compiled.detail, compiled.detail
     failure = failure_of(compiled.signature, compiled.detail)
-    error = BucketRow(str(compiled.signature), failure.fields(), "vmvx", "compile", "error", "pool", 1, 2.0, 2.0, 0.0,
-                      0.0, BucketState.CONFIRMED, "k2", 10, static, compiled.detail, "", None, cause="cause-error",
-                      triage=Triage.COMPILER_BUG.value)
+    error = BucketRow(sig=str(compiled.signature), sig_json=failure.fields(), backend="vmvx", stage="compile",
+                      status="error", family="pool", count=1, first_seen=2.0, last_seen=2.0, first_wall=0.0,
+                      last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k2", repro_size=10, repro_text=static,
+                      detail=compiled.detail, corpus_entry="", shrunk_size=None, cause="cause-error",
+                      triage=Triage.COMPILER_BUG)
     wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), cause="cause-wrong")
     store = CampaignStore(tmp_path / "c")
     store.start_session([])
@@ -291,9 +294,9 @@ def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_a
         store.put_bucket(row)
     store.set_meta(LOCALIZE_META + wrong.sig, json.dumps(fold_pool.to_json()))
     (cause,) = summarize(store).causes  # two engine causes (no message in common), one bug
-    assert cause["cause"] == "cause-wrong" and cause["merged"] == ["cause-error"]
-    assert cause["severity"] == "wrong values" and cause["failing_pass"] == "iree-dispatch-creation-fold-unit-extent-dims"
-    assert [(s["severity"], s["lanes"]) for s in cause["symptoms"]] == [("wrong values", ["llvm-cpu"]),
-                                                                      ("compile error", ["vmvx"])]
+    assert cause.name == "cause-wrong" and cause.merged == ("cause-error",)
+    assert cause.severity == "wrong values" and cause.failing_pass == "iree-dispatch-creation-fold-unit-extent-dims"
+    assert [(s.severity, s.lanes) for s in cause.symptoms] == [("wrong values", ("llvm-cpu",)),
+                                                               ("compile error", ("vmvx",))]
     assert "wrong values on llvm-cpu; compile error on vmvx" in markdown(summarize(store))
     store.close()

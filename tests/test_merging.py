@@ -32,9 +32,10 @@ def _row(lane: str, stage: str, status: str, message: str, family: str, first: f
     sig = Signature.from_json({"backend": lane, "stage": stage, "status": status, "message": message})
     ident = identity_of(stage, status, message, detail)
     fields = {**sig.to_json(), "identity": ident.key, "strong": "1" if ident.strong else ""}
-    return BucketRow(str(sig), fields, lane, stage, status, family, 1, first, first, 0.0, 0.0, BucketState.CONFIRMED,
-                     repro_key or f"cand-{cause}", 10, "x", detail, entry, None, cause=cause,
-                     triage=Triage.COMPILER_BUG.value)
+    return BucketRow(sig=str(sig), sig_json=fields, backend=lane, stage=stage, status=status, family=family, count=1,
+                     first_seen=first, last_seen=first, first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED,
+                     repro_key=repro_key or f"cand-{cause}", repro_size=10, repro_text="x", detail=detail,
+                     corpus_entry=entry, shrunk_size=None, cause=cause, triage=Triage.COMPILER_BUG)
 
 
 def _dump(arg: str, cls: str) -> str:
@@ -129,9 +130,9 @@ def test_two_byte_identical_reproducers_with_different_truncated_backtraces_are_
                      "no backtrace", str(other)))
     store = _store(tmp_path, rows)
     causes = summarize(store).causes
-    assert sorted(len(c["buckets"]) for c in causes) == [1, 2], [c["buckets"] for c in causes]
-    merged = next(c for c in causes if len(c["buckets"]) == 2)
-    assert merged["cause"] == "cause-0" and merged["merged"] == ["cause-1"]
+    assert sorted(len(c.buckets) for c in causes) == [1, 2], [c.buckets for c in causes]
+    merged = next(c for c in causes if len(c.buckets) == 2)
+    assert merged.name == "cause-0" and merged.merged == ("cause-1",)
     store.close()
 
 
@@ -147,10 +148,10 @@ def test_a_run_time_failure_localized_to_a_pass_merges_with_its_compile_error_on
     # the run-time failure's reproducer, run on vulkan-spirv, gave the compile error: one bug
     store = _store(tmp_path / "b", [run, error], {run.sig: FOLD}, hits=[("cand-run", error.sig, "vulkan-spirv")])
     (cause,) = summarize(store).causes
-    assert cause["cause"] == "cause-run" and cause["merged"] == ["cause-error"]
-    assert cause["stage"] == "run" and cause["severity"] == "miscompiled shape"  # the worst symptom leads (OUT_OF_RANGE from compiled code: a miscompiled shape)
-    assert [(s["severity"], s["lanes"]) for s in cause["symptoms"]] == [("miscompiled shape", ["vmvx"]),
-                                                                      ("compile error", ["vulkan-spirv"])]
+    assert cause.name == "cause-run" and cause.merged == ("cause-error",)
+    assert cause.stage == "run" and cause.severity == "miscompiled shape"  # the worst symptom leads (OUT_OF_RANGE from compiled code: a miscompiled shape)
+    assert [(s.severity, s.lanes) for s in cause.symptoms] == [("miscompiled shape", ("vmvx",)),
+                                                               ("compile error", ("vulkan-spirv",))]
     summary = summarize(store)
     assert "miscompiled shape on vmvx; compile error on vulkan-spirv; merged: cause-error" in markdown(summary)
     assert json.loads(json_text(summary))["causes"][0]["symptoms"][1]["lanes"] == ["vulkan-spirv"]
@@ -188,8 +189,8 @@ def test_one_program_wrong_in_a_pass_on_one_lane_and_in_codegen_on_another_stays
     codegen = Localization("codegen", evidence="finished by llvm-cpu from stream: right", certain=True)
     store = _store(tmp_path, rows, {rows[0].sig: FOLD, rows[1].sig: codegen})
     causes = summarize(store).causes
-    assert sorted(c["backends"] for c in causes) == [["llvm-cpu", "vmvx"], ["vulkan-spirv"]]
-    assert all(not c["merged"] for c in causes)
+    assert sorted(c.backends for c in causes) == [("llvm-cpu", "vmvx"), ("vulkan-spirv",)]
+    assert all(not c.merged for c in causes)
     store.close()
 
 
@@ -215,8 +216,8 @@ def test_sizes_from_the_dynamic_dim_bound_are_one_bug_and_a_real_limit_stays_apa
     assert from_dynamic_dim_bound(stack.detail) and from_dynamic_dim_bound(shared.detail)
     assert not from_dynamic_dim_bound(topk.detail) and not from_dynamic_dim_bound("[1, -9223372036854775808]")
     store = _store(tmp_path, [stack, shared, topk])
-    causes = {c["cause"]: c for c in summarize(store).causes}
+    causes = {c.name: c for c in summarize(store).causes}
     assert set(causes) == {"cause-stack", "cause-topk"}
-    assert causes["cause-stack"]["merged"] == ["cause-shared"]
-    assert [s["lanes"] for s in causes["cause-stack"]["symptoms"]] == [["llvm-cpu"], ["vulkan-llvmpipe"]]
+    assert causes["cause-stack"].merged == ("cause-shared",)
+    assert [s.lanes for s in causes["cause-stack"].symptoms] == [("llvm-cpu",), ("vulkan-llvmpipe",)]
     store.close()

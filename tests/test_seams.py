@@ -66,8 +66,10 @@ def test_execute_reports_tool_seconds():
 
 def test_bucket_state_and_save_marker_round_trip(tmp_path):
     store = CampaignStore(tmp_path / "c")
-    row = BucketRow("s", {"backend": "a", "stage": "compile", "status": "error", "message": "m"}, "a", "compile", "error", "g", 1, 0.0, 0.0, 0.0, 0.0,
-                    BucketState.PENDING, "k", 10, "text", "", "", None, saving=2)
+    row = BucketRow(sig="s", sig_json={"backend": "a", "stage": "compile", "status": "error", "message": "m"},
+                    backend="a", stage="compile", status="error", family="g", count=1, first_seen=0.0, last_seen=0.0,
+                    first_wall=0.0, last_wall=0.0, state=BucketState.PENDING, repro_key="k", repro_size=10,
+                    repro_text="text", detail="", corpus_entry="", shrunk_size=None, saving=2)
     store.put_bucket(row)
     back = store.bucket("s")
     assert back == row and isinstance(back.state, BucketState)
@@ -87,8 +89,9 @@ def test_a_failure_round_trips_through_the_store_with_an_equal_signature(tmp_pat
     candidate = Candidate("k", "pool", 5, (), "{}", "text")
     store = CampaignStore(tmp_path / "c")
     store.put_bucket(new_bucket(failure, candidate, 1.0, 2.0, BucketState.PENDING, Triage.COMPILER_BUG, "why"))
-    store.record(CandidateRow("k", 0, 5, "pool", (), ("llvm-cpu",), Verdict.FAIL,
-                              {"llvm-cpu": [Status.MISMATCH, 0.5]}, "{}", 4, 0.1, 0.2, 1.0), [(failure.key, "llvm-cpu")],
+    store.record(CandidateRow(key="k", idx=0, seed=5, family="pool", features=(), backends=("llvm-cpu",),
+                              verdict=Verdict.FAIL, outcome={"llvm-cpu": [Status.MISMATCH, 0.5]}, payload="{}", size=4,
+                              tool_seconds=0.1, task_seconds=0.2, finished=1.0), [(failure.key, "llvm-cpu")],
                  store.start_session([]), 1.0)
     store.close()
     store = CampaignStore(tmp_path / "c", create=False)

@@ -150,7 +150,7 @@ def test_a_cause_on_many_lanes_writes_a_bounded_number_of_corpus_entries(tmp_pat
     first = min(buckets, key=lambda b: (b.first_seen, b.sig))
     assert sum(b.corpus_entry == first.corpus_entry for b in buckets) == 1 + len(buckets) - MAX_ENTRIES_PER_CAUSE
     cause = summarize(engine.store).causes[0]
-    assert len(cause["corpus_entries"]) == MAX_ENTRIES_PER_CAUSE and cause["count"] > len(buckets)
+    assert len(cause.corpus_entries) == MAX_ENTRIES_PER_CAUSE and cause.count > len(buckets)
     engine.store.close()
     again = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 1, 1,
                    Limits(count=45), start_method="fork")

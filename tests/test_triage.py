@@ -271,9 +271,11 @@ class DiskFullOnce(FakeTarget):
 
 # --- known bugs, one truth, the issue export -----------------------------------------------------
 def _bucket(sig: Signature, detail: str, entry: str, cause: str, first_seen: float = 0.0) -> BucketRow:
-    return BucketRow(str(sig), failure_of(sig, detail).fields(), sig.backend, sig.stage.value, sig.status.value, "conv", 1, first_seen,
-                     first_seen, 0.0, 0.0, BucketState.CONFIRMED, "k", 10, "x", detail, entry, None, cause=cause,
-                     triage=Triage.COMPILER_BUG.value)
+    return BucketRow(sig=str(sig), sig_json=failure_of(sig, detail).fields(), backend=sig.backend,
+                     stage=sig.stage.value, status=sig.status.value, family="conv", count=1, first_seen=first_seen,
+                     last_seen=first_seen, first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k",
+                     repro_size=10, repro_text="x", detail=detail, corpus_entry=entry, shrunk_size=None, cause=cause,
+                     triage=Triage.COMPILER_BUG)
 
 
 def test_an_entry_marked_reported_is_known_on_the_next_campaign(tmp_path):
@@ -298,7 +300,7 @@ def test_an_entry_marked_reported_is_known_on_the_next_campaign(tmp_path):
     store.put_bucket(_bucket(other, strip_ir_dumps(out), "", "cause-x", first_seen=5.0))
     summary = summarize(store)
     (cause,) = summary.causes
-    assert cause["reported"] == url and not cause["new"] and summary.findings and not summary.new_findings
+    assert cause.reported == url and not cause.new and summary.findings and not summary.new_findings
     assert summary.nodes == [] and isinstance(summary.coverage, dict)  # (the coverage summary once landed in nodes)
 
 

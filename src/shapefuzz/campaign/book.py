@@ -26,7 +26,6 @@ from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibling_lanes)
-ENVIRONMENT_FAULT = "EnvironmentFault"  # the target's exception for our machine's failures (errors.py)
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
 # Corpus entries the buckets of one cause write (one bug seen on many lanes, or in many words);
@@ -38,10 +37,11 @@ def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, 
                evidence: str, shrink: ShrinkState = ShrinkState.NONE) -> BucketRow:
     """A bucket's first row: the failure, with the candidate as its reproducer."""
     signature = failure.signature
-    return BucketRow(failure.key, failure.fields(), failure.lane, signature.stage.value, signature.status.value,
-                     candidate.group, 1, now, now, wall, wall, state, candidate.key, candidate.length, candidate.text,
-                     failure.detail[:8000], "", None, triage=Triage(triage).value, evidence=evidence,
-                     shrink=shrink.value)
+    return BucketRow(sig=failure.key, sig_json=failure.fields(), backend=failure.lane, stage=signature.stage.value,
+                     status=signature.status.value, family=candidate.group, count=1, first_seen=now, last_seen=now,
+                     first_wall=wall, last_wall=wall, state=state, repro_key=candidate.key,
+                     repro_size=candidate.length, repro_text=candidate.text, detail=failure.detail[:8000],
+                     corpus_entry="", shrunk_size=None, triage=Triage(triage), evidence=evidence, shrink=shrink)
 
 
 class BucketBook:
@@ -101,11 +101,11 @@ class BucketBook:
 
     def _environment_fault(self, task: Task, done: Done) -> bool:
         """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
-        EnvironmentFault) is retried later, never recorded as the candidate's outcome; the
-        condition is reported. True when `done` was one."""
-        if done.value is not None or ENVIRONMENT_FAULT not in (done.error or ""):
+        EnvironmentFault, carried on `done` as its `environment`) is retried later, never recorded
+        as the candidate's outcome; the condition is reported. True when `done` was one."""
+        if done.value is not None or done.environment is None:
             return False
-        condition = one_line(done.error).split(ENVIRONMENT_FAULT + ":", 1)[-1].split(" (our environment")[0].strip()
+        condition = done.environment.text
         self.stats.environment_faults += 1
         key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.key if task.job else ''}"
         self.retries[key] += 1
@@ -179,10 +179,11 @@ class BucketBook:
         if self.causes.tie([f.key for f in outcome.failures]) or new_lanes:
             updates.update(self._renamed_causes())
         row = CandidateRow(
-            candidate.key, candidate.index, candidate.seed, candidate.group, candidate.features, task.lanes,
-            outcome.verdict, {lane: [Status(status).value, seconds] for lane, (status, seconds) in outcome.lanes.items()},
-            candidate.payload, candidate.length,
-            outcome.tool_seconds, done.seconds, now, outcome.error[:2000])
+            key=candidate.key, idx=candidate.index, seed=candidate.seed, family=candidate.group,
+            features=candidate.features, backends=task.lanes, verdict=outcome.verdict,
+            outcome={lane: [Status(status).value, seconds] for lane, (status, seconds) in outcome.lanes.items()},
+            payload=candidate.payload, size=candidate.length, tool_seconds=outcome.tool_seconds,
+            task_seconds=done.seconds, finished=now, error=outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes))
         self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
@@ -202,7 +203,7 @@ class BucketBook:
                 if bases:
                     self.base_probes[candidate.key] = bases
                 twins = self._twin_lanes(outcome, task.lanes)
-                if twins or any(self.buckets[f.key].triage == Triage.SUSPECTED_DRIVER.value
+                if twins or any(self.buckets[f.key].triage == Triage.SUSPECTED_DRIVER
                                 for f in outcome.failures if f.lane in new_lanes):
                     self.driver_checks[candidate.key] = dict(outcome.lanes)
                 lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
@@ -256,7 +257,7 @@ class BucketBook:
             backend = BACKENDS.get(failure.lane)
             twin = backend.driver_twin if backend is not None else None
             if (twin and twin in self.lanes and twin not in checked and bucket is not None and bucket.count == 1
-                    and bucket.triage == Triage.SUSPECTED_DRIVER.value):
+                    and bucket.triage == Triage.SUSPECTED_DRIVER):
                 twins.append(twin)
         return tuple(dict.fromkeys(twins))
 
@@ -301,21 +302,21 @@ class BucketBook:
             flaky = sig not in again
             failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
-            rejudge = bucket.triage == Triage.OURS.value or (
-                bucket.triage == Triage.SUSPECTED_DRIVER.value and checked is not None)
+            rejudge = bucket.triage == Triage.OURS or (
+                bucket.triage == Triage.SUSPECTED_DRIVER and checked is not None)
             if not flaky and rejudge and outcome is not None:
                 # the re-run may show the reference is right after all (an equivalent form agrees with
                 # it), or that the Vulkan lane's twin on the same driver gets it right
                 again_failure = next(f for f in outcome.failures if f.key == sig)
-                judged = outcome if bucket.triage == Triage.OURS.value else \
+                judged = outcome if bucket.triage == Triage.OURS else \
                     replace(outcome, lanes={**checked, **outcome.lanes}, earlier={bucket.backend: bucket.detail})
                 triage, evidence = self.target.triage(candidate, again_failure, judged)
-                bucket = replace(bucket, triage=Triage(triage).value, evidence=evidence)
+                bucket = replace(bucket, triage=Triage(triage), evidence=evidence)
             if flaky:
                 why = ("did not come back on its re-run" if bucket.status != "oom" else
                        "ran out of memory under the campaign's cap but not under the full cap on its re-run "
                        "(it needs more memory than the campaign allows, not without bound)")
-                bucket = replace(bucket, triage=Triage.FLAKY.value, evidence=why)
+                bucket = replace(bucket, triage=Triage.FLAKY, evidence=why)
                 self.steering.ignored.add(sig)
             self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
             if flaky:
@@ -348,9 +349,9 @@ class BucketBook:
                 self._lane_seconds)
             for b in open_:
                 state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
-                if b.shrink == state.value:
+                if b.shrink == state:
                     continue
-                b = replace(b, shrink=state.value)
+                b = replace(b, shrink=state)
                 self.buckets[b.sig] = b
                 self.store.put_bucket(b)
                 if state == ShrinkState.PENDING:
@@ -416,7 +417,7 @@ class BucketBook:
                 else:
                     self.store.put_bucket(replace(bucket, corpus_entry="", saving=before))
                     entry = self.target.save(candidate, failure, flaky, bucket.cause,
-                                             triage=bucket_triage(bucket).value, evidence=bucket.evidence)
+                                             triage=bucket_triage(bucket), evidence=bucket.evidence)
             except Exception as error:  # a corpus problem must not end the campaign; retried on resume
                 if not disk_full(error):
                     self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
@@ -459,7 +460,7 @@ class BucketBook:
             if text is not None and self._smaller(text, bucket.repro_text):
                 bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
-        bucket = replace(bucket, shrink=state.value)
+        bucket = replace(bucket, shrink=state)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
         if result and not (done.error or done.lost) and len(result) > 2:

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.localizing import component_of_localization
-from shapefuzz.campaign.merging import symptom_text
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import measure
@@ -27,7 +27,7 @@ REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> 
 
 def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None = None,
                 localized: Localization | None = None) -> dict[str, Any]:
-    """Pass, component, scope, lanes and severity of a cause from its buckets. The failing pass is
+    """Pass, component, scope, lanes and severity of a cause from its buckets (`Cause`'s keywords). The failing pass is
     read from the compiler's output kept with each bucket, else from the action log of an
     instrumented compile (`action_passes`: bucket -> pass, the coverage tables); for a wrong value
     or run-time failure, from where it was `localized` (the pass, the component and the identity)."""
@@ -50,8 +50,8 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,
-        "scope": scope_of(lanes, component), "lanes": lanes, "severity": severity.label, "severity_rank": int(severity),
-        "localized": localized.to_json() if localized is not None else None,
+        "scope": scope_of(lanes, component), "lanes": tuple(lanes), "severity": severity.label,
+        "severity_rank": int(severity), "localized": localized,
     }
 
 
@@ -87,12 +87,13 @@ def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> 
     store.set_meta(REGRESSION_META + cause, json.dumps(record, sort_keys=True))
 
 
-def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], seconds: float | None,
+def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float | None,
                   versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
                   only_new: bool = True, **bisect_kwargs: Any) -> int:
     """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
     that has none yet, from its smallest corpus entry, within `seconds` (None: no limit). Each
-    range is kept in the store at once, so a stopped phase resumes. Returns how many were taken."""
+    range is kept in the store at once, so a stopped phase resumes (summarize again to see them).
+    Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.size import size_of
     from shapefuzz.triage.regression import regression_range
@@ -100,14 +101,14 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
     end = None if seconds is None else time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if cause["triage"] != "compiler bug" or (only_new and not cause["new"]) or regression_of(store, cause["cause"]):
+        if not cause.is_finding or (only_new and not cause.new) or regression_of(store, cause.name):
             continue
         if end is not None and time.monotonic() >= end:
-            say(f"regression ranges: time is up; {cause['cause']} and later ones are left for "
+            say(f"regression ranges: time is up; {cause.name} and later ones are left for "
                 "`shapefuzz triage CAMPAIGN --bisect`")
             break
         entries = []
-        for path in cause["corpus_entries"]:
+        for path in cause.corpus_entries:
             try:
                 entry = load_entry(Path(path))
                 entries.append((size_of(entry.mlir), entry))
@@ -116,38 +117,38 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
         if not entries:
             continue
         entry = min(entries, key=lambda pair: pair[0])[1]
-        say(f"regression range of {cause['cause']} ({entry.id}) over {', '.join(versions)}")
-        record = regression_range(entry, versions, say, **{"failing": cause.get("failing_pass") or "", **bisect_kwargs})
-        set_regression(store, cause["cause"], record)
-        cause["regression"] = record
-        say(f"  {cause['cause']}: {record['text']}")
+        say(f"regression range of {cause.name} ({entry.id}) over {', '.join(versions)}")
+        record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, **bisect_kwargs})
+        set_regression(store, cause.name, record)
+        say(f"  {cause.name}: {record['text']}")
         done += 1
     return done
 
 
-def annotate_corpus(store: CampaignStore, causes: Iterable[dict[str, Any]], say=lambda text: None) -> int:
+def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda text: None) -> int:
     """Writes each cause's bug fields into its corpus entries' meta.json; returns how many."""
     from shapefuzz.corpus import load_entry, update_meta
     from shapefuzz.files import safe_name
 
     written = 0
     for cause in causes:
-        for entry in cause["corpus_entries"]:  # inside the corpus (report.stored_entry)
+        for entry in cause.corpus_entries:  # inside the corpus (report.stored_entry)
             try:
-                safe_name(cause["cause"], "cause")  # the store's text is copied into meta.json only when a plain name
+                safe_name(cause.name, "cause")  # the store's text is copied into meta.json only when a plain name
                 old = load_entry(Path(entry)).meta.get("bug") or {}
-                record = {**old, **{k: cause[k] for k in ("component", "scope", "lanes", "severity")}}
-                if cause.get("failing_pass"):
-                    record["failing_pass"] = cause["failing_pass"]
-                if cause.get("localized"):
-                    record["localized"] = cause["localized"]
-                if cause.get("regression"):
-                    record["regression"] = dict(cause["regression"])
-                if len(cause.get("symptoms") or []) > 1:  # one bug seen several ways (campaign.merging)
-                    record["symptoms"] = [symptom_text(s) for s in cause["symptoms"]]
+                record = {**old, "component": cause.component, "scope": cause.scope, "lanes": list(cause.lanes),
+                          "severity": cause.severity}
+                if cause.failing_pass:
+                    record["failing_pass"] = cause.failing_pass
+                if cause.localized is not None:
+                    record["localized"] = cause.localized.to_json()
+                if cause.regression:
+                    record["regression"] = dict(cause.regression)
+                if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.merging)
+                    record["symptoms"] = [s.text for s in cause.symptoms]
                 record = as_json_value(record)  # JSON values all through, never a value's repr
-                if record != old or load_entry(Path(entry)).meta.get("cause") != cause["cause"]:
-                    update_meta(entry, bug=record, cause=cause["cause"], triage=cause["triage"])
+                if record != old or load_entry(Path(entry)).meta.get("cause") != cause.name:
+                    update_meta(entry, bug=record, cause=cause.name, triage=cause.triage.value)
                     written += 1
             except Exception as error:  # noqa: BLE001 - one broken entry must not hide the rest
                 say(f"could not annotate {entry}: {error}")

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from shapefuzz import __version__
 from shapefuzz.campaign import plots
+from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.issue_texts import IssueTexts
@@ -54,11 +55,10 @@ def _link(target: Path | None, base: Path) -> str | None:
     return "/".join(quote(part) for part in Path(rel).parts)
 
 
-def _regression(cause: dict[str, Any], entry_meta: dict[str, Any] | None) -> str:
+def _regression(cause: Cause, entry_meta: dict[str, Any] | None) -> str:
     """"fails from X (worked in Y)", from the cause or its entry's recorded bisect; "" if unknown."""
-    recorded = cause.get("regression")  # the campaign's own record (triage), {"text": ...}
-    if recorded:
-        return str(recorded.get("text", "")) if isinstance(recorded, dict) else str(recorded)
+    if cause.regression:  # the campaign's own record (triage), {"text": ...}
+        return cause.regression_text
     bisect = (entry_meta or {}).get("bisect")
     if not isinstance(bisect, dict) or not bisect.get("first_failing"):
         return ""
@@ -88,20 +88,19 @@ def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[
     buckets = {b["signature"]: b for b in summary.buckets}
     rows = []
     for cause in summary.causes:
-        members = [buckets[s] for s in cause["buckets"] if s in buckets]
-        entry = Path(cause["corpus_entries"][0]) if cause.get("corpus_entries") else None
+        members = [buckets[s] for s in cause.buckets if s in buckets]
+        entry = Path(cause.corpus_entries[0]) if cause.corpus_entries else None
         meta = _entry_meta(entry) if entry is not None else None
         issue = issues.write(cause, members) if issues is not None else None
         passes = sorted({str(b.get("failing_pass") or "") for b in members} - {""})
         rows.append({
-            "cause": cause["cause"], "triage": cause["triage"], "severity": cause.get("severity") or "",
-            "new": cause.get("new", True), "lanes": cause["backends"], "scope": cause.get("scope") or "",
-            "reported": cause.get("reported") or "",
-            "component": cause.get("component") or ("runtime" if cause["stage"] == "run" else "compiler"),
-            "failing_pass": cause.get("failing_pass") or ", ".join(passes),
-            "regression": _regression(cause, meta), "message": cause["message"],
-            "stage": cause["stage"], "status": cause["status"], "hits": cause["count"],
-            "first_seen": format_duration(cause["first_seen"]), "evidence": cause["evidence"],
+            "cause": cause.name, "triage": cause.triage.value, "severity": cause.severity,
+            "new": cause.new, "lanes": list(cause.backends), "scope": cause.scope, "reported": cause.reported,
+            "component": cause.component or ("runtime" if cause.stage == "run" else "compiler"),
+            "failing_pass": cause.failing_pass or ", ".join(passes),
+            "regression": _regression(cause, meta), "message": cause.message,
+            "stage": cause.stage, "status": cause.status, "hits": cause.count,
+            "first_seen": format_duration(cause.first_seen), "evidence": cause.evidence,
             "entry": _link(entry / "meta.json", base) if entry else None,
             "entry_name": entry.name if entry else "",
             "reproducer": _link(entry / "reproducer.mlir", base) if entry else None,

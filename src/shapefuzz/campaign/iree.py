@@ -193,7 +193,7 @@ class IreeTarget:
         return str(folder), count if is_int(count) else 0
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "",
-             triage: str = "", evidence: str = "") -> str:
+             triage: Triage | None = None, evidence: str = "") -> str:
         from shapefuzz.corpus import make_finding, save_finding
 
         expectation = self._expectation(candidate)
@@ -201,7 +201,7 @@ class IreeTarget:
             failure.signature, candidate.text, self.toolchain,
             case=case_of_candidate(candidate), seed=candidate.input_seed,
             inputs=expectation.inputs, expected=expectation.expected, detail=failure.detail, flaky=flaky,
-            cause=cause, triage=triage, evidence=evidence)
+            cause=cause, triage=Triage(triage).value if triage else "", evidence=evidence)  # meta.json: the text
         entry, _ = save_finding(self.corpus_dir, finding)
         return str(entry)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from shapefuzz.campaign.cause import Cause
+
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.files import UnsafeName, child, fresh_dir, real_dir, safe_name
 from shapefuzz.markup import code, text
@@ -21,18 +23,17 @@ from shapefuzz.toolchain import Toolchain
 ISSUES_DIR = "issues"
 
 
-def one_bug_lines(cause: dict[str, Any]) -> list[str]:
+def one_bug_lines(cause: Cause) -> list[str]:
     """For a cause that is one bug seen several ways (campaign.merging): each symptom with its lanes,
     and the causes merged into it."""
-    seen = cause.get("symptoms") or []
+    seen = cause.symptoms
     lines = []
     if len(seen) > 1:
         lines.append("one bug, " + str(len(seen)) + " symptoms: " + "; ".join(
-            f"{text(s['severity'])} on {text(', '.join(s['lanes']))} "
-            f"({code(s['stage'] + '/' + s['status'] + ': ' + s['message'])})"
+            f"{text(s.severity)} on {text(', '.join(s.lanes))} ({code(s.stage + '/' + s.status + ': ' + s.message)})"
             for s in seen))
-    if cause.get("merged"):
-        lines.append("merged causes: " + ", ".join(code(name) for name in cause["merged"]))
+    if cause.merged:
+        lines.append("merged causes: " + ", ".join(code(name) for name in cause.merged))
     return lines
 
 
@@ -54,18 +55,18 @@ class IssueTexts:
             self._version = (shown.stdout + shown.stderr).strip() or "(iree-compile --version printed nothing)"
         return self._version
 
-    def write(self, cause: dict[str, Any], buckets: list[dict[str, Any]]) -> Path | None:
+    def write(self, cause: Cause, buckets: list[dict[str, Any]]) -> Path | None:
         """The report of one cause from its first corpus entry; None when it has none that loads
         (no entry yet, the corpus moved) or no toolchain was given."""
-        entries = [Path(e) for e in cause.get("corpus_entries", []) if e]
+        entries = [Path(e) for e in cause.corpus_entries if e]
         if not entries or self.toolchain is None:
             return None
         entry_dir = entries[0]
         try:
-            out = child(self.folder, safe_name(cause["cause"], "cause") + ".md", "bug report")
+            out = child(self.folder, safe_name(cause.name, "cause") + ".md", "bug report")
         except UnsafeName as error:
-            if str(cause["cause"]) not in self._refused:
-                self._refused.add(str(cause["cause"]))
+            if cause.name not in self._refused:
+                self._refused.add(cause.name)
                 self.say(f"issues: {error}; its bug report is not written")
             return None
         try:
@@ -74,17 +75,17 @@ class IssueTexts:
                      tuple((b["backend"], b["signature"], b["count"]) for b in buckets))
         except OSError:
             return None
-        if self._stamps.get(cause["cause"]) == stamp and out.is_file():
+        if self._stamps.get(cause.name) == stamp and out.is_file():
             return out
         try:
             self._write(entry_dir, buckets, out, cause)
         except (ShapefuzzError, OSError, ValueError):  # an entry that does not load or export: no link
             return None
-        self._stamps[cause["cause"]] = stamp
+        self._stamps[cause.name] = stamp
         return out
 
     def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
-               cause: dict[str, Any] | None = None) -> None:
+               cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
         from shapefuzz.export.issue import IssueContext, write_issue
         from shapefuzz.export.plan import plan
@@ -95,7 +96,7 @@ class IssueTexts:
                  if b["signature"] == str(entry.signature) else
                  f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"
                  for b in buckets if b["state"] != "flaky"]
-        lines += one_bug_lines(cause or {})
+        lines += one_bug_lines(cause) if cause is not None else []
         lines.append(f"(as the campaign saw it; {code(f'shapefuzz export {entry.id} --format issue')} re-checks every "
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through

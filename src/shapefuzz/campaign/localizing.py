@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
+from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.campaign.values import Triage
 from shapefuzz.triage.component import DISPATCH_CREATION, INPUT_GLOBAL_OPT, STREAM_HAL, component_of
 from shapefuzz.triage.localize import CODEGEN, Localization
 
@@ -19,7 +21,7 @@ LOCALIZE_META = "localize:"
 DEFAULT_LOCALIZE_SECONDS = 180.0  # the whole step (--localize-time)
 PER_BUCKET_SECONDS = 60.0
 LOCALIZED_STAGES = ("compare", "run")
-_TRIAGES = ("compiler bug", "suspected driver")
+_TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
 _PHASE_COMPONENT = {"input": INPUT_GLOBAL_OPT, "abi": INPUT_GLOBAL_OPT, "preprocessing": INPUT_GLOBAL_OPT,
                     "global-optimization": INPUT_GLOBAL_OPT, "dispatch-creation": DISPATCH_CREATION,
                     "flow": STREAM_HAL, "stream": STREAM_HAL}
@@ -75,10 +77,10 @@ def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""
     return (b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") and bool(b.corpus_entry)
-            and (b.triage or "compiler bug") in _TRIAGES)
+            and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
 
-def localize_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], toolchain, seconds: float,
+def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, seconds: float,
                     say: Callable[[str], None] = lambda text: None, only_new: bool = True) -> int:
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
     within `seconds` in all; each record is kept at once. Returns how many were taken."""
@@ -88,9 +90,9 @@ def localize_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], tool
     end = time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if only_new and not cause.get("new"):
+        if only_new and not cause.new:
             continue
-        for sig in cause["buckets"]:
+        for sig in cause.buckets:
             bucket = store.bucket(sig)
             if bucket is None or not _wanted(bucket) or localization_of(store, sig) is not None:
                 continue

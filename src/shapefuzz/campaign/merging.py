@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
+from shapefuzz.campaign.cause import Symptom
 from shapefuzz.campaign.store import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
@@ -155,7 +156,7 @@ def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
                                           b.first_seen))
 
 
-def symptoms(members: list[BucketRow]) -> list[dict[str, Any]]:
+def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
     """Each distinct symptom of a cause (stage, status, message) with the lanes that showed it, most
     severe first."""
     out: dict[tuple[str, str, str], list[str]] = {}
@@ -163,13 +164,8 @@ def symptoms(members: list[BucketRow]) -> list[dict[str, Any]]:
         key = (b.stage, b.status, b.sig_json.get("message", ""))
         if b.backend not in out.setdefault(key, []):
             out[key].append(b.backend)
-    return [{"stage": s, "status": st, "message": m, "lanes": lanes,
-             "severity": severity_of(s, st, m).label} for (s, st, m), lanes in out.items()]
+    return tuple(Symptom(stage=s, status=st, message=m, lanes=tuple(lanes), severity=severity_of(s, st, m).label)
+                 for (s, st, m), lanes in out.items())
 
 
-def symptom_text(symptom: dict[str, Any]) -> str:
-    """"wrong values on llvm-cpu, vmvx"."""
-    return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
-
-
-__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]

@@ -14,8 +14,8 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shapefuzz.campaign.values import SplitShrinkTarget, TaskKind, perform
-from shapefuzz.errors import ShapefuzzError
+from shapefuzz.campaign.values import EnvironmentCondition, SplitShrinkTarget, TaskKind, perform
+from shapefuzz.errors import EnvironmentFault, ShapefuzzError
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class TaskResult:
     error: str  # a traceback: our bug on one candidate
     node_id: str
     pid: int
+    environment: EnvironmentCondition | None = None  # the node's machine failed the task (pool.Done's)
 
 
 def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, argument: Any) -> TaskResult:
@@ -86,6 +87,7 @@ def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, argume
     `argument` is the task's lanes, or a shrink's `ShrinkJob`. A shrink is run here without writing
     the corpus (the head saves what it returns); a target without that split shrinks as it does locally."""
     start = time.perf_counter()
+    environment = None
     try:
         if hasattr(target, "toolchain"):
             target = replace(target, toolchain=node_toolchain(spec))
@@ -93,9 +95,11 @@ def run_task(target: Any, spec: ToolchainSpec, kind: str, candidate: Any, argume
             value, error = target.shrink_only(candidate, argument), ""
         else:
             value, error = perform(target, kind, candidate, argument), ""
+    except EnvironmentFault as fault:  # the node's machine, not the candidate: retried by the head
+        value, error, environment = None, traceback.format_exc(limit=8), EnvironmentCondition.of(fault)
     except Exception:  # noqa: BLE001 - our bug on one candidate: reported, the node keeps working
         value, error = None, traceback.format_exc(limit=8)
-    return TaskResult(value, time.perf_counter() - start, error, _node_id(), os.getpid())
+    return TaskResult(value, time.perf_counter() - start, error, _node_id(), os.getpid(), environment)
 
 
 __all__ = ["NodeReport", "TaskResult", "ToolchainSpec", "node_toolchain", "probe_node", "run_task"]

@@ -18,7 +18,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz.campaign.values import ShrinkJob, Target, TaskKind, perform
+from shapefuzz.campaign.values import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
+from shapefuzz.errors import EnvironmentFault
 from shapefuzz.sandbox import become_subreaper, kill_strays
 
 
@@ -44,6 +45,7 @@ class Done:
     seconds: float  # the worker's wall time for the task
     error: str = ""  # a traceback (our bug) or why the worker was lost
     lost: bool = False  # the worker died or ran past the deadline
+    environment: EnvironmentCondition | None = None  # our machine failed the task (retried, never its outcome)
 
 
 def _terminate(signum, frame):  # SIGTERM in a worker: unwind, so the sandbox kills its child group
@@ -100,12 +102,15 @@ def _serve(conn, target: Target) -> None:
         if task is None:
             return
         start = time.perf_counter()
+        environment = None
         try:
             value, error = perform(target, task.kind, task.candidate, task.argument), ""
+        except EnvironmentFault as fault:  # our machine, not the candidate: a value the engine retries on
+            value, error, environment = None, traceback.format_exc(limit=8), EnvironmentCondition.of(fault)
         except Exception:  # our bug on one candidate: report it, keep the worker
             value, error = None, traceback.format_exc(limit=8)
         try:
-            conn.send((task.tid, value, time.perf_counter() - start, error))
+            conn.send((task.tid, value, time.perf_counter() - start, error, environment))
         except (OSError, ValueError):
             return
 
@@ -177,8 +182,8 @@ class WorkerPool:
                 except (EOFError, OSError):
                     message = None
                 if message is not None:
-                    _, value, seconds, error = message
-                    done.append(Done(task, value, seconds, error))
+                    _, value, seconds, error, environment = message
+                    done.append(Done(task, value, seconds, error, environment=environment))
                     w.task = None
                     continue
                 if w.proc.is_alive() and w.conn in ready:

@@ -19,7 +19,8 @@ from typing import Any, Callable
 from shapefuzz.campaign.cluster import NODE_LABEL, Cluster, import_ray, remote
 from shapefuzz.campaign.node import ToolchainSpec, run_task
 from shapefuzz.campaign.pool import Done, Task
-from shapefuzz.campaign.values import TaskKind
+from shapefuzz.campaign.values import EnvironmentCondition, TaskKind
+from shapefuzz.errors import EnvironmentFault
 
 MAX_RETRIES = 2  # Ray's own retries of a task whose worker or node died
 MAX_RESUBMITS = 3  # ours, when Ray's retries could not find a live node for it
@@ -157,13 +158,15 @@ class RayPool:
         tally.tasks += 1
         tally.checks += task.kind == TaskKind.CHECK
         tally.seconds += result.seconds
-        value, error = result.value, result.error
+        value, error, environment = result.value, result.error, result.environment
         if task.kind == TaskKind.SHRINK and self.head_finish is not None and value is not None:
             try:
                 value = self.head_finish(value)  # the head writes the corpus, never a node
+            except EnvironmentFault as fault:  # the head's machine: the shrink is retried
+                value, error, environment = None, traceback.format_exc(limit=8), EnvironmentCondition.of(fault)
             except Exception:  # noqa: BLE001 - a corpus problem stops this shrink, not the campaign
                 value, error = None, traceback.format_exc(limit=8)
-        return [Done(task, value, result.seconds, error)]
+        return [Done(task, value, result.seconds, error, environment=environment)]
 
     def _refresh(self) -> None:
         self._refreshed = time.monotonic()

@@ -13,15 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
+from shapefuzz.campaign.cause import Cause, Symptom
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptom_text, symptoms
+from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
 )
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
-from shapefuzz.campaign.triage_rules import cause_triage
+from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
@@ -63,7 +64,7 @@ class Summary:
     set_aside: dict[str, str]
     sessions: int
     messages: list[str] = field(default_factory=list)
-    causes: list[dict[str, Any]] = field(default_factory=list)
+    causes: list[Cause] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
     coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
@@ -72,17 +73,17 @@ class Summary:
     discovery: Discovery | None = None  # species-discovery estimates (campaign/discovery.py)
 
     @property
-    def findings(self) -> list[dict[str, Any]]:
+    def findings(self) -> list[Cause]:
         """Causes judged compiler bugs: the only ones counted as findings."""
-        return [c for c in self.causes if c["triage"] == Triage.COMPILER_BUG.value]
+        return [c for c in self.causes if c.is_finding]
 
     @property
-    def new_findings(self) -> list[dict[str, Any]]:
-        return [c for c in self.findings if c["new"]]
+    def new_findings(self) -> list[Cause]:
+        return [c for c in self.findings if c.new]
 
     @property
     def set_apart(self) -> dict[str, int]:
-        return dict(collections.Counter(c["triage"] for c in self.causes if c["triage"] != Triage.COMPILER_BUG.value))
+        return dict(collections.Counter(c.triage.value for c in self.causes if not c.is_finding))
 
     @property
     def rate_per_min(self) -> float:
@@ -94,11 +95,11 @@ class Summary:
             "active_seconds": round(self.active_seconds, 1), "per_minute": round(self.rate_per_min, 2),
             "tool_share": round(self.tool_seconds / self.task_seconds, 4) if self.task_seconds else None,
             "findings": len(self.findings), "new_findings": len(self.new_findings),
-            "shrunk_findings": sum(bool(c.get("shrunk")) for c in self.findings),
+            "shrunk_findings": sum(c.shrunk for c in self.findings),
             "causes_total": len(self.causes), "set_apart": self.set_apart,
             "worker_seconds": {k: round(v, 1) for k, v in self.worker_seconds.items()},
             "rehit_seconds": round(self.rehit_seconds, 1),
-            "verdicts": self.verdicts, "sessions": self.sessions, "causes": self.causes,
+            "verdicts": self.verdicts, "sessions": self.sessions, "causes": [c.to_json() for c in self.causes],
             "families": {k: v.to_json() for k, v in self.families.items()},
             "backends": {k: v.to_json() for k, v in self.backends.items()},
             "buckets": self.buckets, "set_aside": self.set_aside, "messages": self.messages,
@@ -151,12 +152,12 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
     failing = failing_passes(store)
     causes = _causes(rows, session_start, store, failing)
-    cause_of = {sig: c["cause"] for c in causes for sig in c["buckets"]}
+    cause_of = {sig: c.name for c in causes for sig in c.buckets}
     buckets = [
         {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
          "count": b.count, "state": b.state.value, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
-         "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": _triage(b).value,
+         "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": bucket_triage(b).value,
          "evidence": b.evidence, "rehits": b.rehits, "rehit_seconds": round(b.rehit_seconds, 1),
          "shrink": b.shrink, "failing_pass": failing.get(b.sig, "")}
         for b in rows
@@ -173,10 +174,6 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    slow_lanes=[{"family": g, "feature": kind, "lane": lane, "mean_seconds": round(mean, 1),
                                 "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
                    discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0))
-
-
-def _triage(b: BucketRow) -> Triage:
-    return Triage.FLAKY if b.state == BucketState.FLAKY else Triage(b.triage) if b.triage else Triage.COMPILER_BUG
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
@@ -197,7 +194,7 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
 
 
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
-            action_passes: dict[str, str] | None = None) -> list[dict[str, Any]]:
+            action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
     its bug fields (campaign.bugs), in severity order, new before known."""
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
@@ -213,7 +210,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     out = []
     for name, members in groups.items():
         triage = cause_triage(members)
-        lead = next((b for b in members if _triage(b) == triage), members[0])
+        lead = next((b for b in members if bucket_triage(b) == triage), members[0])
         first = min(b.first_seen for b in members)
         where = next((located[b.sig] for b in [lead, *members] if b.sig in located and located[b.sig].localized),
                      next((located[b.sig] for b in [lead, *members] if b.sig in located), None))
@@ -222,20 +219,20 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
-        out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
-                    "regression": regression_of(store, name) if store is not None else None,
-            "cause": name, "triage": triage.value, "evidence": evidence,
-            "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
-            "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
-            "count": sum(b.count for b in members), "first_seen": round(first, 1),
-            "new": first >= session_start and not reported, "rehits": sum(b.rehits for b in members),
-            "rehit_seconds": round(sum(b.rehit_seconds for b in members), 1),
-            "corpus_entries": list(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
-            "symptoms": symptoms(members), "merged": sorted({was[b.sig] for b in members} - {name}),
-            "shrunk": any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
-        })
-    return sorted(out, key=lambda c: (c["triage"] != Triage.COMPILER_BUG.value, c["severity_rank"], not c["new"],
-                                      c["first_seen"]))
+        out.append(Cause(
+            **bug, reported=reported, known=bool(reported) or first < session_start,
+            regression=regression_of(store, name) if store is not None else None,
+            name=name, triage=triage, evidence=evidence,
+            backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
+            message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),
+            count=sum(b.count for b in members), first_seen=round(first, 1),
+            new=first >= session_start and not reported, rehits=sum(b.rehits for b in members),
+            rehit_seconds=round(sum(b.rehit_seconds for b in members), 1),
+            corpus_entries=tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
+            symptoms=symptoms(members), merged=tuple(sorted({was[b.sig] for b in members} - {name})),
+            shrunk=any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
+        ))
+    return sorted(out, key=lambda c: (not c.is_finding, c.severity_rank, not c.new, c.first_seen))
 
 
 # --- buckets over time -------------------------------------------------------------------------
@@ -321,14 +318,14 @@ def text_lines(s: Summary) -> list[str]:
     if spark:
         lines.append(f"  over time: |{spark}|")
     for c in s.causes:
-        lines.append(f"  {c['triage']}: {c['cause']} on {', '.join(c['backends'])} ({c['count']} hits"
-                     + (f", {c['rehits']} re-hits costing {c['rehit_seconds']:.0f}s" if c["rehits"] else "") + ")"
-                     + ("" if c["new"] else " [known" + (f": {c['reported']}" if c["reported"] else "") + "]"))
-        lines.append(f"    {c['severity']}; {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
-                     + f"; {c['scope']}" + (f"; {regression_text(c['regression'])}" if c["regression"] else ""))
-        if len(c.get("symptoms") or []) > 1 or c.get("merged"):
-            lines.append(f"    one bug: {lanes_text(c)}")
-        for sig in c["buckets"]:
+        lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
+                     + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
+                     + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
+        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_pass}" if c.failing_pass else "")
+                     + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
+        if c.one_bug_seen_several_ways:
+            lines.append(f"    one bug: {c.lanes_text()}")
+        for sig in c.buckets:
             b = next(x for x in s.buckets if x["signature"] == sig)
             mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
             lines.append(f"    {b['count']:>5}x {b['signature']}{mark}")
@@ -336,8 +333,8 @@ def text_lines(s: Summary) -> list[str]:
                 lines.append(f"           -> {b['corpus_entry']}")
             if b.get("failing_pass"):
                 lines.append(f"           failing pass: {b['failing_pass']}")
-        if c["triage"] != Triage.COMPILER_BUG.value and c["evidence"]:
-            lines.append(f"    why: {c['evidence']}")
+        if not c.is_finding and c.evidence:
+            lines.append(f"    why: {c.evidence}")
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
     lines += slow_lane_lines(s)
@@ -376,35 +373,6 @@ def environment_lines(s: Summary) -> list[str]:
     return list(dict.fromkeys(m for m in s.messages if m.startswith(("our environment", "our environment failed"))))
 
 
-def where_text(cause: dict[str, Any]) -> str:
-    """The failing pass, or where a wrong value was localized ("FoldUnitExtentDimsPass
-    (global-optimization)", "codegen"), or why it was not."""
-    loc = cause.get("localized") or {}
-    if loc.get("phase"):
-        where = f"{loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass") else loc["phase"]
-        return where if loc.get("certain") else f"needs {where}"
-    if loc.get("evidence"):
-        return loc["evidence"].split(":", 1)[0]  # "not localized"
-    return cause.get("failing_pass") or "-"
-
-
-def lanes_text(cause: dict[str, Any]) -> str:
-    """The lanes of a cause; for one bug seen several ways, each symptom with its lanes and the
-    causes merged into it ("llvm-cpu, vmvx (wrong values on llvm-cpu; compile error on vmvx;
-    merged: cause-x)")."""
-    lanes = ", ".join(cause["backends"])
-    seen = cause.get("symptoms") or []
-    parts = [symptom_text(s) for s in seen] if len(seen) > 1 else []
-    if cause.get("merged"):
-        parts.append("merged: " + ", ".join(cause["merged"]))
-    return f"{lanes} ({'; '.join(parts)})" if parts else lanes
-
-
-def regression_text(record: dict[str, Any] | None) -> str:
-    """"fails since X, passes in Y" / "fails in every release tried (...)" from a bisect record."""
-    return str(record.get("text", "")) if record else ""
-
-
 def node_lines(s: Summary) -> list[str]:
     """A cluster campaign's nodes: what each checked, and how fast."""
     return [f"node {n['node']}: refused: {n['refused']}" if n.get("refused") else
@@ -424,7 +392,7 @@ def shrunk_line(s: Summary) -> str:
     """How many compiler-bug causes have an example that went through the shrinker."""
     if not s.findings:
         return ""
-    shrunk = sum(bool(c.get("shrunk")) for c in s.findings)
+    shrunk = sum(c.shrunk for c in s.findings)
     return f"shrunk: {shrunk} of {len(s.findings)} compiler-bug causes"
 
 
@@ -479,12 +447,11 @@ def markdown(s: Summary) -> str:
             "| cause | triage | severity | component | failing pass | scope | regression | known | backends | hits "
             "| re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in s.causes:
-        known = "new" if c["new"] else (c["reported"] or "known")
+        known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
-            code_cell(c["cause"]), *(cell(v) for v in (
-                c["triage"], c["severity"], c["component"], where_text(c), c["scope"],
-                regression_text(c["regression"]) or "-", known, lanes_text(c), c["count"],
-                f"{c['rehits']} ({c['rehit_seconds']:.0f}s)", len(c["buckets"]), c["evidence"]))]) + " |")
+            code_cell(c.name), *(cell(v) for v in (
+                c.triage.value, c.severity, c.component, c.where, c.scope, c.regression_text or "-", known,
+                c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets), c.evidence))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:
         out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "

@@ -225,7 +225,7 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
         parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str)
         else float(req.localize_time))
     # suspected drivers too: localizing one to the target's codegen on another Vulkan target is evidence
-    new = [c for c in summary.causes if c["new"]]
+    new = [c for c in summary.causes if c.new]
     if localize_causes(store, new, toolchain, seconds, lambda text: progress("message", text)):
         return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
@@ -365,7 +365,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         try:  # Ctrl-C or SIGTERM while localizing or taking ranges: the report is still written
             if req.localize_time != 0 and reason != "interrupted" and not head_lost and \
-                    any(c["new"] for c in summary.causes):
+                    any(c.new for c in summary.causes):
                 summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
             if bisect_budget > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
                 summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages,

@@ -51,11 +51,10 @@ def build(store: CampaignStore, summary: Summary) -> Series:
     by_severity: dict[str, list[float]] = collections.defaultdict(list)
     rank: dict[str, float] = {}
     for cause in summary.causes:
-        by_triage[cause["triage"]].append(cause["first_seen"])
-        if cause.get("severity") and cause["triage"] == Triage.COMPILER_BUG.value:  # triage #17's field
-            name = str(cause["severity"])
-            by_severity[name].append(cause["first_seen"])
-            rank[name] = float(cause.get("severity_rank", 0) or 0)
+        by_triage[cause.triage.value].append(cause.first_seen)
+        if cause.severity and cause.is_finding:
+            by_severity[cause.severity].append(cause.first_seen)
+            rank[cause.severity] = float(cause.severity_rank)
     order = [t.value for t in Triage]
     series.causes_by_triage = {k: Step(tuple(sorted(by_triage[k]))) for k in sorted(by_triage, key=order.index)}
     series.causes_by_severity = {k: Step(tuple(sorted(by_severity[k]))) for k in sorted(by_severity, key=rank.get)}

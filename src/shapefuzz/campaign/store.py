@@ -99,7 +99,7 @@ _ADDED_IN_2 = (("cause", "TEXT NOT NULL DEFAULT ''"), ("triage", "TEXT NOT NULL 
                ("rehit_seconds", "REAL NOT NULL DEFAULT 0"), ("shrink", "TEXT NOT NULL DEFAULT ''"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CandidateRow:
     key: str
     idx: int
@@ -117,7 +117,7 @@ class CandidateRow:
     error: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BucketRow:
     sig: str
     sig_json: dict[str, Any]
@@ -142,11 +142,11 @@ class BucketRow:
     # not save twice. (Written into the corpus_entry column as "?N".)
     saving: int | None = None
     cause: str = ""
-    triage: str = ""
+    triage: Triage | None = None  # None: written before buckets were triaged ('' in the store)
     evidence: str = ""
     rehits: int = 0
     rehit_seconds: float = 0.0
-    shrink: str = ""  # '' (not asked for) / pending / done / failed / skipped (another bucket of its cause)
+    shrink: ShrinkState = ShrinkState.NONE  # not asked for / pending / done / failed / skipped (another of its cause)
 
     def failure(self) -> Failure:
         """The typed failure this bucket holds (its key `sig` is str() of its signature)."""
@@ -382,7 +382,8 @@ class CampaignStore:
             (b.sig, json.dumps(b.sig_json), b.backend, b.stage, b.status, b.family, b.count, b.first_seen,
              b.last_seen, b.first_wall, b.last_wall, BucketState(b.state).value, b.repro_key, b.repro_size,
              b.repro_text, b.detail, b.corpus_entry if b.saving is None else f"?{b.saving}", b.shrunk_size,
-             b.cause, b.triage, b.evidence, b.rehits, b.rehit_seconds, b.shrink),
+             b.cause, "" if b.triage is None else Triage(b.triage).value, b.evidence, b.rehits, b.rehit_seconds,
+             ShrinkState(b.shrink).value),
         )
 
     def add_time(self, kind: str, task_seconds: float, family: str = "") -> None:
@@ -494,11 +495,12 @@ def _texts(path: Path, table: str, columns: tuple[str, ...], r: tuple) -> tuple[
 def _candidate(path: Path, r: tuple) -> CandidateRow:
     c = RowReader(path, "candidates", r[0])
     return CandidateRow(
-        c.text("key", r[0], max_len=200), c.integer("idx", r[1]), c.integer("seed", r[2]), c.text("family", r[3]),
-        c.text_list("features", r[4]), c.text_list("backends", r[5]), c.choice("verdict", r[6], Verdict),
-        c.outcome("outcome", r[7]), c.text("payload", r[8]), c.integer("size", r[9]),
-        c.seconds("tool_seconds", r[10]), c.seconds("task_seconds", r[11]), c.seconds("finished", r[12]),
-        c.free_text("error", r[13]))
+        key=c.text("key", r[0], max_len=200), idx=c.integer("idx", r[1]), seed=c.integer("seed", r[2]),
+        family=c.text("family", r[3]), features=c.text_list("features", r[4]), backends=c.text_list("backends", r[5]),
+        verdict=c.choice("verdict", r[6], Verdict), outcome=c.outcome("outcome", r[7]), payload=c.text("payload", r[8]),
+        size=c.integer("size", r[9]), tool_seconds=c.seconds("tool_seconds", r[10]),
+        task_seconds=c.seconds("task_seconds", r[11]), finished=c.seconds("finished", r[12]),
+        error=c.free_text("error", r[13]))
 
 
 def _bucket(path: Path, r: tuple) -> BucketRow:
@@ -511,14 +513,17 @@ def _bucket(path: Path, r: tuple) -> BucketRow:
         entry, saving = "", int(digits)
     sig_json = b.json_object("sig_json", r[1])
     row = BucketRow(
-        b.text("sig", r[0]), sig_json, b.text("backend", r[2]), b.text("stage", r[3]), b.text("status", r[4]),
-        b.text("family", r[5]), b.integer("count", r[6]), b.seconds("first_seen", r[7]), b.seconds("last_seen", r[8]),
-        b.seconds("first_wall", r[9]), b.seconds("last_wall", r[10]), b.choice("state", r[11], BucketState),
-        b.text("repro_key", r[12], max_len=200), b.integer("repro_size", r[13]),
-        b.free_text("repro_text", r[14]), b.free_text("detail", r[15]), entry,
-        b.optional_integer("shrunk_size", r[17]), saving, b.text("cause", r[18]),
-        r[19] if r[19] == "" else b.choice("triage", r[19], Triage).value, b.free_text("evidence", r[20]),
-        b.integer("rehits", r[21]), b.seconds("rehit_seconds", r[22]), b.choice("shrink", r[23], ShrinkState).value)
+        sig=b.text("sig", r[0]), sig_json=sig_json, backend=b.text("backend", r[2]), stage=b.text("stage", r[3]),
+        status=b.text("status", r[4]), family=b.text("family", r[5]), count=b.integer("count", r[6]),
+        first_seen=b.seconds("first_seen", r[7]), last_seen=b.seconds("last_seen", r[8]),
+        first_wall=b.seconds("first_wall", r[9]), last_wall=b.seconds("last_wall", r[10]),
+        state=b.choice("state", r[11], BucketState), repro_key=b.text("repro_key", r[12], max_len=200),
+        repro_size=b.integer("repro_size", r[13]), repro_text=b.free_text("repro_text", r[14]),
+        detail=b.free_text("detail", r[15]), corpus_entry=entry, shrunk_size=b.optional_integer("shrunk_size", r[17]),
+        saving=saving, cause=b.text("cause", r[18]),
+        triage=None if r[19] == "" else b.choice("triage", r[19], Triage), evidence=b.free_text("evidence", r[20]),
+        rehits=b.integer("rehits", r[21]), rehit_seconds=b.seconds("rehit_seconds", r[22]),
+        shrink=b.choice("shrink", r[23], ShrinkState))
     try:  # the signature it holds: what confirming, saving and reporting rebuild
         row.failure()
         typed = all(isinstance(sig_json[k], str) for k in ("backend", "stage", "status", "message"))

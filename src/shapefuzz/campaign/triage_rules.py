@@ -13,7 +13,7 @@ _TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIV
 def bucket_triage(bucket: BucketRow) -> Triage:
     if bucket.state == BucketState.FLAKY:
         return Triage.FLAKY
-    return Triage(bucket.triage) if bucket.triage else Triage.COMPILER_BUG
+    return bucket.triage or Triage.COMPILER_BUG  # None: a bucket from before triage
 
 
 def cause_triage(buckets: list[BucketRow]) -> Triage:

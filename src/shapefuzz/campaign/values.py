@@ -141,6 +141,20 @@ class Outcome:
     earlier: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class EnvironmentCondition:
+    """A task our machine failed, not the candidate (the target raised `errors.EnvironmentFault`: a
+    full TMPDIR, an I/O error), carried on the finished task as a value: the task is retried later,
+    never recorded as the candidate's outcome. `text` is the condition ("iree-compile: No space left
+    on device")."""
+
+    text: str
+
+    @staticmethod
+    def of(fault: BaseException) -> "EnvironmentCondition":
+        return EnvironmentCondition(one_line(fault).split(" (our environment")[0].strip())
+
+
 # How an Outcome's error begins when a candidate does not verify because the toolchain's release
 # cannot parse its form (known ahead, families/gates.py): the release's limit, not a generator bug.
 NOT_FOR_RELEASE = "not for this release: "
@@ -155,7 +169,7 @@ class Target(Protocol):
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome: ...
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str,
-             triage: str = "", evidence: str = "") -> str: ...
+             triage: Triage | None = None, evidence: str = "") -> str: ...
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]: ...
     def rename_cause(self, entry: str, cause: str) -> None: ...  # a saved entry's cause was merged
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
@@ -224,6 +238,6 @@ def one_line(error: Any) -> str:
     return (lines[-1] if lines else type(error).__name__)[:300]
 
 
-__all__ = ["NOT_FOR_RELEASE", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+__all__ = ["NOT_FOR_RELEASE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
            "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
            "one_line"]

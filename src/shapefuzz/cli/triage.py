@@ -35,7 +35,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
            localize_time: float | None, fetch_releases: int | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
     from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
-    from shapefuzz.campaign.report import lanes_text, regression_text, summarize, write_report
+    from shapefuzz.campaign.report import summarize, write_report
     from shapefuzz.campaign.store import DB_NAME, CampaignStore
     from shapefuzz.errors import UsageError
 
@@ -56,7 +56,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
         if do_bisect:
             from shapefuzz.triage.regression import releases_to_try
 
-            if any(not c["regression"] for c in summary.findings):
+            if any(not c.regression for c in summary.findings):
                 _fetch_releases(fetch_releases, say)
 
             versions = releases_to_try()
@@ -67,23 +67,23 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps({"campaign": str(folder), "causes": summary.causes}, indent=2))
+        click.echo(json.dumps({"campaign": str(folder), "causes": [c.to_json() for c in summary.causes]}, indent=2))
         return
     findings = summary.findings
     click.echo(f"{len(summary.causes)} cause(s), {len(findings)} compiler bug(s) "
-               f"({sum(c['new'] for c in findings)} new), in severity order:")
+               f"({sum(c.new for c in findings)} new), in severity order:")
     for c in summary.causes:
-        known = "new" if c["new"] else f"known{': ' + c['reported'] if c['reported'] else ''}"
-        click.echo(f"{c['cause']}  [{c['triage']}; {c['severity']}; {known}]")
-        click.echo(f"    {c['component']}" + (f"; fails in {c['failing_pass']}" if c["failing_pass"] else "")
-                   + f"; {c['scope']}; lanes: {', '.join(c['lanes'])}")
-        click.echo(f"    {c['message'][:160]}")
-        if len(c.get("symptoms") or []) > 1 or c.get("merged"):
-            click.echo(f"    one bug: {lanes_text(c)}")
-        if c["regression"]:
-            click.echo(f"    regression: {regression_text(c['regression'])}")
-        if c["corpus_entries"]:
-            click.echo(f"    -> {Path(c['corpus_entries'][0]).name}")
+        known = "new" if c.new else f"known{': ' + c.reported if c.reported else ''}"
+        click.echo(f"{c.name}  [{c.triage.value}; {c.severity}; {known}]")
+        click.echo(f"    {c.component}" + (f"; fails in {c.failing_pass}" if c.failing_pass else "")
+                   + f"; {c.scope}; lanes: {', '.join(c.lanes)}")
+        click.echo(f"    {c.message[:160]}")
+        if c.one_bug_seen_several_ways:
+            click.echo(f"    one bug: {c.lanes_text()}")
+        if c.regression:
+            click.echo(f"    regression: {c.regression_text}")
+        if c.corpus_entries:
+            click.echo(f"    -> {Path(c.corpus_entries[0]).name}")
 
 
 def _fetch_releases(count: int | None, say) -> None:

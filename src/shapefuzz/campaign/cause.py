@@ -1,0 +1,121 @@
+"""A cause as a value: one bug the campaign found (its buckets tied by identity, split by
+localization, merged by what they are), with its triage verdict and its bug fields. Built in one
+place (`report._causes`), read by the report (text, Markdown, JSON), the dashboard, the issue
+texts, the corpus records (`bugs.annotate_corpus`) and `triage --json`. Strings and plain dicts
+only at the JSON boundary (`to_json`, whose keys and order are the report's since format 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from shapefuzz.campaign.values import Triage
+from shapefuzz.triage.localize import Localization
+
+
+@dataclass(frozen=True, kw_only=True)
+class Symptom:
+    """One way a cause shows (stage, status, message) and the lanes that showed it."""
+
+    stage: str
+    status: str
+    message: str
+    lanes: tuple[str, ...]
+    severity: str  # its severity's label
+
+    @property
+    def text(self) -> str:
+        """"wrong values on llvm-cpu, vmvx"."""
+        return f"{self.severity} on {', '.join(self.lanes)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"stage": self.stage, "status": self.status, "message": self.message, "lanes": list(self.lanes),
+                "severity": self.severity}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cause:
+    name: str  # "cause-<hash>", the engine's name for it (JSON: "cause")
+    triage: Triage
+    evidence: str  # why that verdict
+    # the bug fields (campaign.bugs.lead_fields)
+    identity: str
+    failing_pass: str
+    component: str
+    scope: str
+    lanes: tuple[str, ...]
+    severity: str  # the label
+    severity_rank: int  # lower is more severe
+    localized: Localization | None
+    # whether it is known, and since when it fails
+    reported: str  # the URL of an entry of it marked reported upstream, or ""
+    known: bool  # reported, or seen in an earlier session
+    regression: Mapping[str, Any] | None  # the bisect record kept in the store ({"text": ...})
+    # what the campaign saw
+    backends: tuple[str, ...]
+    stage: str
+    status: str
+    message: str
+    buckets: tuple[str, ...]  # the signatures of its buckets, lead first
+    count: int
+    first_seen: float
+    new: bool
+    rehits: int
+    rehit_seconds: float
+    corpus_entries: tuple[str, ...]  # entry folders inside the campaign's corpus
+    symptoms: tuple[Symptom, ...]
+    merged: tuple[str, ...]  # the causes merged into it (campaign.merging)
+    shrunk: bool  # an example of it went through the shrinker
+
+    @property
+    def is_finding(self) -> bool:
+        """Only compiler bugs count as findings."""
+        return self.triage == Triage.COMPILER_BUG
+
+    @property
+    def one_bug_seen_several_ways(self) -> bool:
+        return len(self.symptoms) > 1 or bool(self.merged)
+
+    @property
+    def where(self) -> str:
+        """The failing pass, or where a wrong value was localized ("FoldUnitExtentDimsPass
+        (global-optimization)", "codegen"), or why it was not."""
+        loc = self.localized
+        if loc is not None and loc.phase:
+            return loc.where
+        if loc is not None and loc.evidence:
+            return loc.evidence.split(":", 1)[0]  # "not localized"
+        return self.failing_pass or "-"
+
+    @property
+    def regression_text(self) -> str:
+        """"fails since X, passes in Y" / "fails in every release tried (...)", or ""."""
+        return str(self.regression.get("text", "")) if self.regression else ""
+
+    def lanes_text(self) -> str:
+        """Its lanes; for one bug seen several ways, each symptom with its lanes and the causes
+        merged into it ("llvm-cpu, vmvx (wrong values on llvm-cpu; compile error on vmvx; merged: cause-x)")."""
+        lanes = ", ".join(self.backends)
+        parts = [s.text for s in self.symptoms] if len(self.symptoms) > 1 else []
+        if self.merged:
+            parts.append("merged: " + ", ".join(self.merged))
+        return f"{lanes} ({'; '.join(parts)})" if parts else lanes
+
+    def to_json(self) -> dict[str, Any]:
+        """As `report --json` and `triage --json` print it (the keys and their order unchanged)."""
+        return {
+            "identity": self.identity, "failing_pass": self.failing_pass, "component": self.component,
+            "scope": self.scope, "lanes": list(self.lanes), "severity": self.severity,
+            "severity_rank": self.severity_rank,
+            "localized": self.localized.to_json() if self.localized is not None else None,
+            "reported": self.reported, "known": self.known,
+            "regression": dict(self.regression) if self.regression is not None else None,
+            "cause": self.name, "triage": self.triage.value, "evidence": self.evidence,
+            "backends": list(self.backends), "stage": self.stage, "status": self.status, "message": self.message,
+            "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
+            "rehits": self.rehits, "rehit_seconds": self.rehit_seconds, "corpus_entries": list(self.corpus_entries),
+            "symptoms": [s.to_json() for s in self.symptoms], "merged": list(self.merged), "shrunk": self.shrunk,
+        }
+
+
+__all__ = ["Cause", "Symptom"]
