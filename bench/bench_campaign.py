@@ -65,7 +65,7 @@ def economy(toolchain, args, folder: Path) -> dict:
         "causes": len(summary.causes), "findings": len(summary.findings), "set_apart": summary.set_apart,
         "buckets": len(summary.buckets), "verdicts": summary.verdicts,
         "unsupported_lanes": sum(r.unsupported for r in summary.backends.values()),
-        "cause_list": [(c["triage"], c["stage"], c["status"], c["message"][:100], c["backends"]) for c in summary.causes],
+        "cause_list": [(c.triage.value, c.stage, c.status, c.message[:100], list(c.backends)) for c in summary.causes],
     }
 
 

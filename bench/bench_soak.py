@@ -226,7 +226,7 @@ def main() -> None:
               f"resume (read back, {again_reason}) {resume_s}")
         print(f"store {_store_bytes(folder) / 1e6:.1f} MB; report.md {(folder / 'report.md').stat().st_size / 1e3:.0f} KB; "
               f"report.html {(folder / 'report.html').stat().st_size / 1e3:.0f} KB")
-        per_cause = max((len(c["corpus_entries"]) for c in summary.causes), default=0)
+        per_cause = max((len(c.corpus_entries) for c in summary.causes), default=0)
         print(f"buckets {len(summary.buckets)}, causes {len(summary.causes)}, corpus entries {entries} "
               f"(at most {per_cause} per cause; re-hits of known buckets write none)")
         print(f"discovery: Good–Turing {d.good_turing:.4f}, Chao1 {d.chao1:.0f} "

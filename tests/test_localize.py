@@ -247,7 +247,8 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
     for row in (wrong, error):
         store.put_bucket(row)
     said = []
-    causes = [{"new": True, "buckets": [wrong.sig, error.sig]}]
+    causes = summarize(store).causes
+    assert [(set(c.buckets), c.new) for c in causes] == [({wrong.sig, error.sig}, True)]
     assert localize_causes(store, causes, None, 0.5, said.append) == 0 and "time is up" in said[-1]
     assert localize_causes(store, causes, None, 120.0, said.append) == 1  # the compile error is not localized
     assert calls == [(FOLD_POOL.name, "llvm-cpu", (), 60.0)]
