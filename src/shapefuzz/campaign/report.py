@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
-from shapefuzz.campaign.cause import Cause, Symptom
+from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
