@@ -24,7 +24,7 @@ from shapefuzz.campaign.values import (
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.model import Signature
 
-# The keys of a cause in `report --json` / `triage --json`, in their order (the format since issue 31).
+# The keys of a cause in `report --json` / `triage --json`, in their order (as printed before the Cause value).
 CAUSE_KEYS = ["identity", "failing_pass", "component", "scope", "lanes", "severity", "severity_rank", "localized",
               "reported", "known", "regression", "cause", "triage", "evidence", "backends", "stage", "status",
               "message", "buckets", "count", "first_seen", "new", "rehits", "rehit_seconds", "corpus_entries",

@@ -2,7 +2,7 @@
 localization, merged by what they are), with its triage verdict and its bug fields. Built in one
 place (`report._causes`), read by the report (text, Markdown, JSON), the dashboard, the issue
 texts, the corpus records (`bugs.annotate_corpus`) and `triage --json`. Strings and plain dicts
-only at the JSON boundary (`to_json`, whose keys and order are the report's since format 1)."""
+only at the JSON boundary (`to_json`: the keys and order `report --json` printed when a cause was a dict)."""
 
 from __future__ import annotations
 
