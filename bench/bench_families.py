@@ -70,7 +70,7 @@ def ab(args: argparse.Namespace) -> int:
             summary = run_campaign(request, toolchain, Progress(quiet=True))
             rates[name].append(summary.rate_per_min)
             family_of = {b["signature"]: b["family"] for b in summary.buckets}
-            per_family = collections.Counter(family_of[c["buckets"][0]] for c in summary.findings)
+            per_family = collections.Counter(family_of[c.buckets[0]] for c in summary.findings)
             worker = summary.worker_seconds
             print(f"{name:4} seed {41 + pair}: {summary.candidates} candidates in {summary.active_seconds:.0f} s, "
                   f"{summary.rate_per_min:.1f}/min; {len(summary.causes)} causes, {len(summary.findings)} compiler bugs "
