@@ -10,6 +10,7 @@ from typing import Any
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
 from shapefuzz.triage.failing_pass import raw_frames
+from shapefuzz.triage.localize import FRONTEND_NAMES
 from shapefuzz.triage.record import TOP_FRAMES
 
 CASE_HEADER = "// shapefuzz-case:"
@@ -37,7 +38,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         loc = bug["localized"]
         what = "wrong values" if stage == "compare" else f"run-time {status}"
         after = "after" if loc.get("certain") else "that go away without"
-        text = (f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
+        text = (f"{what} from the {FRONTEND_NAMES.get(loc['frontend'], loc['frontend'])} conversion ({loc['phase']})"
+                if loc.get("frontend") else
+                f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
                 else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"
                 else f"{what} after {loc['phase']}")
     elif stage == "compare":
