@@ -1,15 +1,18 @@
 """What a corpus entry and a campaign keep about a bug, as one JSON object (meta.json `bug`):
 its identity, the failing pass, the crash's top frames, the first error lines (the head of the
-output, which a tail-only excerpt loses), the component, the scope and the severity."""
+output, which a tail-only excerpt loses), the component, the scope and the severity; for a wrong
+value or run-time failure, where it was localized (which then decides the pass, component and
+identity, as a failing pass does for a compile error)."""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
 from shapefuzz.size import measure
-from shapefuzz.triage.component import component_of, scope_of
+from shapefuzz.triage.component import component_of, component_of_place, scope_of
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
-from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.identity import identity_of, with_localized_pass
+from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
 
 FIRST_LINES = 6
@@ -64,26 +67,36 @@ def read_bug(value: Any) -> dict[str, Any]:
     return {"text": value}
 
 
-def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "") -> dict[str, Any]:
+def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "",
+               localized: Localization | None = None) -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
     status, message), `detail` the kept output, `lanes` where it reproduces, `mlir` the
-    reproducer (how big its tensors are tells a blow-up on a small module)."""
+    reproducer (how big its tensors are tells a blow-up on a small module), `localized` where a
+    wrong value or run-time failure was localized (kept as `localized`, also when it was not)."""
     stage, status, message = signature.get("stage", ""), signature.get("status", ""), signature.get("message", "")
     ident = identity_of(stage, status, message, detail)
     lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
     component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes,
                              f"{message}\n{detail}")
+    failing = ident.failing_pass
+    if localized is not None and localized.localized:  # as campaign.bugs.lead_fields does for a cause
+        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
+        component = component_of_place(localized, lanes) or component
+        place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
+        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
     elements = measure(mlir).elements if mlir else None
+    extra = {"localized": localized.to_json()} if localized is not None else {}
     return {
         "identity": ident.key,
         "strong": ident.strong,
-        "failing_pass": ident.failing_pass,
+        "failing_pass": failing,
         "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
         "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
         "component": component,
         "scope": scope_of(lanes, component),
         "lanes": lanes,
         "severity": severity_of(stage, status, message, detail, elements).label,
+        **extra,
     }
 
 
