@@ -109,3 +109,34 @@ def test_rederive_localizes_a_wrong_value_and_the_index_says_where(toolchain, tm
     assert f"| {DISPATCH_CREATION} | FoldUnitExtentDimsPass (global-optimization) | - |" in row, row
     rederive(load_entry(path), toolchain, localize_seconds=0)
     assert len(asked) == 1 and load_entry(path).meta["bug"]["localized"] == bug["localized"]
+
+
+def test_rederive_bisect_writes_the_range_into_the_record_and_the_index(tmp_path, monkeypatch):
+    """`corpus rederive --bisect`: each entry's range over the cached releases, judged by the pass
+    its record names (the releases and their checks are fakes here), kept beside the other fields
+    and shown in INDEX.md; with fewer than two releases cached it is one line and exit 2."""
+    import subprocess
+    import sys
+
+    import shapefuzz.triage.regression as regression
+    from campaign_fakes import fake_env
+    from shapefuzz.replay import ReplayOutcome, ReplayResult
+
+    path = _entry(tmp_path)
+    update_meta(path, bug={**load_entry(path).meta["bug"], "failing_pass": "iree-foo"})
+    judged_by = []
+
+    def same_failure_check(failing):
+        judged_by.append(failing)
+        return lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", SIG)
+
+    monkeypatch.setattr(regression, "same_failure_check", same_failure_check)
+    monkeypatch.setattr(regression, "local_installer", lambda version: version)
+    text = regression.range_into_entry(path, ["3.6.0", "3.12.0", "3.13.0"])
+    bug = load_entry(path).meta["bug"]
+    assert text == "present in every release tried (3.6.0–3.13.0)" and judged_by == ["iree-foo"]
+    assert bug["regression"]["text"] == text and bug["failing_pass"] == "iree-foo" and bug["severity"] == "compile error"
+    assert f"| iree-foo | {text} |" in rebuild_index(tmp_path).read_text()
+    run = subprocess.run([sys.executable, "-m", "shapefuzz", "corpus", "rederive", "--bisect", "--corpus", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, env=fake_env(tmp_path, "ok"))
+    assert run.returncode == 2 and "toolchain cache" in run.stderr and len(run.stderr.strip().splitlines()) == 1
