@@ -376,10 +376,9 @@ def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
                     f"linalg computes the right ones there")
     if spelling == "onnx" and torch in (Values.RIGHT, Values.WRONG):
         told.append(f"its torch spelling is {'wrong too (torch-mlir lowers both)' if torch == Values.WRONG else 'right'}")
-    if loc.evidence and not wrong_after_input:
-        told.append(f"pass by pass: {loc.evidence}")
+    searched = f" (pass by pass: {loc.evidence})" if loc.evidence and not wrong_after_input else ""
     return replace(loc, phase=PHASES[0], pass_name="", pass_class="", certain=True, frontend=which, evidence=(
-        "; ".join(told) + f": the bug is in the {name} conversion (before IREE's global optimization)"))
+        "; ".join(told) + f": the bug is in the {name} conversion, before IREE's global optimization{searched}"))
 
 
 __all__ = ["CODEGEN", "FRONTEND_NAMES", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values",
