@@ -169,7 +169,8 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
     verdicts: list[Values] = []
     with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
         for text in texts:
-            verdicts.append(IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare).finish(text, "start", lane))
+            probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
+            verdicts.append(probe.finish(text, "start", lane))
             if verdicts[0] != Values.RIGHT:  # not the frontend's: which conversion does not matter
                 break
     return p.frontend, verdicts[0], verdicts[1] if len(verdicts) > 1 else None

@@ -338,7 +338,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     from shapefuzz.localize import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
-    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record, reworded_evidence
 
     sig = entry.signature
     old = entry.meta.get("bug") or {}
@@ -372,6 +372,8 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
                            [sig.backend, *(old.get("lanes") or [])], entry.mlir, localized),
               **{k: v for k, v in old.items() if k in KEPT_BUG_FIELDS}}
     changes: dict[str, Any] = {"bug": record, "detail": detail}
+    if entry.meta.get("triage_evidence"):  # "passes on" a lane that only compiles, as older versions said
+        changes["triage_evidence"] = reworded_evidence(str(entry.meta["triage_evidence"]), probe)
     if not entry.meta.get("cause"):
         changes["cause"] = "cause-" + identity_of(sig.stage.value, sig.status.value, sig.message, detail).digest
     update_meta(entry.path, **changes)

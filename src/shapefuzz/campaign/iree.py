@@ -254,6 +254,8 @@ class IreeTarget:
             if status == Status.MISMATCH and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
+        from shapefuzz.triage.record import lanes_evidence
+
         passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == Status.OK and lane in BACKENDS)
         return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
                                      f"{lanes_evidence(passed, probe)}")
@@ -408,20 +410,6 @@ class IreeTarget:
         found = Candidate(key, origin.family if origin is not None else "", result.target.seed, (),
                           case.params_json if case is not None else "", text)
         return found, failure_of(signature, detail)
-
-
-def lanes_evidence(passed: list[str], probe) -> str:
-    """What the lanes that gave no failure prove: "right on X (executed)" for those a device ran
-    here, "compiles on Y (not executed)" for compile-only ones (rocm, cuda here), which say nothing
-    about values; "" when none."""
-    from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
-
-    ran = [lane for lane in passed if BACKENDS[lane].executes(probe)]
-    built = [lane for lane in passed if lane not in ran]
-    ref = " (the reference)" if ran == [REFERENCE_BACKEND] else " (the reference among them)" \
-        if REFERENCE_BACKEND in ran else ""
-    return (f"; right on {', '.join(ran)} (executed){ref}" if ran else "") + \
-        (f"; compiles on {', '.join(built)} (not executed)" if built else "")
 
 
 def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree: list[str],

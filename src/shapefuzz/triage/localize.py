@@ -375,7 +375,7 @@ def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
         told.append(f"the {spelling} spelling computes wrong values on {lane} while the same computation written in "
                     f"linalg computes the right ones there")
     if spelling == "onnx" and torch in (Values.RIGHT, Values.WRONG):
-        told.append(f"its torch spelling is {'wrong too (torch-mlir lowers both)' if torch == Values.WRONG else 'right'}")
+        told.append("its torch spelling is " + ("wrong too (torch-mlir lowers both)" if torch == Values.WRONG else "right"))
     searched = f" (pass by pass: {loc.evidence})" if loc.evidence and not wrong_after_input else ""
     return replace(loc, phase=PHASES[0], pass_name="", pass_class="", certain=True, frontend=which, evidence=(
         "; ".join(told) + f": the bug is in the {name} conversion, before IREE's global optimization{searched}"))

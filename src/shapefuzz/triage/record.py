@@ -6,6 +6,7 @@ identity, as a failing pass does for a compile error)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from shapefuzz.size import measure
@@ -33,6 +34,31 @@ def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
         if len(picked) >= count:
             break
     return picked
+
+
+def lanes_evidence(passed: Iterable[str], probe) -> str:
+    """What the lanes that gave no failure prove: "right on X (executed)" for those a device ran
+    here, "compiles on Y (not executed)" for compile-only ones (rocm, cuda here), which say nothing
+    about values; "" when none."""
+    from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+
+    passed = [lane for lane in passed if lane in BACKENDS]
+    ran = [lane for lane in passed if BACKENDS[lane].executes(probe)]
+    built = [lane for lane in passed if lane not in ran]
+    ref = " (the reference)" if ran == [REFERENCE_BACKEND] else " (the reference among them)" \
+        if REFERENCE_BACKEND in ran else ""
+    return (f"; right on {', '.join(ran)} (executed){ref}" if ran else "") + \
+        (f"; compiles on {', '.join(built)} (not executed)" if built else "")
+
+
+_LEGACY_PASSES = re.compile(r"; passes on ([\w., -]+?)(?: \(the reference(?: among them)?\))?$")
+
+
+def reworded_evidence(evidence: str, probe) -> str:
+    """A compiler-bug verdict's evidence as older versions wrote it ("...; passes on rocm-gfx942",
+    a lane that only compiles here) in today's words (`lanes_evidence`); other text unchanged."""
+    found = _LEGACY_PASSES.search(evidence)
+    return evidence[:found.start()] + lanes_evidence(found.group(1).split(", "), probe) if found else evidence
 
 
 def as_json_value(value: Any) -> Any:
@@ -100,4 +126,5 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
     }
 
 
-__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "read_bug"]
+__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "lanes_evidence", "read_bug",
+           "reworded_evidence"]
