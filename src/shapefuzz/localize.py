@@ -145,9 +145,8 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
                     toolchain: Toolchain, compare: Compare | None = None) -> tuple[str, Values, Values | None]:
     """(the case's spelling, how its linalg spelling comes out on `lane`, how its torch spelling
     does for an ONNX case whose linalg spelling is right, else None): both take and return the same
-    arrays as the case. Nothing
-    is compiled for a linalg case, a lane that does not execute here, or a family that does not
-    load ("linalg", UNUSABLE, None)."""
+    arrays as the case. Nothing is compiled for a linalg case, a lane that does not execute here,
+    or a family that does not load ("linalg", UNUSABLE, None)."""
     from shapefuzz.families import get_family
     from shapefuzz.families.base import LINALG
     from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for

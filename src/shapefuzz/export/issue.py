@@ -201,7 +201,8 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         "",
         "### What happened?", "", *_what_happened(p, context), "",
         "### Steps to reproduce your issue", "", *steps, "",
-        "### What component(s) does this issue relate to?", "", ", ".join(components(p.entry.meta, p.entry.mlir, sig.stage)), "",
+        "### What component(s) does this issue relate to?", "",
+        ", ".join(components(p.entry.meta, p.entry.mlir, sig.stage)), "",
         "### Version information", "", *fenced(context.version_text, "text"), "",
         "### Additional context", "", *context_lines,
     ]
