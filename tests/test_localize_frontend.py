@@ -65,6 +65,27 @@ def _row(lane: str) -> BucketRow:
                      cause="cause-norm", triage=Triage.COMPILER_BUG.value)
 
 
+def test_a_campaigns_report_places_a_frontend_cause_in_its_conversion(tmp_path):
+    import json
+
+    from shapefuzz.campaign.localizing import LOCALIZE_META
+    from shapefuzz.campaign.report import markdown, summarize
+    from shapefuzz.campaign.store import CampaignStore
+
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    row = _row("llvm-cpu")
+    store.put_bucket(row)
+    store.set_meta(LOCALIZE_META + row.sig, json.dumps(with_frontend(NOT_FOUND, "onnx", "llvm-cpu", R, W).to_json()))
+    try:
+        (cause,) = summarize(store).causes
+        text = markdown(summarize(store))
+    finally:
+        store.close()
+    assert cause["component"] == FRONTEND_TORCH
+    assert f"| {FRONTEND_TORCH} | torch-mlir conversion (input) |" in text
+
+
 def test_a_cause_placed_in_a_frontend_is_named_and_filed_as_the_frontends():
     loc = with_frontend(NOT_FOUND, "onnx", "llvm-cpu", R, W)
     fields = lead_fields([_row("llvm-cpu"), _row("vmvx")], localized=loc)

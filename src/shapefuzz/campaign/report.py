@@ -379,10 +379,11 @@ def environment_lines(s: Summary) -> list[str]:
 def where_text(cause: dict[str, Any]) -> str:
     """The failing pass, or where a wrong value was localized ("FoldUnitExtentDimsPass
     (global-optimization)", "codegen"), or why it was not."""
+    from shapefuzz.triage.localize import Localization
+
     loc = cause.get("localized") or {}
-    if loc.get("phase"):
-        where = f"{loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass") else loc["phase"]
-        return where if loc.get("certain") else f"needs {where}"
+    if loc.get("phase"):  # "torch-mlir conversion (input)" for a frontend's
+        return Localization.from_json(loc).where
     if loc.get("evidence"):
         return loc["evidence"].split(":", 1)[0]  # "not localized"
     return cause.get("failing_pass") or "-"
