@@ -60,11 +60,10 @@ def test_a_cause_s_record_is_written_as_json_values(tmp_path):
 @pytest.mark.iree
 def test_rederive_reads_the_failing_pass_an_old_entry_lacks(toolchain, tmp_path):
     """An entry saved before the compiler's dump header was kept ("compiler (pass unknown)", no
-    cause) gets its pass, component and cause from a re-check (IREE 3.13)."""
+    cause) gets its pass, component and cause from a re-check (IREE 3.13), `corpus rederive` on
+    its whole corpus (the listing's views are loaded whole to be re-checked)."""
     import shutil
     from pathlib import Path
-
-    from shapefuzz.replay import rederive
 
     name = "llvm-cpu-compile-error-84f9c6e1e882"
     path = tmp_path / name
@@ -73,8 +72,80 @@ def test_rederive_reads_the_failing_pass_an_old_entry_lacks(toolchain, tmp_path)
     meta["detail"] = meta["detail"].split("// -----//")[0]
     meta.pop("bug", None), meta.pop("cause", None)
     (path / "meta.json").write_text(json.dumps(meta))
-    line = rederive(load_entry(path), toolchain)
+    from click.testing import CliRunner
+
+    from shapefuzz.cli import cli
+
+    run = CliRunner().invoke(cli, ["corpus", "rederive", "--corpus", str(tmp_path)])  # every entry of a corpus
+    assert run.exit_code == 0, run.output
+    line = run.output.splitlines()[0]
     meta = json.loads((path / "meta.json").read_text())
-    assert "fails the same way" in line
+    assert "fails the same way" in line and "| iree-codegen-verify-workgroup-distribution |" in (tmp_path / "INDEX.md").read_text()
     assert meta["bug"]["failing_pass"] == "iree-codegen-verify-workgroup-distribution"
     assert meta["bug"]["component"].startswith("codegen for llvm-cpu") and meta["cause"].startswith("cause-")
+
+
+@pytest.mark.iree
+def test_rederive_localizes_a_wrong_value_and_the_index_says_where(toolchain, tmp_path, monkeypatch):
+    """A wrong-value entry that still fails is localized by `corpus rederive` (the search itself is
+    replaced by its answer here: test_localize runs it on this entry), and its record and INDEX.md
+    carry the place, the component it gives and the identity; with no time to localize, the old
+    localization is kept."""
+    import shutil
+    from pathlib import Path
+
+    import shapefuzz.localize
+    from shapefuzz.replay import rederive
+    from shapefuzz.triage.component import DISPATCH_CREATION
+    from shapefuzz.triage.localize import Localization
+
+    fold = Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
+                        "every lane tried computes it wrong; ...", 13.6, certain=True)
+    asked = []
+    monkeypatch.setattr(shapefuzz.localize, "localize_entry", lambda entry, tc, lane, passed, seconds:
+                        asked.append((lane, seconds)) or fold)
+    name = "llvm-cpu-compare-mismatch-8dbed37c070f"  # the ONNX max pool FoldUnitExtentDims miscompiles
+    path = tmp_path / name
+    shutil.copytree(Path(__file__).resolve().parents[1] / "corpus" / name, path)
+    kept = (load_entry(path).meta["bug"].get("regression") or {}).get("text") or "-"  # a range is kept as it was
+    line = rederive(load_entry(path), toolchain, localize_seconds=30)
+    bug = load_entry(path).meta["bug"]
+    assert "fails the same way" in line and "localized: FoldUnitExtentDimsPass (global-optimization)" in line, line
+    assert asked == [("llvm-cpu", 30)] and bug["localized"]["pass"] == "iree-dispatch-creation-fold-unit-extent-dims"
+    assert bug["component"] == DISPATCH_CREATION and bug["failing_pass"] == "iree-dispatch-creation-fold-unit-extent-dims"
+    assert "[iree-dispatch-creation-fold-unit-extent-dims]" in bug["identity"] and bug["severity"] == "wrong values"
+    row = next(r for r in rebuild_index(tmp_path).read_text().splitlines() if name in r)
+    assert f"| {DISPATCH_CREATION} | FoldUnitExtentDimsPass (global-optimization) | {kept} |" in row, row
+    rederive(load_entry(path), toolchain, localize_seconds=0)
+    assert len(asked) == 1 and load_entry(path).meta["bug"]["localized"] == bug["localized"]
+
+
+def test_rederive_bisect_writes_the_range_into_the_record_and_the_index(tmp_path, monkeypatch):
+    """`corpus rederive --bisect`: each entry's range over the cached releases, judged by the pass
+    its record names (the releases and their checks are fakes here), kept beside the other fields
+    and shown in INDEX.md; with fewer than two releases cached it is one line and exit 2."""
+    import subprocess
+    import sys
+
+    import shapefuzz.triage.regression as regression
+    from campaign_fakes import fake_env
+    from shapefuzz.replay import ReplayOutcome, ReplayResult
+
+    path = _entry(tmp_path)
+    update_meta(path, bug={**load_entry(path).meta["bug"], "failing_pass": "iree-foo"})
+    judged_by = []
+
+    def same_failure_check(failing):
+        judged_by.append(failing)
+        return lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", SIG)
+
+    monkeypatch.setattr(regression, "same_failure_check", same_failure_check)
+    monkeypatch.setattr(regression, "local_installer", lambda version: version)
+    text = regression.range_into_entry(path, ["3.6.0", "3.12.0", "3.13.0"])
+    bug = load_entry(path).meta["bug"]
+    assert text == "present in every release tried (3.6.0–3.13.0)" and judged_by == ["iree-foo"]
+    assert bug["regression"]["text"] == text and bug["failing_pass"] == "iree-foo" and bug["severity"] == "compile error"
+    assert f"| iree-foo | {text} |" in rebuild_index(tmp_path).read_text()
+    run = subprocess.run([sys.executable, "-m", "shapefuzz", "corpus", "rederive", "--bisect", "--corpus", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120, env=fake_env(tmp_path, "ok"))
+    assert run.returncode == 2 and "toolchain cache" in run.stderr and len(run.stderr.strip().splitlines()) == 1

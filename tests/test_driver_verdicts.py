@@ -162,3 +162,27 @@ def test_a_localization_finished_right_by_the_other_target_on_the_same_driver_cl
     assert driver_cleared(Localization("dispatch-creation", certain=True, finished_by="vulkan-spirv"),
                           {"vulkan-llvmpipe"}) == ""
     assert driver_cleared(None, {"vulkan-llvmpipe"}) == ""
+
+
+@pytest.mark.iree
+def test_a_lane_that_only_compiles_is_never_evidence_of_right_values(toolchain):
+    """rocm/cuda lanes compile here but no device runs them: the evidence says "compiles on X (not
+    executed)", apart from the lanes that ran it right, and a Vulkan twin that only compiled does
+    not clear the driver."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.triage.record import lanes_evidence, reworded_evidence
+
+    probe = toolchain.probe
+    built = next((lane for lane, b in BACKENDS.items() if b.compiles(probe) and not b.executes(probe)), None)
+    if built is None:
+        pytest.skip("every lane this compiler builds also runs here")
+    said = lanes_evidence(["llvm-cpu", built], probe)
+    assert said == f"; right on llvm-cpu (executed) (the reference); compiles on {built} (not executed)", said
+    assert lanes_evidence([built], probe) == f"; compiles on {built} (not executed)"
+    assert lanes_evidence([], probe) == ""
+    old = f"compare/mismatch on vmvx for input that verifies; passes on llvm-cpu, {built} (the reference among them)"
+    assert reworded_evidence(old, probe) == f"compare/mismatch on vmvx for input that verifies{said}"  # older words
+    assert reworded_evidence("every backend that ran it disagrees", probe) == "every backend that ran it disagrees"
+    lanes = {"llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH, "vulkan-llvmpipe": Status.OK}
+    triage, why = vulkan_verdict(SORT.format(n=8), _wrong("vulkan-spirv"), lanes, ["llvm-cpu"], twin_runs=False)
+    assert triage == Triage.SUSPECTED_DRIVER and "vulkan-llvmpipe cannot check it here" in why, why

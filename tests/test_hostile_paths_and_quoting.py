@@ -261,7 +261,7 @@ def test_report_md_and_index_quote_compiler_text_and_pass_names(hostile, tmp_pat
     index = rebuild_index(corpus).read_text()
     assert not injected(index) and "b" not in live_tags(index)
     table = MarkdownIt("commonmark").enable("table").render(index)
-    assert all(row.count("<td>") == 15 for row in table.split("<tr>")[2:]), table  # scope is a column
+    assert all(row.count("<td>") == 17 for row in table.split("<tr>")[2:]), table  # scope, where, range are columns
 
 
 # --- a pytest export of NaN and Inf --------------------------------------------------------------

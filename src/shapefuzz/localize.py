@@ -1,13 +1,16 @@
 """Localizing a wrong value on real IREE: the `Probe` that `triage.localize` searches with. Every
 call goes through the sandbox with its own limits; a compile or run that fails is "unusable"
 evidence, never an exception. Entry point: `localize_entry` (a corpus entry's reproducer, inputs
-and expected outputs, the failing lane and the lanes that computed it right)."""
+and expected outputs, the failing lane and the lanes that computed it right). A case spelled in a
+frontend is also checked in its linalg spelling on the failing lane (`frontend_values`), which
+places a bug in the frontend conversion or clears it (`triage.localize.with_frontend`)."""
 
 from __future__ import annotations
 
 import os
 import re
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
@@ -19,7 +22,7 @@ from shapefuzz.cleanup import temp_prefix
 from shapefuzz.execute import run_module, run_sandboxed
 from shapefuzz.sandbox import Limits
 from shapefuzz.toolchain import Toolchain
-from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
+from shapefuzz.triage.localize import CODEGEN, Localization, Values, frontend_open, localize, with_frontend
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
 _CALL = Limits(timeout=60.0)
@@ -138,9 +141,45 @@ def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expecte
     return loc
 
 
+def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                    toolchain: Toolchain, compare: Compare | None = None) -> tuple[str, Values, Values | None]:
+    """(the case's spelling, how its linalg spelling comes out on `lane`, how its torch spelling
+    does for an ONNX case whose linalg spelling is right, else None): both take and return the same
+    arrays as the case. Nothing is compiled for a linalg case, a lane that does not execute here,
+    or a family that does not load ("linalg", UNUSABLE, None)."""
+    from shapefuzz.families import get_family
+    from shapefuzz.families.base import LINALG
+    from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for
+
+    nothing = (LINALG, Values.UNUSABLE, None)
+    if case is None or frontend_of(case.params) == LINALG or lane not in BACKENDS \
+            or not BACKENDS[lane].executes(toolchain.probe):
+        return nothing
+    try:
+        family = get_family(case.family)
+        p = family.load(case.params)
+        q = linalg_params(p)
+        texts = [family.render(q)]
+        torch = next((s for s in spellings_for(family.name) if s.frontend == "torch"), None)
+        if p.frontend == "onnx" and torch is not None and torch.expressible(q):
+            texts.append(family.render(spelled(q, torch)))
+    except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence
+        return nothing
+    verdicts: list[Values] = []
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+        for text in texts:
+            probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
+            verdicts.append(probe.finish(text, "start", lane))
+            if verdicts[0] != Values.RIGHT:  # not the frontend's: which conversion does not matter
+                break
+    return p.frontend, verdicts[0], verdicts[1] if len(verdicts) > 1 else None
+
+
 def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence[str] = (),
                    seconds: float = DEFAULT_SECONDS) -> Localization:
-    """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`)."""
+    """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`); for a
+    case spelled in a frontend, its linalg spelling is run first (a few compiles, taken from
+    `seconds`) and the two are weighed by `with_frontend`."""
     if entry.inputs is None or entry.expected is None:
         return Localization(evidence="not localized: the entry has no inputs and expected outputs")
     compare = None
@@ -153,8 +192,12 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
             compare = lambda want, got: family.compare(params, inputs, want, got)  # noqa: E731
         except Exception:  # noqa: BLE001 - a family that no longer loads: the plain comparison
             compare = None
-    return localize_program(entry.mlir, lane or entry.signature.backend, entry.inputs, entry.expected, toolchain,
-                            passed, seconds, compare)
+    lane = lane or entry.signature.backend
+    start = time.monotonic()
+    spelling, linalg, torch = frontend_values(case, lane, entry.inputs, entry.expected, toolchain, compare)
+    loc = localize_program(entry.mlir, lane, entry.inputs, entry.expected, toolchain, passed,
+                           max(1.0, seconds - (time.monotonic() - start)), compare)
+    return with_frontend(loc, spelling, lane, linalg, torch) if frontend_open(loc) else loc
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "localize_entry", "localize_program", "right_lanes_for"]
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]

@@ -61,6 +61,11 @@ def default_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> Mis
 _DEFAULT_TOLERANCE = {"f16": (1e-2, 1e-2), "f32": (1e-5, 1e-5), "f64": (1e-9, 1e-9)}
 
 
+# a crash keeps more of its output: its backtrace down to the failing pass is what a report shows
+# (cut at 4000, a torch-mlir si8 crash lost frames #13-#26, its pass among them); the corpus keeps 7900
+CRASH_DETAIL = 7800
+
+
 def _unsupported(backend: Backend, stage: Stage, reason: str, detail: str, seconds: float = 0.0,
                  compile_seconds: float = 0.0, run_seconds: float = 0.0) -> BackendResult:
     """A limit of the target, kept apart from bugs: no signature, never filed."""
@@ -150,7 +155,8 @@ def _finish_backend(
         if reason is not None:
             return _unsupported(backend, Stage.COMPILE, reason, text.strip()[-3000:],
                                 compiled.seconds, compiled.seconds), None
-        detail = excerpt(text.strip(), 4000) if status != Status.TIMEOUT else f"compile timed out after {compiled.seconds:.0f}s"
+        detail = (f"compile timed out after {compiled.seconds:.0f}s" if status == Status.TIMEOUT else
+                  excerpt(text.strip(), CRASH_DETAIL if status == Status.CRASH else 4000))
         sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
     if not backend.executes(probe) or expectation is None:

@@ -325,15 +325,20 @@ def table_lines(summary: ReplaySummary) -> list[str]:
     return lines
 
 
-def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_BUDGET) -> str:
+def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_BUDGET,
+             localize_seconds: float = 60.0) -> str:
     """Re-derives an entry's records with the current code (`corpus rederive`): its reproducer is
     checked again on its backend (and the lanes its record names that compile here), and when it
     still fails the same way its `detail` becomes today's output (the failing pass from
-    `--mlir-print-ir-after-failure`, which older entries lack), its `bug` record is computed again
-    (regression range kept) and an entry with no cause is named by its bug identity, as a campaign
-    names causes. Otherwise only the record is computed again from the kept detail. Returns one line."""
+    `--mlir-print-ir-after-failure`, which older entries lack), a wrong value or run-time failure
+    is localized (within `localize_seconds`; 0: not, the old localization kept), its `bug` record
+    is computed again (regression range kept) and an entry with no cause is named by its bug
+    identity, as a campaign names causes. Otherwise only the record is computed again from the
+    kept detail. Returns one line."""
+    from shapefuzz.localize import localize_entry
     from shapefuzz.triage.identity import identity_of
-    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record
+    from shapefuzz.triage.localize import Localization
+    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record, reworded_evidence
 
     sig = entry.signature
     old = entry.meta.get("bug") or {}
@@ -342,6 +347,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
              if b in BACKENDS and BACKENDS[b].compiles(probe)]
     detail, how = str(entry.meta.get("detail") or ""), "not re-checked (its backend does not compile here)"
     same = [sig.backend] if sig.backend in lanes else []
+    right: list[str] = []  # lanes that ran it right today (localization finishes IR with them first)
     if same:
         try:
             report = check_entry(entry, toolchain, lanes, budget, confirm=False)
@@ -354,13 +360,20 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
             same += [b for b, r in results.items() if b != sig.backend and r.signature is not None
                      and (r.signature.stage, r.signature.status, r.signature.message) == (sig.stage, sig.status,
                                                                                           sig.message)]
+            right = [b for b, r in results.items() if not r.failed and r.stage == Stage.COMPARE]
         elif report is not None:
             how = f"re-checked: now {own.signature if own is not None and own.signature else 'passes'}; record only"
             same = []
+    localized = Localization.from_json(old.get("localized"))
+    if same and sig.stage in (Stage.COMPARE, Stage.RUN) and localize_seconds > 0:
+        localized = localize_entry(entry, toolchain, sig.backend, right, localize_seconds)
+        how += f"; localized: {localized.where or localized.evidence[:160]}"
     record = {**bug_record(sig.to_json(), detail, [*same, *(old.get("lanes") or [])] if same else
-                           [sig.backend, *(old.get("lanes") or [])], entry.mlir),
+                           [sig.backend, *(old.get("lanes") or [])], entry.mlir, localized),
               **{k: v for k, v in old.items() if k in KEPT_BUG_FIELDS}}
     changes: dict[str, Any] = {"bug": record, "detail": detail}
+    if entry.meta.get("triage_evidence"):  # "passes on" a lane that only compiles, as older versions said
+        changes["triage_evidence"] = reworded_evidence(str(entry.meta["triage_evidence"]), probe)
     if not entry.meta.get("cause"):
         changes["cause"] = "cause-" + identity_of(sig.stage.value, sig.status.value, sig.message, detail).digest
     update_meta(entry.path, **changes)

@@ -43,7 +43,7 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     if localized is not None and localized.localized:
         failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
         component = component_of_localization(localized, lanes) or component
-        place = localized.pass_name or localized.phase
+        place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
         ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
                                 measure(b.repro_text).elements if b.repro_text else None)

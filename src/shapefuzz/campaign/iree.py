@@ -215,7 +215,7 @@ class IreeTarget:
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
-        from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+        from shapefuzz.backends import BACKENDS
         from shapefuzz.onnx_judge import DISAGREE, JUDGE_LANE
 
         backend = BACKENDS.get(failure.lane)
@@ -254,12 +254,11 @@ class IreeTarget:
             if status == Status.MISMATCH and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
                                      "reference: the reference is suspect")
+        from shapefuzz.triage.record import lanes_evidence
+
         passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == Status.OK and lane in BACKENDS)
-        note = f"; passes on {', '.join(passed)}" if passed else ""
-        ref = " (the reference)" if passed == [REFERENCE_BACKEND] else " (the reference among them)" \
-            if REFERENCE_BACKEND in passed else ""
         return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
-                                     f"{note}{ref}")
+                                     f"{lanes_evidence(passed, probe)}")
 
     def _onnx_contradiction(self, candidate: Candidate) -> str:
         """For a case spelled as an ONNX model: "" unless ONNX types its outputs two ways (see
@@ -435,11 +434,11 @@ def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree:
     emulation = (f"; {failure.lane} has no 8/16-bit storage, so IREE emulates {'/'.join(backend.emulated)} in 32-bit "
                  f"words, and the module holds a {narrow}: an emulated tensor whose byte size is not a multiple "
                  "of 4 loses its last word (IREE's emulation, codegen for SPIR-V)") if narrow else ""
-    if twin_status == Status.OK:
+    if twin_status == Status.OK and twin_runs:  # a twin that only compiled here says nothing about values
         return Triage.COMPILER_BUG, (
             f"{seen}, and {twin}, another target on the same Mesa driver, is right: two targets disagreeing on "
             f"one driver is the compiler's (codegen for SPIR-V){emulation}")
-    if twin_status is None or not twin_status.is_failure:  # not run there (yet), or it cannot take it
+    if twin_status is None or not twin_status.is_failure or not twin_runs:  # not run there (yet), or it cannot take it
         if narrow:
             return Triage.COMPILER_BUG, f"{seen}{emulation}"
         why = ("its confirming re-run runs it there" if twin_runs and twin_status is None else

@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import Triage
-from shapefuzz.triage.component import DISPATCH_CREATION, INPUT_GLOBAL_OPT, STREAM_HAL, component_of
+from shapefuzz.triage.component import component_of_place
 from shapefuzz.triage.localize import CODEGEN, Localization
 
 LOCALIZE_META = "localize:"
@@ -22,9 +22,6 @@ DEFAULT_LOCALIZE_SECONDS = 180.0  # the whole step (--localize-time)
 PER_BUCKET_SECONDS = 60.0
 LOCALIZED_STAGES = ("compare", "run")
 _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
-_PHASE_COMPONENT = {"input": INPUT_GLOBAL_OPT, "abi": INPUT_GLOBAL_OPT, "preprocessing": INPUT_GLOBAL_OPT,
-                    "global-optimization": INPUT_GLOBAL_OPT, "dispatch-creation": DISPATCH_CREATION,
-                    "flow": STREAM_HAL, "stream": STREAM_HAL}
 
 
 def localization_of(store: CampaignStore, sig: str) -> Localization | None:
@@ -41,17 +38,8 @@ def localizations(store: CampaignStore | None, rows: Iterable[BucketRow]) -> dic
 
 
 def component_of_localization(loc: Localization, lanes: Iterable[str]) -> str:
-    """Where it breaks, never the lane: the target's codegen, or the part of the compiler that
-    owns the localized pass (else the phase)."""
-    lanes = sorted(lanes)
-    if loc.phase == CODEGEN:
-        return component_of("compile", "error", "iree-codegen", (), lanes)
-    found = _PHASE_COMPONENT.get(loc.phase, "")
-    if loc.pass_name:
-        named = component_of("compile", "error", loc.pass_name, (), lanes)
-        if not named.startswith("IREE compiler, in") and not named.startswith("codegen"):
-            found = named
-    return found if loc.certain or not found else f"{found} (suspected)"
+    """Where it breaks, never the lane (triage.component.component_of_place)."""
+    return component_of_place(loc, lanes)
 
 
 def driver_cleared(loc: Localization | None, lanes: Iterable[str]) -> str:

@@ -125,19 +125,31 @@ def corpus_index(corpus_dir: str) -> None:
 @corpus.command("rederive")
 @click.argument("entries", nargs=-1)
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
+@click.option("--localize-time", "localize_time", default=60.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds to localize each wrong value or run-time failure that still fails (0: keep the old "
+                   "localization).")
+@click.option("--bisect", "do_bisect", is_flag=True,
+              help="Also take each entry's regression range over the releases in the toolchain cache (none is "
+                   "downloaded), judged by its failing or localized pass.")
 @toolchain_options
 @click.pass_obj
-def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str) -> None:
+def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str, localize_time: float, do_bisect: bool) -> None:
     """Re-derive the entries' records (all of CORPUS by default) with this shapefuzz and toolchain:
     each reproducer re-checked on its backend, its detail, failing pass, component, severity and
-    scope computed again, a cause named where it has none; INDEX.md rebuilt."""
-    from shapefuzz.corpus import UnreadableEntry, find_entry, rebuild_index
+    scope computed again, a wrong value localized by running intermediate IR, a cause named where
+    it has none (with --bisect, a regression range); INDEX.md rebuilt."""
+    from shapefuzz.corpus import UnreadableEntry, find_entry, load_entry, rebuild_index
     from shapefuzz.replay import rederive
+    from shapefuzz.triage.regression import range_into_entry, releases_to_try
 
+    versions = releases_to_try() if do_bisect else []  # fewer than two: one line, exit 2, before any work
+    # the listing gives views of meta.json alone; a re-check needs the reproducer and arrays
     chosen = [find_entry(e, corpus_dir) for e in entries] if entries else \
-        [e for e in _entries(corpus_dir) if not isinstance(e, UnreadableEntry)]
+        [load_entry(e.path) for e in _entries(corpus_dir) if not isinstance(e, UnreadableEntry)]
     for entry in chosen:
-        click.echo(rederive(entry, session.toolchain))
+        click.echo(rederive(entry, session.toolchain, localize_seconds=localize_time))
+        if versions:
+            click.echo(f"  regression range: {range_into_entry(entry.path, versions)}")
     if Path(corpus_dir).is_dir():
         click.echo(str(rebuild_index(corpus_dir)))
 

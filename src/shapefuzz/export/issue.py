@@ -69,12 +69,16 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     return IssueContext(version_text, tuple(lines), detail)
 
 
-def _components(p: Plan) -> list[str]:
+def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
+    """The report form's components: "Frontends" only for a bug placed in a frontend conversion
+    (a torch or ONNX spelling whose bug is IREE's says nothing about frontends); an entry with
+    no component yet goes by its spelling."""
     from shapefuzz.frontend import is_torch
 
-    sig = p.entry.signature
-    parts = ["Runtime"] if sig.stage == Stage.RUN else ["Compiler"]
-    return (["Frontends"] if is_torch(p.entry.mlir) else []) + parts
+    parts = ["Runtime"] if stage == Stage.RUN else ["Compiler"]
+    placed = str((meta.get("bug") or {}).get("component") or "")
+    frontend = placed.startswith("frontend:") if placed else is_torch(mlir)
+    return (["Frontends"] if frontend else []) + parts
 
 
 def _what_happened(p: Plan, context: IssueContext) -> list[str]:
@@ -197,7 +201,8 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         "",
         "### What happened?", "", *_what_happened(p, context), "",
         "### Steps to reproduce your issue", "", *steps, "",
-        "### What component(s) does this issue relate to?", "", ", ".join(_components(p)), "",
+        "### What component(s) does this issue relate to?", "",
+        ", ".join(components(p.entry.meta, p.entry.mlir, sig.stage)), "",
         "### Version information", "", *fenced(context.version_text, "text"), "",
         "### Additional context", "", *context_lines,
     ]

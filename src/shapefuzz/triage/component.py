@@ -8,6 +8,7 @@ import re
 from typing import Iterable
 
 from shapefuzz.backends import BACKENDS
+from shapefuzz.triage.localize import CODEGEN, Localization
 from shapefuzz.triage.severity import miscompiled_shape
 
 FRONTEND_TORCH = "frontend: torch-mlir conversion"
@@ -70,6 +71,28 @@ def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[st
     return UNKNOWN
 
 
+_PHASE_COMPONENT = {"input": INPUT_GLOBAL_OPT, "abi": INPUT_GLOBAL_OPT, "preprocessing": INPUT_GLOBAL_OPT,
+                    "global-optimization": INPUT_GLOBAL_OPT, "dispatch-creation": DISPATCH_CREATION,
+                    "flow": STREAM_HAL, "stream": STREAM_HAL}
+
+
+def component_of_place(loc: Localization, lanes: Iterable[str]) -> str:
+    """Where a localized wrong value breaks, never the lane: the frontend conversion, the target's
+    codegen, or the part of the compiler that owns the localized pass (else the phase); "" when
+    not localized."""
+    lanes = sorted(lanes)
+    if loc.frontend:
+        return FRONTEND_ONNX if loc.frontend == "onnx" else FRONTEND_TORCH
+    if loc.phase == CODEGEN:
+        return component_of("compile", "error", "iree-codegen", (), lanes)
+    found = _PHASE_COMPONENT.get(loc.phase, "")
+    if loc.pass_name:
+        named = component_of("compile", "error", loc.pass_name, (), lanes)
+        if not named.startswith("IREE compiler, in") and not named.startswith("codegen"):
+            found = named
+    return found if loc.certain or not found else f"{found} (suspected)"
+
+
 def variant_flags(lane: str) -> tuple[str, ...]:
     """The non-default pipeline flags a lane adds to its target's (empty for a plain target)."""
     backend = BACKENDS.get(lane)
@@ -93,4 +116,4 @@ def needs_flag(lanes: Iterable[str], component: str = "") -> bool:
 
 
 __all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
-           "UNKNOWN", "component_of", "needs_flag", "scope_of", "variant_flags"]
+           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "scope_of", "variant_flags"]

@@ -22,7 +22,14 @@ _ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline
 _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
 _HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
-_RUN_ON = re.compile(r"(\w+Pass)(?:<[^>]*>)?::runOnOperation\b")
+# a pass's own frame; torch-mlir's classes do not end in "Pass" (ConvertTorchToLinalg::runOnOperation)
+_RUN_ON = re.compile(r"(\w+)(?:<[^>]*>)?::runOnOperation\b")
+
+
+def pass_in_frame(frame: str) -> str | None:
+    """The pass class whose `runOnOperation` a frame is, or None (the pass manager's adaptor is none)."""
+    found = _RUN_ON.search(frame)
+    return found.group(1) if found and not found.group(1).endswith("Adaptor") else None
 
 
 def failing_pass(output: str, action_log: str | Path | None = None) -> str | None:
@@ -35,9 +42,9 @@ def failing_pass(output: str, action_log: str | Path | None = None) -> str | Non
             return arg or _short_class(cls)
     frames = crash_frames(output, limit=64)
     for frame in frames:
-        found = _RUN_ON.search(frame)
+        found = pass_in_frame(frame)
         if found:
-            return found.group(1)
+            return found
     if action_log is not None:
         return last_pass_in_action_log(action_log)
     return None
@@ -182,10 +189,10 @@ def _pass_frames(cut: str, limit: int = 12) -> list[str]:
     for match in _FRAME.finditer(cut):
         lines.append(match.group(0).strip("\n")[:300])
         below += not _HANDLER_FRAME.match(match.group(2).strip())
-        if _RUN_ON.search(match.group(2)) or below >= limit:
+        if pass_in_frame(match.group(2)) or below >= limit:
             break
     return lines
 
 
-__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log", "raw_frames",
-           "strip_ir_dumps"]
+__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log",
+           "pass_in_frame", "raw_frames", "strip_ir_dumps"]

@@ -5,11 +5,13 @@ range, and the reproducer without shapefuzz's header comment."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
-from shapefuzz.triage.failing_pass import raw_frames
+from shapefuzz.triage.failing_pass import pass_in_frame, raw_frames
+from shapefuzz.triage.localize import FRONTEND_NAMES
 from shapefuzz.triage.record import TOP_FRAMES
 
 CASE_HEADER = "// shapefuzz-case:"
@@ -37,7 +39,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         loc = bug["localized"]
         what = "wrong values" if stage == "compare" else f"run-time {status}"
         after = "after" if loc.get("certain") else "that go away without"
-        text = (f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
+        text = (f"{what} from the {FRONTEND_NAMES.get(loc['frontend'], loc['frontend'])} conversion ({loc['phase']})"
+                if loc.get("frontend") else
+                f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
                 else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"
                 else f"{what} after {loc['phase']}")
     elif stage == "compare":
@@ -58,14 +62,35 @@ def lane_lines(meta: dict[str, Any], entry_backend: str) -> list[str]:
     return out
 
 
+PASS_DEPTH = 48  # the most frames shown when looking for the failing pass's own
+
+
 def backtrace_lines(meta: dict[str, Any]) -> list[str]:
-    """The whole top of a crash's backtrace, below the signal handler (whole frames), read again
-    from the entry's kept output when it has one (the record may predate a better reading)."""
+    """The whole top of a crash's backtrace, below the signal handler (whole frames) down to the
+    failing pass's own frame (at least TOP_FRAMES), read again from the entry's kept output when
+    it has one (the record may predate a better reading); frames an excerpt cut out are said
+    where they are missing, never closed up silently."""
     if meta.get("status") == "crash" or (meta.get("signature") or {}).get("status") == "crash":
-        frames = raw_frames(str(meta.get("detail") or ""), TOP_FRAMES)
+        frames = raw_frames(str(meta.get("detail") or ""), PASS_DEPTH)
+        end = next((i + 1 for i, frame in enumerate(frames) if pass_in_frame(frame)), TOP_FRAMES)
         if frames:
-            return frames
-    return list((meta.get("bug") or {}).get("frames") or [])
+            return with_gaps_said(frames[:max(end, TOP_FRAMES)])
+    return with_gaps_said(list((meta.get("bug") or {}).get("frames") or []))
+
+
+def with_gaps_said(frames: list[str]) -> list[str]:
+    """`frames` with a line where their numbering jumps (`#12` then `#30`: an excerpt cut those out)."""
+    out: list[str] = []
+    last = None
+    for frame in frames:
+        number = re.match(r"\s*#(\d+) ", frame)
+        n = int(number.group(1)) if number else None
+        if n is not None and last is not None and n > last + 1:
+            out.append(f"[... frames #{last + 1}-#{n - 1} were not kept with this entry: compile the reproducer "
+                       "to see them ...]")
+        last = n if n is not None else last
+        out.append(frame)
+    return out
 
 
 def regression_line(meta: dict[str, Any]) -> str | None:
@@ -77,4 +102,5 @@ def regression_line(meta: dict[str, Any]) -> str | None:
     return None
 
 
-__all__ = ["CASE_HEADER", "backtrace_lines", "issue_title", "lane_lines", "regression_line", "without_header"]
+__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "issue_title", "lane_lines", "regression_line",
+           "with_gaps_said", "without_header"]

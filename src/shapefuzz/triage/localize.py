@@ -13,7 +13,12 @@ Two kinds of evidence, both measured on IREE 3.13:
   whose omission makes the values right is named; only passes that changed the module are tried,
   from the last back, so when several would do, the last in pipeline order is named (the earlier
   ones produce the form it mishandles, e.g. the generalization FoldUnitExtentDims works on).
-A localization that runs out of budget or evidence says why ("not localized: ...")."""
+A localization that runs out of budget or evidence says why ("not localized: ...").
+
+A program spelled in a frontend (torch, ONNX) is converted to linalg inside `input`, by passes a
+replay cannot leave out; `with_frontend` places it there, in the frontend conversion, when the same
+computation written in linalg is right on the failing lane (or the IR is already wrong after
+`input`), and says it is not the frontend's when the linalg form is wrong too."""
 
 from __future__ import annotations
 
@@ -39,6 +44,7 @@ _ADAPTOR = "iree-op-pipeline-adaptor"
 # named as the pass that makes values wrong (measured: a GenericVectorization bug shared by every
 # lane went away without iree-global-opt-generalize-linalg-named-ops)
 _FORM_ONLY = re.compile(r"generalize")
+FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import"}  # Localization.frontend -> what converts it
 
 
 class Values(str, enum.Enum):
@@ -127,6 +133,7 @@ class Localization:
     # an llvm-cpu-only pool bug that vulkan-spirv computes right)
     certain: bool = False
     finished_by: str = ""  # the right lane that finished the failing lane's IR, if one did
+    frontend: str = ""  # the frontend conversion that makes it wrong ("torch", "onnx"), if placed there
 
     @property
     def localized(self) -> bool:
@@ -141,13 +148,15 @@ class Localization:
         """"FoldUnitExtentDimsPass (global-optimization)", "codegen", or ""."""
         if not self.phase:
             return ""
+        if self.frontend:
+            return f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion ({self.phase})"
         where = f"{self.pass_class or self.pass_name} ({self.phase})" if self.pass_name else self.phase
         return where if self.certain else f"needs {where}"
 
     def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
                 "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
-                "finished_by": self.finished_by}
+                "finished_by": self.finished_by, "frontend": self.frontend}
 
     @staticmethod
     def from_json(data: dict[str, object] | None) -> "Localization | None":
@@ -156,7 +165,7 @@ class Localization:
         return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),
                             str(data.get("pass_class") or ""), str(data.get("evidence") or ""),
                             float(data.get("seconds") or 0.0), bool(data.get("certain")),
-                            str(data.get("finished_by") or ""))
+                            str(data.get("finished_by") or ""), str(data.get("frontend") or ""))
 
 
 class Probe(Protocol):
@@ -334,5 +343,43 @@ def _omit_in_phase(search: _Search, phase: str, finisher: str) -> Localization:
     return search.done(evidence=f"omitting no single pass of `{phase}` makes the values right ({tried} tried)")
 
 
-__all__ = ["CODEGEN", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values", "localize",
-           "omittable", "pass_runs", "pipeline_text"]
+def frontend_open(loc: Localization) -> bool:
+    """Whether a frontend spelling's own conversion may still be where it breaks: the localization
+    did not name a pass, or placed it no later than `input` without a pass (certainly placed
+    after `input`, or at a named pass, it is not the frontend's)."""
+    return not (loc.certain and loc.phase and (loc.phase != PHASES[0] or loc.pass_name))
+
+
+def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
+                  torch: Values | None = None) -> Localization:
+    """`loc` for a program spelled in `spelling` ("torch", "onnx"), given how the same computation
+    written in linalg (and, for ONNX, in torch) came out on `lane`: in the frontend conversion
+    when the linalg form is right there (the torch form wrong too: torch-mlir's lowering, which
+    the ONNX import goes through; right: the ONNX import), or when a right lane showed the IR
+    already wrong after `input`; when the linalg form is wrong too, not the frontend's (said)."""
+    if spelling not in FRONTEND_NAMES or not frontend_open(loc):
+        return loc
+    if linalg == Values.WRONG:
+        said = (f"the same computation written in linalg computes wrong values on {lane} too, so it is not the "
+                f"{FRONTEND_NAMES[spelling]} conversion's")
+        return replace(loc, evidence=f"{loc.evidence}; {said}" if loc.evidence else said)
+    wrong_after_input = loc.certain and loc.phase == PHASES[0] and bool(loc.finished_by)
+    if linalg != Values.RIGHT and not wrong_after_input:
+        return loc
+    which = "torch" if spelling == "torch" or torch == Values.WRONG else "onnx"
+    name = FRONTEND_NAMES[which]
+    told = []
+    if wrong_after_input:
+        told.append(f"{loc.evidence}: the IR is already wrong after the {spelling} spelling's conversion to linalg")
+    if linalg == Values.RIGHT:
+        told.append(f"the {spelling} spelling computes wrong values on {lane} while the same computation written in "
+                    f"linalg computes the right ones there")
+    if spelling == "onnx" and torch in (Values.RIGHT, Values.WRONG):
+        told.append("its torch spelling is " + ("wrong too (torch-mlir lowers both)" if torch == Values.WRONG else "right"))
+    searched = f" (pass by pass: {loc.evidence})" if loc.evidence and not wrong_after_input else ""
+    return replace(loc, phase=PHASES[0], pass_name="", pass_class="", certain=True, frontend=which, evidence=(
+        "; ".join(told) + f": the bug is in the {name} conversion, before IREE's global optimization{searched}"))
+
+
+__all__ = ["CODEGEN", "FRONTEND_NAMES", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values",
+           "frontend_open", "localize", "omittable", "pass_runs", "pipeline_text", "with_frontend"]

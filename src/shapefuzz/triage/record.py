@@ -1,15 +1,19 @@
 """What a corpus entry and a campaign keep about a bug, as one JSON object (meta.json `bug`):
 its identity, the failing pass, the crash's top frames, the first error lines (the head of the
-output, which a tail-only excerpt loses), the component, the scope and the severity."""
+output, which a tail-only excerpt loses), the component, the scope and the severity; for a wrong
+value or run-time failure, where it was localized (which then decides the pass, component and
+identity, as a failing pass does for a compile error)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 from shapefuzz.size import measure
-from shapefuzz.triage.component import component_of, scope_of
+from shapefuzz.triage.component import component_of, component_of_place, scope_of
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
-from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.identity import identity_of, with_localized_pass
+from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
 
 FIRST_LINES = 6
@@ -30,6 +34,31 @@ def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
         if len(picked) >= count:
             break
     return picked
+
+
+def lanes_evidence(passed: Iterable[str], probe) -> str:
+    """What the lanes that gave no failure prove: "right on X (executed)" for those a device ran
+    here, "compiles on Y (not executed)" for compile-only ones (rocm, cuda here), which say nothing
+    about values; "" when none."""
+    from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+
+    passed = [lane for lane in passed if lane in BACKENDS]
+    ran = [lane for lane in passed if BACKENDS[lane].executes(probe)]
+    built = [lane for lane in passed if lane not in ran]
+    ref = " (the reference)" if ran == [REFERENCE_BACKEND] else " (the reference among them)" \
+        if REFERENCE_BACKEND in ran else ""
+    return (f"; right on {', '.join(ran)} (executed){ref}" if ran else "") + \
+        (f"; compiles on {', '.join(built)} (not executed)" if built else "")
+
+
+_LEGACY_PASSES = re.compile(r"; passes on ([\w., -]+?)(?: \(the reference(?: among them)?\))?$")
+
+
+def reworded_evidence(evidence: str, probe) -> str:
+    """A compiler-bug verdict's evidence as older versions wrote it ("...; passes on rocm-gfx942",
+    a lane that only compiles here) in today's words (`lanes_evidence`); other text unchanged."""
+    found = _LEGACY_PASSES.search(evidence)
+    return evidence[:found.start()] + lanes_evidence(found.group(1).split(", "), probe) if found else evidence
 
 
 def as_json_value(value: Any) -> Any:
@@ -64,27 +93,38 @@ def read_bug(value: Any) -> dict[str, Any]:
     return {"text": value}
 
 
-def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "") -> dict[str, Any]:
+def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "",
+               localized: Localization | None = None) -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
     status, message), `detail` the kept output, `lanes` where it reproduces, `mlir` the
-    reproducer (how big its tensors are tells a blow-up on a small module)."""
+    reproducer (how big its tensors are tells a blow-up on a small module), `localized` where a
+    wrong value or run-time failure was localized (kept as `localized`, also when it was not)."""
     stage, status, message = signature.get("stage", ""), signature.get("status", ""), signature.get("message", "")
     ident = identity_of(stage, status, message, detail)
     lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
     component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes,
                              f"{message}\n{detail}")
+    failing = ident.failing_pass
+    if localized is not None and localized.localized:  # as campaign.bugs.lead_fields does for a cause
+        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
+        component = component_of_place(localized, lanes) or component
+        place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
+        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
     elements = measure(mlir).elements if mlir else None
+    extra = {"localized": localized.to_json()} if localized is not None else {}
     return {
         "identity": ident.key,
         "strong": ident.strong,
-        "failing_pass": ident.failing_pass,
+        "failing_pass": failing,
         "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
         "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
         "component": component,
         "scope": scope_of(lanes, component),
         "lanes": lanes,
         "severity": severity_of(stage, status, message, detail, elements).label,
+        **extra,
     }
 
 
-__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "read_bug"]
+__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "lanes_evidence", "read_bug",
+           "reworded_evidence"]

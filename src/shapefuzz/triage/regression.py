@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.backends import BACKENDS
@@ -182,5 +183,17 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
-__all__ = ["Failure", "local_installer", "local_releases", "pass_key", "recorded_failure", "regression_range",
-           "releases_to_try", "same_failure_check"]
+def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], None] = lambda _: None) -> str:
+    """A corpus entry's regression range over `versions`, judged by the failing (or localized) pass
+    its `bug` record names, written into that record (`corpus rederive --bisect`); returns its text."""
+    from shapefuzz.corpus import load_entry, update_meta
+
+    entry = load_entry(path)
+    bug = dict(entry.meta.get("bug") or {})
+    record = regression_range(entry, versions, say, failing=str(bug.get("failing_pass") or ""))
+    update_meta(path, bug={**bug, "regression": record})
+    return record["text"]
+
+
+__all__ = ["Failure", "local_installer", "local_releases", "pass_key", "range_into_entry", "recorded_failure",
+           "regression_range", "releases_to_try", "same_failure_check"]
