@@ -95,7 +95,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
     range is kept in the store at once, so a stopped phase resumes. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.size import size_of
-    from shapefuzz.triage.regression import regression_range
+    from shapefuzz.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0

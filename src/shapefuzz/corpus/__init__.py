@@ -19,7 +19,6 @@ wrote it. The package, by concern:
     store.py    save / update / load / find, under a lock, with atomic writes and folder swaps
     listing.py  every entry's checked meta, fast at thousands (list, INDEX.md, campaign summaries)
     index.py    INDEX.md
-    add.py      `corpus add`: check a user's MLIR file and save its confirmed failures
 
 Every name other modules use is re-exported here: `from shapefuzz.corpus import save_finding`.
 """
