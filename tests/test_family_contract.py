@@ -17,7 +17,6 @@ from shapefuzz.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
-N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300, "matmul": 500, "norm": 500}  # others: 200
 SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
 
 
@@ -31,7 +30,7 @@ _DRAWN: dict[str, list] = {}
 
 def drawn_of(family) -> list:
     if family.name not in _DRAWN:
-        _DRAWN[family.name] = draw_params(family.strategy(), N_DRAWN.get(family.name, 200))
+        _DRAWN[family.name] = draw_params(family.strategy(), family.feature_draws)
     return _DRAWN[family.name]
 
 
@@ -43,7 +42,23 @@ def _small(family, params) -> bool:
 def test_every_module_is_registered_under_its_name():
     assert sorted(FAMILIES) == sorted(FAMILY_MODULES)
     for name, family in FAMILIES.items():
-        assert family.name == name and family.reached_features, name
+        assert family.name == name and family.reached_features and family.feature_draws >= 100, name
+
+
+def test_the_example_is_a_valid_case_of_the_family(family):
+    """`Family.example` (what the spelling tests run) loads as typed params the family calls valid,
+    and survives the case header; `no_spelling` names only frontends that exist."""
+    from shapefuzz.families.frontends import spellings_for
+
+    p = family.load(family.example)
+    assert family.is_valid(p) and p.frontend == "linalg", family.name
+    assert family.load(case_from_mlir(render_case(Case.make(family.name, p))).params) == p
+    frontends = {"torch", "onnx"}
+    assert set(family.no_spelling) <= frontends and all(family.no_spelling.values()), family.no_spelling
+    for spelling in spellings_for(family.name):
+        assert spelling.frontend not in family.no_spelling
+        if spelling.example is not None:
+            assert family.is_valid(spelling.example) and spelling.expressible(family.load(spelling.example))
 
 
 def test_draws_are_typed_and_survive_the_case_header(family):

@@ -34,4 +34,7 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="decomposed")),
 )
 
+EXAMPLE = {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
+           "k2_dyn": True, "scale": 0.5, "mask": "random"}
+NO_SPELLING = {"onnx": "the importer IREE 3.13 ships reads opset 18; ONNX has had Attention since opset 23"}
 FAMILY = Family.define("attention", Params, globals())

@@ -29,4 +29,7 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="extract")),
 )
 
+EXAMPLE = {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
+           "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
+           "index_layout": "plain"}
 FAMILY = Family.define("gather", Params, globals())

@@ -45,4 +45,7 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="generic")),
 )
 
+EXAMPLE = {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
+           "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"}
+FEATURE_DRAWS = 512
 FAMILY = Family.define("matmul", Params, globals())

@@ -54,4 +54,7 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="twopass")),
 )
 
+EXAMPLE = {"kind": "layer", "dtype": "f16", "shape": [2, 6, 3, 5], "dyn": [True, False, False, True], "axis": 2,
+           "eps": 1e-3}
+FEATURE_DRAWS = 512
 FAMILY = Family.define("norm", Params, globals())

@@ -24,4 +24,7 @@ def export_rule(p: Params) -> dict:
 
     return elementwise_rule(AVG_RTOL[p.dtype], 0.0) if p.kind == "avg" else dict(EXACT)
 
+EXAMPLE = {"kind": "max", "layout": "nc", "dtype": "f32", "n": 1, "c": 2, "spatial": [7], "kernel": [3],
+           "strides": [2], "dilations": [1], "pad_lo": [1], "pad_hi": [1], "ceil_mode": True,
+           "count_include_pad": False, "in_dyn": [True, False, False]}
 FAMILY = Family.define("pool", Params, globals())

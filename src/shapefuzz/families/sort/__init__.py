@@ -35,4 +35,6 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(frontend=LINALG)),
 )
 
+EXAMPLE = {"dtype": "f32", "shape": [2, 9], "in_dyn": [True, False], "dim": 1, "descending": True, "payload": "arg",
+           "use": "both", "stable": False, "values": "ties", "index_dtype": "i64"}
 FAMILY = Family.define("sort", Params, globals())
