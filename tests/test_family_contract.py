@@ -45,6 +45,19 @@ def test_every_module_is_registered_under_its_name():
         assert family.name == name and family.reached_features and family.feature_draws >= 100, name
 
 
+def test_define_holds_the_hooks_to_the_protocol():
+    """`Family.define` refuses a package missing a hook, or with one that cannot take the
+    arguments `FamilyHooks` gives it, at import."""
+    import shapefuzz.families.pool as pool
+    from shapefuzz.families.base import Family
+
+    assert Family.define("pool", pool.Params, vars(pool)).hooks.render is pool.render
+    with pytest.raises(AssertionError, match=r"lacks \['features'\]"):
+        Family.define("pool", pool.Params, {k: v for k, v in vars(pool).items() if k != "features"})
+    with pytest.raises(AssertionError, match="compare does not take 4"):
+        Family.define("pool", pool.Params, dict(vars(pool), compare=lambda p, actual: None))
+
+
 def test_the_example_is_a_valid_case_of_the_family(family):
     """`Family.example` (what the spelling tests run) loads as typed params the family calls valid,
     and survives the case header; `no_spelling` names only frontends that exist."""
