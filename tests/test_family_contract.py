@@ -190,28 +190,11 @@ def test_swarm_knobs_remove_their_feature_soundly(family):
     assert changed >= 30
 
 
-# A conjunction of three features each knob-controlled: rare when every feature is drawn
-# independently, common once each case draws which features it may use.
-CONJUNCTION = {
-    "conv": {"dyn:none", "dtype:f32", "pad:zero"},
-    "conv_transpose": {"dyn:none", "dtype:f32", "pad:zero"},
-    "scatter": {"dyn:none", "dtype:f32", "index:i32"},
-    "one_hot": {"dyn:none", "dtype:f32", "range:valid"},
-    "topk": {"dyn:none", "dtype:f32", "index:i32"},
-    "pool": {"dyn:none", "dtype:f32", "pad:none"},
-    "sort": {"dyn:none", "dtype:f32", "index:i32"},
-    "gather": {"dyn:none", "dtype:f32", "indices:plain"},
-    "reduce": {"dyn:none", "dtype:f32", "form:generic"},
-    "attention": {"dyn:none", "dtype:f32", "mask:none"},
-    "matmul": {"dyn:none", "dtype:f32", "form:generic"},
-    "norm": {"dyn:none", "dtype:f32", "form:twopass"},
-}
-
-
 def test_swarm_makes_rare_conjunctions_common(family):
     from shapefuzz.generate import draw_params
 
-    want = CONJUNCTION[family.name]
+    want = set(family.rare_conjunction)  # rare when each feature is drawn alone, common once each draw picks its knobs
+    assert len(want) >= 2, family.name
     plain = sum(want <= set(family.features(draw_params(family.name, s))) for s in range(150))
     swarm = sum(want <= set(family.features(draw_params(family.name, s, swarm=True))) for s in range(150))
     assert swarm >= 3 * max(plain, 5), (family.name, plain, swarm)
@@ -233,23 +216,8 @@ def test_large_regime_draws_large_valid_cases(family):
 def _largest_operand_bytes(family, p) -> int:
     from shapefuzz.families.common import np_dtype
 
-    shapes = {
-        "conv": lambda: __import__("shapefuzz.families.conv", fromlist=["x"]).input_shape(p),
-        "conv_transpose": lambda: __import__("shapefuzz.families.conv_transpose", fromlist=["x"]).out_shape(p),
-        "scatter": lambda: list(p.orig_shape),
-        "one_hot": lambda: [*p.index_shape, p.depth],
-        "topk": lambda: list(p.shape),
-        "pool": lambda: __import__("shapefuzz.families.pool.params", fromlist=["x"]).input_shape(p),
-        "sort": lambda: list(p.shape),
-        "gather": lambda: __import__("shapefuzz.families.gather.strategy", fromlist=["x"]).largest_shape(p),
-        "reduce": lambda: list(p.shape),
-        "attention": lambda: __import__("shapefuzz.families.attention.params", fromlist=["x"]).k_shape(p),
-        "matmul": lambda: max((f(p) for f in (__import__("shapefuzz.families.matmul.params", fromlist=["x"]).a_shape,
-                                              __import__("shapefuzz.families.matmul.params", fromlist=["x"]).b_shape)),
-                              key=lambda s: int(np.prod(s))),
-        "norm": lambda: list(p.shape),
-    }[family.name]()
-    return int(np.prod(shapes)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
+    shape = family.largest_operand(p)
+    return int(np.prod(shape)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
 
 
 @pytest.mark.iree

@@ -206,6 +206,8 @@ class Family(Generic[P]):
     FEATURES        what the strategy must reach, within FEATURE_DRAWS draws (default 200)
     SWARM           swarm testing (Groce et al., ISSTA 2012): {knob: p -> p without that
                     feature}, e.g. "static": every dim static
+    RARE_CONJUNCTION  features, each a knob's, drawn together far more often with swarm than without
+    largest_operand(p) -> [int]  the shape the "large" regime makes big (most draws over 64 KB)
     RELEASE_GATES   (optional) forms older releases cannot parse (gates.py)
     EXAMPLE         one small case (params as in a case header) whose linalg forms and frontend
                     spellings all pass on llvm-cpu with the pinned release
@@ -224,6 +226,8 @@ class Family(Generic[P]):
     no_spelling: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # Swarm knobs: name -> a projection that removes one feature (kept only when still valid).
     swarm_knobs: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
+    rare_conjunction: tuple[str, ...] = ()
+    largest_operand: Callable[[Any], list[int]] | None = None
     # The family's comparison as data, for exported tests (see `comparison_rule`).
     export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
     # Forms (or the family) some releases cannot parse, and what is drawn instead (gates.py).
@@ -245,6 +249,8 @@ class Family(Generic[P]):
             example=dict(namespace.get("EXAMPLE", {})),
             no_spelling=dict(namespace.get("NO_SPELLING", {})),
             swarm_knobs=dict(namespace.get("SWARM", {})),
+            rare_conjunction=tuple(namespace.get("RARE_CONJUNCTION", ())),
+            largest_operand=namespace.get("largest_operand"),
             export_rule=namespace.get("export_rule", dtype_tolerance_rule),
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
         )

@@ -39,6 +39,13 @@ from shapefuzz.families.conv.strategy import (
     pick, strategy)
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:zero")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return input_shape(p)
+
+
 EXAMPLE = {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout": "nwc_wc", "form": "named",
            "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 2, "g": 1, "c": 4, "f": 1, "m": 1, "spatial": [2],
            "kernel": [1], "strides": [1], "dilations": [1], "pad_lo": [3], "pad_hi": [1], "pad_form": "pad",

@@ -38,6 +38,13 @@ from shapefuzz.families.conv_transpose.shrink import SWARM, shrink_candidates
 from shapefuzz.families.conv_transpose.strategy import strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:zero")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return out_shape(p)
+
+
 EXAMPLE = {"rank": 1, "dtype": "f16", "n": 5, "groups": 1, "ci": 2, "co": 2, "in_size": [1], "kernel": [3],
            "stride": [2], "dilation": [2], "pad_lo": [2], "pad_hi": [0], "out_pad": [0],
            "dyn_x": [True, True, True], "w_layout": [2, 0, 1], "form": "named", "flip": "extract",

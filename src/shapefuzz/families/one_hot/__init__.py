@@ -26,6 +26,13 @@ from shapefuzz.families.one_hot.render import render
 from shapefuzz.families.one_hot.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "range:valid")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return [*p.index_shape, p.depth]
+
+
 EXAMPLE = {"form": "generic", "dtype": "i32", "index_dtype": "i64", "index_shape": [3, 1], "index_dyn": [True, False],
            "depth": 16, "depth_dyn": True, "axis": 1, "values": "input", "on": 2, "off": 0, "consumer": "both",
            "range": "wrap", "dimension_map": [0, 1, 2]}

@@ -31,6 +31,13 @@ from shapefuzz.families.scatter.render import render
 from shapefuzz.families.scatter.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "index:i32")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.orig_shape)
+
+
 EXAMPLE = {"form": "linalg_ext", "dtype": "f16", "index_dtype": "i64", "orig_shape": [17, 3], "orig_dyn": [True, False],
            "depth": 1, "dimension_map": [0], "batch_shape": [2], "batch_dyn": [False], "window_dyn": [True],
            "implicit_depth": True, "combiner": "min", "unique": False, "duplicates": True}

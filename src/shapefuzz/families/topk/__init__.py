@@ -26,6 +26,13 @@ from shapefuzz.families.topk.render import render
 from shapefuzz.families.topk.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "index:i32")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.shape)
+
+
 EXAMPLE = {"form": "topk", "indices": "arg", "use": "both", "dtype": "f32", "shape": [7, 16], "dynamic": [True, False],
            "dim": 1, "k": 3, "largest": False, "transpose": False, "values": "ties"}
 FAMILY = Family.define("topk", Params, globals())
