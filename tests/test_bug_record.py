@@ -127,7 +127,7 @@ def test_rederive_bisect_writes_the_range_into_the_record_and_the_index(tmp_path
     import subprocess
     import sys
 
-    import shapefuzz.triage.regression as regression
+    import shapefuzz.regression as regression
     from campaign_fakes import fake_env
     from shapefuzz.replay import ReplayOutcome, ReplayResult
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from shapefuzz.cli import cli
 from shapefuzz.corpus import Finding, save_finding, update_meta
-from shapefuzz.corpus.add import add_file
+from shapefuzz.cli.corpus import add_file
 from shapefuzz.model import Signature, Stage, Status
 
 pytestmark = pytest.mark.iree

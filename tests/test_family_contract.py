@@ -17,7 +17,6 @@ from shapefuzz.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
-N_DRAWN = {"conv": 300, "conv_transpose": 300, "scatter": 300, "matmul": 500, "norm": 500}  # others: 200
 SAMPLE = 25  # drawn cases whose forms and shrink candidates are verified
 
 
@@ -31,7 +30,7 @@ _DRAWN: dict[str, list] = {}
 
 def drawn_of(family) -> list:
     if family.name not in _DRAWN:
-        _DRAWN[family.name] = draw_params(family.strategy(), N_DRAWN.get(family.name, 200))
+        _DRAWN[family.name] = draw_params(family.strategy(), family.feature_draws)
     return _DRAWN[family.name]
 
 
@@ -43,7 +42,36 @@ def _small(family, params) -> bool:
 def test_every_module_is_registered_under_its_name():
     assert sorted(FAMILIES) == sorted(FAMILY_MODULES)
     for name, family in FAMILIES.items():
-        assert family.name == name and family.reached_features, name
+        assert family.name == name and family.reached_features and family.feature_draws >= 100, name
+
+
+def test_define_holds_the_hooks_to_the_protocol():
+    """`Family.define` refuses a package missing a hook, or with one that cannot take the
+    arguments `FamilyHooks` gives it, at import."""
+    import shapefuzz.families.pool as pool
+    from shapefuzz.families.base import Family
+
+    assert Family.define("pool", pool.Params, vars(pool)).hooks.render is pool.render
+    with pytest.raises(AssertionError, match=r"lacks \['features'\]"):
+        Family.define("pool", pool.Params, {k: v for k, v in vars(pool).items() if k != "features"})
+    with pytest.raises(AssertionError, match="compare does not take 4"):
+        Family.define("pool", pool.Params, dict(vars(pool), compare=lambda p, actual: None))
+
+
+def test_the_example_is_a_valid_case_of_the_family(family):
+    """`Family.example` (what the spelling tests run) loads as typed params the family calls valid,
+    and survives the case header; `no_spelling` names only frontends that exist."""
+    from shapefuzz.families.frontends import spellings_for
+
+    p = family.load(family.example)
+    assert family.is_valid(p) and p.frontend == "linalg", family.name
+    assert family.load(case_from_mlir(render_case(Case.make(family.name, p))).params) == p
+    frontends = {"torch", "onnx"}
+    assert set(family.no_spelling) <= frontends and all(family.no_spelling.values()), family.no_spelling
+    for spelling in spellings_for(family.name):
+        assert spelling.frontend not in family.no_spelling
+        if spelling.example is not None:
+            assert family.is_valid(spelling.example) and spelling.expressible(family.load(spelling.example))
 
 
 def test_draws_are_typed_and_survive_the_case_header(family):
@@ -162,28 +190,11 @@ def test_swarm_knobs_remove_their_feature_soundly(family):
     assert changed >= 30
 
 
-# A conjunction of three features each knob-controlled: rare when every feature is drawn
-# independently, common once each case draws which features it may use.
-CONJUNCTION = {
-    "conv": {"dyn:none", "dtype:f32", "pad:zero"},
-    "conv_transpose": {"dyn:none", "dtype:f32", "pad:zero"},
-    "scatter": {"dyn:none", "dtype:f32", "index:i32"},
-    "one_hot": {"dyn:none", "dtype:f32", "range:valid"},
-    "topk": {"dyn:none", "dtype:f32", "index:i32"},
-    "pool": {"dyn:none", "dtype:f32", "pad:none"},
-    "sort": {"dyn:none", "dtype:f32", "index:i32"},
-    "gather": {"dyn:none", "dtype:f32", "indices:plain"},
-    "reduce": {"dyn:none", "dtype:f32", "form:generic"},
-    "attention": {"dyn:none", "dtype:f32", "mask:none"},
-    "matmul": {"dyn:none", "dtype:f32", "form:generic"},
-    "norm": {"dyn:none", "dtype:f32", "form:twopass"},
-}
-
-
 def test_swarm_makes_rare_conjunctions_common(family):
     from shapefuzz.generate import draw_params
 
-    want = CONJUNCTION[family.name]
+    want = set(family.rare_conjunction)  # rare when each feature is drawn alone, common once each draw picks its knobs
+    assert len(want) >= 2, family.name
     plain = sum(want <= set(family.features(draw_params(family.name, s))) for s in range(150))
     swarm = sum(want <= set(family.features(draw_params(family.name, s, swarm=True))) for s in range(150))
     assert swarm >= 3 * max(plain, 5), (family.name, plain, swarm)
@@ -205,23 +216,8 @@ def test_large_regime_draws_large_valid_cases(family):
 def _largest_operand_bytes(family, p) -> int:
     from shapefuzz.families.common import np_dtype
 
-    shapes = {
-        "conv": lambda: __import__("shapefuzz.families.conv", fromlist=["x"]).input_shape(p),
-        "conv_transpose": lambda: __import__("shapefuzz.families.conv_transpose", fromlist=["x"]).out_shape(p),
-        "scatter": lambda: list(p.orig_shape),
-        "one_hot": lambda: [*p.index_shape, p.depth],
-        "topk": lambda: list(p.shape),
-        "pool": lambda: __import__("shapefuzz.families.pool.params", fromlist=["x"]).input_shape(p),
-        "sort": lambda: list(p.shape),
-        "gather": lambda: __import__("shapefuzz.families.gather.strategy", fromlist=["x"]).largest_shape(p),
-        "reduce": lambda: list(p.shape),
-        "attention": lambda: __import__("shapefuzz.families.attention.params", fromlist=["x"]).k_shape(p),
-        "matmul": lambda: max((f(p) for f in (__import__("shapefuzz.families.matmul.params", fromlist=["x"]).a_shape,
-                                              __import__("shapefuzz.families.matmul.params", fromlist=["x"]).b_shape)),
-                              key=lambda s: int(np.prod(s))),
-        "norm": lambda: list(p.shape),
-    }[family.name]()
-    return int(np.prod(shapes)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
+    shape = family.largest_operand(p)
+    return int(np.prod(shape)) * (2 if p.dtype == "bf16" else np_dtype(p.dtype).itemsize)
 
 
 @pytest.mark.iree

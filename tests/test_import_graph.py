@@ -11,22 +11,26 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "shapefuzz"
 
 
 def _layers_from_notes(text: str) -> dict[str, int]:
-    """The `## Layers` table: `| 0 | `errors`, `model`, ... | invariant |` -> {"errors": 0, ...}."""
+    """The `## Layers` table: `| 0 | `errors`, `model`, ... | invariant |` -> {"errors": 0, ...}. It places
+    top-level modules and packages only: a package's modules share its layer."""
     section = text.split("\n## Layers", 1)[1].split("\n## ", 1)[0]
     layers: dict[str, int] = {}
     for row in re.finditer(r"^\|\s*(\d+)\s*\|([^|]*)\|", section, re.M):
         for name in re.findall(r"`([\w.]+)`", row.group(2)):
             assert name not in layers, f"ARCHITECTURE.md places {name} twice"
+            assert "." not in name, f"ARCHITECTURE.md places {name}, a module inside a package: place the package"
             layers[name] = int(row.group(1))
     return layers
 
 
-# Layer of each top-level module or package (a package's modules share its layer unless named).
+# Layer of each top-level module or package (a package's modules share its layer).
 LAYERS = _layers_from_notes((ROOT / "ARCHITECTURE.md").read_text())
 # A module not placed yet (new work): it may use everything up to the corpus, and nothing placed
 # below the campaign may use it. Place it in ARCHITECTURE.md's table when it lands.
@@ -50,10 +54,7 @@ def _layer(module: str) -> int:
     parts = module.split(".")[1:]
     if not parts:
         return -1  # the package root holds only __version__
-    for n in range(len(parts), 0, -1):  # the longest name placed in LAYERS
-        if ".".join(parts[:n]) in LAYERS:
-            return LAYERS[".".join(parts[:n])]
-    return DEFAULT_LAYER
+    return LAYERS.get(parts[0], DEFAULT_LAYER)
 
 
 def _package_of(module: str, path: Path) -> str:
@@ -145,6 +146,19 @@ def test_no_import_cycle():
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
+def test_no_cycle_between_packages():
+    """Rooms (top-level modules and packages) import each other one way too: corpus -> oracle -> execute
+    -> triage -> corpus was such a loop, though no module imported itself back."""
+    rooms: dict[str, set[str]] = {}
+    for module, imported in _graph().items():
+        if module == "shapefuzz":
+            continue
+        rooms.setdefault(module.split(".")[1], set()).update(
+            i.split(".")[1] for i in imported if i.split(".")[1] != module.split(".")[1])
+    cycles = _cycles(rooms)
+    assert not cycles, "package-level loops:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
 def test_cycle_finder_finds_a_cycle():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _cycles(graph) == [["a", "b", "c"]]
@@ -174,5 +188,12 @@ def test_every_module_is_placed_or_knowingly_defaulted():
 def test_the_notes_place_the_ground_floor_and_the_top():
     assert LAYERS["model"] == 0 and LAYERS["size"] == 0 and LAYERS["cli"] == max(LAYERS.values())
     assert LAYERS["corpus"] < LAYERS["shrink"] < LAYERS["campaign"]
-    assert _layers_from_notes("# x\n## Layers\n| layer | modules |\n|---|---|\n| 2 | `a`, `b.c` | x |\n## Next\n| 3 | `d` |") \
-        == {"a": 2, "b.c": 2}
+    assert _layers_from_notes("# x\n## Layers\n| layer | modules |\n|---|---|\n| 2 | `a`, `b` | x |\n## Next\n| 3 | `d` |") \
+        == {"a": 2, "b": 2}
+    with pytest.raises(AssertionError, match="inside a package"):
+        _layers_from_notes("# x\n## Layers\n| 2 | `a`, `b.c` | x |\n")
+
+
+def test_the_shrink_engine_knows_no_domain():
+    """`shrink/engine.py` (acceptance: interesting and smaller) is domain-free: no module of ours."""
+    assert _graph()["shapefuzz.shrink.engine"] == set()

@@ -94,7 +94,7 @@ def test_views_draw_the_time_budget_and_the_shrink_state():
     from shapefuzz.campaign.engine import Snapshot
     from shapefuzz.campaign.live import CampaignView, ShrinkView
     from shapefuzz.shrink.engine import Accepted
-    from shapefuzz.shrink.measure import measure
+    from shapefuzz.size import measure
 
     view = CampaignView("camp", stream=io.StringIO())
     view("tick", Snapshot(done=40, session_done=10, rate_per_min=12.0, buckets=5, causes=4, findings=2, flaky=1,

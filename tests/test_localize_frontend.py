@@ -60,9 +60,11 @@ def test_a_frontend_spelling_is_the_frontends_only_when_its_linalg_form_is_right
 def _row(lane: str) -> BucketRow:
     fields = {"backend": lane, "stage": "compare", "status": "mismatch", "message": "wrong values in norm via onnx",
               "identity": "compare/mismatch [?]: wrong values in norm via onnx", "strong": ""}
-    return BucketRow(f"{lane}/compare/mismatch: wrong values in norm via onnx", fields, lane, "compare", "mismatch",
-                     "norm", 1, 1.0, 1.0, 0.0, 0.0, BucketState.CONFIRMED, "k", 10, "x", "", "", None,
-                     cause="cause-norm", triage=Triage.COMPILER_BUG.value)
+    return BucketRow(sig=f"{lane}/compare/mismatch: wrong values in norm via onnx", sig_json=fields, backend=lane,
+                     stage="compare", status="mismatch", family="norm", count=1, first_seen=1.0, last_seen=1.0,
+                     first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=10,
+                     repro_text="x", detail="", corpus_entry="", shrunk_size=None, cause="cause-norm",
+                     triage=Triage.COMPILER_BUG)
 
 
 def test_a_campaigns_report_places_a_frontend_cause_in_its_conversion(tmp_path):
@@ -82,7 +84,7 @@ def test_a_campaigns_report_places_a_frontend_cause_in_its_conversion(tmp_path):
         text = markdown(summarize(store))
     finally:
         store.close()
-    assert cause["component"] == FRONTEND_TORCH
+    assert cause.component == FRONTEND_TORCH
     assert f"| {FRONTEND_TORCH} | torch-mlir conversion (input) |" in text
 
 

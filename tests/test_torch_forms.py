@@ -17,44 +17,6 @@ from shapefuzz.generate import draw
 from shapefuzz.model import Stage, Status, Verdict
 from shapefuzz.oracle import check_case, check_forms, check_module
 
-# One small case per family whose torch spelling and linalg forms all pass on llvm-cpu in 3.13
-# (found by drawing; each exercises a mix: asymmetric pad, dynamic dims, si64 indices, ...).
-GOOD = {
-    "conv": {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout": "nwc_wc", "form": "named",
-             "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 2, "g": 1, "c": 4, "f": 1, "m": 1, "spatial": [2],
-             "kernel": [1], "strides": [1], "dilations": [1], "pad_lo": [3], "pad_hi": [1], "pad_form": "pad",
-             "pad_value": 0, "in_dyn": {"n": True, "s0": False, "c": False}, "filt_dyn": {"k0": False, "c": False},
-             "bias": "epilogue", "epilogue": "relu", "big": False},
-    "conv_transpose": {"rank": 1, "dtype": "f16", "n": 5, "groups": 1, "ci": 2, "co": 2, "in_size": [1], "kernel": [3],
-                       "stride": [2], "dilation": [2], "pad_lo": [2], "pad_hi": [0], "out_pad": [0],
-                       "dyn_x": [True, True, True], "w_layout": [2, 0, 1], "form": "named", "flip": "extract",
-                       "pad_mode": "pad", "x_expand": "late", "w_order": "fused", "fwd_layout": [0, 1, 2]},
-    "scatter": {"form": "linalg_ext", "dtype": "f16", "index_dtype": "i64", "orig_shape": [17, 3], "orig_dyn": [True, False],
-                "depth": 1, "dimension_map": [0], "batch_shape": [2], "batch_dyn": [False], "window_dyn": [True],
-                "implicit_depth": True, "combiner": "min", "unique": False, "duplicates": True},
-    "one_hot": {"form": "generic", "dtype": "i32", "index_dtype": "i64", "index_shape": [3, 1], "index_dyn": [True, False],
-                "depth": 16, "depth_dyn": True, "axis": 1, "values": "input", "on": 2, "off": 0, "consumer": "both",
-                "range": "wrap", "dimension_map": [0, 1, 2]},
-    "topk": {"form": "topk", "indices": "arg", "use": "both", "dtype": "f32", "shape": [7, 16], "dynamic": [True, False],
-             "dim": 1, "k": 3, "largest": False, "transpose": False, "values": "ties"},
-    "pool": {"kind": "max", "layout": "nc", "dtype": "f32", "n": 1, "c": 2, "spatial": [7], "kernel": [3],
-             "strides": [2], "dilations": [1], "pad_lo": [1], "pad_hi": [1], "ceil_mode": True,
-             "count_include_pad": False, "in_dyn": [True, False, False]},
-    "sort": {"dtype": "f32", "shape": [2, 9], "in_dyn": [True, False], "dim": 1, "descending": True, "payload": "arg",
-             "use": "both", "stable": False, "values": "ties", "index_dtype": "i64"},
-    "gather": {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
-               "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
-               "index_layout": "plain"},
-    "reduce": {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
-               "keepdims": True, "use": "both", "index_dtype": "i64"},
-    "attention": {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
-                  "k2_dyn": True, "scale": 0.5, "mask": "random"},
-    "matmul": {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
-               "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"},
-    "norm": {"kind": "layer", "dtype": "f16", "shape": [2, 6, 3, 5], "dyn": [True, False, False, True], "axis": 2,
-             "eps": 1e-3},
-}
-
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group
 # dim is dynamic (with a static batch it compiles).
 # The torch spelling unflattens the conv's `?` channel dim into static [g, f], and the torch
@@ -68,9 +30,6 @@ UNFLATTEN_BUG = {"rank": 1, "kind": "grouped", "layout": "ngcw_gfcw", "compute_l
                  "big": False}
 
 
-# The ONNX spellings take equal low/high padding for conv_transpose (3.13 does not convert others).
-GOOD_ONNX = dict(GOOD, conv_transpose=dict(GOOD["conv_transpose"], pad_lo=[1], pad_hi=[1], out_pad=[1]))
-
 
 def _spelling(family: str, frontend: str):
     return next(s for s in spellings_for(family) if s.frontend == frontend)
@@ -80,21 +39,25 @@ def _torch(family: str, params: dict):
     return spelled(get_family(family).load(params), _spelling(family, "torch"))
 
 
-# Families ONNX has no op for at the opset IREE 3.13 imports (Attention arrived in opset 23).
-NO_ONNX = ("attention",)
-ONNX_FAMILIES = tuple(f for f in FAMILY_MODULES if f not in NO_ONNX)
+def _example(family: str, frontend: str) -> dict:
+    """The family's known-good case (`Family.example`), or its spelling's own where it cannot write that one."""
+    return dict(_spelling(family, frontend).example or get_family(family).example)
+
+
+# Families a frontend writes: all but those that declare why not (`Family.no_spelling`).
+ONNX_FAMILIES = tuple(f for f in FAMILY_MODULES if "onnx" not in get_family(f).no_spelling)
 
 
 @pytest.mark.parametrize("frontend", ["torch", "onnx"])
 def test_every_family_has_a_spelling_in_each_frontend(frontend):
-    want = FAMILY_MODULES if frontend == "torch" else ONNX_FAMILIES
+    want = [f for f in FAMILY_MODULES if frontend not in get_family(f).no_spelling]
     assert sorted(s.family for f in FAMILY_MODULES for s in spellings_for(f) if s.frontend == frontend) == sorted(want)
 
 
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_linalg_and_torch_forms_are_equivalent_forms_of_each_other(family):
     fam = get_family(family)
-    p = GOOD[family]
+    p = _example(family, "torch")
     t = _torch(family, p)
     assert frontend_of(t) == "torch" and "frontend" not in linalg_params(t).to_json()
     assert t in fam.equivalent_forms(p)
@@ -112,8 +75,8 @@ def test_linalg_and_torch_forms_are_equivalent_forms_of_each_other(family):
 @pytest.mark.parametrize("frontend", ["torch", "onnx"])
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_drawn_cases_verify_in_each_spelling(family, frontend, toolchain):
-    if frontend == "onnx" and family in NO_ONNX:
-        pytest.skip(f"ONNX has no {family} op at the opset IREE 3.13 imports")
+    if frontend in get_family(family).no_spelling:
+        pytest.skip(get_family(family).no_spelling[frontend])
     fam = get_family(family)
     spelling = _spelling(family, frontend)
     texts = []
@@ -140,7 +103,7 @@ def test_the_strategy_and_campaigns_draw_each_spelling():
 @pytest.mark.iree
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_torch_form_runs_right_and_agrees_with_the_linalg_forms(family, toolchain):
-    case = Case.make(family, _torch(family, GOOD[family]))
+    case = Case.make(family, _torch(family, _example(family, "torch")))
     result = check_forms(case, ["llvm-cpu"], toolchain, seed=1, confirm=False)
     for form, report in result.reports:
         (r,) = report.results
@@ -152,7 +115,7 @@ def test_torch_form_runs_right_and_agrees_with_the_linalg_forms(family, toolchai
 @pytest.mark.iree
 @pytest.mark.parametrize("family", ONNX_FAMILIES)
 def test_onnx_form_runs_right(family, toolchain):
-    case = Case.make(family, spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx")))
+    case = Case.make(family, spelled(get_family(family).load(_example(family, "onnx")), _spelling(family, "onnx")))
     report = check_case(case, ["llvm-cpu"], toolchain, seed=2, confirm=False)
     (r,) = report.results
     assert r.status == Status.OK and r.stage == Stage.COMPARE, r.detail[:600]
@@ -204,11 +167,12 @@ def test_torch_input_that_does_not_verify_is_ours(toolchain):
 
 
 def test_frontend_flags_and_unlowered_ops():
-    torch_text = render_case(Case.make("topk", _torch("topk", GOOD["topk"])))
+    example = _example("topk", "torch")
+    torch_text = render_case(Case.make("topk", _torch("topk", example)))
     assert input_type_flags(torch_text) == ("--iree-input-type=torch",)
     assert input_type_flags('%0 = torch.operator "onnx.TopK"(%x, %k)') == ("--iree-input-type=onnx",)
-    assert input_type_flags(render_case(Case.make("topk", GOOD["topk"]))) == ()
-    onnx_text = render_case(Case.make("topk", spelled(get_family("topk").load(GOOD["topk"]), _spelling("topk", "onnx"))))
+    assert input_type_flags(render_case(Case.make("topk", example))) == ()
+    onnx_text = render_case(Case.make("topk", spelled(get_family("topk").load(_example("topk", "onnx")), _spelling("topk", "onnx"))))
     assert input_type_flags(onnx_text) == ("--iree-input-type=onnx",) and "opset_version = 18" in onnx_text
     assert unlowered_op("""m.mlir:3:17: error: failed to legalize operation 'torch.operator' that was explicitly marked
 illegal: %0 = "torch.operator"(%arg0) <{name = "onnx.ScatterND"}> : (!torch.vtensor<[3],f32>)""") == "onnx.ScatterND"
@@ -221,11 +185,11 @@ illegal: %0 = "torch.operator"(%arg0) <{name = "onnx.ScatterND"}> : (!torch.vten
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_torch_cases_shrink_in_their_spelling(family, toolchain):
     fam = get_family(family)
-    t = _torch(family, GOOD[family])
+    t = _torch(family, _example(family, "torch"))
     cands = fam.shrink_candidates(t)
     assert cands and all(frontend_of(c) == "torch" and c != t for c in cands)
-    if family not in NO_ONNX:
-        o = spelled(get_family(family).load(GOOD_ONNX[family]), _spelling(family, "onnx"))
+    if family in ONNX_FAMILIES:
+        o = spelled(get_family(family).load(_example(family, "onnx")), _spelling(family, "onnx"))
         assert all(frontend_of(c) == "onnx" for c in fam.shrink_candidates(o))
     texts = [render_case(Case.make(family, c)) for c in cands[:12]]
     assert verify_many(texts, toolchain) == [None] * len(texts)
@@ -252,7 +216,7 @@ def test_a_torch_finding_is_saved_replayed_and_exported_with_its_input_type(tmp_
 
 # Indexing depth >= 2 is spelled `torch.aten.index_put` (advanced-index assignment): sub as an
 # accumulated neg, a permuted dimension_map, a dynamic batch dim and a window dim.
-DEEP_SCATTER = dict(GOOD["scatter"], dtype="f32", orig_shape=[4, 2, 5], orig_dyn=[False, True, False], depth=2,
+DEEP_SCATTER = dict(get_family("scatter").example, dtype="f32", orig_shape=[4, 2, 5], orig_dyn=[False, True, False], depth=2,
                     dimension_map=[1, 0], batch_shape=[3, 2], batch_dyn=[True, False], window_dyn=[False],
                     implicit_depth=False, combiner="sub", duplicates=True)
 

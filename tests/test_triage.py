@@ -347,7 +347,7 @@ def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):
 # --- regression ranges ---------------------------------------------------------------------------
 def test_regression_range_text(tmp_path):
     from shapefuzz.replay import ReplayOutcome, ReplayResult
-    from shapefuzz.triage.regression import regression_range
+    from shapefuzz.regression import regression_range
 
     sig = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom")
     entry = load_entry(save_finding(tmp_path, Finding(sig, "func.func @main() {\n  return\n}\n", ("llvm-cpu",), None,

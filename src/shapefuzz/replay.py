@@ -24,7 +24,6 @@ from shapefuzz.corpus import (
     scrub,
     update_meta,
 )
-from shapefuzz.corpus.add import add_file  # noqa: F401 - `corpus add` lives there now; the old import path
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.parallel import run_parallel

@@ -96,7 +96,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.size import size_of
-    from shapefuzz.triage.regression import regression_range
+    from shapefuzz.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0

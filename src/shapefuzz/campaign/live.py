@@ -14,7 +14,7 @@ from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.engine import Snapshot
 from shapefuzz.shrink.engine import Accepted
-from shapefuzz.shrink.measure import Metrics, measure
+from shapefuzz.size import Metrics, measure
 
 TRIAGE_STYLES = {"compiler bug": "bold red", "target limit": "grey50", "suspected driver": "dark_orange",
                  "ours": "magenta", "flaky": "grey50"}

@@ -196,7 +196,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     import time
 
     from shapefuzz.campaign.bugs import bisect_causes
-    from shapefuzz.triage.regression import local_releases
+    from shapefuzz.regression import local_releases
 
     say = lambda text: progress("message", text)  # noqa: E731
     started = time.monotonic()

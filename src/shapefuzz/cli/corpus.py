@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import re
 
@@ -13,6 +14,10 @@ import click
 from shapefuzz.cli.common import read_mlir, toolchain_options
 from shapefuzz.cli.params import BackendList, SEED, Seconds
 from shapefuzz.corpus import DEFAULT_CORPUS
+
+if TYPE_CHECKING:
+    from shapefuzz.model import CheckReport
+    from shapefuzz.toolchain import Toolchain
 
 
 @click.group()
@@ -140,7 +145,7 @@ def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str, localize
     it has none (with --bisect, a regression range); INDEX.md rebuilt."""
     from shapefuzz.corpus import UnreadableEntry, find_entry, load_entry, rebuild_index
     from shapefuzz.replay import rederive
-    from shapefuzz.triage.regression import range_into_entry, releases_to_try
+    from shapefuzz.regression import range_into_entry, releases_to_try
 
     versions = releases_to_try() if do_bisect else []  # fewer than two: one line, exit 2, before any work
     # the listing gives views of meta.json alone; a re-check needs the reproducer and arrays
@@ -192,7 +197,6 @@ def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, co
     """Check FILE and save each confirmed failure as a corpus entry (merged with an existing one)."""
     from shapefuzz.backends import resolve_backends
     from shapefuzz.errors import InvalidInputError
-    from shapefuzz.corpus.add import add_file
 
     text = read_mlir(file)
     report, saved = add_file(corpus_dir, text, backend_names or resolve_backends(None), session.toolchain,
@@ -204,3 +208,46 @@ def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, co
     if not saved:
         click.echo(f"no confirmed failure on {', '.join(r.backend for r in report.results)}: nothing saved")
     sys.exit(0 if saved else 1)
+
+
+def add_file(
+    corpus_dir: str | Path,
+    text: str,
+    backends: Sequence[str],
+    toolchain: Toolchain,
+    seed: int = 0,
+    compile_timeout: float = 120.0,
+    inputs: list | None = None,
+) -> tuple[CheckReport, list[tuple[Path, bool]]]:
+    """`corpus add`'s work: checks an MLIR file (a user's crash, say) with the oracle and saves each confirmed
+    failure as an entry. It runs the oracle, so it lives with the command, above the corpus."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.corpus import make_finding, save_finding
+    from shapefuzz.errors import ShapefuzzError
+    from shapefuzz.mlirinfo import function_info, random_inputs
+    from shapefuzz.model import Stage
+    from shapefuzz.modulecheck import check_file
+    from shapefuzz.oracle import case_expectation
+
+    report, _ = check_file(text, backends, toolchain, inputs=inputs, seed=seed, compile_timeout=compile_timeout)
+    case = case_from_mlir(text)
+    saved_inputs, expected = inputs, None
+    if case is not None and inputs is None:
+        expectation = case_expectation(case, seed)
+        saved_inputs, expected = expectation.inputs, expectation.expected
+    elif saved_inputs is None:
+        try:
+            saved_inputs = random_inputs(function_info(text), seed, 4)
+        except ShapefuzzError:
+            saved_inputs = None
+    saved = []
+    for result in report.failures:
+        if result.flaky or result.signature is None:
+            continue
+        needs_numbers = result.stage in (Stage.RUN, Stage.COMPARE)
+        finding = make_finding(
+            result.signature, text, toolchain, backends=tuple(backends), case=case, seed=seed,
+            inputs=saved_inputs if needs_numbers else None, expected=expected if needs_numbers else None,
+            detail=result.detail)
+        saved.append(save_finding(corpus_dir, finding))
+    return report, saved

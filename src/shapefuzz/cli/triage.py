@@ -54,7 +54,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
             if localize_causes(store, summary.causes, session.toolchain, seconds, say, only_new=False):
                 summary = summarize(store, "triage")
         if do_bisect:
-            from shapefuzz.triage.regression import releases_to_try
+            from shapefuzz.regression import releases_to_try
 
             if any(not c.regression for c in summary.findings):
                 _fetch_releases(fetch_releases, say)

@@ -19,7 +19,6 @@ wrote it. The package, by concern:
     store.py    save / update / load / find, under a lock, with atomic writes and folder swaps
     listing.py  every entry's checked meta, fast at thousands (list, INDEX.md, campaign summaries)
     index.py    INDEX.md
-    add.py      `corpus add`: check a user's MLIR file and save its confirmed failures
 
 Every name other modules use is re-exported here: `from shapefuzz.corpus import save_finding`.
 """
@@ -36,10 +35,8 @@ from shapefuzz.corpus.store import find_entry, iter_entries, load_entry, save_fi
 from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_paths
 from shapefuzz.files import atomic_write
 
-measure = reproducer_sizes  # the name this had before the package; `size.measure` is the shrinker's
-
 __all__ = [
-    "Finding", "make_finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "measure", "reproducer_sizes",
+    "Finding", "make_finding", "CorpusEntry", "UnreadableEntry", "Sizes", "entry_id", "reproducer_sizes",
     "save_finding", "load_entry", "iter_entries", "list_entries", "find_entry", "rebuild_index", "update_meta", "repro_script",
     "check_meta", "atomic_write", "comment_text", "scrub", "strip_paths", "now_text",
     "EXPECTED_FAILING", "EXPECTED_FIXED", "EXPECTED_STATES", "CORPUS_FORMAT", "DEFAULT_CORPUS", "META", "REPRODUCER",

@@ -1,6 +1,8 @@
-"""What one op family provides. Everything about a family lives in its own module:
+"""What one op family provides. Everything about a family lives in its own package:
 its typed parameters, template, Hypothesis strategy, input generator, NumPy reference and
-comparison rule (NNSmith's "one op = one place"). `Family.define` collects them from the module.
+comparison rule (NNSmith's "one op = one place"), and the data its contract tests read.
+`FamilyHooks` is the contract as a type checker sees it; `Family.define` collects the hooks from
+the package and checks them against it at import.
 
 Parameters are a frozen dataclass per family (`FamilyParams`); the `// shapefuzz-case:` header
 carries them as JSON (`to_json` / `from_json`, which also reads the names older headers used).
@@ -9,9 +11,10 @@ Every `Family` method accepts the typed value or its JSON dict, so stored cases 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Protocol, TypeVar
 
 import numpy as np
 
@@ -118,8 +121,65 @@ def distinct_valid(candidates: Iterable[P], original: P, is_valid: Callable[[P],
 # need sizes too slow to execute here).
 REGIMES = ("small", "large")
 
-_HOOKS = ("strategy", "render", "make_inputs", "reference", "compare", "equivalent_forms", "features",
-          "shrink_candidates", "is_valid")
+
+class FamilyHooks(Protocol[P]):
+    """The functions a family package defines (its `__init__` imports them), all on typed params.
+    A type checker holds a package against it as a module: `hooks: FamilyHooks[pool.Params] = pool`."""
+
+    def strategy(self, regime: str) -> st.SearchStrategy[P]:
+        """Draws only cases whose MLIR verifies, sized for the regime (REGIMES)."""
+
+    def render(self, p: P) -> str:
+        """The module (without the case header); deterministic."""
+
+    def make_inputs(self, p: P, seed: int) -> list[np.ndarray]:
+        """The function's arguments, concrete sizes for `?` dims."""
+
+    def reference(self, p: P, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """The expected results, from the op's definition."""
+
+    def compare(self, p: P, inputs: list[np.ndarray], expected: list[np.ndarray],
+                actual: list[np.ndarray]) -> Mismatch | None:
+        """None when right, else a typed Mismatch; never a false alarm (topk ties, duplicate
+        scatter indices, rounding)."""
+
+    def equivalent_forms(self, p: P) -> Iterable[P]:
+        """Other formulations of the same computation."""
+
+    def features(self, p: P) -> Iterable[str]:
+        """Coverage labels the campaign steers by."""
+
+    def shrink_candidates(self, p: P) -> Iterable[P]:
+        """Simpler params, most aggressive first (proposals only: `Family.shrink_candidates`
+        keeps the valid, distinct ones)."""
+
+    def is_valid(self, p: P) -> bool:
+        """Whether the params describe a sound computation."""
+
+
+_HOOKS = tuple(name for name, value in vars(FamilyHooks).items() if inspect.isfunction(value) and name[0] != "_")
+
+
+class HookTable(dict):
+    """A family's hooks by name, also read as attributes (`FamilyHooks`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _check_hooks(name: str, namespace: Mapping[str, Any]) -> None:
+    """Each hook is there and takes the arguments `FamilyHooks` gives it (checked at import)."""
+    missing = [h for h in _HOOKS if not callable(namespace.get(h))]
+    assert not missing, f"family {name} lacks {missing}"
+    for hook in _HOOKS:
+        wanted = len(inspect.signature(getattr(FamilyHooks, hook)).parameters) - 1  # less `self`
+        try:
+            inspect.signature(namespace[hook]).bind(*range(wanted))
+        except TypeError as error:
+            raise AssertionError(f"family {name}: {hook} does not take {wanted} argument(s) ({error})") from None
 
 # Comparison rules as exported tests apply them (`export_checks.compare`): the family's `compare`
 # written as data. Element-wise with (rtol, atol); None is the result dtype's tolerance (exact for
@@ -139,47 +199,61 @@ def dtype_tolerance_rule(p: Any) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Family(Generic[P]):
-    """One op family. The hooks are the module's functions, all on typed params:
+    """One op family: its hooks (`FamilyHooks`, the package's functions), optionally
+    export_rule(p) -> dict (`compare` as a rule exported tests apply, export_checks.compare;
+    default: the dtype's tolerance), and its tables, by the names `define` reads in the package:
 
-    strategy(regime) -> SearchStrategy[P]  draws only cases whose MLIR verifies (REGIMES)
-    render(p) -> str                       the module (without the case header); deterministic
-    make_inputs(p, seed) -> arrays         the function's arguments, concrete sizes for `?` dims
-    reference(p, inputs) -> arrays         the expected results, from the op's definition
-    compare(p, inputs, expected, actual)   None when right, else a typed Mismatch; never a false
-                                           alarm (topk ties, duplicate scatter indices, rounding)
-    equivalent_forms(p) -> [P]             other formulations of the same computation
-    features(p) -> [str]                   coverage labels the campaign steers by
-    shrink_candidates(p) -> [P]            simpler params, most aggressive first (proposals only:
-                                           `Family.shrink_candidates` keeps the valid, distinct ones)
-    is_valid(p) -> bool                    whether the params describe a sound computation
-    export_rule(p) -> dict                 (optional) `compare` as a rule exported tests apply
-                                           (export_checks.compare); default: the dtype's tolerance
-
-    and two tables: FEATURES (what the strategy must reach) and SWARM (swarm testing, Groce et
-    al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static), and
-    optionally RELEASE_GATES (forms older releases cannot parse, gates.py).
+    FEATURES        what the strategy must reach, within FEATURE_DRAWS draws (default 200)
+    SWARM           swarm testing (Groce et al., ISSTA 2012): {knob: p -> p without that
+                    feature}, e.g. "static": every dim static
+    RARE_CONJUNCTION  features, each a knob's, drawn together far more often with swarm than without
+    largest_operand(p) -> [int]  the shape the "large" regime makes big (most draws over 64 KB)
+    RELEASE_GATES   (optional) forms older releases cannot parse (gates.py)
+    EXAMPLE         one small case (params as in a case header) whose linalg forms and frontend
+                    spellings all pass on llvm-cpu with the pinned release
+    NO_SPELLING     (optional) {frontend: why it cannot write this family's cases}
     """
 
     name: str
     params_type: type[P]
-    hooks: Mapping[str, Callable[..., Any]]
-    # Features the strategy must reach in a few hundred draws (checked by the contract test).
+    hooks: FamilyHooks[P]  # a HookTable: any mapping given is made one
+    # Features the strategy must reach within `feature_draws` draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
+    feature_draws: int = 200
+    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/test_torch_forms.py).
+    example: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # Frontends that cannot write this family's cases, and why: {frontend: reason}.
+    no_spelling: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # Swarm knobs: name -> a projection that removes one feature (kept only when still valid).
     swarm_knobs: Mapping[str, Callable[[Any], Any]] = dataclasses.field(default_factory=dict)
+    rare_conjunction: tuple[str, ...] = ()
+    largest_operand: Callable[[Any], list[int]] | None = None
     # The family's comparison as data, for exported tests (see `comparison_rule`).
     export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
     # Forms (or the family) some releases cannot parse, and what is drawn instead (gates.py).
     release_gates: tuple[Any, ...] = ()
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.hooks, HookTable):
+            object.__setattr__(self, "hooks", HookTable(self.hooks))  # type: ignore[arg-type]
+
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
-        """The family whose hooks are the like-named functions in `namespace` (a module's globals())."""
-        missing = [h for h in _HOOKS if not callable(namespace.get(h))]
-        assert not missing, f"family {name} lacks {missing}"
-        return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())),
-                      dict(namespace.get("SWARM", {})), namespace.get("export_rule", dtype_tolerance_rule),
-                      tuple(namespace.get("RELEASE_GATES", ())))
+        """The family whose hooks are the like-named functions in `namespace` (a package's
+        globals()), checked against `FamilyHooks`, with the tables the class names."""
+        _check_hooks(name, namespace)
+        return Family(
+            name, params_type, HookTable({h: namespace[h] for h in _HOOKS}),
+            reached_features=tuple(namespace.get("FEATURES", ())),
+            feature_draws=namespace.get("FEATURE_DRAWS", 200),
+            example=dict(namespace.get("EXAMPLE", {})),
+            no_spelling=dict(namespace.get("NO_SPELLING", {})),
+            swarm_knobs=dict(namespace.get("SWARM", {})),
+            rare_conjunction=tuple(namespace.get("RARE_CONJUNCTION", ())),
+            largest_operand=namespace.get("largest_operand"),
+            export_rule=namespace.get("export_rule", dtype_tolerance_rule),
+            release_gates=tuple(namespace.get("RELEASE_GATES", ())),
+        )
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""
@@ -188,7 +262,7 @@ class Family(Generic[P]):
     def strategy(self, regime: str = "small") -> st.SearchStrategy[P]:
         if regime not in REGIMES:
             raise ValueError(f"unknown size regime {regime!r}; choose from {', '.join(REGIMES)}")
-        return self.hooks["strategy"](regime)
+        return self.hooks.strategy(regime)
 
     def swarm_strategy(self, regime: str = "small") -> st.SearchStrategy[P]:
         """Swarm testing: each draw first picks which features it may use (every knob off with
@@ -215,24 +289,24 @@ class Family(Generic[P]):
         return p
 
     def render(self, params: P | Mapping[str, Any]) -> str:
-        return self.hooks["render"](self.load(params))
+        return self.hooks.render(self.load(params))
 
     def make_inputs(self, params: P | Mapping[str, Any], seed: int) -> list[np.ndarray]:
-        return self.hooks["make_inputs"](self.load(params), seed)
+        return self.hooks.make_inputs(self.load(params), seed)
 
     def reference(self, params: P | Mapping[str, Any], inputs: list[np.ndarray]) -> list[np.ndarray]:
-        return self.hooks["reference"](self.load(params), inputs)
+        return self.hooks.reference(self.load(params), inputs)
 
     def compare(self, params: P | Mapping[str, Any], inputs: list[np.ndarray], expected: list[np.ndarray],
                 actual: list[np.ndarray]) -> Mismatch | None:
-        return self.hooks["compare"](self.load(params), inputs, expected, [np.asarray(a) for a in actual])
+        return self.hooks.compare(self.load(params), inputs, expected, [np.asarray(a) for a in actual])
 
     def equivalent_forms(self, params: P | Mapping[str, Any]) -> list[P]:
         p = self.load(params)
-        return distinct_valid(self.hooks["equivalent_forms"](p), p, self.hooks["is_valid"])
+        return distinct_valid(self.hooks.equivalent_forms(p), p, self.hooks.is_valid)
 
     def features(self, params: P | Mapping[str, Any]) -> list[str]:
-        return list(self.hooks["features"](self.load(params)))
+        return list(self.hooks.features(self.load(params)))
 
     def feature_pairs(self, params: P | Mapping[str, Any]) -> list[str]:
         """Every unordered pair of the case's features, as `a&b` (sorted): what swarm steering
@@ -243,7 +317,7 @@ class Family(Generic[P]):
     def is_valid(self, params: P | Mapping[str, Any]) -> bool:
         try:
             p = self.load(params)
-            return bool(self.hooks["is_valid"](p))
+            return bool(self.hooks.is_valid(p))
         except (ValueError, TypeError, KeyError, IndexError):
             return False
 
@@ -257,4 +331,4 @@ class Family(Generic[P]):
         """The family's proposals that are valid, differ from the params and are not repeated:
         validity is checked here, once, for every family."""
         p = self.load(params)
-        return distinct_valid(self.hooks["shrink_candidates"](p), p, self.is_valid)
+        return distinct_valid(self.hooks.shrink_candidates(p), p, self.is_valid)

@@ -79,35 +79,35 @@ def with_frontends(family: Family) -> Family:
         return p
 
     def strategy(*regime: str) -> st.SearchStrategy[FamilyParams]:
-        return st.tuples(own["strategy"](*regime), st.integers(0, SHARE - 1)).map(choose)
+        return st.tuples(own.strategy(*regime), st.integers(0, SHARE - 1)).map(choose)
 
     def render(p: FamilyParams) -> str:
         s = spelling(p)
         if s is None:
-            return own["render"](p)
+            return own.render(p)
         q = linalg_params(p)
-        return s.build(q, boundary(own["render"](q)))
+        return s.build(q, boundary(own.render(q)))
 
     def equivalent_forms(p: FamilyParams) -> list[FamilyParams]:
         q = linalg_params(p)
         s = spelling(p)
-        forms = list(own["equivalent_forms"](q)) if s is None else [q] + list(own["equivalent_forms"](q))
+        forms = list(own.equivalent_forms(q)) if s is None else [q] + list(own.equivalent_forms(q))
         forms += [spelled(q, other) for other in spellings.values() if other is not s and other.expressible(q)]
         return forms
 
     def features(p: FamilyParams) -> list[str]:
-        return list(own["features"](linalg_params(p))) + [f"frontend:{frontend_of(p)}"]
+        return list(own.features(linalg_params(p))) + [f"frontend:{frontend_of(p)}"]
 
     def shrink_candidates(p: FamilyParams) -> list[FamilyParams]:
         s = spelling(p)
         if s is None:
-            return own["shrink_candidates"](p)
-        return [spelled(c, s) for c in own["shrink_candidates"](linalg_params(p)) if s.expressible(c)]
+            return own.shrink_candidates(p)
+        return [spelled(c, s) for c in own.shrink_candidates(linalg_params(p)) if s.expressible(c)]
 
     def is_valid(p: FamilyParams) -> bool:
         s = spelling(p)
         q = linalg_params(p)
-        return bool(own["is_valid"](q)) and (s is None or s.expressible(q))
+        return bool(own.is_valid(q)) and (s is None or s.expressible(q))
 
     def linalg(hook: str) -> Any:
         return lambda p, *args: own[hook](linalg_params(p), *args)

@@ -1,8 +1,9 @@
 """The one registry of op families: their names, in the order campaigns and digests walk them.
 Each name is a package `shapefuzz.families.<name>` holding everything about the family: its
 `FAMILY` (params, render, reference, comparison and export rule, strategy, forms, features,
-shrink candidates) and, where a frontend can write its cases, a `spellings` module (`SPELLINGS`:
-torch and ONNX `Spelling`s; `ONNX_MODEL`: the ONNX graph builder)."""
+shrink candidates, and the example its tests run) and, where a frontend can write its cases, a
+`spellings` module (`SPELLINGS`: torch and ONNX `Spelling`s; `ONNX_MODEL`: the ONNX graph builder).
+Adding a family is its package, its template in `templates/`, its tests, and its name here."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ frontend form), and builds the function from the linalg form's boundary types (`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from shapefuzz.families.base import FamilyParams as Params
 from shapefuzz.families.torch_ir import TV, Boundary, TorchBuilder, dims_of
@@ -29,6 +29,8 @@ class Spelling:
     expressible: Callable[[Params], bool]
     normalize: Callable[[Params], Params]  # linalg-only choices set to one value, dtypes as the frontend needs
     build: Callable[[Params, Boundary], str]  # the module text, given the linalg form's boundary types
+    # A case of this spelling that passes on llvm-cpu, where the family's example is one it cannot write.
+    example: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
 def boundary_args(b: TorchBuilder, bnd: Boundary, sizes: list[list[int]], names: list[str]) -> list[TV]:

@@ -3,9 +3,9 @@
 The engine (`engine.py`) is domain-free: it takes `is_interesting(text) -> bool`, a prefilter and
 a sort key. Passes propose candidates (`mlirtext.py` for any MLIR, `params.py` for generated
 files); `iree.py` holds the IREE-specific predicate; `run.py` wires them for the command line.
+Which of two reproducers is smaller is `shapefuzz.size` (the corpus and the campaign share it).
 """
 
 from shapefuzz.shrink.engine import Pass, Problem
-from shapefuzz.size import Metrics, Size, measure, size_of, sort_key
 
-__all__ = ["Pass", "Problem", "Metrics", "Size", "measure", "size_of", "sort_key"]
+__all__ = ["Pass", "Problem"]

@@ -28,7 +28,6 @@ _SCALAR_TYPE = re.compile(r"\b(?:[fi]|si|ui|bf)(?:N|\d+)\b")
 _HOST_CPU = re.compile(r"\b(cpu(?:_features)? = )\"[^\"]*\"")
 _FRAME_NOISE = re.compile(r"\$_\d+|\b\d+\b")
 _FATAL = re.compile(r"(LLVM ERROR:.*|Assertion [`'].*' failed.*|UNREACHABLE executed.*|terminate called.*)")
-_ERROR = re.compile(r"error:\s*(\S.*)")
 _DISPATCH_NAME = re.compile(r"'[\w$.]*dispatch[\w$.]*'")
 # "for backend #hal.executable.target<...>": the target's whole configuration (one per lane: two
 # Vulkan profiles printed the same failure as two causes); the failing pass says where it broke

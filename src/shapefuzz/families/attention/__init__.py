@@ -7,7 +7,7 @@ lengths (reference.py), never a fixed epsilon."""
 
 from __future__ import annotations
 
-from shapefuzz.families.attention.params import Params
+from shapefuzz.families.attention.params import Params, k_shape
 from shapefuzz.families.attention.reference import compare, make_inputs, reference
 from shapefuzz.families.attention.render import render
 from shapefuzz.families.attention.strategy import (
@@ -34,4 +34,15 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="decomposed")),
 )
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "mask:none")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return k_shape(p)
+
+
+EXAMPLE = {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
+           "k2_dyn": True, "scale": 0.5, "mask": "random"}
+NO_SPELLING = {"onnx": "the importer IREE 3.13 ships reads opset 18; ONNX has had Attention since opset 23"}
 FAMILY = Family.define("attention", Params, globals())

@@ -39,6 +39,19 @@ from shapefuzz.families.conv.strategy import (
     pick, strategy)
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:zero")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return input_shape(p)
+
+
+EXAMPLE = {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout": "nwc_wc", "form": "named",
+           "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 2, "g": 1, "c": 4, "f": 1, "m": 1, "spatial": [2],
+           "kernel": [1], "strides": [1], "dilations": [1], "pad_lo": [3], "pad_hi": [1], "pad_form": "pad",
+           "pad_value": 0, "in_dyn": {"n": True, "s0": False, "c": False}, "filt_dyn": {"k0": False, "c": False},
+           "bias": "epilogue", "epilogue": "relu", "big": False}
+FEATURE_DRAWS = 300
 FAMILY = Family.define("conv", Params, globals())
 
 __all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes']

@@ -103,7 +103,7 @@ def layouts_for(rank: int, kind: str) -> list[Layout]:
 @dataclass(frozen=True)
 class Params(FamilyParams):
     rank: int
-    kind: Kind  # KINDS
+    kind: Kind
     layout: str  # the layout at the function boundary (LAYOUTS; an unknown one is refused when rendered)
     compute_layout: str  # the layout the convolution runs in (transposes between)
     form: Form

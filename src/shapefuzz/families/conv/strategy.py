@@ -65,10 +65,6 @@ def _fit_budget(d: dict, regime: str = "small") -> None:
         d[key] = (d[key] + 1) // 2
 
 
-def _labels_of(layout: Layout) -> tuple[set[str], set[str]]:
-    return set(input_labels(layout)), set(filter_labels(layout))
-
-
 def _default_dyn(layout: Layout, value: bool = False) -> tuple[dict, dict]:
     return ({lab: value for lab in input_labels(layout)},
             {lab: value for lab in filter_labels(layout)})

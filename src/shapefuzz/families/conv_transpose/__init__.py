@@ -38,6 +38,18 @@ from shapefuzz.families.conv_transpose.shrink import SWARM, shrink_candidates
 from shapefuzz.families.conv_transpose.strategy import strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:zero")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return out_shape(p)
+
+
+EXAMPLE = {"rank": 1, "dtype": "f16", "n": 5, "groups": 1, "ci": 2, "co": 2, "in_size": [1], "kernel": [3],
+           "stride": [2], "dilation": [2], "pad_lo": [2], "pad_hi": [0], "out_pad": [0],
+           "dyn_x": [True, True, True], "w_layout": [2, 0, 1], "form": "named", "flip": "extract",
+           "pad_mode": "pad", "x_expand": "late", "w_order": "fused", "fwd_layout": [0, 1, 2]}
+FEATURE_DRAWS = 300
 FAMILY = Family.define("conv_transpose", Params, globals())
 
 __all__ = ['DTYPES', 'EXPANDS', 'FAMILY', 'FAMILY_NAME', 'FEATURES', 'FLIPS', 'FORMS', 'PAD_MODES', 'Params', 'SWARM', 'TOLERANCE', 'W_ORDERS', 'X_LAYOUTS', 'canonical', 'channel_pos', 'compare', 'dyn_nc', 'equivalent_forms', 'export_rule', 'features', 'fwd_labels', 'is_valid', 'make_inputs', 'named_allowed', 'named_fwd_layouts', 'out_shape', 'out_sizes', 'reduction_transposed', 'reference', 'reference_naive', 'render', 'shrink_candidates', 'simplest_form', 'strategy', 'w_logical_shape', 'w_shape', 'x_shape']

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shapefuzz.families.base import FamilyParams
+from shapefuzz.families.conv_transpose import EXAMPLE
 from shapefuzz.families.conv_transpose.params import Params
 from shapefuzz.families.conv_transpose.shapes import named_allowed, out_shape, w_shape, x_shape
 from shapefuzz.families.onnx_forms import imported, transpose
@@ -108,6 +109,7 @@ def _onnx_model(p: FamilyParams, bnd: Boundary) -> "onnx.ModelProto":
 
 SPELLINGS: tuple[Spelling, ...] = (
     Spelling("conv_transpose", "torch", _torch_expressible, _normalize, _torch_build),
-    Spelling("conv_transpose", "onnx", _onnx_expressible, _normalize, imported("conv_transpose", _onnx_build)),
+    Spelling("conv_transpose", "onnx", _onnx_expressible, _normalize, imported("conv_transpose", _onnx_build),
+             example=dict(EXAMPLE, pad_lo=[1], pad_hi=[1], out_pad=[1])),  # equal pads: 3.13 converts no others
 )
 ONNX_MODEL = ModelSpelling("conv_transpose", _onnx_model)

@@ -13,7 +13,7 @@ from shapefuzz.families.gather.params import Params
 from shapefuzz.families.gather.reference import compare, make_inputs, reference
 from shapefuzz.families.gather.render import render
 from shapefuzz.families.gather.strategy import (
-    FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
+    FEATURES, SWARM, equivalent_forms, features, is_valid, largest_shape, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
            "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
@@ -29,4 +29,15 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="extract")),
 )
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "indices:plain")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return largest_shape(p)
+
+
+EXAMPLE = {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
+           "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
+           "index_layout": "plain"}
 FAMILY = Family.define("gather", Params, globals())

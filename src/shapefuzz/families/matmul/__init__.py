@@ -10,9 +10,11 @@ transB, alpha, beta, C) and MatMulInteger (spellings.py)."""
 
 from __future__ import annotations
 
+import math
+
 from shapefuzz.families.base import EXACT, LINALG, Family, elementwise_rule
 from shapefuzz.families.gates import ReleaseGate
-from shapefuzz.families.matmul.params import Params
+from shapefuzz.families.matmul.params import Params, a_shape, b_shape
 from shapefuzz.families.matmul.reference import UNIT_ROUNDOFF, compare, make_inputs, reference
 from shapefuzz.families.matmul.render import render
 from shapefuzz.families.matmul.strategy import (
@@ -45,4 +47,15 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="generic")),
 )
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "form:generic")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return max(a_shape(p), b_shape(p), key=math.prod)
+
+
+EXAMPLE = {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
+           "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"}
+FEATURE_DRAWS = 512
 FAMILY = Family.define("matmul", Params, globals())

@@ -95,28 +95,6 @@ def bias_shape(p: Params) -> list[int]:
     return {"none": [], "row": [p.n], "full": [p.m, p.n]}[p.bias]
 
 
-def a_dyn(p: Params) -> list[bool]:
-    batch = [] if p.bcast == "a" else list(p.batch_dyn)
-    if p.vec == "vecmat":
-        return batch + [p.k_dyn]
-    return batch + ([p.k_dyn, p.m_dyn] if p.trans_a else [p.m_dyn, p.k_dyn])
-
-
-def b_dyn(p: Params) -> list[bool]:
-    batch = [] if p.bcast == "b" else list(p.batch_dyn)
-    if p.vec == "matvec":
-        return batch + [p.k_dyn]
-    return batch + ([p.n_dyn, p.k_dyn] if p.trans_b else [p.k_dyn, p.n_dyn])
-
-
-def c_dyn(p: Params) -> list[bool]:
-    return list(p.batch_dyn) + ([] if p.vec == "vecmat" else [p.m_dyn]) + ([] if p.vec == "matvec" else [p.n_dyn])
-
-
-def bias_dyn(p: Params) -> list[bool]:
-    return {"none": [], "row": [p.n_dyn], "full": [p.m_dyn, p.n_dyn]}[p.bias]
-
-
 def problem(p: Params) -> str:
     """Why the params describe no case this family builds ("" when they do): the one check behind
     `is_valid`, and the line a user gets for a case file holding such params."""

@@ -54,4 +54,15 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="twopass")),
 )
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "form:twopass")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.shape)
+
+
+EXAMPLE = {"kind": "layer", "dtype": "f16", "shape": [2, 6, 3, 5], "dyn": [True, False, False, True], "axis": 2,
+           "eps": 1e-3}
+FEATURE_DRAWS = 512
 FAMILY = Family.define("norm", Params, globals())

@@ -26,6 +26,16 @@ from shapefuzz.families.one_hot.render import render
 from shapefuzz.families.one_hot.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "range:valid")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return [*p.index_shape, p.depth]
+
+
+EXAMPLE = {"form": "generic", "dtype": "i32", "index_dtype": "i64", "index_shape": [3, 1], "index_dyn": [True, False],
+           "depth": 16, "depth_dyn": True, "axis": 1, "values": "input", "on": 2, "off": 0, "consumer": "both",
+           "range": "wrap", "dimension_map": [0, 1, 2]}
 FAMILY = Family.define("one_hot", Params, globals())
 
 __all__ = ['CONSUMERS', 'DTYPES', 'FAMILY', 'FEATURES', 'FLOAT_OFF', 'FLOAT_ON', 'FORMS', 'INDEX_DTYPES', 'INT_OFF', 'INT_ON', 'MAX_OUTPUT_ELEMENTS', 'MAX_OUTPUT_ELEMENTS_LARGE', 'Params', 'RANGES', 'REGIME_LARGE_SIZES', 'SWARM', 'arguments', 'compare', 'equivalent_forms', 'export_rule', 'features', 'is_valid', 'make_inputs', 'out_axis', 'out_shape', 'reference', 'render', 'result_shapes', 'shrink_candidates', 'strategy']

@@ -31,7 +31,7 @@ INT_OFF = (0, 0, -1, 3)
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    form: Form  # FORMS
+    form: Form
     dtype: Dtype
     index_dtype: IndexDtype
     index_shape: tuple[int, ...]
@@ -42,8 +42,8 @@ class Params(FamilyParams):
     values: OnOff  # "const" | "input": on/off as constants or 0-d arguments
     on: float | int
     off: float | int
-    consumer: Consumer  # CONSUMERS
-    range: Range  # RANGES: which index values the inputs hold
+    consumer: Consumer
+    range: Range  # which index values the inputs hold
     dimension_map: tuple[int, ...]
 
 

@@ -9,7 +9,7 @@ or in the other one between transposes. Spellings: `torch.aten.max_pool{1,2,3}d`
 from __future__ import annotations
 
 from shapefuzz.families.base import Family, EXACT, elementwise_rule
-from shapefuzz.families.pool.params import Params
+from shapefuzz.families.pool.params import Params, input_shape
 from shapefuzz.families.pool.reference import compare, make_inputs, reference
 from shapefuzz.families.pool.render import render
 from shapefuzz.families.pool.strategy import (
@@ -24,4 +24,15 @@ def export_rule(p: Params) -> dict:
 
     return elementwise_rule(AVG_RTOL[p.dtype], 0.0) if p.kind == "avg" else dict(EXACT)
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:none")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return input_shape(p)
+
+
+EXAMPLE = {"kind": "max", "layout": "nc", "dtype": "f32", "n": 1, "c": 2, "spatial": [7], "kernel": [3],
+           "strides": [2], "dilations": [1], "pad_lo": [1], "pad_hi": [1], "ceil_mode": True,
+           "count_include_pad": False, "in_dyn": [True, False, False]}
 FAMILY = Family.define("pool", Params, globals())

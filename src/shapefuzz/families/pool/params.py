@@ -36,8 +36,8 @@ NAMED = {("nc", 1): "ncw", ("nc", 2): "nchw", ("nl", 1): "nwc", ("nl", 2): "nhwc
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    kind: Kind  # KINDS
-    layout: Layout  # LAYOUTS: the function's input and result layout
+    kind: Kind
+    layout: Layout  # the function's input and result layout
     dtype: Dtype
     n: int
     c: int
@@ -50,7 +50,7 @@ class Params(FamilyParams):
     ceil_mode: bool
     count_include_pad: bool  # avg only (False otherwise)
     in_dyn: tuple[bool, ...]  # per input dim, in the layout's order
-    form: Form = "named"  # FORMS
+    form: Form = "named"
     compute_layout: ComputeLayout = ""  # the layout the pool runs in ("" = layout); another one adds transposes
     # How an average's divisor is computed: "index" (window counts from linalg.index arithmetic) or
     # "ones" (a sum-pool of padded ones, a constant expression IREE evaluates at compile time).

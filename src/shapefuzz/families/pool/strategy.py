@@ -209,9 +209,3 @@ def shrink_candidates(p: Params) -> list[Params]:
     if p.big:
         out.append(p.replace(big=False))
     return out
-
-
-def input_bytes(p: Params) -> int:
-    from shapefuzz.families.common import np_dtype
-
-    return int(np.prod(input_shape(p))) * np_dtype(p.dtype).itemsize

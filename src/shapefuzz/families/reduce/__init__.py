@@ -27,4 +27,14 @@ def export_rule(p: Params) -> dict:
     return {"kind": "topk", "dim": int(p.dims[0]), "k": 1, "largest": p.kind == "argmax", "labels": False,
             "results": ["values", "indices"] if p.use == "both" else ["indices"], "squeezed": not p.keepdims}
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "form:generic")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.shape)
+
+
+EXAMPLE = {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
+           "keepdims": True, "use": "both", "index_dtype": "i64"}
 FAMILY = Family.define("reduce", Params, globals())

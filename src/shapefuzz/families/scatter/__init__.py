@@ -31,6 +31,17 @@ from shapefuzz.families.scatter.render import render
 from shapefuzz.families.scatter.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "index:i32")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.orig_shape)
+
+
+EXAMPLE = {"form": "linalg_ext", "dtype": "f16", "index_dtype": "i64", "orig_shape": [17, 3], "orig_dyn": [True, False],
+           "depth": 1, "dimension_map": [0], "batch_shape": [2], "batch_dyn": [False], "window_dyn": [True],
+           "implicit_depth": True, "combiner": "min", "unique": False, "duplicates": True}
+FEATURE_DRAWS = 300
 FAMILY = Family.define("scatter", Params, globals())
 
 __all__ = ['COMBINERS', 'DTYPES', 'FAMILY', 'FEATURES', 'FORMS', 'INDEX_DTYPES', 'MAX_BATCH', 'MAX_BATCH_LARGE', 'MAX_ORIGINAL_ELEMENTS', 'MAX_ORIGINAL_ELEMENTS_LARGE', 'Params', 'REGIME_LARGE_SIZES', 'SWARM', 'compare', 'equivalent_forms', 'export_rule', 'features', 'is_valid', 'make_inputs', 'n_batch', 'n_coords', 'reference', 'render', 'result_shapes', 'shape_table', 'shrink_candidates', 'strategy']

@@ -27,7 +27,7 @@ MAX_BATCH_LARGE = 4096
 
 @dataclass(frozen=True)
 class Params(FamilyParams):
-    form: Form  # FORMS
+    form: Form
     dtype: Dtype
     index_dtype: IndexDtype
     orig_shape: tuple[int, ...]
@@ -38,7 +38,7 @@ class Params(FamilyParams):
     batch_dyn: tuple[bool, ...]
     window_dyn: tuple[bool, ...]  # the updates' window dims
     implicit_depth: bool
-    combiner: Combiner  # COMBINERS
+    combiner: Combiner
     unique: bool  # the op's unique_indices attribute
     duplicates: bool  # whether the inputs repeat a coordinate
 

@@ -35,4 +35,14 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(frontend=LINALG)),
 )
 
+
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "index:i32")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.shape)
+
+
+EXAMPLE = {"dtype": "f32", "shape": [2, 9], "in_dyn": [True, False], "dim": 1, "descending": True, "payload": "arg",
+           "use": "both", "stable": False, "values": "ties", "index_dtype": "i64"}
 FAMILY = Family.define("sort", Params, globals())

@@ -30,10 +30,10 @@ class Params(FamilyParams):
     in_dyn: tuple[bool, ...]
     dim: int
     descending: bool
-    payload: Payload  # PAYLOADS: what is sorted along with the values
-    use: Use  # USES: which results are returned ("indices" needs a payload)
+    payload: Payload  # what is sorted along with the values
+    use: Use  # which results are returned ("indices" needs a payload)
     stable: bool  # the comparator breaks ties by the iota payload: one right answer
-    values: ValueDraw = "wide"  # VALUES: how the inputs are drawn
+    values: ValueDraw = "wide"  # how the inputs are drawn
     index_dtype: IndexDtype = "i32"
     form: Form = "sort"
     transpose: bool = False  # sort along the last dim of a transposed input

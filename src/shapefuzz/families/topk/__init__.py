@@ -26,6 +26,15 @@ from shapefuzz.families.topk.render import render
 from shapefuzz.families.topk.strategy import FEATURES, SWARM, equivalent_forms, features, shrink_candidates, strategy
 
 
+RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "index:i32")
+
+
+def largest_operand(p: Params) -> list[int]:
+    return list(p.shape)
+
+
+EXAMPLE = {"form": "topk", "indices": "arg", "use": "both", "dtype": "f32", "shape": [7, 16], "dynamic": [True, False],
+           "dim": 1, "k": 3, "largest": False, "transpose": False, "values": "ties"}
 FAMILY = Family.define("topk", Params, globals())
 
 __all__ = ['DTYPES', 'FAMILY', 'FEATURES', 'FORMS', 'INDEX_DTYPES', 'INDEX_MODES', 'Params', 'SWARM', 'USES', 'compare', 'derived_output_dynamic', 'equivalent_forms', 'export_rule', 'features', 'is_valid', 'make_inputs', 'output_shape', 'reference', 'render', 'shrink_candidates', 'strategy', 'topk_values']

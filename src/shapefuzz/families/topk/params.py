@@ -25,9 +25,9 @@ ValueDraw = Literal["wide", "ties"]  # how the inputs are drawn
 class Params(FamilyParams):
     RENAMED = {"dynamic": "input_dyn"}
 
-    form: Form  # FORMS
-    indices: IndexMode  # INDEX_MODES
-    use: Use  # USES: which results are returned
+    form: Form
+    indices: IndexMode
+    use: Use  # which results are returned
     dtype: Dtype
     shape: tuple[int, ...]
     input_dyn: tuple[bool, ...]
