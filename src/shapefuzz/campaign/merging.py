@@ -11,8 +11,12 @@
   was saved from) hit the other's bucket (it cross-triggers: run on that lane, it gave that
   failure) or both are of the same op family (one FoldUnitExtentDims bug gave wrong values when a
   dim was dynamic and a verifier error inside the pass when it was static). Two compile errors are
-  never merged here (their identities already say where and what), nor are causes whose buckets
-  name different places.
+  never merged here by their pass alone (their identities already say where and what), nor are
+  causes whose buckets name different places.
+- **Cross-triggering**: two causes that name one pass, whatever their symptoms (two compile errors
+  too), are one bug when one's minimized reproducer, run on the other's lane, gave the other's
+  failure or failed in that pass on the same kind of op (`crossed`, from campaign.crosstrigger,
+  which runs them: `cross_pairs` says which).
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
   without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
@@ -59,30 +63,34 @@ def reproducer_digest(text: str | None) -> str:
 
 def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localization],
                  reproducer: Callable[[BucketRow], str | None], hits: Iterable[tuple[str, str, str]] = (),
-                 action_passes: dict[str, str] | None = None) -> dict[str, list[BucketRow]]:
+                 action_passes: dict[str, str] | None = None,
+                 crossed: Iterable[tuple[str, str]] = ()) -> dict[str, list[BucketRow]]:
     """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
-    reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane)."""
+    reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane);
+    `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
+    (campaign.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
     digest = {b.sig: reproducer_digest(reproducer(b)) for b in every}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
         hit_by.setdefault(candidate, set()).add(bucket)
+    crossings = {frozenset(pair) for pair in crossed}
 
     def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
-        # is two bugs: buckets that say where they break must name one place
-        return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+        return _apart(xs, ys, place)
 
     def one_program(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
     def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        if apart(xs, ys) or not (_localized(xs, located) or _localized(ys, located)):
-            return False  # two compile errors or crashes: their identities already say where and what
-        if not (_cause_passes(xs, place) & _cause_passes(ys, place)):
+        if apart(xs, ys) or not (_cause_passes(xs, place) & _cause_passes(ys, place)):
             return False
+        if any(frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys):
+            return True  # their minimized reproducers cross-trigger: one bug, compile errors included
+        if not (_localized(xs, located) or _localized(ys, located)):
+            return False  # two compile errors or crashes: their identities already say where and what
         cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ())
                     for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
@@ -113,6 +121,31 @@ def _union(groups: dict[str, list[BucketRow]],
                     out[a] = [*out[a], *out.pop(b)]
                     changed = True
     return out
+
+
+def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localization],
+                action_passes: dict[str, str] | None = None,
+                ) -> list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]]:
+    """Two causes whose minimized reproducers are worth running on each other's lanes
+    (campaign.crosstrigger): causes that name one pass and are not apart, each as its buckets
+    that break there, and that pass's names."""
+    every = [b for members in groups.values() for b in members]
+    place = {b.sig: _place(b, located, action_passes or {}) for b in every}
+    names = list(groups)
+    out = []
+    for i, a in enumerate(names):
+        for c in names[i + 1:]:
+            xs, ys = groups[a], groups[c]
+            shared = _cause_passes(xs, place) & _cause_passes(ys, place)
+            if shared and not _apart(xs, ys, place):
+                out.append(([b for b in xs if place[b.sig] & shared], [b for b in ys if place[b.sig] & shared], shared))
+    return out
+
+
+def _apart(xs: list[BucketRow], ys: list[BucketRow], place: dict[str, frozenset[str]]) -> bool:
+    # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
+    # is two bugs: buckets that say where they break must name one place
+    return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
 
 
 def _from_bound(b: BucketRow) -> bool:
@@ -172,4 +205,4 @@ def symptom_text(symptom: dict[str, Any]) -> str:
     return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
 
 
-__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
+from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptom_text, symptoms
 from shapefuzz.campaign.config import format_duration
@@ -208,7 +209,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
-                          store.hits() if store is not None else (), action_passes)
+                          store.hits() if store is not None else (), action_passes, crossed(store))
     known = reported_entries(corpus) if store is not None else {}
     out = []
     for name, members in groups.items():
