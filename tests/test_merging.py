@@ -220,3 +220,54 @@ def test_sizes_from_the_dynamic_dim_bound_are_one_bug_and_a_real_limit_stays_apa
     assert causes["cause-stack"]["merged"] == ["cause-shared"]
     assert [s["lanes"] for s in causes["cause-stack"]["symptoms"]] == [["llvm-cpu"], ["vulkan-llvmpipe"]]
     store.close()
+
+
+def test_one_limit_message_from_the_bound_and_from_a_real_size_is_two_bugs(tmp_path):
+    """The 20-minute campaign's engine cause "uses N bytes of shared memory" held a sort at
+    2^58 bytes (the bound) and at 262,160 bytes (a real size); the bound part joins the bound's
+    bug, the real sizes stay a limit of their own."""
+    message = "function 'dispatch' uses N bytes of shared memory; exceeded the limit of N bytes"
+    bound = _row("vulkan-llvmpipe", "compile", "error", message, "sort", 1.0, "cause-shared",
+                 "error: function 'main$dispatch' uses 288230376151711712 bytes of shared memory; exceeded the "
+                 "limit of 32768 bytes")
+    real = _row("cuda-sm80", "compile", "error", message, "sort", 2.0, "cause-shared",
+                "error: function 'dispatch' uses 262160 bytes of shared memory; exceeded the limit of 166912 bytes")
+    stack = _row("llvm-cpu", "compile", "error", "'memref.alloca' op stack allocation size overflows N bits", "topk",
+                 0.5, "cause-stack", "error: 'memref.alloca' op stack allocation size overflows 64 bits "
+                 "(memref<9007199254740991xf32>)")
+    store = _store(tmp_path, [bound, real, stack])
+    causes = {c["cause"]: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-stack", "cause-shared.limit"}, list(causes)
+    assert sorted(causes["cause-stack"]["buckets"]) == sorted([stack.sig, bound.sig])
+    assert causes["cause-shared.limit"]["buckets"] == [real.sig] and causes["cause-shared.limit"]["severity"] == \
+        "resource limit"
+    store.close()
+
+
+def test_a_bucket_naming_another_buckets_entry_is_not_its_program_and_a_for_func_pass_is_its_pass(tmp_path):
+    corpus = tmp_path / "corpus"
+    program = "func.func @main() {\n  return\n}\n"
+
+    def saved(row: BucketRow) -> BucketRow:
+        from shapefuzz.corpus.entry import entry_id
+
+        entry = corpus / entry_id(Signature.from_json(row.sig_json))
+        entry.mkdir(parents=True)
+        (entry / "reproducer.mlir").write_text(program)
+        return dataclasses.replace(row, corpus_entry=str(entry))
+
+    fold = "'linalg.generic' op inferred input/output operand #N has shape's dimension #N to be N, but found N"
+    # one program failing in FoldUnitExtentDims on llvm-cpu and in its function-by-function form on the
+    # single-dispatch lane (the campaign's two causes, byte-identical shrunk reproducers): one bug
+    plain = saved(_row("llvm-cpu", "compile", "error", fold, "pool", 1.0, "cause-plain",
+                       _dump("iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass")))
+    per_func = saved(_row("llvm-cpu-single-dispatch", "compile", "error", fold, "pool", 2.0, "cause-func",
+                          _dump("iree-dispatch-creation-fold-unit-extent-dims-for-func", "FoldUnitExtentDimsForFuncPass")))
+    # past a cause's few entries a bucket names one of them: a conv's entry named by a sort's bucket
+    other = _row("rocm-gfx942-o3", "compile", "error", fold, "sort", 3.0, "cause-other",
+                 _dump("iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass").replace("dims", "dims2"),
+                 plain.corpus_entry)
+    store = _store(tmp_path, [plain, per_func, other])
+    causes = {c["cause"]: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-plain", "cause-other"} and causes["cause-plain"]["merged"] == ["cause-func"]
+    store.close()

@@ -22,7 +22,8 @@
   without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
   bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
   limit", "unbounded", a GPU's shared memory, an HSACO value out of range): the size says where it
-  comes from, whatever pass refuses it.
+  comes from, whatever pass refuses it. A cause that holds both such sizes and real ones (the
+  same limit's message, its sizes folded) is split first: the real sizes are a limit of their own.
 
 A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
 its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
@@ -37,6 +38,7 @@ from shapefuzz.campaign.store import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.regression import pass_key
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
 LOCALIZED_STAGES = ("compare", "run")
@@ -70,7 +72,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
     (campaign.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
-    digest = {b.sig: reproducer_digest(reproducer(b)) for b in every}
+    digest = {b.sig: reproducer_digest(reproducer(b)) if _own_entry(b) else "" for b in every}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
@@ -118,7 +120,8 @@ def _union(groups: dict[str, list[BucketRow]],
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if a in out and b in out and same(out[a], out[b]):
-                    out[a] = [*out[a], *out.pop(b)]
+                    keep, drop = (a, b) if _first(out[a]) <= _first(out[b]) else (b, a)
+                    out[keep] = [*out[keep], *out.pop(drop)] if keep == a else [*out.pop(a), *out[b]]
                     changed = True
     return out
 
@@ -148,6 +151,41 @@ def _apart(xs: list[BucketRow], ys: list[BucketRow], place: dict[str, frozenset[
     return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
 
 
+def split_real_limits(groups: dict[str, list[BucketRow]]) -> dict[str, list[BucketRow]]:
+    """A cause whose buckets share a limit's message (its sizes folded) but where some sizes come
+    from the dynamic-dim bound and others are real (a 2^55-byte stack beside a 53,248-byte one, a
+    2^58-byte workgroup copy beside a 262,160-byte sort) is two bugs: the real limits become a
+    cause of their own (`<name>.limit`). Before `merge_causes`."""
+    bound = {b.sig for members in groups.values() for b in members if _from_bound(b)}
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        real = [b for b in members if b.sig not in bound and severity_of(
+            b.stage, b.status, b.sig_json.get("message", ""), b.detail) == Severity.RESOURCE_LIMIT]
+        if real and len(real) < len(members) and any(b.sig in bound for b in members):
+            out[name] = [b for b in members if b not in real]
+            out[f"{name}.limit"] = real
+        else:
+            out[name] = members
+    return out
+
+
+def _own_entry(b: BucketRow) -> bool:
+    """Whether the bucket's corpus entry holds its own reproducer: past a cause's few entries, a
+    bucket names one of the cause's (a sort's bucket named a conv's entry), which says nothing of
+    its program."""
+    from shapefuzz.corpus.entry import entry_id
+    from shapefuzz.model import Signature
+
+    try:
+        return bool(b.corpus_entry) and Path(b.corpus_entry).name == entry_id(Signature.from_json(b.sig_json))
+    except (KeyError, ValueError):
+        return False
+
+
+def _first(members: list[BucketRow]) -> float:
+    return min(b.first_seen for b in members)
+
+
 def _from_bound(b: BucketRow) -> bool:
     """A sizing bug whose output names a size made from the dynamic-dim bound (module doc)."""
     message = b.sig_json.get("message", "")
@@ -156,19 +194,22 @@ def _from_bound(b: BucketRow) -> bool:
 
 
 def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
-    """Where a bucket breaks, as far as it says: the names of the pass it is localized to for certain
-    (argument and class), or its phase ("codegen"); else the pass its compile fails in; else nothing."""
+    """Where a bucket breaks, as far as it says: the pass it is localized to for certain, or its
+    phase ("codegen"); else the pass its compile fails in; else nothing. A pass is named by its
+    spelling-free key (`pass_key`: its argument and its class name are one place, and so are a pass
+    and its function-by-function form, `...-for-func`)."""
     loc = located.get(b.sig)
     if b.stage in LOCALIZED_STAGES:
         if loc is None or not loc.localized:
             return frozenset()
         if not loc.certain:
             return frozenset([loc.where])  # "needs X": apart from a certain X, never merged by pass
-        return frozenset(n for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n) or frozenset([loc.phase])
+        names = [pass_key(n) for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n]
+        return frozenset(names) or frozenset([loc.phase])
     if b.stage in FAILING_STAGES:
         found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
-        return frozenset([found]) if found else frozenset()
+        return frozenset([pass_key(found.split("{", 1)[0])]) if found else frozenset()
     return frozenset()
 
 
@@ -205,4 +246,4 @@ def symptom_text(symptom: dict[str, Any]) -> str:
     return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
 
 
-__all__ = ["cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]

@@ -15,7 +15,7 @@ from typing import Any
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptom_text, symptoms
+from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_real_limits, symptom_text, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
@@ -205,7 +205,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     for b in rows:
         groups[b.cause or b.sig].append(b)
     located = localizations(store, rows)
-    groups = split_by_localization(groups, located)
+    groups = split_real_limits(split_by_localization(groups, located))
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
@@ -224,7 +224,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
         out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
-                    "regression": regression_of(store, name) if store is not None else None,
+                    "regression": next((r for n in [name, *sorted({was[b.sig] for b in members} - {name})]
+                                        if (r := regression_of(store, n))), None) if store is not None else None,
             "cause": name, "triage": triage.value, "evidence": evidence,
             "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
             "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
