@@ -179,10 +179,13 @@ def _smallest(buckets: list[BucketRow], entries: dict[str, Any]) -> tuple[Any, B
 
 
 def _runner(toolchain) -> Callable[[Any, str], Any]:
+    from shapefuzz.campaign.iree import CAMPAIGN_MEMORY_CAP, capped
     from shapefuzz.replay import budget_with, check_entry
 
+    budget = capped(budget_with(COMPILE_SECONDS), CAMPAIGN_MEMORY_CAP)  # a blow-up stops at the campaign's cap
+
     def run(entry, lane: str):
-        report = check_entry(entry, toolchain, [lane], budget_with(COMPILE_SECONDS), confirm=False)
+        report = check_entry(entry, toolchain, [lane], budget, confirm=False)
         return next((r for r in report.results if r.backend == lane), None)
 
     return run

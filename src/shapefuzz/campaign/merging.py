@@ -37,11 +37,13 @@ from typing import Any, Callable, Iterable
 from shapefuzz.campaign.store import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
-from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
 from shapefuzz.triage.regression import pass_key
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
 LOCALIZED_STAGES = ("compare", "run")
+# where a bucket localized to a phase only breaks ("codegen": each target's own): never one pass
+_PHASE_KEYS = frozenset(pass_key(p) for p in (*PHASES, CODEGEN))
 FAILING_STAGES = ("compile", "verify")
 
 
@@ -87,10 +89,11 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
     def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        if apart(xs, ys) or not (_cause_passes(xs, place) & _cause_passes(ys, place)):
+        shared = _cause_passes(xs, place) & _cause_passes(ys, place)
+        if apart(xs, ys) or not shared:
             return False
-        if any(frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys):
-            return True  # their minimized reproducers cross-trigger: one bug, compile errors included
+        if shared - _PHASE_KEYS and any(frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys):
+            return True  # their minimized reproducers cross-trigger in one pass: one bug, compile errors included
         if not (_localized(xs, located) or _localized(ys, located)):
             return False  # two compile errors or crashes: their identities already say where and what
         cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ())
@@ -139,7 +142,7 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
     for i, a in enumerate(names):
         for c in names[i + 1:]:
             xs, ys = groups[a], groups[c]
-            shared = _cause_passes(xs, place) & _cause_passes(ys, place)
+            shared = _cause_passes(xs, place) & _cause_passes(ys, place) - _PHASE_KEYS  # a pass, not a phase
             if shared and not _apart(xs, ys, place):
                 out.append(([b for b in xs if place[b.sig] & shared], [b for b in ys if place[b.sig] & shared], shared))
     return out
