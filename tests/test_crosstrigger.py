@@ -115,3 +115,37 @@ def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
     # a failure in the pass against a wrong value: the same op kind is read from the two reproducers
     assert judge(reworded, wrong, where, "linalg.pooling_nchw_max", "linalg.pooling_nchw_max")[0] == SAME_PASS_AND_OP
     assert judge(reworded, wrong, where, "linalg.pooling_nchw_max", "iree_linalg_ext.scatter")[0] == NO
+
+
+TOPK_1X1 = """// shapefuzz-case: {"family":"topk","params":{"dim":1,"dtype":"f32","form":"topk","frontend":"torch","index_dtype":"i32","indices":"implicit","input_dyn":[false,true],"k":1,"largest":true,"result_dyn":[],"shape":[1,1],"transpose":false,"use":"indices","values":"wide"},"version":1}
+func.func @main(%input: !torch.vtensor<[1,?],f32>) -> !torch.vtensor<[1,1],si64> {
+  %int1 = torch.constant.int 1
+  %true = torch.constant.bool true
+  %values1, %indices2 = torch.aten.topk %input, %int1, %int1, %true, %true : !torch.vtensor<[1,?],f32>, !torch.int, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,1],f32>, !torch.vtensor<[1,1],si64>
+  return %indices2 : !torch.vtensor<[1,1],si64>
+}
+"""
+
+
+@pytest.mark.iree
+def test_a_run_time_out_of_memory_that_gives_the_bounds_size_on_llvm_cpu_is_the_bound_bug(tmp_path, toolchain):
+    """The 20-minute campaign's vmvx run-time RESOURCE_EXHAUSTED on a 1x1 torch top-k (filed as a
+    "runtime / HAL" resource limit): its reproducer, compiled for llvm-cpu, asks for a 2^55-byte
+    stack (4 x 2^53), the dynamic-dim bound's scratch; one bug with the bound's cause."""
+    corpus = tmp_path / "corpus"
+    oom = _bucket(corpus, "vmvx", "run", "oom", "out of memory", "topk", 1.0, "cause-oom",
+                  "RESOURCE_EXHAUSTED; libc allocator failed the request", TOPK_1X1)
+    stack = _bucket(corpus, "llvm-cpu", "compile", "error", "'memref.alloca' op stack allocation size overflows N bits",
+                    "topk", 0.5, "cause-bound", "error: 'memref.alloca' op stack allocation size overflows 64 bits "
+                    "(memref<9007199254740991xf32>)\n// -----// IR Dump After LLVMCPUCheckIRBeforeLLVMConversionPass "
+                    "Failed: iree-llvmcpu-check-ir-before-llvm-conversion //----- //\n",
+                    POOL.format(op="iree_linalg_ext.topk"))
+    store = _store(tmp_path, [oom, stack], {})
+    before = {c["cause"]: c for c in summarize(store).causes}
+    assert before["cause-oom"]["severity"] == "sizing bug"  # an out-of-memory run of a 1x1 module
+    assert cross_trigger(store, summarize(store).causes, toolchain, 120.0) == 1
+    (run,) = crossings(store)
+    assert (run.source, run.target, run.lane, run.verdict) == (oom.sig, stack.sig, "llvm-cpu", SAME_FAILURE), run
+    (cause,) = summarize(store).causes
+    assert cause["cause"] == "cause-bound" and cause["merged"] == ["cause-oom"]
+    store.close()

@@ -4,7 +4,9 @@ minimized reproducer (its smallest corpus entry breaking there) is run on the ot
 own inputs and reference. It *cross-triggers* when it gives the other's failure there (the same
 identity for a compile failure or crash; wrong values, or the same run-time failure, for one that
 fails at run time), or when it fails in the other's pass on the same kind of op (the op a
-diagnostic is attached to, else the compute ops of the two reproducers). Each run is kept in the
+diagnostic is attached to, else the compute ops of the two reproducers). A sizing bug that names
+no size (a run-time out-of-memory) is run on the lane of a cause sized from the dynamic-dim bound
+(`merging.bound_pairs`): a size made from the bound there is the same bug. Each run is kept in the
 store (meta `crossings`), so a stopped step resumes and `report` merges by it
 (`merging.merge_causes(crossed=...)`); the step is bounded in time, each compile by its own limit."""
 
@@ -85,6 +87,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.regression import Failure
+    from shapefuzz.triage.severity import from_dynamic_dim_bound
 
     if result is None or result.status.value in ("skipped", "unsupported"):
         return CANNOT_TELL, f"no verdict on {target.backend}" + (f" ({result.status.value})" if result else "")
@@ -96,6 +99,9 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     got = identity_of(result.stage.value, result.status.value, message, result.detail)
     want = identity_of(target.stage, target.status, target.sig_json.get("message", ""), target.detail)
     said = f"{got.stage}/{got.status}" + (f" in {got.failing_pass}" if got.failing_pass else "") + f": {message[:120]}"
+    if from_dynamic_dim_bound(f"{target.sig_json.get('message', '')}\n{target.detail}") and \
+            from_dynamic_dim_bound(f"{message}\n{result.detail}"):
+        return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
     if (got.stage, got.status) == (want.stage, want.status):
         if target.stage == "compare":
             return SAME_FAILURE, said  # wrong values there too
@@ -118,7 +124,7 @@ def cross_trigger(store: CampaignStore, causes: Iterable[dict[str, Any]], toolch
     the real compiler). Returns how many runs were made."""
     from shapefuzz.campaign.coverage import failing_passes
     from shapefuzz.campaign.localizing import localizations
-    from shapefuzz.campaign.merging import cross_pairs
+    from shapefuzz.campaign.merging import bound_pairs, cross_pairs
 
     end = time.monotonic() + seconds
     rows = {b.sig: b for b in store.buckets()}
@@ -128,8 +134,11 @@ def cross_trigger(store: CampaignStore, causes: Iterable[dict[str, Any]], toolch
     done_before = {(c.source, c.target) for c in crossings(store)}
     run = run or _runner(toolchain)
     done = 0
-    for xs, ys, where in cross_pairs(groups, localizations(store, rows.values()), failing_passes(store)):
-        for sources, targets in ((xs, ys), (ys, xs)):
+    pairs = [([(xs, ys), (ys, xs)], where) for xs, ys, where in
+             cross_pairs(groups, localizations(store, rows.values()), failing_passes(store))]
+    pairs += [([(xs, ys)], frozenset()) for xs, ys in bound_pairs(groups)]  # one way: onto the bound's lane
+    for ways, where in pairs:
+        for sources, targets in ways:
             source = _smallest(sources, entries)
             if source is None:
                 continue

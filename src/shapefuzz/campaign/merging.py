@@ -101,6 +101,8 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
     bound = {b.sig for b in every if _from_bound(b)}
+    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger)
+    bound |= {a for pair in crossings for a in pair if len(pair) == 2 and pair & bound}
 
     def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
@@ -145,6 +147,19 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
             shared = _cause_passes(xs, place) & _cause_passes(ys, place) - _PHASE_KEYS  # a pass, not a phase
             if shared and not _apart(xs, ys, place):
                 out.append(([b for b in xs if place[b.sig] & shared], [b for b in ys if place[b.sig] & shared], shared))
+    return out
+
+
+def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow], list[BucketRow]]]:
+    """A sizing bug that names no size (a run-time out-of-memory on a small module) and a cause whose
+    size comes from the dynamic-dim bound: worth running the first's reproducer on the second's lane
+    (campaign.crosstrigger): if it gives a size from the bound there, they are one bug."""
+    bound = [members for members in groups.values() if any(_from_bound(b) for b in members)]
+    out = []
+    for members in groups.values():
+        unsized = [b for b in members if b.status == "oom" and b.stage == "run"]
+        if unsized and not any(_from_bound(b) for b in members):
+            out += [(unsized, [b for b in other if _from_bound(b)]) for other in bound]
     return out
 
 
@@ -249,4 +264,4 @@ def symptom_text(symptom: dict[str, Any]) -> str:
     return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
 
 
-__all__ = ["split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["bound_pairs", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
