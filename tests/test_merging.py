@@ -37,6 +37,16 @@ def _row(lane: str, stage: str, status: str, message: str, family: str, first: f
                      triage=Triage.COMPILER_BUG.value)
 
 
+def _entry_dir(corpus: Path, lane: str, stage: str, status: str, message: str) -> Path:
+    """A bucket's own corpus entry folder, named as the corpus names it (by its signature)."""
+    from shapefuzz.corpus.entry import entry_id
+
+    sig = Signature.from_json({"backend": lane, "stage": stage, "status": status, "message": message})
+    entry = corpus / entry_id(sig)
+    entry.mkdir(parents=True)
+    return entry
+
+
 def _dump(arg: str, cls: str) -> str:
     return (f"m.mlir:6:10: error: 'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to "
             f"be 4, but found 3\n// -----// IR Dump After {cls} Failed: {arg} //----- //\n")
@@ -117,13 +127,11 @@ def test_two_byte_identical_reproducers_with_different_truncated_backtraces_are_
     # header; their kept outputs cut at different frames, so their messages and engine causes differ
     for i, (text, header) in enumerate(((_cut(real_crash, 6, 11), '{"family":"one_hot","params":{"a":1}}'),
                                         (_cut(real_crash, 5, 12), '{"family":"one_hot","params":{"a":2}}'))):
-        entry = corpus / f"entry-{i}"
-        entry.mkdir(parents=True)
+        entry = _entry_dir(corpus, "llvm-cpu-single-dispatch", "compile", "crash", f"SIGSEGV in frame{i}")
         (entry / "reproducer.mlir").write_text(f"// shapefuzz-case: {header}\n{program}")
         rows.append(_row("llvm-cpu-single-dispatch", "compile", "crash", f"SIGSEGV in frame{i}", "one_hot", 1.0 + i,
                          f"cause-{i}", text, str(entry)))
-    other = corpus / "entry-other"
-    other.mkdir()
+    other = _entry_dir(corpus, "llvm-cpu-single-dispatch", "compile", "crash", "SIGSEGV elsewhere")
     (other / "reproducer.mlir").write_text(program.replace("tensor<13xi32>", "tensor<14xi32>"))
     rows.append(_row("llvm-cpu-single-dispatch", "compile", "crash", "SIGSEGV elsewhere", "one_hot", 3.0, "cause-other",
                      "no backtrace", str(other)))
@@ -271,3 +279,21 @@ def test_a_bucket_naming_another_buckets_entry_is_not_its_program_and_a_for_func
     causes = {c["cause"]: c for c in summarize(store).causes}
     assert set(causes) == {"cause-plain", "cause-other"} and causes["cause-plain"]["merged"] == ["cause-func"]
     store.close()
+
+
+@pytest.mark.iree
+def test_a_torch_mlir_crash_is_placed_in_its_conversion_whose_class_is_not_named_pass(toolchain):
+    """IREE 3.13 crashes inside torch-mlir's ConvertTorchToLinalg (a one_hot over si8, the 20-minute
+    campaign's "compiler (pass unknown)" crash on six lanes): the frame 23 below the signal handler
+    names the pass, though its class does not end in `Pass`, and the kept output keeps it."""
+    from shapefuzz.oracle import check_module
+    from shapefuzz.triage.component import FRONTEND_TORCH, component_of
+    from shapefuzz.triage.failing_pass import failing_pass
+
+    text = (DATA.parent / "crash_torch_to_linalg.mlir").read_text()
+    result = check_module(text, ["llvm-cpu"], None, toolchain, confirm=False).results[0]
+    assert result.status.value == "crash", result.detail[:500]
+    assert failing_pass(result.detail) == "ConvertTorchToLinalg", result.detail[-1500:]
+    ident = identity_of("compile", "crash", str(result.signature.message), result.detail)
+    assert ident.frames[-1].endswith("ConvertTorchToLinalg::runOnOperation") or len(ident.frames) == 3
+    assert component_of("compile", "crash", failing_pass(result.detail), (), ["llvm-cpu"]) == FRONTEND_TORCH

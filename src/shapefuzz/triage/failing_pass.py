@@ -22,7 +22,15 @@ _ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline
 _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
 _HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
-_RUN_ON = re.compile(r"(\w+Pass)(?:<[^>]*>)?::runOnOperation\b")
+# `<X>Pass::runOnOperation`, or a pass class not named `...Pass` (torch-mlir's `ConvertTorchToLinalg`);
+# never the pass manager's own (`OpToOpPassAdaptor::runOnOperation...`)
+_RUN_ON = re.compile(r"(\w+)(?:<[^>]*>)?::runOnOperation\b")
+_NOT_A_PASS = re.compile(r"(?:Adaptor|PassManager|PassExecutor)$")
+
+
+def _pass_of_frame(frame: str) -> str | None:
+    found = _RUN_ON.search(frame)
+    return found.group(1) if found and not _NOT_A_PASS.search(found.group(1)) else None
 
 
 def failing_pass(output: str, action_log: str | Path | None = None) -> str | None:
@@ -35,9 +43,9 @@ def failing_pass(output: str, action_log: str | Path | None = None) -> str | Non
             return arg or _short_class(cls)
     frames = crash_frames(output, limit=64)
     for frame in frames:
-        found = _RUN_ON.search(frame)
+        found = _pass_of_frame(frame)
         if found:
-            return found.group(1)
+            return found
     if action_log is not None:
         return last_pass_in_action_log(action_log)
     return None
@@ -164,17 +172,21 @@ def excerpt(text: str, limit: int = 4000) -> str:
     head = head[:head.rfind("\n")] if "\n" in head else head
     cut = text[len(head):max(len(head), len(text) - tail_budget)]
     kept = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:limit * 2 // 5]
-    for line in _pass_frames(cut):
+    frames = _pass_frames(cut)
+    for line in frames:
         if len(kept) + len(line) + 1 > limit * 2 // 5:
             break
         kept += line + "\n"
+    named = _pass_frames(text[len(head):])  # the pass's frame may sit where the tail will give way to these
+    if named and named[-1] + "\n" not in kept and _pass_of_frame(named[-1]):
+        kept += named[-1] + "\n"  # the frame that names the pass, when the frames above it did not all fit
     tail_budget = max(0, limit - len(head) - len(kept) - 40)
     tail = text[-tail_budget:] if tail_budget else ""
     tail = tail[tail.find("\n") + 1:] if "\n" in tail else ""
     return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{kept}{tail}"
 
 
-def _pass_frames(cut: str, limit: int = 12) -> list[str]:
+def _pass_frames(cut: str, limit: int = 32) -> list[str]:
     """The backtrace lines in the cut part of an excerpt (each at most 300 characters), down to the
     first pass's `runOnOperation`, at most `limit` below the signal handler."""
     lines: list[str] = []
@@ -182,7 +194,7 @@ def _pass_frames(cut: str, limit: int = 12) -> list[str]:
     for match in _FRAME.finditer(cut):
         lines.append(match.group(0).strip("\n")[:300])
         below += not _HANDLER_FRAME.match(match.group(2).strip())
-        if _RUN_ON.search(match.group(2)) or below >= limit:
+        if _pass_of_frame(match.group(2)) or below >= limit:
             break
     return lines
 
