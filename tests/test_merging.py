@@ -297,3 +297,27 @@ def test_a_torch_mlir_crash_is_placed_in_its_conversion_whose_class_is_not_named
     ident = identity_of("compile", "crash", str(result.signature.message), result.detail)
     assert ident.frames[-1].endswith("ConvertTorchToLinalg::runOnOperation") or len(ident.frames) == 3
     assert component_of("compile", "crash", failing_pass(result.detail), (), ["llvm-cpu"]) == FRONTEND_TORCH
+
+
+def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_path):
+    """The campaign's "'func.func' op failed to distribute" held an ONNX argmax on rocm and a torch
+    attention on cuda; "uses N bytes of shared memory" a conv's matmul tile and a top-k. Their
+    dispatch names (IREE 3.13's, as kept in the outputs) tell them apart; an op-anchored message
+    is never split so."""
+    distribute = "'func.func' op failed to distribute"
+    argmax = _row("rocm-gfx942", "compile", "error", distribute, "reduce", 1.0, "cause-d",
+                  "error: 'func.func' op failed to distribute\nfunc.func @main$async_dispatch_1_arg_compare_4096x16xi32_"
+                  "dispatch_tensor_store" + _dump("iree-llvmgpu-vector-distribute", "LLVMGPUVectorDistributePass"))
+    attention = _row("cuda-sm80", "compile", "error", distribute, "attention", 2.0, "cause-d",
+                     "error: 'func.func' op failed to distribute\nfunc.func @main$async_dispatch_0_attention_16xDx2x16xD"
+                     + _dump("iree-llvmgpu-vector-distribute", "LLVMGPUVectorDistributePass"))
+    anchored = [_row(lane, "compile", "error", "'memref.copy' op write affecting operations on global resources",
+                     family, 3.0 + i, "cause-w", f"func.func @main_dispatch_0_{kind}_Dx16xi8_dispatch_tensor_store"
+                     + _dump("iree-codegen-verify-workgroup-distribution", "VerifyWorkgroupDistributionPass"))
+                for i, (lane, family, kind) in enumerate((("rocm-gfx942", "scatter", "scatter"),
+                                                           ("rocm-gfx942-o3", "topk", "topk")))]
+    store = _store(tmp_path, [argmax, attention, *anchored])
+    causes = {c["cause"]: c["buckets"] for c in summarize(store).causes}
+    assert causes == {"cause-d": [argmax.sig], "cause-d.attention": [attention.sig],
+                      "cause-w": [b.sig for b in anchored]}, causes
+    store.close()

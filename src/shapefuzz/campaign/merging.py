@@ -25,12 +25,17 @@
   comes from, whatever pass refuses it. A cause that holds both such sizes and real ones (the
   same limit's message, its sizes folded) is split first: the real sizes are a limit of their own.
 
+Before these merges, causes are split where one message hid two bugs: sizes from the bound beside real
+ones (`split_real_limits`), and a diagnostic on the whole function, which names no op, over dispatches
+that compute different things (`split_by_dispatch_kind`).
+
 A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
 its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -200,6 +205,35 @@ def _own_entry(b: BucketRow) -> bool:
         return False
 
 
+# a diagnostic on the whole function names no op ("'func.func' op failed to distribute", "function 'x'
+# uses N bytes of shared memory; exceeded the limit"); the dispatch's name says what it computes
+_FUNCTION_LEVEL = re.compile(r"^(?:'func\.func' op |function ')")
+_DISPATCH_KIND = re.compile(r"_dispatch_\d+_((?:[a-z]+_)*?[a-z]+)(?=_(?:\d|D|[fi]\d|bf\d))")
+
+
+def split_by_dispatch_kind(groups: dict[str, list[BucketRow]]) -> dict[str, list[BucketRow]]:
+    """A cause whose buckets fail on a function-level diagnostic is split by what the failing
+    dispatch computes, read from its name (`main_dispatch_0_matmul_like_96x65x...`, `..._topk_Dx16xi8`):
+    an argmax and an attention that "failed to distribute", a conv tile and a top-k past shared
+    memory, are different bugs. Buckets whose output names no dispatch stay with the first kind;
+    the others become `<name>.<kind>`. Before `merge_causes` (the dynamic-dim bound joins its
+    sizes again, whatever computes them)."""
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        kinds: dict[str, list[BucketRow]] = {}
+        for b in members:
+            found = _DISPATCH_KIND.search(b.detail) if _FUNCTION_LEVEL.match(b.sig_json.get("message", "")) else None
+            kinds.setdefault(found.group(1) if found else "", []).append(b)
+        named = [k for k in kinds if k]
+        if len(named) <= 1:
+            out[name] = members
+            continue
+        kinds[named[0]] = kinds.pop("", []) + kinds[named[0]]
+        for i, kind in enumerate(named):
+            out[name if i == 0 else f"{name}.{kind}"] = sorted(kinds[kind], key=members.index)
+    return out
+
+
 def _first(members: list[BucketRow]) -> float:
     return min(b.first_seen for b in members)
 
@@ -264,4 +298,4 @@ def symptom_text(symptom: dict[str, Any]) -> str:
     return f"{symptom['severity']} on {', '.join(symptom['lanes'])}"
 
 
-__all__ = ["bound_pairs", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]
+__all__ = ["bound_pairs", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptom_text", "symptoms"]

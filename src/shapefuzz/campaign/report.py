@@ -15,7 +15,9 @@ from typing import Any
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_real_limits, symptom_text, symptoms
+from shapefuzz.campaign.merging import (
+    entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptom_text, symptoms,
+)
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
@@ -205,7 +207,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     for b in rows:
         groups[b.cause or b.sig].append(b)
     located = localizations(store, rows)
-    groups = split_real_limits(split_by_localization(groups, located))
+    groups = split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
