@@ -321,3 +321,17 @@ def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_
     assert causes == {"cause-d": [argmax.sig], "cause-d.attention": [attention.sig],
                       "cause-w": [b.sig for b in anchored]}, causes
     store.close()
+
+
+def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_taken_from(tmp_path):
+    """A cause split after its range was taken (the campaign's shared-memory limit: the range came
+    from the top-k's entry, and the top-k is now a cause of its own) keeps its name, not the range."""
+    from shapefuzz.campaign.bugs import set_regression
+
+    row = _row("rocm-gfx942", "compile", "error", "x", "conv", 1.0, "cause-a", entry=str(tmp_path / "corpus" / "entry-a"))
+    store = _store(tmp_path, [row])
+    set_regression(store, "cause-a", {"text": "present in every release tried (3.0.0–3.13.0)", "entry": "entry-b"})
+    assert summarize(store).causes[0]["regression"] is None
+    set_regression(store, "cause-a", {"text": "fails since 3.6.0, passes in 3.0.0", "entry": "entry-a"})
+    assert summarize(store).causes[0]["regression"]["text"] == "fails since 3.6.0, passes in 3.0.0"
+    store.close()

@@ -100,7 +100,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[dict[str, Any]], second
     end = None if seconds is None else time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if cause["triage"] != "compiler bug" or (only_new and not cause["new"]) or regression_of(store, cause["cause"]):
+        if cause["triage"] != "compiler bug" or (only_new and not cause["new"]) or cause.get("regression"):
             continue
         if end is not None and time.monotonic() >= end:
             say(f"regression ranges: time is up; {cause['cause']} and later ones are left for "

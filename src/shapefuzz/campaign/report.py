@@ -226,8 +226,11 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
         out.append({**bug, "reported": reported, "known": bool(reported) or first < session_start,
+                    # a range taken from one of its own entries (a cause split since keeps its old name's)
                     "regression": next((r for n in [name, *sorted({was[b.sig] for b in members} - {name})]
-                                        if (r := regression_of(store, n))), None) if store is not None else None,
+                                        if (r := regression_of(store, n)) and r.get("entry") in
+                                        {Path(b.corpus_entry).name for b in members}), None)
+                    if store is not None else None,
             "cause": name, "triage": triage.value, "evidence": evidence,
             "backends": sorted({b.backend for b in members}), "stage": lead.stage, "status": lead.status,
             "message": lead.sig_json.get("message", ""), "buckets": [b.sig for b in members],
