@@ -38,6 +38,16 @@ def _row(lane: str, stage: str, status: str, message: str, family: str, first: f
                      corpus_entry=entry, shrunk_size=None, cause=cause, triage=Triage.COMPILER_BUG)
 
 
+def _entry_dir(corpus: Path, lane: str, stage: str, status: str, message: str) -> Path:
+    """A bucket's own corpus entry folder, named as the corpus names it (by its signature)."""
+    from shapefuzz.corpus.entry import entry_id
+
+    sig = Signature.from_json({"backend": lane, "stage": stage, "status": status, "message": message})
+    entry = corpus / entry_id(sig)
+    entry.mkdir(parents=True)
+    return entry
+
+
 def _dump(arg: str, cls: str) -> str:
     return (f"m.mlir:6:10: error: 'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to "
             f"be 4, but found 3\n// -----// IR Dump After {cls} Failed: {arg} //----- //\n")
@@ -118,13 +128,11 @@ def test_two_byte_identical_reproducers_with_different_truncated_backtraces_are_
     # header; their kept outputs cut at different frames, so their messages and engine causes differ
     for i, (text, header) in enumerate(((_cut(real_crash, 6, 11), '{"family":"one_hot","params":{"a":1}}'),
                                         (_cut(real_crash, 5, 12), '{"family":"one_hot","params":{"a":2}}'))):
-        entry = corpus / f"entry-{i}"
-        entry.mkdir(parents=True)
+        entry = _entry_dir(corpus, "llvm-cpu-single-dispatch", "compile", "crash", f"SIGSEGV in frame{i}")
         (entry / "reproducer.mlir").write_text(f"// shapefuzz-case: {header}\n{program}")
         rows.append(_row("llvm-cpu-single-dispatch", "compile", "crash", f"SIGSEGV in frame{i}", "one_hot", 1.0 + i,
                          f"cause-{i}", text, str(entry)))
-    other = corpus / "entry-other"
-    other.mkdir()
+    other = _entry_dir(corpus, "llvm-cpu-single-dispatch", "compile", "crash", "SIGSEGV elsewhere")
     (other / "reproducer.mlir").write_text(program.replace("tensor<13xi32>", "tensor<14xi32>"))
     rows.append(_row("llvm-cpu-single-dispatch", "compile", "crash", "SIGSEGV elsewhere", "one_hot", 3.0, "cause-other",
                      "no backtrace", str(other)))
@@ -220,4 +228,111 @@ def test_sizes_from_the_dynamic_dim_bound_are_one_bug_and_a_real_limit_stays_apa
     assert set(causes) == {"cause-stack", "cause-topk"}
     assert causes["cause-stack"].merged == ("cause-shared",)
     assert [s.lanes for s in causes["cause-stack"].symptoms] == [("llvm-cpu",), ("vulkan-llvmpipe",)]
+    store.close()
+
+
+def test_one_limit_message_from_the_bound_and_from_a_real_size_is_two_bugs(tmp_path):
+    """The 20-minute campaign's engine cause "uses N bytes of shared memory" held a sort at
+    2^58 bytes (the bound) and at 262,160 bytes (a real size); the bound part joins the bound's
+    bug, the real sizes stay a limit of their own."""
+    message = "function 'dispatch' uses N bytes of shared memory; exceeded the limit of N bytes"
+    bound = _row("vulkan-llvmpipe", "compile", "error", message, "sort", 1.0, "cause-shared",
+                 "error: function 'main$dispatch' uses 288230376151711712 bytes of shared memory; exceeded the "
+                 "limit of 32768 bytes")
+    real = _row("cuda-sm80", "compile", "error", message, "sort", 2.0, "cause-shared",
+                "error: function 'dispatch' uses 262160 bytes of shared memory; exceeded the limit of 166912 bytes")
+    stack = _row("llvm-cpu", "compile", "error", "'memref.alloca' op stack allocation size overflows N bits", "topk",
+                 0.5, "cause-stack", "error: 'memref.alloca' op stack allocation size overflows 64 bits "
+                 "(memref<9007199254740991xf32>)")
+    store = _store(tmp_path, [bound, real, stack])
+    causes = {c.name: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-stack", "cause-shared.limit"}, list(causes)
+    assert sorted(causes["cause-stack"].buckets) == sorted([stack.sig, bound.sig])
+    assert causes["cause-shared.limit"].buckets == (real.sig,) and causes["cause-shared.limit"].severity == \
+        "resource limit"
+    store.close()
+
+
+def test_a_bucket_naming_another_buckets_entry_is_not_its_program_and_a_for_func_pass_is_its_pass(tmp_path):
+    corpus = tmp_path / "corpus"
+    program = "func.func @main() {\n  return\n}\n"
+
+    def saved(row: BucketRow) -> BucketRow:
+        from shapefuzz.corpus.entry import entry_id
+
+        entry = corpus / entry_id(Signature.from_json(row.sig_json))
+        entry.mkdir(parents=True)
+        (entry / "reproducer.mlir").write_text(program)
+        return dataclasses.replace(row, corpus_entry=str(entry))
+
+    fold = "'linalg.generic' op inferred input/output operand #N has shape's dimension #N to be N, but found N"
+    # one program failing in FoldUnitExtentDims on llvm-cpu and in its function-by-function form on the
+    # single-dispatch lane (the campaign's two causes, byte-identical shrunk reproducers): one bug
+    plain = saved(_row("llvm-cpu", "compile", "error", fold, "pool", 1.0, "cause-plain",
+                       _dump("iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass")))
+    per_func = saved(_row("llvm-cpu-single-dispatch", "compile", "error", fold, "pool", 2.0, "cause-func",
+                          _dump("iree-dispatch-creation-fold-unit-extent-dims-for-func", "FoldUnitExtentDimsForFuncPass")))
+    # past a cause's few entries a bucket names one of them: a conv's entry named by a sort's bucket
+    other = _row("rocm-gfx942-o3", "compile", "error", fold, "sort", 3.0, "cause-other",
+                 _dump("iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass").replace("dims", "dims2"),
+                 plain.corpus_entry)
+    store = _store(tmp_path, [plain, per_func, other])
+    causes = {c.name: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-plain", "cause-other"} and causes["cause-plain"].merged == ("cause-func",)
+    store.close()
+
+
+@pytest.mark.iree
+def test_a_torch_mlir_crash_is_placed_in_its_conversion_whose_class_is_not_named_pass(toolchain):
+    """IREE 3.13 crashes inside torch-mlir's ConvertTorchToLinalg (a one_hot over si8, the 20-minute
+    campaign's "compiler (pass unknown)" crash on six lanes): the frame 23 below the signal handler
+    names the pass, though its class does not end in `Pass`, and the kept output keeps it."""
+    from shapefuzz.oracle import check_module
+    from shapefuzz.triage.component import FRONTEND_TORCH, component_of
+    from shapefuzz.triage.failing_pass import failing_pass
+
+    text = (DATA.parent / "crash_torch_to_linalg.mlir").read_text()
+    result = check_module(text, ["llvm-cpu"], None, toolchain, confirm=False).results[0]
+    assert result.status.value == "crash", result.detail[:500]
+    assert failing_pass(result.detail) == "ConvertTorchToLinalg", result.detail[-1500:]
+    ident = identity_of("compile", "crash", str(result.signature.message), result.detail)
+    assert ident.frames[-1].endswith("ConvertTorchToLinalg::runOnOperation") or len(ident.frames) == 3
+    assert component_of("compile", "crash", failing_pass(result.detail), (), ["llvm-cpu"]) == FRONTEND_TORCH
+
+
+def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_path):
+    """The campaign's "'func.func' op failed to distribute" held an ONNX argmax on rocm and a torch
+    attention on cuda; "uses N bytes of shared memory" a conv's matmul tile and a top-k. Their
+    dispatch names (IREE 3.13's, as kept in the outputs) tell them apart; an op-anchored message
+    is never split so."""
+    distribute = "'func.func' op failed to distribute"
+    argmax = _row("rocm-gfx942", "compile", "error", distribute, "reduce", 1.0, "cause-d",
+                  "error: 'func.func' op failed to distribute\nfunc.func @main$async_dispatch_1_arg_compare_4096x16xi32_"
+                  "dispatch_tensor_store" + _dump("iree-llvmgpu-vector-distribute", "LLVMGPUVectorDistributePass"))
+    attention = _row("cuda-sm80", "compile", "error", distribute, "attention", 2.0, "cause-d",
+                     "error: 'func.func' op failed to distribute\nfunc.func @main$async_dispatch_0_attention_16xDx2x16xD"
+                     + _dump("iree-llvmgpu-vector-distribute", "LLVMGPUVectorDistributePass"))
+    anchored = [_row(lane, "compile", "error", "'memref.copy' op write affecting operations on global resources",
+                     family, 3.0 + i, "cause-w", f"func.func @main_dispatch_0_{kind}_Dx16xi8_dispatch_tensor_store"
+                     + _dump("iree-codegen-verify-workgroup-distribution", "VerifyWorkgroupDistributionPass"))
+                for i, (lane, family, kind) in enumerate((("rocm-gfx942", "scatter", "scatter"),
+                                                           ("rocm-gfx942-o3", "topk", "topk")))]
+    store = _store(tmp_path, [argmax, attention, *anchored])
+    causes = {c.name: list(c.buckets) for c in summarize(store).causes}
+    assert causes == {"cause-d": [argmax.sig], "cause-d.attention": [attention.sig],
+                      "cause-w": [b.sig for b in anchored]}, causes
+    store.close()
+
+
+def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_taken_from(tmp_path):
+    """A cause split after its range was taken (the campaign's shared-memory limit: the range came
+    from the top-k's entry, and the top-k is now a cause of its own) keeps its name, not the range."""
+    from shapefuzz.campaign.bugs import set_regression
+
+    row = _row("rocm-gfx942", "compile", "error", "x", "conv", 1.0, "cause-a", entry=str(tmp_path / "corpus" / "entry-a"))
+    store = _store(tmp_path, [row])
+    set_regression(store, "cause-a", {"text": "present in every release tried (3.0.0–3.13.0)", "entry": "entry-b"})
+    assert summarize(store).causes[0].regression is None
+    set_regression(store, "cause-a", {"text": "fails since 3.6.0, passes in 3.0.0", "entry": "entry-a"})
+    assert summarize(store).causes[0].regression["text"] == "fails since 3.6.0, passes in 3.0.0"
     store.close()

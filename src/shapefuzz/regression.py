@@ -40,11 +40,13 @@ def pass_key(name: str) -> str:
     """A pass name as compared across releases: `iree-codegen-gpu-distribute-shared-memory-copy`,
     `GPUDistributeSharedMemoryCopyPass` and `mlir::iree_compiler::GPUDistributeSharedMemoryCopy`
     differ only in spelling, `iree-flow-fold-unit-extent-dims` and
-    `iree-dispatch-creation-fold-unit-extent-dims` only in the pipeline that holds the pass."""
+    `iree-dispatch-creation-fold-unit-extent-dims` only in the pipeline that holds the pass, and
+    `...-fold-unit-extent-dims-for-func` only in the op it runs on (the same patterns run function by
+    function: the single-dispatch pipeline's)."""
     name = _NAMESPACE.sub("", name.rsplit("::", 1)[-1].lower())
     name = re.sub(r"[^a-z0-9]", "", name)
     name = re.sub(r"^iree", "", name)
-    return re.sub(r"pass$", "", name)
+    return re.sub(r"(?:forfunc)?(?:pass)?$", "", name)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if not cause.is_finding or (only_new and not cause.new) or regression_of(store, cause.name):
+        if not cause.is_finding or (only_new and not cause.new) or cause.regression:
             continue
         if end is not None and time.monotonic() >= end:
             say(f"regression ranges: time is up; {cause.name} and later ones are left for "

@@ -11,14 +11,23 @@
   was saved from) hit the other's bucket (it cross-triggers: run on that lane, it gave that
   failure) or both are of the same op family (one FoldUnitExtentDims bug gave wrong values when a
   dim was dynamic and a verifier error inside the pass when it was static). Two compile errors are
-  never merged here (their identities already say where and what), nor are causes whose buckets
-  name different places.
+  never merged here by their pass alone (their identities already say where and what), nor are
+  causes whose buckets name different places.
+- **Cross-triggering**: two causes that name one pass, whatever their symptoms (two compile errors
+  too), are one bug when one's minimized reproducer, run on the other's lane, gave the other's
+  failure or failed in that pass on the same kind of op (`crossed`, from campaign.crosstrigger,
+  which runs them: `cross_pairs` says which).
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
   without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
   bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
   limit", "unbounded", a GPU's shared memory, an HSACO value out of range): the size says where it
-  comes from, whatever pass refuses it.
+  comes from, whatever pass refuses it. A cause that holds both such sizes and real ones (the
+  same limit's message, its sizes folded) is split first: the real sizes are a limit of their own.
+
+Before these merges, causes are split where one message hid two bugs: sizes from the bound beside real
+ones (`split_real_limits`), and a diagnostic on the whole function, which names no op, over dispatches
+that compute different things (`split_by_dispatch_kind`).
 
 A merged cause keeps the name of the earliest; its buckets are listed most severe symptom first, so
 its lead (and its title) is the worst thing the bug does. `symptoms` lists each symptom with its lanes."""
@@ -26,6 +35,7 @@ its lead (and its title) is the worst thing the bug does. `symptoms` lists each 
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -33,10 +43,13 @@ from shapefuzz.campaign.cause import Symptom
 from shapefuzz.campaign.store import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
-from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
+from shapefuzz.regression import pass_key
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
 LOCALIZED_STAGES = ("compare", "run")
+# where a bucket localized to a phase only breaks ("codegen": each target's own): never one pass
+_PHASE_KEYS = frozenset(pass_key(p) for p in (*PHASES, CODEGEN))
 FAILING_STAGES = ("compile", "verify")
 
 
@@ -60,35 +73,42 @@ def reproducer_digest(text: str | None) -> str:
 
 def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localization],
                  reproducer: Callable[[BucketRow], str | None], hits: Iterable[tuple[str, str, str]] = (),
-                 action_passes: dict[str, str] | None = None) -> dict[str, list[BucketRow]]:
+                 action_passes: dict[str, str] | None = None,
+                 crossed: Iterable[tuple[str, str]] = ()) -> dict[str, list[BucketRow]]:
     """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
-    reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane)."""
+    reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane);
+    `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
+    (campaign.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
-    digest = {b.sig: reproducer_digest(reproducer(b)) for b in every}
+    digest = {b.sig: reproducer_digest(reproducer(b)) if _own_entry(b) else "" for b in every}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
         hit_by.setdefault(candidate, set()).add(bucket)
+    crossings = {frozenset(pair) for pair in crossed}
 
     def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
-        # is two bugs: buckets that say where they break must name one place
-        return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+        return _apart(xs, ys, place)
 
     def one_program(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
     def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        if apart(xs, ys) or not (_localized(xs, located) or _localized(ys, located)):
-            return False  # two compile errors or crashes: their identities already say where and what
-        if not (_cause_passes(xs, place) & _cause_passes(ys, place)):
+        shared = _cause_passes(xs, place) & _cause_passes(ys, place)
+        if apart(xs, ys) or not shared:
             return False
+        if shared - _PHASE_KEYS and any(frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys):
+            return True  # their minimized reproducers cross-trigger in one pass: one bug, compile errors included
+        if not (_localized(xs, located) or _localized(ys, located)):
+            return False  # two compile errors or crashes: their identities already say where and what
         cross = any(y.sig in hit_by.get(x.repro_key, ()) or x.sig in hit_by.get(y.repro_key, ())
                     for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
     bound = {b.sig for b in every if _from_bound(b)}
+    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger)
+    bound |= {a for pair in crossings for a in pair if len(pair) == 2 and pair & bound}
 
     def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
@@ -111,9 +131,112 @@ def _union(groups: dict[str, list[BucketRow]],
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 if a in out and b in out and same(out[a], out[b]):
-                    out[a] = [*out[a], *out.pop(b)]
+                    keep, drop = (a, b) if _first(out[a]) <= _first(out[b]) else (b, a)
+                    out[keep] = [*out[keep], *out.pop(drop)] if keep == a else [*out.pop(a), *out[b]]
                     changed = True
     return out
+
+
+def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localization],
+                action_passes: dict[str, str] | None = None,
+                ) -> list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]]:
+    """Two causes whose minimized reproducers are worth running on each other's lanes
+    (campaign.crosstrigger): causes that name one pass and are not apart, each as its buckets
+    that break there, and that pass's names."""
+    every = [b for members in groups.values() for b in members]
+    place = {b.sig: _place(b, located, action_passes or {}) for b in every}
+    names = list(groups)
+    out = []
+    for i, a in enumerate(names):
+        for c in names[i + 1:]:
+            xs, ys = groups[a], groups[c]
+            shared = _cause_passes(xs, place) & _cause_passes(ys, place) - _PHASE_KEYS  # a pass, not a phase
+            if shared and not _apart(xs, ys, place):
+                out.append(([b for b in xs if place[b.sig] & shared], [b for b in ys if place[b.sig] & shared], shared))
+    return out
+
+
+def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow], list[BucketRow]]]:
+    """A sizing bug that names no size (a run-time out-of-memory on a small module) and a cause whose
+    size comes from the dynamic-dim bound: worth running the first's reproducer on the second's lane
+    (campaign.crosstrigger): if it gives a size from the bound there, they are one bug."""
+    bound = [members for members in groups.values() if any(_from_bound(b) for b in members)]
+    out = []
+    for members in groups.values():
+        unsized = [b for b in members if b.status == "oom" and b.stage == "run"]
+        if unsized and not any(_from_bound(b) for b in members):
+            out += [(unsized, [b for b in other if _from_bound(b)]) for other in bound]
+    return out
+
+
+def _apart(xs: list[BucketRow], ys: list[BucketRow], place: dict[str, frozenset[str]]) -> bool:
+    # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
+    # is two bugs: buckets that say where they break must name one place
+    return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+
+
+def split_real_limits(groups: dict[str, list[BucketRow]]) -> dict[str, list[BucketRow]]:
+    """A cause whose buckets share a limit's message (its sizes folded) but where some sizes come
+    from the dynamic-dim bound and others are real (a 2^55-byte stack beside a 53,248-byte one, a
+    2^58-byte workgroup copy beside a 262,160-byte sort) is two bugs: the real limits become a
+    cause of their own (`<name>.limit`). Before `merge_causes`."""
+    bound = {b.sig for members in groups.values() for b in members if _from_bound(b)}
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        real = [b for b in members if b.sig not in bound and severity_of(
+            b.stage, b.status, b.sig_json.get("message", ""), b.detail) == Severity.RESOURCE_LIMIT]
+        if real and len(real) < len(members) and any(b.sig in bound for b in members):
+            out[name] = [b for b in members if b not in real]
+            out[f"{name}.limit"] = real
+        else:
+            out[name] = members
+    return out
+
+
+def _own_entry(b: BucketRow) -> bool:
+    """Whether the bucket's corpus entry holds its own reproducer: past a cause's few entries, a
+    bucket names one of the cause's (a sort's bucket named a conv's entry), which says nothing of
+    its program."""
+    from shapefuzz.corpus.entry import entry_id
+    from shapefuzz.model import Signature
+
+    try:
+        return bool(b.corpus_entry) and Path(b.corpus_entry).name == entry_id(Signature.from_json(b.sig_json))
+    except (KeyError, ValueError):
+        return False
+
+
+# a diagnostic on the whole function names no op ("'func.func' op failed to distribute", "function 'x'
+# uses N bytes of shared memory; exceeded the limit"); the dispatch's name says what it computes
+_FUNCTION_LEVEL = re.compile(r"^(?:'func\.func' op |function ')")
+_DISPATCH_KIND = re.compile(r"_dispatch_\d+_((?:[a-z]+_)*?[a-z]+)(?=_(?:\d|D|[fi]\d|bf\d))")
+
+
+def split_by_dispatch_kind(groups: dict[str, list[BucketRow]]) -> dict[str, list[BucketRow]]:
+    """A cause whose buckets fail on a function-level diagnostic is split by what the failing
+    dispatch computes, read from its name (`main_dispatch_0_matmul_like_96x65x...`, `..._topk_Dx16xi8`):
+    an argmax and an attention that "failed to distribute", a conv tile and a top-k past shared
+    memory, are different bugs. Buckets whose output names no dispatch stay with the first kind;
+    the others become `<name>.<kind>`. Before `merge_causes` (the dynamic-dim bound joins its
+    sizes again, whatever computes them)."""
+    out: dict[str, list[BucketRow]] = {}
+    for name, members in groups.items():
+        kinds: dict[str, list[BucketRow]] = {}
+        for b in members:
+            found = _DISPATCH_KIND.search(b.detail) if _FUNCTION_LEVEL.match(b.sig_json.get("message", "")) else None
+            kinds.setdefault(found.group(1) if found else "", []).append(b)
+        named = [k for k in kinds if k]
+        if len(named) <= 1:
+            out[name] = members
+            continue
+        kinds[named[0]] = kinds.pop("", []) + kinds[named[0]]
+        for i, kind in enumerate(named):
+            out[name if i == 0 else f"{name}.{kind}"] = sorted(kinds[kind], key=members.index)
+    return out
+
+
+def _first(members: list[BucketRow]) -> float:
+    return min(b.first_seen for b in members)
 
 
 def _from_bound(b: BucketRow) -> bool:
@@ -124,19 +247,22 @@ def _from_bound(b: BucketRow) -> bool:
 
 
 def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
-    """Where a bucket breaks, as far as it says: the names of the pass it is localized to for certain
-    (argument and class), or its phase ("codegen"); else the pass its compile fails in; else nothing."""
+    """Where a bucket breaks, as far as it says: the pass it is localized to for certain, or its
+    phase ("codegen"); else the pass its compile fails in; else nothing. A pass is named by its
+    spelling-free key (`pass_key`: its argument and its class name are one place, and so are a pass
+    and its function-by-function form, `...-for-func`)."""
     loc = located.get(b.sig)
     if b.stage in LOCALIZED_STAGES:
         if loc is None or not loc.localized:
             return frozenset()
         if not loc.certain:
             return frozenset([loc.where])  # "needs X": apart from a certain X, never merged by pass
-        return frozenset(n for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n) or frozenset([loc.phase])
+        names = [pass_key(n) for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n]
+        return frozenset(names) or frozenset([loc.phase])
     if b.stage in FAILING_STAGES:
         found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
-        return frozenset([found]) if found else frozenset()
+        return frozenset([pass_key(found.split("{", 1)[0])]) if found else frozenset()
     return frozenset()
 
 
@@ -168,4 +294,4 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
                  for (s, st, m), lanes in out.items())
 
 
-__all__ = ["entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]
+__all__ = ["bound_pairs", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]

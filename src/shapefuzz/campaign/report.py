@@ -14,8 +14,9 @@ from typing import Any
 
 from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptoms
+from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.coverage import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
@@ -201,11 +202,11 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     for b in rows:
         groups[b.cause or b.sig].append(b)
     located = localizations(store, rows)
-    groups = split_by_localization(groups, located)
+    groups = split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
-                          store.hits() if store is not None else (), action_passes)
+                          store.hits() if store is not None else (), action_passes, crossed(store))
     known = reported_entries(corpus) if store is not None else {}
     out = []
     for name, members in groups.items():
@@ -221,7 +222,11 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         reported = reported_url(members, bug["identity"], known)
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start,
-            regression=regression_of(store, name) if store is not None else None,
+            # a range taken from one of its own entries (a cause split since keeps its old name's)
+            regression=next((r for n in [name, *sorted({was[b.sig] for b in members} - {name})]
+                             if (r := regression_of(store, n)) and r.get("entry") in
+                             {Path(b.corpus_entry).name for b in members}), None)
+            if store is not None else None,
             name=name, triage=triage, evidence=evidence,
             backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
             message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),

@@ -218,7 +218,9 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
 
 def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, req: FuzzRequest,
                     progress: Progress, reason: str, messages: list[str]) -> Summary:
-    """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget."""
+    """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget;
+    then which causes at one pass cross-trigger (campaign.crosstrigger), within at most a minute more."""
+    from shapefuzz.campaign.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
     from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
     seconds = DEFAULT_LOCALIZE_SECONDS if req.localize_time is None else (
@@ -226,8 +228,12 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
         else float(req.localize_time))
     # suspected drivers too: localizing one to the target's codegen on another Vulkan target is evidence
     new = [c for c in summary.causes if c.new]
-    if localize_causes(store, new, toolchain, seconds, lambda text: progress("message", text)):
-        return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+    say = lambda text: progress("message", text)  # noqa: E731
+    if localize_causes(store, new, toolchain, seconds, say):
+        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+    # then the causes placed at one pass run each other's reproducers (campaign.crosstrigger)
+    if cross_trigger(store, summary.causes, toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
+        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     return summary
 
 

@@ -23,7 +23,8 @@ from shapefuzz.cli.params import Duration
 @click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take (default: no limit).")
 @click.option("--localize", "do_localize", is_flag=True,
               help="Localize every wrong value or run-time failure that has no localization yet (the phase and pass "
-                   "where it starts, by executing intermediate IR).")
+                   "where it starts, by executing intermediate IR), then run the reproducers of causes placed at one "
+                   "pass on each other's lanes (cross-triggering: one bug).")
 @click.option("--localize-time", type=Duration(), default=None, help="Most time --localize may take (default 3m).")
 @click.option("--fetch-releases", type=int, default=None, metavar="N",
               help="With --bisect: older releases to have first (as `fuzz` fetches them; default 3, 0: only what "
@@ -48,10 +49,13 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
     try:
         summary = summarize(store, "triage")
         if do_localize:
+            from shapefuzz.campaign.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
             from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
             seconds = DEFAULT_LOCALIZE_SECONDS if localize_time is None else float(localize_time)
             if localize_causes(store, summary.causes, session.toolchain, seconds, say, only_new=False):
+                summary = summarize(store, "triage")
+            if cross_trigger(store, summary.causes, session.toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
                 summary = summarize(store, "triage")
         if do_bisect:
             from shapefuzz.regression import releases_to_try

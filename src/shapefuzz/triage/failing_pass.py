@@ -22,14 +22,16 @@ _ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline
 _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
 _HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
-# a pass's own frame; torch-mlir's classes do not end in "Pass" (ConvertTorchToLinalg::runOnOperation)
+# a pass's own frame; torch-mlir's classes do not end in "Pass" (ConvertTorchToLinalg::runOnOperation);
+# never the pass manager's own (`OpToOpPassAdaptor::runOnOperation...`)
 _RUN_ON = re.compile(r"(\w+)(?:<[^>]*>)?::runOnOperation\b")
+_NOT_A_PASS = re.compile(r"(?:Adaptor|PassManager|PassExecutor)$")
 
 
 def pass_in_frame(frame: str) -> str | None:
-    """The pass class whose `runOnOperation` a frame is, or None (the pass manager's adaptor is none)."""
+    """The pass class whose `runOnOperation` a frame is, or None (the pass manager's own are none)."""
     found = _RUN_ON.search(frame)
-    return found.group(1) if found and not found.group(1).endswith("Adaptor") else None
+    return found.group(1) if found and not _NOT_A_PASS.search(found.group(1)) else None
 
 
 def failing_pass(output: str, action_log: str | Path | None = None) -> str | None:
@@ -171,17 +173,21 @@ def excerpt(text: str, limit: int = 4000) -> str:
     head = head[:head.rfind("\n")] if "\n" in head else head
     cut = text[len(head):max(len(head), len(text) - tail_budget)]
     kept = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:limit * 2 // 5]
-    for line in _pass_frames(cut):
+    frames = _pass_frames(cut)
+    for line in frames:
         if len(kept) + len(line) + 1 > limit * 2 // 5:
             break
         kept += line + "\n"
+    named = _pass_frames(text[len(head):])  # the pass's frame may sit where the tail will give way to these
+    if named and named[-1] + "\n" not in kept and pass_in_frame(named[-1]):
+        kept += named[-1] + "\n"  # the frame that names the pass, when the frames above it did not all fit
     tail_budget = max(0, limit - len(head) - len(kept) - 40)
     tail = text[-tail_budget:] if tail_budget else ""
     tail = tail[tail.find("\n") + 1:] if "\n" in tail else ""
     return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{kept}{tail}"
 
 
-def _pass_frames(cut: str, limit: int = 12) -> list[str]:
+def _pass_frames(cut: str, limit: int = 32) -> list[str]:
     """The backtrace lines in the cut part of an excerpt (each at most 300 characters), down to the
     first pass's `runOnOperation`, at most `limit` below the signal handler."""
     lines: list[str] = []

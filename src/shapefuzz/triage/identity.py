@@ -69,7 +69,7 @@ _PASS_MANAGER_FRAME = re.compile(r"^(?:mlir::detail::OpToOpPassAdaptor|mlir::Pas
 
 # frames every fatal error of one kind passes through (an LLVM ERROR, an unreachable): they name no bug
 _REPORTING_FRAME = re.compile(r"^(?:llvm::report_fatal_error|llvm::llvm_unreachable_internal|__assert_fail)")
-_RUN_ON_FRAME = re.compile(r"\w+Pass(?:<[^>]*>)?::runOnOperation\b")
+_RUN_ON_FRAME = re.compile(r"\w+(?<!Adaptor)(?:<[^>]*>)?::runOnOperation\b")  # ConvertTorchToLinalg too
 _CUT_MARK = re.compile(r"^\[\.\.\. \d+ characters cut \.\.\.\]$", re.MULTILINE)
 
 

@@ -94,6 +94,8 @@ def severity_of(stage: str, status: str, message: str, detail: str = "", element
         if stage == "compile" and elements is not None and elements <= SMALL_INPUT_ELEMENTS:
             # a compile that grows without bound on a few KiB (an 8-element scatter) is a bug, not a limit
             return Severity.SIZING_BUG if status == "oom" else Severity.COMPILE_ERROR
+        if stage == "run" and status == "oom" and elements is not None and elements <= SMALL_INPUT_ELEMENTS:
+            return Severity.SIZING_BUG  # a 1x1 top-k on vmvx asking the heap for the 2^53-1 bound's scratch
         return Severity.RESOURCE_LIMIT
     if _RESOURCE.search(message):
         return Severity.RESOURCE_LIMIT

@@ -1,0 +1,206 @@
+"""Cross-triggering: the evidence that two causes placed at one pass are one bug. After the
+localization step, for each two causes that name one pass (`merging.cross_pairs`), each one's
+minimized reproducer (its smallest corpus entry breaking there) is run on the other's lane, with its
+own inputs and reference. It *cross-triggers* when it gives the other's failure there (the same
+identity for a compile failure or crash; wrong values, or the same run-time failure, for one that
+fails at run time), or when it fails in the other's pass on the same kind of op (the op a
+diagnostic is attached to, else the compute ops of the two reproducers). A sizing bug that names
+no size (a run-time out-of-memory) is run on the lane of a cause sized from the dynamic-dim bound
+(`merging.bound_pairs`): a size made from the bound there is the same bug. Each run is kept in the
+store (meta `crossings`), so a stopped step resumes and `report` merges by it
+(`merging.merge_causes(crossed=...)`); the step is bounded in time, each compile by its own limit."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.campaign.values import Triage
+
+CROSSINGS_META = "crossings"
+DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
+COMPILE_SECONDS = 30.0  # one run's compile limit: a minimized reproducer compiles in seconds
+SAME_FAILURE, SAME_PASS_AND_OP, NO, CANNOT_TELL = "same failure", "same pass and op", "no", "cannot tell"
+_TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
+_ANCHOR = re.compile(r"^'([\w.]+)' op ")
+# compute ops of a reproducer (linalg, LinalgExt, torch, ONNX); plumbing that every program has is left out
+_OP = re.compile(r"\b((?:linalg|iree_linalg_ext|torch\.aten)\.[\w.]+|onnx\.\w+)")
+_RANK = {"verify": 0, "compile": 1, "run": 2, "compare": 3}
+_PLUMBING = frozenset({"linalg.yield", "linalg.index", "linalg.fill", "iree_linalg_ext.yield"})
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One run: `source`'s reproducer (a bucket's corpus entry) on `target`'s lane."""
+
+    source: str  # the bucket whose reproducer ran
+    target: str  # the bucket whose lane it ran on and whose failure it was judged against
+    lane: str
+    verdict: str  # SAME_FAILURE, SAME_PASS_AND_OP, NO or CANNOT_TELL
+    got: str = ""  # what it did there, one line
+    seconds: float = 0.0
+
+    @property
+    def triggers(self) -> bool:
+        return self.verdict in (SAME_FAILURE, SAME_PASS_AND_OP)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Crossing":
+        return Crossing(str(data["source"]), str(data["target"]), str(data["lane"]), str(data["verdict"]),
+                        str(data.get("got", "")), float(data.get("seconds", 0.0)))
+
+
+def crossings(store: CampaignStore | None) -> list[Crossing]:
+    """The runs kept in the store (none for no store)."""
+    record = store.meta_object(CROSSINGS_META) if store is not None else None
+    runs = (record or {}).get("runs")
+    return [Crossing.from_json(r) for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+
+
+def crossed(store: CampaignStore | None) -> list[tuple[str, str]]:
+    """(source bucket, target bucket) of each run that cross-triggered."""
+    return [(c.source, c.target) for c in crossings(store) if c.triggers]
+
+
+def _keep(store: CampaignStore, crossing: Crossing) -> None:
+    runs = [asdict(c) for c in crossings(store)] + [asdict(crossing)]
+    store.set_meta(CROSSINGS_META, json.dumps({"runs": runs}, sort_keys=True))
+
+
+def compute_ops(text: str) -> frozenset[str]:
+    """The compute ops a reproducer names (`linalg.pooling_nchw_max`, `iree_linalg_ext.scatter`, ...)."""
+    return frozenset(_OP.findall(text)) - _PLUMBING
+
+
+def op_kind(message: str) -> str:
+    """The op a compile diagnostic is attached to (`'linalg.generic' op ...`), or ""."""
+    found = _ANCHOR.match(message)
+    return found.group(1) if found else ""
+
+
+def judge(result, target: BucketRow, where: Iterable[str], source_text: str, target_text: str) -> tuple[str, str]:
+    """(verdict, what it did) for one run's `BackendResult` against the `target` bucket, which
+    breaks in the pass named `where` (its failing pass, or where it was localized)."""
+    from shapefuzz.triage.identity import identity_of
+    from shapefuzz.regression import Failure
+    from shapefuzz.triage.severity import from_dynamic_dim_bound
+
+    if result is None or result.status.value in ("skipped", "unsupported"):
+        return CANNOT_TELL, f"no verdict on {target.backend}" + (f" ({result.status.value})" if result else "")
+    if not result.failed or result.signature is None:
+        if _RANK[target.stage] > _RANK.get(result.stage.value, 0):
+            return CANNOT_TELL, f"passes {result.stage.value}; cannot reach {target.stage} here"
+        return NO, f"passes {result.stage.value}"
+    message = result.signature.message
+    got = identity_of(result.stage.value, result.status.value, message, result.detail)
+    want = identity_of(target.stage, target.status, target.sig_json.get("message", ""), target.detail)
+    said = f"{got.stage}/{got.status}" + (f" in {got.failing_pass}" if got.failing_pass else "") + f": {message[:120]}"
+    if from_dynamic_dim_bound(f"{target.sig_json.get('message', '')}\n{target.detail}") and \
+            from_dynamic_dim_bound(f"{message}\n{result.detail}"):
+        return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
+    if (got.stage, got.status) == (want.stage, want.status):
+        if target.stage == "compare":
+            return SAME_FAILURE, said  # wrong values there too
+        if got.key == want.key or (target.stage == "run" and got.message == want.message):
+            return SAME_FAILURE, said
+    if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
+                                for name in where):
+        kinds = {op_kind(message)} - {""}, {op_kind(target.sig_json.get("message", ""))} - {""}
+        same = kinds[0] == kinds[1] if all(kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
+        if same:
+            return SAME_PASS_AND_OP, said
+    return NO, said
+
+
+def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seconds: float,
+                  say: Callable[[str], None] = lambda text: None,
+                  run: Callable[[Any, str], Any] | None = None) -> int:
+    """Runs each new pair's reproducers on each other's lanes (module doc), within `seconds` in all;
+    each run is kept at once. `causes`: the summary's; `run(entry, lane)` -> a `BackendResult` (None:
+    the real compiler). Returns how many runs were made."""
+    from shapefuzz.campaign.coverage import failing_passes
+    from shapefuzz.campaign.localizing import localizations
+    from shapefuzz.campaign.merging import bound_pairs, cross_pairs
+
+    end = time.monotonic() + seconds
+    rows = {b.sig: b for b in store.buckets()}
+    groups = {c.name: [rows[s] for s in c.buckets if s in rows] for c in causes if c.triage in _TRIAGES}
+    groups = {name: members for name, members in groups.items() if members}
+    entries = _entries_by_bucket(causes)
+    done_before = {(c.source, c.target) for c in crossings(store)}
+    run = run or _runner(toolchain)
+    done = 0
+    pairs = [([(xs, ys), (ys, xs)], where) for xs, ys, where in
+             cross_pairs(groups, localizations(store, rows.values()), failing_passes(store))]
+    pairs += [([(xs, ys)], frozenset()) for xs, ys in bound_pairs(groups)]  # one way: onto the bound's lane
+    for ways, where in pairs:
+        for sources, targets in ways:
+            source = _smallest(sources, entries)
+            if source is None:
+                continue
+            entry, bucket = source
+            target = targets[0]
+            if (bucket.sig, target.sig) in done_before:
+                continue
+            if end - time.monotonic() <= 1.0:
+                say("cross-triggering: time is up; the rest are left for `shapefuzz triage CAMPAIGN --localize`")
+                return done
+            started = time.monotonic()
+            try:
+                result = run(entry, target.backend)
+                verdict, got = judge(result, target, where, entry.mlir,
+                                     entries[target.sig].mlir if target.sig in entries else target.repro_text)
+            except Exception as error:  # noqa: BLE001 - one entry that cannot run must not stop the rest
+                verdict, got = CANNOT_TELL, f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+            crossing = Crossing(bucket.sig, target.sig, target.backend, verdict, got, round(time.monotonic() - started, 1))
+            _keep(store, crossing)
+            done_before.add((bucket.sig, target.sig))
+            done += 1
+            say(f"cross-trigger {entry.id} on {target.backend}: {verdict} ({got[:100]})")
+    return done
+
+
+def _entries_by_bucket(causes: Iterable[Cause]) -> dict[str, Any]:
+    """bucket signature -> its readable corpus entry, from the causes' entries."""
+    from shapefuzz.corpus import load_entry
+
+    out = {}
+    for cause in causes:
+        for path in cause.corpus_entries:
+            try:
+                entry = load_entry(Path(path))
+            except Exception:  # noqa: BLE001 - an unreadable entry has no reproducer to run
+                continue
+            out[str(entry.signature)] = entry
+    return out
+
+
+def _smallest(buckets: list[BucketRow], entries: dict[str, Any]) -> tuple[Any, BucketRow] | None:
+    """The smallest saved reproducer among `buckets` (shrunk where it was) and its bucket."""
+    from shapefuzz.size import size_of
+
+    found = [(size_of(entries[b.sig].mlir), i, entries[b.sig], b) for i, b in enumerate(buckets) if b.sig in entries]
+    return min(found, key=lambda t: t[:2])[2:] if found else None
+
+
+def _runner(toolchain) -> Callable[[Any, str], Any]:
+    from shapefuzz.campaign.iree import CAMPAIGN_MEMORY_CAP, capped
+    from shapefuzz.replay import budget_with, check_entry
+
+    budget = capped(budget_with(COMPILE_SECONDS), CAMPAIGN_MEMORY_CAP)  # a blow-up stops at the campaign's cap
+
+    def run(entry, lane: str):
+        report = check_entry(entry, toolchain, [lane], budget, confirm=False)
+        return next((r for r in report.results if r.backend == lane), None)
+
+    return run
+
+
+__all__ = ["CANNOT_TELL", "CROSSINGS_META", "Crossing", "DEFAULT_CROSS_SECONDS", "NO", "SAME_FAILURE",
+           "SAME_PASS_AND_OP", "compute_ops", "cross_trigger", "crossed", "crossings", "judge", "op_kind"]
