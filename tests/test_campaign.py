@@ -163,7 +163,7 @@ def test_worker_death_and_deadline_cost_one_candidate(tmp_path):
     probe = _engine(tmp_path / "p", target, count=6)
     doomed = [target.generate(*g) for g in []]
     # pick two candidates the campaign will draw, and make them misbehave
-    first = [probe._next_candidate() for _ in range(2)]
+    first = [probe.drawing.next_candidate(probe.coverage) for _ in range(2)]
     probe.store.close()
     n_die, n_sleep = (json.loads(c.payload)["n"] for c in first)
     target = FakeTarget(str(tmp_path / "corpus"), space=1000, die_on=n_die, sleep_on=n_sleep)

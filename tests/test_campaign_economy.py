@@ -164,7 +164,7 @@ def test_rotating_lanes_still_tie_one_bug_on_two_lanes_into_one_cause(tmp_path):
     assert again.snapshot().causes == 1
     # without the sibling lanes the same run keeps two causes apart (what the re-run fixes)
     apart = _engine(tmp_path / "d", target, 12, lanes=("ref", "x", "y"), reference="ref", lanes_per_candidate=2)
-    apart._sibling_lanes = lambda outcome, checked: []
+    apart.book._sibling_lanes = lambda outcome, checked: []
     apart.run()
     assert len({b.cause for b in apart.store.buckets()}) == 2
 

@@ -390,7 +390,7 @@ def test_steered_draws_on_rotation_lanes_swap_an_ineligible_lane_for_the_next(tm
     rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
     assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
     for r in rows:  # rotation's lane, or for an odd n where rotation said "narrow", the next one
-        turn = engine.lanes_for(r.idx)[1]
+        turn = engine.plan.lanes_for(r.idx)[1]
         odd = json.loads(r.payload)["n"] % 2
         assert r.backends[1] == ("other" if turn == "narrow" and odd else turn)
 
@@ -408,7 +408,7 @@ def test_plain_rotation_swaps_an_ineligible_lane_for_the_next_without_steering(t
     assert odd and not any("narrow" in r.backends for r in odd)
     assert any("narrow" in r.backends for r in rows)  # it keeps the even ones it is given
     for r in rows:
-        turn = engine.lanes_for(r.idx)[1]
+        turn = engine.plan.lanes_for(r.idx)[1]
         assert r.backends == ("ref", "other" if turn == "narrow" and json.loads(r.payload)["n"] % 2 else turn)
     assert engine.coverage.neighbours_drawn == 0
 

@@ -161,7 +161,7 @@ def test_a_campaign_checks_the_twin_before_filing_a_driver_suspicion(tmp_path):
                     7, 1, Limits(count=1), reference="llvm-cpu", lanes_per_candidate=2, start_method="fork")
     engine.run()
     (bucket,) = [b for b in engine.buckets.values() if b.backend == "vulkan-spirv"]
-    assert "vulkan-llvmpipe" not in engine.lanes_for(0)  # the check did not run the twin; its re-run did
+    assert "vulkan-llvmpipe" not in engine.plan.lanes_for(0)  # the check did not run the twin; its re-run did
     assert bucket.triage == Triage.COMPILER_BUG.value and "same Mesa driver" in bucket.evidence
 
 

@@ -140,5 +140,5 @@ def test_a_reference_lane_slow_for_a_family_keeps_every_slot(tmp_path):
         engine.lane_cost.record("heavy", (), {"ref": ("ok", 60.0), "slow": ("ok", 60.0)})
     for index in range(40):
         candidate = engine.target.generate("heavy", index)
-        lanes, barred = engine._lanes_swapped(Candidate(candidate.key, "heavy", index, (), "{}", "", index))
+        lanes, barred = engine.drawing.lanes_swapped(Candidate(candidate.key, "heavy", index, (), "{}", "", index))
         assert lanes[0] == "ref" and "ref" not in barred

@@ -27,7 +27,7 @@ TORCH = ("func.func @main(%a: !torch.vtensor<[2],f32>) -> !torch.vtensor<[2],f32
 def _engine(tmp_path: Path) -> Engine:
     engine = Engine(Target(str(tmp_path / "corpus")), CampaignStore(tmp_path / "c"), ("g",), ("a", "b"), 11, 1,
                     Limits(count=0), shrink=True)
-    engine.active_before = 100.0  # buckets first seen before this are known (from an earlier session)
+    engine.shrinks.known_before = 100.0  # buckets first seen before this are known (from an earlier session)
     return engine
 
 
@@ -41,14 +41,14 @@ def _bucket(engine: Engine, lane: str, stage: Stage, status: Status, message: st
     engine.buckets[failure.key] = replace(bucket, corpus_entry=f"/corpus/{len(engine.buckets)}")
     engine.causes.add(failure.key, failure.fields())
     if shrink == ShrinkState.PENDING:
-        engine.shrink_queue[failure.key] = candidate
+        engine.shrinks.queue[failure.key] = candidate
     return failure.key, candidate
 
 
 def _shrink_order(engine: Engine) -> list[str]:
     """Pops every pending shrink as the engine would, each finishing before the next starts."""
     order = []
-    while (taken := engine._pop_shrink()) is not None:
+    while (taken := engine.shrinks.pop()) is not None:
         sig = taken[1].sig
         order.append(sig)
         engine.buckets[sig] = replace(engine.buckets[sig], shrink=ShrinkState.DONE.value)
@@ -65,7 +65,7 @@ def test_shrinks_go_most_severe_first_new_before_known_one_per_cause_before_any_
     wrong_a, _ = _bucket(engine, "a", Stage.COMPARE, Status.MISMATCH, "wrong", 170)
     wrong_b, _ = _bucket(engine, "b", Stage.COMPARE, Status.MISMATCH, "wrong", 180)
     assert engine.causes.tie([wrong_a, wrong_b])  # one candidate hit both: one cause, two pending shrinks
-    engine._shrink_costs.update({wrong_a: 2.0, wrong_b: 1.0})
+    engine.shrinks.costs.update({wrong_a: 2.0, wrong_b: 1.0})
     assert _shrink_order(engine) == [wrong_b, new_crash, old_crash, compile_error, limit, driver, wrong_a]
 
 
@@ -73,15 +73,15 @@ def test_a_causes_linalg_spelling_on_its_cheapest_lane_is_the_one_shrunk(tmp_pat
     engine = _engine(tmp_path)
     kw = dict(identity="pass X: bad", shrink=ShrinkState.NONE)
     torch, torch_candidate = _bucket(engine, "a", Stage.COMPILE, Status.ERROR, "bad", 110, TORCH, **kw)
-    engine._plan_shrinks([torch], torch_candidate, Outcome(Verdict.FAIL, {"a": (Status.ERROR, 0.5)}))
+    engine.shrinks.plan([torch], torch_candidate, Outcome(Verdict.FAIL, {"a": (Status.ERROR, 0.5)}))
     assert engine.buckets[torch].shrink == ShrinkState.PENDING  # no linalg spelling yet: the torch one
     slow, slow_candidate = _bucket(engine, "a", Stage.COMPILE, Status.ERROR, "bad 2", 120, **kw)
     fast, fast_candidate = _bucket(engine, "b", Stage.COMPILE, Status.ERROR, "bad", 130, **kw)
-    engine._plan_shrinks([slow], slow_candidate, Outcome(Verdict.FAIL, {"a": (Status.ERROR, 9.0)}))
-    engine._plan_shrinks([fast], fast_candidate, Outcome(Verdict.FAIL, {"b": (Status.ERROR, 3.0)}))
+    engine.shrinks.plan([slow], slow_candidate, Outcome(Verdict.FAIL, {"a": (Status.ERROR, 9.0)}))
+    engine.shrinks.plan([fast], fast_candidate, Outcome(Verdict.FAIL, {"b": (Status.ERROR, 3.0)}))
     states = {sig: engine.buckets[sig].shrink for sig in (torch, slow, fast)}
     assert states == {torch: ShrinkState.SKIPPED, slow: ShrinkState.SKIPPED, fast: ShrinkState.PENDING}
-    assert list(engine.shrink_queue) == [fast]
+    assert list(engine.shrinks.queue) == [fast]
     assert _shrink_order(engine) == [fast]
     stored = {b.sig: b.shrink for b in engine.store.buckets()}  # the plan is in the store (resume)
     assert stored == states

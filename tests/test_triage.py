@@ -230,7 +230,7 @@ def test_check_with_a_full_disk_is_one_line_exit_2(tmp_path):
 def test_a_full_tmpdir_during_a_campaign_files_nothing_and_is_retried(tmp_path, monkeypatch, kind):
     """Each task fails once for our environment: it is retried, never bucketed, and the campaign
     says why; the retried candidates are then judged as usual."""
-    monkeypatch.setattr("shapefuzz.campaign.book.ENVIRONMENT_RETRY_SECONDS", 0.2)
+    monkeypatch.setattr("shapefuzz.campaign.retries.ENVIRONMENT_RETRY_SECONDS", 0.2)
     marks = tmp_path / "marks"
     marks.mkdir()
     target = DiskFullOnce(str(tmp_path / "corpus"), marks=str(marks), kind=kind)

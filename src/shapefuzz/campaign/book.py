@@ -1,9 +1,8 @@
 """The engine's bucket book: what a finished task does to the buckets. A check's failures become
 buckets (new ones triaged and queued for their confirming re-run) or hits; buckets are tied into
 causes; a confirmed bucket is saved to the corpus at once, a flaky one marked; one shrink is
-planned per cause and its result recorded; a lane that keeps timing out is set aside; and on
-resume, what was pending is queued again. A mixin of `Engine`: the state it keeps is the
-engine's (buckets, causes, queues, store, target)."""
+planned per cause (`shrinkorder.ShrinkPlan`) and its result recorded; a lane that keeps timing
+out is set aside; and on resume, what was pending is queued again."""
 
 from __future__ import annotations
 
@@ -11,14 +10,22 @@ import collections
 import errno
 import time
 from dataclasses import replace
+from typing import Callable
 
-from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS
+from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.coverage import CoverageSteering
+from shapefuzz.campaign.discovery import Sightings
+from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
+from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.pool import Done, Task
-from shapefuzz.campaign.shrinkorder import cause_order, choose, frontend_spelled, severity_rank, shrink_started
-from shapefuzz.campaign.store import BucketRow, CandidateRow
+from shapefuzz.campaign.retries import Retries
+from shapefuzz.campaign.shrinkorder import ShrinkPlan
+from shapefuzz.campaign.steering import Steering
+from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.triage_rules import bucket_triage
 from shapefuzz.campaign.values import (
-    NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict, one_line,
+    NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target, TaskKind, Triage, Verdict,
+    one_line,
 )
 from shapefuzz.backends import BACKENDS
 from shapefuzz.files import disk_full
@@ -26,8 +33,6 @@ from shapefuzz.model import Status
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibling_lanes)
-ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
-MAX_ENVIRONMENT_RETRIES = 3
 # Corpus entries the buckets of one cause write (one bug seen on many lanes, or in many words);
 # a later bucket of the cause points at the cause's first entry, its reproducer kept in the store.
 MAX_ENTRIES_PER_CAUSE = 4
@@ -45,9 +50,40 @@ def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, 
 
 
 class BucketBook:
-    """Turns finished tasks into buckets, causes, saves and shrinks; see the module docstring."""
+    """Turns finished tasks into buckets, causes, saves and shrinks; see the module docstring.
 
-    def _requeue_pending(self) -> None:
+    Its inputs: the `target` (triage, save, size, rename_cause) and the `store`'s `session`; the
+    campaign's `buckets` and `causes` (shared with `shrinks`, the shrink plan it feeds); the lane
+    `plan` (a lane that keeps timing out, `set_aside_after` candidates in a row, is set aside);
+    what learns from each check (`steering`, `lane_cost`, `coverage`, `sightings`); `retries`
+    for tasks our machine failed; `tried`, the candidates checked, which it adds to; `stats`;
+    `active()`, the campaign clock; `revive`, a stored candidate again; `say`, a line for the
+    user; `confirm`: whether a new bucket gets its confirming re-run."""
+
+    def __init__(self, target: Target, store: CampaignStore, session: int, buckets: dict[str, BucketRow],
+                 causes: Causes, plan: LanePlan, steering: Steering, lane_cost: LaneCost, coverage: CoverageSteering,
+                 sightings: Sightings, shrinks: ShrinkPlan, retries: Retries, tried: set[str], stats: Stats,
+                 active: Callable[[], float], revive: Callable[[CandidateRow], Candidate | None],
+                 say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3) -> None:
+        self.target, self.store, self.session = target, store, session
+        self.buckets, self.causes, self.plan = buckets, causes, plan
+        self.steering, self.lane_cost, self.coverage, self.sightings = steering, lane_cost, coverage, sightings
+        self.shrinks, self.retries, self.tried, self.stats = shrinks, retries, tried, stats
+        self._active, self._revive, self._say = active, revive, say
+        self.confirm_enabled, self.set_aside_after = confirm, set_aside_after
+        self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
+        self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
+        self.base_probes: dict[str, tuple[str, ...]] = {}  # candidate key -> base lanes its confirm runs
+        self.driver_checks: dict[str, dict] = {}  # candidate key -> its check's lanes, when its confirm runs a twin
+        self.timeouts: collections.Counter[str] = collections.Counter()
+        self.corpus_full = ""  # why a save failed for a full disk: the campaign stops (engine.CORPUS_FULL)
+        self._sizes: dict[str, tuple[int, ...]] = {}
+
+    def next_confirm(self) -> tuple[Candidate, tuple[str, ...]] | None:
+        """The next confirming re-run (candidate, lanes), or None."""
+        return self.confirm_queue.popleft() if self.confirm_queue else None
+
+    def requeue_pending(self) -> None:
         """Buckets whose re-run was in flight when the last session stopped: confirm them now.
         Confirmed buckets whose corpus entry was not recorded: save again (the corpus merges)."""
         for bucket in self.buckets.values():
@@ -71,11 +107,11 @@ class BucketBook:
                 else:
                     self._save_bucket(bucket, candidate, bucket.state == BucketState.FLAKY)
         for bucket in self.buckets.values():  # shrinks wanted when the last session stopped
-            if bucket.shrink == ShrinkState.PENDING and self.shrink_enabled:
+            if bucket.shrink == ShrinkState.PENDING and self.shrinks.enabled:
                 row = self.store.candidate(bucket.repro_key)
                 candidate = self._revive(row) if row is not None else None
                 if candidate is not None:
-                    self.shrink_queue[bucket.sig] = candidate
+                    self.shrinks.queue[bucket.sig] = candidate
 
     def _size(self, text: str) -> tuple[int, ...]:
         if text not in self._sizes:
@@ -89,9 +125,9 @@ class BucketBook:
         larger file."""
         return self._size(text) < self._size(than) and len(text.encode()) <= len(than.encode())
 
-    def _finish(self, done: Done) -> None:
+    def finish(self, done: Done) -> None:
+        """A finished task (taken out of those in flight already)."""
         task = done.task
-        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
         if task.kind == TaskKind.CHECK:
             self._finish_check(task, done)
         elif task.kind == TaskKind.CONFIRM:
@@ -99,37 +135,10 @@ class BucketBook:
         elif task.kind == TaskKind.SHRINK:
             self._finish_shrink(task, done)
 
-    def _environment_fault(self, task: Task, done: Done) -> bool:
-        """A task that failed for our machine's sake (a full disk, an I/O error: the target raised
-        EnvironmentFault, carried on `done` as its `environment`) is retried later, never recorded
-        as the candidate's outcome; the condition is reported. True when `done` was one."""
-        if done.value is not None or done.environment is None:
-            return False
-        condition = done.environment.text
-        self.stats.environment_faults += 1
-        key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.key if task.job else ''}"
-        self.retries[key] += 1
-        if self.retries[key] > MAX_ENVIRONMENT_RETRIES:
-            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
-                      f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
-            return True
-        if condition not in self.stats.conditions:
-            self.stats.conditions.add(condition)
-            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
-                      f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
-        self.retry_queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task))
-        return True
-
-    def _due_retry(self) -> Task | None:
-        if self.retry_queue and self.retry_queue[0][0] <= time.monotonic():
-            _, task = self.retry_queue.popleft()
-            return self._task(task.kind, task.candidate, task.lanes, task.job)
-        return None
-
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
-        if self._environment_fault(task, done):
+        if self.retries.fault(task, done):
             return
         if outcome is None:
             verdict = Verdict.LOST if done.lost else Verdict.ERROR
@@ -146,7 +155,7 @@ class BucketBook:
                 else "a generator bug"
             self._say(f"candidate {candidate.key} ({candidate.group}) does not verify ({why}): "
                       f"{one_line(outcome.error)}")
-        now, wall = self.active(), time.time()
+        now, wall = self._active(), time.time()
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         hits = []
@@ -214,7 +223,7 @@ class BucketBook:
                     failure = next(f for f in outcome.failures if f.key == sig)
                     self._save_bucket(self.buckets[sig], candidate, False, failure)
                     saved.append(sig)
-                self._plan_shrinks(saved, candidate, outcome)
+                self.shrinks.plan(saved, candidate, outcome)
         self._watch_timeouts(outcome)
 
     def _sibling_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> list[str]:
@@ -229,7 +238,7 @@ class BucketBook:
                 if f.key in self.causes.key and self.buckets[f.key].count == 1
                 and f.signature.status not in BLOW_UPS}
         siblings = [b.backend for sig, b in self.buckets.items()
-                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.lanes]
+                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.plan.now]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
 
     def _base_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
@@ -241,7 +250,7 @@ class BucketBook:
         for failure in outcome.failures:
             backend = BACKENDS.get(failure.lane)
             base = backend.variant_of if backend is not None else ""
-            if (base and base in self.lanes and base not in checked and failure.signature.status not in BLOW_UPS
+            if (base and base in self.plan.now and base not in checked and failure.signature.status not in BLOW_UPS
                     and failure.key in self.buckets and self.buckets[failure.key].count == 1):
                 bases.append(base)
         return tuple(dict.fromkeys(bases))
@@ -256,7 +265,7 @@ class BucketBook:
             bucket = self.buckets.get(failure.key)
             backend = BACKENDS.get(failure.lane)
             twin = backend.driver_twin if backend is not None else None
-            if (twin and twin in self.lanes and twin not in checked and bucket is not None and bucket.count == 1
+            if (twin and twin in self.plan.now and twin not in checked and bucket is not None and bucket.count == 1
                     and bucket.triage == Triage.SUSPECTED_DRIVER):
                 twins.append(twin)
         return tuple(dict.fromkeys(twins))
@@ -281,7 +290,7 @@ class BucketBook:
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
         outcome: Outcome | None = done.value
-        if self._environment_fault(task, done):
+        if self.retries.fault(task, done):
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
@@ -324,80 +333,7 @@ class BucketBook:
             else:
                 saved.append(sig)
         if outcome is not None:
-            self._plan_shrinks(saved, candidate, outcome)
-
-    def _plan_shrinks(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
-        """One shrink per cause: of its saved buckets, the linalg-spelled one on the cheapest lane
-        (`shrinkorder.choose`), chosen again when a better bucket of the cause is saved before its
-        shrink started; the order they run in is `_pop_shrink`'s. The plan is kept in the
-        store, so a pending shrink survives a kill."""
-        if not self.shrink_enabled or not sigs:
-            return
-        for sig in sigs:  # what the check took on the bucket's lane: the cost of shrinking there
-            self._shrink_costs[sig] = outcome.lanes.get(self.buckets[sig].backend, ("", 1e9))[1]
-        names = self.causes.name_of()
-        members = self.causes.members()
-        running = self._shrinks_running()
-        for cause in dict.fromkeys(names[s] for s in sigs):
-            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
-            open_ = [b for b in buckets if b.sig not in running and (
-                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED)
-                or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
-            chosen = None if shrink_started(buckets, running) else choose(
-                [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
-                 and (b.sig in sigs or b.sig in self.shrink_queue or self.store.candidate(b.repro_key) is not None)],
-                self._lane_seconds)
-            for b in open_:
-                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
-                if b.shrink == state:
-                    continue
-                b = replace(b, shrink=state)
-                self.buckets[b.sig] = b
-                self.store.put_bucket(b)
-                if state == ShrinkState.PENDING:
-                    self.shrink_queue[b.sig] = candidate if b.sig in sigs else None  # None: revived from the store
-                else:
-                    self.shrink_queue.pop(b.sig, None)
-
-    def _shrinks_running(self) -> set[str]:
-        return {t.job.key for t in self.in_flight.values() if t.job is not None}
-
-    def _lane_seconds(self, bucket: BucketRow) -> float:
-        """What the check of the bucket's reproducer took on its lane (from the store on resume)."""
-        if bucket.sig not in self._shrink_costs:
-            row = self.store.candidate(bucket.repro_key)
-            seconds = row.outcome.get(bucket.backend) if row is not None else None
-            self._shrink_costs[bucket.sig] = float(seconds[1]) if isinstance(seconds, list) and len(seconds) > 1 \
-                else 1e9
-        return self._shrink_costs[bucket.sig]
-
-    def _shrink_order(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
-                      running: set[str]) -> tuple:
-        """Where a pending bucket's shrink stands in line (`shrinkorder.cause_order`, then the
-        bucket's own rank inside its cause)."""
-        cause = [self.buckets[s] for s in members.get(names.get(bucket.sig, ""), [bucket.sig]) if s in self.buckets]
-        for b in cause:
-            if b.sig not in self._severities:
-                self._severities[b.sig] = severity_rank(b)
-        rank = cause_order(cause, shrink_started(cause, running), self.active_before, lambda b: self._severities[b.sig])
-        return (*rank, frontend_spelled(bucket), self._lane_seconds(bucket), bucket.first_seen, bucket.sig)
-
-    def _pop_shrink(self) -> tuple[Candidate, BucketRow] | None:
-        """The next pending shrink in `shrinkorder`'s order, taken out of the queue, with the
-        candidate to shrink."""
-        for sig in [s for s in self.shrink_queue
-                    if s not in self.buckets or self.buckets[s].shrink != ShrinkState.PENDING]:
-            del self.shrink_queue[sig]
-        members, names, running = self.causes.members(), self.causes.name_of(), self._shrinks_running()
-        for bucket in sorted((self.buckets[s] for s in self.shrink_queue),
-                             key=lambda b: self._shrink_order(b, members, names, running)):
-            candidate = self.shrink_queue.pop(bucket.sig)
-            if candidate is None:
-                row = self.store.candidate(bucket.repro_key)
-                candidate = self._revive(row) if row is not None else None
-            if candidate is not None:
-                return candidate, bucket
-        return None
+            self.shrinks.plan(saved, candidate, outcome)
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
@@ -421,7 +357,7 @@ class BucketBook:
             except Exception as error:  # a corpus problem must not end the campaign; retried on resume
                 if not disk_full(error):
                     self._say(f"could not save bucket {bucket.sig} to the corpus: {one_line(error)}")
-                elif not self.corpus_full:  # every later save would fail too: the campaign stops (engine.run)
+                elif not self.corpus_full:  # every later save would fail too: the campaign stops (Engine.run)
                     self.corpus_full = one_line(error)
                     self._say(f"the corpus disk is full ({self.corpus_full}); stopping the campaign")
                 entry = ""
@@ -449,7 +385,7 @@ class BucketBook:
         if bucket is None:
             return
         state = ShrinkState.DONE
-        if self._environment_fault(task, done):
+        if self.retries.fault(task, done):
             return  # stays pending, retried
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {one_line(done.error)}")
@@ -476,7 +412,7 @@ class BucketBook:
         """Failures met outside a candidate's check (a shrink's re-checks, a confirm's probe of a
         plain lane), each already seen twice or checked under the full limits: a bucket with a
         triage verdict, tied to the candidate's other buckets that share its key, then saved."""
-        now, wall = self.active(), time.time()
+        now, wall = self._active(), time.time()
         for failure in failures:
             bucket = self.buckets.get(failure.key)
             if bucket is not None:  # known already: one more hit
@@ -510,9 +446,9 @@ class BucketBook:
                 self.timeouts[lane] += 1
             else:
                 self.timeouts[lane] = 0
-            if self.timeouts[lane] >= self.set_aside_after and lane in self.lanes:
+            if self.timeouts[lane] >= self.set_aside_after and lane in self.plan.now:
                 reason = f"timed out on {self.timeouts[lane]} candidates in a row"
-                self.lanes = tuple(x for x in self.lanes if x != lane)
+                self.plan.set_aside(lane)
                 self.store.set_aside(lane, reason)
                 self._say(f"backend {lane} set aside: {reason}")
 

@@ -1,5 +1,6 @@
 """What a campaign is asked to do: families, backends, a budget, jobs, a seed, where to keep things.
-Parsed and checked here so the engine only ever sees valid values."""
+Parsed and checked here so the engine only ever sees valid values: after parsing, the campaign
+reads `CampaignConfig` alone, never the raw request."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shapefuzz.durations import format_duration, parse_duration  # noqa: F401 - re-exported
 from shapefuzz.errors import UsageError
+
+if TYPE_CHECKING:
+    from shapefuzz.release_fetch import FetchKnobs
 
 
 def resolve_names(value: str | None, known: tuple[str, ...], what: str, flag: str) -> tuple[str, ...] | None:
@@ -52,6 +57,17 @@ class CampaignConfig:
     fail_on: str = "never"  # "new": exit 1 when a new compiler-bug cause was found
     coverage: float = 0.15  # share of candidates compiled with the action log (0: coverage feedback off)
     until_saturated: float | None = None  # stop once the Good-Turing chance stays below this (campaign/discovery.py)
+    jobs_given: bool = True  # False: `jobs` is this machine's default (a cluster then runs a task per CPU)
+    compile_timeout: float | None = None  # seconds for one compile; None: the default budget's
+    coverage_steer: bool = False  # coverage steers draws and lanes (`--steer`), not only measured
+    coverage_lanes: bool = True  # with coverage_steer, False: steered draws, but lane slots by rotation
+    argv: tuple[str, ...] = ()  # the command line, for the store's session row
+    bisect_seconds: float = 120.0  # the regression-range phase's budget (0: off)
+    localize_seconds: float | None = None  # the localization step's budget (None: its default; 0: off)
+    fetch: FetchKnobs | None = None  # older releases fetched in the background for the regression phase
+    cluster: str | None = None  # a Ray cluster's address
+    iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
+    iree_version: str | None = None
 
 
 FAIL_ON = ("never", "new")

@@ -25,9 +25,10 @@ import collections
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Collection, Iterable
+from typing import Any, Callable, Collection, Iterable, Protocol
 
 from shapefuzz.campaign.lanecost import compiled, substitute
+from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.steering import Steering, pairs
 from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
 from shapefuzz.campaign.values import coverage_target
@@ -348,39 +349,59 @@ def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(group, f"group:{group}")] + [(group, f) for f in (*features, *pairs(features))]
 
 
+class CoverageHost(Protocol):
+    """What coverage steering may ask of the campaign it steers (the engine's drawing part)."""
+
+    def say(self, text: str) -> None:
+        """A line for the user."""
+
+    def revive(self, row: CandidateRow) -> Any | None:
+        """The stored candidate again (None when its family cannot make it any more)."""
+
+    def known(self, key: str) -> bool:
+        """Was the candidate `key` tried already, or is it in flight?"""
+
+
 class CoverageSteering:
-    """The engine's hooks (thin calls from engine.py): what to draw, which lanes, what to
-    instrument, and what a finished candidate taught. `on` is False when the knobs turn coverage
-    off or the target cannot report it (said once); the engine then behaves as without it."""
+    """The engine's hooks (thin calls from the engine and its drawing part): what to draw, which
+    lanes, what to instrument, and what a finished candidate taught. `on` is False when the knobs
+    turn coverage off or the target cannot report it (said once); the engine then behaves as
+    without it. Draws are made with `seed`, of `groups`, on `plan`'s lanes; `steering`'s
+    saturation still counts; `host` is what it may call back."""
 
     REFERENCE_SHARE = 0.25  # of instrumented candidates, those whose reference lane is instrumented too
 
-    def __init__(self, engine: Any, knobs: CoverageKnobs, rows: dict[str, CandidateRow]) -> None:
-        self.engine = engine
+    def __init__(self, knobs: CoverageKnobs, target: Any, seed: int, groups: tuple[str, ...], plan: LanePlan,
+                 steering: Steering, host: CoverageHost) -> None:
         self.knobs = knobs
         self.book = CoverageBook(knobs)
         self.neighbours_drawn = 0
         self.aimed: dict[str, tuple[str, ...]] = {}  # a drawn neighbour -> its parent's new-item lanes
-        self.target = coverage_target(engine.target)
+        self.target = coverage_target(target)
+        self.seed, self.groups, self.lane_plan, self.steering, self.host = seed, groups, plan, steering, host
         self.on = knobs.enabled
         if not self.on:
             return
         why = self.target.coverage_support() if self.target is not None else "this target reports no compiler coverage"
         if why:
-            engine._say(f"coverage feedback off: {why}")
+            host.say(f"coverage feedback off: {why}")
             self.on = False
+
+    def resume(self, store: CampaignStore, rows: dict[str, CandidateRow]) -> None:
+        """The map, the yields and the frontier from the store (`rows`: every candidate tried so far)."""
+        if not self.on:
             return
-        counts, where = frontier_counts(engine.store), frontier_lanes(engine.store)
-        self.book.load(engine.store, rows, counts, where)
+        counts, where = frontier_counts(store), frontier_lanes(store)
+        self.book.load(store, rows, counts, where)
         recent = [(key, new) for key, new in counts if new > 0 and where.get(key)][-64:]
         for key, new in recent:  # the frontier survives resume
             row = rows.get(key)
-            candidate = engine._revive(row) if row is not None and row.family in engine.groups else None
+            candidate = self.host.revive(row) if row is not None and row.family in self.groups else None
             if candidate is not None:
                 self.book.add_frontier(candidate, int(new), where[key])
 
     def _rng(self, *parts: Any) -> random.Random:
-        return random.Random(":".join(str(p) for p in (self.engine.seed, *parts)))
+        return random.Random(":".join(str(p) for p in (self.seed, *parts)))
 
     @property
     def steers(self) -> bool:
@@ -390,24 +411,23 @@ class CoverageSteering:
         """A neighbour of a frontier candidate (a small change of its parameters), as the draw
         for `index`, or None (not this time, no frontier, or nothing new nearby)."""
         target = self.target
-        if not self.steers or target is None or self.engine.large_round(index):
+        if not self.steers or target is None or self.lane_plan.large_round(index):
             return None
         rng = self._rng("neighbour", index)
         if not self.book.wants_neighbour(rng):
             return None
-        engine = self.engine
+        steering = self.steering
         for attempt in range(4):
-            frontier = self.book.pick_frontier(rng, engine.steering.group_cost)
+            frontier = self.book.pick_frontier(rng, steering.group_cost)
             if frontier is None:
                 return None
             try:
                 candidate = target.neighbour(frontier.candidate, rng.getrandbits(48))
             except Exception:  # noqa: BLE001 - a family's bug: the plain draw goes on
                 candidate = None
-            if candidate is None or candidate.group not in engine.steering.groups or candidate.key in engine.tried \
-                    or any(t.candidate.key == candidate.key for t in engine.in_flight.values()):
+            if candidate is None or candidate.group not in steering.groups or self.host.known(candidate.key):
                 continue
-            keep = engine.steering.keep_chance(candidate.group, candidate.features)  # saturation still counts
+            keep = steering.keep_chance(candidate.group, candidate.features)  # saturation still counts
             if keep < 1.0 and rng.random() >= keep:
                 continue
             self.neighbours_drawn += 1
@@ -416,7 +436,7 @@ class CoverageSteering:
         return None
 
     def pick_group(self, rng: random.Random) -> str:
-        return self.book.pick_group(rng, self.engine.steering)
+        return self.book.pick_group(rng, self.steering)
 
     def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
         return self.book.score(rarity, group, features) if self.steers else rarity
@@ -428,23 +448,23 @@ class CoverageSteering:
         that cannot take it, or are too slow for its family this time (drawing._lanes_swapped)."""
         if not self.on:
             return candidate, rotation
-        engine = self.engine
+        plan = self.lane_plan
         barred = set(barred)
-        large = engine.large_round(candidate.index)
+        large = plan.large_round(candidate.index)
         aim = [lane for lane in self.aimed.pop(candidate.key, ())
-               if lane in engine.lanes and lane not in barred and lane != engine.reference]
+               if lane in plan.now and lane not in barred and lane != plan.reference]
         if not self.knobs.steer:
             lanes = rotation
         elif large:
             lanes = tuple(lane for lane in rotation if lane not in barred)
         elif not self.knobs.lanes:  # rotation's lanes, a lane that cannot take the candidate swapped for the next
-            lanes = substitute(rotation, engine.lanes, barred, engine.reference)
+            lanes = substitute(rotation, plan.now, barred, plan.reference)
         elif aim:  # a frontier neighbour: where its parent reached something new
-            keep = tuple(lane for lane in rotation if lane == engine.reference)
+            keep = tuple(lane for lane in rotation if lane == plan.reference)
             lanes = keep + tuple(aim)[:max(1, len(rotation) - len(keep))]
         else:
-            lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, engine.lanes,
-                                           engine.reference, lambda lane: lane not in barred,
+            lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, plan.now,
+                                           plan.reference, lambda lane: lane not in barred,
                                            self._rng("lanes", candidate.index))
         lanes = lanes or rotation
         if large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
@@ -452,7 +472,7 @@ class CoverageSteering:
         self.book.checked(candidate.group, candidate.features, lanes)
         rng = self._rng("instrument", candidate.index)
         if self.book.instrument(rng):
-            others = tuple(lane for lane in lanes if lane != engine.reference)
+            others = tuple(lane for lane in lanes if lane != plan.reference)
             chosen = others if others and rng.random() >= self.REFERENCE_SHARE else lanes
             candidate = replace(candidate, instrument=chosen)
         return candidate, lanes
@@ -565,5 +585,5 @@ def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] 
     }
 
 
-__all__ = ["CoverageBook", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
+__all__ = ["CoverageBook", "CoverageHost", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
            "frontier_counts", "frontier_lanes", "instrumented_count", "over_time"]

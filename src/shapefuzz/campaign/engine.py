@@ -6,9 +6,13 @@ confirms each new bucket by a re-run and has it saved at once, shrinks one bucke
 within a bounded share of worker time, sets aside a lane (backend) that keeps timing out, and
 keeps everything in the campaign store so a kill at any instant loses at most the tasks in flight.
 
-The loop is here; the drawing part (`drawing.py`) picks candidates and lanes, the bucket book
-(`book.py`) turns finished tasks into buckets, causes, saves and shrinks, the triage rules over
-buckets are in `triage_rules.py`, and the values they speak in `values.py` (all re-exported here)."""
+The loop is here, and the wiring: the engine owns its parts, each built from what it uses — the
+lane plan (`lanes.py`), the drawing part (`drawing.py`: candidates and their lanes), saturation
+steering (`steering.py`) and coverage steering (`coverage.py`, which calls back only through its
+`CoverageHost`), the tasks in flight (`inflight.py`) and their retries (`retries.py`), the shrink
+plan (`shrinkorder.py`), and the bucket book (`book.py`: finished tasks into buckets, causes, saves
+and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
+`values.py` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -24,13 +28,17 @@ from shapefuzz.campaign.causes import Causes
 from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
 from shapefuzz.campaign.drawing import Drawing, derive_seed
+from shapefuzz.campaign.inflight import InFlight
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin, lane_seconds
-from shapefuzz.campaign.pool import Task, WorkerPool
+from shapefuzz.campaign.lanes import LanePlan
+from shapefuzz.campaign.pool import Done, WorkerPool
+from shapefuzz.campaign.retries import Retries
+from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
 from shapefuzz.campaign.values import (
-    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Target, TaskKind, Triage,
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, Stats, Target, TaskKind, Triage,
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
@@ -72,25 +80,11 @@ MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
 
 
 # --- the loop -----------------------------------------------------------------------------------
-@dataclass
-class Stats:
-    session_done: int = 0
-    session_start: float = field(default_factory=time.monotonic)
-    newest: str = ""
-    lost: int = 0
-    errors: int = 0
-    duplicates: int = 0
-    steered_away: int = 0  # draws dropped for carrying a saturated bucket's trigger
-    environment_faults: int = 0  # tasks our machine failed (full disk, I/O error): retried, never filed
-    conditions: set[str] = field(default_factory=set)
-    messages: list[str] = field(default_factory=list)
-
-
-class Engine(Drawing, BucketBook):
+class Engine:
     """The campaign loop: fill the pool (confirming re-runs first, then shrinks within their
     share, then new candidates from the drawing part), hand each finished task to the bucket
     book, keep the clock and the progress. Stops when the budget is spent, on Ctrl-C or SIGTERM,
-    or when nothing is left to draw."""
+    or when nothing is left to draw. On start it reads the store back into its parts (a resume)."""
 
     def __init__(
         self,
@@ -122,34 +116,49 @@ class Engine(Drawing, BucketBook):
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
         until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
     ) -> None:
-        self.target, self.store = target, store
-        self.groups, self.seed, self.jobs, self.limits = groups, seed, jobs, limits
-        self.confirm_enabled, self.shrink_enabled, self.draws = confirm, shrink, max(1, draws)
-        self.set_aside_after, self.progress = set_aside_after, progress
-        self.start_method = start_method
+        self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
+        self.progress, self.start_method = progress, start_method
         self.pool_factory, self.pool = pool_factory, None
-        self.reference = reference if reference in lanes else (lanes[0] if lanes else None)
-        self.lanes_per_candidate = lanes_per_candidate
-        self.shrink_share, self.shrink_seconds = shrink_share, shrink_seconds
-        self.final_shrink_seconds = final_shrink_seconds
-        self.min_shrink_seconds = min_shrink_seconds
-        self.compile_only, self.large_every = compile_only, large_every
+        self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
+        self.final_shrink_seconds, self.min_shrink_seconds = final_shrink_seconds, min_shrink_seconds
+        self.stats = Stats()
         aside = store.set_aside_backends()
-        self.lanes = tuple(lane for lane in lanes if lane not in aside)
+        self.plan = LanePlan(tuple(lane for lane in lanes if lane not in aside),
+                             reference if reference in lanes else (lanes[0] if lanes else None),
+                             lanes_per_candidate, compile_only, large_every)
         for lane in lanes:
             if lane in aside:
                 self._say(f"backend {lane} stays set aside: {aside[lane]}")
         self.session = store.start_session(argv or [])
         self.active_before = store.active_before(self.session)
-        self.stats = Stats()
-        self.corpus_full = ""  # why a save failed for a full disk: the campaign stops (CORPUS_FULL)
         self.tried = store.candidate_keys()
-        self.next_index = store.next_index()
         self.steering = Steering(groups, knobs)
         self.lane_cost = LaneCost(lane_kin(store))
         self.causes = Causes()
-        self.buckets = {b.sig: b for b in store.buckets()}
-        for b in sorted(self.buckets.values(), key=lambda b: (b.first_seen, b.sig)):
+        buckets = {b.sig: b for b in store.buckets()}
+        rows, hits = self._resume(store, groups, buckets)
+        self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in hits.items() for sig in sigs))
+        self.saturation = None if until_saturated is None else SaturationWatch(
+            until_saturated, replay(rows.values(), hits, buckets.values(), until_saturated))
+        self.inflight = InFlight(target.deadline)
+        self.retries = Retries(self.stats, self._say)
+        self.drawing = Drawing(target, groups, seed, draws, self.plan, self.steering, self.lane_cost, self.stats,
+                               self._known, self._say, store.next_index())
+        self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
+        self.coverage.resume(store, rows)
+        self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
+                                  self.active_before, shrink)
+        self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
+                               self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
+                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after)
+        self._last_tick = self._last_store_tick = 0.0
+        self.book.requeue_pending()
+
+    def _resume(self, store: CampaignStore, groups: tuple[str, ...], buckets: dict[str, BucketRow]
+                ) -> tuple[dict[str, CandidateRow], dict[str, list[str]]]:
+        """What the store holds, read back into the causes, the steering and the lane costs (in the
+        order it happened). Returns every candidate row by key, and the buckets each candidate hit."""
+        for b in sorted(buckets.values(), key=lambda b: (b.first_seen, b.sig)):
             self.causes.add(b.sig, b.sig_json)
             if b.state == BucketState.FLAKY:
                 self.steering.ignored.add(b.sig)
@@ -168,28 +177,20 @@ class Engine(Drawing, BucketBook):
                 for sig in by_candidate[key]:
                     self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
             self.causes.tie(by_candidate[key])
-        self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in by_candidate.items() for sig in sigs))
-        self.saturation = None if until_saturated is None else SaturationWatch(
-            until_saturated, replay(rows.values(), by_candidate, self.buckets.values(), until_saturated))
-        self.timeouts: collections.Counter[str] = collections.Counter()
-        self.in_flight: dict[str, Task] = {}
-        self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
-        # bucket -> the candidate to shrink (None: revived from the store); run in shrinkorder's order
-        self.shrink_queue: dict[str, Candidate | None] = {}
-        self._shrink_costs: dict[str, float] = {}  # bucket -> seconds its reproducer's check took on its lane
-        self._severities: dict[str, int] = {}  # bucket -> its severity rank
-        self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
-        self.base_probes: dict[str, tuple[str, ...]] = {}  # candidate key -> base lanes its confirm runs
-        self.driver_checks: dict[str, dict] = {}  # candidate key -> its check's lanes, when its confirm runs a twin
-        self.failed_groups: collections.Counter[str] = collections.Counter()
-        self.retry_queue: collections.deque[tuple[float, Task]] = collections.deque()  # (when, the task again)
-        self.retries: collections.Counter[str] = collections.Counter()
-        self.dead_groups: set[str] = set()
-        self._tid = 0
-        self._sizes: dict[str, tuple[int, ...]] = {}
-        self._last_tick = 0.0
-        self.coverage = CoverageSteering(self, coverage, rows)
-        self._requeue_pending()
+        return rows, by_candidate
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """The lanes in use now (a lane that kept timing out is set aside)."""
+        return self.plan.now
+
+    @property
+    def buckets(self) -> dict[str, BucketRow]:
+        return self.book.buckets
+
+    def _known(self, key: str) -> bool:
+        """Was the candidate `key` tried already, or is it in flight (a duplicate either way)?"""
+        return key in self.tried or self.inflight.checking(key)
 
     # --- clock and budget -----------------------------------------------------------------
     def active(self) -> float:
@@ -198,7 +199,7 @@ class Engine(Drawing, BucketBook):
     def _count_left(self) -> int | None:
         if self.limits.count is None:
             return None
-        return self.limits.count - len(self.tried) - sum(t.kind == TaskKind.CHECK for t in self.in_flight.values())
+        return self.limits.count - len(self.tried) - self.inflight.checks()
 
     def _time_left(self) -> float | None:
         return None if self.limits.seconds is None else self.limits.seconds - self.active()
@@ -210,20 +211,10 @@ class Engine(Drawing, BucketBook):
         t = self._time_left()
         return t is not None and t <= 0
 
-    def _task(self, kind: TaskKind, candidate: Candidate, lanes: tuple[str, ...],
-              job: ShrinkJob | None = None) -> Task:
-        self._tid += 1
-        if job is not None:  # its own time limit, plus the re-checks around it
-            deadline = job.seconds * 1.5 + self.target.deadline(lanes)
-        else:
-            deadline = self.target.deadline(lanes)
-        return Task(self._tid, kind, candidate, lanes, deadline, job)
-
     def _shrink_allowance(self) -> float:
         """Seconds of worker time a new shrink may take now: its share of all worker time so
         far, less what shrinks took and what the running ones may take."""
-        used = self.store.worker_time(TaskKind.SHRINK.value) + sum(
-            t.job.seconds for t in self.in_flight.values() if t.job is not None)
+        used = self.store.worker_time(TaskKind.SHRINK.value) + self.inflight.shrink_seconds()
         return self.shrink_share * self.jobs * self.active() - used
 
     def _shrink_limit(self) -> float:
@@ -234,45 +225,47 @@ class Engine(Drawing, BucketBook):
         return limit if left is None else min(limit, left)
 
     def _next_shrink(self, limit: float) -> Task | None:
-        if (taken := self._pop_shrink()) is None:
+        if (taken := self.shrinks.pop()) is None:
             return None
         candidate, bucket = taken
         job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
-        return self._task(TaskKind.SHRINK, candidate, (bucket.backend,), job)
+        return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
         while pool.idle:
-            if (task := self._due_retry()) is not None:
-                pass
-            elif self.confirm_queue:
-                candidate, lanes = self.confirm_queue.popleft()
-                task = self._task(TaskKind.CONFIRM, candidate, lanes)
-            elif (self.shrink_queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
+            if (again := self.retries.due()) is not None:
+                task = self.inflight.make(again.kind, again.candidate, again.lanes, again.job)
+            elif (confirm := self.book.next_confirm()) is not None:
+                task = self.inflight.make(TaskKind.CONFIRM, *confirm)
+            elif (self.shrinks.queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
                   and (task := self._next_shrink(self._shrink_limit()))):
                 pass
-            elif not stopping and not self.budget_spent() and self.lanes and not self.retry_queue:
+            elif not stopping and not self.budget_spent() and self.lanes and not self.retries.waiting:
                 # (while our environment fails tasks, nothing new is drawn: the retries come first)
-                candidate = self._next_candidate()
+                candidate = self.drawing.next_candidate(self.coverage)
                 if candidate is None:
                     return
-                candidate, lanes = self.coverage.plan(candidate, *self._lanes_swapped(candidate))
-                task = self._task(TaskKind.CHECK, candidate, lanes)
+                candidate, lanes = self.coverage.plan(candidate, *self.drawing.lanes_swapped(candidate))
+                task = self.inflight.make(TaskKind.CHECK, candidate, lanes)
             else:
                 return
-            self.in_flight[f"{task.kind.value}:{task.tid}"] = task
-            pool.submit(task)
+            self.inflight.submit(pool, task)
+
+    def _finish(self, done: Done) -> None:
+        self.inflight.finished(done.task)
+        self.book.finish(done)
 
     def run(self) -> str:
         """Until the budget is spent, Ctrl-C, a full corpus disk, or nothing is left to try.
         Returns why it stopped."""
-        if self.corpus_full:  # the saves a resume retried failed already
+        if self.book.corpus_full:  # the saves a resume retried failed already
             return CORPUS_FULL
         if not self.lanes:
             return "every backend is set aside"
-        final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrink_queue)
-        if self.budget_spent() and not self.confirm_queue and not final:
+        final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrinks.queue)
+        if self.budget_spent() and not self.book.confirm_queue and not final:
             return "budget already spent"
-        if (why := self._saturated()) is not None and not self.confirm_queue and not final:
+        if (why := self._saturated()) is not None and not self.book.confirm_queue and not final:
             return why  # saturated when it last stopped, by the store's counts: no pool is started
         if self.pool_factory is not None:
             pool = self.pool = self.pool_factory(self.target, self.jobs)
@@ -285,11 +278,11 @@ class Engine(Drawing, BucketBook):
                 saturated = self._saturated()
                 stopping = self.budget_spent() or not self.lanes or saturated is not None
                 self._fill(pool, stopping)
-                if not self.in_flight and self.retry_queue and not stopping:
+                if not self.inflight and self.retries.waiting and not stopping:
                     time.sleep(0.25)  # tasks our environment failed wait for their retry
                     self._tick()
                     continue
-                if not self.in_flight:
+                if not self.inflight:
                     if not self.lanes:
                         reason = "every backend is set aside"
                     elif saturated is not None:
@@ -300,14 +293,12 @@ class Engine(Drawing, BucketBook):
                 for done in pool.wait(0.25):
                     self._finish(done)
                 self._tick()
-                if self.corpus_full:  # nothing more can be saved: what is in flight is dropped
-                    for task in pool.abandon():
-                        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+                if self.book.corpus_full:  # nothing more can be saved: what is in flight is dropped
+                    self.inflight.abandon(pool)
                     reason = CORPUS_FULL
                     break
                 if self._time_left() is not None and self._time_left() < -self._grace():
-                    for task in pool.abandon():  # time is up: in-flight candidates are dropped
-                        self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+                    self.inflight.abandon(pool)  # time is up: in-flight candidates are dropped
                     break
             if (reason == "budget spent" or reason.startswith("saturated")) and self.final_shrink_seconds > 0 \
                     and self.shrink_enabled:
@@ -326,25 +317,23 @@ class Engine(Drawing, BucketBook):
         """What is still pending once the budget is spent, shrunk within its own budget. What
         this phase does not reach stays pending in the store, for the next session."""
         end = time.monotonic() + self.final_shrink_seconds
-        if self.shrink_queue:
-            self._say(f"shrinking {len(self.shrink_queue)} pending bucket(s) for up to "
+        if self.shrinks.queue:
+            self._say(f"shrinking {len(self.shrinks.queue)} pending bucket(s) for up to "
                       f"{self.final_shrink_seconds:.0f}s")
         while True:
             left = end - time.monotonic()
-            while pool.idle and self.shrink_queue and left >= self.min_shrink_seconds:
+            while pool.idle and self.shrinks.queue and left >= self.min_shrink_seconds:
                 task = self._next_shrink(min(self.shrink_seconds, left))
                 if task is None:
                     break
-                self.in_flight[f"{task.kind.value}:{task.tid}"] = task
-                pool.submit(task)
-            if not self.in_flight:
+                self.inflight.submit(pool, task)
+            if not self.inflight:
                 return
             for done in pool.wait(0.25):
                 self._finish(done)
             self._tick()
             if time.monotonic() > end + 60.0:
-                for task in pool.abandon():
-                    self.in_flight.pop(f"{task.kind.value}:{task.tid}", None)
+                self.inflight.abandon(pool)
                 return
 
     def _grace(self) -> float:
@@ -383,7 +372,7 @@ class Engine(Drawing, BucketBook):
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
-            left=self._time_left(), count_left=self._count_left(), in_flight=len(self.in_flight), lanes=self.lanes,
+            left=self._time_left(), count_left=self._count_left(), in_flight=len(self.inflight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
             pool=self.pool.status() if hasattr(self.pool, "status") else "", discovery=self.discovery())
@@ -394,7 +383,7 @@ class Engine(Drawing, BucketBook):
             self._last_tick = now
             self.progress("tick", self.snapshot())
         # the session clock is written with every candidate; idle stretches are written here
-        if now - getattr(self, "_last_store_tick", 0.0) >= 10.0:
+        if now - self._last_store_tick >= 10.0:
             self._last_store_tick = now
             self.store.tick(self.session, self.active())
 

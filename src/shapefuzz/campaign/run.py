@@ -88,6 +88,14 @@ def bisect_seconds(req: FuzzRequest) -> float:
     return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
 
 
+def localize_seconds(req: FuzzRequest) -> float | None:
+    """`--localize-time` in seconds; None: the step's default."""
+    if req.localize_time is None:
+        return None
+    return parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str) \
+        else float(req.localize_time)
+
+
 ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0: offline CI, the test suite)
 
 
@@ -111,16 +119,15 @@ def fetch_knobs(req: FuzzRequest) -> FetchKnobs:
     return knobs
 
 
-def _start_fetcher(req: FuzzRequest, toolchain: Toolchain, bisect_budget: float,
-                   progress: Progress) -> ReleaseFetcher | None:
+def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progress) -> ReleaseFetcher | None:
     """The background fetch of older releases for the regression phase, or None when it has
     nothing to do (no phase, --fetch-releases 0)."""
     import re
 
     from shapefuzz.release_fetch import PipSource, ReleaseFetcher
 
-    knobs = fetch_knobs(req)
-    if bisect_budget <= 0 or knobs.releases == 0:
+    knobs = config.fetch
+    if config.bisect_seconds <= 0 or knobs is None or knobs.releases == 0:
         return None
     pinned = re.match(r"\d+\.\d+\.\d+", toolchain.probe.version)
     return ReleaseFetcher(PipSource(), pinned.group(0) if pinned else None, knobs,
@@ -185,7 +192,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
                           req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage,
-                          until)
+                          until, jobs_given=req.jobs is not None, compile_timeout=req.compile_timeout,
+                          coverage_steer=req.coverage_steer, coverage_lanes=req.coverage_lanes, argv=tuple(req.argv),
+                          bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
+                          fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
+                          iree_version=req.iree_version)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
@@ -216,16 +227,15 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     return summary
 
 
-def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, req: FuzzRequest,
+def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, budget: float | None,
                     progress: Progress, reason: str, messages: list[str]) -> Summary:
-    """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget;
-    then which causes at one pass cross-trigger (campaign.crosstrigger), within at most a minute more."""
+    """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget
+    (None: the step's default); then which causes at one pass cross-trigger (campaign.crosstrigger),
+    within at most a minute more."""
     from shapefuzz.campaign.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
     from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
-    seconds = DEFAULT_LOCALIZE_SECONDS if req.localize_time is None else (
-        parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str)
-        else float(req.localize_time))
+    seconds = DEFAULT_LOCALIZE_SECONDS if budget is None else budget
     # suspected drivers too: localizing one to the target's codegen on another Vulkan target is evidence
     new = [c for c in summary.causes if c.new]
     say = lambda text: progress("message", text)  # noqa: E731
@@ -248,7 +258,7 @@ def _stop_for_full_corpus(engine: Engine, summary: Summary, folder: Path, corpus
         report = f"report in {folder / 'report.md'}"
     except OSError as error:
         report = f"no report written ({error.strerror or error})"
-    raise CorpusError(f"corpus {corpus}: the disk is full ({engine.corpus_full}); the campaign stopped: {saved} "
+    raise CorpusError(f"corpus {corpus}: the disk is full ({engine.book.corpus_full}); the campaign stopped: {saved} "
                       f"bucket(s) saved whole, {unsaved} left to save, its state intact; {report}; free space and "
                       "run the same command again to resume (the rest is saved then)")
 
@@ -267,31 +277,31 @@ def _stored_config(store: CampaignStore) -> dict | None:
 def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | None = None,
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
-    build_config(req, None)
-    fetch_knobs(req)
+    given = build_config(req, None)
     refresh_seconds()  # SHAPEFUZZ_HTML_EVERY checked before anything starts
     progress = progress or Progress()
-    cluster = _start_cluster(req, toolchain, progress) if req.cluster else None
+    cluster = _start_cluster(given, toolchain, progress) if given.cluster else None
     try:
         if cluster is not None:
             toolchain = cluster.toolchain
-        return _run(req, toolchain, progress, start_method, cluster)
+        return _run(req, given.campaign_dir, toolchain, progress, start_method, cluster)
     finally:
         if cluster is not None:
             cluster.close()
 
 
-def _start_cluster(req: FuzzRequest, toolchain: Toolchain, progress: Progress):
+def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: Progress):
     from shapefuzz.backends import REFERENCE_BACKEND
     from shapefuzz.campaign.clusterrun import start_cluster, toolchain_spec
 
-    return start_cluster(req.cluster, toolchain_spec(req.iree_bin, req.iree_version), toolchain,
+    return start_cluster(config.cluster, toolchain_spec(config.iree_bin, config.iree_version), toolchain,
                          REFERENCE_BACKEND, lambda line: progress("message", line))
 
 
-def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_method: str, cluster) -> Summary:
-    bisect_budget = bisect_seconds(req)
-    folder = Path(req.campaign or DEFAULT_CAMPAIGN)
+def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progress, start_method: str,
+         cluster) -> Summary:
+    """The campaign in `folder`; `req` is read once, with what the folder's store holds, into the
+    configuration, and never again."""
     lock = hold_campaign(folder)  # not someone's own folder, not in use; held until the end
     try:
         store = CampaignStore(folder)
@@ -300,8 +310,9 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         raise
     try:
         config = build_config(req, _stored_config(store))
+        del req  # from here on, the checked configuration alone
         store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
-        if cluster is not None and req.jobs is None:  # a task in flight per CPU of the cluster
+        if cluster is not None and not config.jobs_given:  # a task in flight per CPU of the cluster
             config = dataclasses.replace(config, jobs=cluster.cpus)
         families, warnings = available_families(config.families)
         for line in warnings:
@@ -331,18 +342,19 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
             "forced": not config.rotate, "until_saturated": config.until_saturated,
         }))
         budget = DEFAULT_BUDGET
-        if req.compile_timeout is not None:
-            budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=req.compile_timeout), DEFAULT_BUDGET.run)
+        if config.compile_timeout is not None:
+            budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=config.compile_timeout), DEFAULT_BUDGET.run)
         target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
-        fetcher = _start_fetcher(req, toolchain, bisect_budget, progress)
+        fetcher = _start_fetcher(config, toolchain, progress)
         engine = Engine(target, store, families, lanes, config.seed, config.jobs,
                         Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
-                        argv=list(req.argv), start_method=start_method, reference=REFERENCE_BACKEND,
+                        argv=list(config.argv), start_method=start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
-                        coverage=CoverageKnobs(share=config.coverage, steer=req.coverage_steer, lanes=req.coverage_lanes),
+                        coverage=CoverageKnobs(share=config.coverage, steer=config.coverage_steer,
+                                               lanes=config.coverage_lanes),
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
@@ -370,12 +382,13 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         if cluster is not None:
             summary = dataclasses.replace(summary, nodes=cluster.node_rates())
         try:  # Ctrl-C or SIGTERM while localizing or taking ranges: the report is still written
-            if req.localize_time != 0 and reason != "interrupted" and not head_lost and \
+            if config.localize_seconds != 0 and reason != "interrupted" and not head_lost and \
                     any(c.new for c in summary.causes):
-                summary = _localize_phase(store, summary, toolchain, req, progress, reason, engine.stats.messages)
-            if bisect_budget > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
-                summary = _regression_phase(store, summary, bisect_budget, progress, reason, engine.stats.messages,
-                                            fetcher)
+                summary = _localize_phase(store, summary, toolchain, config.localize_seconds, progress, reason,
+                                          engine.stats.messages)
+            if config.bisect_seconds > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
+                summary = _regression_phase(store, summary, config.bisect_seconds, progress, reason,
+                                            engine.stats.messages, fetcher)
         except KeyboardInterrupt:
             store.set_meta("stopped", "interrupted")
             summary = dataclasses.replace(summary, reason="interrupted")
@@ -392,7 +405,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         write_report(summary, folder)
         write_dashboard(store, summary=summary, issues=refresher.issues)
         if head_lost:
-            raise ClusterLost(f"{head_lost} ({req.cluster}); the store is intact and {folder / 'report.md'} is "
+            raise ClusterLost(f"{head_lost} ({config.cluster}); the store is intact and {folder / 'report.md'} is "
                               "written: resume with the same command once a head runs again")
         return summary
     finally:

@@ -2,16 +2,18 @@
 share every compiler-bug cause gets one shrink before any cause gets a second; causes go in the
 report's order (compiler bugs, then by severity: wrong values first; new before known; the first
 found first). A cause's bucket to shrink is one spelled in linalg where it has one (a torch or
-ONNX spelling only when it has none), on its cheapest lane. Plain values: the engine's bucket book
-(`book.py`) applies them to its buckets."""
+ONNX spelling only when it has none), on its cheapest lane. The rules are plain functions;
+`ShrinkPlan` applies them to the campaign's buckets (the engine owns one, the bucket book feeds it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.store import BucketRow
+from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.triage_rules import cause_triage
-from shapefuzz.campaign.values import ShrinkState, Triage
+from shapefuzz.campaign.values import BucketState, Candidate, Outcome, ShrinkState, Triage
 from shapefuzz.frontend import is_torch
 from shapefuzz.size import measure
 from shapefuzz.triage.severity import severity_of
@@ -50,4 +52,89 @@ def shrink_started(members: Iterable[BucketRow], running: set[str]) -> bool:
     return any(b.shrink == ShrinkState.DONE or b.sig in running for b in members)
 
 
-__all__ = ["cause_order", "choose", "frontend_spelled", "severity_rank", "shrink_started"]
+class ShrinkPlan:
+    """Which buckets wait for their shrink, and which runs next. `buckets` and `causes` are the
+    campaign's (shared with the bucket book); `store` keeps the plan, so a pending shrink survives
+    a kill; `running()`: the buckets being shrunk now; `revive`: a stored candidate again;
+    `known_before`: active seconds before this session (buckets first seen earlier are known)."""
+
+    def __init__(self, store: CampaignStore, buckets: dict[str, BucketRow], causes: Causes,
+                 running: Callable[[], set[str]], revive: Callable[[CandidateRow], Candidate | None],
+                 known_before: float, enabled: bool) -> None:
+        self.store, self.buckets, self.causes = store, buckets, causes
+        self._running, self._revive = running, revive
+        self.known_before, self.enabled = known_before, enabled
+        # bucket -> the candidate to shrink (None: revived from the store); run in `pop`'s order
+        self.queue: dict[str, Candidate | None] = {}
+        self.costs: dict[str, float] = {}  # bucket -> seconds its reproducer's check took on its lane
+        self._severities: dict[str, int] = {}  # bucket -> its severity rank
+
+    def plan(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
+        """One shrink per cause: of its saved buckets (`sigs` just saved from `candidate`), the
+        linalg-spelled one on the cheapest lane (`choose`), chosen again when a better bucket of
+        the cause is saved before its shrink started; the order they run in is `pop`'s."""
+        if not self.enabled or not sigs:
+            return
+        for sig in sigs:  # what the check took on the bucket's lane: the cost of shrinking there
+            self.costs[sig] = outcome.lanes.get(self.buckets[sig].backend, ("", 1e9))[1]
+        names = self.causes.name_of()
+        members = self.causes.members()
+        running = self._running()
+        for cause in dict.fromkeys(names[s] for s in sigs):
+            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
+            open_ = [b for b in buckets if b.sig not in running and (
+                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED)
+                or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
+            chosen = None if shrink_started(buckets, running) else choose(
+                [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
+                 and (b.sig in sigs or b.sig in self.queue or self.store.candidate(b.repro_key) is not None)],
+                self.lane_seconds)
+            for b in open_:
+                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
+                if b.shrink == state:
+                    continue
+                b = replace(b, shrink=state)
+                self.buckets[b.sig] = b
+                self.store.put_bucket(b)
+                if state == ShrinkState.PENDING:
+                    self.queue[b.sig] = candidate if b.sig in sigs else None  # None: revived from the store
+                else:
+                    self.queue.pop(b.sig, None)
+
+    def lane_seconds(self, bucket: BucketRow) -> float:
+        """What the check of the bucket's reproducer took on its lane (from the store on resume)."""
+        if bucket.sig not in self.costs:
+            row = self.store.candidate(bucket.repro_key)
+            seconds = row.outcome.get(bucket.backend) if row is not None else None
+            self.costs[bucket.sig] = float(seconds[1]) if isinstance(seconds, list) and len(seconds) > 1 else 1e9
+        return self.costs[bucket.sig]
+
+    def _order(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
+               running: set[str]) -> tuple:
+        """Where a pending bucket's shrink stands in line (`cause_order`, then the bucket's own
+        rank inside its cause)."""
+        cause = [self.buckets[s] for s in members.get(names.get(bucket.sig, ""), [bucket.sig]) if s in self.buckets]
+        for b in cause:
+            if b.sig not in self._severities:
+                self._severities[b.sig] = severity_rank(b)
+        rank = cause_order(cause, shrink_started(cause, running), self.known_before, lambda b: self._severities[b.sig])
+        return (*rank, frontend_spelled(bucket), self.lane_seconds(bucket), bucket.first_seen, bucket.sig)
+
+    def pop(self) -> tuple[Candidate, BucketRow] | None:
+        """The next pending shrink, taken out of the queue, with the candidate to shrink."""
+        for sig in [s for s in self.queue
+                    if s not in self.buckets or self.buckets[s].shrink != ShrinkState.PENDING]:
+            del self.queue[sig]
+        members, names, running = self.causes.members(), self.causes.name_of(), self._running()
+        for bucket in sorted((self.buckets[s] for s in self.queue),
+                             key=lambda b: self._order(b, members, names, running)):
+            candidate = self.queue.pop(bucket.sig)
+            if candidate is None:
+                row = self.store.candidate(bucket.repro_key)
+                candidate = self._revive(row) if row is not None else None
+            if candidate is not None:
+                return candidate, bucket
+        return None
+
+
+__all__ = ["ShrinkPlan", "cause_order", "choose", "frontend_spelled", "severity_rank", "shrink_started"]

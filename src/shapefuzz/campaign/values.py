@@ -7,6 +7,7 @@ did."""
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -238,6 +239,23 @@ def one_line(error: Any) -> str:
     return (lines[-1] if lines else type(error).__name__)[:300]
 
 
+@dataclass
+class Stats:
+    """A session's counters and messages, for the progress display and the summary (the engine
+    keeps them; the drawing, the bucket book and the retries count into them)."""
+
+    session_done: int = 0
+    session_start: float = field(default_factory=time.monotonic)
+    newest: str = ""
+    lost: int = 0
+    errors: int = 0
+    duplicates: int = 0
+    steered_away: int = 0  # draws dropped for carrying a saturated bucket's trigger
+    environment_faults: int = 0  # tasks our machine failed (full disk, I/O error): retried, never filed
+    conditions: set[str] = field(default_factory=set)
+    messages: list[str] = field(default_factory=list)
+
+
 __all__ = ["NOT_FOR_RELEASE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
            "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
-           "one_line"]
+           "one_line", "Stats"]
