@@ -20,6 +20,7 @@ from typing import Any
 
 from shapefuzz.campaign.values import ShrinkJob, Target, TaskKind, perform
 from shapefuzz.sandbox import become_subreaper, kill_strays
+from shapefuzz.worktime import add
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ def _die_with(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, target, parent_pid: int | None = None) -> None:
+def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | None = None) -> None:
+    if spawned is not None:  # the interpreter's start and the target's imports (unpickling it), before this line
+        add("start-up", max(0.0, time.time() - spawned))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _terminate)
     if parent_pid is not None:
@@ -113,7 +116,7 @@ def _serve(conn, target: Target) -> None:
 class _Worker:
     def __init__(self, ctx, target) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid()), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid(), time.time()), daemon=True)
         self.proc.start()
         child.close()
         self.task: Task | None = None

@@ -110,6 +110,16 @@ def meta_seconds(db_path: Path, key: str, text: str | None) -> float:
     return reader.seconds("value", value)
 
 
+def meta_split(db_path: Path, key: str, text: str | None) -> dict[str, float]:
+    """A meta value holding accumulated seconds by part (`{part: seconds}`), {} when absent."""
+    split = meta_object(db_path, key, text) or {}
+    reader = RowReader(db_path, "meta", key)
+    for part, seconds in split.items():
+        reader.text("value: part", part, max_len=40)
+        reader.seconds(f"value: {_show(part)}", seconds)
+    return split
+
+
 def meta_object(db_path: Path, key: str, text: str | None) -> dict[str, Any] | None:
     """A meta value holding a JSON object, None when absent."""
     return None if text is None else RowReader(db_path, "meta", key).json_object("value", text)
@@ -146,4 +156,4 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["CorruptStoreError", "MAX_SECONDS", "RowReader", "meta_object", "meta_seconds", "stored_config"]
+__all__ = ["CorruptStoreError", "MAX_SECONDS", "RowReader", "meta_object", "meta_seconds", "meta_split", "stored_config"]
