@@ -94,7 +94,9 @@ class RowReader:
         for lane, item in lanes.items():
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
                 self.fail(f"{column}: lane {_show(lane)}: expected [status, seconds], got {_show(item)}")
-            self.seconds(f"{column}: lane {_show(lane)}", item[1])
+            seconds = item[1]
+            if type(seconds) is not float or not 0.0 <= seconds <= MAX_SECONDS:  # the name is made only to fail
+                self.seconds(f"{column}: lane {_show(lane)}", seconds)
         return lanes
 
 

@@ -10,10 +10,13 @@ _TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIV
 
 
 
+_BY_VALUE = {t.value: t for t in Triage}  # a dict lookup: the progress line judges every bucket twice a second
+
+
 def bucket_triage(bucket: BucketRow) -> Triage:
     if bucket.state == BucketState.FLAKY:
         return Triage.FLAKY
-    return Triage(bucket.triage) if bucket.triage else Triage.COMPILER_BUG
+    return (_BY_VALUE.get(bucket.triage) or Triage(bucket.triage)) if bucket.triage else Triage.COMPILER_BUG
 
 
 def cause_triage(buckets: list[BucketRow]) -> Triage:
