@@ -106,3 +106,38 @@ def test_compiled_templates_are_kept_between_processes_and_a_broken_cache_is_no_
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # no folder can be made there
     assert fresh_render() == want
     templates._environment.cache_clear()
+
+
+class _EnvTarget:
+    """A target whose check answers with the BLAS threads its worker was started with."""
+
+    def worker_init(self) -> None:
+        pass
+
+    def check(self, candidate, lanes):
+        import os
+
+        return os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch):
+    import os
+
+    from shapefuzz.campaign.pool import Task, WorkerPool
+    from shapefuzz.campaign.values import TaskKind
+
+    def answer() -> str | None:
+        pool = WorkerPool(_EnvTarget(), 1, start_method="fork")
+        try:
+            pool.submit(Task(1, TaskKind.CHECK, None, (), 30.0))
+            done = []
+            while not done:
+                done = pool.wait(5.0)
+            return done[0].value
+        finally:
+            pool.close()
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert answer() == "1" and "OPENBLAS_NUM_THREADS" not in os.environ  # the campaign's own is left as it was
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert answer() == "4"

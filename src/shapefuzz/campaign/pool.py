@@ -7,6 +7,7 @@ Knows nothing of IREE: a task is (kind, candidate, lanes or a shrink's job) and 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -113,11 +114,28 @@ def _serve(conn, target: Target) -> None:
             return
 
 
+@contextlib.contextmanager
+def _one_blas_thread():
+    """A worker is one of `jobs` side by side, so NumPy's BLAS threads inside it (the reference,
+    ONNX's judge) only oversubscribe the cores, and OpenBLAS's waiting threads spin: a worker
+    starts with one, unless the user set it (the environment it inherits, put back at once)."""
+    var = "OPENBLAS_NUM_THREADS"
+    if var in os.environ:
+        yield
+        return
+    os.environ[var] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(var, None)
+
+
 class _Worker:
     def __init__(self, ctx, target) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid(), time.time()), daemon=True)
-        self.proc.start()
+        with _one_blas_thread():
+            self.proc.start()
         child.close()
         self.task: Task | None = None
         self.started = 0.0
