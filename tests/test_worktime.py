@@ -141,3 +141,24 @@ def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch)
     assert answer() == "1" and "OPENBLAS_NUM_THREADS" not in os.environ  # the campaign's own is left as it was
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
     assert answer() == "4"
+
+
+_BIG_CONV_TRANSPOSE = {  # from a 2-minute campaign, where onnx.reference took 12 s of a worker's confirm
+    "ci": 32, "co": 32, "dilations": [1, 1], "dtype": "f32", "flip": "map", "form": "named", "fwd_layout": [0, 1, 2, 3],
+    "groups": 1, "input_dyn": [False, False, True, False], "kernel": [3, 2], "n": 3, "out_pad": [0, 0],
+    "pad_hi": [0, 0], "pad_lo": [0, 0], "pad_mode": "insert", "rank": 2, "spatial": [32, 64], "strides": [1, 1],
+    "w_layout": [2, 3, 1, 0], "w_order": "fused", "x_expand": "late", "x_layout": "nc"}
+
+
+def test_onnx_reference_is_not_asked_for_a_conv_transpose_it_would_spend_seconds_on():
+    from shapefuzz.case import Case
+    from shapefuzz.oracle import case_expectation
+
+    big = case_expectation(Case.make("conv_transpose", _BIG_CONV_TRANSPOSE), 0)
+    start = time.perf_counter()
+    second = big.second
+    assert second is not None and second.results is None and "not asked for 37,748,736 multiply-adds" in second.note
+    assert time.perf_counter() - start < 2.0
+    small = case_expectation(Case.make("conv_transpose", {**_BIG_CONV_TRANSPOSE, "n": 1, "ci": 2, "co": 3,
+                                                          "spatial": [5, 4]}), 0).second
+    assert small is not None and small.results is not None and not small.disagreement  # still judged
