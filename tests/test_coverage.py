@@ -483,9 +483,12 @@ def test_a_campaign_measures_coverage_and_steers_by_it_only_when_asked(tmp_path,
 
     asked = []
     monkeypatch.setattr(run, "run_campaign", lambda request, toolchain, progress=None: asked.append(request) or 1 / 0)
-    for extra in ([], ["--steer"]):
+    for extra in ([], ["--steer"], ["--coverage", "0.3"], ["--coverage", "0", "--steer"]):
         CliRunner().invoke(cli, ["fuzz", "--count", "1", "--plain", "--campaign", str(tmp_path / "c"), *extra])
-    assert [r.coverage_steer for r in asked] == [False, True]
+    assert [r.coverage_steer for r in asked] == [False, True, False, True]
+    # the map costs at most 3% of candidates/min unless it steers (bench/bench_action_log.py)
+    shares = [run.build_config(r, None).coverage for r in asked]
+    assert shares == [0.05, 0.15, 0.3, 0.0]
 
 
 def test_a_family_that_costs_more_a_candidate_is_drawn_less_unless_it_teaches_more():

@@ -23,6 +23,7 @@ from shapefuzz.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
+from shapefuzz.worktime import timed
 
 SPLIT_MARKER = "// -----"
 _LOCATED_ERROR = re.compile(r"^[^\n:]*\.mlir:(\d+):\d+: error: (.*)$", re.MULTILINE)
@@ -186,10 +187,11 @@ def run_module(
     from .npy files (None when the run failed or an output is missing)."""
     assert toolchain.run_bin is not None and backend.driver is not None
     argv = [str(toolchain.run_bin), f"--module={vmfb_path}", f"--device={backend.driver}", f"--function={function}"]
-    for i, array in enumerate(inputs):
-        path = os.path.join(workdir, f"input{i}.npy")
-        np.save(path, np.require(array, requirements="C"))
-        argv.append(f"--input=@{path}")
+    with timed("inputs"):
+        for i, array in enumerate(inputs):
+            path = os.path.join(workdir, f"input{i}.npy")
+            np.save(path, np.require(array, requirements="C"))
+            argv.append(f"--input=@{path}")
     output_paths = [os.path.join(workdir, f"{backend.name}-output{i}.npy") for i in range(num_results)]
     argv += [f"--output=@{p}" for p in output_paths]
     result = run_sandboxed(argv, limits)
@@ -198,6 +200,7 @@ def run_module(
     try:
         # Each output's header is read first: a wrong or hostile runtime writing a huge or
         # truncated file is refused before anything is allocated (the array cap).
-        return result, [load_npy(Path(p), os.path.basename(p)) for p in output_paths]
+        with timed("inputs"):
+            return result, [load_npy(Path(p), os.path.basename(p)) for p in output_paths]
     except (OSError, SchemaError):
         return result, None

@@ -30,6 +30,7 @@ from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.failing_pass import excerpt
+from shapefuzz.worktime import timed
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
 
@@ -106,18 +107,21 @@ def _run_backend(
     # a compiler without the flag (a node's own build, say) would fail every compile: not instrumented
     log = os.path.join(workdir, f"{backend.name}.actions.log") if instrument and not action_log_support(toolchain) \
         else None
-    kept = _keep_on_crash(log) if log else None
+    with timed("action log"):
+        kept = _keep_on_crash(log) if log else None
     compiled = compile_module(toolchain, backend, mlir_path, vmfb, budget.compile,
                               input_type_flags(Path(mlir_path).read_text()) + (log_flags(log) if log else ()))
     coverage = None
     if log is not None:  # what it reached; the log's own stderr line must not reach the signature
-        coverage = read_action_log(kept or log)
-        compiled = replace(compiled, stderr=strip_noise(compiled.stderr))
-        if coverage is not None:
-            coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr, coverage))
-        for path in (log, kept):
-            with contextlib.suppress(OSError, TypeError):
-                os.unlink(path)
+        with timed("action log"):
+            coverage = read_action_log(kept or log)
+            compiled = replace(compiled, stderr=strip_noise(compiled.stderr))
+            if coverage is not None:
+                coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr,
+                                                                       coverage))
+            for path in (log, kept):
+                with contextlib.suppress(OSError, TypeError):
+                    os.unlink(path)
     result, outputs = _finish_backend(toolchain, backend, vmfb, workdir, expectation, num_results, function, budget,
                                       compiled)
     return (replace(result, coverage=coverage) if coverage is not None else result), outputs
@@ -285,9 +289,13 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("check")) as workdir:
-        mlir_path = os.path.join(workdir, "module.mlir")
-        write_text(mlir_path, text)
+    with timed("files"):
+        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("check"))
+    workdir = folder.name
+    mlir_path = os.path.join(workdir, "module.mlir")
+    try:
+        with timed("files"):
+            write_text(mlir_path, text)
         traits = module_traits(text)
         for name in backends:
             result, out = _run_backend(
@@ -296,9 +304,14 @@ def _check_once(
             results[name] = result
             if out is not None:
                 outputs[name] = out
+    finally:
+        with timed("files"):
+            folder.cleanup()
     notes: list[str] = []
     if expectation is not None and outputs:
-        results, notes = _judge(results, outputs, expectation)
+        expectation.second  # noqa: B018 - ONNX's judgement, timed on its own (see onnx_judge_for)
+        with timed("compare"):
+            results, notes = _judge(results, outputs, expectation)
     ordered = tuple(_as_frontend_gap(results[name], text) for name in backends)
     verdict = Verdict.FAIL if any(r.failed for r in ordered) else Verdict.PASS
     return CheckReport(verdict, ordered, notes=tuple(notes))
@@ -308,12 +321,13 @@ def case_expectation(case: Case, seed: int = 0) -> Expectation:
     """Inputs, NumPy reference and comparison rule for a generated case."""
     from shapefuzz.families import get_family, guarded, validate_case  # families import hypothesis: keep lazy
 
-    validate_case(case)  # the params may come from a file: renderable, arrays under the cap
-    family = get_family(case.family)
-    params = case.params
-    # The params may come from a file (a case header, a corpus entry): failures are input errors.
-    inputs = guarded(case.family, "making inputs", lambda: family.make_inputs(params, seed))
-    expected = guarded(case.family, "the NumPy reference", lambda: family.reference(params, inputs))
+    with timed("reference"):
+        validate_case(case)  # the params may come from a file: renderable, arrays under the cap
+        family = get_family(case.family)
+        params = case.params
+        # The params may come from a file (a case header, a corpus entry): failures are input errors.
+        inputs = guarded(case.family, "making inputs", lambda: family.make_inputs(params, seed))
+        expected = guarded(case.family, "the NumPy reference", lambda: family.reference(params, inputs))
 
     def compare(want: list[np.ndarray], got: list[np.ndarray]) -> Mismatch | None:
         return family.compare(params, inputs, want, got)
@@ -334,10 +348,11 @@ def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarr
     def judge() -> SecondOpinion | None:
         from shapefuzz.onnx_judge import second_opinion
 
-        try:
-            return second_opinion(case, inputs, expected)
-        except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
-            return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
+        with timed("judge"):
+            try:
+                return second_opinion(case, inputs, expected)
+            except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
+                return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
 
     return judge
 

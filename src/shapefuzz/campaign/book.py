@@ -194,7 +194,8 @@ class BucketBook:
             payload=candidate.payload, size=candidate.length, tool_seconds=outcome.tool_seconds,
             task_seconds=done.seconds, finished=now, error=outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
-                          coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes))
+                          coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes),
+                          split=outcome.split)
         self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
@@ -292,7 +293,8 @@ class BucketBook:
         outcome: Outcome | None = done.value
         if self.retries.fault(task, done):
             return  # its buckets stay pending: not flaky for a full disk
-        self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds)
+        self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds,
+                                  outcome.split if outcome else None)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
         probed = self.base_probes.pop(candidate.key, ())
         checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, for a driver suspicion

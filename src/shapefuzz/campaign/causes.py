@@ -30,9 +30,13 @@ class Causes:
         self.key: dict[str, str] = {}
         self.order: dict[str, int] = {}  # bucket -> when it was first seen (earliest names its cause)
         self.strong: dict[str, str] = {}  # strong identity -> its first bucket
+        # members() and name_of() as last computed, until a bucket is added or causes merge: the
+        # progress line asks every half second, and a long campaign holds thousands of buckets
+        self._named: tuple[dict[str, list[str]], dict[str, str]] | None = None
 
     def add(self, bucket: str, fields: dict[str, str]) -> None:
         if bucket not in self.parent:
+            self._named = None
             self.parent[bucket] = bucket
             self.key[bucket] = cause_key(fields)
             self.order[bucket] = len(self.order)
@@ -60,10 +64,18 @@ class Causes:
             for other in roots[1:]:
                 self.parent[other] = roots[0]
                 merged = True
+        if merged:
+            self._named = None
         return merged
 
     def members(self) -> dict[str, list[str]]:
-        """cause name -> its buckets (in the order first seen)."""
+        """cause name -> its buckets (in the order first seen); shared, not to be changed."""
+        if self._named is None:
+            members = self._members()
+            self._named = members, {b: name for name, buckets in members.items() for b in buckets}
+        return self._named[0]
+
+    def _members(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = collections.defaultdict(list)
         for b in sorted(self.parent, key=self.order.__getitem__):
             groups[self._root(b)].append(b)
@@ -76,8 +88,9 @@ class Causes:
         return names
 
     def name_of(self) -> dict[str, str]:
-        """bucket -> its cause's name."""
-        return {b: name for name, buckets in self.members().items() for b in buckets}
+        """bucket -> its cause's name; shared, not to be changed."""
+        self.members()
+        return self._named[1]
 
 
 __all__ = ["Causes", "cause_key", "is_strong"]

@@ -46,7 +46,16 @@ LANE_PRIOR = 4.0  # checks a lane's record over every family is worth in a (fami
 FAMILY_PRIOR = 4.0  # candidates every family's record is worth in one family's draw
 
 
-DEFAULT_COVERAGE = 0.15  # see bench/bench_coverage.py: the cost in candidates/min
+DEFAULT_COVERAGE = 0.15  # with --steer: steering needs a dense map (bench/bench_coverage.py)
+# Without --steer the map only shows what a campaign reached and names failing passes, so it
+# costs at most 3% of candidates/min: bench/bench_action_log.py measured an instrumented check
+# at +47% of a plain one (36 pairs, 3.13, all families), so 0.15 cost 6.6% and 0.05 costs 2.3%.
+MEASURED_COVERAGE = 0.05
+
+
+def default_share(steer: bool) -> float:
+    """The share of candidates compiled with the action log when `--coverage` is not given."""
+    return DEFAULT_COVERAGE if steer else MEASURED_COVERAGE
 
 
 @dataclass(frozen=True)

@@ -277,7 +277,20 @@ class IreeTarget:
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
-        self.toolchain.probe  # noqa: B018 - read the cached probe once, before the first task
+        """Once per worker, before its first task: the cached probe read, and what every check
+        imports (families, the oracle, ONNX's reference), timed as the worker's start-up and
+        reported with its first check (worktime.take)."""
+        from shapefuzz.worktime import timed
+
+        with timed("start-up"):
+            self.toolchain.probe  # noqa: B018
+            import shapefuzz.oracle  # noqa: F401
+            from shapefuzz.families import get_family
+            from shapefuzz.onnx_judge import preload
+
+            for name in KNOWN_FAMILIES:
+                get_family(name)
+            preload()
 
     def _expectation(self, candidate: Candidate):
         from shapefuzz.oracle import case_expectation
@@ -287,17 +300,26 @@ class IreeTarget:
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap and half the time limits; lanes that cannot support what the candidate uses
         (a known target limit, told by its types) are not compiled, only counted unsupported."""
-        return self._check(candidate, lanes, scaled(capped(self.budget, self.memory_cap), CHECK_TIME_FACTOR))
+        from shapefuzz.execute import tool_seconds
+        from shapefuzz.worktime import take
+
+        before = tool_seconds()
+        outcome = self._check(candidate, lanes, scaled(capped(self.budget, self.memory_cap), CHECK_TIME_FACTOR))
+        return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
 
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """The same check again, on the failing lanes only, under the full caps and limits: a blow-up cut
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
+        from shapefuzz.execute import tool_seconds
+        from shapefuzz.worktime import take
+
+        before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
         if every_run_mismatches(outcome, self.toolchain.probe):
-            return replace(outcome, reference_form=self._form_matching_reference(candidate))
-        return outcome
+            outcome = replace(outcome, reference_form=self._form_matching_reference(candidate))
+        return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
 
     def _form_matching_reference(self, candidate: Candidate) -> str:
         from shapefuzz.backends import REFERENCE_BACKEND
@@ -359,6 +381,8 @@ class IreeTarget:
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
+        from shapefuzz.worktime import skip
+
         with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
@@ -372,6 +396,8 @@ class IreeTarget:
                 raise  # our machine, not the case: the engine keeps the shrink pending
             except ShapefuzzError:
                 return None  # did not reproduce in isolation
+            finally:
+                skip()  # a shrink's time is not split (its share is the engine's to bound)
         return result
 
     def save_shrunk(self, result):

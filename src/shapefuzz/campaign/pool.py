@@ -7,6 +7,7 @@ Knows nothing of IREE: a task is (kind, candidate, lanes or a shrink's job) and 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -21,6 +22,7 @@ from typing import Any
 from shapefuzz.campaign.values import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.sandbox import become_subreaper, kill_strays
+from shapefuzz.worktime import add
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,9 @@ def _die_with(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, target, parent_pid: int | None = None) -> None:
+def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | None = None) -> None:
+    if spawned is not None:  # the interpreter's start and the target's imports (unpickling it), before this line
+        add("start-up", max(0.0, time.time() - spawned))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _terminate)
     if parent_pid is not None:
@@ -115,11 +119,28 @@ def _serve(conn, target: Target) -> None:
             return
 
 
+@contextlib.contextmanager
+def _one_blas_thread():
+    """A worker is one of `jobs` side by side, so NumPy's BLAS threads inside it (the reference,
+    ONNX's judge) only oversubscribe the cores, and OpenBLAS's waiting threads spin: a worker
+    starts with one, unless the user set it (the environment it inherits, put back at once)."""
+    var = "OPENBLAS_NUM_THREADS"
+    if var in os.environ:
+        yield
+        return
+    os.environ[var] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(var, None)
+
+
 class _Worker:
     def __init__(self, ctx, target) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid()), daemon=True)
-        self.proc.start()
+        self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid(), time.time()), daemon=True)
+        with _one_blas_thread():
+            self.proc.start()
         child.close()
         self.task: Task | None = None
         self.started = 0.0

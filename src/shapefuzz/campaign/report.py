@@ -28,6 +28,7 @@ from shapefuzz.campaign.store import BucketRow, CampaignStore
 from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
 from shapefuzz.markup import cell, code, code_cell, fenced, text
+from shapefuzz.worktime import PARTS
 
 REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -72,6 +73,7 @@ class Summary:
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, feature, lane) given less (lanecost)
     discovery: Discovery | None = None  # species-discovery estimates (campaign/discovery.py)
+    split: dict[str, float] = field(default_factory=dict)  # worker seconds outside compiler and runtime, by part
 
     @property
     def findings(self) -> list[Cause]:
@@ -95,6 +97,8 @@ class Summary:
             "campaign": self.folder, "stopped": self.reason, "candidates": self.candidates,
             "active_seconds": round(self.active_seconds, 1), "per_minute": round(self.rate_per_min, 2),
             "tool_share": round(self.tool_seconds / self.task_seconds, 4) if self.task_seconds else None,
+            "outside_tools": {k: round(v / self.task_seconds, 4) for k, v in outside(self).items()}
+            if self.task_seconds else {},
             "findings": len(self.findings), "new_findings": len(self.new_findings),
             "shrunk_findings": sum(c.shrunk for c in self.findings),
             "causes_total": len(self.causes), "set_apart": self.set_apart,
@@ -147,7 +151,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
         for family, seconds in store.worker_time_by_family(kind).items():
             families[family].after_seconds[kind] = seconds
     extra_tool, extra_task = store.extra_time()  # confirming re-runs of new buckets
-    tool, task = tool + extra_tool, task + extra_task
+    split = store.worker_split()
+    tool, task = tool + extra_tool, task + extra_task + split.get("start-up", 0.0)  # start-up is no task's
     rows = store.buckets()
     sessions = store.sessions()
     session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
@@ -174,7 +179,8 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    coverage=coverage_summary(store),  # by name: `nodes` comes before it
                    slow_lanes=[{"family": g, "feature": kind, "lane": lane, "mean_seconds": round(mean, 1),
                                 "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
-                   discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0))
+                   discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0),
+                   split=split)
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
@@ -306,7 +312,7 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(shrunk_line(s))
     lines += discovery_lines(s.discovery)
     if s.task_seconds:
-        lines.append(f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
+        lines.append(tool_line(s))
     if shares(s):
         lines.append(shares(s))
     lines += node_lines(s)
@@ -412,6 +418,19 @@ def judge_line(s: Summary) -> str:
             f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
 
 
+def outside(s: Summary) -> dict[str, float]:
+    """Worker seconds outside compiler and runtime by part, the untimed rest as "other" (a
+    campaign from before the parts were timed: all of it)."""
+    parts = {part: s.split[part] for part in (*PARTS, *sorted(set(s.split) - set(PARTS))) if part in s.split}
+    return {**parts, "other": max(0.0, s.task_seconds - s.tool_seconds - sum(parts.values()))}
+
+
+def tool_line(s: Summary) -> str:
+    """The share of worker time inside compiler and runtime, and where the rest went."""
+    rest = ", ".join(f"{part} {seconds / s.task_seconds:.1%}" for part, seconds in outside(s).items())
+    return f"time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time (outside: {rest})"
+
+
 def shares(s: Summary) -> str:
     total = sum(s.worker_seconds.values())
     if not total:
@@ -434,7 +453,7 @@ def markdown(s: Summary) -> str:
     if judge_line(s):
         out.append(f"- {text(judge_line(s))}")
     if s.task_seconds:
-        out.append(f"- time in compiler and runtime: {s.tool_seconds / s.task_seconds:.1%} of worker time")
+        out.append(f"- {text(tool_line(s))}")
     for backend, why in s.set_aside.items():
         out.append(f"- set aside: {code(backend)}: {text(why)}")
     out += [f"- {text(line)}" for line in (*slow_lane_lines(s), *environment_lines(s), *node_lines(s))]

@@ -94,7 +94,9 @@ class RowReader:
         for lane, item in lanes.items():
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
                 self.fail(f"{column}: lane {_show(lane)}: expected [status, seconds], got {_show(item)}")
-            self.seconds(f"{column}: lane {_show(lane)}", item[1])
+            seconds = item[1]
+            if type(seconds) is not float or not 0.0 <= seconds <= MAX_SECONDS:  # the name is made only to fail
+                self.seconds(f"{column}: lane {_show(lane)}", seconds)
         return lanes
 
 
@@ -108,6 +110,16 @@ def meta_seconds(db_path: Path, key: str, text: str | None) -> float:
     except ValueError:
         reader.fail(f"value: {_show(text)} is not a number")
     return reader.seconds("value", value)
+
+
+def meta_split(db_path: Path, key: str, text: str | None) -> dict[str, float]:
+    """A meta value holding accumulated seconds by part (`{part: seconds}`), {} when absent."""
+    split = meta_object(db_path, key, text) or {}
+    reader = RowReader(db_path, "meta", key)
+    for part, seconds in split.items():
+        reader.text("value: part", part, max_len=40)
+        reader.seconds(f"value: {_show(part)}", seconds)
+    return split
 
 
 def meta_object(db_path: Path, key: str, text: str | None) -> dict[str, Any] | None:
@@ -146,4 +158,4 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["CorruptStoreError", "MAX_SECONDS", "RowReader", "meta_object", "meta_seconds", "stored_config"]
+__all__ = ["CorruptStoreError", "MAX_SECONDS", "RowReader", "meta_object", "meta_seconds", "meta_split", "stored_config"]

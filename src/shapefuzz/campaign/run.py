@@ -17,7 +17,7 @@ from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, p
 from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.values import BucketState
-from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, CoverageKnobs
+from shapefuzz.campaign.coverage import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress
@@ -191,7 +191,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
-                          req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage,
+                          req.fail_on or "never", default_share(req.coverage_steer) if req.coverage is None else req.coverage,
                           until, jobs_given=req.jobs is not None, compile_timeout=req.compile_timeout,
                           coverage_steer=req.coverage_steer, coverage_lanes=req.coverage_lanes, argv=tuple(req.argv),
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),

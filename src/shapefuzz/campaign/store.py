@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds
+from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
 from shapefuzz.campaign.values import BucketState, Failure, ShrinkState, Triage, Verdict
 from shapefuzz.errors import CorpusError
 
@@ -255,7 +255,7 @@ class CampaignStore:
         anything): a value shapefuzz never writes is a CorruptStoreError naming it."""
         for _ in self.candidates():
             pass
-        self.buckets(), self.sessions(), self.hits(), self.set_aside_backends(), self.extra_time()
+        self.buckets(), self.sessions(), self.hits(), self.set_aside_backends(), self.extra_time(), self.worker_split()
         for kind in ("check", "confirm", "shrink"):
             self.worker_time(kind), self.worker_time_by_family(kind)
         for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
@@ -308,10 +308,14 @@ class CampaignStore:
 
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
-               bucket_updates: list[BucketRow] = (), coverage: "CoverageRecord | None" = None) -> None:
-        """A finished candidate, its bucket hits, what its instrumented compiles reached and the
-        session's clock, in one transaction."""
+               bucket_updates: list[BucketRow] = (), coverage: "CoverageRecord | None" = None,
+               split: dict[str, float] | None = None) -> None:
+        """A finished candidate, its bucket hits, what its instrumented compiles reached, where its
+        worker time outside compiler and runtime went (`split`) and the session's clock, in one
+        transaction."""
         with self.transaction() as db:
+            if split:
+                self._add_split(db, split)
             if coverage is not None:
                 _put_coverage(db, row.key, coverage)
             db.execute(
@@ -408,13 +412,29 @@ class CampaignStore:
         """A meta value holding a JSON object (config, lane_kin, regression ranges), checked."""
         return meta_object(self.path, key, self.get_meta(key))
 
-    def add_extra_time(self, tool_seconds: float, task_seconds: float) -> None:
+    def add_extra_time(self, tool_seconds: float, task_seconds: float, split: dict[str, float] | None = None) -> None:
         """Worker time spent on confirming re-runs (not on any one candidate's row)."""
         with self.transaction() as db:
+            if split:
+                self._add_split(db, split)
             for key, value in (("extra_tool_seconds", tool_seconds), ("extra_task_seconds", task_seconds)):
                 row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                            (key, str(meta_seconds(self.path, key, row and row[0]) + value)))
+
+    _SPLIT = "worker_split"
+
+    def _add_split(self, db: sqlite3.Connection, split: dict[str, float]) -> None:
+        row = db.execute("SELECT value FROM meta WHERE key=?", (self._SPLIT,)).fetchone()
+        total = meta_split(self.path, self._SPLIT, row and row[0])
+        for part, seconds in split.items():
+            total[part] = total.get(part, 0.0) + seconds
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (self._SPLIT, json.dumps(total)))
+
+    def worker_split(self) -> dict[str, float]:
+        """Worker seconds of checks and confirming re-runs outside compiler and runtime, by part
+        (worktime.PARTS); {} for a campaign from before they were timed."""
+        return meta_split(self.path, self._SPLIT, self.get_meta(self._SPLIT))
 
     def extra_time(self) -> tuple[float, float]:
         return tuple(meta_seconds(self.path, key, self.get_meta(key))

@@ -9,7 +9,6 @@ from shapefuzz.campaign.values import BucketState, Triage
 _TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIVER, Triage.OURS, Triage.FLAKY)
 
 
-
 def bucket_triage(bucket: BucketRow) -> Triage:
     if bucket.state == BucketState.FLAKY:
         return Triage.FLAKY

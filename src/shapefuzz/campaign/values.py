@@ -140,6 +140,8 @@ class Outcome:
     # set when a confirming re-run is judged again: lane -> what the first check said there (wrong
     # values that change from run to run on one driver are a race in the generated code)
     earlier: dict[str, str] = field(default_factory=dict)
+    # the worker's seconds outside compiler and runtime, by part (worktime.PARTS), for the report
+    split: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
                    "--backends checks every candidate on every named backend).")
 @click.option("--coverage", "coverage_share", type=float, default=None,
               help="Share of candidates compiled with the action log: the campaign's map of passes and "
-                   "patterns reached, and each failing compile's pass (default 0.15; 0: off).")
+                   "patterns reached, and each failing compile's pass (default 0.05, 0.15 with --steer; 0: off).")
 @click.option("--steer", is_flag=True,
               help="Let that coverage steer drawing (neighbours of candidates that reached something new, "
                    "yields) and lane choice; measured, it has not paid in short campaigns (see README).")

@@ -1,0 +1,164 @@
+"""Where a worker's time goes outside the compiler and runtime (worktime.py): each task hands back
+its own parts and a worker's start-up with its first; a real check splits its time; the store keeps
+the split across a resume and the report shows it beside the share in compiler and runtime; compiled
+templates are kept between processes, and a cache that cannot be used is no cache."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from shapefuzz import worktime
+from shapefuzz.campaign.report import markdown, summarize, text_lines
+from shapefuzz.campaign.rows import CorruptStoreError
+from shapefuzz.campaign.store import CampaignStore, CandidateRow
+from shapefuzz.campaign.values import Verdict
+
+
+def test_each_task_hands_back_its_own_parts_and_the_start_up_with_the_first():
+    worktime.take()  # whatever this process spent before
+    worktime.add("start-up", 2.0)
+    with worktime.timed("reference"):
+        time.sleep(0.02)
+    first = worktime.take()
+    assert first["start-up"] == 2.0 and 0.02 <= first["reference"] < 1.0
+    assert worktime.take() == {}  # nothing spent since
+    worktime.add("start-up", 1.0)  # a replaced worker's start-up, then a shrink (not split)
+    worktime.add("judge", 5.0)
+    worktime.skip()
+    worktime.add("files", 0.5)
+    assert worktime.take() == {"start-up": 1.0, "files": 0.5}  # the shrink's judge is not the next task's
+
+
+@pytest.mark.iree
+def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.toolchain import find_toolchain
+
+    target = IreeTarget(find_toolchain(), tmp_path / "corpus")
+    candidate = target.generate("reduce", 3)
+    worktime.take()
+    start = time.perf_counter()
+    outcome = target.check(candidate, ("llvm-cpu",))
+    wall = time.perf_counter() - start
+    assert outcome.lanes["llvm-cpu"][0].value == "ok", outcome
+    assert {"reference", "files", "inputs"} <= set(outcome.split) <= set(worktime.PARTS), outcome.split
+    assert 0 < outcome.tool_seconds and outcome.tool_seconds + sum(outcome.split.values()) <= wall + 1e-3
+
+
+def _row(key: str, tool: float, task: float) -> CandidateRow:
+    return CandidateRow(key, 0, 0, "g", (), ("a",), Verdict.PASS, {"a": ["ok", tool]}, "{}", 1, tool, task, 1.0)
+
+
+def test_the_split_survives_a_resume_and_the_report_shows_it(tmp_path):
+    store = CampaignStore(tmp_path)
+    session = store.start_session([])
+    store.record(_row("k1", 8.0, 9.0), [], session, 1.0, split={"start-up": 1.0, "reference": 0.5})
+    store.record(_row("k2", 9.0, 10.0), [], session, 2.0, split={"reference": 0.25, "judge": 0.25})
+    store.add_extra_time(4.0, 5.0, {"files": 0.5})  # a confirming re-run
+    store.close()
+    store = CampaignStore(tmp_path)  # as a resume opens it
+    assert store.worker_split() == {"start-up": 1.0, "reference": 0.75, "judge": 0.25, "files": 0.5}
+    s = summarize(store)
+    assert s.task_seconds == pytest.approx(25.0)  # 9 + 10 + 5 of tasks, and the start-up
+    line = next(x for x in text_lines(s) if x.startswith("time in compiler and runtime"))
+    assert line == ("time in compiler and runtime: 84.0% of worker time (outside: start-up 4.0%, reference 3.0%, "
+                    "judge 1.0%, files 2.0%, other 6.0%)")
+    assert line in markdown(s)
+    assert s.to_json()["outside_tools"] == {"start-up": 0.04, "reference": 0.03, "judge": 0.01, "files": 0.02,
+                                            "other": 0.06}
+    store.db.execute("UPDATE meta SET value=? WHERE key='worker_split'", (json.dumps({"judge": "x"}),))
+    with pytest.raises(CorruptStoreError, match="row 'worker_split'.*expected a number of seconds"):
+        store.check_rows()
+
+
+def test_an_older_store_without_a_split_reports_all_of_the_rest_as_other(tmp_path):
+    store = CampaignStore(tmp_path)
+    store.record(_row("k1", 9.0, 10.0), [], store.start_session([]), 1.0)
+    s = summarize(store)
+    assert s.split == {} and s.to_json()["outside_tools"] == {"other": 0.1}
+
+
+def test_compiled_templates_are_kept_between_processes_and_a_broken_cache_is_no_cache(tmp_path, monkeypatch):
+    from shapefuzz import templates
+    from shapefuzz.families import get_family
+    from shapefuzz.generate import draw_params
+
+    family = get_family("reduce")
+    params = family.load(draw_params("reduce", 1, regime="small", swarm=False))
+
+    def fresh_render() -> str:
+        templates._environment.cache_clear()  # as a new process starts
+        return family.render(params)
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    want = fresh_render()
+    kept = list((tmp_path / "cache" / "shapefuzz" / "templates").iterdir())
+    assert kept, "the compiled template was not kept"
+    assert fresh_render() == want  # read back
+    for path in kept:
+        path.write_bytes(b"\x00garbage")
+    assert fresh_render() == want  # a broken entry is compiled again
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))  # no folder can be made there
+    assert fresh_render() == want
+    templates._environment.cache_clear()
+
+
+class _EnvTarget:
+    """A target whose check answers with the BLAS threads its worker was started with."""
+
+    def worker_init(self) -> None:
+        pass
+
+    def check(self, candidate, lanes):
+        import os
+
+        return os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch):
+    import os
+
+    from shapefuzz.campaign.pool import Task, WorkerPool
+    from shapefuzz.campaign.values import TaskKind
+
+    def answer() -> str | None:
+        pool = WorkerPool(_EnvTarget(), 1, start_method="fork")
+        try:
+            pool.submit(Task(1, TaskKind.CHECK, None, (), 30.0))
+            done = []
+            while not done:
+                done = pool.wait(5.0)
+            return done[0].value
+        finally:
+            pool.close()
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert answer() == "1" and "OPENBLAS_NUM_THREADS" not in os.environ  # the campaign's own is left as it was
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    assert answer() == "4"
+
+
+_BIG_CONV_TRANSPOSE = {  # from a 2-minute campaign, where onnx.reference took 12 s of a worker's confirm
+    "ci": 32, "co": 32, "dilations": [1, 1], "dtype": "f32", "flip": "map", "form": "named", "fwd_layout": [0, 1, 2, 3],
+    "groups": 1, "input_dyn": [False, False, True, False], "kernel": [3, 2], "n": 3, "out_pad": [0, 0],
+    "pad_hi": [0, 0], "pad_lo": [0, 0], "pad_mode": "insert", "rank": 2, "spatial": [32, 64], "strides": [1, 1],
+    "w_layout": [2, 3, 1, 0], "w_order": "fused", "x_expand": "late", "x_layout": "nc"}
+
+
+def test_onnx_reference_is_not_asked_for_a_conv_transpose_it_would_spend_seconds_on():
+    from shapefuzz.case import Case
+    from shapefuzz.oracle import case_expectation
+
+    big = case_expectation(Case.make("conv_transpose", _BIG_CONV_TRANSPOSE), 0)
+    start = time.perf_counter()
+    second = big.second
+    assert second is not None and second.results is None and "not asked for 37,748,736 multiply-adds" in second.note
+    assert time.perf_counter() - start < 2.0
+    small = case_expectation(Case.make("conv_transpose", {**_BIG_CONV_TRANSPOSE, "n": 1, "ci": 2, "co": 3,
+                                                          "spatial": [5, 4]}), 0).second
+    assert small is not None and small.results is not None and not small.disagreement  # still judged
