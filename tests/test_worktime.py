@@ -50,7 +50,9 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
 
 
 def _row(key: str, tool: float, task: float) -> CandidateRow:
-    return CandidateRow(key, 0, 0, "g", (), ("a",), Verdict.PASS, {"a": ["ok", tool]}, "{}", 1, tool, task, 1.0)
+    return CandidateRow(key=key, idx=0, seed=0, family="g", features=(), backends=("a",), verdict=Verdict.PASS,
+                        outcome={"a": ["ok", tool]}, payload="{}", size=1, tool_seconds=tool, task_seconds=task,
+                        finished=1.0)
 
 
 def test_the_split_survives_a_resume_and_the_report_shows_it(tmp_path):
