@@ -1,7 +1,7 @@
 """What the action log (compiler coverage, `--coverage SHARE`) costs a campaign in candidates/min.
 
 Each candidate is checked twice on the same lanes, the way a campaign checks it (the reference lane
-plus one rotating lane): plain, and instrumented as `campaign.coverage` instruments it (the other
+plus one rotating lane): plain, and instrumented as `campaign.coverage_steering` instruments it (the other
 lane; both lanes one time in four). The two checks of a candidate run back to back in alternating
 order, so the machine's load falls on both alike. Prints the seconds of each, their ratio, and
 what instrumenting a share of candidates then costs in candidates/min (1 - 1 / (1 + share x extra)).
@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from shapefuzz.backends import DEFAULT_BACKENDS, REFERENCE_BACKEND
-from shapefuzz.campaign.coverage import CoverageSteering
+from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.families import DEFAULT_FAMILIES
 from shapefuzz.toolchain import find_toolchain

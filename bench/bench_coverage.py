@@ -34,7 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapefuzz.campaign.coverage import DEFAULT_COVERAGE, coverage_rows
+from shapefuzz.campaign.coverage_map import DEFAULT_COVERAGE
+from shapefuzz.campaign.coverage_summary import coverage_rows
 from shapefuzz.campaign.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.campaign.store import CampaignStore

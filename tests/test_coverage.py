@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.coverage import (
-    CoverageBook, CoverageKnobs, coverage_rows, coverage_summary, failing_passes, frontier_counts, frontier_lanes)
+from shapefuzz.campaign.coverage_map import CoverageBook, CoverageKnobs, frontier_counts, frontier_lanes
+from shapefuzz.campaign.coverage_summary import coverage_rows, coverage_summary, failing_passes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.store import CampaignStore

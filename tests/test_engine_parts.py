@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
+from shapefuzz.campaign.coverage_map import CoverageKnobs
+from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.run import FuzzRequest, build_config, run_campaign
 from shapefuzz.campaign.steering import Steering

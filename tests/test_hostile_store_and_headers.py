@@ -94,7 +94,8 @@ def test_garbage_in_the_store_is_one_line_naming_table_row_and_column(tmp_path, 
 
 
 def test_garbage_in_the_coverage_tables_is_refused_by_its_reader(tmp_path, finished):
-    from shapefuzz.campaign.coverage import coverage_rows, failing_passes, frontier_counts
+    from shapefuzz.campaign.coverage_map import frontier_counts
+    from shapefuzz.campaign.coverage_summary import coverage_rows, failing_passes
     from shapefuzz.campaign.rows import CorruptStoreError
     from shapefuzz.campaign.store import CampaignStore
 

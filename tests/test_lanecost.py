@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.coverage import CoverageKnobs
+from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost, lane_seconds, substitute
 from shapefuzz.campaign.report import summarize

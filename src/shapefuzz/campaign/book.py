@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Callable
 
 from shapefuzz.campaign.causes import Causes
-from shapefuzz.campaign.coverage import CoverageSteering
+from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Sightings
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
 from shapefuzz.campaign.lanes import LanePlan

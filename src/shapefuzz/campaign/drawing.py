@@ -18,7 +18,7 @@ from shapefuzz.campaign.store import CandidateRow
 from shapefuzz.campaign.values import Candidate, Stats, Target, coverage_target, lane_rules, one_line
 
 if TYPE_CHECKING:
-    from shapefuzz.campaign.coverage import CoverageSteering
+    from shapefuzz.campaign.coverage_steering import CoverageSteering
 
 
 def derive_seed(*parts: Any) -> int:

@@ -8,7 +8,7 @@ keeps everything in the campaign store so a kill at any instant loses at most th
 
 The loop is here, and the wiring: the engine owns its parts, each built from what it uses — the
 lane plan (`lanes.py`), the drawing part (`drawing.py`: candidates and their lanes), saturation
-steering (`steering.py`) and coverage steering (`coverage.py`, which calls back only through its
+steering (`steering.py`) and coverage steering (`coverage_steering.py`, which calls back only through its
 `CoverageHost`), the tasks in flight (`inflight.py`) and their retries (`retries.py`), the shrink
 plan (`shrinkorder.py`), and the bucket book (`book.py`: finished tasks into buckets, causes, saves
 and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
@@ -25,7 +25,8 @@ from typing import Any, Callable
 from shapefuzz import interrupts
 from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes import Causes
-from shapefuzz.campaign.coverage import CoverageKnobs, CoverageSteering
+from shapefuzz.campaign.coverage_map import CoverageKnobs
+from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
 from shapefuzz.campaign.drawing import Drawing, derive_seed
 from shapefuzz.campaign.inflight import InFlight

@@ -18,7 +18,7 @@ from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptoms
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.coverage import coverage_summary, failing_passes
+from shapefuzz.campaign.coverage_summary import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
 )
@@ -69,7 +69,7 @@ class Summary:
     causes: list[Cause] = field(default_factory=list)
     worker_seconds: dict[str, float] = field(default_factory=dict)  # check / confirm / shrink
     rehit_seconds: float = 0.0  # worker time spent re-hitting saturated buckets
-    coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage.coverage_summary
+    coverage: dict[str, Any] = field(default_factory=dict)  # campaign.coverage_summary.coverage_summary
     nodes: list[dict[str, Any]] = field(default_factory=list)  # per cluster node (--cluster): tasks, rate
     slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, feature, lane) given less (lanecost)
     discovery: Discovery | None = None  # species-discovery estimates (campaign/discovery.py)

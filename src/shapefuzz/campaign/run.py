@@ -17,7 +17,7 @@ from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, p
 from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.values import BucketState
-from shapefuzz.campaign.coverage import CoverageKnobs, default_share
+from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.progress import Progress

@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 CREATE TABLE IF NOT EXISTS set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 """ + """
--- Compiler coverage (campaign/coverage.py). Added to format 2 without a version bump: an older
+-- Compiler coverage (campaign/coverage_map.py). Added to format 2 without a version bump: an older
 -- shapefuzz ignores these tables, and opening an older store creates them empty.
 CREATE TABLE IF NOT EXISTS coverage (
     lane TEXT NOT NULL, pass TEXT NOT NULL, pattern TEXT NOT NULL,  -- pattern '': the pass itself ran
@@ -445,7 +445,7 @@ class CampaignStore:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
 
-    # --- coverage (campaign/coverage.py), checked --------------------------------------------
+    # --- coverage (campaign/coverage_map.py), checked --------------------------------------------
     def coverage_items(self) -> list[tuple[str, str, str, int, float, float, str, str]]:
         """(lane, pass, pattern, count, first seen, first wall, first candidate, its family) of
         every item reached, in the order first reached."""

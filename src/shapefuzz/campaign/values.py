@@ -193,7 +193,7 @@ class LaneRules(Protocol):
 
 @runtime_checkable
 class CoverageTarget(Protocol):
-    """A target that can report compiler coverage (campaign/coverage.py); one without these runs
+    """A target that can report compiler coverage (campaign/coverage_steering.py); one without these runs
     without coverage feedback. Its check() fills Outcome.coverage for the lanes in
     candidate.instrument."""
 

@@ -1,4 +1,4 @@
-"""Compiler-coverage feedback for the campaign (no IREE): which (lane, pass, pattern) items the
+"""The compiler-coverage map the campaign learns from (no IREE): which (lane, pass, pattern) items the
 instrumented compiles reached, which candidates reached something new (the frontier), and the
 choices that follow from it:
 - a share of draws are neighbours of frontier candidates (small changes of their parameters),
@@ -16,23 +16,21 @@ choices that follow from it:
   has seen the candidate's feature pairs and by what a check of the family costs there, picks
   the lane. A lane that keeps re-hitting known buckets or repeating known coverage for a family
   gives its slots to lanes that do not; one not tried yet for the family is tried early.
-The map lives in the campaign store (tables `coverage`, `covered`, `failing_passes`), so a resumed
-campaign knows what was reached."""
+The engine reaches it through `coverage_steering.CoverageSteering`; the report reads it back
+through `coverage_summary`. The map lives in the campaign store (tables `coverage`, `covered`,
+`failing_passes`), so a resumed campaign knows what was reached."""
 
 from __future__ import annotations
 
 import collections
 import math
 import random
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Collection, Iterable, Protocol
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
-from shapefuzz.campaign.lanecost import compiled, substitute
-from shapefuzz.campaign.lanes import LanePlan
+from shapefuzz.campaign.lanecost import compiled
 from shapefuzz.campaign.steering import Steering, pairs
-from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
-from shapefuzz.campaign.values import coverage_target
-from shapefuzz.model import Stage
+from shapefuzz.campaign.store import CampaignStore, CandidateRow
 
 Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
 Kind = tuple[str, str]  # (group, lane)
@@ -272,8 +270,8 @@ class CoverageBook:
         `rows`: every candidate tried so far; `counts` and `where`: the store's `frontier_counts`
         and `frontier_lanes` (read once by the caller, which revives the frontier from them too)."""
         candidates = {k: (r.family, r.features, r.backends) for k, r in rows.items()}
-        for row in coverage_rows(store):
-            self.seen[row.lane].add((row.pass_name, row.pattern))
+        for lane, pass_name, pattern, *_ in store.coverage_items():
+            self.seen[lane].add((pass_name, pattern))
         for key, lane, _, _ in store.covered():
             if key in candidates:
                 self.kind_compiles[(candidates[key][0], lane)] += 1
@@ -358,241 +356,6 @@ def _keys(group: str, features: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(group, f"group:{group}")] + [(group, f) for f in (*features, *pairs(features))]
 
 
-class CoverageHost(Protocol):
-    """What coverage steering may ask of the campaign it steers (the engine's drawing part)."""
-
-    def say(self, text: str) -> None:
-        """A line for the user."""
-
-    def revive(self, row: CandidateRow) -> Any | None:
-        """The stored candidate again (None when its family cannot make it any more)."""
-
-    def known(self, key: str) -> bool:
-        """Was the candidate `key` tried already, or is it in flight?"""
-
-
-class CoverageSteering:
-    """The engine's hooks (thin calls from the engine and its drawing part): what to draw, which
-    lanes, what to instrument, and what a finished candidate taught. `on` is False when the knobs
-    turn coverage off or the target cannot report it (said once); the engine then behaves as
-    without it. Draws are made with `seed`, of `groups`, on `plan`'s lanes; `steering`'s
-    saturation still counts; `host` is what it may call back."""
-
-    REFERENCE_SHARE = 0.25  # of instrumented candidates, those whose reference lane is instrumented too
-
-    def __init__(self, knobs: CoverageKnobs, target: Any, seed: int, groups: tuple[str, ...], plan: LanePlan,
-                 steering: Steering, host: CoverageHost) -> None:
-        self.knobs = knobs
-        self.book = CoverageBook(knobs)
-        self.neighbours_drawn = 0
-        self.aimed: dict[str, tuple[str, ...]] = {}  # a drawn neighbour -> its parent's new-item lanes
-        self.target = coverage_target(target)
-        self.seed, self.groups, self.lane_plan, self.steering, self.host = seed, groups, plan, steering, host
-        self.on = knobs.enabled
-        if not self.on:
-            return
-        why = self.target.coverage_support() if self.target is not None else "this target reports no compiler coverage"
-        if why:
-            host.say(f"coverage feedback off: {why}")
-            self.on = False
-
-    def resume(self, store: CampaignStore, rows: dict[str, CandidateRow]) -> None:
-        """The map, the yields and the frontier from the store (`rows`: every candidate tried so far)."""
-        if not self.on:
-            return
-        counts, where = frontier_counts(store), frontier_lanes(store)
-        self.book.load(store, rows, counts, where)
-        recent = [(key, new) for key, new in counts if new > 0 and where.get(key)][-64:]
-        for key, new in recent:  # the frontier survives resume
-            row = rows.get(key)
-            candidate = self.host.revive(row) if row is not None and row.family in self.groups else None
-            if candidate is not None:
-                self.book.add_frontier(candidate, int(new), where[key])
-
-    def _rng(self, *parts: Any) -> random.Random:
-        return random.Random(":".join(str(p) for p in (self.seed, *parts)))
-
-    @property
-    def steers(self) -> bool:
-        return self.on and self.knobs.steer
-
-    def neighbour(self, index: int) -> Any | None:
-        """A neighbour of a frontier candidate (a small change of its parameters), as the draw
-        for `index`, or None (not this time, no frontier, or nothing new nearby)."""
-        target = self.target
-        if not self.steers or target is None or self.lane_plan.large_round(index):
-            return None
-        rng = self._rng("neighbour", index)
-        if not self.book.wants_neighbour(rng):
-            return None
-        steering = self.steering
-        for attempt in range(4):
-            frontier = self.book.pick_frontier(rng, steering.group_cost)
-            if frontier is None:
-                return None
-            try:
-                candidate = target.neighbour(frontier.candidate, rng.getrandbits(48))
-            except Exception:  # noqa: BLE001 - a family's bug: the plain draw goes on
-                candidate = None
-            if candidate is None or candidate.group not in steering.groups or self.host.known(candidate.key):
-                continue
-            keep = steering.keep_chance(candidate.group, candidate.features)  # saturation still counts
-            if keep < 1.0 and rng.random() >= keep:
-                continue
-            self.neighbours_drawn += 1
-            self.aimed[candidate.key] = frontier.lanes
-            return replace(candidate, index=index)
-        return None
-
-    def pick_group(self, rng: random.Random) -> str:
-        return self.book.pick_group(rng, self.steering)
-
-    def score(self, rarity: float, group: str, features: tuple[str, ...]) -> float:
-        return self.book.score(rarity, group, features) if self.steers else rarity
-
-    def plan(self, candidate: Any, rotation: tuple[str, ...],
-             barred: Collection[str] = ()) -> tuple[Any, tuple[str, ...]]:
-        """(the candidate, marked with the lanes to instrument, and the lanes to check it on).
-        `rotation`: its lanes with those that cannot take it already swapped; `barred`: the lanes
-        that cannot take it, or are too slow for its family this time (drawing._lanes_swapped)."""
-        if not self.on:
-            return candidate, rotation
-        plan = self.lane_plan
-        barred = set(barred)
-        large = plan.large_round(candidate.index)
-        aim = [lane for lane in self.aimed.pop(candidate.key, ())
-               if lane in plan.now and lane not in barred and lane != plan.reference]
-        if not self.knobs.steer:
-            lanes = rotation
-        elif large:
-            lanes = tuple(lane for lane in rotation if lane not in barred)
-        elif not self.knobs.lanes:  # rotation's lanes, a lane that cannot take the candidate swapped for the next
-            lanes = substitute(rotation, plan.now, barred, plan.reference)
-        elif aim:  # a frontier neighbour: where its parent reached something new
-            keep = tuple(lane for lane in rotation if lane == plan.reference)
-            lanes = keep + tuple(aim)[:max(1, len(rotation) - len(keep))]
-        else:
-            lanes = self.book.choose_lanes(candidate.group, candidate.features, rotation, plan.now,
-                                           plan.reference, lambda lane: lane not in barred,
-                                           self._rng("lanes", candidate.index))
-        lanes = lanes or rotation
-        if large:  # large rounds go to compile-only lanes by their own rule: not thin or thick there
-            return candidate, lanes
-        self.book.checked(candidate.group, candidate.features, lanes)
-        rng = self._rng("instrument", candidate.index)
-        if self.book.instrument(rng):
-            others = tuple(lane for lane in lanes if lane != plan.reference)
-            chosen = others if others and rng.random() >= self.REFERENCE_SHARE else lanes
-            candidate = replace(candidate, instrument=chosen)
-        return candidate, lanes
-
-    def finished(self, candidate: Any, outcome: Any, active: float, wall: float,
-                 new_buckets: Collection[str] = ()) -> CoverageRecord | None:
-        """What the candidate's instrumented compiles reached, for the store; learns from it, and
-        from `new_buckets` (the lanes where it was the first to hit a bucket), what each lane taught."""
-        if not self.on:
-            return None
-        items, new, total = {}, {}, 0
-        failed = {f.lane for f in outcome.failures}
-        fresh: list[str] = []  # lanes where it reached something first without failing there
-        for lane, (reached, _) in (outcome.coverage or {}).items():
-            items[lane] = tuple(reached)
-            # a lane's first compile, and a family's first there, find everything of their own new
-            warm_up = not self.book.seen.get(lane)
-            warm_up = self.book.first_of_kind(candidate.group, lane) or warm_up
-            new[lane] = len(self.book.reached(lane, reached))
-            total += 0 if warm_up else new[lane]
-            if not warm_up and new[lane] and lane not in failed:
-                fresh.append(lane)
-        for lane, (status, seconds) in outcome.lanes.items():
-            if compiled(status):
-                self.book.taught(candidate.group, lane, lesson(lane in new_buckets, lane in fresh), seconds)
-        self.book.learn(candidate.group, candidate.features, total, len(new_buckets),
-                        instrumented=bool(outcome.coverage))
-        if not outcome.coverage:
-            return None
-        # a failing compile's new items are mostly its error path: its neighbours re-hit the bug
-        if fresh:
-            self.book.add_frontier(candidate, sum(new[lane] for lane in fresh), tuple(fresh))
-        failing = {f.key: outcome.coverage[f.lane][1] for f in outcome.failures
-                   if f.lane in outcome.coverage and outcome.coverage[f.lane][1]
-                   and f.signature.stage == Stage.COMPILE}
-        return CoverageRecord(items, new, active, wall, failing)
-
-
-# --- reading the map back (report, dashboard) ---------------------------------------------------
-@dataclass(frozen=True)
-class CoverageRow:
-    lane: str
-    pass_name: str
-    pattern: str  # "" for the pass itself
-    count: int
-    first_seen: float  # campaign-active seconds
-    first_wall: float
-    first_candidate: str
-    family: str  # of the first candidate ("" when unknown)
-
-
-def coverage_rows(store: CampaignStore) -> list[CoverageRow]:
-    """Every (lane, pass, pattern) reached, in the order first reached: what a plot reads."""
-    return [CoverageRow(*row) for row in store.coverage_items()]
-
-
-def instrumented_count(store: CampaignStore) -> dict[str, int]:
-    """Instrumented compiles per lane."""
-    return dict(collections.Counter(lane for _, lane, _, _ in store.covered()))
-
-
-def failing_passes(store: CampaignStore) -> dict[str, str]:
-    """Bucket -> the pass its compile failed in (where an instrumented compile found it)."""
-    return store.failing_passes()
-
-
-def over_time(rows: list[CoverageRow], key: Callable[[CoverageRow], str], points: int = 6) -> dict[str, list[tuple[float, int]]]:
-    """Cumulative distinct items per key (lane, family) at `points` evenly spaced active times."""
-    if not rows:
-        return {}
-    end = max(r.first_seen for r in rows)
-    marks = [end * (i + 1) / points for i in range(points)]
-    series: dict[str, list[tuple[float, int]]] = {}
-    for name in sorted({key(r) for r in rows}):
-        times = sorted(r.first_seen for r in rows if key(r) == name)
-        series[name] = [(t, sum(1 for x in times if x <= t)) for t in marks]
-    return series
-
-
-def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
-    """What the report shows: instrumented compiles, distinct passes and (pass, pattern) pairs
-    per lane, both over time per lane and per family, and which passes of interest no compile
-    reached. Empty when nothing was instrumented."""
-    rows = coverage_rows(store)
-    if not rows:
-        return {}
-    if interest is None:
-        from shapefuzz.coverage.actionlog import PASSES_OF_INTEREST as interest
-    ran: dict[str, set[str]] = collections.defaultdict(set)  # pass -> lanes it ran on
-    acted: dict[str, set[str]] = collections.defaultdict(set)  # pass -> patterns that fired inside it
-    for r in rows:
-        if r.pattern:
-            acted[r.pass_name].add(r.pattern)
-        else:
-            ran[r.pass_name].add(r.lane)
-    patterns = {(r.pass_name, r.pattern) for r in rows if r.pattern}
-    lanes = sorted({r.lane for r in rows})
-    return {
-        "instrumented": instrumented_count(store),
-        "passes": len(ran),
-        "pass_patterns": len(patterns),
-        "patterns": len({p for _, p in patterns}),
-        "per_lane": {lane: {"passes": sum(1 for r in rows if r.lane == lane and not r.pattern),
-                            "pass_patterns": sum(1 for r in rows if r.lane == lane and r.pattern)} for lane in lanes},
-        "over_time": {"lane": over_time(rows, lambda r: r.lane), "family": over_time(rows, lambda r: r.family or "?")},
-        # per lowering of interest: pass -> (lanes it ran on, patterns that fired inside it)
-        "of_interest": {what: {p: [sorted(ran[p]), len(acted[p])] for p in names if p in ran}
-                        for what, names in interest.items()},
-        "never_reached": {what: list(names) for what, names in interest.items() if not any(acted[p] for p in names)},
-    }
-
-
-__all__ = ["CoverageBook", "CoverageHost", "CoverageKnobs", "CoverageRow", "CoverageSteering", "Frontier", "coverage_rows", "coverage_summary", "failing_passes",
-           "frontier_counts", "frontier_lanes", "instrumented_count", "over_time"]
+__all__ = ["BUCKET_LESSON", "COVERAGE_LESSON", "DEFAULT_COVERAGE", "MEASURED_COVERAGE", "CoverageBook", "CoverageKnobs",
+           "Frontier", "default_share", "family_cost", "first_hits", "frontier_counts", "frontier_lanes", "lane_lessons",
+           "lesson"]
