@@ -37,8 +37,8 @@ import numpy as np
 
 from shapefuzz.backends import BACKENDS
 from shapefuzz.campaign.iree import load_family
-from shapefuzz.campaign.values import INPUT_SEED_MODULUS
-from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.outcomes import INPUT_SEED_MODULUS
+from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.case import Case
 from shapefuzz.execute import _verify_argv

@@ -32,11 +32,11 @@ from typing import Any
 from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
-from shapefuzz.campaign.pool import Done, Task
-from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.worker_pool import Done, Task
+from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict, perform
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict, perform
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.toolchain import find_toolchain
 

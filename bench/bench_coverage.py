@@ -35,10 +35,10 @@ import time
 from pathlib import Path
 
 from shapefuzz.campaign.coverage_map import DEFAULT_COVERAGE
-from shapefuzz.campaign.coverage_summary import coverage_rows
-from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.report.coverage_summary import coverage_rows
+from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.durations import parse_duration
 from shapefuzz.toolchain import find_toolchain
 
@@ -121,7 +121,7 @@ def compile_cost(toolchain, n: int) -> None:
     from shapefuzz.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.coverage.actionlog import log_flags, read_action_log
-    from shapefuzz.frontend import input_type_flags
+    from shapefuzz.input_dialect import input_type_flags
 
     flags = BACKENDS["llvm-cpu"].compile_flags(toolchain.probe)
     families = ("conv", "conv_transpose", "scatter", "one_hot", "topk")

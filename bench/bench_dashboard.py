@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapefuzz.campaign.dashboard import REFRESH_SECONDS, write_dashboard
-from shapefuzz.campaign.issue_texts import IssueTexts
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.report.dashboard import REFRESH_SECONDS, write_dashboard
+from shapefuzz.campaign.report.issue_texts import IssueTexts
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.toolchain import find_toolchain
 
 

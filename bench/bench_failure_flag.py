@@ -17,7 +17,7 @@ import tempfile
 from shapefuzz.backends import BACKENDS
 from shapefuzz.case import Case
 from shapefuzz.families import FAMILY_MODULES, render_case
-from shapefuzz.frontend import input_type_flags
+from shapefuzz.input_dialect import input_type_flags
 from shapefuzz.generate import draw_params
 from shapefuzz.toolchain import find_toolchain
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE

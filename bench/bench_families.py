@@ -29,7 +29,7 @@ from pathlib import Path
 
 from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.iree import IreeTarget
-from shapefuzz.campaign.progress import Progress
+from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.families import DEFAULT_FAMILIES
 from shapefuzz.toolchain import find_toolchain

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import summarize, write_report
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.report.summary import summarize, write_report
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 
 LANES = ("ref", "b", "c")
@@ -209,7 +209,7 @@ def main() -> None:
         summary = summarize(store, reason)
         write_report(summary, folder)
         report_s, clock = _since(clock), (time.perf_counter(), time.process_time())
-        from shapefuzz.campaign.dashboard import write_dashboard
+        from shapefuzz.campaign.report.dashboard import write_dashboard
 
         write_dashboard(store)
         html_s = _since(clock)

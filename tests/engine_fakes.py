@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.outcomes import Triage
 
 
 class InertTargetParts:

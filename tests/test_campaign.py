@@ -15,9 +15,9 @@ import pytest
 
 from shapefuzz.campaign.config import format_duration, parse_duration, resolve_names
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome, Steering
-from shapefuzz.campaign.values import Triage, Verdict
-from shapefuzz.campaign.report import sparkline, summarize, svg_plot, write_report
-from shapefuzz.campaign.store import FORMAT_VERSION, CampaignStore
+from shapefuzz.campaign.outcomes import Triage, Verdict
+from shapefuzz.campaign.report.summary import sparkline, summarize, svg_plot, write_report
+from shapefuzz.campaign.database import FORMAT_VERSION, CampaignStore
 from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.model import Signature, Stage, Status
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import summarize
+from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import ShrinkState, TaskKind, Triage, Verdict
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.cause import Cause, Symptom
-from shapefuzz.campaign.node import ToolchainSpec, run_task
-from shapefuzz.campaign.pool import Task, WorkerPool
-from shapefuzz.campaign.report import json_text, summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import (
+from shapefuzz.campaign.cluster.node import ToolchainSpec, run_task
+from shapefuzz.campaign.worker_pool import Task, WorkerPool
+from shapefuzz.campaign.report.summary import json_text, summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, EnvironmentCondition, Outcome, ShrinkState, TaskKind, Triage, Verdict,
 )
 from shapefuzz.errors import EnvironmentFault
@@ -144,7 +144,7 @@ def test_an_environment_fault_reaches_the_engine_as_a_value_not_as_traceback_tex
     assert by_key["text"].environment is None and "EnvironmentFault" in by_key["text"].error  # an error, not ours
     assert by_key["fine"].environment is None and by_key["fine"].value.verdict == Verdict.PASS
     # the same on a cluster node (campaign.node, what a Ray task runs; here without Ray)
-    monkeypatch.setattr("shapefuzz.campaign.node._node_id", lambda: "node")
+    monkeypatch.setattr("shapefuzz.campaign.cluster.node._node_id", lambda: "node")
     spec = ToolchainSpec()
     assert run_task(_Faulty(), spec, "check", _candidate("env"), ("a",)).environment == EnvironmentCondition(NO_SPACE)
     assert run_task(_Faulty(), spec, "check", _candidate("text"), ("a",)).environment is None

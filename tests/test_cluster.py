@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from campaign_fakes import make_fake_iree
-from shapefuzz.campaign.cluster import Cluster, Node
-from shapefuzz.campaign.node import NodeReport, ToolchainSpec
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.cluster.connect import Cluster, Node
+from shapefuzz.campaign.cluster.node import NodeReport, ToolchainSpec
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.errors import UsageError
 from shapefuzz.toolchain import ToolchainProbe
 
@@ -75,7 +75,7 @@ def test_cluster_that_cannot_take_the_campaign_is_one_line():
 
 
 def test_jobs_beyond_the_cpus_share_them():
-    from shapefuzz.campaign.raypool import RayPool
+    from shapefuzz.campaign.cluster.ray_pool import RayPool
 
     pool = RayPool.__new__(RayPool)
     pool.cluster = _cluster(("a", HEAD, ""), ("b", HEAD, ""))  # 4 CPUs
@@ -106,7 +106,7 @@ def test_without_ray_installed_cluster_is_one_line(tmp_path):
 
 def test_no_ray_import_without_cluster():
     code = ("import sys; import shapefuzz.cli, shapefuzz.campaign.run, shapefuzz.campaign.engine, "
-            "shapefuzz.campaign.iree, shapefuzz.campaign.cluster, shapefuzz.campaign.node; "
+            "shapefuzz.campaign.iree, shapefuzz.campaign.cluster.connect, shapefuzz.campaign.cluster.node; "
             "print('ray' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "False", result.stderr
@@ -198,11 +198,11 @@ def test_cluster_campaign_matches_local_pool(cluster, toolchain, tmp_path):
 def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     """A bucket's shrink runs on a node, which writes nothing the head needs; the head saves it."""
     from shapefuzz.backends import REFERENCE_BACKEND
-    from shapefuzz.campaign.cluster import open_cluster
+    from shapefuzz.campaign.cluster.connect import open_cluster
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.campaign.pool import Task
-    from shapefuzz.campaign.raypool import RayPool
-    from shapefuzz.campaign.values import ShrinkJob, TaskKind
+    from shapefuzz.campaign.worker_pool import Task
+    from shapefuzz.campaign.cluster.ray_pool import RayPool
+    from shapefuzz.campaign.outcomes import ShrinkJob, TaskKind
 
     store = CampaignStore(folder)
     bucket = store.buckets()[0]

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.coverage_map import CoverageBook, CoverageKnobs, frontier_counts, frontier_lanes
-from shapefuzz.campaign.coverage_summary import coverage_rows, coverage_summary, failing_passes
+from shapefuzz.campaign.report.coverage_summary import coverage_rows, coverage_summary, failing_passes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import json_text, markdown, summarize, text_lines
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.report.summary import json_text, markdown, summarize, text_lines
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.coverage.actionlog import (
     ActionLogReader, crash_pass, failing_pass, log_flags, read_action_log, strip_noise)

@@ -15,9 +15,9 @@ from shapefuzz.campaign.crosstrigger import (
     NO, SAME_FAILURE, SAME_PASS_AND_OP, cross_trigger, crossings, judge,
 )
 from shapefuzz.campaign.localizing import LOCALIZE_META
-from shapefuzz.campaign.report import summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.corpus.entry import Finding
 from shapefuzz.corpus.store import save_finding
 from shapefuzz.model import BackendResult, Signature, Stage, Status

@@ -17,9 +17,9 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from shapefuzz.campaign.dashboard import REPORT_HTML, Refresher, write_dashboard
-from shapefuzz.campaign.store import CampaignStore, CandidateRow
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.report.dashboard import REPORT_HTML, Refresher, write_dashboard
+from shapefuzz.campaign.database import CampaignStore, CandidateRow
+from shapefuzz.campaign.outcomes import Verdict
 
 SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
@@ -210,7 +210,7 @@ def test_coverage_section_from_the_coverage_map(tmp_path):
     """A store whose compiles were instrumented: the coverage plot (by lane and by family) with
     data, the passes of interest never reached; the summary keeps coverage apart from the
     cluster's nodes (a positional slip once put it in `nodes`, and the text summary crashed)."""
-    from shapefuzz.campaign.report import summarize, text_lines
+    from shapefuzz.campaign.report.summary import summarize, text_lines
 
     store = CampaignStore(tmp_path / "camp")
     session = store.start_session([])

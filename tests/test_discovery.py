@@ -19,9 +19,9 @@ import pytest
 from shapefuzz.campaign import discovery
 from shapefuzz.campaign.discovery import SaturationWatch, below_since, chao1, estimate, good_turing
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import markdown, summarize, text_lines
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.model import Signature, Stage, Status
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -167,7 +167,7 @@ def test_until_saturated_ends_a_campaign_whose_causes_stop_coming_and_survives_a
 def test_the_progress_line_and_the_reports_show_the_estimate(tmp_path):
     engine = _engine(tmp_path, 40, None)
     engine.run()
-    from shapefuzz.campaign.progress import _status
+    from shapefuzz.campaign.report.progress import _status
 
     snap = engine.snapshot()
     assert snap.discovery is not None and snap.discovery.candidates == 40
@@ -180,7 +180,7 @@ def test_the_progress_line_and_the_reports_show_the_estimate(tmp_path):
     data = s.to_json()["discovery"]
     assert data["candidates"] == 40 and data["causes_seen"] == 3 and 0 <= data["good_turing"] < 1
     assert data["chao1"] >= 3 and data["chao1_95"][0] <= data["chao1"] <= data["chao1_95"][1]
-    from shapefuzz.campaign.dashboard import write_dashboard
+    from shapefuzz.campaign.report.dashboard import write_dashboard
 
     page = write_dashboard(engine.store).read_text()
     causes_plot = page.index("Causes found over time")
@@ -191,7 +191,7 @@ def test_the_progress_line_and_the_reports_show_the_estimate(tmp_path):
 
     from rich.console import Console
 
-    from shapefuzz.campaign.live import CampaignView
+    from shapefuzz.campaign.report.live import CampaignView
 
     view = CampaignView("camp", stream=io.StringIO())
     view("tick", snap)

@@ -14,8 +14,8 @@ import pytest
 
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget, outcome_of, vulkan_verdict
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
 

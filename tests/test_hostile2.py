@@ -298,7 +298,7 @@ def test_a_lock_whose_named_holder_is_dead_is_waited_for_not_refused(tmp_path):
     """A killed campaign's lock can outlive it a moment (a compiler it was starting, between fork
     and exec, holds a copy of the descriptor): a resume right after waits for it, in place of
     refusing the folder as in use by a process that no longer runs."""
-    from shapefuzz.campaign.guard import hold_campaign
+    from shapefuzz.campaign.folder_lock import hold_campaign
 
     camp = tmp_path / "camp"
     camp.mkdir()
@@ -334,7 +334,7 @@ def test_a_second_campaign_on_a_folder_in_use_is_refused_naming_the_holder(tmp_p
     finally:
         os.killpg(first.pid, signal.SIGKILL)  # the lock dies with its holder, however it dies
         first.wait(60)
-    from shapefuzz.campaign.guard import hold_campaign
+    from shapefuzz.campaign.folder_lock import hold_campaign
 
     hold_campaign(tmp_path / "camp").release()
 

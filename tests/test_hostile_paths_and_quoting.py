@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
 from shapefuzz import markup
-from shapefuzz.campaign.report import markdown, summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.report.summary import markdown, summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.cli import cli
 from shapefuzz.corpus import Finding, load_entry, rebuild_index, save_finding, update_meta
 from shapefuzz.files import UnsafeName, child, fresh_dir, real_dir, safe_name

@@ -95,9 +95,9 @@ def test_garbage_in_the_store_is_one_line_naming_table_row_and_column(tmp_path, 
 
 def test_garbage_in_the_coverage_tables_is_refused_by_its_reader(tmp_path, finished):
     from shapefuzz.campaign.coverage_map import frontier_counts
-    from shapefuzz.campaign.coverage_summary import coverage_rows, failing_passes
+    from shapefuzz.campaign.report.coverage_summary import coverage_rows, failing_passes
     from shapefuzz.campaign.rows import CorruptStoreError
-    from shapefuzz.campaign.store import CampaignStore
+    from shapefuzz.campaign.database import CampaignStore
 
     camp = _tampered(finished, tmp_path, "INSERT INTO covered VALUES ('k', 'llvm-cpu', 3, 'x', 1.0)")
     store = CampaignStore(camp, create=False)

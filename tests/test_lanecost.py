@@ -17,9 +17,9 @@ import pytest
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost, lane_seconds, substitute
-from shapefuzz.campaign.report import summarize
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engine_fakes import InertTargetParts  # noqa: E402

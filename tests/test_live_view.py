@@ -92,7 +92,7 @@ def test_views_draw_the_time_budget_and_the_shrink_state():
     import io
 
     from shapefuzz.campaign.engine import Snapshot
-    from shapefuzz.campaign.live import CampaignView, ShrinkView
+    from shapefuzz.campaign.report.live import CampaignView, ShrinkView
     from shapefuzz.shrink.engine import Accepted
     from shapefuzz.size import measure
 

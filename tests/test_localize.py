@@ -13,9 +13,9 @@ import pytest
 
 from shapefuzz.backends import BACKENDS
 from shapefuzz.campaign.localizing import LOCALIZE_META, component_of_localization
-from shapefuzz.campaign.report import markdown, summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.report.summary import markdown, summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.model import Signature
 from shapefuzz.triage.component import DISPATCH_CREATION
 from shapefuzz.triage.issue import issue_title

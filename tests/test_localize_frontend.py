@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from shapefuzz.campaign.bugs import lead_fields
+from shapefuzz.campaign.cause_facts import lead_fields
 from shapefuzz.campaign.localizing import component_of_localization
-from shapefuzz.campaign.store import BucketRow
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.database import BucketRow
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.export.issue import components
 from shapefuzz.model import Stage
 from shapefuzz.triage.component import DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH
@@ -71,8 +71,8 @@ def test_a_campaigns_report_places_a_frontend_cause_in_its_conversion(tmp_path):
     import json
 
     from shapefuzz.campaign.localizing import LOCALIZE_META
-    from shapefuzz.campaign.report import markdown, summarize
-    from shapefuzz.campaign.store import CampaignStore
+    from shapefuzz.campaign.report.summary import markdown, summarize
+    from shapefuzz.campaign.database import CampaignStore
 
     store = CampaignStore(tmp_path / "c")
     store.start_session([])

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.issue_texts import one_bug_lines
+from shapefuzz.campaign.report.issue_texts import one_bug_lines
 from shapefuzz.campaign.localizing import LOCALIZE_META
-from shapefuzz.campaign.report import json_text, markdown, summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.report.summary import json_text, markdown, summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.model import Signature
 from shapefuzz.triage.failing_pass import crash_frames, excerpt
 from shapefuzz.triage.identity import identity_of
@@ -327,7 +327,7 @@ def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_
 def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_taken_from(tmp_path):
     """A cause split after its range was taken (the campaign's shared-memory limit: the range came
     from the top-k's entry, and the top-k is now a cause of its own) keeps its name, not the range."""
-    from shapefuzz.campaign.bugs import set_regression
+    from shapefuzz.campaign.cause_facts import set_regression
 
     row = _row("rocm-gfx942", "compile", "error", "x", "conv", 1.0, "cause-a", entry=str(tmp_path / "corpus" / "entry-a"))
     store = _store(tmp_path, [row])

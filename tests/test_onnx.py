@@ -13,7 +13,7 @@ import pytest
 
 from shapefuzz import onnx_judge
 from shapefuzz.campaign.engine import Candidate, Failure
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import FAMILY_MODULES, get_family, render_case
 from shapefuzz.families.frontends import onnx_model, spelled, spellings_for
@@ -231,7 +231,7 @@ def test_a_malformed_node_test_folder_is_one_line(tmp_path):
 
 
 def test_the_campaign_report_counts_the_second_judge():
-    from shapefuzz.campaign.report import Row, Summary, judge_line, text_lines
+    from shapefuzz.campaign.report.summary import Row, Summary, judge_line, text_lines
 
     backends = {"llvm-cpu": Row(cases=12), onnx_judge.JUDGE_LANE: Row(cases=10, failures=1, unsupported=2)}
     s = Summary("c", "", 12, 60.0, 1.0, 2.0, {"pass": 11, "fail": 1}, {}, backends, [], [], {}, 1)

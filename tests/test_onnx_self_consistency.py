@@ -9,7 +9,7 @@ import pytest
 
 from shapefuzz.campaign.engine import Candidate
 from shapefuzz.campaign.iree import IreeTarget, outcome_of
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import get_family, render_case
 from shapefuzz.onnx_judge import case_contradiction

@@ -127,9 +127,9 @@ def test_bad_fetch_knobs_are_one_line_exit_2(tmp_path, args, said):
 def test_the_regression_phase_waits_half_its_budget_then_goes_on(tmp_path, monkeypatch):
     """A fetch still under way when the phase starts gets at most half of --bisect-time; then the
     phase says so, stops the fetcher and bisects over what is cached (here: nothing else)."""
-    from shapefuzz.campaign.report import summarize
+    from shapefuzz.campaign.report.summary import summarize
     from shapefuzz.campaign.run import _regression_phase
-    from shapefuzz.campaign.store import CampaignStore
+    from shapefuzz.campaign.database import CampaignStore
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     hang = threading.Event()

@@ -16,8 +16,8 @@ import pytest
 from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, ZNVER4_CPU_FLAGS
 from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import NOT_FOR_RELEASE, Verdict
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Verdict
 from shapefuzz.families import get_family
 from shapefuzz.families.gates import Closed, Gated, ReleaseGate, closed_by_release, for_release, release_gates
 from shapefuzz.families.registry import FAMILY_MODULES

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.iree import IreeTarget
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Failure
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Failure
 from shapefuzz.corpus import REPRODUCER, load_entry, make_finding, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.size import size_of, sort_key
@@ -79,10 +79,10 @@ def test_bucket_state_and_save_marker_round_trip(tmp_path):
 
 
 def test_a_failure_round_trips_through_the_store_with_an_equal_signature(tmp_path):
-    from shapefuzz.campaign.book import new_bucket
+    from shapefuzz.campaign.bucket_book import new_bucket
     from shapefuzz.campaign.iree import failure_of
-    from shapefuzz.campaign.store import CandidateRow
-    from shapefuzz.campaign.values import Candidate, Triage, Verdict
+    from shapefuzz.campaign.database import CandidateRow
+    from shapefuzz.campaign.outcomes import Candidate, Triage, Verdict
 
     sig = Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, "wrong values in pool")
     failure = failure_of(sig, "expected 1.0 at [0], got 2.0")

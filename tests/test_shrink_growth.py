@@ -68,7 +68,7 @@ def test_an_issue_text_s_mismatch_matches_its_reproducer(toolchain, tmp_path, mo
     filed, then shrunk to the 1x1 one (the shrink's trials stubbed: the rest is real); its entry and
     issue text then say 1 of 1 elements, with the actual output, never the candidate's 4 of 4."""
     from shapefuzz.campaign.iree import IreeTarget, outcome_of
-    from shapefuzz.campaign.values import Candidate
+    from shapefuzz.campaign.outcomes import Candidate
     from shapefuzz.export.issue import IssueContext, to_issue
     from shapefuzz.export.plan import plan
     from shapefuzz.oracle import case_expectation, check_module

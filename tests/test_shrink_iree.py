@@ -86,7 +86,7 @@ def test_a_campaign_shrink_keeps_exactly_its_bucket_signature(toolchain, tmp_pat
     """A shrink job names its bucket's Signature: a re-check that fails another way on the same
     backend is not shrunk in its place (None), and the one that matches is kept by equality."""
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.campaign.values import Candidate, ShrinkJob
+    from shapefuzz.campaign.outcomes import Candidate, ShrinkJob
     from shapefuzz.errors import UsageError
     from shapefuzz.model import Signature, Stage, Status
     from shapefuzz.shrink.run import find_target
@@ -121,7 +121,7 @@ def test_a_campaign_shrink_saves_the_shrunk_case_with_its_inputs(toolchain, tmp_
     import json
 
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.campaign.values import Candidate, ShrinkJob
+    from shapefuzz.campaign.outcomes import Candidate, ShrinkJob
     from shapefuzz.corpus import load_entry
 
     minimal = (Path(__file__).parent.parent / "corpus" / "llvm-cpu-compile-error-84f9c6e1e882" / "reproducer.mlir")

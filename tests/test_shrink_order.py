@@ -9,11 +9,11 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from shapefuzz.campaign.book import new_bucket
+from shapefuzz.campaign.bucket_book import new_bucket
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import markdown, summarize, text_lines
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import BucketState, ShrinkState, Triage, Verdict
+from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 
 sys.path.insert(0, str(Path(__file__).parent))

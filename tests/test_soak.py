@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.book import MAX_ENTRIES_PER_CAUSE
+from shapefuzz.campaign.bucket_book import MAX_ENTRIES_PER_CAUSE
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.report import summarize
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.campaign.lanecost import SLOW_SECONDS, LaneCost
 from shapefuzz.campaign.steering import Steering, SteeringKnobs, match
 from shapefuzz.model import Signature, Stage, Status

@@ -12,7 +12,7 @@ from shapefuzz.cli import cli
 from shapefuzz.execute import verify, verify_many
 from shapefuzz.families import FAMILY_MODULES, get_family, render_case
 from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for
-from shapefuzz.frontend import input_type_flags, unlowered_op
+from shapefuzz.input_dialect import input_type_flags, unlowered_op
 from shapefuzz.generate import draw
 from shapefuzz.model import Stage, Status, Verdict
 from shapefuzz.oracle import check_case, check_forms, check_module

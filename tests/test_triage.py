@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.cause_ties import Causes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits
 from shapefuzz.campaign.iree import failure_of
-from shapefuzz.campaign.report import summarize
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.model import ProcessResult, Signature, Stage, Status
@@ -243,7 +243,7 @@ def test_a_full_tmpdir_during_a_campaign_files_nothing_and_is_retried(tmp_path, 
     assert any("our environment, not the compiler: iree-compile: No space left on device" in m
                for m in engine.stats.messages)
     assert all(b.state != BucketState.FLAKY for b in buckets)  # a full disk never makes a bucket flaky
-    from shapefuzz.campaign.report import text_lines
+    from shapefuzz.campaign.report.summary import text_lines
 
     said = text_lines(summarize(engine.store, "budget spent", engine.stats.messages))
     assert sum("our environment, not the compiler" in line for line in said) == 1  # reported, once

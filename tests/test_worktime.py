@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from shapefuzz import worktime
-from shapefuzz.campaign.report import markdown, summarize, text_lines
+from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.rows import CorruptStoreError
-from shapefuzz.campaign.store import CampaignStore, CandidateRow
-from shapefuzz.campaign.values import Verdict
+from shapefuzz.campaign.database import CampaignStore, CandidateRow
+from shapefuzz.campaign.outcomes import Verdict
 
 
 def test_each_task_hands_back_its_own_parts_and_the_start_up_with_the_first():
@@ -125,8 +125,8 @@ class _EnvTarget:
 def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch):
     import os
 
-    from shapefuzz.campaign.pool import Task, WorkerPool
-    from shapefuzz.campaign.values import TaskKind
+    from shapefuzz.campaign.worker_pool import Task, WorkerPool
+    from shapefuzz.campaign.outcomes import TaskKind
 
     def answer() -> str | None:
         pool = WorkerPool(_EnvTarget(), 1, start_method="fork")

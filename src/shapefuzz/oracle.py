@@ -22,7 +22,7 @@ from shapefuzz.case import Case
 from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
 from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
-from shapefuzz.frontend import input_type_flags, is_torch, unlowered_op
+from shapefuzz.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
 from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
@@ -392,7 +392,7 @@ class FormsReport:
 
 def form_difference(base: dict, other: dict) -> str:
     """The parameters in which `other` differs from `base`, as `key=value` pairs. A key left out
-    of the JSON takes its default (`frontend` is left out for the linalg forms)."""
+    of the JSON takes its default (`input_dialect` is left out for the linalg forms)."""
     defaults = {"frontend": "linalg"}
     keys = sorted(set(base) | set(other))
     changed = [f"{k}={other.get(k, defaults.get(k))!r}" for k in keys

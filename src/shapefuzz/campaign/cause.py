@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.localize import Localization
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from shapefuzz.campaign.lanecost import compiled
 from shapefuzz.campaign.steering import Steering, pairs
-from shapefuzz.campaign.store import CampaignStore, CandidateRow
+from shapefuzz.campaign.database import CampaignStore, CandidateRow
 
 Item = tuple[str, str]  # (pass, pattern); pattern "" for the pass itself
 Kind = tuple[str, str]  # (group, lane)

@@ -13,8 +13,8 @@ from shapefuzz.campaign.coverage_map import CoverageBook, CoverageKnobs, frontie
 from shapefuzz.campaign.lanecost import compiled, substitute
 from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.steering import Steering
-from shapefuzz.campaign.store import CampaignStore, CandidateRow, CoverageRecord
-from shapefuzz.campaign.values import coverage_target
+from shapefuzz.campaign.database import CampaignStore, CandidateRow, CoverageRecord
+from shapefuzz.campaign.outcomes import coverage_target
 from shapefuzz.model import Stage
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import Triage
 
 CROSSINGS_META = "crossings"
 DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
@@ -124,7 +124,7 @@ def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seco
     """Runs each new pair's reproducers on each other's lanes (module doc), within `seconds` in all;
     each run is kept at once. `causes`: the summary's; `run(entry, lane)` -> a `BackendResult` (None:
     the real compiler). Returns how many runs were made."""
-    from shapefuzz.campaign.coverage_summary import failing_passes
+    from shapefuzz.campaign.report.coverage_summary import failing_passes
     from shapefuzz.campaign.localizing import localizations
     from shapefuzz.campaign.merging import bound_pairs, cross_pairs
 

@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.store import BucketRow, CandidateRow
-from shapefuzz.campaign.triage_rules import cause_triage
-from shapefuzz.campaign.values import Triage, Verdict
+from shapefuzz.campaign.database import BucketRow, CandidateRow
+from shapefuzz.campaign.verdicts import cause_triage
+from shapefuzz.campaign.outcomes import Triage, Verdict
 
 Z95 = 1.959964
 UNOBSERVED = (Verdict.LOST, Verdict.ERROR)  # no result: not part of the sample

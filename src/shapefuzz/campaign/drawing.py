@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from shapefuzz.campaign.lanecost import LaneCost, substitute
 from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.steering import Steering
-from shapefuzz.campaign.store import CandidateRow
-from shapefuzz.campaign.values import Candidate, Stats, Target, coverage_target, lane_rules, one_line
+from shapefuzz.campaign.database import CandidateRow
+from shapefuzz.campaign.outcomes import Candidate, Stats, Target, coverage_target, lane_rules, one_line
 
 if TYPE_CHECKING:
     from shapefuzz.campaign.coverage_steering import CoverageSteering

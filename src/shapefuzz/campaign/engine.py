@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from shapefuzz import interrupts
-from shapefuzz.campaign.book import MAX_SIBLING_LANES, BucketBook
-from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
+from shapefuzz.campaign.cause_ties import Causes
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
@@ -32,13 +32,13 @@ from shapefuzz.campaign.drawing import Drawing, derive_seed
 from shapefuzz.campaign.inflight import InFlight
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.lanes import LanePlan
-from shapefuzz.campaign.pool import Done, WorkerPool
+from shapefuzz.campaign.worker_pool import Done, WorkerPool
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
-from shapefuzz.campaign.values import (
+from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, Stats, Target, TaskKind, Triage,
 )
 

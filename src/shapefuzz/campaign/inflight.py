@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Protocol
 
-from shapefuzz.campaign.pool import Task
-from shapefuzz.campaign.values import Candidate, ShrinkJob, TaskKind
+from shapefuzz.campaign.worker_pool import Task
+from shapefuzz.campaign.outcomes import Candidate, ShrinkJob, TaskKind
 
 
 class Pool(Protocol):

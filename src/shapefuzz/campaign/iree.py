@@ -9,7 +9,7 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from shapefuzz.cleanup import temp_prefix
-from shapefuzz.campaign.values import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
+from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
 from shapefuzz.case import Case
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES

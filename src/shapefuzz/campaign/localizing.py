@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
 from shapefuzz.triage.localize import CODEGEN, Localization
 

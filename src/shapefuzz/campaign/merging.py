@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause import Symptom
-from shapefuzz.campaign.store import BucketRow
+from shapefuzz.campaign.database import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization

@@ -7,8 +7,8 @@ import collections
 import time
 from typing import Callable
 
-from shapefuzz.campaign.pool import Done, Task
-from shapefuzz.campaign.values import Stats
+from shapefuzz.campaign.worker_pool import Done, Task
+from shapefuzz.campaign.outcomes import Stats
 
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3

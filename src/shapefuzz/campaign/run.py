@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from shapefuzz.campaign.dashboard import Refresher, refresh_seconds, write_dashboard
+from shapefuzz.campaign.report.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
-from shapefuzz.campaign.values import BucketState
+from shapefuzz.campaign.outcomes import BucketState
 from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
-from shapefuzz.campaign.progress import Progress
-from shapefuzz.campaign.report import Summary, summarize, write_report
-from shapefuzz.campaign.guard import hold_campaign
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.report.progress import Progress
+from shapefuzz.campaign.report.summary import Summary, summarize, write_report
+from shapefuzz.campaign.folder_lock import hold_campaign
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import ClusterLost, CorpusError, UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget
@@ -206,7 +206,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     fetched by then is left out and said); with no other release at all it says so."""
     import time
 
-    from shapefuzz.campaign.bugs import bisect_causes
+    from shapefuzz.campaign.cause_facts import bisect_causes
     from shapefuzz.regression import local_releases
 
     say = lambda text: progress("message", text)  # noqa: E731
@@ -292,7 +292,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
 
 def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: Progress):
     from shapefuzz.backends import REFERENCE_BACKEND
-    from shapefuzz.campaign.clusterrun import start_cluster, toolchain_spec
+    from shapefuzz.campaign.cluster.setup import start_cluster, toolchain_spec
 
     return start_cluster(config.cluster, toolchain_spec(config.iree_bin, config.iree_version), toolchain,
                          REFERENCE_BACKEND, lambda line: progress("message", line))
@@ -395,7 +395,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         if fetcher is not None:
             fetcher.stop()
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
-            from shapefuzz.campaign.bugs import annotate_corpus
+            from shapefuzz.campaign.cause_facts import annotate_corpus
             from shapefuzz.corpus import rebuild_index
 
             # before the issue texts are written: they quote each entry's bug record (its regression range)

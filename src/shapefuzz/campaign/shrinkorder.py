@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.causes import Causes
-from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.triage_rules import cause_triage
-from shapefuzz.campaign.values import BucketState, Candidate, Outcome, ShrinkState, Triage
-from shapefuzz.frontend import is_torch
+from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.verdicts import cause_triage
+from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
+from shapefuzz.input_dialect import is_torch
 from shapefuzz.size import measure
 from shapefuzz.triage.severity import severity_of
 
@@ -26,7 +26,7 @@ def frontend_spelled(bucket: BucketRow) -> bool:
 
 
 def severity_rank(bucket: BucketRow) -> int:
-    """The bucket's severity as an order (0: wrong values), as `campaign.bugs` ranks its cause."""
+    """The bucket's severity as an order (0: wrong values), as `campaign.cause_facts` ranks its cause."""
     elements = measure(bucket.repro_text).elements if bucket.repro_text else None
     return int(severity_of(bucket.stage, bucket.status, bucket.sig_json.get("message", ""), bucket.detail, elements))
 

@@ -11,8 +11,8 @@ from shapefuzz.cli.common import Session
 
 
 def show_cluster(session: Session, address: str, as_json: bool) -> None:
-    from shapefuzz.campaign.cluster import connect, describe_nodes, disconnect, open_cluster
-    from shapefuzz.campaign.clusterrun import toolchain_spec
+    from shapefuzz.campaign.cluster.connect import connect, describe_nodes, disconnect, open_cluster
+    from shapefuzz.campaign.cluster.setup import toolchain_spec
 
     head = session.toolchain
     spec = toolchain_spec(session.iree_bin, session.iree_version)

@@ -80,8 +80,8 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
          lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_localize, no_bisect,
          fetch_releases, fetch_disk, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
-    from shapefuzz.campaign import live
-    from shapefuzz.campaign.report import json_text, text_lines
+    from shapefuzz.campaign.report import live
+    from shapefuzz.campaign.report.summary import json_text, text_lines
     from shapefuzz.campaign.run import FuzzRequest, run_campaign
 
     request = FuzzRequest(ops, backend_names, time_budget, count, jobs, seed, campaign_dir, corpus_dir,

@@ -34,7 +34,7 @@ class ClusterAddress(click.ParamType):
     name = "address"
 
     def convert(self, value, param, ctx):
-        from shapefuzz.campaign.cluster import check_address
+        from shapefuzz.campaign.cluster.connect import check_address
 
         try:
             check_address(str(value))

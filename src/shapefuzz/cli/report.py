@@ -22,8 +22,8 @@ from shapefuzz.errors import ShapefuzzError
 @click.pass_obj
 def report(session: Session, campaign: str, as_html: bool, out: str | None, as_json: bool) -> None:
     """Report on a campaign folder (the summary; --html: the dashboard with plots and links)."""
-    from shapefuzz.campaign.report import json_text, summarize, text_lines
-    from shapefuzz.campaign.store import CampaignStore
+    from shapefuzz.campaign.report.summary import json_text, summarize, text_lines
+    from shapefuzz.campaign.database import CampaignStore
 
     if out is not None and not as_html:
         raise click.UsageError("-o/--output goes with --html")
@@ -31,8 +31,8 @@ def report(session: Session, campaign: str, as_html: bool, out: str | None, as_j
     try:
         summary = summarize(store, store.get_meta("stopped") or "")
         if as_html:
-            from shapefuzz.campaign.dashboard import write_dashboard
-            from shapefuzz.campaign.issue_texts import IssueTexts
+            from shapefuzz.campaign.report.dashboard import write_dashboard
+            from shapefuzz.campaign.report.issue_texts import IssueTexts
 
             try:
                 toolchain = session.toolchain

@@ -33,7 +33,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 def shrink(session: Session, file, out, backend_names, backend, signature_text, time_limit, jobs,
            compile_timeout, corpus_dir, plain) -> None:
     """Minimize FILE while it keeps failing with the same signature."""
-    from shapefuzz.campaign import live
+    from shapefuzz.campaign.report import live
     from shapefuzz.shrink.run import result_lines, shrink_file
 
     text = read_mlir(file)

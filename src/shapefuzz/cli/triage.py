@@ -35,9 +35,9 @@ from shapefuzz.cli.params import Duration
 def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | None, do_localize: bool,
            localize_time: float | None, fetch_releases: int | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
-    from shapefuzz.campaign.bugs import annotate_corpus, bisect_causes
-    from shapefuzz.campaign.report import summarize, write_report
-    from shapefuzz.campaign.store import DB_NAME, CampaignStore
+    from shapefuzz.campaign.cause_facts import annotate_corpus, bisect_causes
+    from shapefuzz.campaign.report.summary import summarize, write_report
+    from shapefuzz.campaign.database import DB_NAME, CampaignStore
     from shapefuzz.errors import UsageError
 
     folder = Path(campaign_dir)

@@ -56,7 +56,7 @@ class Finding:
 
 
 def _with_input_type(command: list[str], mlir: str) -> list[str]:
-    from shapefuzz.frontend import input_type_flags
+    from shapefuzz.input_dialect import input_type_flags
 
     extra = [f for f in input_type_flags(mlir) if f not in command]
     return [*command[:-2], *extra, *command[-2:]] if extra and command[-2:-1] == ["-o"] else command

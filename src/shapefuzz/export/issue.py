@@ -73,7 +73,7 @@ def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
     """The report form's components: "Frontends" only for a bug placed in a frontend conversion
     (a torch or ONNX spelling whose bug is IREE's says nothing about frontends); an entry with
     no component yet goes by its spelling."""
-    from shapefuzz.frontend import is_torch
+    from shapefuzz.input_dialect import is_torch
 
     parts = ["Runtime"] if stage == Stage.RUN else ["Compiler"]
     placed = str((meta.get("bug") or {}).get("component") or "")

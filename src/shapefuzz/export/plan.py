@@ -59,7 +59,7 @@ def comparison_rule(entry: CorpusEntry) -> dict:
 
 
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
-    from shapefuzz.frontend import input_type_flags
+    from shapefuzz.input_dialect import input_type_flags
     from shapefuzz.mlirinfo import function_info, random_inputs
 
     backend = BACKENDS.get(entry.signature.backend)

@@ -46,7 +46,7 @@ class FamilyParams:
     """Base of each family's frozen-dataclass parameters. Lists become tuples (hashable,
     immutable). `p["k"]` reads a field by name, for code that walks fields by name.
 
-    `frontend` says how the case is spelled: "linalg" (the family's own forms; left out of the
+    `input_dialect` says how the case is spelled: "linalg" (the family's own forms; left out of the
     JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation."""
 
     # Names older case headers used for a field: {old name: field name}.

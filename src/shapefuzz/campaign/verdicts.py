@@ -3,8 +3,8 @@ most bug-like verdict among its buckets)."""
 
 from __future__ import annotations
 
-from shapefuzz.campaign.store import BucketRow
-from shapefuzz.campaign.values import BucketState, Triage
+from shapefuzz.campaign.database import BucketRow
+from shapefuzz.campaign.outcomes import BucketState, Triage
 
 _TRIAGE_ORDER = (Triage.COMPILER_BUG, Triage.TARGET_LIMIT, Triage.SUSPECTED_DRIVER, Triage.OURS, Triage.FLAKY)
 

@@ -12,18 +12,18 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from shapefuzz.campaign.causes import Causes
+from shapefuzz.campaign.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Sightings
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
 from shapefuzz.campaign.lanes import LanePlan
-from shapefuzz.campaign.pool import Done, Task
+from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering
-from shapefuzz.campaign.store import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.triage_rules import bucket_triage
-from shapefuzz.campaign.values import (
+from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.verdicts import bucket_triage
+from shapefuzz.campaign.outcomes import (
     NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target, TaskKind, Triage, Verdict,
     one_line,
 )

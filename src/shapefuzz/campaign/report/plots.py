@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 
-from shapefuzz.campaign.series import OUTCOMES, Series, Step
+from shapefuzz.campaign.report.series import OUTCOMES, Series, Step
 
 TRIAGE_COLORS = {"compiler bug": "#c0392b", "target limit": "#7f8c8d", "suspected driver": "#e67e22",
                  "ours": "#8e44ad", "flaky": "#bdc3c7"}

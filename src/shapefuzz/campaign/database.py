@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
-from shapefuzz.campaign.values import BucketState, Failure, ShrinkState, Triage, Verdict
+from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
 from shapefuzz.errors import CorpusError
 
 FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state

@@ -9,10 +9,10 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass, field
 
-from shapefuzz.campaign.coverage_summary import coverage_rows
-from shapefuzz.campaign.report import Summary
-from shapefuzz.campaign.store import CampaignStore
-from shapefuzz.campaign.values import Triage
+from shapefuzz.campaign.report.coverage_summary import coverage_rows
+from shapefuzz.campaign.report.summary import Summary
+from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.outcomes import Triage
 
 OUTCOMES = ("pass", "bug", "unsupported", "driver-suspected", "other")  # a lane x family cell's columns
 _FAILED_TRIAGE = {Triage.COMPILER_BUG.value: "bug", Triage.SUSPECTED_DRIVER.value: "driver-suspected",
@@ -111,7 +111,7 @@ def _matrix(store: CampaignStore, rows: list, summary: Summary):
 
 def coverage_over_time(store: CampaignStore) -> dict[str, dict[str, Step]] | None:
     """Distinct coverage items (passes run, patterns applied) reached by each moment, per lane and
-    per family, from the store's coverage map (campaign/coverage_summary.py); None when nothing was
+    per family, from the store's coverage map (campaign/report/coverage_summary.py); None when nothing was
     instrumented."""
     rows = coverage_rows(store)
     if not rows:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from shapefuzz import interrupts
-from shapefuzz.campaign.node import NodeReport, ToolchainSpec, probe_node
+from shapefuzz.campaign.cluster.node import NodeReport, ToolchainSpec, probe_node
 from shapefuzz.errors import ClusterLost, UsageError
 from shapefuzz.toolchain import Toolchain, ToolchainProbe
 

@@ -18,14 +18,14 @@ from typing import Any
 from urllib.parse import quote
 
 from shapefuzz import __version__
-from shapefuzz.campaign import plots
+from shapefuzz.campaign.report import plots
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
-from shapefuzz.campaign.issue_texts import IssueTexts
-from shapefuzz.campaign.report import Summary, headline, shares, summarize
-from shapefuzz.campaign.series import Series, build
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.report.issue_texts import IssueTexts
+from shapefuzz.campaign.report.summary import Summary, headline, shares, summarize
+from shapefuzz.campaign.report.series import Series, build
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.errors import UsageError
 from shapefuzz.files import atomic_write
 from shapefuzz.toolchain import Toolchain

@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.campaign.bugs import lead_fields, regression_of, reported_entries, reported_url
+from shapefuzz.campaign.cause_facts import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crosstrigger import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptoms
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.coverage_summary import coverage_summary, failing_passes
+from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
 )
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
-from shapefuzz.campaign.triage_rules import bucket_triage, cause_triage
-from shapefuzz.campaign.store import BucketRow, CampaignStore
-from shapefuzz.campaign.values import BucketState, ShrinkState, TaskKind, Triage, Verdict
+from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
 from shapefuzz.markup import cell, code, code_cell, fenced, text
 from shapefuzz.worktime import PARTS

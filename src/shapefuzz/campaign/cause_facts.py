@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.localizing import component_of_localization
-from shapefuzz.campaign.store import BucketRow, CampaignStore
+from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import measure
 from shapefuzz.triage.component import component_of, scope_of

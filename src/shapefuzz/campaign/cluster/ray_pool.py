@@ -16,10 +16,10 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from shapefuzz.campaign.cluster import NODE_LABEL, Cluster, import_ray, remote
-from shapefuzz.campaign.node import ToolchainSpec, run_task
-from shapefuzz.campaign.pool import Done, Task
-from shapefuzz.campaign.values import EnvironmentCondition, TaskKind
+from shapefuzz.campaign.cluster.connect import NODE_LABEL, Cluster, import_ray, remote
+from shapefuzz.campaign.cluster.node import ToolchainSpec, run_task
+from shapefuzz.campaign.worker_pool import Done, Task
+from shapefuzz.campaign.outcomes import EnvironmentCondition, TaskKind
 from shapefuzz.errors import EnvironmentFault
 
 MAX_RETRIES = 2  # Ray's own retries of a task whose worker or node died

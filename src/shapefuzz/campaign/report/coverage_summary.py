@@ -8,7 +8,7 @@ import collections
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from shapefuzz.campaign.store import CampaignStore
+from shapefuzz.campaign.database import CampaignStore
 
 
 @dataclass(frozen=True)

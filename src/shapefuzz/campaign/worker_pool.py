@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz.campaign.values import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
+from shapefuzz.campaign.outcomes import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.sandbox import become_subreaper, kill_strays
 from shapefuzz.worktime import add

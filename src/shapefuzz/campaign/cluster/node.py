@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Any
 
-from shapefuzz.campaign.values import EnvironmentCondition, SplitShrinkTarget, TaskKind, perform
+from shapefuzz.campaign.outcomes import EnvironmentCondition, SplitShrinkTarget, TaskKind, perform
 from shapefuzz.errors import EnvironmentFault, ShapefuzzError
 
 

@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from shapefuzz.campaign.cluster import Cluster, ClusterToolchain, connect, disconnect, open_cluster
-from shapefuzz.campaign.node import ToolchainSpec
-from shapefuzz.campaign.values import SplitShrinkTarget
+from shapefuzz.campaign.cluster.connect import Cluster, ClusterToolchain, connect, disconnect, open_cluster
+from shapefuzz.campaign.cluster.node import ToolchainSpec
+from shapefuzz.campaign.outcomes import SplitShrinkTarget
 from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain
 
 
@@ -37,7 +37,7 @@ class ClusterRun:
         return self.cluster.cpus
 
     def pool_factory(self, target: Any, jobs: int) -> Any:
-        from shapefuzz.campaign.raypool import RayPool
+        from shapefuzz.campaign.cluster.ray_pool import RayPool
 
         head_finish = target.save_shrunk if isinstance(target, SplitShrinkTarget) else None
         self.pool = RayPool(self.cluster, target, jobs, self.spec, head_finish)
