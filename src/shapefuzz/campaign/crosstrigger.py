@@ -15,62 +15,24 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.crossings import (
+    CANNOT_TELL, CROSSINGS_META, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossed, crossings, keep,
+)
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import Triage
 
-CROSSINGS_META = "crossings"
 DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
 COMPILE_SECONDS = 30.0  # one run's compile limit: a minimized reproducer compiles in seconds
-SAME_FAILURE, SAME_PASS_AND_OP, NO, CANNOT_TELL = "same failure", "same pass and op", "no", "cannot tell"
 _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
 _ANCHOR = re.compile(r"^'([\w.]+)' op ")
 # compute ops of a reproducer (linalg, LinalgExt, torch, ONNX); plumbing that every program has is left out
 _OP = re.compile(r"\b((?:linalg|iree_linalg_ext|torch\.aten)\.[\w.]+|onnx\.\w+)")
 _RANK = {"verify": 0, "compile": 1, "run": 2, "compare": 3}
 _PLUMBING = frozenset({"linalg.yield", "linalg.index", "linalg.fill", "iree_linalg_ext.yield"})
-
-
-@dataclass(frozen=True)
-class Crossing:
-    """One run: `source`'s reproducer (a bucket's corpus entry) on `target`'s lane."""
-
-    source: str  # the bucket whose reproducer ran
-    target: str  # the bucket whose lane it ran on and whose failure it was judged against
-    lane: str
-    verdict: str  # SAME_FAILURE, SAME_PASS_AND_OP, NO or CANNOT_TELL
-    got: str = ""  # what it did there, one line
-    seconds: float = 0.0
-
-    @property
-    def triggers(self) -> bool:
-        return self.verdict in (SAME_FAILURE, SAME_PASS_AND_OP)
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> "Crossing":
-        return Crossing(str(data["source"]), str(data["target"]), str(data["lane"]), str(data["verdict"]),
-                        str(data.get("got", "")), float(data.get("seconds", 0.0)))
-
-
-def crossings(store: CampaignStore | None) -> list[Crossing]:
-    """The runs kept in the store (none for no store)."""
-    record = store.meta_object(CROSSINGS_META) if store is not None else None
-    runs = (record or {}).get("runs")
-    return [Crossing.from_json(r) for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
-
-
-def crossed(store: CampaignStore | None) -> list[tuple[str, str]]:
-    """(source bucket, target bucket) of each run that cross-triggered."""
-    return [(c.source, c.target) for c in crossings(store) if c.triggers]
-
-
-def _keep(store: CampaignStore, crossing: Crossing) -> None:
-    runs = [asdict(c) for c in crossings(store)] + [asdict(crossing)]
-    store.set_meta(CROSSINGS_META, json.dumps({"runs": runs}, sort_keys=True))
 
 
 def compute_ops(text: str) -> frozenset[str]:
@@ -159,7 +121,7 @@ def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seco
             except Exception as error:  # noqa: BLE001 - one entry that cannot run must not stop the rest
                 verdict, got = CANNOT_TELL, f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
             crossing = Crossing(bucket.sig, target.sig, target.backend, verdict, got, round(time.monotonic() - started, 1))
-            _keep(store, crossing)
+            keep(store, crossing)
             done_before.add((bucket.sig, target.sig))
             done += 1
             say(f"cross-trigger {entry.id} on {target.backend}: {verdict} ({got[:100]})")

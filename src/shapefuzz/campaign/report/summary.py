@@ -14,7 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.cause_facts import lead_fields, regression_of, reported_entries, reported_url
 from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crosstrigger import crossed
+from shapefuzz.campaign.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
 from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptoms
 from shapefuzz.campaign.config import format_duration
