@@ -44,16 +44,26 @@ class FamilyParams:
     immutable). `p["k"]` reads a field by name, for code that walks fields by name.
 
     `frontend` says how the case is spelled: "linalg" (the family's own forms; left out of the
-    JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation."""
+    JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation.
+    `context` is the producer/consumer chain drawn around the root op (`context/chain.py`: a
+    tuple of `ContextOp`, JSON a list of op objects; left out of the JSON when empty)."""
 
     # Names older case headers used for a field: {old name: field name}.
     RENAMED: ClassVar[dict[str, str]] = {}
 
     frontend: str = dataclasses.field(default=LINALG, kw_only=True)
+    context: tuple[Any, ...] = dataclasses.field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
+            if f.name == "context":
+                if value:  # a JSON list from a header, or a chain: ValueError names the bad op
+                    from shapefuzz.families.context.chain import chain_from_json
+                    from shapefuzz.families.context.ops import OPS
+
+                    object.__setattr__(self, f.name, chain_from_json(value, OPS))
+                continue
             frozen = _freeze(value)
             if frozen is not value:
                 object.__setattr__(self, f.name, frozen)
@@ -86,9 +96,12 @@ class FamilyParams:
         return cls(**{k: fixed[k] for k in names if k in fixed})
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+               if f.name != "context"}
         if out.get("frontend") == LINALG:
             del out["frontend"]  # linalg cases keep the headers they always had
+        if self.context:  # context-free cases too
+            out["context"] = [op.to_json() for op in self.context]
         return out
 
     def replace(self: P, **changes: Any) -> P:
@@ -137,6 +150,11 @@ def dtype_tolerance_rule(p: Any) -> dict[str, Any]:
     return dict(DTYPE_TOLERANCE)
 
 
+def no_fixed_operands(p: Any) -> tuple[int, ...]:
+    """The operands of a family that declares none: every float operand's values are free."""
+    return ()
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Family(Generic[P]):
     """One op family. The hooks are the module's functions, all on typed params:
@@ -155,6 +173,9 @@ class Family(Generic[P]):
     export_rule(p) -> dict                 (optional) `compare` as a rule exported tests apply
                                            (export_checks.compare); default: the dtype's tolerance
 
+    context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
+                                           chooses: no context producer on them (`context/`)
+
     and two tables: FEATURES (what the strategy must reach) and SWARM (swarm testing, Groce et
     al., ISSTA 2012: {knob: p -> p without that feature}, e.g. "static": every dim static), and
     optionally RELEASE_GATES (forms older releases cannot parse, gates.py).
@@ -171,6 +192,9 @@ class Family(Generic[P]):
     export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
     # Forms (or the family) some releases cannot parse, and what is drawn instead (gates.py).
     release_gates: tuple[Any, ...] = ()
+    # Float operands whose values the family chooses (an attention mask): no context producer
+    # goes on them (the module's `context_fixed_operands`; integer operands never get one).
+    fixed_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
 
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":
@@ -179,7 +203,8 @@ class Family(Generic[P]):
         assert not missing, f"family {name} lacks {missing}"
         return Family(name, params_type, {h: namespace[h] for h in _HOOKS}, tuple(namespace.get("FEATURES", ())),
                       dict(namespace.get("SWARM", {})), namespace.get("export_rule", dtype_tolerance_rule),
-                      tuple(namespace.get("RELEASE_GATES", ())))
+                      tuple(namespace.get("RELEASE_GATES", ())),
+                      namespace.get("context_fixed_operands", no_fixed_operands))
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""

@@ -34,4 +34,9 @@ RELEASE_GATES = (
                 instead=lambda p: p.replace(form="decomposed")),
 )
 
+def context_fixed_operands(p: Params) -> tuple[int, ...]:
+    """The mask (0 or -inf, never a whole row masked) is the family's to draw: no producer on it."""
+    return (3,) if p.mask != "none" else ()
+
+
 FAMILY = Family.define("attention", Params, globals())
