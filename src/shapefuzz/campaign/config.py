@@ -52,6 +52,7 @@ class CampaignConfig:
     fail_on: str = "never"  # "new": exit 1 when a new compiler-bug cause was found
     coverage: float = 0.15  # share of candidates compiled with the action log (0: coverage feedback off)
     until_saturated: float | None = None  # stop once the Good-Turing chance stays below this (campaign/discovery.py)
+    context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
 
 
 FAIL_ON = ("never", "new")

@@ -94,6 +94,7 @@ class IreeTarget:
     budget: Budget = DEFAULT_BUDGET  # the full caps: confirmations and shrinks
     memory_cap: int | None = CAMPAIGN_MEMORY_CAP  # candidate checks
     gated: Gated = Gated()  # the forms this toolchain's release cannot parse (families/gates.py)
+    context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: the default)
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
@@ -106,7 +107,7 @@ class IreeTarget:
         params = None
         for attempt in range(_RELEASE_DRAWS):
             drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True)
+                                regime="large" if large else "small", swarm=True, context_share=self.context_share)
             params = self.gated.params(group, drawn)
             if params is not None:
                 break

@@ -72,6 +72,7 @@ class FuzzRequest:
     # and cost candidates/min (see the README). Measured or not, the map and failing passes are kept.
     coverage_steer: bool = False
     coverage_lanes: bool = True  # with coverage_steer, False: steered draws, but lane slots by rotation
+    context_share: float | None = None  # `--context-share`: cases drawn inside a producer/consumer chain; 0: none
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
     localize_time: str | float | None = None  # the localization step's budget (default 3 min; 0: off)
     fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
@@ -169,6 +170,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
     check_fraction(req.coverage, "--coverage", low_open=False)
+    check_fraction(req.context_share, "--context-share", low_open=False)
     if req.saturate_after is not None and req.saturate_after < 1:
         raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
     if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
@@ -185,7 +187,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
                           req.fail_on or "never", DEFAULT_COVERAGE if req.coverage is None else req.coverage,
-                          until)
+                          until, context_share=req.context_share)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
@@ -327,7 +329,7 @@ def _run(req: FuzzRequest, toolchain: Toolchain, progress: Progress, start_metho
         budget = DEFAULT_BUDGET
         if req.compile_timeout is not None:
             budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=req.compile_timeout), DEFAULT_BUDGET.run)
-        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated)
+        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated, context_share=config.context_share)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
         fetcher = _start_fetcher(req, toolchain, bisect_budget, progress)

@@ -140,6 +140,16 @@ def _draw_consumer(draw: Any, name: str, j: int, t: Ty) -> ContextOp | None:
 
 
 def draw_chain(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes: list[tuple[int, ...]],
+               fixed: tuple[int, ...], consumers_ok: bool, tries: int = 3) -> Chain:
+    """A chain of 0-4 producers and 0-4 consumers, at least one op where one fits (a few tries)."""
+    for _ in range(tries):
+        chain = _draw_once(draw, args, results, shapes, fixed, consumers_ok)
+        if chain:
+            return chain
+    return ()
+
+
+def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes: list[tuple[int, ...]],
                fixed: tuple[int, ...], consumers_ok: bool) -> Chain:
     """A chain of 0-4 producers and 0-4 consumers (at least one op where one fits) over a root."""
     free = [i for i, t in enumerate(args) if is_float(t.elt) and i not in fixed]

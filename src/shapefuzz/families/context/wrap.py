@@ -8,9 +8,10 @@ Only linalg-spelled cases carry context here; the strategy draws a chain for one
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from hypothesis import strategies as st
@@ -32,6 +33,18 @@ def set_share(fraction: float) -> None:
 
 def share() -> float:
     return 0.0 if not _share["denominator"] else 1 / _share["denominator"]
+
+
+@contextlib.contextmanager
+def sharing(fraction: float | None) -> Iterator[None]:
+    """Draws inside get a chain at this share (None: as set); the setting is restored after."""
+    before = _share["denominator"]
+    if fraction is not None:
+        set_share(fraction)
+    try:
+        yield
+    finally:
+        _share["denominator"] = before
 
 
 def bare(p: FamilyParams) -> FamilyParams:
@@ -149,4 +162,4 @@ def with_context(family: Family) -> Family:
     return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
 
 
-__all__ = ["KEY", "SHARE", "bare", "set_share", "share", "with_context"]
+__all__ = ["KEY", "SHARE", "bare", "set_share", "share", "sharing", "with_context"]
