@@ -16,7 +16,7 @@ import numpy as np
 
 from shapefuzz.families.context.chain import Chain, ContextOp, consumers_of, producers_of
 from shapefuzz.families.context.consumers import CONSUMERS
-from shapefuzz.families.context.producers import NP, PRODUCERS
+from shapefuzz.families.context.producers import contiguous, NP, PRODUCERS
 from shapefuzz.families.context.types import Emitter, Ty
 from shapefuzz.families.torch_ir import boundary
 
@@ -83,7 +83,7 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
     for i, t in enumerate(args):
         steps = []
         for op in reversed(producers_of(chain, i)):
-            sources = tuple(PRODUCERS[op.op].sources(op, t))
+            sources = tuple(_named(lambda: PRODUCERS[op.op].sources(op, t)))
             steps.append((op, sources, t))
             t = sources[0]
         producers.append(tuple(reversed(steps)))
@@ -92,11 +92,19 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
         steps = []
         for op in consumers_of(chain, j):
             c = CONSUMERS[op.op]
-            out = c.result(op, t)
+            out = _named(lambda: c.result(op, t))
             steps.append((op, t, out, tuple(c.extras(op, t))))
             t = out
         consumers.append(tuple(steps))
     return Plan(args, results, tuple(producers), tuple(consumers))
+
+
+def _named(call: Callable[[], Any]) -> Any:
+    """An op's misfit as a line that says it is the chain's."""
+    try:
+        return call()
+    except ValueError as error:
+        raise ValueError(f"context: {error}") from None
 
 
 def _sig(types: list[Ty]) -> str:
@@ -154,7 +162,7 @@ def make_inputs(p: Plan, root_inputs: list[np.ndarray], seed: int) -> list[np.nd
             xs = PRODUCERS[op.op].invert(op, y, list(sources), rng)
             y = xs[0]
             extras.insert(0, xs[1:])
-        out.append(np.ascontiguousarray(y))
+        out.append(contiguous(y))
         for more in extras:
             out += more
     for steps in p.consumers:

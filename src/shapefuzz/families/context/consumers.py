@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from shapefuzz.families.context.chain import ContextOp
-from shapefuzz.families.context.producers import NP, need, perm_ok
+from shapefuzz.families.context.producers import contiguous, NP, need, perm_ok
 from shapefuzz.families.context.types import Emitter, Ty, is_float
 
 EPS = {"f32": 2.0 ** -23, "f16": 2.0 ** -10}
@@ -238,7 +238,7 @@ class TransposeOut(Consumer):
         return name
 
     def forward(self, op, x, extras, out):
-        return np.ascontiguousarray(np.transpose(x, op.get("perm")))
+        return contiguous(np.transpose(x, op.get("perm")))
 
     def widen(self, op, x, tol, ref):
         return tol

@@ -17,6 +17,11 @@ NP = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "i
 QRANGE = {"i8": (-128, 127), "i4": (-8, 7)}
 
 
+def contiguous(x: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy that keeps a 0-d array 0-d (`np.ascontiguousarray` makes it 1-d)."""
+    return np.array(x, order="C", copy=True)
+
+
 def need(cond: bool, why: str) -> None:
     if not cond:
         raise ValueError(why)
@@ -84,7 +89,7 @@ class Pad(Producer):
 
     def invert(self, op, y, in_tys, rng):
         inner = tuple(slice(a, n - b) for a, b, n in zip(op.get("lo"), op.get("hi"), y.shape))
-        return [np.ascontiguousarray(y[inner])]
+        return [contiguous(y[inner])]
 
 
 class Transpose(Producer):
@@ -112,10 +117,10 @@ class Transpose(Producer):
                          ["%a"], ["%a", "%o"])
 
     def forward(self, op, xs, out):
-        return np.ascontiguousarray(np.transpose(xs[0], op.get("perm")))
+        return contiguous(np.transpose(xs[0], op.get("perm")))
 
     def invert(self, op, y, in_tys, rng):
-        return [np.ascontiguousarray(np.transpose(y, np.argsort(op.get("perm"))))]
+        return [contiguous(np.transpose(y, np.argsort(op.get("perm"))))]
 
 
 def _groups_ok(groups: Any, rank: int) -> bool:
@@ -259,7 +264,7 @@ class Slice(Producer):
     def forward(self, op, xs, out):
         dims = [n for j, n in enumerate(xs[0].shape) if j != op.get("drop")]
         shape = tuple((n - o - x - 1) // s + 1 for n, o, s, x in zip(dims, op.get("offsets"), op.get("strides"), op.get("extra")))
-        return np.ascontiguousarray(xs[0][self._index(op, shape)])
+        return contiguous(xs[0][self._index(op, shape)])
 
     def invert(self, op, y, in_tys, rng):
         shape = [o + (n - 1) * s + 1 + x for n, o, s, x in zip(y.shape, op.get("offsets"), op.get("strides"), op.get("extra"))]
@@ -298,7 +303,7 @@ class Concat(Producer):
 
     def invert(self, op, y, in_tys, rng):
         a, b = np.split(y, [op.get("split")], axis=op.get("dim"))
-        return [np.ascontiguousarray(a), np.ascontiguousarray(b)]
+        return [contiguous(a), contiguous(b)]
 
 
 class Broadcast(Producer):
@@ -323,10 +328,10 @@ class Broadcast(Producer):
     def forward(self, op, xs, out):
         x = np.expand_dims(xs[0], tuple(op.get("dims")))
         shape = tuple(out.dims[i] if i in op.get("dims") else n for i, n in enumerate(x.shape))
-        return np.ascontiguousarray(np.broadcast_to(x, shape))
+        return contiguous(np.broadcast_to(x, shape))
 
     def invert(self, op, y, in_tys, rng):
-        return [np.ascontiguousarray(_take0(y, op.get("dims")))]
+        return [contiguous(_take0(y, op.get("dims")))]
 
 
 def _take0(y: np.ndarray, dims: Any) -> np.ndarray:
@@ -361,10 +366,10 @@ class Reverse(Producer):
         return e.generic([], out, sizes, body, ["%o"])
 
     def forward(self, op, xs, out):
-        return np.ascontiguousarray(np.flip(xs[0], op.get("dim")))
+        return contiguous(np.flip(xs[0], op.get("dim")))
 
     def invert(self, op, y, in_tys, rng):
-        return [np.ascontiguousarray(np.flip(y, op.get("dim")))]
+        return [contiguous(np.flip(y, op.get("dim")))]
 
 
 class Dequantize(Producer):
