@@ -80,6 +80,9 @@ def capped(budget: Budget, memory_bytes: int | None) -> Budget:
 # them took a quarter of a 20-minute campaign's worker time), now 60 s and 120 s.
 CHECK_TIME_FACTOR = 0.5
 
+# Candidates drawn inside a producer/consumer chain (families/context), unless --context-share says.
+CONTEXT_SHARE = 0.5
+
 
 def scaled(budget: Budget, factor: float) -> Budget:
     """The budget with compile and run timeouts multiplied by `factor`."""
@@ -107,7 +110,8 @@ class IreeTarget:
         params = None
         for attempt in range(_RELEASE_DRAWS):
             drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True, context_share=self.context_share)
+                                regime="large" if large else "small", swarm=True,
+                                context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
             params = self.gated.params(group, drawn)
             if params is not None:
                 break

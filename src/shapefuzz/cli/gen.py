@@ -20,7 +20,7 @@ from shapefuzz.families.base import REGIMES
               help="Swarm testing: each case first draws which features it may use.")
 @click.option("--context/--no-context", "context", default=None,
               help="Draw the op inside a chain of producers and consumers (where one fits), or never "
-                   "(default: the campaign's share, 1 in 2).")
+                   "(default: never; campaigns draw one in 2).")
 @click.option("--stats", type=click.IntRange(1, 100_000), default=None, metavar="N",
               help="Print per-feature and per-pair coverage over N draws instead of a case.")
 @click.option("--pairs", type=click.IntRange(0, 10_000), default=15, show_default=True,

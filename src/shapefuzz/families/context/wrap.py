@@ -3,8 +3,9 @@ extends a family with its spellings. A case without context goes straight to the
 hooks (its header, render, forms, candidates and features are what they always were); a case
 with one is rendered, fed, judged, shrunk and labelled as one computation (`compose`).
 
-Only linalg-spelled cases carry context here; the strategy draws a chain for one case in
-`SHARE` (`set_share`: the campaign's `--context-share`, 0 = never)."""
+Only linalg-spelled cases carry context here. The strategy draws a chain for the share set
+(`sharing`/`set_share`): campaigns one case in `SHARE` (`--context-share`, 0 = never); outside
+a campaign none unless asked (`gen --context`), so every draw recorded before stays the same."""
 
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
 
-# A chain is drawn for one case in SHARE (a linalg case whose root has an op that fits).
+# A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
 SHARE = 2
-_share = {"denominator": SHARE}
+_share = {"denominator": 0}  # outside a campaign: none unless asked
 
 
 def set_share(fraction: float) -> None:
