@@ -143,7 +143,7 @@ def test_an_environment_fault_reaches_the_engine_as_a_value_not_as_traceback_tex
     assert by_key["env"].environment == EnvironmentCondition(NO_SPACE) and by_key["env"].value is None
     assert by_key["text"].environment is None and "EnvironmentFault" in by_key["text"].error  # an error, not ours
     assert by_key["fine"].environment is None and by_key["fine"].value.verdict == Verdict.PASS
-    # the same on a cluster node (campaign.node, what a Ray task runs; here without Ray)
+    # the same on a cluster node (campaign.cluster.node, what a Ray task runs; here without Ray)
     monkeypatch.setattr("shapefuzz.campaign.cluster.node._node_id", lambda: "node")
     spec = ToolchainSpec()
     assert run_task(_Faulty(), spec, "check", _candidate("env"), ("a",)).environment == EnvironmentCondition(NO_SPACE)

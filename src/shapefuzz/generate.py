@@ -33,16 +33,22 @@ def draw(strategy: st.SearchStrategy, seed: int):
     raise ShapefuzzError(f"the strategy rejected {_ATTEMPTS} draws in a row for seed {seed}")
 
 
-def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = False):
+def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = False,
+                context_share: float | None = None):
     """One case's typed params for (family, seed). `regime` "large" draws sizes meant for lanes
     that only compile (GPU targets), "small" ones for lanes that execute; `swarm` first draws
-    which of the family's features the case may use (swarm testing)."""
+    which of the family's features the case may use (swarm testing); `context_share` the share
+    of cases drawn inside a producer/consumer chain (None: the default, families/context)."""
+    from shapefuzz.families.context.wrap import sharing
+
     fam = get_family(family)
-    return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
+    with sharing(context_share):
+        return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
 
 
-def draw_case(family: str, seed: int, *, regime: str = "small", swarm: bool = False) -> Case:
-    return Case.make(family, draw_params(family, seed, regime=regime, swarm=swarm))
+def draw_case(family: str, seed: int, *, regime: str = "small", swarm: bool = False,
+              context_share: float | None = None) -> Case:
+    return Case.make(family, draw_params(family, seed, regime=regime, swarm=swarm, context_share=context_share))
 
 
 @dataclass(frozen=True)
@@ -65,13 +71,15 @@ class Coverage:
         return "\n".join(lines)
 
 
-def coverage(family: str, draws: int, *, seed: int = 0, regime: str = "small", swarm: bool = True) -> Coverage:
-    """Per-feature and per-pair counts over `draws` consecutive seeds from `seed`."""
+def coverage(family: str, draws: int, *, seed: int = 0, regime: str = "small", swarm: bool = True,
+             context_share: float | None = None) -> Coverage:
+    """Per-feature and per-pair counts over `draws` consecutive seeds from `seed` (a chain's ops
+    counted as `context:<op>` features)."""
     fam = get_family(family)
     features: Counter[str] = Counter()
     pairs: Counter[str] = Counter()
     for i in range(draws):
-        params = draw_params(family, seed + i, regime=regime, swarm=swarm)
+        params = draw_params(family, seed + i, regime=regime, swarm=swarm, context_share=context_share)
         features.update(set(fam.features(params)))
         pairs.update(fam.feature_pairs(params))
     return Coverage(family, draws, dict(features), dict(pairs))

@@ -392,7 +392,7 @@ class FormsReport:
 
 def form_difference(base: dict, other: dict) -> str:
     """The parameters in which `other` differs from `base`, as `key=value` pairs. A key left out
-    of the JSON takes its default (`input_dialect` is left out for the linalg forms)."""
+    of the JSON takes its default (`frontend` is left out for the linalg forms)."""
     defaults = {"frontend": "linalg"}
     keys = sorted(set(base) | set(other))
     changed = [f"{k}={other.get(k, defaults.get(k))!r}" for k in keys

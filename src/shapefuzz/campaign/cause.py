@@ -38,7 +38,7 @@ class Cause:
     name: str  # "cause-<hash>", the engine's name for it (JSON: "cause")
     triage: Triage
     evidence: str  # why that verdict
-    # the bug fields (campaign.bugs.lead_fields)
+    # the bug fields (campaign.cause_facts.lead_fields)
     identity: str
     failing_pass: str
     component: str

@@ -68,6 +68,7 @@ class CampaignConfig:
     cluster: str | None = None  # a Ray cluster's address
     iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
     iree_version: str | None = None
+    context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
 
 
 FAIL_ON = ("never", "new")

@@ -26,10 +26,11 @@ def load_family(name: str) -> Family:
     """One family's module, imported on its own (a family that does not import yet does not
     take the others down with it)."""
     if name not in _FAMILIES:
+        from shapefuzz.families.context.wrap import with_context
         from shapefuzz.families.frontends import with_frontends
 
-        # With its torch and ONNX spellings, as the registry serves it, so campaigns draw them too.
-        _FAMILIES[name] = with_frontends(importlib.import_module(f"shapefuzz.families.{name}").FAMILY)
+        # With its torch and ONNX spellings and its context chains, as the registry serves it.
+        _FAMILIES[name] = with_context(with_frontends(importlib.import_module(f"shapefuzz.families.{name}").FAMILY))
     return _FAMILIES[name]
 
 
@@ -80,6 +81,9 @@ def capped(budget: Budget, memory_bytes: int | None) -> Budget:
 # them took a quarter of a 20-minute campaign's worker time), now 60 s and 120 s.
 CHECK_TIME_FACTOR = 0.5
 
+# Candidates drawn inside a producer/consumer chain (families/context), unless --context-share says.
+CONTEXT_SHARE = 0.5
+
 
 def scaled(budget: Budget, factor: float) -> Budget:
     """The budget with compile and run timeouts multiplied by `factor`."""
@@ -94,6 +98,7 @@ class IreeTarget:
     budget: Budget = DEFAULT_BUDGET  # the full caps: confirmations and shrinks
     memory_cap: int | None = CAMPAIGN_MEMORY_CAP  # candidate checks
     gated: Gated = Gated()  # the forms this toolchain's release cannot parse (families/gates.py)
+    context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: the default)
 
     # --- campaign process --------------------------------------------------------------------
     def generate(self, group: str, seed: int, large: bool = False) -> Candidate:
@@ -106,7 +111,8 @@ class IreeTarget:
         params = None
         for attempt in range(_RELEASE_DRAWS):
             drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True)
+                                regime="large" if large else "small", swarm=True,
+                                context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
             params = self.gated.params(group, drawn)
             if params is not None:
                 break

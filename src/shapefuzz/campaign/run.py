@@ -72,6 +72,7 @@ class FuzzRequest:
     # and cost candidates/min (see the README). Measured or not, the map and failing passes are kept.
     coverage_steer: bool = False
     coverage_lanes: bool = True  # with coverage_steer, False: steered draws, but lane slots by rotation
+    context_share: float | None = None  # `--context-share`: cases drawn inside a producer/consumer chain; 0: none
     bisect_time: str | float | None = None  # the regression-range phase's budget (default 2 min)
     localize_time: str | float | None = None  # the localization step's budget (default 3 min; 0: off)
     fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
@@ -176,6 +177,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
     check_fraction(req.coverage, "--coverage", low_open=False)
+    check_fraction(req.context_share, "--context-share", low_open=False)
     if req.saturate_after is not None and req.saturate_after < 1:
         raise UsageError(f"--saturate-after {req.saturate_after}: give at least 1")
     if req.lanes_per_candidate is not None and req.lanes_per_candidate < 1:
@@ -196,7 +198,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           coverage_steer=req.coverage_steer, coverage_lanes=req.coverage_lanes, argv=tuple(req.argv),
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
-                          iree_version=req.iree_version)
+                          iree_version=req.iree_version, context_share=req.context_share)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
@@ -344,7 +346,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:
             budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=config.compile_timeout), DEFAULT_BUDGET.run)
-        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated)
+        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated, context_share=config.context_share)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
         fetcher = _start_fetcher(config, toolchain, progress)

@@ -52,6 +52,10 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.option("--steer", is_flag=True,
               help="Let that coverage steer drawing (neighbours of candidates that reached something new, "
                    "yields) and lane choice; measured, it has not paid in short campaigns (see README).")
+@click.option("--context-share", type=float, default=None,
+              help="Share of candidates whose op is drawn inside a chain of producers and consumers (pad, "
+                   "transpose, reshapes, slices, dequantize... before it; bias, activations, casts, reductions "
+                   "after it), where the bugs between ops are (default 0.5; 0: off).")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--bisect-time", type=Duration(), default=None,
               help="After the budget, take regression ranges of new compiler-bug causes over the releases in the "
@@ -77,7 +81,7 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturated, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, steer, fail_on, cluster, bisect_time, localize_time, no_localize, no_bisect,
+         lanes_per_candidate, coverage_share, steer, context_share, fail_on, cluster, bisect_time, localize_time, no_localize, no_bisect,
          fetch_releases, fetch_disk, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign.report import live
@@ -90,7 +94,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
                           session.iree_bin, session.iree_version, coverage=coverage_share,
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
                           localize_time=0.0 if no_localize else localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
-                          until_saturated=until_saturated)
+                          until_saturated=until_saturated, context_share=context_share)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN

@@ -7,6 +7,7 @@ from typing import Any, Callable, TypeVar
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
 from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.context.wrap import with_context
 from shapefuzz.families.frontends import with_frontends
 from shapefuzz.families.registry import DEFAULT_FAMILIES, FAMILY_MODULES, own_family
 
@@ -18,12 +19,13 @@ def all_families() -> dict[str, Family]:
 
 
 def get_family(name: str) -> Family:
-    """The family with its frontend spellings as equivalent forms. Built afresh on each call (a
-    cheap wrapper over the package's FAMILY): the strategies it hands out are new objects each
-    time, as the draws recorded so far were made with."""
+    """The family with its frontend spellings as equivalent forms, and its root op drawn inside
+    producer/consumer chains (`context/`). Built afresh on each call (a cheap wrapper over the
+    package's FAMILY): the strategies it hands out are new objects each time, as the draws
+    recorded so far were made with."""
     if name not in FAMILY_MODULES:
         raise UsageError(f"unknown op family {name!r}; choose from {', '.join(sorted(FAMILY_MODULES))}")
-    return with_frontends(own_family(name))
+    return with_context(with_frontends(own_family(name)))
 
 
 def _big_ints(value: Any, limit: int) -> list[int]:

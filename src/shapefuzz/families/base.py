@@ -46,17 +46,27 @@ class FamilyParams:
     """Base of each family's frozen-dataclass parameters. Lists become tuples (hashable,
     immutable). `p["k"]` reads a field by name, for code that walks fields by name.
 
-    `input_dialect` says how the case is spelled: "linalg" (the family's own forms; left out of the
-    JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation."""
+    `frontend` says how the case is spelled: "linalg" (the family's own forms; left out of the
+    JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation.
+    `context` is the producer/consumer chain drawn around the root op (`context/chain.py`: a
+    tuple of `ContextOp`, JSON a list of op objects; left out of the JSON when empty)."""
 
     # Names older case headers used for a field: {old name: field name}.
     RENAMED: ClassVar[dict[str, str]] = {}
 
     frontend: str = dataclasses.field(default=LINALG, kw_only=True)
+    context: tuple[Any, ...] = dataclasses.field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
+            if f.name == "context":
+                if value:  # a JSON list from a header, or a chain: ValueError names the bad op
+                    from shapefuzz.families.context.chain import chain_from_json
+                    from shapefuzz.families.context.ops import OPS
+
+                    object.__setattr__(self, f.name, chain_from_json(value, OPS))
+                continue
             frozen = _freeze(value)
             if frozen is not value:
                 object.__setattr__(self, f.name, frozen)
@@ -89,9 +99,12 @@ class FamilyParams:
         return cls(**{k: fixed[k] for k in names if k in fixed})
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+               if f.name != "context"}
         if out.get("frontend") == LINALG:
             del out["frontend"]  # linalg cases keep the headers they always had
+        if self.context:  # context-free cases too
+            out["context"] = [op.to_json() for op in self.context]
         return out
 
     def replace(self: P, **changes: Any) -> P:
@@ -197,6 +210,11 @@ def dtype_tolerance_rule(p: Any) -> dict[str, Any]:
     return dict(DTYPE_TOLERANCE)
 
 
+def no_fixed_operands(p: Any) -> tuple[int, ...]:
+    """The operands of a family that declares none: every float operand's values are free."""
+    return ()
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Family(Generic[P]):
     """One op family: its hooks (`FamilyHooks`, the package's functions), optionally
@@ -212,6 +230,8 @@ class Family(Generic[P]):
     EXAMPLE         one small case (params as in a case header) whose linalg forms and frontend
                     spellings all pass on llvm-cpu with the pinned release
     NO_SPELLING     (optional) {frontend: why it cannot write this family's cases}
+    context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
+                    chooses: no context producer on them (`context/`)
     """
 
     name: str
@@ -232,6 +252,9 @@ class Family(Generic[P]):
     export_rule: Callable[[Any], Mapping[str, Any]] = dtype_tolerance_rule
     # Forms (or the family) some releases cannot parse, and what is drawn instead (gates.py).
     release_gates: tuple[Any, ...] = ()
+    # Float operands whose values the family chooses (an attention mask): no context producer
+    # goes on them (the module's `context_fixed_operands`; integer operands never get one).
+    fixed_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -253,6 +276,7 @@ class Family(Generic[P]):
             largest_operand=namespace.get("largest_operand"),
             export_rule=namespace.get("export_rule", dtype_tolerance_rule),
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
+            fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
         )
 
     def load(self, params: P | Mapping[str, Any]) -> P:

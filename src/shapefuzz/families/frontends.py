@@ -120,7 +120,10 @@ def with_frontends(family: Family) -> Family:
 
 def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
     """The case spelled in ONNX: itself when it is, else its ONNX spelling when ONNX can write
-    it (the same computation on the same arrays), else None."""
+    it (the same computation on the same arrays), else None (a case with a context chain:
+    the spellings write the root op alone)."""
+    if p.context:
+        return None
     if p.frontend == "onnx":
         return p
     spelling = next((s for s in spellings_for(family.name) if s.frontend == "onnx"), None)

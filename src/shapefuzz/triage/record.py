@@ -105,7 +105,7 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
     component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes,
                              f"{message}\n{detail}")
     failing = ident.failing_pass
-    if localized is not None and localized.localized:  # as campaign.bugs.lead_fields does for a cause
+    if localized is not None and localized.localized:  # as campaign.cause_facts.lead_fields does for a cause
         failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
         component = component_of_place(localized, lanes) or component
         place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase

@@ -203,7 +203,7 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
-    its bug fields (campaign.bugs), in severity order, new before known."""
+    its bug fields (campaign.cause_facts), in severity order, new before known."""
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)

@@ -45,4 +45,11 @@ def largest_operand(p: Params) -> list[int]:
 EXAMPLE = {"dtype": "f32", "batch": [2], "batch_dyn": [True], "m": 3, "k2": 5, "k1": 4, "n": 2, "m_dyn": False,
            "k2_dyn": True, "scale": 0.5, "mask": "random"}
 NO_SPELLING = {"onnx": "the importer IREE 3.13 ships reads opset 18; ONNX has had Attention since opset 23"}
+
+
+def context_fixed_operands(p: Params) -> tuple[int, ...]:
+    """The mask (0 or -inf, never a whole row masked) is the family's to draw: no producer on it."""
+    return (3,) if p.mask != "none" else ()
+
+
 FAMILY = Family.define("attention", Params, globals())

@@ -1,0 +1,166 @@
+"""`with_context(family)`: the family's hooks with the chain in them, as `frontends.with_frontends`
+extends a family with its spellings. A case without context goes straight to the family's own
+hooks (its header, render, forms, candidates and features are what they always were); a case
+with one is rendered, fed, judged, shrunk and labelled as one computation (`compose`).
+
+Only linalg-spelled cases carry context here. The strategy draws a chain for the share set
+(`sharing`/`set_share`): campaigns one case in `SHARE` (`--context-share`, 0 = never); outside
+a campaign none unless asked (`gen --context`), so every draw recorded before stays the same."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+from typing import Any, Iterator
+
+import numpy as np
+from hypothesis import strategies as st
+
+from shapefuzz.families.base import LINALG, Family, FamilyParams
+from shapefuzz.families.context import compose
+from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
+from shapefuzz.families.context.strategy import draw_chain
+
+# A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
+SHARE = 2
+_share = {"denominator": 0}  # outside a campaign: none unless asked
+
+
+def set_share(fraction: float) -> None:
+    """The share of drawn cases that get a chain: 0 (never) to 1 (always); the default 1/SHARE."""
+    _share["denominator"] = 0 if fraction <= 0 else max(1, round(1 / fraction))
+
+
+def share() -> float:
+    return 0.0 if not _share["denominator"] else 1 / _share["denominator"]
+
+
+@contextlib.contextmanager
+def sharing(fraction: float | None) -> Iterator[None]:
+    """Draws inside get a chain at this share (None: as set); the setting is restored after."""
+    before = _share["denominator"]
+    if fraction is not None:
+        set_share(fraction)
+    try:
+        yield
+    finally:
+        _share["denominator"] = before
+
+
+def bare(p: FamilyParams) -> FamilyParams:
+    """The case without its chain: the family's own params."""
+    return p.replace(context=()) if p.context else p
+
+
+def with_context(family: Family) -> Family:
+    own = family.hooks
+
+    def consumers_ok(q: FamilyParams) -> bool:
+        return dict(family.export_rule(q)).get("kind") == "elementwise"
+
+    @functools.lru_cache(maxsize=64)
+    def root(q: FamilyParams) -> str:
+        return own["render"](q)
+
+    def plan(p: FamilyParams) -> compose.Plan:
+        if p.frontend != LINALG:
+            raise ValueError(f"context: only on cases spelled in linalg (this one is {p.frontend})")
+        q = bare(p)
+        return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q))
+
+    @functools.lru_cache(maxsize=64)
+    def root_shapes(q: FamilyParams) -> list[tuple[int, ...]]:
+        return [tuple(a.shape) for a in own["make_inputs"](q, 0)]
+
+    @st.composite
+    def chained(draw: Any, regime: str) -> FamilyParams:
+        p = draw(own["strategy"](regime))
+        denominator = _share["denominator"]
+        if p.frontend != LINALG or not denominator or draw(st.integers(0, denominator - 1)) != 0:
+            return p
+        args, results = compose.root_types(root(p))
+        chain = draw_chain(draw, args, results, root_shapes(p), tuple(family.fixed_operands(p)), consumers_ok(p))
+        return p.replace(context=chain) if chain else p
+
+    def strategy(*regime: str) -> st.SearchStrategy[FamilyParams]:
+        return chained(*regime)
+
+    def render(p: FamilyParams) -> str:
+        if not p.context:
+            return own["render"](p)
+        return compose.render(root(bare(p)), plan(p))
+
+    def make_inputs(p: FamilyParams, seed: int) -> list[np.ndarray]:
+        if not p.context:
+            return own["make_inputs"](p, seed)
+        return compose.make_inputs(plan(p), own["make_inputs"](bare(p), seed), seed)
+
+    def reference(p: FamilyParams, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        if not p.context:
+            return own["reference"](p, inputs)
+        pl = plan(p)
+        results = own["reference"](bare(p), compose.root_inputs_of(pl, inputs))
+        return compose.consume(pl, results, inputs)
+
+    def compare(p: FamilyParams, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Any:
+        if not p.context:
+            return own["compare"](p, inputs, expected, actual)
+        pl, q = plan(p), bare(p)
+        root_in = compose.root_inputs_of(pl, inputs)
+        if not any(pl.consumers):
+            return own["compare"](q, root_in, expected, actual)
+        results = own["reference"](q, root_in)
+        return compose.compare_with_consumers(pl, dict(family.export_rule(q)), results, inputs, expected, actual)
+
+    def fits(p: FamilyParams) -> bool:
+        """Whether the chain fits the root's types and its concrete sizes."""
+        try:
+            compose.check_sizes(plan(p), root_shapes(bare(p)))
+            return True
+        except (ValueError, AssertionError):
+            return False
+
+    def with_chain(q: FamilyParams, chain: Chain) -> FamilyParams | None:
+        c = q.replace(context=chain)
+        return c if q.frontend == LINALG and own["is_valid"](q) and fits(c) else None
+
+    def equivalent_forms(p: FamilyParams) -> list[FamilyParams]:
+        if not p.context:
+            return own["equivalent_forms"](p)
+        forms = [with_chain(f, p.context) for f in own["equivalent_forms"](bare(p))]
+        return [f for f in forms if f is not None]
+
+    def features(p: FamilyParams) -> list[str]:
+        out = list(own["features"](bare(p)))
+        if p.context:
+            out += sorted({f"context:{op.op}" for op in p.context})
+            out += sorted({"context:producer" if op.is_producer else "context:consumer" for op in p.context})
+        return out
+
+    def shrink_candidates(p: FamilyParams) -> list[FamilyParams]:
+        if not p.context:
+            return own["shrink_candidates"](p)
+        q = bare(p)
+        drops = [q.replace(context=c) for c in outermost_drops(p.context)]
+        kept = [with_chain(c, p.context) for c in own["shrink_candidates"](q)]
+        return drops + [q] + [c for c in kept if c is not None]
+
+    def is_valid(p: FamilyParams) -> bool:
+        return bool(own["is_valid"](bare(p))) and (not p.context or fits(p))
+
+    def export_rule(p: FamilyParams) -> dict[str, Any]:
+        if not p.context or not any(plan(p).consumers):
+            return dict(family.export_rule(bare(p)))
+        pl, inputs = plan(p), make_inputs(p, 0)
+        results = own["reference"](bare(p), compose.root_inputs_of(pl, inputs))
+        tols = compose.tolerances(pl, dict(family.export_rule(bare(p))), results, inputs)
+        return {"kind": "elementwise", "rtol": max(t[0] for t in tols), "atol": max(t[1] for t in tols)}
+
+    hooks = dict(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference, compare=compare,
+                 equivalent_forms=equivalent_forms, features=features, shrink_candidates=shrink_candidates,
+                 is_valid=is_valid)
+    return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
+
+
+__all__ = ["KEY", "SHARE", "bare", "set_share", "share", "sharing", "with_context"]
