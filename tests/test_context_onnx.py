@@ -63,7 +63,7 @@ def test_onnx_reference_agrees_with_the_numpy_reference_on_drawn_chains(family):
         expectation = case_expectation(Case.make(family, p))
         second = expectation.second
         assert second is not None, p
-        if second.status == Status.UNSUPPORTED:  # a known gap of onnx.reference (pool pads, opset-18 Q/DQ)
+        if second.status == Status.UNSUPPORTED:  # a known gap of onnx.reference (pool pads, opset-18 DQ)
             assert second.note, p
             continue
         assert second.status == Status.OK, second.disagreement
