@@ -94,3 +94,12 @@ def test_drawn_onnx_cases_get_chains_in_onnx_and_unwritable_ones_fall_back_to_li
         if any(op.op == "dequantize" and op.get("from") == "i4" for op in p.context):
             assert p.frontend == "linalg"
     assert spelled_onnx >= 3
+
+
+def test_the_campaign_renders_a_chain_case_with_its_chain():
+    from shapefuzz.campaign.iree import load_family
+
+    p = _chain_case("matmul", 1, CHAIN, "onnx").params
+    assert load_family("matmul").render(p) == get_family("matmul").render(p)
+    linalg = _chain_case("matmul", 1, CHAIN, "linalg").params
+    assert "func.func private @root" in load_family("matmul").render(linalg)
