@@ -103,3 +103,15 @@ def test_the_campaign_renders_a_chain_case_with_its_chain():
     assert load_family("matmul").render(p) == get_family("matmul").render(p)
     linalg = _chain_case("matmul", 1, CHAIN, "linalg").params
     assert "func.func private @root" in load_family("matmul").render(linalg)
+
+
+def test_a_rank_0_root_operand_stays_rank_0_in_a_chain_case():
+    """A campaign filed a chain case's rank-0 operands, fed as 1-element arrays, as compiler bugs."""
+    fam = get_family("one_hot")
+    p = fam.load({"form": "scatter", "dtype": "f32", "index_dtype": "i32", "index_shape": [], "index_dyn": [],
+                  "depth": 16, "depth_dyn": False, "axis": -1, "values": "input", "on": 0.25, "off": 0.0,
+                  "consumer": "none", "range": "oob", "dimension_map": [0],
+                  "context": [{"op": "cast_out", "result": 0, "to": "f16"}, {"op": "reduce", "result": 0, "dim": 0, "kind": "max"}]})
+    inputs = fam.make_inputs(p, 1)
+    assert [a.shape for a in inputs] == [a.shape for a in fam.make_inputs(p.replace(context=()), 1)]
+    assert [e.shape for e in fam.reference(p, inputs)] == [()]

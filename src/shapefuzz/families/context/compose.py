@@ -154,7 +154,7 @@ def make_inputs(p: Plan, root_inputs: list[np.ndarray], seed: int) -> list[np.nd
             xs = PRODUCERS[op.op].invert(op, y, list(sources), rng)
             y = xs[0]
             extras.insert(0, xs[1:])
-        out.append(np.ascontiguousarray(y))
+        out.append(np.ascontiguousarray(y).reshape(np.shape(y)))  # (ascontiguousarray makes a 0-d array 1-d)
         for more in extras:
             out += more
     for steps in p.consumers:
