@@ -29,7 +29,8 @@ def load_family(name: str) -> Family:
         from shapefuzz.families.context.wrap import with_context
         from shapefuzz.families.frontends import with_frontends
 
-        # With its torch and ONNX spellings and its context chains, as the registry serves it.
+        # With its torch and ONNX spellings and its context chains, as the registry serves it, so
+        # campaigns draw them too (and render, feed and judge a chain case as one computation).
         _FAMILIES[name] = with_context(with_frontends(importlib.import_module(f"shapefuzz.families.{name}").FAMILY))
     return _FAMILIES[name]
 

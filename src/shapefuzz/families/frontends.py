@@ -120,15 +120,16 @@ def with_frontends(family: Family) -> Family:
 
 def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
     """The case spelled in ONNX: itself when it is, else its ONNX spelling when ONNX can write
-    it (the same computation on the same arrays), else None (a case with a context chain:
-    the spellings write the root op alone)."""
-    if p.context:
-        return None
+    it (the same computation on the same arrays), else None. A case with a context chain: where
+    ONNX writes the whole chain (`context/onnx_chain`)."""
     if p.frontend == "onnx":
         return p
     spelling = next((s for s in spellings_for(family.name) if s.frontend == "onnx"), None)
     q = linalg_params(p)
-    return spelled(q, spelling) if spelling is not None and spelling.expressible(q) else None
+    if spelling is None or not spelling.expressible(q.replace(context=())):
+        return None
+    onnx = spelled(q, spelling)
+    return onnx if not p.context or onnx_model(family, onnx) is not None else None
 
 
 def onnx_model(family: Family, params: FamilyParams | Mapping[str, Any]) -> "onnx.ModelProto | None":
@@ -140,6 +141,9 @@ def onnx_model(family: Family, params: FamilyParams | Mapping[str, Any]) -> "onn
     spelling = model_spelling(family.name)
     if p.frontend != "onnx" or spelling is None:
         return None
+    if p.context:  # the whole chain's model, from the family's context hooks (`context/wrap`)
+        chain_model = family.hooks.get("context_onnx_model")
+        return chain_model(p) if chain_model is not None else None
     q = linalg_params(p)
     if spelling.refuse(q):
         return None

@@ -3,9 +3,11 @@ extends a family with its spellings. A case without context goes straight to the
 hooks (its header, render, forms, candidates and features are what they always were); a case
 with one is rendered, fed, judged, shrunk and labelled as one computation (`compose`).
 
-Only linalg-spelled cases carry context here. The strategy draws a chain for the share set
-(`sharing`/`set_share`): campaigns one case in `SHARE` (`--context-share`, 0 = never); outside
-a campaign none unless asked (`gen --context`), so every draw recorded before stays the same."""
+Cases spelled in linalg or ONNX carry context (an ONNX case's chain is spelled in ONNX around the
+family's root model, `onnx_chain`; a chain ONNX cannot write exactly stays linalg). The strategy
+draws a chain for the share set (`sharing`/`set_share`): campaigns one case in `SHARE`
+(`--context-share`, 0 = never); outside a campaign none unless asked (`gen --context`), so every
+draw recorded before stays the same."""
 
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ from shapefuzz.families.base import LINALG, Family, FamilyParams
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
+from shapefuzz.families.frontends import linalg_params
+
+ONNX = "onnx"
 
 # A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
 SHARE = 2
@@ -64,9 +69,9 @@ def with_context(family: Family) -> Family:
         return own["render"](q)
 
     def plan(p: FamilyParams) -> compose.Plan:
-        if p.frontend != LINALG:
-            raise ValueError(f"context: only on cases spelled in linalg (this one is {p.frontend})")
-        q = bare(p)
+        if p.frontend not in (LINALG, ONNX):
+            raise ValueError(f"context: only on cases spelled in linalg or ONNX (this one is {p.frontend})")
+        q = linalg_params(bare(p))  # an ONNX spelling has its linalg form's boundary types
         return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q))
 
     @functools.lru_cache(maxsize=64)
@@ -77,11 +82,24 @@ def with_context(family: Family) -> Family:
     def chained(draw: Any, regime: str) -> FamilyParams:
         p = draw(own["strategy"](regime))
         denominator = _share["denominator"]
-        if p.frontend != LINALG or not denominator or draw(st.integers(0, denominator - 1)) != 0:
+        if p.frontend not in (LINALG, ONNX) or not denominator or draw(st.integers(0, denominator - 1)) != 0:
             return p
-        args, results = compose.root_types(root(p))
-        chain = draw_chain(draw, args, results, root_shapes(p), tuple(family.fixed_operands(p)), consumers_ok(p))
-        return p.replace(context=chain) if chain else p
+        q = linalg_params(p)
+        args, results = compose.root_types(root(q))
+        chain = draw_chain(draw, args, results, root_shapes(q), tuple(family.fixed_operands(q)), consumers_ok(q))
+        if not chain:
+            return p
+        c = p.replace(context=chain)
+        return c if p.frontend == LINALG or onnx_model(c) is not None else q.replace(context=chain)
+
+    def onnx_model(p: FamilyParams) -> Any:
+        """The whole chain's ONNX model of a case spelled in ONNX (None: ONNX cannot write it)."""
+        from shapefuzz.families.context.onnx_chain import onnx_chain_model
+
+        try:
+            return onnx_chain_model(family, p, plan(p)) if p.frontend == ONNX and p.context else None
+        except (ValueError, AssertionError):
+            return None
 
     def strategy(*regime: str) -> st.SearchStrategy[FamilyParams]:
         return chained(*regime)
@@ -89,7 +107,24 @@ def with_context(family: Family) -> Family:
     def render(p: FamilyParams) -> str:
         if not p.context:
             return own["render"](p)
+        if p.frontend == ONNX:
+            return render_onnx(p)
         return compose.render(root(bare(p)), plan(p))
+
+    def render_onnx(p: FamilyParams) -> str:
+        """What `iree-import-onnx` makes of the chain's model; the linalg chain, saying why, where
+        the importer rejects it (our bug, as for a root the importer rejects)."""
+        from shapefuzz.onnx_import import ImportFailure, import_model
+
+        model = onnx_model(p)
+        why = "ONNX cannot write this chain"
+        if model is not None:
+            try:
+                return import_model(model)
+            except ImportFailure as error:
+                why = str(error).splitlines()[0]
+        pl = plan(p)
+        return f"// linalg chain: {why}\n" + compose.render(root(linalg_params(bare(p))), pl)
 
     def make_inputs(p: FamilyParams, seed: int) -> list[np.ndarray]:
         if not p.context:
@@ -123,7 +158,9 @@ def with_context(family: Family) -> Family:
 
     def with_chain(q: FamilyParams, chain: Chain) -> FamilyParams | None:
         c = q.replace(context=chain)
-        return c if q.frontend == LINALG and own["is_valid"](q) and fits(c) else None
+        if q.frontend not in (LINALG, ONNX) or not own["is_valid"](q) or not fits(c):
+            return None
+        return c if q.frontend == LINALG or onnx_model(c) is not None else None
 
     def equivalent_forms(p: FamilyParams) -> list[FamilyParams]:
         if not p.context:
@@ -147,7 +184,7 @@ def with_context(family: Family) -> Family:
         return drops + [q] + [c for c in kept if c is not None]
 
     def is_valid(p: FamilyParams) -> bool:
-        return bool(own["is_valid"](bare(p))) and (not p.context or fits(p))
+        return bool(own["is_valid"](bare(p))) and (not p.context or fits(p) and (p.frontend != ONNX or onnx_model(p) is not None))
 
     def export_rule(p: FamilyParams) -> dict[str, Any]:
         if not p.context or not any(plan(p).consumers):
@@ -159,7 +196,7 @@ def with_context(family: Family) -> Family:
 
     hooks = dict(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference, compare=compare,
                  equivalent_forms=equivalent_forms, features=features, shrink_candidates=shrink_candidates,
-                 is_valid=is_valid)
+                 is_valid=is_valid, context_onnx_model=onnx_model)
     return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
 
 

@@ -1,0 +1,131 @@
+"""Does the chain context pay? (issue #33, "Show it")
+
+Alternating real campaigns with and without context: for each seed, one `shapefuzz fuzz` with
+`--context-share 0` and one with the default share, the same active time each (their order
+alternates from seed to seed, so the machine's load drifts onto both arms alike), each in its own
+temporary folder. The figures come from `shapefuzz report --json`, never from log text:
+
+  - compiler-bug causes (distinct over all seeds, by cause identity),
+  - late causes: compiler-bug causes first seen in the last third of their campaign's active time,
+  - distinct failing passes of compiler-bug causes,
+  - candidates per minute (mean over seeds),
+
+then the ratios (with / without) against the issue's goals (>= 1.3x, >= 2x, >= 1.3x, >= 0.8x),
+and each compiler-bug cause the context arm found whose minimal reproducer still carries a
+context op (its chain, failing pass, symptom).
+
+    .venv/bin/python bench/bench_context.py                         # 3 seeds x 20 minutes an arm
+    nice -n 5 .venv/bin/python bench/bench_context.py --seeds 2 --minutes 4 --keep /tmp/ctx-bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from shapefuzz.case import CASE_HEADER
+
+GOALS = {"causes": 1.3, "late": 2.0, "passes": 1.3, "per_minute": 0.8}
+COMPILER_BUG = "compiler bug"
+
+
+def run_arm(folder: Path, seed: int, minutes: float, share: float | None, jobs: int) -> dict[str, Any]:
+    """One real campaign; returns its `report --json` summary."""
+    cli = [sys.executable, "-m", "shapefuzz"]
+    argv = cli + ["fuzz", "--time", f"{int(minutes * 60)}s", "--seed", str(seed), "--jobs", str(jobs),
+                  "--campaign", str(folder), "--corpus", str(folder / "corpus"), "--no-bisect", "--no-localize"]
+    if share is not None:
+        argv += ["--context-share", str(share)]
+    subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = subprocess.run(cli + ["report", "--json", str(folder)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def bugs(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in report["causes"] if c.get("triage") == COMPILER_BUG]
+
+
+def figures(reports: list[dict[str, Any]]) -> dict[str, float]:
+    """One arm's figures over its seeds' reports."""
+    identities, passes, late = set(), set(), 0
+    for report in reports:
+        third = 2 * float(report["active_seconds"]) / 3
+        for cause in bugs(report):
+            identities.add(cause["identity"])
+            if cause.get("failing_pass"):
+                passes.add(cause["failing_pass"])
+            late += float(cause.get("first_seen") or 0.0) >= third
+    rate = sum(float(r["per_minute"]) for r in reports) / max(1, len(reports))
+    return {"causes": len(identities), "late": late, "passes": len(passes), "per_minute": round(rate, 1)}
+
+
+def chain_of(cause: dict[str, Any]) -> list[str] | None:
+    """The context ops of the cause's (shrunk) reproducer, or None when it has none."""
+    for entry in cause.get("corpus_entries") or []:
+        path = Path(entry) / "reproducer.mlir"
+        first = path.read_text().split("\n", 1)[0] if path.is_file() else ""
+        header = json.loads(first[len(CASE_HEADER):]) if first.startswith(CASE_HEADER) else {}
+        context = header.get("params", {}).get("context") or []
+        if context:
+            return [f"{header['family']}: " + ", ".join(
+                f"{op['op']}@{'operand' if 'operand' in op else 'result'}{op.get('operand', op.get('result'))}"
+                for op in context)]
+    return None
+
+
+def context_causes(reports: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    found: dict[str, tuple[str, str, str, str]] = {}
+    for report in reports:
+        for cause in bugs(report):
+            chain = chain_of(cause)
+            if chain and cause["identity"] not in found:
+                found[cause["identity"]] = (chain[0], cause.get("failing_pass") or "?",
+                                            ",".join(cause.get("lanes") or cause.get("backends") or []),
+                                            cause["message"][:90])
+    return sorted(found.values())
+
+
+def ratio(with_: float, without: float) -> float:
+    return round(with_ / without, 2) if without else float("inf") if with_ else 1.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3, help="seeds: one campaign pair each (default 3)")
+    parser.add_argument("--minutes", type=float, default=20.0, help="active minutes per campaign (default 20)")
+    parser.add_argument("--share", type=float, default=None, help="the context arm's share (default: fuzz's own)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--keep", default=None, help="keep the campaigns in this folder (default: a temp folder)")
+    args = parser.parse_args()
+    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-context-"))
+    base.mkdir(parents=True, exist_ok=True)
+    arms: dict[str, list[dict[str, Any]]] = {"with": [], "without": []}
+    for seed in range(1, args.seeds + 1):
+        order = ("without", "with") if seed % 2 else ("with", "without")
+        for arm in order:
+            share = 0.0 if arm == "without" else args.share
+            report = run_arm(base / f"{arm}-{seed}", seed, args.minutes, share, args.jobs)
+            arms[arm].append(report)
+            print(f"seed {seed} {arm:>7}: {report['candidates']} candidates, "
+                  f"{len(bugs(report))} compiler-bug causes", file=sys.stderr, flush=True)
+    with_, without = figures(arms["with"]), figures(arms["without"])
+    labels = {"causes": "compiler-bug causes", "late": "causes in last third", "passes": "distinct failing passes",
+              "per_minute": "candidates/min"}
+    print(f"{args.seeds} seeds x {args.minutes:g} min an arm, campaigns in {base}")
+    print(f"{'figure':<26}{'with':>8}{'without':>9}{'ratio':>8}{'goal':>7}  met")
+    for key, label in labels.items():
+        r = ratio(with_[key], without[key])
+        print(f"{label:<26}{with_[key]:>8}{without[key]:>9}{r:>8}{GOALS[key]:>6}x  {'yes' if r >= GOALS[key] else 'no'}")
+    found = context_causes(arms["with"])
+    print(f"compiler-bug causes of the context arm whose minimal reproducer keeps a context op: {len(found)}")
+    for chain, failing_pass, lanes, symptom in found:
+        print(f"  {chain} | pass {failing_pass} | {lanes} | {symptom}")
+
+
+if __name__ == "__main__":
+    main()
