@@ -20,6 +20,20 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+def freeze(value: Any) -> Any:
+    """JSON lists as tuples, all the way down (hashable, immutable)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """`freeze` undone: tuples as JSON lists."""
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Case:
     family: str

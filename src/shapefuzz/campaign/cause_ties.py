@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import collections
 import hashlib
-from typing import Iterable
+from typing import Callable, Iterable
+
+from shapefuzz.campaign.database import BucketRow
 
 
 def cause_key(fields: dict[str, str]) -> str:
@@ -93,4 +95,20 @@ class Causes:
         return self._named[1]
 
 
-__all__ = ["Causes", "cause_key", "is_strong"]
+def split_cause(name: str, members: list[BucketRow], key_of: Callable[[BucketRow], str],
+                suffix: Callable[[int, str], str]) -> dict[str, list[BucketRow]]:
+    """One cause's buckets as one cause per key (`key_of`; "" for a bucket that says none): the
+    first key keeps the name and takes the keyless buckets, the i-th other becomes
+    `name + suffix(i, key)`; each keeps its buckets' order."""
+    keyed: dict[str, list[BucketRow]] = {}
+    for b in members:
+        keyed.setdefault(key_of(b), []).append(b)
+    keys = [k for k in keyed if k]
+    if len(keys) <= 1:
+        return {name: members}
+    keyed[keys[0]] = keyed.pop("", []) + keyed[keys[0]]
+    return {name if i == 0 else f"{name}{suffix(i, key)}": sorted(keyed[key], key=members.index)
+            for i, key in enumerate(keys)}
+
+
+__all__ = ["Causes", "cause_key", "is_strong", "split_cause"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
@@ -107,19 +108,13 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
     """Causes whose buckets were localized to different places become one cause per place (the
     first keeps the name, the others get `.2`, `.3`); a bucket not localized stays with the
     cause's first place. Then causes localized to one place with one symptom are merged."""
+    def place(b: BucketRow) -> str:
+        loc = located.get(b.sig)
+        return loc.where if loc is not None and loc.localized else ""
+
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
-        places: dict[str, list[BucketRow]] = {}
-        for b in members:
-            loc = located.get(b.sig)
-            places.setdefault(loc.where if loc is not None and loc.localized else "", []).append(b)
-        where = [w for w in places if w]
-        if len(where) <= 1:
-            out[name] = members
-            continue
-        places[where[0]] = places.pop("", []) + places[where[0]]
-        for i, w in enumerate(where):
-            out[name if i == 0 else f"{name}.{i + 1}"] = sorted(places[w], key=members.index)
+        out.update(split_cause(name, members, place, lambda i, where: f".{i + 1}"))
     return _merge_same_place(out, located)
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause import Symptom
+from shapefuzz.campaign.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
@@ -219,19 +220,13 @@ def split_by_dispatch_kind(groups: dict[str, list[BucketRow]]) -> dict[str, list
     memory, are different bugs. Buckets whose output names no dispatch stay with the first kind;
     the others become `<name>.<kind>`. Before `merge_causes` (the dynamic-dim bound joins its
     sizes again, whatever computes them)."""
+    def kind(b: BucketRow) -> str:
+        found = _DISPATCH_KIND.search(b.detail) if _FUNCTION_LEVEL.match(b.sig_json.get("message", "")) else None
+        return found.group(1) if found else ""
+
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
-        kinds: dict[str, list[BucketRow]] = {}
-        for b in members:
-            found = _DISPATCH_KIND.search(b.detail) if _FUNCTION_LEVEL.match(b.sig_json.get("message", "")) else None
-            kinds.setdefault(found.group(1) if found else "", []).append(b)
-        named = [k for k in kinds if k]
-        if len(named) <= 1:
-            out[name] = members
-            continue
-        kinds[named[0]] = kinds.pop("", []) + kinds[named[0]]
-        for i, kind in enumerate(named):
-            out[name if i == 0 else f"{name}.{kind}"] = sorted(kinds[kind], key=members.index)
+        out.update(split_cause(name, members, kind, lambda i, key: f".{key}"))
     return out
 
 

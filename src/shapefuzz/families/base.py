@@ -18,24 +18,13 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Pr
 
 import numpy as np
 
+from shapefuzz.case import freeze, thaw
 from shapefuzz.model import Mismatch
 
 if TYPE_CHECKING:
     from hypothesis import strategies as st
 
 P = TypeVar("P", bound="FamilyParams")
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _thaw(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    return value
 
 
 LINALG = "linalg"  # the frontend of the hand-written forms
@@ -67,7 +56,7 @@ class FamilyParams:
 
                     object.__setattr__(self, f.name, chain_from_json(value, OPS))
                 continue
-            frozen = _freeze(value)
+            frozen = freeze(value)
             if frozen is not value:
                 object.__setattr__(self, f.name, frozen)
 
@@ -99,7 +88,7 @@ class FamilyParams:
         return cls(**{k: fixed[k] for k in names if k in fixed})
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: _thaw(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+        out = {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
                if f.name != "context"}
         if out.get("frontend") == LINALG:
             del out["frontend"]  # linalg cases keep the headers they always had

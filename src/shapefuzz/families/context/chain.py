@@ -25,20 +25,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable, Mapping
 
+from shapefuzz.case import freeze as _freeze, thaw as _thaw
+
 KEY = "context"
 MAX_PER_SIDE = 4  # at most this many producers, and this many consumers, in one chain
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _thaw(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    return value
 
 
 @dataclasses.dataclass(frozen=True)
