@@ -140,15 +140,19 @@ class MultiUse(Consumer):
         return rtol + 2 * EPS[x.elt], (atol + rtol * scale + 2 * EPS[x.elt] * scale) * (1 + abs(op.get("factor")))
 
 
-class Extract(Consumer):
-    """`x[i] + x[flip of i along dim]`, the second read through `tensor.extract` in the body
-    (gather-like): the result read both directly and indirectly."""
-    name, attrs = "extract", {"dim": "int"}
+class AlongDim(Consumer):
+    """A consumer along one dim of its operand, whose result has the operand's type."""
 
     def result(self, op, x):
         super().result(op, x)
-        need(0 <= op.get("dim") < x.rank, "extract: dim outside the result")
+        need(0 <= op.get("dim") < x.rank, f"{self.name}: dim outside the result")
         return x
+
+
+class Extract(AlongDim):
+    """`x[i] + x[flip of i along dim]`, the second read through `tensor.extract` in the body
+    (gather-like): the result read both directly and indirectly."""
+    name, attrs = "extract", {"dim": "int"}
 
     def emit(self, op, e, x, xt, extras, out):
         d = op.get("dim")
@@ -309,14 +313,9 @@ class Reduce(Consumer):
         return rtol + EPS[x.elt], n * atol + rtol * total + n * EPS[x.elt] * total
 
 
-class Softmax(Consumer):
+class Softmax(AlongDim):
     """`linalg.softmax` along `dim`."""
     name, attrs = "softmax", {"dim": "int"}
-
-    def result(self, op, x):
-        super().result(op, x)
-        need(0 <= op.get("dim") < x.rank, "softmax: dim outside the result")
-        return x
 
     def emit(self, op, e, x, xt, extras, out):
         init = e.empty(out, _sizes(e, x, xt))
