@@ -94,7 +94,7 @@ def test_rederive_localizes_a_wrong_value_and_the_index_says_where(toolchain, tm
     import shutil
     from pathlib import Path
 
-    import shapefuzz.localize
+    import shapefuzz.localize_probe
     from shapefuzz.replay import rederive
     from shapefuzz.triage.component import DISPATCH_CREATION
     from shapefuzz.triage.localize import Localization
@@ -102,7 +102,7 @@ def test_rederive_localizes_a_wrong_value_and_the_index_says_where(toolchain, tm
     fold = Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
                         "every lane tried computes it wrong; ...", 13.6, certain=True)
     asked = []
-    monkeypatch.setattr(shapefuzz.localize, "localize_entry", lambda entry, tc, lane, passed, seconds:
+    monkeypatch.setattr(shapefuzz.localize_probe, "localize_entry", lambda entry, tc, lane, passed, seconds:
                         asked.append((lane, seconds)) or fold)
     name = "llvm-cpu-compare-mismatch-8dbed37c070f"  # the ONNX max pool FoldUnitExtentDims miscompiles
     path = tmp_path / name

@@ -128,7 +128,7 @@ def test_a_localization_out_of_budget_says_so():
 def fold_pool(toolchain):
     """The FoldUnitExtentDims pool localized on llvm-cpu (every lane computes it wrong)."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.localize import localize_entry
+    from shapefuzz.localize_probe import localize_entry
 
     return localize_entry(load_entry(FOLD_POOL), toolchain, seconds=60)
 
@@ -157,7 +157,7 @@ I8_DOUBLE = """func.func @main(%x: tensor<3xi8>) -> tensor<3xi8> {
 @pytest.fixture(scope="module")
 def i8_double(toolchain):
     """3xi8 `x+x` on the default Vulkan profile (`0 0 0`), localized; None without a Vulkan device."""
-    from shapefuzz.localize import localize_program
+    from shapefuzz.localize_probe import localize_program
 
     if not BACKENDS["vulkan-spirv"].executes(toolchain.probe):
         return None
@@ -229,7 +229,7 @@ def test_two_wrong_value_buckets_localized_to_different_passes_stay_two_causes(t
 
 
 def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its_budget(tmp_path, monkeypatch):
-    import shapefuzz.localize
+    import shapefuzz.localize_probe
     from shapefuzz.campaign.localizing import localization_of, localize_causes
 
     calls = []
@@ -239,7 +239,7 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
         return Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims",
                             "FoldUnitExtentDimsPass", "omitting it fixes it", 3.0)
 
-    monkeypatch.setattr(shapefuzz.localize, "localize_entry", fake)
+    monkeypatch.setattr(shapefuzz.localize_probe, "localize_entry", fake)
     store = CampaignStore(tmp_path / "c")
     store.start_session([])
     wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), corpus_entry=str(FOLD_POOL))

@@ -334,7 +334,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     is computed again (regression range kept) and an entry with no cause is named by its bug
     identity, as a campaign names causes. Otherwise only the record is computed again from the
     kept detail. Returns one line."""
-    from shapefuzz.localize import localize_entry
+    from shapefuzz.localize_probe import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
     from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record, reworded_evidence

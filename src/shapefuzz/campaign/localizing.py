@@ -1,5 +1,5 @@
 """The campaign's localization step: each new wrong-value or run-time bucket of a compiler bug (or
-a suspected driver) is localized once (`shapefuzz.localize`) from its corpus entry, within a budget,
+a suspected driver) is localized once (`shapefuzz.localize_probe`) from its corpus entry, within a budget,
 after the fuzzing budget; the result is kept in the store (meta `localize:<bucket>`), so a stopped
 step resumes and `report` shows it. A cause's buckets localized to different places are different
 bugs (report `_causes` splits them); the component and the identity follow where it breaks."""
@@ -74,7 +74,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
     within `seconds` in all; each record is kept at once. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.localize import localize_entry
+    from shapefuzz.localize_probe import localize_entry
 
     end = time.monotonic() + seconds
     done = 0
