@@ -56,11 +56,15 @@ def test_chain_text_names_the_ops_kept_in_data_flow_order():
 
 def test_report_cause_line_and_json_say_the_chain_only_when_there_is_one(tmp_path):
     from shapefuzz.campaign.database import CampaignStore
-    from shapefuzz.campaign.report.summary import summarize, text_lines
+    from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
+
+    from shapefuzz.campaign.report.dashboard import cause_rows, render
+    from shapefuzz.campaign.report.series import build
 
     store = CampaignStore(tmp_path / "camp")
     try:
         summary = summarize(store)
+        series = build(store, summary)
     finally:
         store.close()
     plain, chained = _cause(), _cause(chain="pad(operand 0) → conv → relu(result 0)")
@@ -71,6 +75,18 @@ def test_report_cause_line_and_json_say_the_chain_only_when_there_is_one(tmp_pat
     assert not any("chain" in line for line in plain_lines)
     at = chained_lines.index("    inside a chain: pad(operand 0) → conv → relu(result 0)")
     assert chained_lines[:at] + chained_lines[at + 1:] == plain_lines
+    plain_md = markdown(dataclasses.replace(summary, causes=[plain]))
+    chained_md = markdown(dataclasses.replace(summary, causes=[chained]))
+    assert "inside a chain" not in plain_md  # report.md's cause row: the scope cell says it, only then
+    assert chained_md == plain_md.replace("| default pipeline |",
+                                          "| default pipeline; inside a chain: pad(operand 0) → conv → relu(result 0) |")
+
+    def page(cause: Cause) -> str:
+        one = dataclasses.replace(summary, causes=[cause])
+        return render(one, series, cause_rows(one, tmp_path, None), False)
+
+    assert "inside a chain" not in page(plain)
+    assert "inside a chain: pad(operand 0) → conv → relu(result 0)" in page(chained)
 
 
 @pytest.mark.iree

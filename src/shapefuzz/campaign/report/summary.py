@@ -480,7 +480,8 @@ def markdown(s: Summary) -> str:
         known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
-                c.triage.value, c.severity, c.component, c.where, c.scope, c.regression_text or "-", known,
+                c.triage.value, c.severity, c.component, c.where,
+                c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets), c.evidence))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:
