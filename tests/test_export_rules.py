@@ -99,3 +99,35 @@ def test_bisect_line_says_where_it_worked_and_where_it_broke():
         "- Bisected over released wheels: fails from 3.1.0."
     assert bisect_line({"first_failing": None, "versions": ["3.1.0", "3.13.0"], "note": "no release fails"}) == \
         "- Bisected over released wheels (3.1.0..3.13.0): no release fails."
+
+
+def test_exported_topk_chain_rule_judges_the_roots_operand():
+    """A top-k case whose `x` passes through producers: the exported rule carries the root's
+    operand, so it passes the right output and fails a wrong one as the oracle does (reading
+    the entry's argument as `x` would misjudge: the old rule is shown to disagree once)."""
+    from shapefuzz.generate import draw_params
+
+    family, checked, old_wrong = get_family("topk"), 0, 0
+    for seed in range(40):
+        p = draw_params("topk", seed, context_share=1.0)
+        if not p.context or not any(op.is_producer for op in p.context):
+            continue
+        params = p.to_json()
+        inputs = family.make_inputs(p, seed)
+        expected = family.reference(p, inputs)
+        rule = comparison_rule(_entry("topk", params), inputs)
+        assert "operands" in rule and "operands" not in comparison_rule(_entry("topk", params))
+        wrong = [a.copy() for a in expected]
+        flat = wrong[-1].reshape(-1)
+        indices = rule["results"][-1] == "indices"
+        flat[0] = -1 if indices else flat[0] + 1 if flat.dtype.kind in "iu" else 1000.0
+        for got, right in ((expected, True), (wrong, False)):
+            assert (compare(rule, inputs, expected, got) is None) is right, (seed, params)
+            assert (family.compare(p, inputs, expected, got) is None) is right, (seed, params)
+        old = {k: v for k, v in rule.items() if k != "operands"}
+        try:  # the entry's argument read as `x`: a false alarm, or shapes that do not even fit
+            old_wrong += compare(old, inputs, expected, expected) is not None
+        except (IndexError, ValueError):
+            old_wrong += 1
+        checked += 1
+    assert checked >= 5 and old_wrong >= 1

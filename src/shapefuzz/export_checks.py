@@ -59,6 +59,21 @@ def check_topk_indices(x, labels, dim, want_values, got):
     return None
 
 
+def encode_operand(array):
+    """An array as plain JSON-able text (dtype, shape, bytes in hex): exact for every value, NaN included."""
+    a = np.ascontiguousarray(array)
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "hex": a.tobytes().hex()}
+
+
+def operand(rule, inputs, i):
+    """The root op's operand `i`: the entry's argument `i`, or, for a case whose arguments pass
+    through producers first (a chain), the root's operand the rule carries ("operands")."""
+    if "operands" in rule:
+        o = rule["operands"][i]
+        return np.frombuffer(bytes.fromhex(o["hex"]), dtype=np.dtype(o["dtype"])).reshape(o["shape"])
+    return inputs[i]
+
+
 def tolerance(dtype):
     """The oracle's tolerance for floats it cannot make exact (none for integers)."""
     return 0.0 if np.dtype(dtype).kind in "iub" else {2: 1e-2, 4: 1e-5}.get(np.dtype(dtype).itemsize, 1e-9)
@@ -79,7 +94,8 @@ def _elementwise(i, want, got, rtol, atol):
 def compare(rule, inputs, expected, actual):
     """None when `actual` is right, else one line saying where it is wrong. `rule` is a small
     JSON-able dict: {"kind": "topk", "dim", "k", "largest", "labels", "results"} (values exact,
-    indices by what they select; "squeezed": true when the k = 1 dim is dropped, an arg-max) or {"kind": "elementwise", "rtol", "atol"} (None: the dtype's
+    indices by what they select; "squeezed": true when the k = 1 dim is dropped, an arg-max;
+    "operands": the root's operands encoded, when producers sit between the arguments and it) or {"kind": "elementwise", "rtol", "atol"} (None: the dtype's
     default tolerance; 0 and 0: exact)."""
     if len(actual) != len(expected):
         return f"expected {len(expected)} results, got {len(actual)}"
@@ -90,11 +106,11 @@ def compare(rule, inputs, expected, actual):
         if rule.get("kind") == "topk" and rule["results"][i] == "indices":
             if got.dtype.kind not in "iu":
                 return f"result {i} (indices): dtype {got.dtype}, expected an integer type"
-            x = inputs[0]
+            x = operand(rule, inputs, 0)
             if rule.get("squeezed"):  # an arg-max without keepdims: its k = 1 dim dropped
                 got = np.expand_dims(got, rule["dim"])
             values = np.take_along_axis(x, topk_positions(x, rule["dim"], rule["k"], rule["largest"]), axis=rule["dim"])
-            problem = check_topk_indices(x, inputs[1] if rule["labels"] else None, rule["dim"], values, got)
+            problem = check_topk_indices(x, operand(rule, inputs, 1) if rule["labels"] else None, rule["dim"], values, got)
             if problem:
                 return f"result {i} (indices): {problem}"
             continue

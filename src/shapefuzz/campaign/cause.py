@@ -66,6 +66,7 @@ class Cause:
     symptoms: tuple[Symptom, ...]
     merged: tuple[str, ...]  # the causes merged into it (campaign.merging)
     shrunk: bool  # an example of it went through the shrinker
+    chain: str = ""  # the context ops its reproducer keeps around the root ("pad(operand 0) → conv"); "": none
 
     @property
     def is_finding(self) -> bool:
@@ -115,7 +116,7 @@ class Cause:
             "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
             "rehits": self.rehits, "rehit_seconds": self.rehit_seconds, "corpus_entries": list(self.corpus_entries),
             "symptoms": [s.to_json() for s in self.symptoms], "merged": list(self.merged), "shrunk": self.shrunk,
-        }
+        } | ({"chain": self.chain} if self.chain else {})  # the key only for a chain: context-free causes as before
 
 
 __all__ = ["Cause", "Symptom"]

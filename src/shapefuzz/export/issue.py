@@ -19,7 +19,8 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
-from shapefuzz.triage.issue import backtrace_lines, issue_title, lane_lines, regression_line, without_header
+from shapefuzz.triage.issue import (
+    backtrace_lines, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
                    "the expected results saved with the reproducer" if p.expected is not None else
                    "what the other backends compute (majority vote)")
         lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
+    chain = reproducer_chain(p.entry.mlir)
+    if chain:  # a chain case: the ops around the root that the reproducer keeps (none: a plain family bug)
+        lines += ["", f"The op is inside a chain of ops, as frontends emit them: {code(chain)}. The reproducer keeps "
+                      "these context ops around it (shapefuzz's shrinker drops each one the failure does not need)."]
     bug = p.entry.meta.get("bug") or {}
     if bug.get("component"):
         lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
@@ -176,7 +181,9 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
             steps += [f"({code(f'sh {files}/run.sh')} runs both steps and checks the indices by the values they select.)", ""]
         steps += ["Inputs:", "", *fenced("\n".join(_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])), "text")]
     bisect = entry.meta.get("bisect")
-    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}); "
+    chain = reproducer_chain(entry.mlir)
+    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}"
+                                 + (f", inside the chain {chain}" if chain else "") + "); "
                                  f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
     context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]

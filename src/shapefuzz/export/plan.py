@@ -11,7 +11,7 @@ import numpy as np
 from shapefuzz.backends import BACKENDS, Backend
 from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry
 from shapefuzz.errors import UsageError
-from shapefuzz.export_checks import topk_ambiguous
+from shapefuzz.export_checks import encode_operand, operand, topk_ambiguous
 from shapefuzz.toolchain import Toolchain
 
 FORMATS = ("lit", "run-module", "pytest", "issue", "iree-test-suites")
@@ -42,20 +42,29 @@ class Plan:
         `iree-run-module --expected_output` (exact) would fail a correct backend."""
         if self.rule.get("kind") != "topk" or "indices" not in self.rule["results"] or not self.inputs:
             return False
-        return topk_ambiguous(self.inputs[0], self.rule["dim"], self.rule["k"], self.rule["largest"])
+        return topk_ambiguous(operand(self.rule, self.inputs, 0), self.rule["dim"], self.rule["k"], self.rule["largest"])
 
 
-def comparison_rule(entry: CorpusEntry) -> dict:
+def comparison_rule(entry: CorpusEntry, inputs: list[np.ndarray] | None = None) -> dict:
     """The oracle's comparison for the entry as a rule exported tests apply (`export_checks.compare`):
     the entry's family supplies it (`Family.comparison_rule`); an entry that is not a generated
-    case is compared with its dtype's tolerance, exactly for integers."""
+    case is compared with its dtype's tolerance, exactly for integers. A top-k rule of a chain
+    case with producers carries the root's operands computed from `inputs` (the rule reads its
+    `x` and labels there, not in the entry's arguments)."""
     from shapefuzz.families import get_family
     from shapefuzz.families.base import DTYPE_TOLERANCE
 
     family, params = entry.meta.get("family"), entry.meta.get("params")
     if family is None or params is None:
         return dict(DTYPE_TOLERANCE)
-    return get_family(family).comparison_rule(params)
+    fam = get_family(family)
+    rule = fam.comparison_rule(params)
+    root_operands = fam.hooks.get("context_root_operands")
+    if rule.get("kind") == "topk" and inputs is not None and root_operands is not None:
+        operands = root_operands(fam.load(params), inputs)
+        if operands is not None:
+            rule["operands"] = [encode_operand(a) for a in operands[:2 if rule["labels"] else 1]]
+    return rule
 
 
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
@@ -83,7 +92,7 @@ def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan
             inputs = None
     failing = entry.expected_state != EXPECTED_FIXED if expect == "auto" else expect == "failing"
     flags = (*flags, *input_type_flags(entry.mlir))  # --iree-input-type=torch for torch-dialect reproducers
-    return Plan(entry, backend, tuple(flags), info.name, inputs, expected, failing, comparison_rule(entry))
+    return Plan(entry, backend, tuple(flags), info.name, inputs, expected, failing, comparison_rule(entry, inputs))
 
 
 def element_type(array: np.ndarray) -> str:

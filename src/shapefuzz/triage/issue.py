@@ -6,7 +6,7 @@ range, and the reproducer without shapefuzz's header comment."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
@@ -20,6 +20,33 @@ CASE_HEADER = "// shapefuzz-case:"
 def without_header(mlir: str) -> str:
     """The IR as a maintainer reads it: shapefuzz's `// shapefuzz-case:` header line dropped."""
     return "".join(line for line in mlir.splitlines(keepends=True) if not line.startswith(CASE_HEADER)).lstrip("\n")
+
+
+def chain_text(family: str, params: Any) -> str:
+    """The context ops a case keeps around its family's root op, in data-flow order (producers by
+    the operand they make, then the root, then consumers by the result they read): "pad(operand 0)
+    → conv → relu(result 0)"; "" for a case without a chain (a plain family bug)."""
+    chain = params.get("context") if isinstance(params, Mapping) else None
+    ops = [o for o in chain if isinstance(o, Mapping) and isinstance(o.get("op"), str)] if isinstance(chain, list) else []
+    producers = sorted((o for o in ops if isinstance(o.get("operand"), int)), key=lambda o: o["operand"])
+    consumers = sorted((o for o in ops if isinstance(o.get("result"), int)), key=lambda o: o["result"])
+    if not producers and not consumers:
+        return ""
+    return " → ".join([*(f"{o['op']}(operand {o['operand']})" for o in producers), str(family or "root"),
+                       *(f"{o['op']}(result {o['result']})" for o in consumers)])
+
+
+def reproducer_chain(mlir: str | None) -> str:
+    """`chain_text` of a reproducer's case header (the minimal one once shrunk); "" for a reproducer
+    with no header, a broken one, or no chain."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.errors import ShapefuzzError
+
+    try:
+        case = case_from_mlir(mlir) if mlir else None
+    except (ShapefuzzError, ValueError):
+        return ""
+    return chain_text(case.family, case.params) if case is not None else ""
 
 
 def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, message: str) -> str:
@@ -102,5 +129,5 @@ def regression_line(meta: dict[str, Any]) -> str | None:
     return None
 
 
-__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "issue_title", "lane_lines", "regression_line",
-           "with_gaps_said", "without_header"]
+__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "chain_text", "issue_title", "lane_lines", "regression_line",
+           "reproducer_chain", "with_gaps_said", "without_header"]

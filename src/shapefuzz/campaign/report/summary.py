@@ -27,6 +27,7 @@ from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
+from shapefuzz.triage.issue import reproducer_chain
 from shapefuzz.markup import cell, code, code_cell, fenced, text
 from shapefuzz.worktime import PARTS
 
@@ -226,6 +227,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
+        entries = tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e))
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start,
             # a range taken from one of its own entries (a cause split since keeps its old name's)
@@ -239,9 +241,11 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             count=sum(b.count for b in members), first_seen=round(first, 1),
             new=first >= session_start and not reported, rehits=sum(b.rehits for b in members),
             rehit_seconds=round(sum(b.rehit_seconds for b in members), 1),
-            corpus_entries=tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e)),
+            corpus_entries=entries,
             symptoms=symptoms(members), merged=tuple(sorted({was[b.sig] for b in members} - {name})),
             shrunk=any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
+            # the context ops its (minimal, once shrunk) reproducer keeps: "" for a plain family bug
+            chain=reproducer_chain(entry_reproducer(entries[0])) if entries else "",
         ))
     return sorted(out, key=lambda c: (not c.is_finding, c.severity_rank, not c.new, c.first_seen))
 
@@ -334,6 +338,8 @@ def text_lines(s: Summary) -> list[str]:
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
         lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_pass}" if c.failing_pass else "")
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
+        if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
+            lines.append(f"    inside a chain: {c.chain}")
         if c.one_bug_seen_several_ways:
             lines.append(f"    one bug: {c.lanes_text()}")
         for sig in c.buckets:
@@ -474,7 +480,8 @@ def markdown(s: Summary) -> str:
         known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
-                c.triage.value, c.severity, c.component, c.where, c.scope, c.regression_text or "-", known,
+                c.triage.value, c.severity, c.component, c.where,
+                c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets), c.evidence))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:

@@ -194,9 +194,16 @@ def with_context(family: Family) -> Family:
         tols = compose.tolerances(pl, dict(family.export_rule(bare(p))), results, inputs)
         return {"kind": "elementwise", "rtol": max(t[0] for t in tols), "atol": max(t[1] for t in tols)}
 
+    def root_operands(p: FamilyParams, inputs: list[np.ndarray]) -> list[np.ndarray] | None:
+        """The root's operands from the entry's arguments, where producers stand between them
+        (None: the arguments are the root's operands)."""
+        if not p.context or not any(plan(p).producers):
+            return None
+        return compose.root_inputs_of(plan(p), inputs)
+
     hooks = dict(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference, compare=compare,
                  equivalent_forms=equivalent_forms, features=features, shrink_candidates=shrink_candidates,
-                 is_valid=is_valid, context_onnx_model=onnx_model)
+                 is_valid=is_valid, context_onnx_model=onnx_model, context_root_operands=root_operands)
     return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
 
 

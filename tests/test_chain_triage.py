@@ -1,0 +1,113 @@
+"""Triage knows the chain (#33 item 5): a cause whose reproducer keeps context ops says which, in
+the report's cause line, `report --json` and the bug report; one without reads as before."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.outcomes import Triage
+from shapefuzz.case import Case
+from shapefuzz.families import render_case
+from shapefuzz.generate import draw_params
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.triage.issue import chain_text, reproducer_chain
+
+# The keys `report --json` printed for a cause before chains existed, in their order.
+CAUSE_KEYS = ["identity", "failing_pass", "component", "scope", "lanes", "severity", "severity_rank", "localized",
+              "reported", "known", "regression", "cause", "triage", "evidence", "backends", "stage", "status",
+              "message", "buckets", "count", "first_seen", "new", "rehits", "rehit_seconds", "corpus_entries",
+              "symptoms", "merged", "shrunk"]
+
+
+def _chain_case() -> Case:
+    """A drawn conv case with a producer and a consumer around its root."""
+    for seed in range(200):
+        p = draw_params("conv", seed, context_share=1.0)
+        if any(op.is_producer for op in p.context) and any(not op.is_producer for op in p.context):
+            return Case.make("conv", p.to_json())
+    raise AssertionError("no conv chain with a producer and a consumer in 200 draws")
+
+
+def _cause(**changes) -> Cause:
+    cause = Cause(name="cause-0123456789", triage=Triage.COMPILER_BUG, evidence="", identity="i",
+                  failing_pass="FoldUnitExtentDimsPass", component="global-optimization", scope="default pipeline",
+                  lanes=("llvm-cpu",), severity="compile error", severity_rank=5, localized=None, reported="",
+                  known=False, regression=None, backends=("llvm-cpu",), stage="compile", status="error",
+                  message="m", buckets=(), count=1, first_seen=0.0, new=True, rehits=0, rehit_seconds=0.0,
+                  corpus_entries=(), symptoms=(), merged=(), shrunk=True)
+    return dataclasses.replace(cause, **changes)
+
+
+def test_chain_text_names_the_ops_kept_in_data_flow_order():
+    params = {"context": [{"op": "relu", "result": 0}, {"op": "transpose", "operand": 1, "perm": [1, 0]},
+                          {"op": "pad", "operand": 0, "lo": [0], "hi": [1], "value": 0.0}]}
+    assert chain_text("conv", params) == "pad(operand 0) → transpose(operand 1) → conv → relu(result 0)"
+    assert chain_text("conv", {"dtype": "f32"}) == "" and chain_text("conv", {"context": "bad"}) == ""
+    case = _chain_case()
+    text = reproducer_chain(render_case(case))
+    assert text and text == chain_text("conv", case.params) and " → conv → " in text
+    bare = Case.make("conv", {k: v for k, v in case.params.items() if k != "context"})
+    assert reproducer_chain(render_case(bare)) == "" and reproducer_chain("func.func @f() { return }") == ""
+    assert reproducer_chain('// shapefuzz-case: {"family": 3}\n') == ""  # a broken header: no chain, no traceback
+
+
+def test_report_cause_line_and_json_say_the_chain_only_when_there_is_one(tmp_path):
+    from shapefuzz.campaign.database import CampaignStore
+    from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
+
+    from shapefuzz.campaign.report.dashboard import cause_rows, render
+    from shapefuzz.campaign.report.series import build
+
+    store = CampaignStore(tmp_path / "camp")
+    try:
+        summary = summarize(store)
+        series = build(store, summary)
+    finally:
+        store.close()
+    plain, chained = _cause(), _cause(chain="pad(operand 0) → conv → relu(result 0)")
+    assert list(plain.to_json()) == CAUSE_KEYS  # report --json unchanged for a context-free cause
+    assert chained.to_json() == {**plain.to_json(), "chain": "pad(operand 0) → conv → relu(result 0)"}
+    plain_lines = text_lines(dataclasses.replace(summary, causes=[plain]))
+    chained_lines = text_lines(dataclasses.replace(summary, causes=[chained]))
+    assert not any("chain" in line for line in plain_lines)
+    at = chained_lines.index("    inside a chain: pad(operand 0) → conv → relu(result 0)")
+    assert chained_lines[:at] + chained_lines[at + 1:] == plain_lines
+    plain_md = markdown(dataclasses.replace(summary, causes=[plain]))
+    chained_md = markdown(dataclasses.replace(summary, causes=[chained]))
+    assert "inside a chain" not in plain_md  # report.md's cause row: the scope cell says it, only then
+    assert chained_md == plain_md.replace("| default pipeline |",
+                                          "| default pipeline; inside a chain: pad(operand 0) → conv → relu(result 0) |")
+
+    def page(cause: Cause) -> str:
+        one = dataclasses.replace(summary, causes=[cause])
+        return render(one, series, cause_rows(one, tmp_path, None), False)
+
+    assert "inside a chain" not in page(plain)
+    assert "inside a chain: pad(operand 0) → conv → relu(result 0)" in page(chained)
+
+
+@pytest.mark.iree
+def test_issue_says_the_chain_and_a_plain_family_bug_reads_as_before(tmp_path, toolchain, monkeypatch):
+    from shapefuzz.corpus import load_entry, make_finding, save_finding
+    import shapefuzz.export.issue as issue
+    from shapefuzz.export.issue import IssueContext, to_issue
+    from shapefuzz.export.plan import plan
+
+    case = _chain_case()
+    bare = Case.make("conv", {k: v for k, v in case.params.items() if k != "context"})
+    sig = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "error: failed to legalize")
+    context = IssueContext("IREE 3.13.0", ("llvm-cpu: fails the same way (this issue)",))
+    texts, paths = {}, {}
+    for name, c in (("chain", case), ("plain", bare)):
+        paths[name], _ = save_finding(tmp_path / name, make_finding(sig, render_case(c), toolchain, case=c))
+        texts[name] = to_issue(plan(load_entry(paths[name]), toolchain), context, "issue.files")
+    chain = chain_text("conv", case.params)
+    assert f"inside a chain of ops, as frontends emit them: `{chain}`" in texts["chain"]
+    assert f"(op family: conv, inside the chain {chain});" in texts["chain"]
+    assert "inside " not in texts["plain"] and "(op family: conv);" in texts["plain"]
+    # byte-identical to the text written before chains were read: the same entry with no chain found
+    monkeypatch.setattr(issue, "reproducer_chain", lambda mlir: "")
+    assert to_issue(plan(load_entry(paths["plain"]), toolchain), context, "issue.files") == texts["plain"]
