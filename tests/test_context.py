@@ -274,3 +274,16 @@ def test_a_bad_chain_header_exits_2_with_one_line(tmp_path):
                             capture_output=True, text=True)
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1 and "context: pad" in lines[0], result.stderr
+
+
+def test_no_producer_is_drawn_for_an_operand_too_large_to_invert():
+    # A "large"-regime norm operand once had a strided slice drawn on it whose inverse asked numpy
+    # for 55 GiB; such an operand gets no producer (the draw goes on without it).
+    from shapefuzz.families.context.strategy import MAX_PRODUCER_ELEMENTS, outward
+
+    op = ContextOp.make("slice", operand=0, offsets=[0, 0, 0], strides=[3, 3, 3], extra=[0, 0, 0], drop=-1)
+    t = Ty((None, None, None), "f32")
+    assert outward(op, t, (4, 5, 6))[1] == (10, 13, 16)
+    side = round(MAX_PRODUCER_ELEMENTS ** (1 / 3)) + 8
+    with pytest.raises(ValueError, match="no producer"):
+        outward(op, t, (side, side, side))

@@ -20,12 +20,23 @@ PRODUCER_NAMES = tuple(PRODUCERS)
 CONSUMER_NAMES = tuple(CONSUMERS)
 
 
+# The largest operand (in elements) a producer is drawn for: its sizes are found by inverting the
+# producer on an array of that shape, and a strided slice's inverse can be many times larger (a
+# "large"-regime operand of millions of elements asked numpy for 55 GiB).
+MAX_PRODUCER_ELEMENTS = 1 << 18
+
+
 def outward(op: ContextOp, t: Ty, s: tuple[int, ...]) -> tuple[Ty, tuple[int, ...]]:
     """The argument a producer reads: its type and concrete sizes (ValueError when it does not fit)."""
     p = PRODUCERS[op.op]
     sources = p.sources(op, t)
     p.check(op, s)
-    x = p.invert(op, np.zeros(s, dtype=NP.get(t.elt, np.float32)), list(sources), np.random.default_rng(0))[0]
+    if int(np.prod(s, dtype=np.float64)) > MAX_PRODUCER_ELEMENTS:
+        raise ValueError(f"context: no producer on an operand of {s} (over {MAX_PRODUCER_ELEMENTS} elements)")
+    try:
+        x = p.invert(op, np.zeros(s, dtype=NP.get(t.elt, np.float32)), list(sources), np.random.default_rng(0))[0]
+    except MemoryError:
+        raise ValueError(f"context: {op.op}'s argument for {s} is too large to build") from None
     return sources[0], tuple(x.shape)
 
 
