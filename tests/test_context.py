@@ -287,3 +287,17 @@ def test_no_producer_is_drawn_for_an_operand_too_large_to_invert():
     side = round(MAX_PRODUCER_ELEMENTS ** (1 / 3)) + 8
     with pytest.raises(ValueError, match="no producer"):
         outward(op, t, (side, side, side))
+
+
+def test_no_chain_is_drawn_around_a_root_too_large_to_build():
+    # A "large"-regime attention's chain draw built the root's inputs and took 24 GB (killed by the
+    # kernel in bench/verify_context): a root declaring a tensor over MAX_ROOT_ELEMENTS gets no chain.
+    from shapefuzz.families.context import wrap
+
+    before = wrap.MAX_ROOT_ELEMENTS
+    try:
+        wrap.MAX_ROOT_ELEMENTS = 1
+        assert not any(draw_params("conv", s, context_share=1.0).context for s in range(10))
+    finally:
+        wrap.MAX_ROOT_ELEMENTS = before
+    assert any(draw_params("conv", s, context_share=1.0).context for s in range(10))

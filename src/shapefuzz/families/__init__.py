@@ -6,7 +6,7 @@ from typing import Any, Callable, TypeVar
 
 from shapefuzz.case import Case
 from shapefuzz.errors import UsageError
-from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.base import Family, FamilyParams, all_static
 from shapefuzz.families.context.wrap import with_context
 from shapefuzz.families.frontends import with_frontends
 from shapefuzz.families.registry import DEFAULT_FAMILIES, FAMILY_MODULES, own_family
@@ -73,7 +73,7 @@ def validate_params(family_name: str, params: dict[str, Any], where: str) -> Non
         check_array_bytes(shape, dtype, f"{where}: a tensor of the rendered module")
     # `?` dims get their sizes from the params when inputs are built: render the same case with
     # every dynamic flag off to see those sizes in the types, and check them before any is built.
-    static = _all_static(params)
+    static = all_static(params)
     if static != params:
         try:
             static_text = family.render(static)
@@ -81,21 +81,6 @@ def validate_params(family_name: str, params: dict[str, Any], where: str) -> Non
             return
         for shape, dtype in declared_tensor_types(static_text):
             check_array_bytes(shape, dtype, f"{where}: a tensor of the module (with its '?' sizes)")
-
-
-def _all_static(value: Any, key: str = "") -> Any:
-    """The params with every dynamic-dim flag (a key naming "dyn": a bool, or a list or object of
-    bools) set to False; the families spell them in_dyn, dyn_x, orig_dyn, dynamic, ..."""
-    if "dyn" in key.lower():
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, list) and all(isinstance(v, bool) for v in value):
-            return [False] * len(value)
-        if isinstance(value, dict) and all(isinstance(v, bool) for v in value.values()):
-            return {k: False for k in value}
-    if isinstance(value, dict):
-        return {k: _all_static(v, k) for k, v in value.items()}
-    return value
 
 
 def _why(error: BaseException) -> str:

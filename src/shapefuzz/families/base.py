@@ -27,6 +27,21 @@ if TYPE_CHECKING:
 P = TypeVar("P", bound="FamilyParams")
 
 
+def all_static(value: Any, key: str = "") -> Any:
+    """The params with every dynamic-dim flag (a key naming "dyn": a bool, or a list or object of
+    bools) set to False; the families spell them in_dyn, dyn_x, orig_dyn, dynamic, ..."""
+    if "dyn" in key.lower():
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, list) and all(isinstance(v, bool) for v in value):
+            return [False] * len(value)
+        if isinstance(value, dict) and all(isinstance(v, bool) for v in value.values()):
+            return {k: False for k in value}
+    if isinstance(value, dict):
+        return {k: all_static(v, k) for k, v in value.items()}
+    return value
+
+
 LINALG = "linalg"  # the frontend of the hand-written forms
 
 

@@ -19,16 +19,18 @@ from typing import Any, Iterator
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams
+from shapefuzz.families.base import LINALG, Family, FamilyParams, all_static
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
 from shapefuzz.families.frontends import linalg_params
+from shapefuzz.mlirinfo import declared_tensor_types
 
 ONNX = "onnx"
 
 # A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
 SHARE = 2
+MAX_ROOT_ELEMENTS = 1 << 22  # the largest root tensor a chain is drawn around (see too_large)
 _share = {"denominator": 0}  # outside a campaign: none unless asked
 
 
@@ -74,6 +76,16 @@ def with_context(family: Family) -> Family:
         q = linalg_params(bare(p))  # an ONNX spelling has its linalg form's boundary types
         return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q))
 
+    def too_large(q: FamilyParams) -> bool:
+        """Whether the root declares a tensor over MAX_ROOT_ELEMENTS, its `?` dims at the sizes the
+        params give them (the case rendered all static): a chain's draw builds the root's inputs,
+        and a "large"-regime attention's took 24 GB. Such a case gets no chain."""
+        try:
+            static = own["render"](family.load(all_static(q.to_json())))
+        except Exception:  # noqa: BLE001 - a family whose static form differs: no chain, to be safe
+            return True
+        return any(int(np.prod(shape, dtype=np.float64)) > MAX_ROOT_ELEMENTS for shape, _ in declared_tensor_types(static))
+
     @functools.lru_cache(maxsize=64)
     def root_shapes(q: FamilyParams) -> list[tuple[int, ...]]:
         return [tuple(a.shape) for a in own["make_inputs"](q, 0)]
@@ -85,6 +97,8 @@ def with_context(family: Family) -> Family:
         if p.frontend not in (LINALG, ONNX) or not denominator or draw(st.integers(0, denominator - 1)) != 0:
             return p
         q = linalg_params(p)
+        if too_large(q):
+            return p
         args, results = compose.root_types(root(q))
         chain = draw_chain(draw, args, results, root_shapes(q), tuple(family.fixed_operands(q)), consumers_ok(q))
         if not chain:
