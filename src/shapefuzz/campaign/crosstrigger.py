@@ -12,16 +12,13 @@ store (meta `crossings`), so a stopped step resumes and `report` merges by it
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crossings import (
-    CANNOT_TELL, CROSSINGS_META, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossed, crossings, keep,
-)
+from shapefuzz.campaign.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import Triage
 
@@ -164,5 +161,4 @@ def _runner(toolchain) -> Callable[[Any, str], Any]:
     return run
 
 
-__all__ = ["CANNOT_TELL", "CROSSINGS_META", "Crossing", "DEFAULT_CROSS_SECONDS", "NO", "SAME_FAILURE",
-           "SAME_PASS_AND_OP", "compute_ops", "cross_trigger", "crossed", "crossings", "judge", "op_kind"]
+__all__ = ["DEFAULT_CROSS_SECONDS", "compute_ops", "cross_trigger", "judge", "op_kind"]

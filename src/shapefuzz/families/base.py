@@ -319,6 +319,15 @@ class Family(Generic[P]):
     def render(self, params: P | Mapping[str, Any]) -> str:
         return self.hooks.render(self.load(params))
 
+    def sized_tensor_types(self, params: P | Mapping[str, Any]) -> list[tuple[tuple[int, ...], np.dtype]]:
+        """Every tensor the module declares, its `?` dims at the sizes the params give them when
+        inputs are built (the case rendered with every dynamic flag off), known before any array
+        is: what the array cap and the context draw check. Raises what `render` raises."""
+        from shapefuzz.mlirinfo import declared_tensor_types
+
+        data = params.to_json() if isinstance(params, FamilyParams) else dict(params)
+        return declared_tensor_types(self.render(all_static(data)))
+
     def make_inputs(self, params: P | Mapping[str, Any], seed: int) -> list[np.ndarray]:
         return self.hooks.make_inputs(self.load(params), seed)
 

@@ -6,7 +6,6 @@ tolerance (`widen`: the family's (rtol, atol) on its input, and the input's refe
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.context.chain import MAX_PER_SIDE, Chain, ContextOp, canonical, consumers_of, producers_of
+from shapefuzz.families.context.chain import MAX_PER_SIDE, Chain, ContextOp, canonical, consumers_of
 from shapefuzz.families.context.consumers import CONSUMERS
 from shapefuzz.families.context.producers import NP, PRODUCERS
 from shapefuzz.families.context.types import Ty, is_float

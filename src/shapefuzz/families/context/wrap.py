@@ -19,12 +19,11 @@ from typing import Any, Iterator
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams, all_static
+from shapefuzz.families.base import LINALG, Family, FamilyParams
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
 from shapefuzz.families.frontends import linalg_params
-from shapefuzz.mlirinfo import declared_tensor_types
 
 ONNX = "onnx"
 
@@ -81,10 +80,10 @@ def with_context(family: Family) -> Family:
         params give them (the case rendered all static): a chain's draw builds the root's inputs,
         and a "large"-regime attention's took 24 GB. Such a case gets no chain."""
         try:
-            static = own["render"](family.load(all_static(q.to_json())))
+            sized = family.sized_tensor_types(q)
         except Exception:  # noqa: BLE001 - a family whose static form differs: no chain, to be safe
             return True
-        return any(int(np.prod(shape, dtype=np.float64)) > MAX_ROOT_ELEMENTS for shape, _ in declared_tensor_types(static))
+        return any(int(np.prod(shape, dtype=np.float64)) > MAX_ROOT_ELEMENTS for shape, _ in sized)
 
     @functools.lru_cache(maxsize=64)
     def root_shapes(q: FamilyParams) -> list[tuple[int, ...]]:
