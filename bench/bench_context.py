@@ -16,6 +16,7 @@ context op (its chain, failing pass, symptom).
 
     .venv/bin/python bench/bench_context.py                         # 3 seeds x 20 minutes an arm
     nice -n 5 .venv/bin/python bench/bench_context.py --seeds 2 --minutes 4 --keep /tmp/ctx-bench
+    .venv/bin/python bench/bench_context.py --concurrent --also 0.8   # arms side by side, plus a 0.8 share
 """
 
 from __future__ import annotations
@@ -34,15 +35,21 @@ GOALS = {"causes": 1.3, "late": 2.0, "passes": 1.3, "per_minute": 0.8}
 COMPILER_BUG = "compiler bug"
 
 
-def run_arm(folder: Path, seed: int, minutes: float, share: float | None, jobs: int) -> dict[str, Any]:
-    """One real campaign; returns its `report --json` summary."""
-    cli = [sys.executable, "-m", "shapefuzz"]
+CLI = [sys.executable, "-m", "shapefuzz"]
+
+
+def start_arm(folder: Path, seed: int, minutes: float, share: float | None, jobs: int) -> subprocess.Popen[bytes]:
+    """Starts one real campaign in `folder`."""
+    cli = CLI
     argv = cli + ["fuzz", "--time", f"{int(minutes * 60)}s", "--seed", str(seed), "--jobs", str(jobs),
                   "--campaign", str(folder), "--corpus", str(folder / "corpus"), "--no-bisect", "--no-localize"]
     if share is not None:
         argv += ["--context-share", str(share)]
-    subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out = subprocess.run(cli + ["report", "--json", str(folder)], check=True, capture_output=True, text=True)
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def report_of(folder: Path) -> dict[str, Any]:
+    out = subprocess.run(CLI + ["report", "--json", str(folder)], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -99,28 +106,42 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3, help="seeds: one campaign pair each (default 3)")
     parser.add_argument("--minutes", type=float, default=20.0, help="active minutes per campaign (default 20)")
     parser.add_argument("--share", type=float, default=None, help="the context arm's share (default: fuzz's own)")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--also", type=float, action="append", default=[],
+                        help="a further context arm at this share, compared with the same no-context arm")
+    parser.add_argument("--jobs", type=int, default=2, help="jobs per campaign (with --concurrent: per seed, split)")
+    parser.add_argument("--concurrent", action="store_true",
+                        help="run a seed's arms at the same time, the jobs split between them (same load on each)")
     parser.add_argument("--keep", default=None, help="keep the campaigns in this folder (default: a temp folder)")
     args = parser.parse_args()
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-context-"))
     base.mkdir(parents=True, exist_ok=True)
-    arms: dict[str, list[dict[str, Any]]] = {"with": [], "without": []}
+    shares: dict[str, float | None] = {"without": 0.0, "with": args.share}
+    shares.update({f"share-{s:g}": s for s in args.also})
+    arms: dict[str, list[dict[str, Any]]] = {name: [] for name in shares}
+    jobs = max(1, args.jobs // len(shares)) if args.concurrent else args.jobs
     for seed in range(1, args.seeds + 1):
-        order = ("without", "with") if seed % 2 else ("with", "without")
-        for arm in order:
-            share = 0.0 if arm == "without" else args.share
-            report = run_arm(base / f"{arm}-{seed}", seed, args.minutes, share, args.jobs)
-            arms[arm].append(report)
-            print(f"seed {seed} {arm:>7}: {report['candidates']} candidates, "
-                  f"{len(bugs(report))} compiler-bug causes", file=sys.stderr, flush=True)
-    with_, without = figures(arms["with"]), figures(arms["without"])
+        order = list(shares) if seed % 2 else list(reversed(shares))
+        groups = [order] if args.concurrent else [[arm] for arm in order]
+        for group in groups:
+            running = {arm: start_arm(base / f"{arm}-{seed}", seed, args.minutes, shares[arm], jobs) for arm in group}
+            for arm, process in running.items():
+                process.wait()
+                report = report_of(base / f"{arm}-{seed}")
+                arms[arm].append(report)
+                print(f"seed {seed} {arm:>9}: {report['candidates']} candidates, "
+                      f"{len(bugs(report))} compiler-bug causes", file=sys.stderr, flush=True)
+    without = figures(arms["without"])
     labels = {"causes": "compiler-bug causes", "late": "causes in last third", "passes": "distinct failing passes",
               "per_minute": "candidates/min"}
-    print(f"{args.seeds} seeds x {args.minutes:g} min an arm, campaigns in {base}")
-    print(f"{'figure':<26}{'with':>8}{'without':>9}{'ratio':>8}{'goal':>7}  met")
-    for key, label in labels.items():
-        r = ratio(with_[key], without[key])
-        print(f"{label:<26}{with_[key]:>8}{without[key]:>9}{r:>8}{GOALS[key]:>6}x  {'yes' if r >= GOALS[key] else 'no'}")
+    mode = f"concurrent arms, {jobs} job(s) each" if args.concurrent else f"alternating arms, {jobs} jobs each"
+    print(f"{args.seeds} seeds x {args.minutes:g} min an arm ({mode}), campaigns in {base}")
+    for arm in (a for a in shares if a != "without"):
+        with_ = figures(arms[arm])
+        print(f"{'figure':<26}{arm:>10}{'without':>9}{'ratio':>8}{'goal':>7}  met")
+        for key, label in labels.items():
+            r = ratio(with_[key], without[key])
+            print(f"{label:<26}{with_[key]:>10}{without[key]:>9}{r:>8}{GOALS[key]:>6}x  "
+                  f"{'yes' if r >= GOALS[key] else 'no'}")
     found = context_causes(arms["with"])
     print(f"compiler-bug causes of the context arm whose minimal reproducer keeps a context op: {len(found)}")
     for chain, failing_pass, lanes, symptom in found:
