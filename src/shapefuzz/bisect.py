@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ToolchainError, UsageError
@@ -113,15 +113,44 @@ class BisectResult:
                 "tested": {p.version: p.describe() for p in self.probes}}
 
 
+FEW_RELEASES = 4  # below the failing one: newest-then-oldest costs at most one compile more than halving
+
+
+def _first_failing(failing: int, probe: Callable[[int], bool | None],
+                   first: Callable[[int, int, bool], int]) -> int:
+    """The first failing index up to `failing` (which fails). Over a few releases (a campaign's
+    spread) the release just before it is tried first, then the oldest: most bugs are new in the
+    latest release or present in every release tried, so one or two compiles answer; otherwise,
+    over a long list, or where one cannot tell, the binary search."""
+    if failing == 0:
+        return 0
+    if failing > FEW_RELEASES:
+        return first(0, failing, True)
+    before = probe(failing - 1)
+    if before is False:
+        return failing
+    if before is True:
+        if failing - 1 == 0 or probe(0) is True:
+            return 0
+        return first(0, failing - 1, True)  # the oldest passes or cannot tell: the search between
+    return first(0, failing, True)
+
+
 def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str], None] = lambda _: None,
                  check: Callable[[CorpusEntry, Toolchain], ReplayResult] | None = None,
-                 installer: Callable[[str], Toolchain] | None = None) -> BisectResult:
+                 installer: Callable[[str], Toolchain] | None = None,
+                 trusted: Collection[str] = ()) -> BisectResult:
     """Binary search for the first failing and first fixed release among `versions` (oldest first).
-    Assumes the bug appears once and goes away once; releases that cannot tell are stepped over."""
+    Assumes the bug appears once and goes away once; releases that cannot tell are stepped over.
+    `trusted`: releases the entry is known to fail with (the campaign that saved it just saw it
+    fail there), taken as failing without a compile."""
     versions = sorted(versions, key=version_key)
     check = check or (lambda e, t: replay_entry(e, t, confirm=False))
     installer = installer or (lambda v: install(v, say))
-    probes: dict[str, Probe] = {}
+    probes: dict[str, Probe] = {
+        v: Probe(v, ReplayResult(entry.id, entry.path, ReplayOutcome.STILL_FAILING, entry.expected_state,
+                                 entry.signature, detail="the failure the campaign saw"))
+        for v in versions if v in trusted}
 
     def probe(index: int) -> bool | None:
         version = versions[index]
@@ -165,7 +194,7 @@ def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str
     if failing is None:
         return BisectResult(entry.id, tuple(versions), tuple(probes.values()), None, None,
                             "no release in the range fails (or none could tell)")
-    first_fail = first(0, failing, True) if failing > 0 else 0
+    first_fail = _first_failing(failing, probe, first)
     first_fixed = None
     last = len(versions) - 1
     if failing < last:

@@ -157,10 +157,15 @@ def local_installer(version: str) -> Toolchain:
 
 def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str], None] = lambda _: None,
                      check: Callable[[CorpusEntry, Toolchain], ReplayResult] | None = None,
-                     installer: Callable[[str], Toolchain] | None = None, failing: str = "") -> dict[str, Any]:
+                     installer: Callable[[str], Toolchain] | None = None, failing: str = "",
+                     trust_seen: bool = False) -> dict[str, Any]:
     """The range over `versions` (see module doc) as a JSON-able record with a `text`. Without a
-    `check`, each release is judged by the same failure (`same_failure_check(failing)`)."""
-    result = bisect_entry(entry, versions, say, check or same_failure_check(failing), installer or local_installer)
+    `check`, each release is judged by the same failure (`same_failure_check(failing)`).
+    `trust_seen`: the releases the entry was saved with fail without a compile (a campaign's own
+    entry, on the toolchain that just found it)."""
+    trusted = {v.split("rc")[0] for v in entry.toolchain_versions} if trust_seen else set()
+    result = bisect_entry(entry, versions, say, check or same_failure_check(failing), installer or local_installer,
+                          trusted=trusted)
     tried = sorted((p.version for p in result.probes if p.verdict is not None), key=version_key)
     stepped = sorted((p for p in result.probes if p.verdict is None), key=lambda p: version_key(p.version))
     span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)

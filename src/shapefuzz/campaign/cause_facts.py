@@ -87,6 +87,36 @@ def set_regression(store: CampaignStore, cause: str, record: dict[str, Any]) -> 
     store.set_meta(REGRESSION_META + cause, json.dumps(record, sort_keys=True))
 
 
+def regressions(store: CampaignStore) -> dict[str, dict[str, Any]]:
+    """Every range kept in the store, by the cause name it was taken under."""
+    rows = store.db.execute("SELECT key FROM meta WHERE key LIKE ?", (REGRESSION_META + "%",)).fetchall()
+    return {key[len(REGRESSION_META):]: r for (key,) in rows if (r := store.meta_object(key))}
+
+
+def finished(record: dict[str, Any] | None) -> bool:
+    """A range that was taken (not a "no range: ..." left by a phase that could not finish)."""
+    return bool(record) and not record.get("unfinished")
+
+
+def ranged_entries(store: CampaignStore) -> tuple[set[str], set[str]]:
+    """The cause names and corpus entry ids that already have a finished range."""
+    done = {name: r for name, r in regressions(store).items() if finished(r)}
+    return set(done), {str(r.get("entry") or "") for r in done.values()} - {""}
+
+
+def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> int:
+    """`no range: <why>` kept for each new compiler-bug cause still without a range (marked
+    unfinished, so `triage --bisect` takes it later); returns how many."""
+    marked = 0
+    for cause in causes:
+        if not cause.is_finding or not cause.new or finished(cause.regression) or not cause.corpus_entries:
+            continue
+        set_regression(store, cause.name, {"text": f"no range: {why}", "unfinished": True,
+                                           "entry": Path(cause.corpus_entries[0]).name})
+        marked += 1
+    return marked
+
+
 def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float | None,
                   versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
                   only_new: bool = True, **bisect_kwargs: Any) -> int:
@@ -101,7 +131,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if not cause.is_finding or (only_new and not cause.new) or cause.regression:
+        if not cause.is_finding or (only_new and not cause.new) or finished(cause.regression):
             continue
         if end is not None and time.monotonic() >= end:
             say(f"regression ranges: time is up; {cause.name} and later ones are left for "
@@ -118,7 +148,8 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
             continue
         entry = min(entries, key=lambda pair: pair[0])[1]
         say(f"regression range of {cause.name} ({entry.id}) over {', '.join(versions)}")
-        record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, **bisect_kwargs})
+        record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, "trust_seen": True,
+                                                           **bisect_kwargs})
         set_regression(store, cause.name, record)
         say(f"  {cause.name}: {record['text']}")
         done += 1
@@ -155,4 +186,4 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
     return written
 
 
-__all__ = ["annotate_corpus", "bisect_causes", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]
+__all__ = ["annotate_corpus", "bisect_causes", "finished", "mark_unranged", "ranged_entries", "regressions", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]

@@ -81,11 +81,15 @@ class FuzzRequest:
 
 
 DEFAULT_BISECT_SECONDS = 120.0
+BISECT_SHARE = 0.1  # of a longer campaign's --time: the phase after the budget scales with it
 
 
 def bisect_seconds(req: FuzzRequest) -> float:
+    """`--bisect-time`; by default 2 minutes, or a tenth of a longer campaign's `--time` (most
+    ranges are taken during the campaign, campaign.ranging: the phase takes what is left)."""
     if req.bisect_time is None:
-        return DEFAULT_BISECT_SECONDS
+        seconds = parse_duration(req.time) if isinstance(req.time, str) else req.time
+        return max(DEFAULT_BISECT_SECONDS, BISECT_SHARE * float(seconds or 0))
     return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
 
 
@@ -133,6 +137,18 @@ def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progr
     pinned = re.match(r"\d+\.\d+\.\d+", toolchain.probe.version)
     return ReleaseFetcher(PipSource(), pinned.group(0) if pinned else None, knobs,
                           lambda text: progress("message", text)).start()
+
+
+def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher | None, progress: Progress):
+    """Regression ranges taken during the campaign (campaign.ranging), once the fetch is over; None
+    when there is no regression phase."""
+    from shapefuzz.campaign.ranging import RangeWorker
+    from shapefuzz.regression import local_releases
+
+    if config.bisect_seconds <= 0:
+        return None
+    return RangeWorker(folder, config.corpus_dir.resolve(), (lambda: fetcher.done) if fetcher else (lambda: True),
+                       local_releases, lambda text: progress("message", text)).start()
 
 
 def default_families() -> tuple[str, ...]:
@@ -202,10 +218,13 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
-                      messages: list[str], fetcher: ReleaseFetcher | None = None) -> Summary:
-    """Regression ranges of the new compiler-bug causes over the releases in the toolchain cache,
-    within its own budget: the background fetch gets at most half of it to finish (what is not
-    fetched by then is left out and said); with no other release at all it says so."""
+                      messages: list[str], fetcher: ReleaseFetcher | None = None, ranging=None) -> Summary:
+    """Regression ranges of the new compiler-bug causes that the campaign did not range while it ran
+    (`ranging`, stopped first), over the releases in the toolchain cache, within its own budget: the
+    background fetch gets at most half of it to finish (what is not fetched by then is left out and
+    said). A cause left without one says "no range: <why>" (with no other release at all, that too)."""
+    from shapefuzz.campaign.cause_facts import mark_unranged
+
     import time
 
     from shapefuzz.campaign.cause_facts import bisect_causes
@@ -213,20 +232,27 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
 
     say = lambda text: progress("message", text)  # noqa: E731
     started = time.monotonic()
+    if ranging is not None and not ranging.stop(wait=min(60.0, seconds / 2)):
+        say("regression ranges: the range under way during the campaign did not stop in time; going on without it")
     if fetcher is not None and not fetcher.done:
         say(f"regression ranges: waiting at most {seconds / 2:.0f} s for the releases still being fetched")
         if not fetcher.wait(seconds / 2):
             fetcher.stop()
             say("regression ranges: the fetch did not finish in time; bisecting over the releases cached so far")
     versions = local_releases()
+    if ranging is not None and ranging.taken:
+        say(f"regression ranges: {ranging.taken} taken during the campaign ({ranging.seconds:.0f} s)")
+        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
     if len(versions) < 2:
         say("regression ranges: no other release in the toolchain cache (none could be fetched; `shapefuzz triage "
             "CAMPAIGN --bisect` fetches them and takes the ranges later), so none were taken")
-        return summary
-    if bisect_causes(store, summary.new_findings, seconds - (time.monotonic() - started), versions, say):
-        # the causes again, with their ranges; what was added to the summary after it (nodes) stays
-        return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
-    return summary
+        why = "no other release in the toolchain cache could be fetched (`shapefuzz triage CAMPAIGN --bisect`)"
+    else:
+        bisect_causes(store, summary.new_findings, seconds - (time.monotonic() - started), versions, say)
+        why = "the bisect budget ran out (`--bisect-time`; `shapefuzz triage CAMPAIGN --bisect` takes it)"
+    mark_unranged(store, summarize(store, reason, messages).causes, why)
+    # the causes again, with their ranges; what was added to the summary after it (nodes) stays
+    return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
 
 
 def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, budget: float | None,
@@ -350,6 +376,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
         fetcher = _start_fetcher(config, toolchain, progress)
+        ranging = _start_ranging(config, folder, fetcher, progress)
         engine = Engine(target, store, families, lanes, config.seed, config.jobs,
                         Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
                         argv=list(config.argv), start_method=start_method, reference=REFERENCE_BACKEND,
@@ -390,10 +417,12 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                                           engine.stats.messages)
             if config.bisect_seconds > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
                 summary = _regression_phase(store, summary, config.bisect_seconds, progress, reason,
-                                            engine.stats.messages, fetcher)
+                                            engine.stats.messages, fetcher, ranging)
         except KeyboardInterrupt:
             store.set_meta("stopped", "interrupted")
             summary = dataclasses.replace(summary, reason="interrupted")
+        if ranging is not None:
+            ranging.stop(wait=0)
         if fetcher is not None:
             fetcher.stop()
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own

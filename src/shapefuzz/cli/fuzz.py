@@ -58,8 +58,9 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
                    "after it), where the bugs between ops are (default 0.5; 0: off).")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--bisect-time", type=Duration(), default=None,
-              help="After the budget, take regression ranges of new compiler-bug causes over the releases in the "
-                   "toolchain cache for up to this long (default 2m).")
+              help="After the budget, take the regression ranges of new compiler-bug causes not taken during the "
+                   "campaign, over the releases in the toolchain cache, for up to this long (default 2m, or a tenth "
+                   "of a longer --time).")
 @click.option("--localize-time", type=Duration(), default=None,
               help="After the budget, localize each new wrong value or run-time failure (the phase and pass where "
                    "it starts, by executing intermediate IR) for up to this long in all (default 3m).")

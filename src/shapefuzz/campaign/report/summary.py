@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.campaign.cause_facts import lead_fields, regression_of, reported_entries, reported_url
+from shapefuzz.campaign.cause_facts import finished, lead_fields, regression_of, regressions, reported_entries, reported_url
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
@@ -201,6 +201,17 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
         return ""
 
 
+def _regression(store: CampaignStore, names: list[str], members: list[BucketRow],
+                ranges: dict[str, dict]) -> dict | None:
+    """The range kept under the cause's name (or a name it had before merging), else one taken
+    during the campaign under the name its buckets had then; only one taken from an entry the
+    cause holds, and a finished range before a "no range: ..."."""
+    held = {Path(b.corpus_entry).name for b in members}
+    found = [r for n in names if (r := regression_of(store, n)) and r.get("entry") in held]
+    found += [r for n, r in sorted(ranges.items()) if n not in names and r.get("entry") in held]
+    return next((r for r in found if finished(r)), found[0] if found else None)
+
+
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
@@ -215,6 +226,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
                           store.hits() if store is not None else (), action_passes, crossed(store))
     known = reported_entries(corpus) if store is not None else {}
+    ranges = regressions(store) if store is not None else {}
     out = []
     for name, members in groups.items():
         triage = cause_triage(members)
@@ -231,9 +243,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start,
             # a range taken from one of its own entries (a cause split since keeps its old name's)
-            regression=next((r for n in [name, *sorted({was[b.sig] for b in members} - {name})]
-                             if (r := regression_of(store, n)) and r.get("entry") in
-                             {Path(b.corpus_entry).name for b in members}), None)
+            regression=_regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges)
             if store is not None else None,
             name=name, triage=triage, evidence=evidence,
             backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
