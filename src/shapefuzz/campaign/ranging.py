@@ -88,12 +88,18 @@ class RangeWorker:
         self.taken = 0  # ranges kept in the store by this thread
         self.seconds = 0.0  # spent taking them
         self._stop = threading.Event()
+        self._final = threading.Event()  # the campaign's budget is spent: no shrink will come now
         self._thread: threading.Thread | None = None
 
     def start(self) -> "RangeWorker":
         self._thread = threading.Thread(target=self._run, name="regression-ranges", daemon=True)
         self._thread.start()
         return self
+
+    def budget_spent(self) -> None:
+        """The fuzzing is over (localization may still run): causes whose shrink is still pending
+        are ranged from the example they have."""
+        self._final.set()
 
     def stop(self, wait: float = 30.0) -> bool:
         """Asks it to stop (between two releases) and waits at most `wait` seconds; True once ended."""
@@ -134,7 +140,7 @@ class RangeWorker:
         self.say(f"regression ranges: taken during the campaign over {', '.join(versions)}")
         while not self._stop.is_set():
             causes, entries = ranged_entries(store)
-            for due in due_causes(store.buckets(), self.corpus, causes, entries):
+            for due in due_causes(store.buckets(), self.corpus, causes, entries, final=self._final.is_set()):
                 self._check_stop()
                 started = time.monotonic()
                 record = self.ranger(due.entry, versions, due.failing_pass, self._check_stop)
@@ -142,7 +148,7 @@ class RangeWorker:
                 set_regression(store, due.cause, record)
                 self.taken += 1
                 self.say(f"regression range of {due.cause}: {record['text']} ({time.monotonic() - started:.0f} s)")
-            self._stop.wait(self.poll)
+            self._stop.wait(1.0 if self._final.is_set() else self.poll)
 
 
 def take_range(entry_path: str, versions: Sequence[str], failing: str, check_stop: Callable[[], None]) -> dict[str, Any]:

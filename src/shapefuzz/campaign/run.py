@@ -402,6 +402,8 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
             head_lost, reason = str(lost), "the Ray head went away"
         finally:
             refresher.stop()
+        if ranging is not None:
+            ranging.budget_spent()  # it goes on while localizing, now with the causes no shrink reached
         progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
         progress.close() if hasattr(progress, "close") else None
         store.set_meta("stopped", reason)  # for `shapefuzz report` later
