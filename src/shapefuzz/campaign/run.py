@@ -32,6 +32,7 @@ from shapefuzz.sandbox import Limits as ProcessLimits
 from shapefuzz.toolchain import Toolchain
 
 if TYPE_CHECKING:
+    from shapefuzz.campaign.ranging import RangeWorker
     from shapefuzz.release_fetch import FetchKnobs, ReleaseFetcher
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
@@ -139,7 +140,8 @@ def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progr
                           lambda text: progress("message", text)).start()
 
 
-def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher | None, progress: Progress):
+def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher | None,
+                   progress: Progress) -> RangeWorker | None:
     """Regression ranges taken during the campaign (campaign.ranging), once the fetch is over; None
     when there is no regression phase."""
     from shapefuzz.campaign.ranging import RangeWorker
@@ -218,7 +220,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
-                      messages: list[str], fetcher: ReleaseFetcher | None = None, ranging=None) -> Summary:
+                      messages: list[str], fetcher: ReleaseFetcher | None = None,
+                      ranging: RangeWorker | None = None) -> Summary:
     """Regression ranges of the new compiler-bug causes that the campaign did not range while it ran
     (`ranging`, stopped first), over the releases in the toolchain cache, within its own budget: the
     background fetch gets at most half of it to finish (what is not fetched by then is left out and
@@ -376,7 +379,6 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
         fetcher = _start_fetcher(config, toolchain, progress)
-        ranging = _start_ranging(config, folder, fetcher, progress)
         engine = Engine(target, store, families, lanes, config.seed, config.jobs,
                         Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
                         argv=list(config.argv), start_method=start_method, reference=REFERENCE_BACKEND,
@@ -392,6 +394,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
         refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
+        ranging = _start_ranging(config, folder, fetcher, progress)
         head_lost = ""
         try:
             reason = engine.run()
