@@ -89,6 +89,7 @@ class RangeWorker:
         self.seconds = 0.0  # spent taking them
         self._stop = threading.Event()
         self._final = threading.Event()  # the campaign's budget is spent: no shrink will come now
+        self._wake = threading.Event()  # ends the wait between two reads of the store
         self._thread: threading.Thread | None = None
 
     def start(self) -> "RangeWorker":
@@ -100,10 +101,12 @@ class RangeWorker:
         """The fuzzing is over (localization may still run): causes whose shrink is still pending
         are ranged from the example they have."""
         self._final.set()
+        self._wake.set()
 
     def stop(self, wait: float = 30.0) -> bool:
         """Asks it to stop (between two releases) and waits at most `wait` seconds; True once ended."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(wait)
             return not self._thread.is_alive()
@@ -148,7 +151,8 @@ class RangeWorker:
                 set_regression(store, due.cause, record)
                 self.taken += 1
                 self.say(f"regression range of {due.cause}: {record['text']} ({time.monotonic() - started:.0f} s)")
-            self._stop.wait(1.0 if self._final.is_set() else self.poll)
+            self._wake.wait(self.poll)
+            self._wake.clear()
 
 
 def take_range(entry_path: str, versions: Sequence[str], failing: str, check_stop: Callable[[], None]) -> dict[str, Any]:
