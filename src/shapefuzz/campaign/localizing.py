@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.merging import split_by_dispatch_kind, split_real_limits
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
 from shapefuzz.triage.localize import CODEGEN, Localization
@@ -118,6 +119,15 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
     return _merge_same_place(out, located)
 
 
+def split_as_reported(groups: dict[str, list[BucketRow]],
+                      located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
+    """The engine's causes split as the report splits them before merging: by localized place, then
+    real limits apart from the dynamic-dim bound, then a function-level diagnostic by dispatch kind.
+    The report's causes are these (some merged after), and the shrink plan shrinks one bucket of
+    each, so every cause the report shows has its own shrunk example."""
+    return split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
+
+
 def _merge_same_place(groups: dict[str, list[BucketRow]],
                       located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
     """Causes whose buckets were all localized, for certain, to the same place with the same symptom
@@ -139,4 +149,4 @@ def _merge_same_place(groups: dict[str, list[BucketRow]],
 
 
 __all__ = ["DEFAULT_LOCALIZE_SECONDS", "LOCALIZE_META", "component_of_localization", "localization_of",
-           "localizations", "localize_causes", "split_by_localization"]
+           "localizations", "localize_causes", "split_as_reported", "split_by_localization"]
