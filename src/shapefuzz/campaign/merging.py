@@ -257,6 +257,8 @@ def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[s
     if b.stage in FAILING_STAGES:
         found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
+        if found and loc is not None and loc.certain and loc.phase:  # canonicalize placed by its phase
+            return frozenset([f"{pass_key(found.split('{', 1)[0])} ({loc.phase})"])
         return frozenset([pass_key(found.split("{", 1)[0])]) if found else frozenset()
     return frozenset()
 
