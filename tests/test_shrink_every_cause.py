@@ -11,7 +11,7 @@ from pathlib import Path
 
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.localizing import LOCALIZE_META
+from shapefuzz.campaign.localizing import LOCALIZE_META, localizations
 from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.run import _shrink_phase
@@ -28,7 +28,7 @@ DISTRIBUTE = "'func.func' op failed to distribute"
 class TwoLaneTarget(Target):
     """Every hot candidate fails on lanes a and b with one strong identity (one engine cause); on a
     with `stage/status/message_a` and detail `detail_a`, on b likewise. Each shrink appends its
-    bucket's lane to `log` (shrinks run in worker processes)."""
+    bucket's lane and its seconds to `log` (shrinks run in worker processes)."""
 
     log: str = ""
     stage: Stage = Stage.COMPILE
@@ -49,7 +49,7 @@ class TwoLaneTarget(Target):
 
     def shrink(self, candidate: Candidate, job):
         with open(self.log, "a") as out:
-            out.write(job.backend + "\n")
+            out.write(f"{job.backend} {job.seconds}\n")
         return None
 
 
@@ -63,7 +63,7 @@ def _run(tmp_path: Path, target: TwoLaneTarget, share: float) -> Engine:
 
 def _shrunk_lanes(target: TwoLaneTarget) -> list[str]:
     log = Path(target.log)
-    return sorted(log.read_text().split()) if log.exists() else []
+    return sorted(line.split()[0] for line in log.read_text().splitlines()) if log.exists() else []
 
 
 def test_the_campaign_shrinks_each_dispatch_kind_the_report_splits_a_cause_into(tmp_path):
@@ -115,3 +115,15 @@ def test_a_cause_left_unshrunk_says_why(tmp_path):
     assert sum(line.strip().startswith("not shrunk: its shrink was still waiting") for line in lines) == 2
     assert "not shrunk: its shrink was still waiting" in markdown(summary)
     assert all("shrink share" in c["not_shrunk"] for c in summary.to_json()["causes"])
+
+
+def test_the_wrap_up_divides_what_is_left_of_the_share_among_the_causes_it_shrinks(tmp_path):
+    target = TwoLaneTarget(str(tmp_path / "corpus"), log=str(tmp_path / "log"), stage=Stage.COMPARE,
+                           status_=Status.MISMATCH, message="wrong values")
+    engine = _run(tmp_path, target, 0.0)
+    _localize_apart(engine.store)
+    engine.shrink_share, engine.shrink_seconds, engine.active = 1.0, 100.0, lambda: 10.0  # 10 s of share left
+    causes = [list(c.buckets) for c in summarize(engine.store).findings]
+    assert engine.shrink_causes(causes, localizations(engine.store, engine.store.buckets()), 60.0) == 2
+    first, second = [float(line.split()[1]) for line in Path(target.log).read_text().splitlines()]
+    assert first <= 5.0 + 1e-6 and second <= 10.0  # the first took half, not all of it

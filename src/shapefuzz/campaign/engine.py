@@ -324,13 +324,20 @@ class Engine:
         spent = self.store.worker_time(TaskKind.SHRINK.value)
         if self.shrinks.queue:
             self._say(f"shrinking {len(self.shrinks.queue)} pending bucket(s) for up to {seconds:.0f}s")
+
+        def left() -> float:
+            wall = end - time.monotonic()
+            if share is None:
+                return wall  # else also what is left of the worker time it may take, less the running shrinks'
+            return min(wall, share - (self.store.worker_time(TaskKind.SHRINK.value) - spent)
+                       - self.inflight.shrink_seconds())
+
         while True:
-            left = end - time.monotonic()
-            if share is not None:  # what is left of the worker time it may take, less the running shrinks'
-                left = min(left, share - (self.store.worker_time(TaskKind.SHRINK.value) - spent)
-                           - self.inflight.shrink_seconds())
-            while pool.idle and self.shrinks.queue and left >= self.min_shrink_seconds:
-                task = self._next_shrink(min(self.shrink_seconds, left))
+            while pool.idle and self.shrinks.queue and (now := left()) >= self.min_shrink_seconds:
+                # within a share, each pending shrink gets its part of it (never less than the least one
+                # may take): the first does not take it all while others wait with none
+                each = now if share is None else max(self.min_shrink_seconds, now / len(self.shrinks.queue))
+                task = self._next_shrink(min(self.shrink_seconds, now, each))
                 if task is None:
                     break
                 self.inflight.submit(pool, task)
