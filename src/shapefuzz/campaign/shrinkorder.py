@@ -102,9 +102,13 @@ class ShrinkPlan:
         buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
         return list(split_as_reported({cause: buckets}, self.located).values()) if buckets else []
 
-    def _unit_of(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str]) -> list[BucketRow]:
-        return next((unit for unit in self.units(names.get(bucket.sig, ""), members)
-                     if any(b.sig == bucket.sig for b in unit)), [bucket])
+    def _unit_of(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
+                 cache: dict[str, list[list[BucketRow]]]) -> list[BucketRow]:
+        """The cause (as the report shows it) a bucket belongs to; `cache`: one split per engine cause."""
+        cause = names.get(bucket.sig, "")
+        if cause not in cache:
+            cache[cause] = self.units(cause, members)
+        return next((unit for unit in cache[cause] if any(b.sig == bucket.sig for b in unit)), [bucket])
 
     def plan(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
         """One shrink per cause: of its saved buckets (`sigs` just saved from `candidate`), the
@@ -167,10 +171,10 @@ class ShrinkPlan:
         return self.costs[bucket.sig]
 
     def _order(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
-               running: set[str]) -> tuple:
+               running: set[str], cache: dict[str, list[list[BucketRow]]]) -> tuple:
         """Where a pending bucket's shrink stands in line (`cause_order`, then the bucket's own
         rank inside its cause)."""
-        cause = self._unit_of(bucket, members, names)
+        cause = self._unit_of(bucket, members, names, cache)
         for b in cause:
             if b.sig not in self._severities:
                 self._severities[b.sig] = severity_rank(b)
@@ -183,8 +187,9 @@ class ShrinkPlan:
                     if s not in self.buckets or self.buckets[s].shrink != ShrinkState.PENDING]:
             del self.queue[sig]
         members, names, running = self.causes.members(), self.causes.name_of(), self._running()
+        cache: dict[str, list[list[BucketRow]]] = {}
         for bucket in sorted((self.buckets[s] for s in self.queue),
-                             key=lambda b: self._order(b, members, names, running)):
+                             key=lambda b: self._order(b, members, names, running, cache)):
             candidate = self.queue.pop(bucket.sig)
             if candidate is None:
                 row = self.store.candidate(bucket.repro_key)
