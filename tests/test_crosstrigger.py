@@ -133,7 +133,7 @@ def test_a_function_level_failure_in_another_dispatch_kind_is_not_the_same_failu
     where = {"iree-llvmgpu-vector-distribute"}
     argmax = _result("cuda-sm80", "compile", "error", DISTRIBUTE, "in main_dispatch_0_arg_compare_4xf32\n" + VECTOR_DISTRIBUTE)
     verdict, said = judge(argmax, attention, where, "", "")
-    assert verdict == NO and "arg_compare dispatch, not attention" in said
+    assert verdict == NO and "dispatch kind arg_compare, not attention" in said
     again = _result("cuda-sm80", "compile", "error", DISTRIBUTE, "in main_dispatch_3_attention_8x8xf32\n" + VECTOR_DISTRIBUTE)
     assert judge(again, attention, where, "", "")[0] == SAME_FAILURE
 

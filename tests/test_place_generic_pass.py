@@ -11,7 +11,7 @@ import pytest
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.localizing import LOCALIZE_META, _wanted, generic_failing_pass
 from shapefuzz.campaign.outcomes import BucketState, Triage
-from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.campaign.report.summary import summarize, text_lines
 from shapefuzz.localize_probe import place_compile_failure
 from shapefuzz.model import Signature
 from shapefuzz.triage.component import INPUT_GLOBAL_OPT, component_of_place
@@ -69,6 +69,7 @@ def test_a_canonicalize_failure_placed_by_its_phase_names_it_and_its_component_f
     assert cause.component == INPUT_GLOBAL_OPT and cause.failing_pass == "canonicalize"
     assert "[canonicalize (abi, inside inline)]" in cause.identity  # two phases' canonicalize bugs are two
     assert cause.to_json()["localized"]["inside"] == "inline"
+    assert "; fails in canonicalize (abi, inside inline);" in "\n".join(text_lines(summarize(store)))
     store.close()
 
 

@@ -90,6 +90,15 @@ class Cause:
         return self.failing_pass or "-"
 
     @property
+    def failing_place(self) -> str:
+        """The failing pass, with its phase when it is a pass that runs in every phase and was placed
+        ("canonicalize (abi, inside inline)"); else the failing pass as read."""
+        loc = self.localized
+        if self.failing_pass and loc is not None and loc.certain and loc.phase and self.stage == "compile":
+            return loc.where
+        return self.failing_pass
+
+    @property
     def regression_text(self) -> str:
         """"fails since X, passes in Y" / "fails in every release tried (...)", or ""."""
         return str(self.regression.get("text", "")) if self.regression else ""

@@ -68,7 +68,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     if all(kinds) and kinds[0] != kinds[1]:
         # a diagnostic on the whole function says what failed only through the dispatch's name: an
         # argmax that "failed to distribute" on the attention's lane is the argmax's bug seen there
-        return NO, f"{said} (in a {kinds[0]} dispatch, not {kinds[1]})"
+        return NO, f"{said} (dispatch kind {kinds[0]}, not {kinds[1]})"
     if (got.stage, got.status) == (want.stage, want.status):
         if target.stage == "compare":
             return SAME_FAILURE, said  # wrong values there too

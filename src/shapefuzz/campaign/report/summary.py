@@ -338,7 +338,7 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
                      + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
-        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_pass}" if c.failing_pass else "")
+        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
         if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
             lines.append(f"    inside a chain: {c.chain}")
