@@ -16,7 +16,9 @@ from shapefuzz.localize_probe import place_compile_failure
 from shapefuzz.model import Signature
 from shapefuzz.triage.component import INPUT_GLOBAL_OPT, component_of_place
 from shapefuzz.triage.failing_pass import enclosing_passes, failing_pass, is_generic_pass
+from shapefuzz.triage.issue import issue_title
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.record import bug_record
 
 # IREE 3.13's gather of one element from a `?` source (cause-0f4e3e1518 of the #31 audit): the
 # inliner's canonicalize builds a rank-0 collapse_shape, in the ABI phase
@@ -71,6 +73,15 @@ def test_a_canonicalize_failure_placed_by_its_phase_names_it_and_its_component_f
     assert cause.to_json()["localized"]["inside"] == "inline"
     assert "; fails in canonicalize (abi, inside inline);" in "\n".join(text_lines(summarize(store)))
     store.close()
+
+
+def test_an_entry_s_bug_record_and_issue_title_name_the_phase_a_canonicalize_failure_was_placed_in():
+    loc = Localization("abi", "canonicalize", certain=True, inside="inline")
+    bug = bug_record({"backend": "llvm-cpu", "stage": "compile", "status": "error", "message": MESSAGE}, OUTPUT,
+                     ["llvm-cpu"], GATHER, loc)
+    assert bug["component"] == INPUT_GLOBAL_OPT and "[canonicalize (abi, inside inline)]" in bug["identity"]
+    title = issue_title({"bug": bug}, "llvm-cpu", "compile", "error", MESSAGE)
+    assert title.startswith("[IREE input / global optimization] canonicalize (abi, inside inline) fails: ")
 
 
 @pytest.mark.iree
