@@ -116,6 +116,28 @@ def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
     assert judge(reworded, wrong, where, "linalg.pooling_nchw_max", "iree_linalg_ext.scatter")[0] == NO
 
 
+DISTRIBUTE = "'func.func' op failed to distribute"
+VECTOR_DISTRIBUTE = ("// -----// IR Dump After LLVMGPUVectorDistributePass Failed: iree-llvmgpu-vector-distribute "
+                     "//----- //\n")
+
+
+def test_a_function_level_failure_in_another_dispatch_kind_is_not_the_same_failure():
+    """The #31 audit's argmax and attention both "failed to distribute" (the diagnostic names no op;
+    the report splits them by the dispatch's name): the argmax's reproducer failing so on the
+    attention's lane is the argmax's bug seen there, never a merge of the two."""
+    attention = BucketRow(sig="cuda-sm80/compile/error: x", sig_json={"message": DISTRIBUTE}, backend="cuda-sm80",
+                          stage="compile", status="error", family="attention", count=1, first_seen=1.0, last_seen=1.0,
+                          first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=1,
+                          repro_text="x", detail="in main_dispatch_0_attention_2x4xf32\n" + VECTOR_DISTRIBUTE,
+                          corpus_entry="", shrunk_size=None)
+    where = {"iree-llvmgpu-vector-distribute"}
+    argmax = _result("cuda-sm80", "compile", "error", DISTRIBUTE, "in main_dispatch_0_arg_compare_4xf32\n" + VECTOR_DISTRIBUTE)
+    verdict, said = judge(argmax, attention, where, "", "")
+    assert verdict == NO and "dispatch kind arg_compare, not attention" in said
+    again = _result("cuda-sm80", "compile", "error", DISTRIBUTE, "in main_dispatch_3_attention_8x8xf32\n" + VECTOR_DISTRIBUTE)
+    assert judge(again, attention, where, "", "")[0] == SAME_FAILURE
+
+
 TOPK_1X1 = """// shapefuzz-case: {"family":"topk","params":{"dim":1,"dtype":"f32","form":"topk","frontend":"torch","index_dtype":"i32","indices":"implicit","input_dyn":[false,true],"k":1,"largest":true,"result_dyn":[],"shape":[1,1],"transpose":false,"use":"indices","values":"wide"},"version":1}
 func.func @main(%input: !torch.vtensor<[1,?],f32>) -> !torch.vtensor<[1,1],si64> {
   %int1 = torch.constant.int 1

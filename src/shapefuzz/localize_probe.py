@@ -200,4 +200,58 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
     return with_frontend(loc, spelling, lane, linalg, torch) if frontend_open(loc) else loc
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]
+def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: str,
+                          seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A compile error in a pass that runs in every phase (canonicalize, cse: `is_generic_pass`)
+    placed by its phase: the first `--compile-to` phase whose compile fails in that pass (a compile
+    to a phase runs every phase before it, so the search halves the phases each time; none: the
+    target's codegen), with the pass it ran inside from the nested IR-dump headers."""
+    from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, enclosing_passes
+    from shapefuzz.triage.localize import PHASES
+
+    end, start = time.monotonic() + seconds, time.monotonic()
+    key = _pass_word(failing)
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("place")) as tmp:
+        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
+        source = probe._path(".mlir", text)
+        outputs: dict[str, list[str]] = {}
+
+        def fails(phase: str) -> bool | None:
+            """Whether the compile to `phase` fails in the pass (None: out of time)."""
+            left = end - time.monotonic()
+            if left < 1.0:
+                return None
+            flags = (PRINT_IR_AFTER_FAILURE, *((f"--compile-to={phase}",) if phase != CODEGEN else ()))
+            result, _ = probe._compile(source, lane, *flags, limits=replace(_CALL, timeout=min(_CALL.timeout, left)))
+            passes = enclosing_passes(result.stderr + result.stdout) if not result.ok else []
+            outputs[phase] = passes
+            return bool(passes) and _pass_word(passes[0]) == key
+
+        if not fails(CODEGEN):
+            return Localization(evidence="not localized: the whole compile did not fail in "
+                                         f"{failing} again", seconds=time.monotonic() - start)
+        lo, hi = 0, len(PHASES)  # the first failing phase is in PHASES[lo:hi], or codegen (hi)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            found = fails(PHASES[mid])
+            if found is None:
+                return Localization(evidence=f"not localized: time ran out placing {failing} by phase",
+                                    seconds=time.monotonic() - start)
+            lo, hi = (lo, mid) if found else (mid + 1, hi)
+        phase = PHASES[lo] if lo < len(PHASES) else CODEGEN
+        before = PHASES[lo - 1] if lo > 0 else "its input"
+        passes = outputs.get(phase, [])
+        inside = next((p for p in passes[1:] if _pass_word(p) != key), "")
+        return Localization(phase, failing, evidence=f"compiled to {phase} it fails in {failing}"
+                            + (f" (inside {inside})" if inside else "") + f"; compiled to {before} it does not",
+                            seconds=time.monotonic() - start, certain=True, inside=inside)
+
+
+def _pass_word(name: str) -> str:
+    """A pass name as compared here: `canonicalize{...}`, `CanonicalizerPass` and `Canonicalizer` alike."""
+    word = re.sub(r"[^a-z0-9]", "", name.split("{", 1)[0].rsplit("::", 1)[-1].lower())
+    return {"canonicalizer": "canonicalize", "inliner": "inline"}.get(re.sub(r"pass$", "", word),
+                                                                     re.sub(r"pass$", "", word))
+
+
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]

@@ -67,6 +67,7 @@ class Cause:
     merged: tuple[str, ...]  # the causes merged into it (campaign.merging)
     shrunk: bool  # an example of it went through the shrinker
     chain: str = ""  # the context ops its reproducer keeps around the root ("pad(operand 0) → conv"); "": none
+    not_shrunk: str = ""  # a compiler bug with no shrunk example: why (shrinkorder.not_shrunk_why); else ""
 
     @property
     def is_finding(self) -> bool:
@@ -87,6 +88,15 @@ class Cause:
         if loc is not None and loc.evidence:
             return loc.evidence.split(":", 1)[0]  # "not localized"
         return self.failing_pass or "-"
+
+    @property
+    def failing_place(self) -> str:
+        """The failing pass, with its phase when it is a pass that runs in every phase and was placed
+        ("canonicalize (abi, inside inline)"); else the failing pass as read."""
+        loc = self.localized
+        if self.failing_pass and loc is not None and loc.certain and loc.phase and self.stage == "compile":
+            return loc.where
+        return self.failing_pass
 
     @property
     def regression_text(self) -> str:
@@ -116,7 +126,8 @@ class Cause:
             "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
             "rehits": self.rehits, "rehit_seconds": self.rehit_seconds, "corpus_entries": list(self.corpus_entries),
             "symptoms": [s.to_json() for s in self.symptoms], "merged": list(self.merged), "shrunk": self.shrunk,
-        } | ({"chain": self.chain} if self.chain else {})  # the key only for a chain: context-free causes as before
+        } | ({"chain": self.chain} if self.chain else {}) \
+            | ({"not_shrunk": self.not_shrunk} if self.not_shrunk else {})  # keys only when said: as before otherwise
 
 
 __all__ = ["Cause", "Symptom"]

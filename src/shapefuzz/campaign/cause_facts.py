@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -45,6 +46,9 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
         component = component_of_localization(localized, lanes) or component
         place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
         ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
+        if localized.certain and lead.stage == "compile" and ident.failing_pass == localized.pass_name:
+            # a pass that runs in every phase (canonicalize) is named by the phase it failed in
+            ident = replace(ident, failing_pass=localized.where)
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
                                 measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)

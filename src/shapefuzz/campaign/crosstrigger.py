@@ -46,6 +46,7 @@ def op_kind(message: str) -> str:
 def judge(result, target: BucketRow, where: Iterable[str], source_text: str, target_text: str) -> tuple[str, str]:
     """(verdict, what it did) for one run's `BackendResult` against the `target` bucket, which
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
+    from shapefuzz.campaign.merging import dispatch_kind
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.regression import Failure
     from shapefuzz.triage.severity import from_dynamic_dim_bound
@@ -63,6 +64,11 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     if from_dynamic_dim_bound(f"{target.sig_json.get('message', '')}\n{target.detail}") and \
             from_dynamic_dim_bound(f"{message}\n{result.detail}"):
         return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
+    kinds = dispatch_kind(message, result.detail), dispatch_kind(target.sig_json.get("message", ""), target.detail)
+    if all(kinds) and kinds[0] != kinds[1]:
+        # a diagnostic on the whole function says what failed only through the dispatch's name: an
+        # argmax that "failed to distribute" on the attention's lane is the argmax's bug seen there
+        return NO, f"{said} (dispatch kind {kinds[0]}, not {kinds[1]})"
     if (got.stage, got.status) == (want.stage, want.status):
         if target.stage == "compare":
             return SAME_FAILURE, said  # wrong values there too

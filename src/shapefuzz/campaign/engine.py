@@ -39,7 +39,7 @@ from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
-    BucketState, Candidate, Failure, Outcome, ShrinkJob, Stats, Target, TaskKind, Triage,
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
@@ -314,17 +314,30 @@ class Engine:
             self.discovery(fresh=True)  # the last frame and the summary agree
         return reason
 
-    def _final_shrinks(self, pool: WorkerPool) -> None:
-        """What is still pending once the budget is spent, shrunk within its own budget. What
-        this phase does not reach stays pending in the store, for the next session."""
-        end = time.monotonic() + self.final_shrink_seconds
+    def _final_shrinks(self, pool: WorkerPool, seconds: float | None = None, share: float | None = None) -> None:
+        """What is still pending once the budget is spent, shrunk within its own budget (`seconds`
+        of wall time, the final phase's by default; `share`: also at most that many seconds of
+        worker time in all). What this phase does not reach stays pending in the store, for the
+        next session."""
+        seconds = self.final_shrink_seconds if seconds is None else seconds
+        end = time.monotonic() + seconds
+        spent = self.store.worker_time(TaskKind.SHRINK.value)
         if self.shrinks.queue:
-            self._say(f"shrinking {len(self.shrinks.queue)} pending bucket(s) for up to "
-                      f"{self.final_shrink_seconds:.0f}s")
+            self._say(f"shrinking {len(self.shrinks.queue)} pending bucket(s) for up to {seconds:.0f}s")
+
+        def left() -> float:
+            wall = end - time.monotonic()
+            if share is None:
+                return wall  # else also what is left of the worker time it may take, less the running shrinks'
+            return min(wall, share - (self.store.worker_time(TaskKind.SHRINK.value) - spent)
+                       - self.inflight.shrink_seconds())
+
         while True:
-            left = end - time.monotonic()
-            while pool.idle and self.shrinks.queue and left >= self.min_shrink_seconds:
-                task = self._next_shrink(min(self.shrink_seconds, left))
+            while pool.idle and self.shrinks.queue and (now := left()) >= self.min_shrink_seconds:
+                # within a share, each pending shrink gets its part of it (never less than the least one
+                # may take): the first does not take it all while others wait with none
+                each = now if share is None else max(self.min_shrink_seconds, now / len(self.shrinks.queue))
+                task = self._next_shrink(min(self.shrink_seconds, now, each))
                 if task is None:
                     break
                 self.inflight.submit(pool, task)
@@ -336,6 +349,31 @@ class Engine:
             if time.monotonic() > end + 60.0:
                 self.inflight.abandon(pool)
                 return
+
+    def shrink_causes(self, causes: list[list[str]], located: dict, seconds: float) -> int:
+        """After the campaign (its pool closed), once localization split causes as the report will:
+        each of these causes (the report's, most severe first) with no shrunk example gets a shrink of
+        its own bucket, within what is left of the shrink share (of the worker time the budget gave)
+        and `seconds` of wall time. What is not reached stays pending (the report says why). Returns
+        how many of them ran."""
+        wanted = self.shrinks.want(causes, located)
+        budget = self.limits.seconds if self.limits.seconds is not None else self.active()
+        share = self.shrink_share * self.jobs * min(self.active(), budget) \
+            - self.store.worker_time(TaskKind.SHRINK.value)
+        if not wanted or min(share, seconds) < self.min_shrink_seconds:
+            return 0
+        self._say(f"{len(wanted)} cause(s) the report shows have no shrunk example: shrinking them")
+        pool = self.pool_factory(self.target, self.jobs) if self.pool_factory is not None \
+            else WorkerPool(self.target, self.jobs, self.start_method)
+        try:
+            self._final_shrinks(pool, seconds, share)
+        except KeyboardInterrupt:
+            pool.abandon()
+            raise
+        finally:
+            pool.close()
+            self.store.tick(self.session, self.active())
+        return sum(1 for sig in wanted if self.buckets[sig].shrink != ShrinkState.PENDING)
 
     def _grace(self) -> float:
         return 30.0

@@ -1,5 +1,6 @@
 """The campaign's localization step: each new wrong-value or run-time bucket of a compiler bug (or
-a suspected driver) is localized once (`shapefuzz.localize_probe`) from its corpus entry, within a budget,
+a suspected driver), and each compile error in a pass that runs in every phase (canonicalize, cse:
+placed by its phase), is localized once (`shapefuzz.localize_probe`) from its corpus entry, within a budget,
 after the fuzzing budget; the result is kept in the store (meta `localize:<bucket>`), so a stopped
 step resumes and `report` shows it. A cause's buckets localized to different places are different
 bugs (report `_causes` splits them); the component and the identity follow where it breaks."""
@@ -14,6 +15,7 @@ from typing import Callable, Iterable
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.merging import split_by_dispatch_kind, split_real_limits
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
 from shapefuzz.triage.localize import CODEGEN, Localization
@@ -31,10 +33,11 @@ def localization_of(store: CampaignStore, sig: str) -> Localization | None:
 
 
 def localizations(store: CampaignStore | None, rows: Iterable[BucketRow]) -> dict[str, Localization]:
-    """bucket signature -> its localization, for the buckets that have one."""
+    """bucket signature -> its localization, for the buckets that have one (a wrong value or run-time
+    failure; a compile error in a pass that runs in every phase, placed by its phase)."""
     if store is None:
         return {}
-    found = {b.sig: localization_of(store, b.sig) for b in rows if b.stage in LOCALIZED_STAGES}
+    found = {b.sig: localization_of(store, b.sig) for b in rows if b.stage in LOCALIZED_STAGES or b.stage == "compile"}
     return {sig: loc for sig, loc in found.items() if loc is not None}
 
 
@@ -62,11 +65,24 @@ def driver_cleared(loc: Localization | None, lanes: Iterable[str]) -> str:
             f"the bug is in {', '.join(same)}'s codegen (IREE's), not the driver")
 
 
+def generic_failing_pass(b: BucketRow) -> str:
+    """A compile error's failing pass when it is one that runs in every phase (canonicalize, cse),
+    else "": such a failure is placed by its phase (`localize_probe.place_compile_failure`)."""
+    from shapefuzz.triage.failing_pass import is_generic_pass
+    from shapefuzz.triage.identity import identity_of
+
+    if b.stage != "compile" or b.status in ("timeout", "oom"):
+        return ""
+    name = b.sig_json.get("failing_pass") or \
+        identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+    return name if name and is_generic_pass(name) else ""
+
+
 def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""
-    return (b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") and bool(b.corpus_entry)
-            and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
+    return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or bool(generic_failing_pass(b)))
+            and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
 
 def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, seconds: float,
@@ -74,7 +90,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
     within `seconds` in all; each record is kept at once. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.localize_probe import localize_entry
+    from shapefuzz.localize_probe import localize_entry, place_compile_failure
 
     end = time.monotonic() + seconds
     done = 0
@@ -96,7 +112,9 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
                 say(f"localization of {sig}: the entry does not load ({error})")
                 continue
-            loc = localize_entry(entry, toolchain, bucket.backend, passed, min(PER_BUCKET_SECONDS, left))
+            generic = generic_failing_pass(bucket)
+            loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, min(PER_BUCKET_SECONDS, left)) \
+                if generic else localize_entry(entry, toolchain, bucket.backend, passed, min(PER_BUCKET_SECONDS, left))
             store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
             say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
             done += 1
@@ -116,6 +134,15 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
     for name, members in groups.items():
         out.update(split_cause(name, members, place, lambda i, where: f".{i + 1}"))
     return _merge_same_place(out, located)
+
+
+def split_as_reported(groups: dict[str, list[BucketRow]],
+                      located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
+    """The engine's causes split as the report splits them before merging: by localized place, then
+    real limits apart from the dynamic-dim bound, then a function-level diagnostic by dispatch kind.
+    The report's causes are these (some merged after), and the shrink plan shrinks one bucket of
+    each, so every cause the report shows has its own shrunk example."""
+    return split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
 
 
 def _merge_same_place(groups: dict[str, list[BucketRow]],
@@ -139,4 +166,4 @@ def _merge_same_place(groups: dict[str, list[BucketRow]],
 
 
 __all__ = ["DEFAULT_LOCALIZE_SECONDS", "LOCALIZE_META", "component_of_localization", "localization_of",
-           "localizations", "localize_causes", "split_by_localization"]
+           "localizations", "localize_causes", "split_as_reported", "split_by_localization"]

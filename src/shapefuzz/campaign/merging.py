@@ -220,14 +220,18 @@ def split_by_dispatch_kind(groups: dict[str, list[BucketRow]]) -> dict[str, list
     memory, are different bugs. Buckets whose output names no dispatch stay with the first kind;
     the others become `<name>.<kind>`. Before `merge_causes` (the dynamic-dim bound joins its
     sizes again, whatever computes them)."""
-    def kind(b: BucketRow) -> str:
-        found = _DISPATCH_KIND.search(b.detail) if _FUNCTION_LEVEL.match(b.sig_json.get("message", "")) else None
-        return found.group(1) if found else ""
-
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
-        out.update(split_cause(name, members, kind, lambda i, key: f".{key}"))
+        out.update(split_cause(name, members, lambda b: dispatch_kind(b.sig_json.get("message", ""), b.detail),
+                               lambda i, key: f".{key}"))
     return out
+
+
+def dispatch_kind(message: str, detail: str) -> str:
+    """For a diagnostic on the whole function (it names no op), what the failing dispatch computes,
+    read from its name in the output ("arg_compare", "topk", "matmul_like"); else ""."""
+    found = _DISPATCH_KIND.search(detail) if _FUNCTION_LEVEL.match(message) else None
+    return found.group(1) if found else ""
 
 
 def _first(members: list[BucketRow]) -> float:
@@ -257,6 +261,8 @@ def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[s
     if b.stage in FAILING_STAGES:
         found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
+        if found and loc is not None and loc.certain and loc.phase:  # canonicalize placed by its phase
+            return frozenset([f"{pass_key(found.split('{', 1)[0])} ({loc.phase})"])
         return frozenset([pass_key(found.split("{", 1)[0])]) if found else frozenset()
     return frozenset()
 
@@ -289,4 +295,4 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
                  for (s, st, m), lanes in out.items())
 
 
-__all__ = ["bound_pairs", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]
+__all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]

@@ -278,6 +278,25 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
     return summary
 
 
+WRAP_UP_SHRINK_SECONDS = 180.0  # the most wall time the shrinks of causes split after the budget may take
+
+
+def _shrink_phase(engine: Engine, store: CampaignStore, summary: Summary, reason: str,
+                  messages: list[str]) -> Summary:
+    """The compiler-bug causes the report shows with no shrunk example (a shrink of the engine's cause
+    went to a bucket localization later split off), most severe first, each shrunk once within
+    what is left of the shrink share; what is not reached says why in the report."""
+    from shapefuzz.campaign.localizing import localizations
+
+    causes = [list(c.buckets) for c in summary.findings if not c.shrunk]
+    if not causes:
+        return summary
+    seconds = max(WRAP_UP_SHRINK_SECONDS, engine.final_shrink_seconds)
+    engine.shrink_causes(causes, localizations(store, store.buckets()), seconds)
+    # the causes again: shrunk now, or pending with the reason why not
+    return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+
+
 def _stop_for_full_corpus(engine: Engine, summary: Summary, folder: Path, corpus: Path) -> None:
     """The corpus disk filled up: nothing more can be saved, so the campaign stopped. Its report
     is written where there is room (the campaign folder may be on another disk); INDEX.md, a
@@ -420,6 +439,8 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                     any(c.new for c in summary.causes):
                 summary = _localize_phase(store, summary, toolchain, config.localize_seconds, progress, reason,
                                           engine.stats.messages)
+            if config.shrink and reason != "interrupted" and not head_lost:
+                summary = _shrink_phase(engine, store, summary, reason, engine.stats.messages)
             if config.bisect_seconds > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
                 summary = _regression_phase(store, summary, config.bisect_seconds, progress, reason,
                                             engine.stats.messages, fetcher, ranging)

@@ -2,8 +2,12 @@
 share every compiler-bug cause gets one shrink before any cause gets a second; causes go in the
 report's order (compiler bugs, then by severity: wrong values first; new before known; the first
 found first). A cause's bucket to shrink is one spelled in linalg where it has one (a torch or
-ONNX spelling only when it has none), on its cheapest lane. The rules are plain functions;
-`ShrinkPlan` applies them to the campaign's buckets (the engine owns one, the bucket book feeds it)."""
+ONNX spelling only when it has none), on its cheapest lane. A cause here is what the report will
+show: the engine's cause split as the report splits it (`localizing.split_as_reported`: by
+localized place once known, real limits apart from the dynamic-dim bound, dispatch kind), so a
+shrink of one part never stands for another. The rules are plain functions; `ShrinkPlan` applies
+them to the campaign's buckets (the engine owns one, the bucket book feeds it); `not_shrunk_why`
+says why a cause the report shows has no shrunk example."""
 
 from __future__ import annotations
 
@@ -12,10 +16,12 @@ from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause_ties import Causes
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.localizing import split_as_reported
 from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
 from shapefuzz.input_dialect import is_torch
 from shapefuzz.size import measure
+from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
 
 
@@ -52,6 +58,25 @@ def shrink_started(members: Iterable[BucketRow], running: set[str]) -> bool:
     return any(b.shrink == ShrinkState.DONE or b.sig in running for b in members)
 
 
+def not_shrunk_why(members: Iterable[BucketRow]) -> str:
+    """Why a cause has no example that went through the shrinker, from its buckets' shrink states
+    ("" when one did)."""
+    members = [b for b in members if b.state != BucketState.FLAKY] or list(members)
+    states = {ShrinkState(b.shrink) for b in members}
+    if ShrinkState.DONE in states:
+        return ""
+    if ShrinkState.PENDING in states:
+        return "its shrink was still waiting when the shrink share (--shrink-share) was spent; " \
+               "a resume or --shrink-time shrinks it"
+    if ShrinkState.FAILED in states:
+        return "its shrink stopped (it did not fail the same way in isolation, or ran out of time)"
+    if not any(b.corpus_entry for b in members):
+        return "no reproducer of it was saved"
+    if states <= {ShrinkState.NONE}:
+        return "shrinking was off (--no-shrink)"
+    return "the shrink went to a bucket of another cause, and the campaign stopped before its own"
+
+
 class ShrinkPlan:
     """Which buckets wait for their shrink, and which runs next. `buckets` and `causes` are the
     campaign's (shared with the bucket book); `store` keeps the plan, so a pending shrink survives
@@ -68,6 +93,22 @@ class ShrinkPlan:
         self.queue: dict[str, Candidate | None] = {}
         self.costs: dict[str, float] = {}  # bucket -> seconds its reproducer's check took on its lane
         self._severities: dict[str, int] = {}  # bucket -> its severity rank
+        # bucket -> where it was localized: known after the budget (`want`), splits causes as the report does
+        self.located: dict[str, Localization] = {}
+
+    def units(self, cause: str, members: dict[str, list[str]]) -> list[list[BucketRow]]:
+        """A cause's buckets as the causes the report will show (`split_as_reported`), each of
+        which gets its own shrink."""
+        buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
+        return list(split_as_reported({cause: buckets}, self.located).values()) if buckets else []
+
+    def _unit_of(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
+                 cache: dict[str, list[list[BucketRow]]]) -> list[BucketRow]:
+        """The cause (as the report shows it) a bucket belongs to; `cache`: one split per engine cause."""
+        cause = names.get(bucket.sig, "")
+        if cause not in cache:
+            cache[cause] = self.units(cause, members)
+        return next((unit for unit in cache[cause] if any(b.sig == bucket.sig for b in unit)), [bucket])
 
     def plan(self, sigs: list[str], candidate: Candidate, outcome: Outcome) -> None:
         """One shrink per cause: of its saved buckets (`sigs` just saved from `candidate`), the
@@ -81,25 +122,45 @@ class ShrinkPlan:
         members = self.causes.members()
         running = self._running()
         for cause in dict.fromkeys(names[s] for s in sigs):
-            buckets = [self.buckets[b] for b in members.get(cause, []) if b in self.buckets]
-            open_ = [b for b in buckets if b.sig not in running and (
-                b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED)
-                or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
-            chosen = None if shrink_started(buckets, running) else choose(
-                [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
-                 and (b.sig in sigs or b.sig in self.queue or self.store.candidate(b.repro_key) is not None)],
-                self.lane_seconds)
-            for b in open_:
-                state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
-                if b.shrink == state:
-                    continue
-                b = replace(b, shrink=state)
-                self.buckets[b.sig] = b
-                self.store.put_bucket(b)
-                if state == ShrinkState.PENDING:
-                    self.queue[b.sig] = candidate if b.sig in sigs else None  # None: revived from the store
-                else:
-                    self.queue.pop(b.sig, None)
+            for unit in self.units(cause, members):
+                self._plan_unit(unit, sigs, candidate, running)
+
+    def _plan_unit(self, buckets: list[BucketRow], sigs: list[str], candidate: Candidate | None,
+                   running: set[str]) -> BucketRow | None:
+        """One cause (as the report shows it): its bucket to shrink made pending (unless one is
+        done or running), its other open buckets skipped. Returns the pending one."""
+        open_ = [b for b in buckets if b.sig not in running and (
+            b.shrink in (ShrinkState.PENDING, ShrinkState.SKIPPED)
+            or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
+        chosen = None if shrink_started(buckets, running) else choose(
+            [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
+             and (b.sig in sigs or b.sig in self.queue or self.store.candidate(b.repro_key) is not None)],
+            self.lane_seconds)
+        for b in open_:
+            state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
+            if b.shrink == state:
+                continue
+            b = replace(b, shrink=state)
+            self.buckets[b.sig] = b
+            self.store.put_bucket(b)
+            if state == ShrinkState.PENDING:
+                self.queue[b.sig] = candidate if b.sig in sigs else None  # None: revived from the store
+            else:
+                self.queue.pop(b.sig, None)
+        return chosen
+
+    def want(self, causes: Iterable[Iterable[str]], located: dict[str, Localization]) -> list[str]:
+        """After the budget, once localization split causes as the report will: each of these
+        causes (its buckets' signatures) with no shrunk example gets a pending shrink of its
+        own bucket, revived from the store. Returns the buckets made pending."""
+        self.located = dict(located)
+        running = self._running()
+        pending = []
+        for sigs in causes:
+            unit = [self.buckets[s] for s in sigs if s in self.buckets]
+            if unit and self.enabled and (chosen := self._plan_unit(unit, [], None, running)) is not None:
+                pending.append(chosen.sig)
+        return pending
 
     def lane_seconds(self, bucket: BucketRow) -> float:
         """What the check of the bucket's reproducer took on its lane (from the store on resume)."""
@@ -110,10 +171,10 @@ class ShrinkPlan:
         return self.costs[bucket.sig]
 
     def _order(self, bucket: BucketRow, members: dict[str, list[str]], names: dict[str, str],
-               running: set[str]) -> tuple:
+               running: set[str], cache: dict[str, list[list[BucketRow]]]) -> tuple:
         """Where a pending bucket's shrink stands in line (`cause_order`, then the bucket's own
         rank inside its cause)."""
-        cause = [self.buckets[s] for s in members.get(names.get(bucket.sig, ""), [bucket.sig]) if s in self.buckets]
+        cause = self._unit_of(bucket, members, names, cache)
         for b in cause:
             if b.sig not in self._severities:
                 self._severities[b.sig] = severity_rank(b)
@@ -126,8 +187,9 @@ class ShrinkPlan:
                     if s not in self.buckets or self.buckets[s].shrink != ShrinkState.PENDING]:
             del self.queue[sig]
         members, names, running = self.causes.members(), self.causes.name_of(), self._running()
+        cache: dict[str, list[list[BucketRow]]] = {}
         for bucket in sorted((self.buckets[s] for s in self.queue),
-                             key=lambda b: self._order(b, members, names, running)):
+                             key=lambda b: self._order(b, members, names, running, cache)):
             candidate = self.queue.pop(bucket.sig)
             if candidate is None:
                 row = self.store.candidate(bucket.repro_key)
@@ -137,4 +199,5 @@ class ShrinkPlan:
         return None
 
 
-__all__ = ["ShrinkPlan", "cause_order", "choose", "frontend_spelled", "severity_rank", "shrink_started"]
+__all__ = ["ShrinkPlan", "cause_order", "choose", "frontend_spelled", "not_shrunk_why", "severity_rank",
+           "shrink_started"]

@@ -52,6 +52,30 @@ def failing_pass(output: str, action_log: str | Path | None = None) -> str | Non
     return None
 
 
+# passes that run in every phase of the pipeline (and inside other passes: the inliner runs
+# canonicalize on what it inlines): failing in one says nothing of where until the phase is known
+_GENERIC = frozenset({"canonicalize", "canonicalizer", "cse", "inline", "inliner", "symboldce", "sccp",
+                      "loopinvariantcodemotion", "ireeutilapplypatterns", "ireeutilfoldglobals"})
+
+
+def is_generic_pass(name: str) -> bool:
+    """Whether `name` (an argument or a class) is a pass that runs in every phase (canonicalize, cse)."""
+    key = re.sub(r"[^a-z0-9]", "", _short_class(name).lower())
+    return bool(key) and re.sub(r"pass$", "", key) in _GENERIC
+
+
+def enclosing_passes(output: str) -> list[str]:
+    """The failing pass and the passes it ran inside, innermost first, from the headers
+    `--mlir-print-ir-after-failure` prints (one per nesting level: canonicalize failing inside the
+    inliner prints both); pipeline adaptors left out."""
+    found = []
+    for match in _DUMP_HEADER.finditer(output):
+        cls, arg = match.group(1), match.group(2)
+        if not (_ADAPTORS.search(cls) or (arg and _ADAPTORS.search(arg))):
+            found.append(arg or _short_class(cls))
+    return list(dict.fromkeys(found))
+
+
 def last_pass_in_action_log(path: str | Path) -> str | None:
     """The pass a compile was in when it failed, from its `--log-actions-to` file (the coverage
     parser reads it: the innermost pass still open, else the last begun); None when unreadable."""
@@ -200,5 +224,6 @@ def _pass_frames(cut: str, limit: int = 32) -> list[str]:
     return lines
 
 
-__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "excerpt", "failing_pass", "last_pass_in_action_log",
+__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes", "excerpt", "failing_pass",
+           "is_generic_pass", "last_pass_in_action_log",
            "pass_in_frame", "raw_frames", "strip_ir_dumps"]

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
 from shapefuzz.triage.failing_pass import pass_in_frame, raw_frames
-from shapefuzz.triage.localize import FRONTEND_NAMES
+from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
 from shapefuzz.triage.record import TOP_FRAMES
 
 CASE_HEADER = "// shapefuzz-case:"
@@ -74,6 +74,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     elif stage == "compare":
         text = message
     elif where:
+        loc = Localization.from_json(bug.get("localized"))
+        if stage == "compile" and loc is not None and loc.certain and loc.phase:
+            where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
         text = f"{where} fails: {text}"
     return f"[{component}] {text}"[:200]
 

@@ -134,6 +134,7 @@ class Localization:
     certain: bool = False
     finished_by: str = ""  # the right lane that finished the failing lane's IR, if one did
     frontend: str = ""  # the frontend conversion that makes it wrong ("torch", "onnx"), if placed there
+    inside: str = ""  # a generic pass's failure (canonicalize): the pass it ran inside ("inline"), if any
 
     @property
     def localized(self) -> bool:
@@ -150,13 +151,14 @@ class Localization:
             return ""
         if self.frontend:
             return f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion ({self.phase})"
-        where = f"{self.pass_class or self.pass_name} ({self.phase})" if self.pass_name else self.phase
+        inside = f", inside {self.inside}" if self.inside else ""
+        where = f"{self.pass_class or self.pass_name} ({self.phase}{inside})" if self.pass_name else self.phase
         return where if self.certain else f"needs {where}"
 
     def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
                 "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
-                "finished_by": self.finished_by, "frontend": self.frontend}
+                "finished_by": self.finished_by, "frontend": self.frontend} | ({"inside": self.inside} if self.inside else {})
 
     @staticmethod
     def from_json(data: dict[str, object] | None) -> "Localization | None":
@@ -165,7 +167,8 @@ class Localization:
         return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),
                             str(data.get("pass_class") or ""), str(data.get("evidence") or ""),
                             float(data.get("seconds") or 0.0), bool(data.get("certain")),
-                            str(data.get("finished_by") or ""), str(data.get("frontend") or ""))
+                            str(data.get("finished_by") or ""), str(data.get("frontend") or ""),
+                            str(data.get("inside") or ""))
 
 
 class Probe(Protocol):

@@ -7,6 +7,7 @@ identity, as a failing pass does for a compile error)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, Iterable
 
 from shapefuzz.size import measure
@@ -110,6 +111,8 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
         component = component_of_place(localized, lanes) or component
         place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
         ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
+        if localized.certain and stage == "compile" and ident.failing_pass == localized.pass_name:
+            ident = replace(ident, failing_pass=localized.where)  # canonicalize named by its phase
     elements = measure(mlir).elements if mlir else None
     extra = {"localized": localized.to_json()} if localized is not None else {}
     return {

@@ -15,9 +15,10 @@ from typing import Any
 from shapefuzz.campaign.cause_facts import finished, lead_fields, regression_of, regressions, reported_entries, reported_url
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crossings import crossed
-from shapefuzz.campaign.localizing import driver_cleared, localizations, split_by_localization
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, split_by_dispatch_kind, split_real_limits, symptoms
+from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
+from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
+from shapefuzz.campaign.shrinkorder import not_shrunk_why
 from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
 from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
@@ -220,7 +221,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     for b in rows:
         groups[b.cause or b.sig].append(b)
     located = localizations(store, rows)
-    groups = split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
+    groups = split_as_reported(groups, located)
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
@@ -254,6 +255,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             corpus_entries=entries,
             symptoms=symptoms(members), merged=tuple(sorted({was[b.sig] for b in members} - {name})),
             shrunk=any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
+            not_shrunk=not_shrunk_why(members) if triage == Triage.COMPILER_BUG else "",
             # the context ops its (minimal, once shrunk) reproducer keeps: "" for a plain family bug
             chain=reproducer_chain(entry_reproducer(entries[0])) if entries else "",
         ))
@@ -346,10 +348,12 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
                      + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
-        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_pass}" if c.failing_pass else "")
+        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
         if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
             lines.append(f"    inside a chain: {c.chain}")
+        if c.not_shrunk:
+            lines.append(f"    not shrunk: {c.not_shrunk}")
         if c.one_bug_seen_several_ways:
             lines.append(f"    one bug: {c.lanes_text()}")
         for sig in c.buckets:
@@ -492,7 +496,8 @@ def markdown(s: Summary) -> str:
             code_cell(c.name), *(cell(v) for v in (
                 c.triage.value, c.severity, c.component, c.where,
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
-                c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets), c.evidence))]) + " |")
+                c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
+                c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")
     lines = coverage_lines(s.coverage)
     if lines:
         out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "
