@@ -47,3 +47,23 @@ def family_texts(family: str, draws: int, seed: int = 0, regime: str = "small") 
     fam = get_family(family)
     cases = chain_cases(family, draws, seed, regime)
     return cases, [fam.render(p) for p in cases]
+
+
+def lower_torch(toolchain: Toolchain, texts: list[str], chunk: int = 100) -> list[tuple[int, str]]:
+    """(index, first error line) of every torch-dialect text that does not lower to linalg
+    (`iree-compile --iree-input-type=torch --compile-to=input`), in few calls."""
+    bad: list[tuple[int, str]] = []
+
+    def run(text: str) -> subprocess.CompletedProcess:
+        argv = [str(toolchain.compile_bin), "-", "--iree-input-type=torch", "--compile-to=input", "-o", "/dev/null"]
+        return subprocess.run(argv, input=text, capture_output=True, text=True, timeout=600)
+
+    for start in range(0, len(texts), chunk):
+        part = list(range(start, min(len(texts), start + chunk)))
+        if run("\n".join(renamed(texts[i], i) for i in part)).returncode == 0:
+            continue
+        for i in part:
+            r = run(texts[i])
+            if r.returncode:
+                bad.append((i, next((l for l in r.stderr.splitlines() if "error" in l), r.stderr[:200])))
+    return bad
