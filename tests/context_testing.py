@@ -67,3 +67,21 @@ def lower_torch(toolchain: Toolchain, texts: list[str], chunk: int = 100) -> lis
             if r.returncode:
                 bad.append((i, next((l for l in r.stderr.splitlines() if "error" in l), r.stderr[:200])))
     return bad
+
+
+def torch_chains(family: str, draws: int, seed: int = 0, regime: str = "small") -> list:
+    """Every chain drawn over `draws` seeds (share 1, swarm on odd seeds), spelled in torch where
+    torch writes the family's case and the chain: many more than the strategy spells in torch."""
+    from shapefuzz.families.frontends import linalg_params, spelled, spellings_for
+
+    fam = get_family(family)
+    torch = next(s for s in spellings_for(family) if s.frontend == "torch")
+    out = []
+    for s in range(seed, seed + draws):
+        p = draw_params(family, s, regime=regime, swarm=s % 2 == 1, context_share=1.0)
+        q = linalg_params(p.replace(context=()))
+        if p.context and torch.expressible(q):
+            t = spelled(q, torch).replace(context=p.context)
+            if fam.is_valid(t):
+                out.append(t)
+    return out

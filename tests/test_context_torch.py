@@ -10,7 +10,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from context_testing import lower_torch
+from context_testing import lower_torch, torch_chains
 from shapefuzz.case import Case
 from shapefuzz.cli import cli
 from shapefuzz.families import get_family, render_case
@@ -59,21 +59,6 @@ def _spelled_chain(family: str, chain: tuple[ContextOp, ...], start: int = 1, f3
     raise AssertionError(f"no {family} draw takes the chain")
 
 
-def _torch_chains(family: str, draws: int) -> list:
-    """Every chain drawn over `draws` seeds (share 1), spelled in torch where torch writes the
-    family's case and the chain: many more than the draws spelled in torch by the strategy."""
-    fam, torch = get_family(family), _torch_spelling(family)
-    out = []
-    for s in range(draws):
-        p = draw_params(family, s, swarm=s % 2 == 1, context_share=1.0)
-        q = linalg_params(p.replace(context=()))
-        if p.context and torch.expressible(q):
-            t = spelled(q, torch).replace(context=p.context)
-            if fam.is_valid(t):
-                out.append(t)
-    return out
-
-
 @pytest.mark.iree
 @pytest.mark.parametrize("family,chain", [("matmul", ANY_RANK), ("norm", ANY_RANK), ("pool", ANY_RANK),
                                           ("matmul", RANK_2)], ids=["matmul", "norm", "pool", "matmul-rank2"])
@@ -101,7 +86,7 @@ def test_each_op_is_spelled_in_aten_ops_and_drawn_torch_chains_cover_every_op():
     seen = set()
     for family in ("matmul", "pool", "reduce", "norm"):
         fam = get_family(family)
-        for t in _torch_chains(family, 40):
+        for t in torch_chains(family, 40):
             text = fam.render(t)
             assert "// linalg chain" not in text and "linalg." not in text
             for c in t.context:
@@ -115,7 +100,7 @@ def test_each_op_is_spelled_in_aten_ops_and_drawn_torch_chains_cover_every_op():
 @pytest.mark.parametrize("family", ["matmul", "pool", "reduce", "conv_transpose"])
 def test_drawn_torch_chains_lower_through_the_torch_input_pipeline(family, toolchain):
     fam = get_family(family)
-    cases = _torch_chains(family, 50)
+    cases = torch_chains(family, 50)
     assert len(cases) >= 15, len(cases)
     bad = lower_torch(toolchain, [fam.render(t) for t in cases])
     # a chain case may fail where its root's torch form fails alone (a frontend-only IREE bug)
