@@ -47,3 +47,41 @@ def family_texts(family: str, draws: int, seed: int = 0, regime: str = "small") 
     fam = get_family(family)
     cases = chain_cases(family, draws, seed, regime)
     return cases, [fam.render(p) for p in cases]
+
+
+def lower_torch(toolchain: Toolchain, texts: list[str], chunk: int = 100) -> list[tuple[int, str]]:
+    """(index, first error line) of every torch-dialect text that does not lower to linalg
+    (`iree-compile --iree-input-type=torch --compile-to=input`), in few calls."""
+    bad: list[tuple[int, str]] = []
+
+    def run(text: str) -> subprocess.CompletedProcess:
+        argv = [str(toolchain.compile_bin), "-", "--iree-input-type=torch", "--compile-to=input", "-o", "/dev/null"]
+        return subprocess.run(argv, input=text, capture_output=True, text=True, timeout=600)
+
+    for start in range(0, len(texts), chunk):
+        part = list(range(start, min(len(texts), start + chunk)))
+        if run("\n".join(renamed(texts[i], i) for i in part)).returncode == 0:
+            continue
+        for i in part:
+            r = run(texts[i])
+            if r.returncode:
+                bad.append((i, next((l for l in r.stderr.splitlines() if "error" in l), r.stderr[:200])))
+    return bad
+
+
+def torch_chains(family: str, draws: int, seed: int = 0, regime: str = "small") -> list:
+    """Every chain drawn over `draws` seeds (share 1, swarm on odd seeds), spelled in torch where
+    torch writes the family's case and the chain: many more than the strategy spells in torch."""
+    from shapefuzz.families.frontends import linalg_params, spelled, spellings_for
+
+    fam = get_family(family)
+    torch = next(s for s in spellings_for(family) if s.frontend == "torch")
+    out = []
+    for s in range(seed, seed + draws):
+        p = draw_params(family, s, regime=regime, swarm=s % 2 == 1, context_share=1.0)
+        q = linalg_params(p.replace(context=()))
+        if p.context and torch.expressible(q):
+            t = spelled(q, torch).replace(context=p.context)
+            if fam.is_valid(t):
+                out.append(t)
+    return out

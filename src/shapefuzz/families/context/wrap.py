@@ -3,8 +3,9 @@ extends a family with its spellings. A case without context goes straight to the
 hooks (its header, render, forms, candidates and features are what they always were); a case
 with one is rendered, fed, judged, shrunk and labelled as one computation (`compose`).
 
-Cases spelled in linalg or ONNX carry context (an ONNX case's chain is spelled in ONNX around the
-family's root model, `onnx_chain`; a chain ONNX cannot write exactly stays linalg). The strategy
+Cases spelled in linalg, ONNX or torch carry context (an ONNX case's chain is spelled in ONNX around
+the family's root model, `onnx_chain`; a torch case's in aten ops around the family's torch form,
+`torch_chain`; a chain the frontend cannot write exactly stays linalg). The strategy
 draws a chain for the share set (`sharing`/`set_share`): campaigns one case in `SHARE`
 (`--context-share`, 0 = never); outside a campaign none unless asked (`gen --context`), so every
 draw recorded before stays the same."""
@@ -26,6 +27,8 @@ from shapefuzz.families.context.strategy import draw_chain
 from shapefuzz.families.frontends import linalg_params
 
 ONNX = "onnx"
+TORCH = "torch"
+SPELLED = (LINALG, ONNX, TORCH)  # the spellings a chain is written in
 
 # A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
 SHARE = 2
@@ -70,9 +73,9 @@ def with_context(family: Family) -> Family:
         return own["render"](q)
 
     def plan(p: FamilyParams) -> compose.Plan:
-        if p.frontend not in (LINALG, ONNX):
-            raise ValueError(f"context: only on cases spelled in linalg or ONNX (this one is {p.frontend})")
-        q = linalg_params(bare(p))  # an ONNX spelling has its linalg form's boundary types
+        if p.frontend not in SPELLED:
+            raise ValueError(f"context: only on cases spelled in linalg, ONNX or torch (this one is {p.frontend})")
+        q = linalg_params(bare(p))  # a frontend's spelling has its linalg form's boundary types
         return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q))
 
     def too_large(q: FamilyParams) -> bool:
@@ -93,7 +96,7 @@ def with_context(family: Family) -> Family:
     def chained(draw: Any, regime: str) -> FamilyParams:
         p = draw(own["strategy"](regime))
         denominator = _share["denominator"]
-        if p.frontend not in (LINALG, ONNX) or not denominator or draw(st.integers(0, denominator - 1)) != 0:
+        if p.frontend not in SPELLED or not denominator or draw(st.integers(0, denominator - 1)) != 0:
             return p
         q = linalg_params(p)
         if too_large(q):
@@ -103,7 +106,13 @@ def with_context(family: Family) -> Family:
         if not chain:
             return p
         c = p.replace(context=chain)
-        return c if p.frontend == LINALG or onnx_model(c) is not None else q.replace(context=chain)
+        return c if spells_chain(c) else q.replace(context=chain)
+
+    def spells_chain(c: FamilyParams) -> bool:
+        """Whether the case's frontend writes its whole chain (linalg always does)."""
+        if c.frontend == ONNX:
+            return onnx_model(c) is not None
+        return c.frontend == LINALG or c.frontend == TORCH and torch_text(c) is not None
 
     def onnx_model(p: FamilyParams) -> Any:
         """The whole chain's ONNX model of a case spelled in ONNX (None: ONNX cannot write it)."""
@@ -111,6 +120,15 @@ def with_context(family: Family) -> Family:
 
         try:
             return onnx_chain_model(family, p, plan(p)) if p.frontend == ONNX and p.context else None
+        except (ValueError, AssertionError):
+            return None
+
+    def torch_text(p: FamilyParams) -> str | None:
+        """The whole chain in the torch dialect around the root's torch form (None: torch cannot write it)."""
+        from shapefuzz.families.context.torch_chain import chain_text
+
+        try:
+            return chain_text(own["render"](bare(p)), plan(p)) if p.frontend == TORCH and p.context else None
         except (ValueError, AssertionError):
             return None
 
@@ -122,6 +140,10 @@ def with_context(family: Family) -> Family:
             return own["render"](p)
         if p.frontend == ONNX:
             return render_onnx(p)
+        if p.frontend == TORCH:
+            text = torch_text(p)
+            return text if text is not None else ("// linalg chain: torch cannot write this chain\n"
+                                                  + compose.render(root(linalg_params(bare(p))), plan(p)))
         return compose.render(root(bare(p)), plan(p))
 
     def render_onnx(p: FamilyParams) -> str:
@@ -171,9 +193,9 @@ def with_context(family: Family) -> Family:
 
     def with_chain(q: FamilyParams, chain: Chain) -> FamilyParams | None:
         c = q.replace(context=chain)
-        if q.frontend not in (LINALG, ONNX) or not own["is_valid"](q) or not fits(c):
+        if q.frontend not in SPELLED or not own["is_valid"](q) or not fits(c):
             return None
-        return c if q.frontend == LINALG or onnx_model(c) is not None else None
+        return c if spells_chain(c) else None
 
     def equivalent_forms(p: FamilyParams) -> list[FamilyParams]:
         if not p.context:
@@ -197,7 +219,7 @@ def with_context(family: Family) -> Family:
         return drops + [q] + [c for c in kept if c is not None]
 
     def is_valid(p: FamilyParams) -> bool:
-        return bool(own["is_valid"](bare(p))) and (not p.context or fits(p) and (p.frontend != ONNX or onnx_model(p) is not None))
+        return bool(own["is_valid"](bare(p))) and (not p.context or fits(p) and spells_chain(p))
 
     def export_rule(p: FamilyParams) -> dict[str, Any]:
         if not p.context or not any(plan(p).consumers):
