@@ -111,7 +111,7 @@ def test_compiled_templates_are_kept_between_processes_and_a_broken_cache_is_no_
 
 
 class _EnvTarget:
-    """A target whose check answers with the BLAS threads its worker was started with."""
+    """A target whose check answers with the environment its worker was started with."""
 
     def worker_init(self) -> None:
         pass
@@ -119,16 +119,16 @@ class _EnvTarget:
     def check(self, candidate, lanes):
         import os
 
-        return os.environ.get("OPENBLAS_NUM_THREADS")
+        return os.environ.get("OPENBLAS_NUM_THREADS"), os.environ.get("HYPOTHESIS_NO_PLUGINS")
 
 
-def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch):
+def test_a_worker_starts_with_one_blas_thread_and_no_hypothesis_plugins_unless_the_user_chose(monkeypatch):
     import os
 
     from shapefuzz.campaign.worker_pool import Task, WorkerPool
     from shapefuzz.campaign.outcomes import TaskKind
 
-    def answer() -> str | None:
+    def answer() -> tuple[str | None, str | None]:
         pool = WorkerPool(_EnvTarget(), 1, start_method="fork")
         try:
             pool.submit(Task(1, TaskKind.CHECK, None, (), 30.0))
@@ -140,9 +140,13 @@ def test_a_worker_starts_with_one_blas_thread_unless_the_user_chose(monkeypatch)
             pool.close()
 
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
-    assert answer() == "1" and "OPENBLAS_NUM_THREADS" not in os.environ  # the campaign's own is left as it was
+    monkeypatch.delenv("HYPOTHESIS_NO_PLUGINS", raising=False)
+    assert answer() == ("1", "1")
+    # the campaign's own environment is left as it was
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and "HYPOTHESIS_NO_PLUGINS" not in os.environ
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
-    assert answer() == "4"
+    monkeypatch.setenv("HYPOTHESIS_NO_PLUGINS", "")
+    assert answer() == ("4", "")
 
 
 _BIG_CONV_TRANSPOSE = {  # from a 2-minute campaign, where onnx.reference took 12 s of a worker's confirm
@@ -164,3 +168,18 @@ def test_onnx_reference_is_not_asked_for_a_conv_transpose_it_would_spend_seconds
     small = case_expectation(Case.make("conv_transpose", {**_BIG_CONV_TRANSPOSE, "n": 1, "ci": 2, "co": 3,
                                                           "spatial": [5, 4]}), 0).second
     assert small is not None and small.results is not None and not small.disagreement  # still judged
+
+
+def test_a_worker_imports_neither_the_engine_nor_the_store():
+    """A worker unpickles the IREE target and runs the pool's loop: the engine, the store and the
+    steering the `campaign` package names are the head's, loaded only when asked for."""
+    import subprocess
+    import sys
+
+    code = ("import sys, shapefuzz.campaign.iree, shapefuzz.campaign.worker_pool; "
+            "print(sorted(m for m in sys.modules if m in ('shapefuzz.campaign.engine', 'shapefuzz.campaign.database')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    from shapefuzz.campaign import Engine, parse_duration  # still there, on first use
+
+    assert Engine.__name__ == "Engine" and parse_duration("2m") == 120

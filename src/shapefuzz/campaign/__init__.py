@@ -2,10 +2,25 @@
 
 `engine` (the loop, steering, bucketing; no IREE), `pool` (worker processes), `store` (SQLite
 state), `iree` (the IREE target the engine drives), `report` and `progress` (what the user sees),
-`run` (puts them together for `shapefuzz fuzz`)."""
+`run` (puts them together for `shapefuzz fuzz`).
 
-from shapefuzz.campaign.config import CampaignConfig, format_duration, parse_duration
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Outcome, Target
+The names below are loaded on first use: a worker process imports `campaign.iree` and
+`campaign.worker_pool`, and importing the engine, the store and the steering with them only
+lengthened every worker's start-up."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {"CampaignConfig": "config", "format_duration": "config", "parse_duration": "config",
+          "Candidate": "engine", "Engine": "engine", "Failure": "engine", "Outcome": "engine", "Target": "engine"}
 
 __all__ = ["CampaignConfig", "Candidate", "Engine", "Failure", "Outcome", "Target", "format_duration",
            "parse_duration"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"shapefuzz.campaign.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'shapefuzz.campaign' has no attribute {name!r}")

@@ -119,27 +119,30 @@ def _serve(conn, target: Target) -> None:
             return
 
 
+# What a worker starts with, unless the user set it (the environment it inherits, put back at
+# once): a worker is one of `jobs` side by side, so NumPy's BLAS threads inside it (the reference,
+# ONNX's judge) only oversubscribe the cores, and OpenBLAS's waiting threads spin: one thread.
+# Hypothesis's plugins are installed packages' hooks for their own tests (trio's imports pytest):
+# a worker draws nothing, and loading them was a sixth of its start-up.
+WORKER_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1", "HYPOTHESIS_NO_PLUGINS": "1"}
+
+
 @contextlib.contextmanager
-def _one_blas_thread():
-    """A worker is one of `jobs` side by side, so NumPy's BLAS threads inside it (the reference,
-    ONNX's judge) only oversubscribe the cores, and OpenBLAS's waiting threads spin: a worker
-    starts with one, unless the user set it (the environment it inherits, put back at once)."""
-    var = "OPENBLAS_NUM_THREADS"
-    if var in os.environ:
-        yield
-        return
-    os.environ[var] = "1"
+def _worker_environment():
+    added = [var for var in WORKER_ENVIRONMENT if var not in os.environ]
+    os.environ.update({var: WORKER_ENVIRONMENT[var] for var in added})
     try:
         yield
     finally:
-        os.environ.pop(var, None)
+        for var in added:
+            os.environ.pop(var, None)
 
 
 class _Worker:
     def __init__(self, ctx, target) -> None:
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid(), time.time()), daemon=True)
-        with _one_blas_thread():
+        with _worker_environment():
             self.proc.start()
         child.close()
         self.task: Task | None = None

@@ -62,6 +62,14 @@ def bare(p: FamilyParams) -> FamilyParams:
     return p.replace(context=()) if p.context else p
 
 
+@st.composite
+def _drawn(draw: Any, body: Any, *regime: str) -> FamilyParams:
+    """`body(draw, *regime)` as a strategy. Decorated once here: `st.composite` reads the
+    function's source, and a worker judging a case builds the family (`get_family`) several times
+    per check, which paid for that read every time."""
+    return body(draw, *regime)
+
+
 def with_context(family: Family) -> Family:
     own = family.hooks
 
@@ -92,7 +100,6 @@ def with_context(family: Family) -> Family:
     def root_shapes(q: FamilyParams) -> list[tuple[int, ...]]:
         return [tuple(a.shape) for a in own["make_inputs"](q, 0)]
 
-    @st.composite
     def chained(draw: Any, regime: str) -> FamilyParams:
         p = draw(own["strategy"](regime))
         denominator = _share["denominator"]
@@ -133,7 +140,7 @@ def with_context(family: Family) -> Family:
             return None
 
     def strategy(*regime: str) -> st.SearchStrategy[FamilyParams]:
-        return chained(*regime)
+        return _drawn(chained, *regime)
 
     def render(p: FamilyParams) -> str:
         if not p.context:
