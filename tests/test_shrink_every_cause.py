@@ -10,9 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign import engine as engine_module
+from shapefuzz.campaign.database import BucketRow
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.shrinkorder import met_while_shrinking
 from shapefuzz.campaign.localizing import LOCALIZE_META, localizations
-from shapefuzz.campaign.outcomes import Verdict
+from shapefuzz.campaign.outcomes import BucketState, Verdict
 from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.run import _shrink_phase
 from shapefuzz.model import Signature, Stage, Status
@@ -117,7 +120,8 @@ def test_a_cause_left_unshrunk_says_why(tmp_path):
     assert all("shrink share" in c["not_shrunk"] for c in summary.to_json()["causes"])
 
 
-def test_the_wrap_up_divides_what_is_left_of_the_share_among_the_causes_it_shrinks(tmp_path):
+def test_the_wrap_up_divides_what_is_left_of_the_share_among_the_causes_it_shrinks(tmp_path, monkeypatch):
+    monkeypatch.setattr(engine_module, "UNSHRUNK_CAUSE_SECONDS", 0.0)  # the share alone
     target = TwoLaneTarget(str(tmp_path / "corpus"), log=str(tmp_path / "log"), stage=Stage.COMPARE,
                            status_=Status.MISMATCH, message="wrong values")
     engine = _run(tmp_path, target, 0.0)
@@ -127,3 +131,35 @@ def test_the_wrap_up_divides_what_is_left_of_the_share_among_the_causes_it_shrin
     assert engine.shrink_causes(causes, localizations(engine.store, engine.store.buckets()), 60.0) == 2
     first, second = [float(line.split()[1]) for line in Path(target.log).read_text().splitlines()]
     assert first <= 5.0 + 1e-6 and second <= 10.0  # the first took half, not all of it
+
+
+def test_a_cause_with_no_shrunk_example_is_shrunk_after_the_budget_even_once_the_share_is_spent(tmp_path):
+    target = TwoLaneTarget(str(tmp_path / "corpus"), log=str(tmp_path / "log"), stage=Stage.COMPARE,
+                           status_=Status.MISMATCH, message="wrong values")
+    engine = _run(tmp_path, target, 0.0)
+    _localize_apart(engine.store)
+    engine.shrink_share, engine.active = 0.01, lambda: 1.0  # a share, all of it spent long ago
+    causes = [list(c.buckets) for c in summarize(engine.store).findings]
+    assert engine.shrink_causes(causes, localizations(engine.store, engine.store.buckets()), 60.0) == 2
+    seconds = [float(line.split()[1]) for line in Path(target.log).read_text().splitlines()]
+    assert len(seconds) == 2 and all(s <= engine_module.UNSHRUNK_CAUSE_SECONDS for s in seconds)
+
+
+def _met(tmp_path: Path, key: str, seed: object = 7, header: bool = True) -> BucketRow:
+    entry = tmp_path / "corpus" / "e1"
+    entry.mkdir(parents=True, exist_ok=True)
+    (entry / "meta.json").write_text(json.dumps({"seed": seed}))
+    text = ('// shapefuzz-case: {"family":"g","params":{"n":3},"version":1}\n' if header else "") + "func.func @main() {}\n"
+    return BucketRow(sig="a/compare/mismatch: wrong values", sig_json={}, backend="a", stage="compare",
+                     status="mismatch", family="g", count=1, first_seen=0.0, last_seen=0.0, first_wall=0.0,
+                     last_wall=0.0, state=BucketState.CONFIRMED, repro_key=key, repro_size=len(text),
+                     repro_text=text, detail="", corpus_entry=str(entry), shrunk_size=None)
+
+
+def test_a_bucket_met_while_shrinking_another_can_be_shrunk_from_its_text_and_entry_seed(tmp_path):
+    found = met_while_shrinking(_met(tmp_path, "shrunk-0123456789abcdef"))
+    assert found is not None and (found.key, found.group, found.seed) == ("shrunk-0123456789abcdef", "g", 7)
+    assert json.loads(found.payload) == {"n": 3} and found.text.startswith("// shapefuzz-case:")
+    assert met_while_shrinking(_met(tmp_path, "0123456789abcdef")) is None  # a drawn one: the store has it
+    assert met_while_shrinking(_met(tmp_path, "shrunk-0123456789abcdef", seed="x")) is None
+    assert met_while_shrinking(_met(tmp_path, "shrunk-0123456789abcdef", header=False)) is None

@@ -78,6 +78,7 @@ class Snapshot:
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
+UNSHRUNK_CAUSE_SECONDS = 60.0  # worker time a cause with no shrunk example may take after the budget, past the share
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -360,6 +361,10 @@ class Engine:
         budget = self.limits.seconds if self.limits.seconds is not None else self.active()
         share = self.shrink_share * self.jobs * min(self.active(), budget) \
             - self.store.worker_time(TaskKind.SHRINK.value)
+        # a cause with no shrunk example at all is worth more than the share's bound: each gets at
+        # least UNSHRUNK_CAUSE_SECONDS of worker time here, still within `seconds` of wall time
+        if self.shrink_share > 0:
+            share = max(share, UNSHRUNK_CAUSE_SECONDS * len(wanted))
         if not wanted or min(share, seconds) < self.min_shrink_seconds:
             return 0
         self._say(f"{len(wanted)} cause(s) the report shows have no shrunk example: shrinking them")

@@ -11,7 +11,9 @@ says why a cause the report shows has no shrunk example."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.cause_ties import Causes
@@ -19,6 +21,8 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.localizing import split_as_reported
 from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
+from shapefuzz.case import case_from_mlir
+from shapefuzz.errors import InvalidInputError
 from shapefuzz.input_dialect import is_torch
 from shapefuzz.size import measure
 from shapefuzz.triage.localize import Localization
@@ -134,7 +138,8 @@ class ShrinkPlan:
             or (b.shrink == ShrinkState.NONE and b.sig in sigs))]
         chosen = None if shrink_started(buckets, running) else choose(
             [b for b in open_ if b.corpus_entry and b.state != BucketState.FLAKY
-             and (b.sig in sigs or b.sig in self.queue or self.store.candidate(b.repro_key) is not None)],
+             and (b.sig in sigs or b.sig in self.queue or self.store.candidate(b.repro_key) is not None
+                  or met_while_shrinking(b) is not None)],
             self.lane_seconds)
         for b in open_:
             state = ShrinkState.PENDING if chosen is not None and b.sig == chosen.sig else ShrinkState.SKIPPED
@@ -193,11 +198,31 @@ class ShrinkPlan:
             candidate = self.queue.pop(bucket.sig)
             if candidate is None:
                 row = self.store.candidate(bucket.repro_key)
-                candidate = self._revive(row) if row is not None else None
+                candidate = self._revive(row) if row is not None else met_while_shrinking(bucket)
             if candidate is not None:
                 return candidate, bucket
         return None
 
 
-__all__ = ["ShrinkPlan", "cause_order", "choose", "frontend_spelled", "not_shrunk_why", "severity_rank",
+def met_while_shrinking(bucket: BucketRow) -> Candidate | None:
+    """A bucket first met while shrinking another one (its reproducer, keyed 'shrunk-…', is in no
+    candidate row) as a candidate to shrink again: its text, the family and parameters of its
+    case header, and the input seed its corpus entry was saved with. None when any is missing."""
+    if not bucket.repro_key.startswith("shrunk-") or not bucket.repro_text or not bucket.corpus_entry \
+            or bucket.corpus_entry.startswith("?"):
+        return None
+    try:
+        case = case_from_mlir(bucket.repro_text)
+    except (ValueError, InvalidInputError):  # a malformed header
+        return None
+    try:
+        seed = json.loads((Path(bucket.corpus_entry) / "meta.json").read_text())["seed"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if case is None or not isinstance(seed, int):
+        return None
+    return Candidate(bucket.repro_key, case.family, seed, (), case.params_json, bucket.repro_text)
+
+
+__all__ = ["ShrinkPlan", "met_while_shrinking", "cause_order", "choose", "frontend_spelled", "not_shrunk_why", "severity_rank",
            "shrink_started"]
