@@ -301,3 +301,33 @@ def test_no_chain_is_drawn_around_a_root_too_large_to_build():
     finally:
         wrap.MAX_ROOT_ELEMENTS = before
     assert any(draw_params("conv", s, context_share=1.0).context for s in range(10))
+
+
+def test_no_producer_goes_on_an_operand_the_family_reference_does_not_read():
+    """A chain's reference runs the family's reference on the producers' outputs: an operand whose
+    values the reference takes from the params instead (one_hot's 0-d on/off) must be fixed, or a
+    producer that cannot invert to the exact value (a dequantize of 0.25) makes a false alarm."""
+    import numpy as np
+
+    from shapefuzz.families import FAMILY_MODULES, get_family
+    from shapefuzz.generate import draw_params
+
+    for name in FAMILY_MODULES:
+        family = get_family(name)
+        free: dict[int, int] = {}
+        ignored: dict[int, int] = {}
+        for seed in range(24):
+            params = draw_params(name, seed, context_share=0)
+            inputs = family.make_inputs(params, seed)
+            want = family.reference(params, inputs)
+            for i, a in enumerate(inputs):
+                if i in family.fixed_operands(params) or a.dtype.kind != "f" or a.size == 0:
+                    continue
+                free[i] = free.get(i, 0) + 1
+                moved = list(inputs)
+                moved[i] = (a + np.random.default_rng(seed).integers(1, 4, size=a.shape)).astype(a.dtype)
+                got = family.reference(params, moved)
+                if all(g.shape == w.shape and np.array_equal(g, w, equal_nan=True) for g, w in zip(got, want)):
+                    ignored[i] = ignored.get(i, 0) + 1
+        # a few draws may not depend on an operand (a fully masked or overwritten one); most must
+        assert all(ignored.get(i, 0) <= n // 3 for i, n in free.items()), (name, ignored, free)

@@ -36,6 +36,16 @@ def largest_operand(p: Params) -> list[int]:
 EXAMPLE = {"form": "generic", "dtype": "i32", "index_dtype": "i64", "index_shape": [3, 1], "index_dyn": [True, False],
            "depth": 16, "depth_dyn": True, "axis": 1, "values": "input", "on": 2, "off": 0, "consumer": "both",
            "range": "wrap", "dimension_map": [0, 1, 2]}
+def context_fixed_operands(p: Params) -> tuple[int, ...]:
+    """The 0-d on/off arguments carry the params' own values, which the reference reads from the
+    params: no producer on them (one whose inverse cannot give the value exactly, a dequantize of
+    0.25, would make the reference disagree with the module it judges)."""
+    if p.values != "input":
+        return ()
+    first = 2 if p.depth_dyn else 1  # after the indices and the 0-d depth
+    return (first, first + 1)
+
+
 FAMILY = Family.define("one_hot", Params, globals())
 
 __all__ = ['CONSUMERS', 'DTYPES', 'FAMILY', 'FEATURES', 'FLOAT_OFF', 'FLOAT_ON', 'FORMS', 'INDEX_DTYPES', 'INT_OFF', 'INT_ON', 'MAX_OUTPUT_ELEMENTS', 'MAX_OUTPUT_ELEMENTS_LARGE', 'Params', 'RANGES', 'REGIME_LARGE_SIZES', 'SWARM', 'arguments', 'compare', 'equivalent_forms', 'export_rule', 'features', 'is_valid', 'make_inputs', 'out_axis', 'out_shape', 'reference', 'render', 'result_shapes', 'shrink_candidates', 'strategy']
