@@ -11,7 +11,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
 from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
@@ -88,6 +88,8 @@ CREATE TABLE IF NOT EXISTS covered (   -- one row per instrumented compile
 CREATE TABLE IF NOT EXISTS failing_passes (   -- the pass a bucket's compile failed in, from its action log
     bucket TEXT PRIMARY KEY, pass TEXT NOT NULL
 );
+-- A resume and its checkpoints read candidates in index order, or those from an index on.
+CREATE INDEX IF NOT EXISTS candidates_by_idx ON candidates (idx);
 """
 
 
@@ -115,6 +117,24 @@ class CandidateRow:
     task_seconds: float
     finished: float
     error: str = ""
+
+
+class TriedRow(NamedTuple):
+    key: str
+    idx: int
+    verdict: Verdict
+    finished: float
+
+
+class ReplayRow(NamedTuple):
+    """The columns of a candidate a resume replays into the steering and the lane costs."""
+
+    key: str
+    idx: int
+    family: str
+    features: tuple[str, ...]
+    outcome: dict[str, list]
+    task_seconds: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -348,8 +368,11 @@ class CampaignStore:
         return {RowReader(self.path, "candidates", k).text("key", k, max_len=200)
                 for (k,) in self.db.execute("SELECT key FROM candidates")}
 
-    def candidate_count(self) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+    def candidate_count(self, below: int | None = None) -> int:
+        """Candidates in the store (with `below`: those with an index below it)."""
+        if below is None:
+            return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+        return int(self.db.execute("SELECT COUNT(*) FROM candidates WHERE idx < ?", (below,)).fetchone()[0])
 
     def next_index(self) -> int:
         row = self.db.execute("SELECT key, MAX(idx) FROM candidates").fetchone()
@@ -362,6 +385,23 @@ class CampaignStore:
     def candidates(self) -> Iterator[CandidateRow]:
         for r in self.db.execute("SELECT * FROM candidates ORDER BY idx"):
             yield _candidate(self.path, r)
+
+    def tried_rows(self) -> Iterator[TriedRow]:
+        """Every candidate's key, index, verdict and finishing time (what a resume counts), checked."""
+        for k, idx, verdict, finished in self.db.execute("SELECT key, idx, verdict, finished FROM candidates"):
+            c = RowReader(self.path, "candidates", k)
+            yield TriedRow(c.text("key", k, max_len=200), c.integer("idx", idx), c.choice("verdict", verdict, Verdict),
+                           c.seconds("finished", finished))
+
+    def replay_rows(self, start: int = 0, end: int | None = None, *, hit: bool = False) -> Iterator[ReplayRow]:
+        """What a resume replays of each candidate with `start` <= idx < `end` (`hit`: of those that
+        hit a bucket), in index order, checked as `candidates` checks it."""
+        sql = "SELECT key, idx, family, features, outcome, task_seconds FROM candidates WHERE idx >= ?"
+        sql += (" AND idx < ?" if end is not None else "") + (" AND key IN (SELECT candidate FROM hits)" if hit else "")
+        for r in self.db.execute(sql + " ORDER BY idx", (start,) if end is None else (start, end)):
+            c = RowReader(self.path, "candidates", r[0])
+            yield ReplayRow(c.text("key", r[0], max_len=200), c.integer("idx", r[1]), c.text("family", r[2]),
+                            c.text_list("features", r[3]), c.outcome("outcome", r[4]), c.seconds("task_seconds", r[5]))
 
     def hits(self) -> list[tuple[str, str, str]]:
         return [_texts(self.path, "hits", ("candidate", "bucket", "backend"), r)

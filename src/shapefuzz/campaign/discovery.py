@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.database import BucketRow, CandidateRow
+from shapefuzz.campaign.database import BucketRow, CandidateRow, TriedRow
 from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import Triage, Verdict
 
@@ -148,7 +148,7 @@ class Sightings:
     every `every` seconds, but never more often than keeps that counting under 2% of the head's time
     (a 100,000-candidate campaign's takes milliseconds)."""
 
-    def __init__(self, rows: Iterable[CandidateRow], hits: Iterable[tuple[str, str]], every: float = 2.0) -> None:
+    def __init__(self, rows: Iterable[CandidateRow | TriedRow], hits: Iterable[tuple[str, str]], every: float = 2.0) -> None:
         self.sample = {r.key for r in rows if r.verdict not in UNOBSERVED}
         self.seen_by = seen_by(hits, self.sample)
         self.every = every
@@ -181,7 +181,7 @@ class Sightings:
         return estimate(self._counts, len(self.sample), per_minute)
 
 
-def replay(rows: Iterable[CandidateRow], hits: Mapping[str, Iterable[str]], buckets: Iterable[BucketRow],
+def replay(rows: Iterable[CandidateRow | TriedRow], hits: Mapping[str, Iterable[str]], buckets: Iterable[BucketRow],
            p: float) -> tuple[int, float] | None:
     """`below_since` over a store's rows: its candidates, `hits` (candidate -> buckets) and buckets,
     judged with today's causes."""
