@@ -11,7 +11,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator
 
 from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
 from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
@@ -117,24 +117,6 @@ class CandidateRow:
     task_seconds: float
     finished: float
     error: str = ""
-
-
-class TriedRow(NamedTuple):
-    key: str
-    idx: int
-    verdict: Verdict
-    finished: float
-
-
-class ReplayRow(NamedTuple):
-    """The columns of a candidate a resume replays into the steering and the lane costs."""
-
-    key: str
-    idx: int
-    family: str
-    features: tuple[str, ...]
-    outcome: dict[str, list]
-    task_seconds: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -370,9 +352,8 @@ class CampaignStore:
 
     def candidate_count(self, below: int | None = None) -> int:
         """Candidates in the store (with `below`: those with an index below it)."""
-        if below is None:
-            return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
-        return int(self.db.execute("SELECT COUNT(*) FROM candidates WHERE idx < ?", (below,)).fetchone()[0])
+        where, args = ("", ()) if below is None else (" WHERE idx < ?", (below,))
+        return int(self.db.execute("SELECT COUNT(*) FROM candidates" + where, args).fetchone()[0])
 
     def next_index(self) -> int:
         row = self.db.execute("SELECT key, MAX(idx) FROM candidates").fetchone()
@@ -383,25 +364,9 @@ class CampaignStore:
         return _candidate(self.path, r) if r else None
 
     def candidates(self) -> Iterator[CandidateRow]:
+        lists: dict[Any, tuple[str, ...]] = {}  # the lane lists read (a campaign has few distinct ones)
         for r in self.db.execute("SELECT * FROM candidates ORDER BY idx"):
-            yield _candidate(self.path, r)
-
-    def tried_rows(self) -> Iterator[TriedRow]:
-        """Every candidate's key, index, verdict and finishing time (what a resume counts), checked."""
-        for k, idx, verdict, finished in self.db.execute("SELECT key, idx, verdict, finished FROM candidates"):
-            c = RowReader(self.path, "candidates", k)
-            yield TriedRow(c.text("key", k, max_len=200), c.integer("idx", idx), c.choice("verdict", verdict, Verdict),
-                           c.seconds("finished", finished))
-
-    def replay_rows(self, start: int = 0, end: int | None = None, *, hit: bool = False) -> Iterator[ReplayRow]:
-        """What a resume replays of each candidate with `start` <= idx < `end` (`hit`: of those that
-        hit a bucket), in index order, checked as `candidates` checks it."""
-        sql = "SELECT key, idx, family, features, outcome, task_seconds FROM candidates WHERE idx >= ?"
-        sql += (" AND idx < ?" if end is not None else "") + (" AND key IN (SELECT candidate FROM hits)" if hit else "")
-        for r in self.db.execute(sql + " ORDER BY idx", (start,) if end is None else (start, end)):
-            c = RowReader(self.path, "candidates", r[0])
-            yield ReplayRow(c.text("key", r[0], max_len=200), c.integer("idx", r[1]), c.text("family", r[2]),
-                            c.text_list("features", r[3]), c.outcome("outcome", r[4]), c.seconds("task_seconds", r[5]))
+            yield _candidate(self.path, r, lists)
 
     def hits(self) -> list[tuple[str, str, str]]:
         return [_texts(self.path, "hits", ("candidate", "bucket", "backend"), r)
@@ -552,11 +517,14 @@ def _texts(path: Path, table: str, columns: tuple[str, ...], r: tuple) -> tuple[
     return tuple(reader.text(c, v, max_len=100_000) for c, v in zip(columns, r))
 
 
-def _candidate(path: Path, r: tuple) -> CandidateRow:
-    c = RowReader(path, "candidates", r[0])
+def _candidate(path: Path, r: tuple, lists: dict[Any, tuple[str, ...]] | None = None) -> CandidateRow:
+    c, lists = RowReader(path, "candidates", r[0]), {} if lists is None else lists
+    backends = lists[r[5]] if r[5] in lists else c.text_list("backends", r[5])
+    if len(lists) < 256:
+        lists[r[5]] = backends
     return CandidateRow(
         key=c.text("key", r[0], max_len=200), idx=c.integer("idx", r[1]), seed=c.integer("seed", r[2]),
-        family=c.text("family", r[3]), features=c.text_list("features", r[4]), backends=c.text_list("backends", r[5]),
+        family=c.text("family", r[3]), features=c.text_list("features", r[4]), backends=backends,
         verdict=c.choice("verdict", r[6], Verdict), outcome=c.outcome("outcome", r[7]), payload=c.text("payload", r[8]),
         size=c.integer("size", r[9]), tool_seconds=c.seconds("tool_seconds", r[10]),
         task_seconds=c.seconds("task_seconds", r[11]), finished=c.seconds("finished", r[12]),

@@ -32,12 +32,15 @@ import collections
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from shapefuzz.campaign.config import format_duration
-from shapefuzz.campaign.database import BucketRow, CandidateRow, TriedRow
+from shapefuzz.campaign.database import BucketRow, CandidateRow
 from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import Triage, Verdict
+
+if TYPE_CHECKING:
+    from shapefuzz.campaign.resume_state import TriedRow
 
 Z95 = 1.959964
 UNOBSERVED = (Verdict.LOST, Verdict.ERROR)  # no result: not part of the sample

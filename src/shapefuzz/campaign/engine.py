@@ -33,11 +33,11 @@ from shapefuzz.campaign.inflight import InFlight
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin
 from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.worker_pool import Done, WorkerPool
-from shapefuzz.campaign.resume_state import Folded
+from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried_rows
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.database import BucketRow, CampaignStore, TriedRow
+from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
@@ -168,8 +168,8 @@ class Engine:
             self.causes.add(b.sig, b.sig_json)
             if b.state == BucketState.FLAKY:
                 self.steering.ignored.add(b.sig)
-        rows = {row.key: row for row in store.tried_rows()}
-        hit_rows = {row.key: row for row in store.replay_rows(hit=True)}
+        rows = {row.key: row for row in tried_rows(store)}
+        hit_rows = {row.key: row for row in replay_rows(store, hit=True)}
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
         for key, sig, _ in store.hits():
             by_candidate[key].append(sig)

@@ -17,15 +17,54 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
 
-from shapefuzz.campaign.database import CampaignStore, ReplayRow
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.lanecost import LaneCost, lane_seconds
+from shapefuzz.campaign.outcomes import Verdict
+from shapefuzz.campaign.rows import RowReader
 from shapefuzz.campaign.steering import Steering
 
 SNAPSHOT_KEY = "resume_snapshot"
 VERSION = 1
+
+
+class TriedRow(NamedTuple):  # what a resume reads of every candidate
+    key: str
+    idx: int
+    verdict: Verdict
+    finished: float
+
+
+class ReplayRow(NamedTuple):  # what a resume replays into the steering and the lane costs
+    key: str
+    idx: int
+    family: str
+    features: tuple[str, ...]
+    outcome: dict[str, list]
+    task_seconds: float
+
+
+def tried_rows(store: CampaignStore) -> Iterator[TriedRow]:
+    """Every candidate's key, index, verdict and finishing time (what a resume counts), checked
+    as `CampaignStore.candidates` checks them."""
+    for k, idx, verdict, finished in store.db.execute("SELECT key, idx, verdict, finished FROM candidates"):
+        c = RowReader(store.path, "candidates", k)
+        yield TriedRow(c.text("key", k, max_len=200), c.integer("idx", idx), c.choice("verdict", verdict, Verdict),
+                       c.seconds("finished", finished))
+
+
+def replay_rows(store: CampaignStore, start: int = 0, end: int | None = None, *, hit: bool = False
+                ) -> Iterator[ReplayRow]:
+    """What a resume replays of each candidate with `start` <= idx < `end` (`hit`: of those that
+    hit a bucket), in index order, checked as `CampaignStore.candidates` checks it."""
+    sql = "SELECT key, idx, family, features, outcome, task_seconds FROM candidates WHERE idx >= ?"
+    sql += (" AND idx < ?" if end is not None else "") + (" AND key IN (SELECT candidate FROM hits)" if hit else "")
+    for r in store.db.execute(sql + " ORDER BY idx", (start,) if end is None else (start, end)):
+        c = RowReader(store.path, "candidates", r[0])
+        yield ReplayRow(c.text("key", r[0], max_len=200), c.integer("idx", r[1]), c.text("family", r[2]),
+                        c.text_list("features", r[3]), c.outcome("outcome", r[4]), c.seconds("task_seconds", r[5]))
 
 
 def fold(steering: Steering, lane_cost: LaneCost, rows: Iterable[ReplayRow], groups: tuple[str, ...]) -> int:
@@ -64,7 +103,7 @@ class Folded:
         the snapshot when that moved it."""
         if upto <= self.upto:
             return
-        self.rows += fold(self.steering, self.lane_cost, self.store.replay_rows(self.upto, upto), self.groups)
+        self.rows += fold(self.steering, self.lane_cost, replay_rows(self.store, self.upto, upto), self.groups)
         self.upto = upto
         self.store.set_meta(SNAPSHOT_KEY, json.dumps(self._dump(), separators=(",", ":")))
 
@@ -138,4 +177,4 @@ def _name(value: Any) -> str:
     return value
 
 
-__all__ = ["Folded", "SNAPSHOT_KEY", "fold"]
+__all__ = ["Folded", "ReplayRow", "SNAPSHOT_KEY", "TriedRow", "fold", "replay_rows", "tried_rows"]
