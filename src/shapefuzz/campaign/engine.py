@@ -140,7 +140,7 @@ class Engine:
         self.folded.copy_into(self.steering, self.lane_cost)
         self.causes = Causes()
         buckets = {b.sig: b for b in store.buckets()}
-        rows, hits = self._resume(store, groups, buckets)
+        rows, hits = self._resume(store, buckets)
         self.tried = set(rows)
         self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in hits.items() for sig in sigs))
         self.saturation = None if until_saturated is None else SaturationWatch(
@@ -159,7 +159,7 @@ class Engine:
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
-    def _resume(self, store: CampaignStore, groups: tuple[str, ...], buckets: dict[str, BucketRow]
+    def _resume(self, store: CampaignStore, buckets: dict[str, BucketRow]
                 ) -> tuple[dict[str, TriedRow], dict[str, list[str]]]:
         """What the store holds, read back into the causes and the steering's buckets (in the order it
         happened; the steering's counts and the lane costs are `self.folded`'s). Returns every
@@ -434,7 +434,7 @@ class Engine:
         """The index below which every candidate row there will be is in the store: below what is in
         flight or waiting for a retry, and below the store's next index (a later session draws from
         there)."""
-        waiting = [t for t in self.inflight.tasks.values()] + [t for _, t in self.retries.queue]
+        waiting = (*self.inflight.tasks.values(), *(task for _, task in self.retries.queue))
         return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
