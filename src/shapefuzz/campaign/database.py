@@ -88,6 +88,8 @@ CREATE TABLE IF NOT EXISTS covered (   -- one row per instrumented compile
 CREATE TABLE IF NOT EXISTS failing_passes (   -- the pass a bucket's compile failed in, from its action log
     bucket TEXT PRIMARY KEY, pass TEXT NOT NULL
 );
+-- A resume and its checkpoints read candidates in index order, or those from an index on.
+CREATE INDEX IF NOT EXISTS candidates_by_idx ON candidates (idx);
 """
 
 
@@ -348,8 +350,10 @@ class CampaignStore:
         return {RowReader(self.path, "candidates", k).text("key", k, max_len=200)
                 for (k,) in self.db.execute("SELECT key FROM candidates")}
 
-    def candidate_count(self) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM candidates").fetchone()[0])
+    def candidate_count(self, below: int | None = None) -> int:
+        """Candidates in the store (with `below`: those with an index below it)."""
+        where, args = ("", ()) if below is None else (" WHERE idx < ?", (below,))
+        return int(self.db.execute("SELECT COUNT(*) FROM candidates" + where, args).fetchone()[0])
 
     def next_index(self) -> int:
         row = self.db.execute("SELECT key, MAX(idx) FROM candidates").fetchone()
@@ -360,8 +364,9 @@ class CampaignStore:
         return _candidate(self.path, r) if r else None
 
     def candidates(self) -> Iterator[CandidateRow]:
+        lists: dict[Any, tuple[str, ...]] = {}  # the lane lists read (a campaign has few distinct ones)
         for r in self.db.execute("SELECT * FROM candidates ORDER BY idx"):
-            yield _candidate(self.path, r)
+            yield _candidate(self.path, r, lists)
 
     def hits(self) -> list[tuple[str, str, str]]:
         return [_texts(self.path, "hits", ("candidate", "bucket", "backend"), r)
@@ -512,11 +517,14 @@ def _texts(path: Path, table: str, columns: tuple[str, ...], r: tuple) -> tuple[
     return tuple(reader.text(c, v, max_len=100_000) for c, v in zip(columns, r))
 
 
-def _candidate(path: Path, r: tuple) -> CandidateRow:
-    c = RowReader(path, "candidates", r[0])
+def _candidate(path: Path, r: tuple, lists: dict[Any, tuple[str, ...]] | None = None) -> CandidateRow:
+    c, lists = RowReader(path, "candidates", r[0]), {} if lists is None else lists
+    backends = lists[r[5]] if r[5] in lists else c.text_list("backends", r[5])
+    if len(lists) < 256:
+        lists[r[5]] = backends
     return CandidateRow(
         key=c.text("key", r[0], max_len=200), idx=c.integer("idx", r[1]), seed=c.integer("seed", r[2]),
-        family=c.text("family", r[3]), features=c.text_list("features", r[4]), backends=c.text_list("backends", r[5]),
+        family=c.text("family", r[3]), features=c.text_list("features", r[4]), backends=backends,
         verdict=c.choice("verdict", r[6], Verdict), outcome=c.outcome("outcome", r[7]), payload=c.text("payload", r[8]),
         size=c.integer("size", r[9]), tool_seconds=c.seconds("tool_seconds", r[10]),
         task_seconds=c.seconds("task_seconds", r[11]), finished=c.seconds("finished", r[12]),

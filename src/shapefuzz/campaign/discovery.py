@@ -32,12 +32,15 @@ import collections
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.database import BucketRow, CandidateRow
 from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import Triage, Verdict
+
+if TYPE_CHECKING:
+    from shapefuzz.campaign.resume_state import TriedRow
 
 Z95 = 1.959964
 UNOBSERVED = (Verdict.LOST, Verdict.ERROR)  # no result: not part of the sample
@@ -148,7 +151,7 @@ class Sightings:
     every `every` seconds, but never more often than keeps that counting under 2% of the head's time
     (a 100,000-candidate campaign's takes milliseconds)."""
 
-    def __init__(self, rows: Iterable[CandidateRow], hits: Iterable[tuple[str, str]], every: float = 2.0) -> None:
+    def __init__(self, rows: Iterable[CandidateRow | TriedRow], hits: Iterable[tuple[str, str]], every: float = 2.0) -> None:
         self.sample = {r.key for r in rows if r.verdict not in UNOBSERVED}
         self.seen_by = seen_by(hits, self.sample)
         self.every = every
@@ -181,7 +184,7 @@ class Sightings:
         return estimate(self._counts, len(self.sample), per_minute)
 
 
-def replay(rows: Iterable[CandidateRow], hits: Mapping[str, Iterable[str]], buckets: Iterable[BucketRow],
+def replay(rows: Iterable[CandidateRow | TriedRow], hits: Mapping[str, Iterable[str]], buckets: Iterable[BucketRow],
            p: float) -> tuple[int, float] | None:
     """`below_since` over a store's rows: its candidates, `hits` (candidate -> buckets) and buckets,
     judged with today's causes."""

@@ -30,13 +30,14 @@ from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
 from shapefuzz.campaign.drawing import Drawing, derive_seed
 from shapefuzz.campaign.inflight import InFlight
-from shapefuzz.campaign.lanecost import LaneCost, lane_kin, lane_seconds
+from shapefuzz.campaign.lanecost import LaneCost, lane_kin
 from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.worker_pool import Done, WorkerPool
+from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried_rows
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
+from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
@@ -133,12 +134,15 @@ class Engine:
                 self._say(f"backend {lane} stays set aside: {aside[lane]}")
         self.session = store.start_session(argv or [])
         self.active_before = store.active_before(self.session)
-        self.tried = store.candidate_keys()
         self.steering = Steering(groups, knobs)
         self.lane_cost = LaneCost(lane_kin(store))
+        self.folded = Folded(store, groups, self.lane_cost.kin)  # the replay of the rows, kept at checkpoints
+        self.folded.resume()
+        self.folded.copy_into(self.steering, self.lane_cost)
         self.causes = Causes()
         buckets = {b.sig: b for b in store.buckets()}
-        rows, hits = self._resume(store, groups, buckets)
+        rows, hits = self._resume(store, buckets)
+        self.tried = set(rows)
         self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in hits.items() for sig in sigs))
         self.saturation = None if until_saturated is None else SaturationWatch(
             until_saturated, replay(rows.values(), hits, buckets.values(), until_saturated))
@@ -147,7 +151,7 @@ class Engine:
         self.drawing = Drawing(target, groups, seed, draws, self.plan, self.steering, self.lane_cost, self.stats,
                                self._known, self._say, store.next_index())
         self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
-        self.coverage.resume(store, rows)
+        self.coverage.resume(store, {r.key: r for r in store.candidates()} if self.coverage.on else {})
         self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
                                   self.active_before, shrink)
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
@@ -156,25 +160,22 @@ class Engine:
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
-    def _resume(self, store: CampaignStore, groups: tuple[str, ...], buckets: dict[str, BucketRow]
-                ) -> tuple[dict[str, CandidateRow], dict[str, list[str]]]:
-        """What the store holds, read back into the causes, the steering and the lane costs (in the
-        order it happened). Returns every candidate row by key, and the buckets each candidate hit."""
+    def _resume(self, store: CampaignStore, buckets: dict[str, BucketRow]
+                ) -> tuple[dict[str, TriedRow], dict[str, list[str]]]:
+        """What the store holds, read back into the causes and the steering's buckets (in the order it
+        happened; the steering's counts and the lane costs are `self.folded`'s). Returns every
+        candidate's key, index, verdict and finishing time by key, and the buckets each candidate hit."""
         for b in sorted(buckets.values(), key=lambda b: (b.first_seen, b.sig)):
             self.causes.add(b.sig, b.sig_json)
             if b.state == BucketState.FLAKY:
                 self.steering.ignored.add(b.sig)
-        rows = {}
-        for row in store.candidates():
-            rows[row.key] = row
-            if row.family in groups:
-                self.steering.add(row.family, row.features, row.task_seconds)
-                self.lane_cost.record(row.family, row.features, lane_seconds(row.outcome))
+        rows = {row.key: row for row in tried_rows(store)}
+        hit_rows = {row.key: row for row in replay_rows(store, hit=True)}
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
         for key, sig, _ in store.hits():
             by_candidate[key].append(sig)
         for key in sorted(by_candidate, key=lambda k: rows[k].idx if k in rows else -1):
-            row = rows.get(key)
+            row = hit_rows.get(key)
             if row is not None:
                 for sig in by_candidate[key]:
                     self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
@@ -312,6 +313,7 @@ class Engine:
             signal.signal(signal.SIGTERM, previous)
             pool.close()
             self.store.tick(self.session, self.active())
+            self.folded.advance(self._settled())
             self.discovery(fresh=True)  # the last frame and the summary agree
         return reason
 
@@ -378,6 +380,7 @@ class Engine:
         finally:
             pool.close()
             self.store.tick(self.session, self.active())
+            self.folded.advance(self._settled())
         return sum(1 for sig in wanted if self.buckets[sig].shrink != ShrinkState.PENDING)
 
     def _grace(self) -> float:
@@ -430,6 +433,14 @@ class Engine:
         if now - self._last_store_tick >= 10.0:
             self._last_store_tick = now
             self.store.tick(self.session, self.active())
+            self.folded.advance(self._settled())
+
+    def _settled(self) -> int:
+        """The index below which every candidate row there will be is in the store: below what is in
+        flight or waiting for a retry, and below the store's next index (a later session draws from
+        there)."""
+        waiting = (*self.inflight.tasks.values(), *(task for _, task in self.retries.queue))
+        return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
 __all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
