@@ -51,6 +51,21 @@ class Plan:
         return [steps[-1][2] if steps else self.root_results[j] for j, steps in enumerate(self.consumers)]
 
 
+def inexact_in_frontend(p: Plan, frontend: str, no_i4: str) -> str:
+    """Why a frontend's ops (ONNX, torch) cannot write this chain exactly ("" when they can): an
+    i4 dequantize (`no_i4` says why), or a max over a dim that may be empty (-3e38 in linalg,
+    -inf in the frontend)."""
+    for steps in p.producers:
+        for op, _, _ in steps:
+            if op.op == "dequantize" and op.get("from") != "i8":
+                return f"context: dequantize from {op.get('from')} {no_i4}"
+    for steps in p.consumers:
+        for op, t, _, _ in steps:
+            if op.op == "reduce" and op.get("kind") == "max" and not t.dims[op.get("dim")]:
+                return f"context: a max over a dim that may be empty (-3e38 in linalg, -inf in {frontend})"
+    return ""
+
+
 def _ty(t: tuple[tuple[int | None, ...], str]) -> Ty:
     return Ty(tuple(t[0]), t[1])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shapefuzz.families.context.chain import ContextOp
-from shapefuzz.families.context.compose import Plan
+from shapefuzz.families.context.compose import Plan, inexact_in_frontend
 from shapefuzz.families.context.types import Ty
 from shapefuzz.families.onnx_models import ONNX_TYPE, Graph
 from shapefuzz.families.torch_ir import Boundary
@@ -24,15 +24,7 @@ ROOT_PREFIX = "r_"
 
 def refuse(p: Plan) -> str:
     """Why ONNX cannot write this chain exactly ("" when it can)."""
-    for steps in p.producers:
-        for op, sources, out in steps:
-            if op.op == "dequantize" and op.get("from") != "i8":
-                return f"context: dequantize from {op.get('from')} has no exact ONNX form here"
-    for steps in p.consumers:
-        for op, t, out, extras in steps:
-            if op.op == "reduce" and op.get("kind") == "max" and not t.dims[op.get("dim")]:
-                return "context: a max over a dim that may be empty (-3e38 in linalg, -inf in ONNX)"
-    return ""
+    return inexact_in_frontend(p, "ONNX", "has no exact ONNX form here")
 
 
 class _Chain:

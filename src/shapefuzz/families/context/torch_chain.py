@@ -28,7 +28,7 @@ import re
 from typing import Sequence
 
 from shapefuzz.families.context.chain import ContextOp
-from shapefuzz.families.context.compose import Plan
+from shapefuzz.families.context.compose import Plan, inexact_in_frontend
 from shapefuzz.families.context.types import Ty
 from shapefuzz.families.torch_ir import INT64_MAX, SCALAR_TYPE, TORCH_ELT, TV, TorchBuilder
 
@@ -39,15 +39,7 @@ INT = "!torch.int"
 
 def refuse(p: Plan) -> str:
     """Why torch cannot write this chain exactly ("" when it can)."""
-    for steps in p.producers:
-        for op, _, _ in steps:
-            if op.op == "dequantize" and op.get("from") != "i8":
-                return f"context: dequantize from {op.get('from')} has no torch form (torch has no i4)"
-    for steps in p.consumers:
-        for op, t, _, _ in steps:
-            if op.op == "reduce" and op.get("kind") == "max" and not t.dims[op.get("dim")]:
-                return "context: a max over a dim that may be empty (-3e38 in linalg, -inf in torch)"
-    return ""
+    return inexact_in_frontend(p, "torch", "has no torch form (torch has no i4)")
 
 
 def tv(name: str, t: Ty) -> TV:
