@@ -123,6 +123,33 @@ def test_a_localization_out_of_budget_says_so():
     assert not loc.localized and loc.evidence.startswith("not localized: the 25s budget ran out")
 
 
+class ConstEvalProbe(FakeProbe):
+    """Every lane reads a constant the compile-time evaluator got wrong; with const-eval off only
+    the failing lane's codegen is wrong (`codegen_bug`), or nothing is."""
+
+    def __init__(self, codegen_bug: bool, const_eval: bool = True) -> None:
+        super().__init__(CODEGEN if codegen_bug else "never", ref_right=not const_eval)
+        self.codegen_bug, self.const_eval = codegen_bug, const_eval
+
+    def finish(self, ir, phase, lane):
+        if not self.const_eval and not self.codegen_bug:
+            self.calls += 1
+            return Values.RIGHT
+        return super().finish(ir, phase, lane)
+
+    def without_const_eval(self):
+        return ConstEvalProbe(self.codegen_bug, const_eval=False)
+
+
+def test_a_wrong_constant_from_the_compile_time_evaluator_is_placed_with_const_eval_off():
+    loc = localize(ConstEvalProbe(codegen_bug=True), ("cpu", "vmvx"), seconds=30)
+    assert loc.phase == CODEGEN and loc.certain and loc.finished_by == "cpu", loc.evidence
+    assert "--iree-opt-const-eval=false" in loc.evidence and "every lane tried (gpu, cpu, vmvx)" in loc.evidence
+    loc = localize(ConstEvalProbe(codegen_bug=False), ("cpu",), seconds=30)
+    assert (loc.phase, loc.pass_name, loc.pass_class) == ("global-optimization", "iree-consteval-jit-globals",
+                                                          "JitGlobalsPass") and loc.certain, loc.evidence
+
+
 # --- real IREE 3.13 ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def fold_pool(toolchain):
@@ -301,3 +328,39 @@ def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_a
                                                                ("compile error", ("vmvx",))]
     assert "wrong values on llvm-cpu; compile error on vmvx" in markdown(summarize(store))
     store.close()
+
+
+# an average pool's window count (a sum pool of ones, a constant expression) comes out 1, not 2:
+# llvm-cpu's codegen, reached on every lane through the compile-time evaluator's JIT (campaign #31)
+AVG_POOL_COUNT = """func.func @main(%input: tensor<1x1x2xf32>) -> tensor<1x1x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %out_init = tensor.empty() : tensor<1x1x1xf32>
+  %out_fill = linalg.fill ins(%zero : f32) outs(%out_init : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+  %window = tensor.empty() : tensor<2xf32>
+  %pooled = linalg.pooling_ncw_sum {dilations = dense<[1]> : vector<1xi64>, strides = dense<[1]> : vector<1xi64>}
+    ins(%input, %window : tensor<1x1x2xf32>, tensor<2xf32>) outs(%out_fill : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+  %ones_init = tensor.empty() : tensor<1x1x2xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%ones_init : tensor<1x1x2xf32>) -> tensor<1x1x2xf32>
+  %counts = linalg.pooling_ncw_sum {dilations = dense<[1]> : vector<1xi64>, strides = dense<[1]> : vector<1xi64>}
+    ins(%ones, %window : tensor<1x1x2xf32>, tensor<2xf32>) outs(%out_fill : tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+  %avg = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+    ins(%pooled, %counts : tensor<1x1x1xf32>, tensor<1x1x1xf32>) outs(%out_init : tensor<1x1x1xf32>) {
+  ^bb0(%s: f32, %n: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    linalg.yield %q : f32
+  } -> tensor<1x1x1xf32>
+  return %avg : tensor<1x1x1xf32>
+}
+"""
+
+
+@pytest.mark.iree
+def test_a_wrong_value_every_lane_shares_through_const_eval_is_localized_to_llvm_cpu_codegen(toolchain):
+    from shapefuzz.localize_probe import localize_program
+
+    x = np.array([[[-9.5, -35.0]]], np.float32)
+    loc = localize_program(AVG_POOL_COUNT, "llvm-cpu", [x], [x.mean(axis=2, keepdims=True)], toolchain, seconds=60)
+    assert loc.phase == CODEGEN and loc.certain and loc.finished_by, loc.evidence  # vmvx, or a Vulkan lane
+    assert "--iree-opt-const-eval=false" in loc.evidence
+    assert component_of_localization(loc, ["llvm-cpu"]) == "codegen for llvm-cpu"

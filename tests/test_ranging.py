@@ -183,3 +183,13 @@ def test_the_phase_after_the_budget_scales_with_a_long_campaign():
     assert bisect_seconds(FuzzRequest(time="5m")) == 120.0
     assert bisect_seconds(FuzzRequest(time="60m")) == 360.0
     assert bisect_seconds(FuzzRequest(time="60m", bisect_time="30s")) == 30.0
+
+
+def test_a_causes_first_entry_is_its_smallest_shrunk_one_of_the_leads_kind(tmp_path):
+    # the un-shrunk sibling merged first (campaign #31: an 8 KB attention chain shown over a 2.3 KB
+    # shrunk conv_transpose); its issue text and its range take the first entry
+    rows = [_row(tmp_path, "a-first", "cause-a", 1.0, size=8000, shrink=ShrinkState.SKIPPED),
+            _row(tmp_path, "a-shrunk", "cause-a", 2.0, size=2300, shrink=ShrinkState.DONE, lane="vmvx"),
+            _row(tmp_path, "a-smaller", "cause-a", 3.0, size=900, shrink=ShrinkState.DONE, lane="vulkan-spirv")]
+    cause = summarize(_store(tmp_path, rows)).causes[0]
+    assert [Path(e).name for e in cause.corpus_entries] == ["a-smaller", "a-shrunk", "a-first"]

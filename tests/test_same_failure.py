@@ -44,6 +44,14 @@ def test_the_same_pass_under_another_message_and_spelling_is_the_same_failure():
         Failure("compile", "error", "iree-dispatch-creation-fold-unit-extent-dims"))
 
 
+def test_the_link_step_named_by_its_wrapper_or_by_the_pass_it_runs_is_one_failure():
+    # an f16 softmax's "undefined symbol: fmaxf": IREE 3.13 names the wrapper, 3.6 the pass it runs per target
+    at_3_13 = Failure("compile", "error", "iree-hal-serialize-all-executables")
+    assert at_3_13.same_as(Failure("compile", "error", "SerializeTargetExecutablesPass"))
+    assert at_3_13.same_as(Failure("compile", "error", "iree-hal-serialize-target-executables"))
+    assert not at_3_13.same_as(Failure("compile", "error", "iree-hal-translate-all-executables"))
+
+
 def test_another_pass_stage_or_status_is_another_failure():
     new = Failure("compile", "error", "iree-llvmcpu-check-ir-before-llvm-conversion")
     assert not new.same_as(Failure("compile", "error", "iree-codegen-llvmcpu-vector-lowering"))

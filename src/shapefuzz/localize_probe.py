@@ -22,7 +22,7 @@ from shapefuzz.cleanup import temp_prefix
 from shapefuzz.execute import run_module, run_sandboxed
 from shapefuzz.sandbox import Limits
 from shapefuzz.toolchain import Toolchain
-from shapefuzz.triage.localize import CODEGEN, Localization, Values, frontend_open, localize, with_frontend
+from shapefuzz.triage.localize import CODEGEN, NO_CONST_EVAL, Localization, Values, frontend_open, localize, with_frontend
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
 _CALL = Limits(timeout=60.0)
@@ -42,12 +42,20 @@ class IreeProbe:
     """The failing lane's program at each phase, finished by a lane and run on the entry's inputs."""
 
     def __init__(self, text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-                 toolchain: Toolchain, workdir: str, compare: Compare | None = None) -> None:
+                 toolchain: Toolchain, workdir: str, compare: Compare | None = None, extra: tuple[str, ...] = ()) -> None:
         self.text, self.lane, self.toolchain, self.workdir = text, lane, toolchain, workdir
         self.inputs, self.expected = list(inputs), list(expected)
         self.compare = compare or _plain_compare
+        self.extra = extra  # flags every compile of this probe adds
         self._devices: dict[str, str | None] = {}
         self._n = 0
+
+    def without_const_eval(self) -> "IreeProbe":
+        """The same program, every compile with const-eval off (its files in a folder of their own)."""
+        workdir = os.path.join(self.workdir, "no-const-eval")
+        os.makedirs(workdir, exist_ok=True)
+        return IreeProbe(self.text, self.lane, self.inputs, self.expected, self.toolchain, workdir, self.compare,
+                         (*self.extra, NO_CONST_EVAL))
 
     def _path(self, suffix: str, text: str | None = None) -> str:
         self._n += 1
@@ -58,7 +66,7 @@ class IreeProbe:
 
     def _flags(self, lane: str) -> tuple[str, ...]:
         backend: Backend = BACKENDS[lane]
-        return backend.compile_flags(self.toolchain.probe) or ()
+        return (*(backend.compile_flags(self.toolchain.probe) or ()), *self.extra)
 
     def _compile(self, source: str, lane: str, *flags: str, limits: Limits = _CALL):
         out = self._path(".out")

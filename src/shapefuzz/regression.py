@@ -49,6 +49,13 @@ def pass_key(name: str) -> str:
     return re.sub(r"(?:forfunc)?(?:pass)?$", "", name)
 
 
+# a pass a release names by the wrapper that runs it: IREE 3.13's failing link step reads
+# `iree-hal-serialize-all-executables`, 3.6's the `SerializeTargetExecutablesPass` it runs per target
+# (measured: one f16 softmax's "undefined symbol: fmaxf" in both). Causes are still placed (and
+# paired for merging) by `pass_key`, which keeps the two names apart
+_SAME_PASS = {"serializeallexecutables": "serializetargetexecutables"}
+
+
 @dataclass(frozen=True)
 class Failure:
     """What "the same failure" is judged on: stage, status and the failing pass ("" unknown)."""
@@ -62,7 +69,7 @@ class Failure:
             return False
         if not (self.failing_pass and other.failing_pass):
             return True  # a pass is compared only where both name one
-        mine, theirs = pass_key(self.failing_pass), pass_key(other.failing_pass)
+        mine, theirs = (_SAME_PASS.get(k, k) for k in (pass_key(self.failing_pass), pass_key(other.failing_pass)))
         short, long = sorted((mine, theirs), key=len)
         return mine == theirs or (len(short) >= 8 and long.endswith(short))  # "codegen" prefixes come and go
 

@@ -13,6 +13,9 @@ Two kinds of evidence, both measured on IREE 3.13:
   whose omission makes the values right is named; only passes that changed the module are tried,
   from the last back, so when several would do, the last in pipeline order is named (the earlier
   ones produce the form it mishandles, e.g. the generalization FoldUnitExtentDims works on).
+- **Const-eval off** (every lane wrong): IREE's compile-time evaluator computes constant expressions
+  with llvm-cpu for every target, so an llvm-cpu codegen bug can make every lane wrong; compiled
+  with `--iree-opt-const-eval=false`, a lane that is right then finishes the failing lane's IR.
 A localization that runs out of budget or evidence says why ("not localized: ...").
 
 A program spelled in a frontend (torch, ONNX) is converted to linalg inside `input`, by passes a
@@ -45,6 +48,8 @@ _ADAPTOR = "iree-op-pipeline-adaptor"
 # lane went away without iree-global-opt-generalize-linalg-named-ops)
 _FORM_ONLY = re.compile(r"generalize")
 FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import"}  # Localization.frontend -> what converts it
+NO_CONST_EVAL = "--iree-opt-const-eval=false"  # no constant expression is evaluated at compile time
+CONST_EVAL_PASS = "iree-consteval-jit-globals"
 
 
 class Values(str, enum.Enum):
@@ -188,6 +193,8 @@ class Probe(Protocol):
     def replay(self, ir: str, pipeline: str) -> str | None:
         """`ir` through `iree-opt --pass-pipeline=pipeline` (None when that fails)."""
 
+    # optional: `without_const_eval() -> Probe`, the same program compiled with NO_CONST_EVAL
+
 
 class _OutOfTime(Exception):
     pass
@@ -235,24 +242,13 @@ def localize(probe: Probe, right_lanes: tuple[str, ...] = (), seconds: float = 6
 
 def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
     lane = search.probe.lane
-    wrong_too = []
-    for ref in right_lanes:
-        start = search.ir("start")
-        verdict = search.finish(start, "start", ref) if start is not None else Values.UNUSABLE
-        if verdict != Values.RIGHT:  # not right on this program after all (a shrunk reproducer, its own bug)
-            wrong_too += [ref] if verdict == Values.WRONG else []
-            continue
-        phase, why = _wrong_phase(search, ref)
-        if phase == CODEGEN:
-            return search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=(
-                f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
-                f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
-                f"device that runs its code)"))
-        if phase:
-            found = _omit_in_phase(search, phase, ref)
-            prefix = (f"{why}; ") if why else ""
-            return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
-                               finished_by=ref, evidence=prefix + found.evidence)
+    found, wrong_too = _finish_by_right_lane(search, right_lanes)
+    if found is not None:
+        return found
+    if wrong_too:
+        found = _without_const_eval(search, tuple(wrong_too))
+        if found is not None:
+            return found
     # every other lane computes it wrong too: a target-independent pass whose omission fixes it is
     # where it breaks (a pass that only makes a form one codegen mishandles would leave some lane right)
     every = len(right_lanes) > 0 and len(wrong_too) == len(right_lanes)
@@ -275,6 +271,66 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
         "not localized: " + ("no lane computed it right; " if not right_lanes else "") +
         f"leaving out one pass of {', '.join(tried)} at a time names none that makes {lane} right (the bug "
         "may be in codegen shared by every lane)" + "".join(f"; {n}" for n in notes)))
+
+
+def _finish_by_right_lane(search: _Search, right_lanes: tuple[str, ...],
+                          note: str = "") -> tuple[Localization | None, list[str]]:
+    """(where a lane right on the program places it by cross-lane finishing, or None; the lanes
+    that computed the program wrong too). `note` starts the evidence."""
+    lane = search.probe.lane
+    wrong_too: list[str] = []
+    for ref in right_lanes:
+        start = search.ir("start")
+        verdict = search.finish(start, "start", ref) if start is not None else Values.UNUSABLE
+        if verdict != Values.RIGHT:  # not right on this program after all (a shrunk reproducer, its own bug)
+            wrong_too += [ref] if verdict == Values.WRONG else []
+            continue
+        phase, why = _wrong_phase(search, ref)
+        if phase == CODEGEN:
+            return search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=note + (
+                f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
+                f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
+                f"device that runs its code)")), wrong_too
+        if phase:
+            found = _omit_in_phase(search, phase, ref)
+            prefix = (f"{why}; ") if why else ""
+            return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
+                               finished_by=ref, evidence=note + prefix + found.evidence), wrong_too
+    return None, wrong_too
+
+
+def _without_const_eval(search: _Search, wrong_too: tuple[str, ...]) -> Localization | None:
+    """Every lane tried computes it wrong: they may all read a constant that IREE's compile-time
+    evaluator computed (JitGlobalsPass compiles hoisted constant expressions for llvm-cpu, whatever
+    the target; measured: an avg pool's window count, 1 instead of 2, on every plain lane, while the
+    single-dispatch lane, whose one dispatch hoists nothing, is wrong on llvm-cpu only). So the
+    program is compiled with const-eval off (`Probe.without_const_eval`): the failing lane right
+    there, the evaluated constant is the wrong value; still wrong with another lane right,
+    cross-lane finishing places it. None: no evidence (the search goes on with const-eval on)."""
+    make = getattr(search.probe, "without_const_eval", None)
+    if make is None:
+        return None
+    lane, saved = search.probe.lane, (search.probe, search.irs)
+    search.probe, search.irs = make(), {}
+    try:
+        start = search.ir("start")
+        own = search.finish(start, "start", lane) if start is not None else Values.UNUSABLE
+        every = f"every lane tried ({', '.join([lane, *wrong_too])}) computes it wrong"
+        if own == Values.RIGHT:
+            return search.done(phase="global-optimization", pass_name=CONST_EVAL_PASS, pass_class="JitGlobalsPass",
+                               certain=True, evidence=(
+                                   f"{every}, and {lane} computes it right with `{NO_CONST_EVAL}`: the wrong value is "
+                                   "a constant IREE's compile-time evaluator computed (JitGlobalsPass compiles the "
+                                   "hoisted constant expressions for llvm-cpu, whatever the target)"))
+        if own == Values.WRONG:
+            found, _ = _finish_by_right_lane(search, wrong_too, note=(
+                f"{every} (they read constants IREE's compile-time evaluator computed for llvm-cpu); with "
+                f"`{NO_CONST_EVAL}`: "))
+            if found is not None:
+                return found
+    finally:
+        search.probe, search.irs = saved
+    return None
 
 
 def _wrong_phase(search: _Search, ref: str) -> tuple[str, str]:
@@ -384,5 +440,5 @@ def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
         "; ".join(told) + f": the bug is in the {name} conversion, before IREE's global optimization{searched}"))
 
 
-__all__ = ["CODEGEN", "FRONTEND_NAMES", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values",
+__all__ = ["CODEGEN", "CONST_EVAL_PASS", "NO_CONST_EVAL", "FRONTEND_NAMES", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values",
            "frontend_open", "localize", "omittable", "pass_runs", "pipeline_text", "with_frontend"]

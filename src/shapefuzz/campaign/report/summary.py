@@ -213,6 +213,10 @@ def _regression(store: CampaignStore, names: list[str], members: list[BucketRow]
     return next((r for r in found if finished(r)), found[0] if found else None)
 
 
+def _shrunk(b: BucketRow) -> bool:
+    return b.shrink == ShrinkState.DONE and b.shrunk_size is not None
+
+
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
@@ -240,7 +244,11 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
-        entries = tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e))
+        # its first entry (the issue text's, the range's) a shrunk one of the lead's kind where one is
+        # (the smallest), not an un-shrunk sibling that merged first
+        shown = sorted(members, key=lambda b: ((b.stage, b.status) != (lead.stage, lead.status),
+                                               *((0, b.shrunk_size) if _shrunk(b) else (1, 0))))
+        entries = tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in shown) if e))
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start,
             # a range taken from one of its own entries (a cause split since keeps its old name's)
