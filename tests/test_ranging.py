@@ -183,3 +183,29 @@ def test_the_phase_after_the_budget_scales_with_a_long_campaign():
     assert bisect_seconds(FuzzRequest(time="5m")) == 120.0
     assert bisect_seconds(FuzzRequest(time="60m")) == 360.0
     assert bisect_seconds(FuzzRequest(time="60m", bisect_time="30s")) == 30.0
+
+
+def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_then_the_ranged_one_stays_first(tmp_path):
+    """A cause's first entry (its issue text, its chain) and its range describe one file: an
+    audit found an issue showing an unshrunk scatter under the range of its shrunk gather sibling."""
+    def saved(lane: str, mlir: str) -> Path:
+        path, _ = save_finding(tmp_path / "corpus", Finding(
+            Signature(lane, Stage.COMPILE, Status.ERROR, "boom"), mlir, (lane,), None, 0, None, None,
+            "3.13.0", [], "error: boom"))
+        return path
+
+    big = saved("llvm-cpu", "func.func @main(%a: tensor<64xf32>) -> tensor<64xf32> {\n"
+                            "  %b = arith.addf %a, %a : tensor<64xf32>\n  return %b : tensor<64xf32>\n}\n")
+    small = saved("llvm-cpu-o3", "func.func @main() {\n  return\n}\n")
+    rows = [dataclasses.replace(_row(tmp_path, "x", "cause-a", 1.0, size=900), corpus_entry=str(big)),
+            dataclasses.replace(_row(tmp_path, "y", "cause-a", 2.0, size=200, shrink=ShrinkState.DONE,
+                                     lane="llvm-cpu-o3"), corpus_entry=str(small))]
+    store = _store(tmp_path, rows)
+    cause = summarize(store).causes[0]
+    assert [Path(e).name for e in cause.corpus_entries] == [small.name, big.name]  # not the bucket order
+    check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 1
+    assert summarize(store).causes[0].regression["entry"] == small.name
+    set_regression(store, "cause-a", {"text": "present in every release tried (3.6.0–3.13.0)", "entry": big.name})
+    assert [Path(e).name for e in summarize(store).causes[0].corpus_entries] == [big.name, small.name]
+    store.close()

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.campaign.cause_facts import finished, lead_fields, regression_of, regressions, reported_entries, reported_url
+from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
+                                           reported_url, smallest_first)
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
@@ -240,12 +241,13 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
-        entries = tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e))
+        # a range taken from one of its own entries (a cause split since keeps its old name's)
+        regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges) \
+            if store is not None else None
+        entries = smallest_first(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e),
+                                 str((regression or {}).get("entry") or ""))  # the issue shows the file ranged
         out.append(Cause(
-            **bug, reported=reported, known=bool(reported) or first < session_start,
-            # a range taken from one of its own entries (a cause split since keeps its old name's)
-            regression=_regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges)
-            if store is not None else None,
+            **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
             backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
             message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),
