@@ -19,6 +19,7 @@ from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.triage.issue import regression_line
 
 OLD = ["3.0.0", "3.6.0", "3.12.0", "3.13.0"]
 
@@ -185,9 +186,11 @@ def test_the_phase_after_the_budget_scales_with_a_long_campaign():
     assert bisect_seconds(FuzzRequest(time="60m", bisect_time="30s")) == 30.0
 
 
-def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_then_the_ranged_one_stays_first(tmp_path):
-    """A cause's first entry (its issue text, its chain) and its range describe one file: an
-    audit found an issue showing an unshrunk scatter under the range of its shrunk gather sibling."""
+
+def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_from_another_entry_says_so(tmp_path):
+    """A cause's first entry (its issue text, its chain) is its smallest, the one the bisect takes:
+    an audit found an issue showing an unshrunk scatter (failing since 3.6.0) under the range of its
+    shrunk gather sibling ("passes in 3.6.0")."""
     def saved(lane: str, mlir: str) -> Path:
         path, _ = save_finding(tmp_path / "corpus", Finding(
             Signature(lane, Stage.COMPILE, Status.ERROR, "boom"), mlir, (lane,), None, 0, None, None,
@@ -205,7 +208,10 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_then_the_ra
     assert [Path(e).name for e in cause.corpus_entries] == [small.name, big.name]  # not the bucket order
     check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
     assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 1
-    assert summarize(store).causes[0].regression["entry"] == small.name
-    set_regression(store, "cause-a", {"text": "present in every release tried (3.6.0–3.13.0)", "entry": big.name})
-    assert [Path(e).name for e in summarize(store).causes[0].corpus_entries] == [big.name, small.name]
+    record = summarize(store).causes[0].regression
+    assert record["entry"] == small.name
+    meta = {"bug": {"regression": record}}
+    assert "taken on" not in regression_line(meta, small.name)
+    assert f"taken on the cause's corpus entry `{big.name}`" in regression_line(
+        {"bug": {"regression": {**record, "entry": big.name}}}, small.name)
     store.close()

@@ -121,17 +121,15 @@ def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> in
     return marked
 
 
-def smallest_first(entries: Iterable[str], ranged: str = "") -> tuple[str, ...]:
-    """A cause's corpus entries in the order they are shown: the one its regression range was
-    taken from (`ranged`, an entry id) first, then the smallest reproducer (`size.size_of`; ties
-    and entries whose reproducer cannot be read keep their order, the unreadable last). The first
-    is the one its issue text shows and a later range is taken from, so the two describe one file."""
+def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
+    """A cause's corpus entries, the smallest reproducer first (`size.size_of`; ties and entries
+    whose reproducer cannot be read keep their order, the unreadable last). The first is the one
+    its issue text shows and a regression range is taken from (`bisect_causes`)."""
     from shapefuzz.campaign.merging import entry_reproducer
 
-    def key(pair: tuple[int, str]) -> tuple[bool, bool, Size | None, int]:
+    def key(pair: tuple[int, str]) -> tuple[bool, Size | None, int]:
         text = entry_reproducer(pair[1])
-        return Path(pair[1]).name != ranged or not ranged, text is None, \
-            size_of(text) if text is not None else None, pair[0]
+        return text is None, size_of(text) if text is not None else None, pair[0]
 
     return tuple(path for _, path in sorted(enumerate(entries), key=key))
 

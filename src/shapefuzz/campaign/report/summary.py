@@ -244,8 +244,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         # a range taken from one of its own entries (a cause split since keeps its old name's)
         regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges) \
             if store is not None else None
-        entries = smallest_first(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e),
-                                 str((regression or {}).get("entry") or ""))  # the issue shows the file ranged
+        entries = smallest_first(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e))
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
