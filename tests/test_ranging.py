@@ -200,12 +200,13 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_fro
     big = saved("llvm-cpu", "func.func @main(%a: tensor<64xf32>) -> tensor<64xf32> {\n"
                             "  %b = arith.addf %a, %a : tensor<64xf32>\n  return %b : tensor<64xf32>\n}\n")
     small = saved("llvm-cpu-o3", "func.func @main() {\n  return\n}\n")
-    rows = [dataclasses.replace(_row(tmp_path, "x", "cause-a", 1.0, size=900), corpus_entry=str(big)),
+    rows = [dataclasses.replace(_row(tmp_path, "x", "cause-a", 1.0, size=90), corpus_entry=str(big)),  # row says 90 B
             dataclasses.replace(_row(tmp_path, "y", "cause-a", 2.0, size=200, shrink=ShrinkState.DONE,
                                      lane="llvm-cpu-o3"), corpus_entry=str(small))]
     store = _store(tmp_path, rows)
     cause = summarize(store).causes[0]
     assert [Path(e).name for e in cause.corpus_entries] == [small.name, big.name]  # not the bucket order
+    assert [d.entry for d in due_causes(rows, tmp_path / "corpus", set(), set())] == [str(small)]  # in-campaign range
     check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
     assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 1
     record = summarize(store).causes[0].regression

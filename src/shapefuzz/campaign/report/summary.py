@@ -244,7 +244,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         # a range taken from one of its own entries (a cause split since keeps its old name's)
         regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges) \
             if store is not None else None
-        entries = smallest_first(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in members) if e))
+        by_size = sorted(members, key=lambda b: b.shrunk_size or b.repro_size or 10**12)  # as campaign.ranging
+        entries = smallest_first(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in by_size) if e))
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
