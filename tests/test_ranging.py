@@ -19,6 +19,7 @@ from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.triage.issue import regression_line
 
 OLD = ["3.0.0", "3.6.0", "3.12.0", "3.13.0"]
 
@@ -193,3 +194,34 @@ def test_a_causes_first_entry_is_its_smallest_shrunk_one_of_the_leads_kind(tmp_p
             _row(tmp_path, "a-smaller", "cause-a", 3.0, size=900, shrink=ShrinkState.DONE, lane="vulkan-spirv")]
     cause = summarize(_store(tmp_path, rows)).causes[0]
     assert [Path(e).name for e in cause.corpus_entries] == ["a-smaller", "a-shrunk", "a-first"]
+
+
+def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_from_another_entry_says_so(tmp_path):
+    """A cause's first entry (its issue text, its chain) is its smallest, the one the bisect takes:
+    an audit found an issue showing an unshrunk scatter (failing since 3.6.0) under the range of its
+    shrunk gather sibling ("passes in 3.6.0")."""
+    def saved(lane: str, mlir: str) -> Path:
+        path, _ = save_finding(tmp_path / "corpus", Finding(
+            Signature(lane, Stage.COMPILE, Status.ERROR, "boom"), mlir, (lane,), None, 0, None, None,
+            "3.13.0", [], "error: boom"))
+        return path
+
+    big = saved("llvm-cpu", "func.func @main(%a: tensor<64xf32>) -> tensor<64xf32> {\n"
+                            "  %b = arith.addf %a, %a : tensor<64xf32>\n  return %b : tensor<64xf32>\n}\n")
+    small = saved("llvm-cpu-o3", "func.func @main() {\n  return\n}\n")
+    rows = [dataclasses.replace(_row(tmp_path, "x", "cause-a", 1.0, size=90), corpus_entry=str(big)),  # row says 90 B
+            dataclasses.replace(_row(tmp_path, "y", "cause-a", 2.0, size=200, shrink=ShrinkState.DONE,
+                                     lane="llvm-cpu-o3"), corpus_entry=str(small))]
+    store = _store(tmp_path, rows)
+    cause = summarize(store).causes[0]
+    assert [Path(e).name for e in cause.corpus_entries] == [small.name, big.name]  # not the bucket order
+    assert [d.entry for d in due_causes(rows, tmp_path / "corpus", set(), set())] == [str(small)]  # in-campaign range
+    check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 1
+    record = summarize(store).causes[0].regression
+    assert record["entry"] == small.name
+    meta = {"bug": {"regression": record}}
+    assert "taken on" not in regression_line(meta, small.name)
+    assert f"taken on the cause's corpus entry `{big.name}`" in regression_line(
+        {"bug": {"regression": {**record, "entry": big.name}}}, small.name)
+    store.close()

@@ -16,7 +16,7 @@ from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
-from shapefuzz.size import measure
+from shapefuzz.size import Size, measure, size_of
 from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.identity import identity_of, with_localized_pass
 from shapefuzz.triage.localize import Localization
@@ -121,6 +121,19 @@ def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> in
     return marked
 
 
+def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
+    """A cause's corpus entries, the smallest reproducer first (`size.size_of`; ties and entries
+    whose reproducer cannot be read keep their order, the unreadable last). The first is the one
+    its issue text shows and a regression range is taken from (`bisect_causes`)."""
+    from shapefuzz.campaign.merging import entry_reproducer
+
+    def key(pair: tuple[int, str]) -> tuple[bool, Size | None, int]:
+        text = entry_reproducer(pair[1])
+        return text is None, size_of(text) if text is not None else None, pair[0]
+
+    return tuple(path for _, path in sorted(enumerate(entries), key=key))
+
+
 def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float | None,
                   versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
                   only_new: bool = True, **bisect_kwargs: Any) -> int:
@@ -129,7 +142,6 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     range is kept in the store at once, so a stopped phase resumes (summarize again to see them).
     Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.size import size_of
     from shapefuzz.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds
@@ -141,16 +153,15 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
             say(f"regression ranges: time is up; {cause.name} and later ones are left for "
                 "`shapefuzz triage CAMPAIGN --bisect`")
             break
-        entries = []
-        for path in cause.corpus_entries:
+        entry = None
+        for path in smallest_first(cause.corpus_entries):  # the entry its issue text shows
             try:
                 entry = load_entry(Path(path))
-                entries.append((size_of(entry.mlir), entry))
+                break
             except Exception:  # noqa: BLE001 - an unreadable entry cannot be bisected
                 continue
-        if not entries:
+        if entry is None:
             continue
-        entry = min(entries, key=lambda pair: pair[0])[1]
         say(f"regression range of {cause.name} ({entry.id}) over {', '.join(versions)}")
         record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, "trust_seen": True,
                                                            **bisect_kwargs})
@@ -190,4 +201,4 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
     return written
 
 
-__all__ = ["annotate_corpus", "bisect_causes", "finished", "mark_unranged", "ranged_entries", "regressions", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]
+__all__ = ["annotate_corpus", "bisect_causes", "smallest_first", "finished", "mark_unranged", "ranged_entries", "regressions", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]

@@ -193,7 +193,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         context_lines.append("- " + text(f"Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
                                          + (f" ({evidence})" if evidence else "")))
     context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
-    regression = regression_line(entry.meta)
+    regression = regression_line(entry.meta, entry.id)
     if regression:
         context_lines.append(regression)
     context_lines.append(bisect_line(bisect) if isinstance(bisect, dict) and bisect else

@@ -123,11 +123,16 @@ def with_gaps_said(frames: list[str]) -> list[str]:
     return out
 
 
-def regression_line(meta: dict[str, Any]) -> str | None:
+def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
+    """The cause's range; where it was taken from another of its entries than the one `shown`,
+    that entry is named (its reproducer may fail in other releases than this one)."""
     record = (meta.get("bug") or {}).get("regression")
     if isinstance(record, dict) and record.get("text"):
         stepped = str(record.get("stepped_over") or "")
-        return (f"- Regression range over released wheels: {markup.text(record['text'])}."
+        ranged = str(record.get("entry") or "")
+        elsewhere = f" (taken on the cause's corpus entry {markup.code(ranged)}, not this reproducer)" \
+            if shown and ranged and ranged != shown else ""
+        return (f"- Regression range over released wheels: {markup.text(record['text'])}{elsewhere}."
                 + (f" Could not tell: {markup.text(stepped[:400])}." if stepped else ""))
     return None
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.campaign.cause_facts import finished, lead_fields, regression_of, regressions, reported_entries, reported_url
+from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
+                                           reported_url, smallest_first)
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
@@ -213,10 +214,6 @@ def _regression(store: CampaignStore, names: list[str], members: list[BucketRow]
     return next((r for r in found if finished(r)), found[0] if found else None)
 
 
-def _shrunk(b: BucketRow) -> bool:
-    return b.shrink == ShrinkState.DONE and b.shrunk_size is not None
-
-
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
@@ -244,16 +241,17 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
-        # its first entry (the issue text's, the range's) a shrunk one of the lead's kind where one is
-        # (the smallest), not an un-shrunk sibling that merged first
-        shown = sorted(members, key=lambda b: ((b.stage, b.status) != (lead.stage, lead.status),
-                                               *((0, b.shrunk_size) if _shrunk(b) else (1, 0))))
-        entries = tuple(dict.fromkeys(e for e in (stored_entry(b.corpus_entry, corpus) for b in shown) if e))
+        # a range taken from one of its own entries (a cause split since keeps its old name's)
+        regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges) \
+            if store is not None else None
+        # its first entry (the issue text's, the range's): of the lead's kind, the smallest (as
+        # campaign.ranging takes it), not an un-shrunk sibling that merged first
+        entries = tuple(dict.fromkeys(e for kind in (True, False) for e in smallest_first(dict.fromkeys(
+            e for e in (stored_entry(b.corpus_entry, corpus) for b in sorted(
+                (b for b in members if ((b.stage, b.status) == (lead.stage, lead.status)) == kind),
+                key=lambda b: b.shrunk_size or b.repro_size or 10**12)) if e))))
         out.append(Cause(
-            **bug, reported=reported, known=bool(reported) or first < session_start,
-            # a range taken from one of its own entries (a cause split since keeps its old name's)
-            regression=_regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges)
-            if store is not None else None,
+            **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
             backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
             message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),
