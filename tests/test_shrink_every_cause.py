@@ -103,6 +103,8 @@ def test_a_cause_split_off_by_localization_is_shrunk_at_wrap_up(tmp_path):
     assert _shrunk_lanes(target) == ["a", "b"]
     assert all(c.shrunk and not c.not_shrunk for c in after.findings)
     assert "shrunk: 2 of 2 compiler-bug causes" in text_lines(after)
+    shown = {b["signature"] for b in after.buckets}
+    assert all(sig in shown for c in after.causes for sig in c.buckets)  # its buckets read again with its causes
 
 
 def test_a_cause_left_unshrunk_says_why(tmp_path):
@@ -163,3 +165,14 @@ def test_a_bucket_met_while_shrinking_another_can_be_shrunk_from_its_text_and_en
     assert met_while_shrinking(_met(tmp_path, "0123456789abcdef")) is None  # a drawn one: the store has it
     assert met_while_shrinking(_met(tmp_path, "shrunk-0123456789abcdef", seed="x")) is None
     assert met_while_shrinking(_met(tmp_path, "shrunk-0123456789abcdef", header=False)) is None
+
+
+def test_the_wrap_up_shrinks_do_not_count_as_active_fuzzing_time(tmp_path):
+    target = TwoLaneTarget(str(tmp_path / "corpus"), log=str(tmp_path / "log"), stage=Stage.COMPARE,
+                           status_=Status.MISMATCH, message="wrong values")
+    engine = _run(tmp_path, target, 1.0)
+    _localize_apart(engine.store)
+    active = summarize(engine.store).active_seconds
+    engine.active = lambda: active + 3600.0  # an hour of localizing and ranging since the budget ended
+    _shrink_phase(engine, engine.store, summarize(engine.store), "budget spent", [])
+    assert summarize(engine.store).active_seconds == active  # the per-minute rates stay the campaign's

@@ -378,8 +378,7 @@ class Engine:
             pool.abandon()
             raise
         finally:
-            pool.close()
-            self.store.tick(self.session, self.active())
+            pool.close()  # no tick: the session's active time ended with the budget (run's last tick)
             self.folded.advance(self._settled())
         return sum(1 for sig in wanted if self.buckets[sig].shrink != ShrinkState.PENDING)
 

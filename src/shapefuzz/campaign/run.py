@@ -245,7 +245,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     versions = local_releases()
     if ranging is not None and ranging.taken:
         say(f"regression ranges: {ranging.taken} taken during the campaign ({ranging.seconds:.0f} s)")
-        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+        summary = _resummarized(summary, store, reason, messages)
     if len(versions) < 2:
         say("regression ranges: no other release in the toolchain cache (none could be fetched; `shapefuzz triage "
             "CAMPAIGN --bisect` fetches them and takes the ranges later), so none were taken")
@@ -255,7 +255,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
         why = "the bisect budget ran out (`--bisect-time`; `shapefuzz triage CAMPAIGN --bisect` takes it)"
     mark_unranged(store, summarize(store, reason, messages).causes, why)
     # the causes again, with their ranges; what was added to the summary after it (nodes) stays
-    return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+    return _resummarized(summary, store, reason, messages)
 
 
 def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, budget: float | None,
@@ -271,11 +271,18 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
     new = [c for c in summary.causes if c.new]
     say = lambda text: progress("message", text)  # noqa: E731
     if localize_causes(store, new, toolchain, seconds, say):
-        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+        summary = _resummarized(summary, store, reason, messages)
     # then the causes placed at one pass run each other's reproducers (campaign.crosstrigger)
     if cross_trigger(store, summary.causes, toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
-        summary = dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+        summary = _resummarized(summary, store, reason, messages)
     return summary
+
+
+def _resummarized(summary: Summary, store: CampaignStore, reason: str, messages: list[str]) -> Summary:
+    """The summary after a phase past the budget changed the store: its causes, and its buckets
+    with them (a shrink there can meet a new bucket, which a cause then names)."""
+    fresh = summarize(store, reason, messages)
+    return dataclasses.replace(summary, causes=fresh.causes, buckets=fresh.buckets, timeline=fresh.timeline)
 
 
 WRAP_UP_SHRINK_SECONDS = 180.0  # the most wall time the shrinks of causes split after the budget may take
@@ -294,7 +301,7 @@ def _shrink_phase(engine: Engine, store: CampaignStore, summary: Summary, reason
     seconds = max(WRAP_UP_SHRINK_SECONDS, engine.final_shrink_seconds)
     engine.shrink_causes(causes, localizations(store, store.buckets()), seconds)
     # the causes again: shrunk now, or pending with the reason why not
-    return dataclasses.replace(summary, causes=summarize(store, reason, messages).causes)
+    return _resummarized(summary, store, reason, messages)
 
 
 def _stop_for_full_corpus(engine: Engine, summary: Summary, folder: Path, corpus: Path) -> None:

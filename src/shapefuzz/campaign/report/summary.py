@@ -363,7 +363,9 @@ def text_lines(s: Summary) -> list[str]:
         if c.one_bug_seen_several_ways:
             lines.append(f"    one bug: {c.lanes_text()}")
         for sig in c.buckets:
-            b = next(x for x in s.buckets if x["signature"] == sig)
+            b = next((x for x in s.buckets if x["signature"] == sig), None)
+            if b is None:  # met after this summary's bucket list was read: the next report shows it
+                continue
             mark = " [flaky]" if b["state"] == "flaky" else " [unconfirmed]" if b["state"] in ("pending", "unconfirmed") else ""
             lines.append(f"    {b['count']:>5}x {b['signature']}{mark}")
             if b["corpus_entry"]:
