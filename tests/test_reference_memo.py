@@ -84,3 +84,15 @@ def test_validation_is_remembered_only_for_valid_cases(monkeypatch):
         with pytest.raises(InvalidInputError):
             families.validate_case(bad)
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 1, 4), (0, 2)])
+@pytest.mark.parametrize("pool", [0, 1, 6, 300])
+def test_a_producers_fill_draws_what_rng_choice_drew(dtype, shape, pool):
+    from shapefuzz.families.context.producers import _fill
+
+    like = np.arange(pool, dtype=dtype)
+    want = np.random.default_rng(11).choice(like if pool else np.zeros(1, dtype), size=shape).astype(dtype)
+    got = _fill(shape, like, np.random.default_rng(11))
+    assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
