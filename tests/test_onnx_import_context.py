@@ -50,3 +50,13 @@ def test_a_forked_child_makes_its_own_context():
     oi._SHARED["pid"] = -1  # as a forked child sees its parent's entry
     oi._import(_model(raw=False))
     assert oi._SHARED["context"] is not parent
+    assert oi._INHERITED[-1] is parent  # kept, never freed in the child
+    oi._INHERITED.pop()
+
+
+def test_imports_in_a_forked_child_give_the_parents_text():
+    import multiprocessing
+
+    text = oi._import(_model(raw=False))
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(oi._import, (_model(raw=False),)) == text

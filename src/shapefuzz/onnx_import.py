@@ -72,11 +72,14 @@ def _import_cached(model: "onnx.ModelProto") -> str:
 # context, interned types and attributes, is then let go).
 _SHARED: dict[str, object] = {}
 _CONTEXT_USES = 256
+_INHERITED: list[object] = []  # a parent's context, never freed in a child (it would join threads not there)
 
 
 def _context(ir):
     pid = os.getpid()
     if _SHARED.get("pid") != pid or _SHARED.get("uses", 0) >= _CONTEXT_USES:
+        if "pid" in _SHARED and _SHARED["pid"] != pid:
+            _INHERITED.append(_SHARED["context"])
         _SHARED.update(pid=pid, uses=0, context=ir.Context())
     _SHARED["uses"] = int(_SHARED["uses"]) + 1
     return _SHARED["context"]
