@@ -11,6 +11,7 @@ opset, never a compiler finding.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 import warnings
@@ -65,6 +66,43 @@ def _import_cached(model: "onnx.ModelProto") -> str:
     return text
 
 
+# One MLIR context per process, for every import under _LOCK: making one (its dialects, its thread
+# pool) costs tens of milliseconds, more than a small model's import. Made afresh in a forked child
+# (the parent's threads are gone there) and every _CONTEXT_USES imports (what modules leave in a
+# context, interned types and attributes, is then let go).
+_SHARED: dict[str, object] = {}
+_CONTEXT_USES = 256
+_INHERITED: list[object] = []  # a parent's context, never freed in a child (it would join threads not there)
+
+
+def _context(ir):
+    pid = os.getpid()
+    if _SHARED.get("pid") != pid or _SHARED.get("uses", 0) >= _CONTEXT_USES:
+        if "pid" in _SHARED and _SHARED["pid"] != pid:
+            _INHERITED.append(_SHARED["context"])
+        _SHARED.update(pid=pid, uses=0, context=ir.Context())
+    _SHARED["uses"] = int(_SHARED["uses"]) + 1
+    return _SHARED["context"]
+
+
+def _has_raw_tensors(graph) -> bool:
+    """Whether the graph holds a tensor in raw bytes (`numpy_helper.from_array`): the importer makes
+    each a resource named after the tensor, and a context that already holds that name renames the
+    next one (`value_0_1`); such a model is imported in a context of its own, so its text never
+    depends on what was imported before."""
+    if any(t.HasField("raw_data") for t in graph.initializer):
+        return True
+    for node in graph.node:
+        for attribute in node.attribute:
+            tensors = [attribute.t] if attribute.HasField("t") else []
+            if any(t.HasField("raw_data") for t in [*tensors, *attribute.tensors]):
+                return True
+            graphs = [attribute.g] if attribute.HasField("g") else []
+            if any(_has_raw_tensors(g) for g in [*graphs, *attribute.graphs]):
+                return True
+    return False
+
+
 def _import(model: "onnx.ModelProto") -> str:
     try:
         import onnx
@@ -78,7 +116,7 @@ def _import(model: "onnx.ModelProto") -> str:
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            context = ir.Context()
+            context = _context(ir) if not _has_raw_tensors(model.graph) else ir.Context()
             info = onnx_importer.ModelInfo(inferred)
             module = info.create_module(context=context).operation
             onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable, TypeVar
 
 from shapefuzz.case import Case
@@ -41,15 +42,29 @@ def _big_ints(value: Any, limit: int) -> list[int]:
     return found
 
 
+# Cases this process found valid, by (family, params JSON, array cap): validation is a pure function
+# of those, and a campaign checks one case again at confirm, save and each shrink re-check (an ONNX
+# spelling's validation imports the model, tens of milliseconds). Failures are not kept.
+_VALID: OrderedDict[tuple[str, str, int], None] = OrderedDict()
+_VALID_SIZE = 512
+
+
 def validate_case(case: Case, where: str = "case ") -> None:
     """A case read back from a file must be one its family builds; raises InvalidInputError."""
     from shapefuzz.errors import InvalidInputError
-    from shapefuzz.schema import SchemaError
+    from shapefuzz.schema import SchemaError, max_array_bytes
 
+    key = (case.family, case.params_json, max_array_bytes())
+    if key in _VALID:
+        _VALID.move_to_end(key)
+        return
     try:
         validate_params(case.family, case.params, f"{where}params")
     except SchemaError as error:
         raise InvalidInputError(str(error)) from None
+    _VALID[key] = None
+    if len(_VALID) > _VALID_SIZE:
+        _VALID.popitem(last=False)
 
 
 def validate_params(family_name: str, params: dict[str, Any], where: str) -> None:
