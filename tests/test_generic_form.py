@@ -14,6 +14,7 @@ import pytest
 from shapefuzz.corpus import load_entry
 from shapefuzz.regression import GENERIC_FORM, regression_range, same_failure_check
 from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.triage.issue import regression_line
 
 ENTRY = Path(__file__).resolve().parent / "data" / "generic_form" / "vulkan-llvmpipe-compile-error-6b9406cf0bd7"
 OLD = "3.12.0"  # the newest release before 3.13 with the llvmpipe Vulkan target
@@ -42,9 +43,12 @@ def test_a_range_says_which_releases_were_judged_on_the_generic_form(tmp_path):
     assert record["text"] == ("present in every release tried (3.12.0–3.13.0); 3.12.0 judged on its generic form "
                               "(the reproducer's syntax is newer)")
     assert record["generic_form"] == "3.12.0"
+    line = regression_line({"bug": {"regression": record}}, entry.id)
+    assert "To reproduce it with 3.12.0, print it in generic form first (`iree-opt --mlir-print-op-generic`" in line
     answers["3.12.0"] = (ReplayOutcome.STILL_FAILING, "the same failure (compile/error)")  # read as written
     record = regression_range(entry, list(answers), check=check, installer=lambda v: v)
     assert record["text"] == "present in every release tried (3.12.0–3.13.0)" and record["generic_form"] == ""
+    assert "generic" not in regression_line({"bug": {"regression": record}}, entry.id)
 
 
 @pytest.mark.iree
