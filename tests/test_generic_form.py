@@ -32,7 +32,8 @@ def _old_release():
 def test_a_range_says_which_releases_were_judged_on_the_generic_form(tmp_path):
     entry = load_entry(ENTRY)
     answers = {"3.6.0": (ReplayOutcome.NOT_RUNNABLE, "vulkan-llvmpipe is not supported by this compiler"),
-               "3.12.0": (ReplayOutcome.STILL_FAILING, f"the same failure (compile/error) {GENERIC_FORM} (printed by 3.13.0)"),
+               "3.12.0": (ReplayOutcome.STILL_FAILING,
+                          f"the same failure (compile/error) {GENERIC_FORM} (printed by 3.13.0)"),
                "3.13.0": (ReplayOutcome.STILL_FAILING, "")}
 
     def check(e, version):
@@ -76,7 +77,8 @@ def test_a_generic_form_the_old_release_cannot_read_either_still_cannot_tell(too
                         lambda text, printer, reader: Reprint(None, "its generic form does not parse either (x)"))
     result = same_failure_check()(load_entry(ENTRY), old)
     assert result.outcome == ReplayOutcome.UNREADABLE
-    assert result.detail.startswith("cannot parse the reproducer (") and "its generic form does not parse" in result.detail
+    assert result.detail.startswith("cannot parse the reproducer (")
+    assert "its generic form does not parse" in result.detail
     # the release that wrote the reproducer reads it as written: no generic form is tried
     shutil.copytree(ENTRY, tmp_path / ENTRY.name)
     (tmp_path / ENTRY.name / "reproducer.mlir").write_text("func.func @main( {\n")

@@ -255,5 +255,6 @@ def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], N
     return record["text"]
 
 
-__all__ = ["Failure", "GENERIC_FORM", "local_installer", "local_releases", "pass_key", "range_into_entry", "recorded_failure",
+__all__ = ["Failure", "GENERIC_FORM", "local_installer", "local_releases", "pass_key", "range_into_entry",
+           "recorded_failure",
            "regression_range", "releases_to_try", "same_failure_check"]
