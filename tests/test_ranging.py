@@ -143,6 +143,23 @@ def test_a_cause_left_without_a_range_says_why_and_triage_bisect_still_takes_it(
     store.close()
 
 
+def test_triage_bisect_takes_again_a_range_that_said_no_range_and_the_campaign_does_not(tmp_path):
+    """A "no range: only 3.13.0 could tell" is a finished range (the campaign moves on), but
+    `triage --bisect` takes it again: the cache may hold more releases, the checks read more."""
+    store = _store(tmp_path, [_row(tmp_path, "a", "cause-a", 1.0)])
+    path, _ = save_finding(tmp_path / "corpus2", Finding(
+        Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom"), "func.func @main() {\n  return\n}\n",
+        ("llvm-cpu",), None, 0, None, None, "3.13.0", [], "error: boom"))
+    no_range = {"text": "no range: only 3.13.0 could tell (the other releases were stepped over)", "entry": path.name}
+    cause = dataclasses.replace(summarize(store).causes[0], corpus_entries=(str(path),), regression=no_range)
+    check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v, only_new=False) == 0
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v, only_new=False,
+                         again_without_range=True) == 1
+    assert store.meta_object("regression:cause-a")["text"].startswith("present in every release tried")
+    store.close()
+
+
 @pytest.fixture
 def entry(tmp_path):
     path, _ = save_finding(tmp_path, Finding(Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom"),

@@ -8,8 +8,11 @@ An old release shows "the same failure" when it fails at the same stage with the
 where both name one, in the same pass (for wrong values: still wrong against the saved NumPy
 reference), never by message text: messages change across releases (the 2^53-1 dim bound reads
 "unbounded stack allocations" at 3.2, "exceeded stack allocation limit" at 3.8 and "overflows 64
-bits" at 3.13). A release that fails another way, cannot parse the reproducer or lacks the lane's
-flags cannot tell, and bisect steps over it."""
+bits" at 3.13). A release that cannot parse the reproducer (custom syntax changes: 3.13's
+`iree_linalg_ext.attention` is "expected 'ins'" to 3.12) is tried again on it printed in generic
+form by the pinned wheels (`reprint.py`), and the range says which releases were judged so. One
+that fails another way, cannot parse either form or lacks the lane's flags cannot tell, and bisect
+steps over it."""
 
 from __future__ import annotations
 
@@ -85,48 +88,87 @@ def recorded_failure(entry: CorpusEntry, failing: str = "") -> Failure:
     return Failure(entry.signature.stage.value, entry.signature.status.value, failing)
 
 
-def same_failure_check(failing: str = "") -> Callable[[CorpusEntry, Toolchain], ReplayResult]:
+GENERIC_FORM = "on its generic form"  # in a probe's detail: the release read the reprinted reproducer
+
+
+def same_failure_check(failing: str = "", printer: Callable[[], Toolchain | None] | None = None
+                       ) -> Callable[[CorpusEntry, Toolchain], ReplayResult]:
     """A bisect `check`: the entry on its lane with this release, judged by `Failure.same_as`.
     STILL_FAILING: the same failure; FIXED: passes; NOT_RUNNABLE/UNREADABLE (cannot tell, said
-    in `detail`): fails another way, no such lane here, or the reproducer does not parse."""
+    in `detail`): fails another way, no such lane here, or the reproducer does not parse. A
+    release that cannot parse it is tried again on its generic form (`reprint.reprinted`), printed
+    by `printer()` (default: the pinned wheels); a verdict taken so says GENERIC_FORM."""
 
     def check(entry: CorpusEntry, toolchain: Toolchain) -> ReplayResult:
-        started = time.monotonic()
-        sig, want = entry.signature, recorded_failure(entry, failing)
-        base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig)
-        why = not_runnable_here(sig, toolchain)
-        if why:
-            return replace(base, detail=why)
-        probe = toolchain.probe
-        lanes = [sig.backend]
-        if sig.stage == Stage.COMPARE and entry.expected is None and entry.case is None:  # judged by vote
-            lanes += [b for b in entry.backends if b != sig.backend and b in BACKENDS and BACKENDS[b].executes(probe)]
-        try:
-            report = check_entry(entry, toolchain, lanes, confirm=False)
-        except ShapefuzzError as error:
-            return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200])
-        seconds = time.monotonic() - started
-        if report.verdict == Verdict.INVALID:
-            first = (report.verify_error.strip().splitlines() or ["?"])[0]
-            first = re.sub(r"^\S*?:\d+:\d+:\s*(?:error:\s*)?", "", first)[:160]  # no temporary file's path
-            return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds,
-                           detail=f"cannot parse the reproducer ({first})")
-        result = next((r for r in report.results if r.backend == sig.backend), None)
-        if result is None or result.status.value in ("skipped", "unsupported"):
-            return replace(base, seconds=seconds, detail=f"no verdict on {sig.backend}"
-                           + (f" ({result.status.value})" if result else ""))
-        if result.failed:
-            now = Failure(result.stage.value, result.status.value, failing_pass(result.detail) or "")
-            if want.same_as(now):
-                return replace(base, outcome=ReplayOutcome.STILL_FAILING, now=result.signature, seconds=seconds,
-                               detail=f"the same failure ({now})")
-            return replace(base, now=result.signature, seconds=seconds,
-                           detail=f"fails another way ({now}, not {want}): cannot tell")
-        if sig.stage.rank > result.stage.rank:
-            return replace(base, seconds=seconds, detail=f"passes {result.stage.value}; cannot reach {sig.stage.value}")
-        return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}")
+        result = _judged(entry, toolchain, failing)
+        if result.outcome != ReplayOutcome.UNREADABLE or not result.detail.startswith(_UNPARSED):
+            return result
+        writer = _printer(printer)
+        if writer is None or writer.compile_bin == toolchain.compile_bin:
+            return result
+        from shapefuzz.reprint import reprinted
+
+        again = reprinted(entry.mlir, writer, toolchain)
+        if again.text is None:
+            return replace(result, detail=f"{result.detail}; {again.why}")
+        retried = _judged(replace(entry, mlir=again.text), toolchain, failing)
+        if retried.outcome == ReplayOutcome.UNREADABLE:
+            return replace(result, detail=f"{result.detail}; on its generic form too")
+        return replace(retried, seconds=result.seconds + retried.seconds,
+                       detail=f"{retried.detail} {GENERIC_FORM} (printed by {writer.probe.version.split('rc')[0]})")
 
     return check
+
+
+_UNPARSED = "cannot parse the reproducer"
+
+
+def _printer(printer: Callable[[], Toolchain | None] | None) -> Toolchain | None:
+    from shapefuzz.errors import ToolchainError
+    from shapefuzz.toolchain import find_toolchain
+
+    try:
+        return printer() if printer is not None else find_toolchain(None)
+    except ToolchainError:
+        return None
+
+
+def _judged(entry: CorpusEntry, toolchain: Toolchain, failing: str) -> ReplayResult:
+    """One release's verdict on the entry as written (see `same_failure_check`)."""
+    started = time.monotonic()
+    sig, want = entry.signature, recorded_failure(entry, failing)
+    base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig)
+    why = not_runnable_here(sig, toolchain)
+    if why:
+        return replace(base, detail=why)
+    probe = toolchain.probe
+    lanes = [sig.backend]
+    if sig.stage == Stage.COMPARE and entry.expected is None and entry.case is None:  # judged by vote
+        lanes += [b for b in entry.backends if b != sig.backend and b in BACKENDS and BACKENDS[b].executes(probe)]
+    try:
+        report = check_entry(entry, toolchain, lanes, confirm=False)
+    except ShapefuzzError as error:
+        return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200])
+    seconds = time.monotonic() - started
+    if report.verdict == Verdict.INVALID:
+        first = (report.verify_error.strip().splitlines() or ["?"])[0]
+        first = re.sub(r"^\S*?:\d+:\d+:\s*(?:error:\s*)?", "", first)[:160]  # no temporary file's path
+        return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds,
+                       detail=f"{_UNPARSED} ({first})")
+    result = next((r for r in report.results if r.backend == sig.backend), None)
+    if result is None or result.status.value in ("skipped", "unsupported"):
+        return replace(base, seconds=seconds, detail=f"no verdict on {sig.backend}"
+                       + (f" ({result.status.value})" if result else ""))
+    if result.failed:
+        now = Failure(result.stage.value, result.status.value, failing_pass(result.detail) or "")
+        if want.same_as(now):
+            return replace(base, outcome=ReplayOutcome.STILL_FAILING, now=result.signature, seconds=seconds,
+                           detail=f"the same failure ({now})")
+        return replace(base, now=result.signature, seconds=seconds,
+                       detail=f"fails another way ({now}, not {want}): cannot tell")
+    if sig.stage.rank > result.stage.rank:
+        return replace(base, seconds=seconds, detail=f"passes {result.stage.value}; cannot reach {sig.stage.value}")
+    return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}")
 
 
 def local_releases(current: str | None = None) -> list[str]:
@@ -191,9 +233,13 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
         text = f"fails since {result.first_failing} or earlier (the release before could not tell)"
     if result.first_fixed and "passes" not in text.split(",")[-1]:
         text += f"; fixed in {result.first_fixed}"
+    generic = [p.version for p in sorted(result.probes, key=lambda p: version_key(p.version))
+               if p.verdict is not None and p.result is not None and GENERIC_FORM in p.result.detail]
+    if generic and tried:
+        text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
     return {"text": text, "entry": entry.id, "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
-            "tried": ", ".join(tried), "note": result.note,
+            "tried": ", ".join(tried), "note": result.note, "generic_form": ", ".join(generic),
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
@@ -209,5 +255,6 @@ def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], N
     return record["text"]
 
 
-__all__ = ["Failure", "local_installer", "local_releases", "pass_key", "range_into_entry", "recorded_failure",
+__all__ = ["Failure", "GENERIC_FORM", "local_installer", "local_releases", "pass_key", "range_into_entry",
+           "recorded_failure",
            "regression_range", "releases_to_try", "same_failure_check"]

@@ -136,18 +136,21 @@ def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
 
 def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float | None,
                   versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
-                  only_new: bool = True, **bisect_kwargs: Any) -> int:
+                  only_new: bool = True, again_without_range: bool = False, **bisect_kwargs: Any) -> int:
     """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
-    that has none yet, from its smallest corpus entry, within `seconds` (None: no limit). Each
-    range is kept in the store at once, so a stopped phase resumes (summarize again to see them).
-    Returns how many were taken."""
+    that has none yet (with `again_without_range`, also one whose range said "no range: ...", as
+    `triage --bisect` asks: the cache or the checks may tell more now), from its smallest corpus
+    entry, within `seconds` (None: no limit). Each range is kept in the store at once, so a stopped
+    phase resumes (summarize again to see them). Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if not cause.is_finding or (only_new and not cause.new) or finished(cause.regression):
+        if not cause.is_finding or (only_new and not cause.new):
+            continue
+        if finished(cause.regression) and not (again_without_range and cause.regression_text.startswith("no range")):
             continue
         if end is not None and time.monotonic() >= end:
             say(f"regression ranges: time is up; {cause.name} and later ones are left for "

@@ -64,7 +64,8 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
                 _fetch_releases(fetch_releases, say)
 
             versions = releases_to_try()
-            if bisect_causes(store, summary.findings, bisect_time, versions, say, only_new=False):
+            if bisect_causes(store, summary.findings, bisect_time, versions, say, only_new=False,
+                             again_without_range=True):
                 summary = summarize(store, "triage")
         write_report(summary, folder)
         annotate_corpus(store, summary.causes, say)

@@ -132,7 +132,10 @@ def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
         ranged = str(record.get("entry") or "")
         elsewhere = f" (taken on the cause's corpus entry {markup.code(ranged)}, not this reproducer)" \
             if shown and ranged and ranged != shown else ""
-        return (f"- Regression range over released wheels: {markup.text(record['text'])}{elsewhere}."
+        generic = str(record.get("generic_form") or "")
+        how = (f" To reproduce it with {markup.text(generic)}, print it in generic form first "
+               f"({markup.code('iree-opt --mlir-print-op-generic')} of the release that found it).") if generic else ""
+        return (f"- Regression range over released wheels: {markup.text(record['text'])}{elsewhere}." + how
                 + (f" Could not tell: {markup.text(stepped[:400])}." if stepped else ""))
     return None
 
