@@ -29,7 +29,8 @@ from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult,
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
-from shapefuzz.triage.failing_pass import excerpt
+from shapefuzz.triage.failing_pass import crash_frames, excerpt
+from shapefuzz.triage.identity import placed_timeout
 from shapefuzz.worktime import timed
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
@@ -140,6 +141,15 @@ def _keep_on_crash(log: str) -> str | None:
     return kept
 
 
+def timeout_detail(seconds: float, output: str) -> str:
+    """A compile timeout's detail: how long, and the stack the compiler printed when stopped with
+    SIGABRT (kept as a crash's is: where it hangs is read from it), when it printed one."""
+    said = f"compile timed out after {seconds:.0f}s"
+    if not crash_frames(output, 1):
+        return said
+    return f"{said}; stopped with SIGABRT, where it was:\n{excerpt(output.strip(), CRASH_DETAIL)}"
+
+
 def _finish_backend(
     toolchain: Toolchain,
     backend: Backend,
@@ -159,9 +169,10 @@ def _finish_backend(
         if reason is not None:
             return _unsupported(backend, Stage.COMPILE, reason, text.strip()[-3000:],
                                 compiled.seconds, compiled.seconds), None
-        detail = (f"compile timed out after {compiled.seconds:.0f}s" if status == Status.TIMEOUT else
+        detail = (timeout_detail(compiled.seconds, text) if status == Status.TIMEOUT else
                   excerpt(text.strip(), CRASH_DETAIL if status == Status.CRASH else 4000))
-        sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
+        sig = placed_timeout(signature_for(backend.name, Stage.COMPILE, status, compiled), text) \
+            if status.is_failure else None
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
     if not backend.executes(probe) or expectation is None:
         note = "compiled; not executed here" if expectation is not None else "compiled"
