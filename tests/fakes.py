@@ -34,9 +34,14 @@ BEHAVIOURS = {
     ),
     # a compile that never ends and, on SIGABRT, prints LLVM's stack dump as iree-compile does: the
     # top frame from FAKE_HANG_TOP (where in the loop it was stopped), the pass from FAKE_HANG_PASS
+    # ("A|B": A on the first run, B on the second, ...)
     "hang-with-stack": textwrap.dedent(
         """
         import signal, time
+        runs = os.environ['FAKE_PIDFILE'] + '.runs'
+        run = len(open(runs).read()) if os.path.exists(runs) else 0
+        open(runs, 'a').write('x')
+        passes = os.environ['FAKE_HANG_PASS'].split('|')
         def dump(*_):
             frames = ['llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) Signals.cpp:0:0',
                       'llvm::sys::RunSignalHandlers() Signals.cpp:0:0', 'SignalHandler(int, siginfo_t*, void*) Signals.cpp:0:0',
@@ -46,7 +51,7 @@ BEHAVIOURS = {
                       '(anonymous namespace)::GreedyPatternRewriteDriver::processWorklist() GreedyPatternRewriteDriver.cpp:0:0',
                       '(anonymous namespace)::Canonicalizer::runOnOperation() Canonicalizer.cpp:0:0',
                       'mlir::detail::OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, mlir::AnalysisManager, bool, unsigned int) Pass.cpp:0:0',
-                      os.environ['FAKE_HANG_PASS'] + '::runOnOperation() Pass.cpp:0:0',
+                      passes[run % len(passes)] + '::runOnOperation() Pass.cpp:0:0',
                       'mlir::detail::OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, mlir::AnalysisManager, bool, unsigned int) Pass.cpp:0:0']
             sys.stderr.write('Please report issues to https://github.com/iree-org/iree/issues and include the crash backtrace.\\n'
                              'Stack dump:\\n0.\\tProgram arguments: iree-compile\\n')

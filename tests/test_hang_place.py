@@ -90,3 +90,20 @@ def test_a_hang_on_a_small_module_ranks_with_crashes_on_a_big_one_it_is_a_resour
     error = severity_of("compile", "error", "failed to legalize operation 'arith.constant'")
     assert crash < small < error  # with the crashes, above every compile error and sizing bug
     assert severity_of("compile", "timeout", "timeout", "compile timed out after 120s") == Severity.RESOURCE_LIMIT
+
+
+def test_a_compile_that_hangs_again_elsewhere_is_confirmed_not_flaky(tmp_path, monkeypatch):
+    from shapefuzz.oracle import check_module
+    from shapefuzz.toolchain import find_toolchain
+
+    from fakes import make_fake_toolchain
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FAKE_PIDFILE", str(tmp_path / "pids"))
+    monkeypatch.setenv("FAKE_HANG_PASS", f"{LOWER}|{FORM}")  # the re-run is stopped in another pass
+    monkeypatch.setenv("FAKE_HANG_TOP", FOLD_TOP)
+    toolchain = find_toolchain(make_fake_toolchain(tmp_path / "bin", "hang-with-stack"))
+    report = check_module(MATMUL, ["llvm-cpu"], None, toolchain, BUDGET, confirm=True)
+    (result,) = report.results
+    assert result.status == Status.TIMEOUT and not result.flaky, result.detail[:300]
+    assert (tmp_path / "pids.runs").read_text() == "xx"  # it did run twice

@@ -25,7 +25,7 @@ from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module
 from shapefuzz.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
+from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
@@ -139,6 +139,15 @@ def _keep_on_crash(log: str) -> str | None:
     except OSError:
         return None
     return kept
+
+
+def _same_failure(again: Signature | None, first: Signature | None) -> bool:
+    """Whether a re-run failed as the first run did; a compile that hangs again hangs, wherever its
+    second SIGABRT stopped it (the pass on its stack can be missing from one of the two)."""
+    if again == first:
+        return True
+    hang = (Stage.COMPILE, Status.TIMEOUT)
+    return again is not None and first is not None and (again.stage, again.status) == (first.stage, first.status) == hang
 
 
 def timeout_detail(seconds: float, output: str) -> str:
@@ -283,7 +292,7 @@ def check_module(
     second = {r.backend: r for r in again.results}
     results = []
     for r in report.results:
-        if r.failed and (second[r.backend].signature != r.signature):
+        if r.failed and not _same_failure(second[r.backend].signature, r.signature):
             r = replace(r, flaky=True)
         results.append(r)
     real = [r for r in results if r.failed and not r.flaky]
