@@ -107,3 +107,27 @@ def test_a_compile_that_hangs_again_elsewhere_is_confirmed_not_flaky(tmp_path, m
     (result,) = report.results
     assert result.status == Status.TIMEOUT and not result.flaky, result.detail[:300]
     assert (tmp_path / "pids.runs").read_text() == "xx"  # it did run twice
+
+
+def test_the_campaign_confirms_a_hang_whose_re_run_stops_in_another_pass(tmp_path):
+    from dataclasses import dataclass, replace
+
+    from test_campaign import _SEEN, FakeTarget, _engine, _seen
+
+    @dataclass(frozen=True)
+    class HangsElsewhereOnItsReRun(FakeTarget):
+        def check(self, candidate, lanes):
+            outcome = FakeTarget.check(self, candidate, lanes)
+            where = "FormDispatchRegionsPass" if _seen("hang:" + candidate.key) else "LLVMCPULowerExecutableTargetPass"
+            return replace(outcome, failures=tuple(
+                replace(f, signature=replace(f.signature, message=f"timeout in {where}"))
+                if f.signature.status == Status.TIMEOUT else f for f in outcome.failures))
+
+        confirm = check
+
+    _SEEN.clear()
+    engine = _engine(tmp_path, HangsElsewhereOnItsReRun(str(tmp_path / "corpus"), space=50, hang_lane="b"),
+                     count=3, jobs=1)
+    engine.run()
+    hangs = [b for b in engine.store.buckets() if b.status == "timeout"]
+    assert hangs and all(b.state == "confirmed" for b in hangs), [(b.sig, b.state) for b in hangs]
