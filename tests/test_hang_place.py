@@ -131,3 +131,14 @@ def test_the_campaign_confirms_a_hang_whose_re_run_stops_in_another_pass(tmp_pat
     engine.run()
     hangs = [b for b in engine.store.buckets() if b.status == "timeout"]
     assert hangs and all(b.state == "confirmed" for b in hangs), [(b.sig, b.state) for b in hangs]
+
+
+def test_the_abort_grace_is_a_bounded_limit_kept_across_a_new_timeout():
+    import pytest
+
+    from shapefuzz.errors import UsageError
+
+    assert Limits(timeout=5.0, abort_grace=2.0).with_timeout(9.0).abort_grace == 2.0
+    for bad in (-1.0, 60.0, float("nan")):
+        with pytest.raises(UsageError):
+            Limits(timeout=5.0, abort_grace=bad)

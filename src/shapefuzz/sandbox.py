@@ -290,9 +290,10 @@ def _abort_for_stack(proc: subprocess.Popen, pipes: dict[int, _Capture], grace: 
     `grace` seconds while it prints its stack and dies (the caller kills the group after, dead
     or not: a child that ignores SIGABRT costs `grace`, never a process left behind)."""
     tid = _busiest_thread(proc.pid)
+    tgkill = getattr(_libc, "tgkill", None)  # glibc 2.30 and later
     try:
-        if tid == proc.pid or _libc.tgkill(proc.pid, tid, signal.SIGABRT) != 0:
-            os.kill(proc.pid, signal.SIGABRT)
+        if tid == proc.pid or tgkill is None or tgkill(proc.pid, tid, signal.SIGABRT) != 0:
+            os.kill(proc.pid, signal.SIGABRT)  # the process: the kernel picks a thread
     except (ProcessLookupError, PermissionError):
         return
     _pump(proc, pipes, grace)
