@@ -32,6 +32,47 @@ BEHAVIOURS = {
         time.sleep(600)
         """
     ),
+    # a compile that never ends and, on SIGABRT, prints LLVM's stack dump as iree-compile does: the
+    # top frame from FAKE_HANG_TOP (where in the loop it was stopped), the pass from FAKE_HANG_PASS
+    # ("A|B": A on the first run, B on the second, ...)
+    "hang-with-stack": textwrap.dedent(
+        """
+        import signal, time
+        runs = os.environ['FAKE_PIDFILE'] + '.runs'
+        run = len(open(runs).read()) if os.path.exists(runs) else 0
+        open(runs, 'a').write('x')
+        passes = os.environ['FAKE_HANG_PASS'].split('|')
+        def dump(*_):
+            frames = ['llvm::sys::PrintStackTrace(llvm::raw_ostream&, int) Signals.cpp:0:0',
+                      'llvm::sys::RunSignalHandlers() Signals.cpp:0:0', 'SignalHandler(int, siginfo_t*, void*) Signals.cpp:0:0',
+                      '(/lib/x86_64-linux-gnu/libc.so.6+0x3c050)', os.environ['FAKE_HANG_TOP'],
+                      '(anonymous namespace)::InsertStridedSliceConstantFolder::matchAndRewrite(mlir::vector::InsertStridedSliceOp, mlir::PatternRewriter&) const VectorOps.cpp:0:0',
+                      'mlir::PatternApplicator::matchAndRewrite(mlir::Operation*, mlir::PatternRewriter&) PatternApplicator.cpp:0:0',
+                      '(anonymous namespace)::GreedyPatternRewriteDriver::processWorklist() GreedyPatternRewriteDriver.cpp:0:0',
+                      '(anonymous namespace)::Canonicalizer::runOnOperation() Canonicalizer.cpp:0:0',
+                      'mlir::detail::OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, mlir::AnalysisManager, bool, unsigned int) Pass.cpp:0:0',
+                      passes[run % len(passes)] + '::runOnOperation() Pass.cpp:0:0',
+                      'mlir::detail::OpToOpPassAdaptor::run(mlir::Pass*, mlir::Operation*, mlir::AnalysisManager, bool, unsigned int) Pass.cpp:0:0']
+            sys.stderr.write('Please report issues to https://github.com/iree-org/iree/issues and include the crash backtrace.\\n'
+                             'Stack dump:\\n0.\\tProgram arguments: iree-compile\\n')
+            sys.stderr.write(''.join(f' #{i} 0x00007f5448c5{i:04x} {f}\\n' for i, f in enumerate(frames)))
+            sys.stderr.flush()
+            signal.signal(signal.SIGABRT, signal.SIG_DFL)
+            os.abort()
+        signal.signal(signal.SIGABRT, dump)
+        open(os.environ['FAKE_PIDFILE'], 'w').write(str(os.getpid()))
+        time.sleep(600)
+        """
+    ),
+    # a compile that never ends and ignores SIGABRT: only the SIGKILL after it ends it
+    "hang-ignoring-abort": textwrap.dedent(
+        """
+        import signal, time
+        signal.signal(signal.SIGABRT, signal.SIG_IGN)
+        open(os.environ['FAKE_PIDFILE'], 'w').write(str(os.getpid()))
+        time.sleep(600)
+        """
+    ),
     "memory": "blocks = []\nwhile True: blocks.append(bytearray(64 << 20))",
     "garbage": "sys.stderr.buffer.write(os.urandom(3000)); sys.exit(3)",
     "garbage-output": "open(out, 'wb').write(os.urandom(4096))",

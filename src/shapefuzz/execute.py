@@ -39,6 +39,9 @@ class Budget:
 
 
 DEFAULT_BUDGET = Budget()
+# A compile past its timeout is sent SIGABRT first and given this long to print its stack (where it
+# hangs: the pass, as a crash names it) before it is killed.
+COMPILE_ABORT_GRACE = 2.0
 
 _TOOL_SECONDS = [0.0]
 
@@ -161,7 +164,7 @@ def compile_module(
     # compile that passes, and the dumped IR itself is dropped (only each dump's header is kept).
     # Users' commands (`compile_command`) never carry it.
     argv = [str(toolchain.compile_bin), mlir_path, *flags, *extra_flags, PRINT_IR_AFTER_FAILURE, "-o", vmfb_path]
-    result = run_sandboxed(argv, limits)
+    result = run_sandboxed(argv, limits if limits.abort_grace else replace(limits, abort_grace=COMPILE_ABORT_GRACE))
     if result.returncode == 0:
         return result
     return replace(result, stderr=clean_output(result.stderr))

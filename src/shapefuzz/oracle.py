@@ -26,11 +26,12 @@ from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module
 from shapefuzz.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Stage, Status, Verdict
+from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
-from shapefuzz.triage.failing_pass import excerpt
+from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, excerpt, raw_frames
+from shapefuzz.triage.identity import placed_timeout
 from shapefuzz.worktime import timed
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
@@ -141,6 +142,27 @@ def _keep_on_crash(log: str) -> str | None:
     return kept
 
 
+def _same_failure(again: Signature | None, first: Signature | None) -> bool:
+    """Whether a re-run failed as the first run did; a compile that hangs again hangs, wherever its
+    second SIGABRT stopped it (the pass on its stack can be missing from one of the two)."""
+    if again == first:
+        return True
+    hang = (Stage.COMPILE, Status.TIMEOUT)
+    return again is not None and first is not None and (again.stage, again.status) == (first.stage, first.status) == hang
+
+
+def timeout_detail(seconds: float, output: str) -> str:
+    """A compile timeout's detail: how long, and the stack the compiler printed when stopped with
+    SIGABRT (where it hangs is read from it, as a crash's pass is), when it printed one. Only the
+    frame lines, each cut at 240 characters: the compile's other threads go on printing warnings
+    while the handler writes, and a frame's template arguments would push its passes out."""
+    said = f"compile timed out after {seconds:.0f}s"
+    frames = [line[:240] for line in raw_frames(output, HANG_STACK_FRAMES)]
+    if not frames:
+        return said
+    return f"{said}; stopped with SIGABRT, where it was:\n{excerpt(chr(10).join(frames), CRASH_DETAIL - 100)}"
+
+
 def _finish_backend(
     toolchain: Toolchain,
     backend: Backend,
@@ -160,9 +182,10 @@ def _finish_backend(
         if reason is not None:
             return _unsupported(backend, Stage.COMPILE, reason, text.strip()[-3000:],
                                 compiled.seconds, compiled.seconds), None
-        detail = (f"compile timed out after {compiled.seconds:.0f}s" if status == Status.TIMEOUT else
+        detail = (timeout_detail(compiled.seconds, text) if status == Status.TIMEOUT else
                   excerpt(text.strip(), CRASH_DETAIL if status == Status.CRASH else 4000))
-        sig = signature_for(backend.name, Stage.COMPILE, status, compiled) if status.is_failure else None
+        sig = placed_timeout(signature_for(backend.name, Stage.COMPILE, status, compiled), text) \
+            if status.is_failure else None
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
     if not backend.executes(probe) or expectation is None:
         note = "compiled; not executed here" if expectation is not None else "compiled"
@@ -270,7 +293,7 @@ def check_module(
     second = {r.backend: r for r in again.results}
     results = []
     for r in report.results:
-        if r.failed and (second[r.backend].signature != r.signature):
+        if r.failed and not _same_failure(second[r.backend].signature, r.signature):
             r = replace(r, flaky=True)
         results.append(r)
     real = [r for r in results if r.failed and not r.flaky]

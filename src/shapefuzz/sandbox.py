@@ -41,6 +41,9 @@ class Limits:
     timeout: float = 120.0  # seconds of wall clock
     memory_bytes: int | None = 8 * GIB  # address-space cap; None for none
     output_bytes: int = 256 * 1024  # kept of each of stdout and stderr (head and tail)
+    # On timeout, first a SIGABRT to the busiest thread and this many seconds to die of it (LLVM's
+    # handler prints that thread's stack: where a compile hangs); then the group's SIGKILL. 0: none.
+    abort_grace: float = 0.0
 
     def __post_init__(self) -> None:
         # A limit that is not a limit (-1, 0, nan, inf) would silently disable it.
@@ -50,9 +53,11 @@ class Limits:
             raise UsageError(f"memory cap {self.memory_bytes!r}: give a positive number of bytes")
         if not isinstance(self.output_bytes, int) or self.output_bytes <= 0:
             raise UsageError(f"output cap {self.output_bytes!r}: give a positive number of bytes")
+        if not isinstance(self.abort_grace, (int, float)) or not 0 <= self.abort_grace <= 10:
+            raise UsageError(f"abort grace {self.abort_grace!r}: give 0 to 10 seconds")
 
     def with_timeout(self, timeout: float) -> "Limits":
-        return Limits(timeout, self.memory_bytes, self.output_bytes)
+        return Limits(timeout, self.memory_bytes, self.output_bytes, self.abort_grace)
 
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
@@ -261,6 +266,39 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
+def _busiest_thread(pid: int) -> int:
+    """The thread of `pid` to abort for a stack of where it hangs: one running now (a loop that does
+    not end runs; a pool waiting on it sleeps), the one with the most CPU time among them; the main
+    thread when none runs (a deadlock) or /proc cannot tell."""
+    running = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "R":
+                running.append((int(fields[11]) + int(fields[12]), int(tid)))
+    except (OSError, ValueError, IndexError):
+        return pid
+    return max(running)[1] if running else pid
+
+
+def _abort_for_stack(proc: subprocess.Popen, pipes: dict[int, _Capture], grace: float) -> None:
+    """SIGABRT to the busiest thread of a child past its timeout, then its output read for up to
+    `grace` seconds while it prints its stack and dies (the caller kills the group after, dead
+    or not: a child that ignores SIGABRT costs `grace`, never a process left behind)."""
+    tid = _busiest_thread(proc.pid)
+    tgkill = getattr(_libc, "tgkill", None)  # glibc 2.30 and later
+    try:
+        if tid == proc.pid or tgkill is None or tgkill(proc.pid, tid, signal.SIGABRT) != 0:
+            os.kill(proc.pid, signal.SIGABRT)  # the process: the kernel picks a thread
+    except (ProcessLookupError, PermissionError):
+        return
+    _pump(proc, pipes, grace)
+
+
 def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) -> bool:
     """Reads the child's output pipes into their captures until it exits (True) or the timeout
     passes (False). Wakes the moment it exits (pidfd); Popen.wait(timeout) polls with sleeps of
@@ -399,6 +437,8 @@ def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mappi
         timed_out = False
         try:
             timed_out = not _pump(proc, captures, limits.timeout)
+            if timed_out and limits.abort_grace > 0:
+                _abort_for_stack(proc, captures, limits.abort_grace)
         finally:  # also on Ctrl-C or a kill of the worker: take the children down with us
             # The group is killed while its leader is unreaped (a zombie at worst), so the number
             # is still this group's: killed after the reap it could name a stranger's new group.

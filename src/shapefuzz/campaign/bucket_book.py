@@ -303,6 +303,9 @@ class BucketBook:
                                          and f.signature.status not in BLOW_UPS],
                              "found on its variant's plain lane by the confirming re-run")
         again = {f.key for f in outcome.failures} if outcome is not None else set()
+        # a compile that hangs again hangs: its second stop may land outside the pass its bucket names
+        hung = {f.lane for f in outcome.failures if f.signature.status == Status.TIMEOUT
+                and f.signature.stage.value == "compile"} if outcome is not None else set()
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
         if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
@@ -310,7 +313,8 @@ class BucketBook:
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
-            flaky = sig not in again
+            flaky = sig not in again and not (bucket.stage == "compile" and bucket.status == "timeout"
+                                              and bucket.backend in hung)
             failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
             rejudge = bucket.triage == Triage.OURS or (

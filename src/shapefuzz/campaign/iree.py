@@ -11,7 +11,7 @@ from pathlib import Path
 from shapefuzz.cleanup import temp_prefix
 from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
 from shapefuzz.case import Case
-from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families.base import Family
 from shapefuzz.families.gates import Gated
@@ -181,8 +181,8 @@ class IreeTarget:
         return astuple(size_of(text))
 
     def deadline(self, lanes: tuple[str, ...]) -> float:
-        b = self.budget
-        return b.verify.timeout + 2 * len(lanes) * (b.compile.timeout + b.run.timeout) + 60.0
+        b = self.budget  # (a hung compile also gets COMPILE_ABORT_GRACE to print its stack)
+        return b.verify.timeout + 2 * len(lanes) * (b.compile.timeout + COMPILE_ABORT_GRACE + b.run.timeout) + 60.0
 
     def corpus_count(self, failure: Failure) -> tuple[str, int]:
         """(the corpus entry this failure goes to, how many times it was saved so far)."""

@@ -118,7 +118,9 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
         said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
-        lines += ["", *fenced("\n".join([*said, "Stack dump (top frames):", *frames]), "text")]
+        head = "Stack when stopped with SIGABRT after the timeout (top frames):" if sig.status == Status.TIMEOUT \
+            else "Stack dump (top frames):"
+        lines += ["", *fenced("\n".join([*said, head, *frames]), "text")]
     elif detail:
         lines += ["", *fenced("\n".join(detail.splitlines()[:40]), "text")]
     if p.expected is not None and sig.stage != Stage.COMPILE:

@@ -22,6 +22,7 @@ from shapefuzz.sandbox import Limits, run_sandboxed
 from shapefuzz.signature import classify, signature_for
 from shapefuzz.size import sort_key
 from shapefuzz.toolchain import Toolchain
+from shapefuzz.triage.identity import placed_timeout
 
 MIN_TIMEOUT = 5.0
 TIMEOUT_FACTOR = 5.0
@@ -73,7 +74,8 @@ def compile_signatures(text: str, toolchain: Toolchain, backends: Sequence[str],
             result = compile_module(toolchain, BACKENDS[name], path, os.path.join(tmp, "out"),
                                     Limits(timeout=timeout), extra_flags=extra)
             status = classify(result)
-            out[name] = signature_for(name, Stage.COMPILE, status, result) if status != Status.OK else None
+            out[name] = placed_timeout(signature_for(name, Stage.COMPILE, status, result),
+                                       result.stderr + result.stdout) if status != Status.OK else None
     return out
 
 

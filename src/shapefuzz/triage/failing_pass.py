@@ -76,6 +76,38 @@ def enclosing_passes(output: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# the rewrite drivers' own `matchAndRewrite` (every pattern runs through them): they name no pattern
+_DRIVER_PATTERN = re.compile(r"^(?:PatternApplicator|RewritePattern|OpRewritePattern|OpOrInterfaceRewritePatternBase|"
+                             r"ConversionPattern|OpConversionPattern|OpInterfaceRewritePattern|RewritePatternSet)$")
+_MATCH_AND_REWRITE = re.compile(r"(\w+)(?:<[^>]*>)?::(?:matchAndRewrite|rewrite)\b")
+HANG_STACK_FRAMES = 256  # a hang's stack is read this deep for its pass (nested pipelines run deep)
+
+
+def hang_place(output: str) -> str | None:
+    """Where a compile stopped with SIGABRT past its timeout hangs, from the stack LLVM's handler
+    printed: the innermost pass on it, and when that pass runs in every phase (canonicalize) the
+    first pass it ran inside ("Canonicalizer in LLVMCPULowerExecutableTargetPass"). Never the top
+    frames: a hang's stack is caught at any point of its loop, its pass is on every one."""
+    passes = [p for p in (pass_in_frame(f) for f in crash_frames(output, HANG_STACK_FRAMES)) if p]
+    if not passes:
+        return None
+    outer = next((p for p in passes[1:] if not is_generic_pass(p)), None) if is_generic_pass(passes[0]) else None
+    return f"{passes[0]} in {outer}" if outer else passes[0]
+
+
+def hang_pattern(output: str) -> str | None:
+    """The rewrite pattern a hanging compile was applying when stopped (its `matchAndRewrite`
+    frame above the pass's), or None: shown to a reader, never part of an identity (the next stop
+    may land elsewhere in the same loop)."""
+    for frame in crash_frames(output, HANG_STACK_FRAMES):
+        if pass_in_frame(frame):
+            return None
+        found = _MATCH_AND_REWRITE.search(frame)
+        if found and not _DRIVER_PATTERN.match(found.group(1)):
+            return found.group(1)
+    return None
+
+
 def last_pass_in_action_log(path: str | Path) -> str | None:
     """The pass a compile was in when it failed, from its `--log-actions-to` file (the coverage
     parser reads it: the innermost pass still open, else the last begun); None when unreadable."""
@@ -224,6 +256,7 @@ def _pass_frames(cut: str, limit: int = 32) -> list[str]:
     return lines
 
 
-__all__ = ["PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes", "excerpt", "failing_pass",
+__all__ = ["HANG_STACK_FRAMES", "PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes", "excerpt",
+           "failing_pass", "hang_pattern", "hang_place",
            "is_generic_pass", "last_pass_in_action_log",
            "pass_in_frame", "raw_frames", "strip_ir_dumps"]

@@ -7,8 +7,10 @@ features are dropped, and so is the op a diagnostic is attached to once the fail
 (one pass rejecting a conv's `linalg.generic` and a scatter's `iree_linalg_ext.scatter` with one
 message is one bug). An identity is *strong* when the compiler said where it failed (a pass or
 crash frames): failures with equal strong identities are one cause at once. A weak identity
-(wrong values, a timeout, running out of memory, a runtime error) says nothing about where, so
+(wrong values, a timeout without a stack, running out of memory, a runtime error) says nothing about where, so
 two buckets sharing one become one cause only once a candidate hits both (see campaign.cause_ties).
+A compile timeout stopped with SIGABRT (sandbox) is placed by the pass on its stack, never by its
+top frames or its wall-clock: two hangs in one pass are one cause, in two passes two.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from shapefuzz.model import Signature, Status
 from shapefuzz.signature import first_error_line, normalize
-from shapefuzz.triage.failing_pass import crash_frames, failing_pass
+from shapefuzz.triage.failing_pass import crash_frames, failing_pass, hang_place
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
@@ -122,7 +125,10 @@ def fold_message(message: str, pass_known: bool) -> str:
 def identity_of(stage: str, status: str, message: str, output: str = "", action_log: str | None = None) -> Identity:
     """The identity of a failure: its stage, status, normalized signature `message` and the raw
     `output` of the tool (the failing pass and crash frames are read from it)."""
-    passname = failing_pass(output, action_log) if output and stage in ("compile", "verify") else None
+    if status == "timeout":  # the same message whether the signature says where or not (older entries)
+        message, passname = "timeout", hang_place(output) if output and stage == "compile" else None
+    else:
+        passname = failing_pass(output, action_log) if output and stage in ("compile", "verify") else None
     frames: tuple[str, ...] = ()
     if status == "crash" and output:
         frames = pass_frames(output)
@@ -134,6 +140,17 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
 
 
+def placed_timeout(signature: Signature, output: str) -> Signature:
+    """A compile timeout's signature with where it hangs ("timeout in X"), read from the stack its
+    SIGABRT printed: hangs in two passes are two buckets. Unchanged without a pass on the stack."""
+    if signature.status != Status.TIMEOUT:
+        return signature
+    where = hang_place(output)
+    from dataclasses import replace
+
+    return replace(signature, message=normalize(f"timeout in {where}")) if where else signature
+
+
 def with_localized_pass(ident: Identity, where: str) -> Identity:
     """A wrong value's or run-time failure's identity once localized (triage.localize): it carries
     the pass (or phase) where the values first go wrong, so wrong values from two passes are two
@@ -143,4 +160,5 @@ def with_localized_pass(ident: Identity, where: str) -> Identity:
     return replace(ident, failing_pass=where) if where and not ident.failing_pass else ident
 
 
-__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "pass_frames", "with_localized_pass"]
+__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "pass_frames", "placed_timeout",
+           "with_localized_pass"]

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
-from shapefuzz.triage.failing_pass import pass_in_frame, raw_frames
+from shapefuzz.triage.failing_pass import hang_pattern, pass_in_frame, raw_frames
 from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
 from shapefuzz.triage.record import TOP_FRAMES
 
@@ -71,6 +71,10 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
                 f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
                 else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"
                 else f"{what} after {loc['phase']}")
+    elif status == "timeout" and stage == "compile":  # the stack its SIGABRT printed says where
+        pattern = hang_pattern(str(meta.get("detail") or ""))
+        text = (f"hangs in {where}" + (f", applying {pattern}" if pattern else "")) if where else \
+            "compile does not finish (pass unknown)"
     elif stage == "compare":
         text = message
     elif where:
@@ -96,11 +100,12 @@ PASS_DEPTH = 48  # the most frames shown when looking for the failing pass's own
 
 
 def backtrace_lines(meta: dict[str, Any]) -> list[str]:
-    """The whole top of a crash's backtrace, below the signal handler (whole frames) down to the
+    """The whole top of a crash's (or a hang's) backtrace, below the signal handler (whole frames) down to the
     failing pass's own frame (at least TOP_FRAMES), read again from the entry's kept output when
     it has one (the record may predate a better reading); frames an excerpt cut out are said
     where they are missing, never closed up silently."""
-    if meta.get("status") == "crash" or (meta.get("signature") or {}).get("status") == "crash":
+    status = meta.get("status") or (meta.get("signature") or {}).get("status")
+    if status in ("crash", "timeout"):  # a hang: the stack it printed when stopped with SIGABRT
         frames = raw_frames(str(meta.get("detail") or ""), PASS_DEPTH)
         end = next((i + 1 for i, frame in enumerate(frames) if pass_in_frame(frame)), TOP_FRAMES)
         if frames:

@@ -119,7 +119,7 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
         "identity": ident.key,
         "strong": ident.strong,
         "failing_pass": failing,
-        "frames": raw_frames(detail, TOP_FRAMES) if status == "crash" else [],
+        "frames": raw_frames(detail, TOP_FRAMES) if status in ("crash", "timeout") else [],
         "first_lines": first_lines(detail) if stage in ("compile", "run") else [],
         "component": component,
         "scope": scope_of(lanes, component),

@@ -1,6 +1,7 @@
 """How bad a cause is, by its impact on a user, in the order a maintainer reads them: wrong values,
 a shape computed wrong that fails at run time (OUT_OF_RANGE from compiled code), crashes (at run
-time, then in the compiler), sizing bugs (an absurd size from a few KiB of input: a buffer of 2^40
+time, then in the compiler; a compile that hangs on a small module ranks with them, just below a
+crash: a few KiB never need minutes), sizing bugs (an absurd size from a few KiB of input: a buffer of 2^40
 bytes or more, the 2^53-1 bound of a dynamic dim reaching an allocation, a compile that blows up on
 a small module), compile errors, then resource limits (a real size past a real limit).
 
@@ -18,9 +19,10 @@ class Severity(enum.IntEnum):
     MISCOMPILED_SHAPE = 1  # a run-time failure from a shape the compiled code computed wrong
     RUNTIME_CRASH = 2
     COMPILER_CRASH = 3
-    SIZING_BUG = 4  # an absurd size for a small input: ranked above compile errors
-    COMPILE_ERROR = 5
-    RESOURCE_LIMIT = 6
+    COMPILER_HANG = 4  # a compile timeout on a small module: a loop that does not end, not a limit
+    SIZING_BUG = 5  # an absurd size for a small input: ranked above compile errors
+    COMPILE_ERROR = 6
+    RESOURCE_LIMIT = 7
 
     @property
     def label(self) -> str:
@@ -88,12 +90,16 @@ def severity_of(stage: str, status: str, message: str, detail: str = "", element
         return Severity.WRONG_VALUES
     if stage == "run" and _BAD_SHAPE.search(text):
         return Severity.MISCOMPILED_SHAPE  # (an absurd allocation at run time: a sizing bug, below)
+    if stage == "compile" and status == "timeout":
+        # (before the sizes: a hang's detail is its stack, whose addresses are no sizes)
+        small = elements is not None and elements <= SMALL_INPUT_ELEMENTS
+        return Severity.COMPILER_HANG if small else Severity.RESOURCE_LIMIT
     if absurd_size(text):
         return Severity.SIZING_BUG
     if status in ("timeout", "oom"):
         if stage == "compile" and elements is not None and elements <= SMALL_INPUT_ELEMENTS:
             # a compile that grows without bound on a few KiB (an 8-element scatter) is a bug, not a limit
-            return Severity.SIZING_BUG if status == "oom" else Severity.COMPILE_ERROR
+            return Severity.SIZING_BUG
         if stage == "run" and status == "oom" and elements is not None and elements <= SMALL_INPUT_ELEMENTS:
             return Severity.SIZING_BUG  # a 1x1 top-k on vmvx asking the heap for the 2^53-1 bound's scratch
         return Severity.RESOURCE_LIMIT

@@ -494,8 +494,8 @@ def markdown(s: Summary) -> str:
             "Buckets with the same stage, status and message on several backends, hit by the same candidates, "
             "are one cause. Only compiler bugs are findings; the rest are listed apart with their evidence.", "",
             "Causes are in severity order (wrong values, miscompiled shapes at run time, runtime crashes, compiler "
-            "crashes, sizing bugs, compile errors, resource limits), new before known; the scope says whether a "
-            "non-default flag is needed.", "",
+            "crashes, compiler hangs, sizing bugs, compile errors, resource limits), new before known; the scope "
+            "says whether a non-default flag is needed.", "",
             "| cause | triage | severity | component | failing pass | scope | regression | known | backends | hits "
             "| re-hits (cost) | buckets | evidence |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in s.causes:
