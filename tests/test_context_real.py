@@ -29,7 +29,8 @@ def test_a_chain_case_runs_right_on_llvm_cpu(toolchain, family):
     both = [p for p in cases if len({op.is_producer for op in p.context}) == 2] or cases
     report = check_case(Case.make(family, both[0]), ("llvm-cpu",), toolchain)
     if report.verdict.value != "pass":
-        # IREE's known sizing bug (a scratch buffer sized from a `?` dim's 2^53-1 bound): a
-        # compile failure the chain's dynamic dims reach (sort, gather at these seeds), never ours
+        # an IREE compile bug the chain reaches (the 2^53-1 stack bound for sort and gather, an
+        # unconverted i64 -> index cast for one_hot at these seeds), never a wrong value of ours
         (result,) = report.results
-        assert result.stage.value == "compile" and "stack allocation" in str(result.signature), report
+        assert result.stage.value == "compile" and any(
+            known in str(result.signature) for known in ("stack allocation", "unrealized_conversion_cast")), report

@@ -242,3 +242,29 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_fro
     assert f"taken on the cause's corpus entry `{big.name}`" in regression_line(
         {"bug": {"regression": {**record, "entry": big.name}}}, small.name)
     store.close()
+
+
+def test_the_range_thread_leaves_the_commands_signals_to_the_main_thread_and_its_compilers_get_them():
+    """A Ctrl-C the kernel handed the range thread went unseen until the campaign ended (Python
+    runs signal handlers in the main thread only): the thread blocks them, and a child it starts
+    does not inherit the block."""
+    import signal
+    import threading
+
+    from shapefuzz import interrupts
+    from shapefuzz.campaign.ranging import RangeWorker
+    from shapefuzz.sandbox import run_sandboxed
+
+    seen: dict[str, object] = {}
+
+    def releases() -> list[str]:
+        seen["mask"] = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        seen["child"] = run_sandboxed(["grep", "SigBlk", "/proc/self/status"]).stdout
+        return []  # fewer than two: the thread ends
+
+    worker = RangeWorker(Path("."), Path("."), lambda: True, releases).start()
+    assert worker.stop(wait=10)
+    assert set(interrupts.SIGNALS) <= set(seen["mask"])
+    assert int(str(seen["child"]).split()[1], 16) == 0
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the main thread's mask is its own
+    assert threading.current_thread() is threading.main_thread()

@@ -254,6 +254,7 @@ def _limit_child(memory_bytes: int | None) -> None:
     # when the process that started it dies, even by SIGKILL (a killed campaign worker leaves no
     # compiler running); it is kept across exec. Costs about 2 ms a call (fork instead of vfork).
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a thread that leaves signals to the main one does not pass that on
     if memory_bytes is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core dumps from crashing compilers

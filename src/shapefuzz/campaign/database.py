@@ -205,6 +205,18 @@ class CampaignStore:
             # A full disk, a read-only folder, no permission: the database is fine, the place is not.
             raise CorpusError(f"cannot open campaign database {self.path}: {error}") from None
 
+    @classmethod
+    def attach(cls, folder: Path) -> "CampaignStore":
+        """Another thread's connection to a store this process has opened (an SQLite connection
+        belongs to its thread): no header check, schema script or upgrade, which the first one
+        ran. (Running them again from the campaign's range thread kept a Ctrl-C from reaching the
+        campaign on a cluster until it ended.)"""
+        store = cls.__new__(cls)
+        store.folder = Path(folder)
+        store.path = store.folder / DB_NAME
+        store.db = sqlite3.connect(store.path, isolation_level=None, timeout=30.0)
+        return store
+
     def _check_header(self) -> None:
         try:
             from shapefuzz.files import open_regular

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import collections
 import os
+import signal
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from shapefuzz import interrupts
 from shapefuzz.campaign.cause_facts import ranged_entries, set_regression, smallest_first
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
@@ -119,6 +121,9 @@ class RangeWorker:
             raise Stopped()
 
     def _run(self) -> None:
+        # Ctrl-C, SIGTERM and SIGHUP are the main thread's: one the kernel handed this thread was
+        # not seen by the campaign until it ended (Python runs handlers in the main thread only)
+        signal.pthread_sigmask(signal.SIG_BLOCK, interrupts.SIGNALS)
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.niceness)  # this thread only
         except (AttributeError, OSError):
@@ -130,7 +135,7 @@ class RangeWorker:
             versions = self.releases()
             if len(versions) < 2:
                 return  # the regression phase says why
-            store = CampaignStore(self.folder, create=False)
+            store = CampaignStore.attach(self.folder)
             try:
                 self._loop(store, versions)
             finally:
