@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from shapefuzz.families.torch_ir import boundary
 
 ROOT = "root"
 _ENTRY = re.compile(r"func\.func @main\(")
+
+
+V = TypeVar("V")  # what a chain writer passes between ops: a value name, a torch value, an array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +49,22 @@ class Plan:
             for _, _, _, extras in steps:
                 out += list(extras)
         return out
+
+    def through_producers(self, values: Sequence[V], emit: Callable[[ContextOp, list[V], tuple[Ty, ...], Ty], V],
+                          finish: Callable[[int, V], V] = lambda i, value: value) -> tuple[list[V], list[V]]:
+        """The entry's arguments (`values`, in `entry_args` order) through the producers: per root
+        operand its first argument, then each producer outermost first (`emit(op, inputs, source
+        types, output type)`, its further sources the next arguments), then `finish(i, value)`.
+        Returns the root's operands and the arguments left for the consumers."""
+        k, operands = 0, []
+        for i, steps in enumerate(self.producers):
+            value = values[k]
+            k += 1
+            for op, sources, out in steps:
+                value = emit(op, [value, *values[k:k + len(sources) - 1]], sources, out)
+                k += len(sources) - 1
+            operands.append(finish(i, value))
+        return operands, list(values[k:])
 
     def entry_results(self) -> list[Ty]:
         return [steps[-1][2] if steps else self.root_results[j] for j, steps in enumerate(self.consumers)]
@@ -134,18 +153,8 @@ def render(root_text: str, p: Plan) -> str:
     e = Emitter()
     entry = p.entry_args()
     names = [f"%arg{k}" for k in range(len(entry))]
-    k = 0
-    operands: list[str] = []
-    extra_names: list[str] = []
-    for i, steps in enumerate(p.producers):
-        value = names[k]
-        k += 1
-        for op, sources, out in steps:
-            ins = [value] + names[k:k + len(sources) - 1]
-            k += len(sources) - 1
-            value = PRODUCERS[op.op].emit(op, e, ins, list(sources), out)
-        operands.append(value)
-    extra_names = names[k:]
+    operands, extra_names = p.through_producers(
+        names, lambda op, ins, sources, out: PRODUCERS[op.op].emit(op, e, ins, list(sources), out))
     res = e.fresh("root")
     rtypes = list(p.root_results)
     call_res = res if len(rtypes) == 1 else f"{res}:{len(rtypes)}"
@@ -198,16 +207,7 @@ def check_sizes(p: Plan, shapes: list[tuple[int, ...]]) -> None:
 
 def root_inputs_of(p: Plan, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """The root's operands: the entry's arguments through the producers."""
-    k, operands = 0, []
-    for steps in p.producers:
-        value = inputs[k]
-        k += 1
-        for op, sources, out in steps:
-            xs = [value] + list(inputs[k:k + len(sources) - 1])
-            k += len(sources) - 1
-            value = PRODUCERS[op.op].forward(op, xs, out)
-        operands.append(value)
-    return operands
+    return p.through_producers(inputs, lambda op, xs, _, out: PRODUCERS[op.op].forward(op, xs, out))[0]
 
 
 def extras_of(p: Plan, inputs: list[np.ndarray]) -> list[np.ndarray]:

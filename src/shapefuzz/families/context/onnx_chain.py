@@ -167,16 +167,7 @@ def chain_model(root: "onnx.ModelProto", p: Plan) -> "onnx.ModelProto":
     names = [f"arg{k}" for k in range(len(entry))]
     g = Graph(Boundary(tuple(_dims(t) for t in entry), tuple(_dims(t) for t in outs)), names)
     c = _Chain(g)
-    k, operands = 0, []
-    for steps in p.producers:
-        value = names[k]
-        k += 1
-        for op, sources, out in steps:
-            ins = [value] + names[k:k + len(sources) - 1]
-            k += len(sources) - 1
-            value = c.produce(op, ins, sources, out)
-        operands.append(value)
-    extras = names[k:]
+    operands, extras = p.through_producers(names, c.produce)
     results = _splice(g, root, operands)
     finals, x = [], 0
     for j, steps in enumerate(p.consumers):

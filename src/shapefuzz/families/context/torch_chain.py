@@ -305,16 +305,9 @@ def chain_text(root_text: str, p: Plan) -> str:
     b = TorchBuilder()
     c = _Chain(b)
     entry = [tv(f"%arg{k}", t) for k, t in enumerate(entry_types)]
-    k, operands = 0, []
-    for i, steps in enumerate(p.producers):
-        value = entry[k]
-        k += 1
-        for op, sources, out in steps:
-            ins = [value] + entry[k:k + len(sources) - 1]
-            k += len(sources) - 1
-            value = _conform(b, c.produce(op, ins, out), out)
-        operands.append(_conform(b, value, root.args[i][1]))
-    extras = entry[k:]
+    operands, extras = p.through_producers(
+        entry, lambda op, ins, _, out: _conform(b, c.produce(op, ins, out), out),
+        finish=lambda i, value: _conform(b, value, root.args[i][1]))
     results = root.splice(b, operands)
     finals, x = [], 0
     for j, steps in enumerate(p.consumers):
