@@ -83,3 +83,13 @@ def test_the_dynamic_size_sentinel_in_a_dumped_op_is_not_a_size():
         == Severity.COMPILE_ERROR
     assert severity_of("compile", "error", "value evaluated as N is out of range.",
                        "error: value evaluated as 36028797018963968 is out of range.") == Severity.SIZING_BUG
+
+
+def test_a_stack_address_in_a_crash_is_not_a_size():
+    """A crash's stack prints addresses such as `0x0005555555555555`: the digits after `0x` read
+    as a 13-digit dim once made it a sizing bug; a dim between `x`s of a shaped type still is one."""
+    stack = ("PLEASE submit a bug report\n #0 0x0005555555555555 llvm::sys::PrintStackTrace\n"
+             " #1 0x5555555555555 (/lib/libIREECompiler.so+0x1234)")
+    assert severity_of("compile", "crash", "Assertion failed", stack) == Severity.COMPILER_CRASH
+    assert severity_of("compile", "error", "failed to legalize",
+                       "memref<1x36028797018963968xf32>") == Severity.SIZING_BUG

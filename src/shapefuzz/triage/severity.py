@@ -40,8 +40,9 @@ _BAD_SHAPE = re.compile(r"element count overflows device size|OUT_OF_RANGE|out o
 # A size no small input can need: the 2^53-1 bound IREE assumes for a dynamic dim without a better
 # one ("unbounded" allocations at 3.2, "overflows 64 bits" at 3.13), or a count of 2^40 bytes or more.
 _UNBOUNDED = re.compile(r"unbounded|overflows (?:\d+|N) bits|9007199254740991|\b[1-9]\d* [PE]i?B\b", re.IGNORECASE)
-# a count of 13 digits or more (2^40 has 13), alone or as a dim of a shaped type (`memref<1x36028797018963960xf32>`)
-_NUMBER = re.compile(r"(?:(?<![\w.])|(?<=[\d?]x))(\d{13,})(?![\d.])")
+# a count of 13 digits or more (2^40 has 13), alone or as a dim of a shaped type (`memref<1x36028797018963960xf32>`):
+# a dim after `Nx` is followed by another `x`, so a hexadecimal address (`0x0005555555555555` in a stack) is none
+_NUMBER = re.compile(r"(?:(?<![\w.])(\d{13,})(?![\d.])|(?<=[\d?]x)([1-9]\d{12,})(?=x))")
 ABSURD_BYTES = 2**40
 SMALL_INPUT_ELEMENTS = 1 << 16  # a module whose tensors hold no more than this is "a few KiB"
 
@@ -51,10 +52,14 @@ SMALL_INPUT_ELEMENTS = 1 << 16  # a module whose tensors hold no more than this 
 _SENTINELS = {2**63, 2**63 - 1, 2**64 - 1}
 
 
+def _numbers(text: str) -> list[int]:
+    return [int(alone or dim) for alone, dim in _NUMBER.findall(text)]
+
+
 def absurd_size(text: str) -> bool:
     """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`)."""
     return bool(_UNBOUNDED.search(text)) or any(
-        int(n) >= ABSURD_BYTES and int(n) not in _SENTINELS for n in _NUMBER.findall(text))
+        n >= ABSURD_BYTES and n not in _SENTINELS for n in _numbers(text))
 
 
 # IREE's bound for a dynamic dim without a better one: a scratch buffer sized from it names the
@@ -68,7 +73,7 @@ def from_dynamic_dim_bound(text: str) -> bool:
     message depends on rank, target and release)."""
     if re.search(r"\bunbounded\b", text, re.IGNORECASE):
         return True
-    for n in map(int, _NUMBER.findall(text)):
+    for n in _numbers(text):
         if n >= DYNAMIC_DIM_BOUND and n not in _SENTINELS and \
                 any(n % base == 0 and n // base <= 4096 for base in (DYNAMIC_DIM_BOUND, DYNAMIC_DIM_BOUND + 1)):
             return True
