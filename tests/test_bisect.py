@@ -109,3 +109,21 @@ def test_result_names_the_last_release_that_worked(entry):
     installer, check, _ = fake({"3.5.0", "3.6.0"}, broken={"3.4.0"})  # the release before cannot tell
     result = bisect_entry(entry, VERSIONS, check=check, installer=installer)
     assert result.first_failing == "3.5.0" and result.last_passing is None
+
+
+@pytest.mark.iree
+def test_the_command_judges_each_release_by_the_same_failure(tmp_path, monkeypatch, toolchain):
+    """`shapefuzz bisect ENTRY` judges a release as a campaign's regression range does (stage,
+    status, failing pass, with the generic-form retry), not by the message alone; real 3.13."""
+    from click.testing import CliRunner
+
+    import shapefuzz.bisect
+    from shapefuzz.cli import cli
+    from shapefuzz.cli.corpus import add_file
+
+    _, saved = add_file(tmp_path, (Path(__file__).parent / "data" / "conv1d_stride3.mlir").read_text(),
+                        ["llvm-cpu"], toolchain)
+    monkeypatch.setattr(shapefuzz.bisect, "available_versions", lambda: ["3.13.0"])
+    run = CliRunner().invoke(cli, ["bisect", str(saved[0][0]), "--versions", "3.13.0"])
+    assert run.exit_code == 0, run.output
+    assert "the same failure (compile/error" in run.output and "first failing release: 3.13.0" in run.output

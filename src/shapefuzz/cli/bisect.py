@@ -25,17 +25,20 @@ def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
     Released iree-base-compiler/iree-base-runtime wheels are installed side by side into
     ~/.cache/shapefuzz/toolchains/<version>/ (about 350 MB on disk each, once) and reused; your
     environment is never touched. Binary search over the releases `pip index versions` lists.
-    The result is recorded in the entry's meta.json ("bisect"), where `export --format issue`
+    Each release is judged as a campaign's regression range judges it: by the same failure (stage,
+    status, failing pass); a release that fails another way cannot tell, and one that cannot parse
+    the reproducer is judged on its generic form, printed by the pinned wheels. The result is recorded in the entry's meta.json ("bisect"), where `export --format issue`
     quotes it ("worked in X, fails from Y")."""
     from shapefuzz.bisect import available_versions, bisect_entry, cache_root, select_versions
     from shapefuzz.corpus import find_entry, now_text, update_meta
+    from shapefuzz.regression import same_failure_check
     from shapefuzz.errors import CorpusError
 
     found = find_entry(entry, corpus_dir)
     versions = select_versions(spec, available_versions())
     say = (lambda line: click.echo(line, err=True))
     say(f"bisecting {found.id} over {len(versions)} releases ({versions[0]}..{versions[-1]}); cache {cache_root()}")
-    result = bisect_entry(found, versions, say)
+    result = bisect_entry(found, versions, say, check=same_failure_check())
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
