@@ -170,7 +170,8 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
     record = {"function": function_info(candidate.text).name, "inputs": len(expectation.inputs),
               "results": len(expectation.expected), "rule": case_rule(case.family, case.params, expectation.inputs),
               "family": case.family, "input_seed": candidate.input_seed,
-              "check": f"shapefuzz check {layout.MLIR} --seed {candidate.input_seed} --backends llvm-cpu,{lane.name}"}
+              "check": f"shapefuzz check {layout.MLIR} --seed {candidate.input_seed} --backends "
+                       + ",".join(dict.fromkeys(("llvm-cpu", lane.name)))}
     atomic_write(folder / layout.CASE_JSON, layout.json_bytes(record))
     return {**line, "state": layout.COMPILED}
 
