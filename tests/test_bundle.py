@@ -158,3 +158,14 @@ def test_bad_arguments_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, ar
     assert stop.value.code == 2, (out, err)
     assert err.count("\n") == 1 and said in err and "Traceback" not in out + err, err
     assert not (tmp_path / "b").exists()
+
+
+def test_a_case_declaring_a_tensor_over_the_cap_is_drawn_again(toolchain, tmp_path):
+    from shapefuzz.bundle.build import draw, largest_tensor
+    from shapefuzz.campaign.iree import IreeTarget
+
+    target = IreeTarget(toolchain, tmp_path)
+    free, again = draw(target, ("reduce",), 3, 1)
+    capped, again_capped = draw(target, ("reduce",), 3, 1, max_tensor_bytes=200)
+    assert max(largest_tensor(c) for c in free) > 200 and again_capped > again
+    assert capped and all(largest_tensor(c) <= 200 for c in capped)

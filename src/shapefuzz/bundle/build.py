@@ -38,6 +38,11 @@ from shapefuzz.toolchain import Toolchain
 TARGETS = ("cuda", "llvm-cpu")
 DEFAULT_ARCH = "sm_80"  # 3.13 builds no sm_90/sm_100 code ("missing GPU target"); sm_80's PTX is JIT-compiled there
 _ATTEMPTS = 16  # draws of one slot before it is left empty (duplicates, a family failing to generate)
+# The largest tensor a bundled case may declare (its `?` dims at their sizes). The campaign's small
+# regime now and then draws a big case (a conv meant for shared-memory limits: seed 7's 150 cases
+# held one with a 121 MB output, 97% of the bundle's bytes); a bundle carried to a GPU box draws
+# again instead. At 1 MiB, 150 cases are about 5 MiB.
+MAX_TENSOR_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,7 @@ class BundleRequest:
     context_share: float | None = None
     jobs: int = 1
     compile_timeout: float | None = None
+    max_tensor_bytes: int = MAX_TENSOR_BYTES
 
 
 @dataclass(frozen=True)
@@ -96,23 +102,43 @@ def _families(request: BundleRequest, toolchain: Toolchain, say: Callable[[str],
     return families, gated
 
 
-def draw(target: IreeTarget, families: tuple[str, ...], count: int, seed: int) -> list[Candidate]:
+def largest_tensor(candidate: Candidate) -> int:
+    """Bytes of the largest tensor the candidate's module declares, its `?` dims at their sizes."""
+    from shapefuzz.campaign.iree import load_family
+    from shapefuzz.mlirinfo import declared_tensor_types
+
+    types = declared_tensor_types(candidate.text)
+    try:
+        types += load_family(candidate.group).sized_tensor_types(Case(candidate.group, candidate.payload).params)
+    except Exception:  # noqa: BLE001 - a family whose static form differs: the declared sizes stand (validate_params)
+        pass
+    return max((int(np.prod(shape, dtype=object)) * dtype.itemsize for shape, dtype in types), default=0)
+
+
+def draw(target: IreeTarget, families: tuple[str, ...], count: int, seed: int,
+         max_tensor_bytes: int = MAX_TENSOR_BYTES) -> tuple[list[Candidate], int]:
     """`count` distinct candidates, the families taken in turn, each seed derived from (seed, slot,
-    attempt) as the campaign derives them."""
+    attempt) as the campaign derives them, a case with a tensor over `max_tensor_bytes` drawn
+    again; (the candidates, how many were drawn again for their size)."""
     drawn: list[Candidate] = []
     keys: set[str] = set()
+    too_large = 0
     for index in range(count):
         group = families[index % len(families)]
         for attempt in range(_ATTEMPTS):
             try:
                 candidate = target.generate(group, derive_seed(seed, index, attempt))
+                large = largest_tensor(candidate) > max_tensor_bytes
             except Exception:  # noqa: BLE001 - a family failing to generate one seed: the next seed
+                continue
+            if large:
+                too_large += 1
                 continue
             if candidate.key not in keys:
                 keys.add(candidate.key)
                 drawn.append(candidate)
                 break
-    return drawn
+    return drawn, too_large
 
 
 def _smoke(lane: Backend, toolchain: Toolchain) -> bytes:
@@ -159,9 +185,12 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
         if result.status != Status.OK:
             return {**line, "state": layout.COMPILE_FAILED, "detail": result.detail[:4000],
                     "signature": str(result.signature or "")}
+        case = Case(candidate.group, candidate.payload)
+        try:
+            expectation = case_expectation(case, candidate.input_seed)
+        except UsageError as error:  # the family's inputs or reference failed on its own draw: ours
+            return {**line, "state": layout.INVALID, "detail": f"no reference: {error}"[:2000]}
         atomic_write(folder / layout.VMFB, Path(vmfb).read_bytes())
-    case = Case(candidate.group, candidate.payload)
-    expectation = case_expectation(case, candidate.input_seed)
     assert expectation.expected is not None
     for i, array in enumerate(expectation.inputs):
         atomic_write(folder / layout.input_name(i), _npy(array))
@@ -197,8 +226,9 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
         atomic_write(staging / layout.SMOKE, _smoke(lane, toolchain))
         families, gated = _families(request, toolchain, say)
         target = IreeTarget(toolchain, staging, gated=gated, context_share=request.context_share)
-        candidates = draw(target, families, request.count, request.seed)
-        say(f"drew {len(candidates)} cases from {', '.join(families)}; compiling for {lane.name}")
+        candidates, too_large = draw(target, families, request.count, request.seed, request.max_tensor_bytes)
+        say(f"drew {len(candidates)} cases from {', '.join(families)} ({too_large} drawn again: a tensor over "
+            f"{request.max_tensor_bytes} bytes); compiling for {lane.name}")
         errors = verify_many([c.text for c in candidates], toolchain)
         ids = [f"{i:03d}-{c.group.replace('_', '-')}" for i, c in enumerate(candidates)]
         budget = DEFAULT_BUDGET if request.compile_timeout is None else \
@@ -222,7 +252,8 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
             "device": lane.driver, "flags": flags,
             "compile_command": " ".join(compile_command(toolchain, lane, layout.MLIR, layout.VMFB)),
             "seed": request.seed, "n": request.count, "ops": list(families),
-            "context_share": request.context_share, "smoke": layout.SMOKE, "cases": lines,
+            "context_share": request.context_share, "max_tensor_bytes": request.max_tensor_bytes,
+            "drawn_again_for_size": too_large, "smoke": layout.SMOKE, "cases": lines,
         }
         atomic_write(staging / layout.MANIFEST, layout.json_bytes(manifest))
         fsync_dir(staging)

@@ -136,8 +136,9 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
             rows.append(Row(entry.id, entry.family, layout.NOT_RUN, "not in the results" if record is None
                             else record.get("detail", ""), "", "", NOT_RUN))
             continue
-        if record["verdict"] == layout.OK:
-            rows.append(Row(entry.id, entry.family, layout.OK, "", "", "", ""))
+        if record["verdict"] == layout.OK or record.get("ours") is True:  # ours: the runner could not read the case
+            rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), "", "",
+                            "" if record["verdict"] == layout.OK else OURS))
             continue
         try:
             mlir, case, seed = _case(folder, entry.id)

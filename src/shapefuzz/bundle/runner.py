@@ -6,8 +6,7 @@ holds it to the family's own verdicts). `results.json` is rewritten whole after 
 run killed from outside still leaves what it finished.
 
 Imports NumPy, the standard library and layer-0/1 modules of ours only: no compiler, no
-Hypothesis, no click (`console.py` sends `bundle-run` here before the CLI is imported). Written
-for Python 3.9 and later."""
+Hypothesis, no click (`console.py` sends `bundle-run` here before the CLI is imported)."""
 
 from __future__ import annotations
 
@@ -70,6 +69,9 @@ def find_run_module(given: Optional[str]) -> Path:
     for path in candidates:
         if path.is_file() and os.access(path, os.X_OK):
             return path
+    for path in candidates:
+        if path.is_file():
+            raise UsageError(f"{path} is not executable (unpacked without its mode? chmod +x it)")
     where = given or "the Python path (pip install --target DIR iree_base_runtime-*.whl; PYTHONPATH=DIR:src)"
     raise UsageError(f"no iree-run-module found in {where}")
 
@@ -207,13 +209,14 @@ def run_bundle(args: argparse.Namespace) -> int:
     print(f"{len(todo)} cases on {device} ({manifest.backend}, IREE {manifest.data['iree_version']}, runtime "
           f"{results.head['runtime_version']}); {len(manifest.cases) - len(todo)} not compiled", flush=True)
     deadline = None if args.time is None else time.monotonic() + args.time
+    families = {c.id: c.family for c in todo}
 
     def job(case_id: str) -> None:
         if deadline is not None and time.monotonic() > deadline:
             record = {"verdict": layout.NOT_RUN, "detail": "--time spent before it started", "seconds": 0.0}
         else:
             record = run_case(folder, case_id, run_bin, device, args.timeout)
-        results.add(case_id, record)
+        results.add(case_id, {"family": families[case_id], **record})
         print(_line(case_id, record), flush=True)
 
     finished = run_parallel(job, [c.id for c in todo], args.jobs)

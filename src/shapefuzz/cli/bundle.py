@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
-from shapefuzz.cli.params import SEED, POSITIVE, Seconds
+from shapefuzz.cli.params import SEED, POSITIVE, Bytes, Seconds
 from shapefuzz.families.registry import DEFAULT_FAMILIES
 
 
@@ -27,15 +27,19 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
               help="Share of cases drawn inside a producer/consumer chain (default 0.5, as a campaign).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel compiles.")
 @click.option("--compile-timeout", type=Seconds(), default=None, help="Seconds per compile (default 120).")
+@click.option("--max-tensor-bytes", type=Bytes(), default="1M", show_default=True,
+              help="A case declaring a larger tensor is drawn again (the bundle travels to the device).")
 @toolchain_options
 @click.pass_obj
-def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout) -> None:
+def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout,
+           max_tensor_bytes) -> None:
     """Draw cases as a campaign does, compile them here for a device elsewhere, write a bundle folder
     that `shapefuzz bundle-run` runs there with the IREE runtime alone."""
     from shapefuzz.bundle.build import BundleRequest, build_bundle
     from shapefuzz.schema import human_bytes
 
-    request = BundleRequest(target, arch, count, Path(out), seed, ops, context_share, jobs, compile_timeout)
+    request = BundleRequest(target, arch, count, Path(out), seed, ops, context_share, jobs, compile_timeout,
+                            max_tensor_bytes)
     built = build_bundle(request, session.toolchain, lambda line: click.echo(line))
     states = ", ".join(f"{n} {state}" for state, n in built.states.items() if n)
     click.echo(f"bundle {built.folder}: {states}; {human_bytes(built.bytes)} in {built.seconds:.0f}s")
