@@ -25,7 +25,7 @@ from shapefuzz import __version__
 from shapefuzz.backends import BACKENDS, Backend, cuda_lane
 from shapefuzz.bundle import layout
 from shapefuzz.campaign.drawing import derive_seed
-from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
+from shapefuzz.campaign.iree import CONTEXT_SHARE, KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.outcomes import Candidate
 from shapefuzz.case import Case
 from shapefuzz.cleanup import temp_prefix
@@ -252,7 +252,7 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
             "device": lane.driver, "flags": flags,
             "compile_command": " ".join(compile_command(toolchain, lane, layout.MLIR, layout.VMFB)),
             "seed": request.seed, "n": request.count, "ops": list(families),
-            "context_share": request.context_share, "max_tensor_bytes": request.max_tensor_bytes,
+            "context_share": CONTEXT_SHARE if request.context_share is None else request.context_share, "max_tensor_bytes": request.max_tensor_bytes,
             "drawn_again_for_size": too_large, "smoke": layout.SMOKE, "cases": lines,
         }
         atomic_write(staging / layout.MANIFEST, layout.json_bytes(manifest))

@@ -66,18 +66,27 @@ def _results(path: Path, manifest: layout.Manifest) -> dict[str, dict[str, Any]]
     return cases
 
 
-def _case(folder: Path, case_id: str) -> tuple[str, Case, int]:
-    """The case's text, its case (from its header) and its input seed."""
+def _case(folder: Path, case_id: str, line: dict[str, Any] | None = None) -> tuple[str, Case, int]:
+    """The case's text, its case (from its header) and its input seed (from case.json, or from
+    its manifest `line` for a case that did not compile and has none)."""
     here = child(child(folder, layout.CASES, "cases folder"), case_id, f"case {case_id}")
     mlir = read_bytes(here / layout.MLIR).decode("utf-8")
     case = case_from_mlir(mlir)
     if case is None:
         raise SchemaError(f"case {case_id}: {layout.MLIR} has no shapefuzz-case header")
-    record = obj(layout.read_json(here / layout.CASE_JSON, f"case {case_id}: {layout.CASE_JSON}"), case_id)
-    seed = record.get("input_seed")
+    if line is None:
+        line = obj(layout.read_json(here / layout.CASE_JSON, f"case {case_id}: {layout.CASE_JSON}"), case_id)
+    seed = line.get("input_seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise SchemaError(f"case {case_id}: input_seed is not a seed")
     return mlir, case, seed
+
+
+def _verdict(report: Any) -> str:
+    """llvm-cpu's verdict here: "ok", or its failures' signatures."""
+    if report.verdict == Verdict.PASS:
+        return "ok"
+    return "; ".join(str(r.signature or r.status.value) for r in report.results if r.failed) or report.verdict.value
 
 
 def _family_judge(case: Case, seed: int, record: dict[str, Any], case_id: str):
@@ -123,9 +132,16 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
     if corpus_dir is not None and backend not in BACKENDS:
         raise UsageError(f"--save: {backend} is not a lane of this shapefuzz (build the bundle with --arch sm_80)")
     rows: list[Row] = []
+    lines = {line["id"]: line for line in manifest.data["cases"]}
     for entry in manifest.cases:
-        if entry.state == layout.COMPILE_FAILED:
-            rows.append(Row(entry.id, entry.family, entry.state, entry.detail, "", "", COMPILE_FINDING, entry.signature))
+        if entry.state == layout.COMPILE_FAILED:  # found here; llvm-cpu's column says whether it is the device lane's alone
+            try:
+                mlir, case, seed = _case(folder, entry.id, lines[entry.id])
+            except (SchemaError, UnicodeDecodeError) as error:
+                raise UsageError(f"case {entry.id}: {error}") from None
+            report = check_module(mlir, [REFERENCE_BACKEND], case_expectation(case, seed), toolchain)
+            rows.append(Row(entry.id, entry.family, entry.state, entry.detail, _verdict(report), "", COMPILE_FINDING,
+                            entry.signature))
             continue
         if entry.state != layout.COMPILED:
             rows.append(Row(entry.id, entry.family, entry.state, entry.detail, "", "",
@@ -147,8 +163,7 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
             raise UsageError(f"case {entry.id}: {error}") from None
         expectation = case_expectation(case, seed)
         report = check_module(mlir, [REFERENCE_BACKEND], expectation, toolchain)
-        reference = "ok" if report.verdict == Verdict.PASS else \
-            "; ".join(str(r.signature or r.status.value) for r in report.results if r.failed) or report.verdict.value
+        reference = _verdict(report)
         family_judge = "" if mismatch is None else ("right" if mismatch == "right" else mismatch.detail[:300])
         if mismatch == "right":
             conclusion = OURS  # the rule called wrong what the family calls right: our two judges disagree
@@ -181,7 +196,7 @@ def table_lines(rows: list[Row]) -> list[str]:
     for row in rows:
         if row.device == layout.OK:
             continue
-        detail = (row.detail.splitlines() or [""])[0]
+        detail = row.signature if row.device == layout.COMPILE_FAILED else (row.detail.splitlines() or [""])[0]
         if row.family_judge == "right":
             detail = "the family's own compare calls this output right: the bundle's expected file or rule is off"
         elif row.family_judge:
