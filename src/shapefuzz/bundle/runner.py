@@ -29,7 +29,9 @@ from shapefuzz.errors import UsageError
 from shapefuzz.schema import SchemaError
 
 DEFAULT_TIMEOUT = 30.0  # seconds per case: a small kernel runs in well under one, its PTX JIT included
-KEEP_OUTPUTS = 256 << 10  # a wrong case's outputs are kept in results.json up to this many bytes
+# A wrong case's outputs are kept in results.json (as hex) for bundle-judge, up to this many bytes a
+# case and in all: the file stays well under the 4 MiB that shapefuzz reads back (schema.load_json).
+KEEP_OUTPUTS, KEEP_OUTPUTS_IN_ALL = 64 << 10, 1 << 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -91,6 +93,15 @@ class Results:
         self.path, self.head = path, head
         self.cases: Dict[str, Dict[str, Any]] = {}
         self._lock = threading.Lock()
+        self._kept = 0
+
+    def keep(self, nbytes: int) -> bool:
+        """Whether outputs of `nbytes` may still be kept (taken from the budget when they may)."""
+        with self._lock:
+            if nbytes > KEEP_OUTPUTS or self._kept + nbytes > KEEP_OUTPUTS_IN_ALL:
+                return False
+            self._kept += nbytes
+            return True
 
     def add(self, case_id: str, record: Dict[str, Any]) -> None:
         with self._lock:
@@ -130,8 +141,10 @@ def smoke(folder: Path, run_bin: Path, device: str, timeout: float) -> str:
     return (lines[-1] if lines else f"exit {ran.returncode}").strip()[:300]
 
 
-def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: float) -> Dict[str, Any]:
-    """One case on the device: {"verdict": ok|wrong|error|timeout, "detail", "seconds", ...}."""
+def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: float,
+             keep=lambda nbytes: False) -> Dict[str, Any]:
+    """One case on the device: {"verdict": ok|wrong|error|timeout, "detail", "seconds", ...};
+    a wrong case's outputs too, where `keep(their bytes)` allows."""
     from shapefuzz.export_checks import compare
     from shapefuzz.sandbox import run_sandboxed
     from shapefuzz.schema import load_npy
@@ -162,7 +175,7 @@ def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: fl
     if problem is None:
         return {**record, "verdict": layout.OK, "detail": ""}
     record.update(verdict=layout.WRONG, detail=problem)
-    if sum(a.nbytes for a in actual) <= KEEP_OUTPUTS:  # what bundle-judge judges again with the family itself
+    if keep(sum(a.nbytes for a in actual)):  # what bundle-judge judges again with the family itself
         record["outputs"] = [layout.encode(a) for a in actual]
     return record
 
@@ -215,7 +228,7 @@ def run_bundle(args: argparse.Namespace) -> int:
         if deadline is not None and time.monotonic() > deadline:
             record = {"verdict": layout.NOT_RUN, "detail": "--time spent before it started", "seconds": 0.0}
         else:
-            record = run_case(folder, case_id, run_bin, device, args.timeout)
+            record = run_case(folder, case_id, run_bin, device, args.timeout, results.keep)
         results.add(case_id, {"family": families[case_id], **record})
         print(_line(case_id, record), flush=True)
 
