@@ -220,7 +220,8 @@ def run_bundle(args: argparse.Namespace) -> int:
     if why:
         raise UsageError(f"the {device} device did not run this bundle's smoke module ({why}); nothing else was run")
     print(f"{len(todo)} cases on {device} ({manifest.backend}, IREE {manifest.data['iree_version']}, runtime "
-          f"{results.head['runtime_version']}); {len(manifest.cases) - len(todo)} not compiled", flush=True)
+          f"{results.head['runtime_version']}); {sum(not c.runs for c in manifest.cases)} of the bundle's "
+          f"{len(manifest.cases)} did not compile here", flush=True)
     deadline = None if args.time is None else time.monotonic() + args.time
     families = {c.id: c.family for c in todo}
 
