@@ -376,6 +376,21 @@ ALIASES: dict[str, tuple[str, ...]] = {
 DEFAULT_BACKENDS = ALIASES["default"]
 
 
+CUDA_ARCH = re.compile(r"sm_\d{2,3}[a-z]?")
+
+
+def cuda_lane(arch: str) -> Backend:
+    """The CUDA lane compiling for `arch` ("sm_80"): the registered one where there is one
+    (cuda-sm80), else the same lane for that arch, for code compiled here and run on a GPU
+    elsewhere (`shapefuzz bundle`)."""
+    if not CUDA_ARCH.fullmatch(arch):
+        raise UsageError(f"--arch {arch[:40]!r}: give an NVIDIA compute capability such as sm_80 or sm_90")
+    name = f"cuda-{arch.replace('_', '')}"
+    if name in BACKENDS:
+        return BACKENDS[name]
+    return replace(BACKENDS["cuda-sm80"], name=name, description=f"NVIDIA {arch}", flags=_cuda(arch))
+
+
 def executing_backends(probe: ToolchainProbe, names: Iterable[str] = DEFAULT_BACKENDS) -> tuple[str, ...]:
     """Those of `names` that compile and execute with this toolchain here."""
     return tuple(name for name in names if BACKENDS[name].executes(probe))

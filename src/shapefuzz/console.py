@@ -17,6 +17,12 @@ for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
 
 
 def main() -> None:
+    import sys
+
+    if sys.argv[1:2] == ["bundle-run"]:  # the runner on a device machine: NumPy and the IREE runtime alone
+        from shapefuzz.bundle.runner import console_main
+
+        console_main(sys.argv[2:])
     from shapefuzz.cli import main as cli_main
     from shapefuzz.sandbox import want_guardian
 

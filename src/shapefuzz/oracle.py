@@ -341,6 +341,19 @@ def _check_once(
     return CheckReport(verdict, ordered, notes=tuple(notes))
 
 
+def compile_only(text: str, backend: Backend, workdir: str, toolchain: Toolchain,
+                 budget: Budget = DEFAULT_BUDGET) -> tuple[BackendResult, str]:
+    """Compile `text` for `backend` as a check does, without running it (a bundle compiles here
+    what another machine runs): the same verdict (a target's limit unsupported, a failure with its
+    signature) and the path of the .vmfb, written into `workdir` when the result is OK."""
+    mlir_path = os.path.join(workdir, "module.mlir")
+    write_text(mlir_path, text)
+    info = function_info(text)
+    result, _ = _run_backend(toolchain, backend, mlir_path, workdir, None, info.results, info.name, budget,
+                             module_traits(text))
+    return _as_frontend_gap(result, text), os.path.join(workdir, f"{backend.name}.vmfb")
+
+
 def case_expectation(case: Case, seed: int = 0) -> Expectation:
     """Inputs, NumPy reference and comparison rule for a generated case."""
     from shapefuzz.families import get_family, guarded, validate_case  # families import hypothesis: keep lazy

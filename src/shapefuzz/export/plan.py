@@ -51,12 +51,18 @@ def comparison_rule(entry: CorpusEntry, inputs: list[np.ndarray] | None = None) 
     case is compared with its dtype's tolerance, exactly for integers. A top-k rule of a chain
     case with producers carries the root's operands computed from `inputs` (the rule reads its
     `x` and labels there, not in the entry's arguments)."""
-    from shapefuzz.families import get_family
     from shapefuzz.families.base import DTYPE_TOLERANCE
 
     family, params = entry.meta.get("family"), entry.meta.get("params")
     if family is None or params is None:
         return dict(DTYPE_TOLERANCE)
+    return case_rule(family, params, inputs)
+
+
+def case_rule(family: str, params: dict, inputs: list[np.ndarray] | None = None) -> dict:
+    """`comparison_rule` for a generated case's family and params (a bundle's cases too)."""
+    from shapefuzz.families import get_family
+
     fam = get_family(family)
     rule = fam.comparison_rule(params)
     root_operands = fam.hooks.get("context_root_operands")

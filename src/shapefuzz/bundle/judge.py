@@ -1,0 +1,211 @@
+"""`shapefuzz bundle-judge DIR results.json`: a bundle's results read back on the machine that
+built it. Each case the device got wrong, failed or hung on is checked again here on the
+reference lane (llvm-cpu, with the same inputs and NumPy reference, confirmed as a campaign
+confirms): right there, it is a finding of the device's lane; wrong there too, the reference or a
+bug every backend shares is to blame. A wrong output the runner kept is judged again by the
+family's own `compare` (the campaign's judge, of which the runner's rule is the data form).
+Compile failures come from the manifest: they were found here, as a campaign finds them.
+`--save` puts each device finding into a corpus folder (`check` and `replay` reproduce it)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+from shapefuzz.bundle import layout
+from shapefuzz.case import Case, case_from_mlir
+from shapefuzz.errors import UsageError
+from shapefuzz.files import child, read_bytes
+from shapefuzz.model import ProcessResult, Signature, Stage, Status, Verdict
+from shapefuzz.schema import SchemaError, obj, text
+from shapefuzz.toolchain import Toolchain
+
+# What a row concludes.
+DEVICE_FINDING = "device finding"  # wrong, failing or hung on the device, right on llvm-cpu
+SHARED = "llvm-cpu fails too"  # the reference is suspect, or every backend has the bug
+COMPILE_FINDING = "compile finding"  # failed to compile here for the device's target
+OURS = "ours"  # does not verify, or our two judges disagree
+LIMIT = "target limit"
+NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    family: str
+    device: str  # the device's verdict (ok, wrong, error, timeout, not-run) or the compile state
+    detail: str
+    reference: str  # llvm-cpu's verdict here ("" when not checked)
+    family_judge: str  # the family's own compare on the kept outputs ("" when not judged)
+    conclusion: str
+    signature: str = ""
+
+    @property
+    def device_finding(self) -> bool:
+        return self.conclusion in (DEVICE_FINDING, COMPILE_FINDING)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _results(path: Path, manifest: layout.Manifest) -> dict[str, dict[str, Any]]:
+    where = str(path)
+    data = obj(layout.read_json(path, where), where)
+    if data.get("format") != layout.RESULTS_FORMAT:
+        raise SchemaError(f"{where}: not a bundle-run results file")
+    if data.get("bundle_id") != manifest.bundle_id:
+        raise SchemaError(f"{where}: the results of another bundle (bundle_id {str(data.get('bundle_id'))[:40]!r})")
+    cases = obj(data.get("cases"), f"{where}: cases")
+    for case_id, record in cases.items():
+        record = obj(record, f"{where}: cases.{case_id[:40]}")
+        if record.get("verdict") not in layout.VERDICTS:
+            raise SchemaError(f"{where}: cases.{case_id[:40]}.verdict is not one of {', '.join(layout.VERDICTS)}")
+        text(record.get("detail", ""), f"{where}: cases.{case_id[:40]}.detail", one_line=False)
+    return cases
+
+
+def _case(folder: Path, case_id: str, line: dict[str, Any] | None = None) -> tuple[str, Case, int]:
+    """The case's text, its case (from its header) and its input seed (from case.json, or from
+    its manifest `line` for a case that did not compile and has none)."""
+    here = child(child(folder, layout.CASES, "cases folder"), case_id, f"case {case_id}")
+    mlir = read_bytes(here / layout.MLIR).decode("utf-8")
+    case = case_from_mlir(mlir)
+    if case is None:
+        raise SchemaError(f"case {case_id}: {layout.MLIR} has no shapefuzz-case header")
+    if line is None:
+        line = obj(layout.read_json(here / layout.CASE_JSON, f"case {case_id}: {layout.CASE_JSON}"), case_id)
+    seed = line.get("input_seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SchemaError(f"case {case_id}: input_seed is not a seed")
+    return mlir, case, seed
+
+
+def _verdict(report: Any) -> str:
+    """llvm-cpu's verdict here: "ok", or its failures' signatures."""
+    if report.verdict == Verdict.PASS:
+        return "ok"
+    return "; ".join(str(r.signature or r.status.value) for r in report.results if r.failed) or report.verdict.value
+
+
+def _family_judge(case: Case, seed: int, record: dict[str, Any], case_id: str):
+    """The family's own verdict on the outputs the runner kept (None: none kept), as a Mismatch or "right"."""
+    from shapefuzz.oracle import case_expectation
+
+    if "outputs" not in record:
+        return None
+    kept = record["outputs"]
+    if not isinstance(kept, list):
+        raise SchemaError(f"results: cases.{case_id}.outputs is not a list")
+    actual = [layout.decode(a, f"results: cases.{case_id}.outputs[{i}]") for i, a in enumerate(kept)]
+    expectation = case_expectation(case, seed)
+    assert expectation.compare is not None and expectation.expected is not None
+    return expectation.compare(expectation.expected, actual) or "right"
+
+
+def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str) -> Signature:
+    """The bucket a campaign would give this run on the device's lane."""
+    from shapefuzz.signature import classify, signature_for
+
+    if record["verdict"] == layout.TIMEOUT:
+        return signature_for(backend, Stage.RUN, Status.TIMEOUT, None)
+    if record["verdict"] == layout.ERROR:
+        rc, sig = record.get("returncode"), record.get("signal")
+        ran = ProcessResult((), rc if isinstance(rc, int) else None, sig if isinstance(sig, int) else None,
+                            False, False, "", str(record.get("detail", "")), float(record.get("seconds") or 0.0))
+        status = classify(ran)
+        return signature_for(backend, Stage.RUN, status if status.is_failure else Status.ERROR, ran)
+    kind = mismatch.kind.value if hasattr(mismatch, "kind") else "values"
+    return signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{kind} in {label}" if label else kind)
+
+
+def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Path | None = None) -> list[Row]:
+    from shapefuzz.oracle import case_expectation, case_label, check_module
+
+    try:
+        manifest = layout.read_manifest(folder)
+        results = _results(results_path, manifest)
+    except SchemaError as error:
+        raise UsageError(str(error)) from None
+    backend = manifest.backend
+    if corpus_dir is not None and backend not in BACKENDS:
+        raise UsageError(f"--save: {backend} is not a lane of this shapefuzz (build the bundle with --arch sm_80)")
+    rows: list[Row] = []
+    lines = {line["id"]: line for line in manifest.data["cases"]}
+    for entry in manifest.cases:
+        if entry.state == layout.COMPILE_FAILED:  # found here; llvm-cpu's column says whether it is the device lane's alone
+            try:
+                mlir, case, seed = _case(folder, entry.id, lines[entry.id])
+            except (SchemaError, UnicodeDecodeError) as error:
+                raise UsageError(f"case {entry.id}: {error}") from None
+            report = check_module(mlir, [REFERENCE_BACKEND], case_expectation(case, seed), toolchain)
+            rows.append(Row(entry.id, entry.family, entry.state, entry.detail, _verdict(report), "", COMPILE_FINDING,
+                            entry.signature))
+            continue
+        if entry.state != layout.COMPILED:
+            rows.append(Row(entry.id, entry.family, entry.state, entry.detail, "", "",
+                            LIMIT if entry.state == layout.UNSUPPORTED else OURS))
+            continue
+        record = results.get(entry.id)
+        if record is None or record["verdict"] == layout.NOT_RUN:
+            rows.append(Row(entry.id, entry.family, layout.NOT_RUN, "not in the results" if record is None
+                            else record.get("detail", ""), "", "", NOT_RUN))
+            continue
+        if record["verdict"] == layout.OK or record.get("ours") is True:  # ours: the runner could not read the case
+            rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), "", "",
+                            "" if record["verdict"] == layout.OK else OURS))
+            continue
+        try:
+            mlir, case, seed = _case(folder, entry.id)
+            mismatch = _family_judge(case, seed, record, entry.id) if record["verdict"] == layout.WRONG else None
+        except (SchemaError, UnicodeDecodeError) as error:
+            raise UsageError(f"case {entry.id}: {error}") from None
+        expectation = case_expectation(case, seed)
+        report = check_module(mlir, [REFERENCE_BACKEND], expectation, toolchain)
+        reference = _verdict(report)
+        family_judge = "" if mismatch is None else ("right" if mismatch == "right" else mismatch.detail[:300])
+        if mismatch == "right":
+            conclusion = OURS  # the rule called wrong what the family calls right: our two judges disagree
+        else:
+            conclusion = DEVICE_FINDING if report.verdict == Verdict.PASS else SHARED
+        signature = _signature(backend, record, mismatch, case_label(case))
+        rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), reference,
+                        family_judge, conclusion, str(signature)))
+        if corpus_dir is not None and conclusion == DEVICE_FINDING:
+            _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain)
+    return rows
+
+
+def _save(corpus_dir: Path, signature: Signature, mlir: str, case: Case, seed: int, expectation: Any,
+          record: dict[str, Any], manifest: layout.Manifest, toolchain: Toolchain) -> None:
+    from shapefuzz.corpus import make_finding, save_finding
+
+    where = f"{manifest.device} ({manifest.data.get('arch') or manifest.backend}) on a machine that ran " \
+            f"`shapefuzz bundle-run`; llvm-cpu gives the NumPy reference's values here"
+    finding = make_finding(signature, mlir, toolchain, case=case, seed=seed, inputs=expectation.inputs,
+                           expected=expectation.expected, detail=str(record.get("detail", ""))[:4000],
+                           triage="compiler bug", evidence=f"{record['verdict']} on {where}",
+                           origin=f"bundle {manifest.bundle_id}")
+    save_finding(corpus_dir, finding)
+
+
+def table_lines(rows: list[Row]) -> list[str]:
+    """The rows that are not plain passes, one line each, then the counts."""
+    lines = [f"{'case':<22} {'device':<15} {'llvm-cpu':<10} {'conclusion':<18} detail"]
+    for row in rows:
+        if row.device == layout.OK:
+            continue
+        detail = row.signature if row.device == layout.COMPILE_FAILED else (row.detail.splitlines() or [""])[0]
+        if row.family_judge == "right":
+            detail = "the family's own compare calls this output right: the bundle's expected file or rule is off"
+        elif row.family_judge:
+            detail = f"family: {row.family_judge}"
+        ref = row.reference if len(row.reference) <= 10 else "fails"
+        lines.append(f"{row.id:<22} {row.device:<15} {ref or '-':<10} {row.conclusion:<18} {detail[:140]}")
+    counts: dict[str, int] = {}
+    for row in rows:
+        key = row.conclusion or "ok"
+        counts[key] = counts.get(key, 0) + 1
+    lines.append(", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    return lines

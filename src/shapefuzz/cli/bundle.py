@@ -1,0 +1,81 @@
+"""`shapefuzz bundle`, `bundle-run` and `bundle-judge`: compile cases here for a device that is on
+another machine, run them there with the runtime alone, read the results back here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
+from shapefuzz.cli.params import SEED, POSITIVE, Bytes, Seconds
+from shapefuzz.families.registry import DEFAULT_FAMILIES
+
+
+@click.command()
+@click.option("--target", type=click.Choice(["cuda", "llvm-cpu"]), default="cuda", show_default=True,
+              help="What to compile for (llvm-cpu: a bundle this machine's runtime can run, to try the runner).")
+@click.option("--arch", default=None,
+              help="NVIDIA compute capability for --target cuda (default sm_80: IREE 3.13 builds no sm_90 code, "
+                   "and the driver JIT-compiles sm_80's PTX on newer GPUs).")
+@click.option("--n", "count", type=POSITIVE, required=True, help="Cases to draw.")
+@click.option("--out", "out", type=click.Path(), required=True, help="A new (or empty) folder for the bundle.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the draws (as a campaign's --seed).")
+@click.option("--ops", default=None, help=f"Comma-separated op families (default: {', '.join(DEFAULT_FAMILIES)}).")
+@click.option("--context-share", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Share of cases drawn inside a producer/consumer chain (default 0.5, as a campaign).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 64), default=2, show_default=True, help="Parallel compiles.")
+@click.option("--compile-timeout", type=Seconds(), default=None, help="Seconds per compile (default 120).")
+@click.option("--max-tensor-bytes", type=Bytes(), default="1M", show_default=True,
+              help="A case declaring a larger tensor is drawn again (the bundle travels to the device).")
+@toolchain_options
+@click.pass_obj
+def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout,
+           max_tensor_bytes) -> None:
+    """Draw cases as a campaign does, compile them here for a device elsewhere, write a bundle folder
+    that `shapefuzz bundle-run` runs there with the IREE runtime alone."""
+    from shapefuzz.bundle.build import BundleRequest, build_bundle
+    from shapefuzz.schema import human_bytes
+
+    request = BundleRequest(target, arch, count, Path(out), seed, ops, context_share, jobs, compile_timeout,
+                            max_tensor_bytes)
+    built = build_bundle(request, session.toolchain, lambda line: click.echo(line))
+    states = ", ".join(f"{n} {state}" for state, n in built.states.items() if n)
+    click.echo(f"bundle {built.folder}: {states}; {human_bytes(built.bytes)} in {built.seconds:.0f}s")
+    click.echo(f"run it where the device is: PYTHONPATH=<runtime wheel dir>:src python3 -m shapefuzz bundle-run "
+               f"{built.folder} --out results.json")
+
+
+@click.command("bundle-run", context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                                               "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bundle_run(args) -> None:
+    """Run a bundle on its device with the IREE runtime alone (see `shapefuzz bundle-run --help`)."""
+    from shapefuzz.bundle.runner import main
+
+    sys.exit(main(list(args)))
+
+
+@click.command("bundle-judge")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.argument("results", type=click.Path(exists=True, dir_okay=False))
+@click.option("--save", "corpus_dir", type=click.Path(file_okay=False), default=None,
+              help="Save each device-only failure into this corpus folder (as a campaign saves a finding).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@toolchain_options
+@click.pass_obj
+def bundle_judge(session: Session, folder, results, corpus_dir, as_json) -> None:
+    """Read a bundle's results back here: each failure on the device is checked again on llvm-cpu
+    (right there: a finding of the device's lane; wrong there too: the reference or a shared bug)."""
+    from shapefuzz.bundle.judge import judge, table_lines
+
+    rows = judge(Path(folder), Path(results), session.toolchain, Path(corpus_dir) if corpus_dir else None)
+    if as_json:
+        import json
+
+        click.echo(json.dumps([row.to_json() for row in rows], indent=1))
+    else:
+        for line in table_lines(rows):
+            click.echo(line)
+    sys.exit(EXIT_FOUND if any(row.device_finding for row in rows) else EXIT_OK)

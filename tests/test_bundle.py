@@ -1,0 +1,171 @@
+"""Compile here, run there (`shapefuzz bundle`, `bundle-run`, `bundle-judge`), with the real
+compiler and runtime: a CUDA bundle is built here (no GPU needed to compile for one), and the
+runner is tried on an llvm-cpu bundle with this machine's runtime, in a Python that cannot import
+the compiler, Hypothesis, click or our families (what the GPU machine has)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shapefuzz.case import case_from_mlir
+
+pytestmark = pytest.mark.iree
+SRC = Path(__file__).resolve().parents[1] / "src"
+OPS = ["--ops", "reduce,one_hot,matmul", "--seed", "1", "--n", "3", "-j", "1"]
+# What the device machine lacks: importing any of these in the runner fails.
+_BLOCKED = ("hypothesis", "jinja2", "click", "iree", "shapefuzz.families", "shapefuzz.oracle", "shapefuzz.campaign",
+            "shapefuzz.toolchain", "shapefuzz.cli")
+_BARE = ("import sys\nsys.argv = ['shapefuzz'] + sys.argv[1:]\n"
+         f"for name in {_BLOCKED!r}:\n    sys.modules[name] = None\n"
+         "from shapefuzz.console import main\nmain()\n")
+
+
+def shapefuzz(*args, bare=False, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    command = [sys.executable, "-c", _BARE] if bare else [sys.executable, "-m", "shapefuzz"]
+    return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def cuda_bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cuda") / "bundle"
+    done = shapefuzz("bundle", "--target", "cuda", *OPS, "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def cpu_bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cpu") / "bundle"
+    done = shapefuzz("bundle", "--target", "llvm-cpu", *OPS, "--out", out)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_cuda_bundle_holds_each_case_compiled_for_sm80_with_its_reference_and_rule(cuda_bundle, toolchain):
+    manifest = json.loads((cuda_bundle / "manifest.json").read_text())
+    assert manifest["backend"] == "cuda-sm80" and manifest["device"] == "cuda"
+    assert manifest["iree_version"] == toolchain.probe.version
+    assert "--iree-cuda-target=sm_80" in manifest["flags"]
+    assert [c["family"] for c in manifest["cases"]] == ["reduce", "one_hot", "matmul"]
+    compiled = [c for c in manifest["cases"] if c["state"] == "compiled"]
+    assert compiled and (cuda_bundle / "smoke.vmfb").stat().st_size > 0
+    for line in compiled:
+        folder = cuda_bundle / "cases" / line["id"]
+        record = json.loads((folder / "case.json").read_text())
+        case = case_from_mlir((folder / "case.mlir").read_text())  # the header: check and replay re-derive it
+        assert case.family == line["family"] and record["rule"]["kind"] in ("elementwise", "topk")
+        assert (folder / "module.vmfb").stat().st_size > 0
+        assert len(list(folder.glob("input*.npy"))) == record["inputs"]
+        assert len(list(folder.glob("expected*.npy"))) == record["results"]
+    assert not list(cuda_bundle.parent.glob(".bundle.partial-*"))  # built aside, renamed in whole
+
+
+def test_a_bundle_for_a_device_that_is_not_here_stops_at_its_smoke_module(cuda_bundle, toolchain, tmp_path):
+    if toolchain.probe.has_device("cuda"):
+        pytest.skip("a CUDA device is here: the bundle would run")
+    done = shapefuzz("bundle-run", cuda_bundle, "--out", tmp_path / "r.json", bare=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the cuda device did not run this bundle's smoke module" in done.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["smoke"] != "ok"
+
+
+def test_the_runner_judges_right_wrong_and_failing_cases_and_bundle_judge_reads_them_back(cpu_bundle, tmp_path):
+    bundle = tmp_path / "bundle"
+    shutil.copytree(cpu_bundle, bundle)
+    results = tmp_path / "results.json"
+    done = shapefuzz("bundle-run", bundle, "--out", results, bare=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert {r["verdict"] for r in json.loads(results.read_text())["cases"].values()} == {"ok"}
+    assert "3 ok" in done.stdout
+    # one expected output changed, one module broken: wrong values and a runtime error (the
+    # reduce case is an arg-max, whose indices are judged by what they select, not by the file)
+    cases = sorted(p.name for p in (bundle / "cases").iterdir())
+    cases[0], cases[1] = cases[1], cases[0]
+    expected = bundle / "cases" / cases[0] / "expected0.npy"
+    array = np.load(expected)
+    array.reshape(-1)[0] += 3
+    np.save(expected, array)
+    (bundle / "cases" / cases[1] / "module.vmfb").write_bytes(b"not a module")
+    done = shapefuzz("bundle-run", bundle, "--out", results, bare=True)
+    assert done.returncode == 1, done.stderr
+    verdicts = {k: r["verdict"] for k, r in json.loads(results.read_text())["cases"].items()}
+    assert verdicts == {cases[0]: "wrong", cases[1]: "error", cases[2]: "ok"}
+    assert any(line.startswith(cases[0]) and "elements differ" in line for line in done.stdout.splitlines())
+    # back here: the wrong output is right by the family's own judge (our file was changed), the
+    # runtime error is right on llvm-cpu (a device finding, saved into the corpus)
+    corpus = tmp_path / "corpus"
+    judged = shapefuzz("bundle-judge", bundle, results, "--save", corpus, "--json")
+    assert judged.returncode == 1, judged.stderr
+    rows = {row["id"]: row for row in json.loads(judged.stdout)}
+    assert rows[cases[0]]["family_judge"] == "right" and rows[cases[0]]["conclusion"] == "ours"
+    assert rows[cases[1]]["reference"] == "ok" and rows[cases[1]]["conclusion"] == "device finding"
+    assert rows[cases[1]]["signature"].startswith("llvm-cpu/run/")
+    saved = [p for p in corpus.iterdir() if (p / "meta.json").exists()]
+    assert len(saved) == 1 and "bundle" in json.loads((saved[0] / "meta.json").read_text())["origin"]
+
+
+_HANGING_RUNTIME = """#!/bin/sh
+case "$*" in *--input=4xf32*) echo "4xf32=2 4 6 8"; exit 0;; esac
+exec sleep 600
+"""
+
+
+def test_a_hung_case_costs_its_timeout_and_the_run_goes_on(cpu_bundle, tmp_path):
+    """A runtime that hangs on every case (a fake: a hung kernel on demand) after answering the smoke module."""
+    fake = tmp_path / "iree-run-module"
+    fake.write_text(_HANGING_RUNTIME)
+    fake.chmod(0o755)
+    results = tmp_path / "results.json"
+    done = shapefuzz("bundle-run", cpu_bundle, "--out", results, "--timeout", "1", "--jobs", "3",
+                     "--iree-run-module", fake, bare=True)
+    assert done.returncode == 1, done.stderr
+    cases = json.loads(results.read_text())["cases"]
+    assert len(cases) == 3 and {r["verdict"] for r in cases.values()} == {"timeout"}
+    assert "3 timeout" in done.stdout
+
+
+@pytest.mark.parametrize("args, said", [
+    (["bundle", "--target", "rocm", "--n", "1", "--out", "b"], "--target"),
+    (["bundle", "--target", "llvm-cpu", "--arch", "sm_80", "--n", "1", "--out", "b"], "--arch is for --target cuda"),
+    (["bundle", "--n", "0", "--out", "b"], "--n"),
+    (["bundle", "--arch", "volta", "--n", "1", "--out", "b"], "compute capability"),
+    (["bundle", "--arch", "sm_90", "--n", "1", "--out", "b"], "use --arch sm_80"),
+    (["bundle", "--n", "1", "--out", "full"], "not empty"),
+    (["bundle", "--n", "1", "--out", "b", "--ops", "convv"], "did you mean 'conv'"),
+    (["bundle-run", "nowhere"], "not a folder"),
+    (["bundle-run", "full"], "manifest.json"),
+    (["bundle-run", "full", "--timeout", "-1"], "--timeout"),
+    (["bundle-run", "full", "--jobs", "x"], "--jobs"),
+    (["bundle-judge", "full", "full/x"], "manifest.json"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, said):
+    from shapefuzz.cli import main
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["shapefuzz", *args])
+    with pytest.raises(SystemExit) as stop:
+        main()  # in this process: each refusal costs milliseconds, not an interpreter's start
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2, (out, err)
+    assert err.count("\n") == 1 and said in err and "Traceback" not in out + err, err
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_case_declaring_a_tensor_over_the_cap_is_drawn_again(toolchain, tmp_path):
+    from shapefuzz.bundle.build import draw, largest_tensor
+    from shapefuzz.campaign.iree import IreeTarget
+
+    target = IreeTarget(toolchain, tmp_path)
+    free, again = draw(target, ("reduce",), 3, 1)
+    capped, again_capped = draw(target, ("reduce",), 3, 1, max_tensor_bytes=200)
+    assert max(largest_tensor(c) for c in free) > 200 and again_capped > again
+    assert capped and all(largest_tensor(c) <= 200 for c in capped)
