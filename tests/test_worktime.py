@@ -31,6 +31,11 @@ def test_each_task_hands_back_its_own_parts_and_the_start_up_with_the_first():
     worktime.skip()
     worktime.add("files", 0.5)
     assert worktime.take() == {"start-up": 1.0, "files": 0.5}  # the shrink's judge is not the next task's
+    worktime.add_untimed("processes", 0.25)
+    with worktime.timed("start-up"):
+        worktime.add_untimed("processes", 4.0)  # inside a timed block: that block's time already
+    spent = worktime.take()
+    assert spent["processes"] == 0.25 and spent.get("start-up", 0.0) < 1.0
 
 
 @pytest.mark.iree
@@ -45,7 +50,7 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
     outcome = target.check(candidate, ("llvm-cpu",))
     wall = time.perf_counter() - start
     assert outcome.lanes["llvm-cpu"][0].value == "ok", outcome
-    assert {"reference", "files", "inputs"} <= set(outcome.split) <= set(worktime.PARTS), outcome.split
+    assert {"reference", "files", "inputs", "processes"} <= set(outcome.split) <= set(worktime.PARTS), outcome.split
     assert 0 < outcome.tool_seconds and outcome.tool_seconds + sum(outcome.split.values()) <= wall + 1e-3
 
 
