@@ -31,6 +31,11 @@ def test_each_task_hands_back_its_own_parts_and_the_start_up_with_the_first():
     worktime.skip()
     worktime.add("files", 0.5)
     assert worktime.take() == {"start-up": 1.0, "files": 0.5}  # the shrink's judge is not the next task's
+    worktime.add_untimed("processes", 0.25)
+    with worktime.timed("start-up"):
+        worktime.add_untimed("processes", 4.0)  # inside a timed block: that block's time already
+    spent = worktime.take()
+    assert spent["processes"] == 0.25 and spent.get("start-up", 0.0) < 1.0
 
 
 @pytest.mark.iree
@@ -45,8 +50,30 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
     outcome = target.check(candidate, ("llvm-cpu",))
     wall = time.perf_counter() - start
     assert outcome.lanes["llvm-cpu"][0].value == "ok", outcome
-    assert {"reference", "files", "inputs"} <= set(outcome.split) <= set(worktime.PARTS), outcome.split
+    assert {"reference", "files", "inputs", "processes"} <= set(outcome.split) <= set(worktime.PARTS), outcome.split
     assert 0 < outcome.tool_seconds and outcome.tool_seconds + sum(outcome.split.values()) <= wall + 1e-3
+
+
+@pytest.mark.iree
+def test_a_compile_only_check_makes_no_inputs_and_no_reference(tmp_path, monkeypatch):
+    """A large round's lanes only compile here: its check validates the case and pays for no
+    inputs or NumPy reference (nothing runs to be judged); a check that runs pays for them."""
+    from shapefuzz import families, oracle
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.toolchain import find_toolchain
+
+    made: list[str] = []
+    valid: list[str] = []
+    real, validate = oracle.case_expectation, families.validate_case
+    monkeypatch.setattr(oracle, "case_expectation", lambda case, seed=0: made.append(case.family) or real(case, seed))
+    monkeypatch.setattr(families, "validate_case", lambda case, *a: valid.append(case.family) or validate(case, *a))
+    target = IreeTarget(find_toolchain(), tmp_path / "corpus")
+    candidate = target.generate("reduce", 3)
+    worktime.take()
+    outcome = target.check(candidate, ("cuda-sm80",))
+    assert outcome.lanes["cuda-sm80"][0].value == "ok" and made == [] and valid == ["reduce"], outcome
+    outcome = target.check(candidate, ("llvm-cpu", "cuda-sm80"))
+    assert outcome.lanes["llvm-cpu"][0].value == "ok" and made == ["reduce"], outcome
 
 
 def _row(key: str, tool: float, task: float) -> CandidateRow:

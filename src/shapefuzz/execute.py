@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
@@ -23,7 +24,7 @@ from shapefuzz.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
-from shapefuzz.worktime import timed
+from shapefuzz.worktime import add_untimed, timed
 
 SPLIT_MARKER = "// -----"
 _LOCATED_ERROR = re.compile(r"^[^\n:]*\.mlir:(\d+):\d+: error: (.*)$", re.MULTILINE)
@@ -55,12 +56,16 @@ def tool_seconds() -> float:
 def run_sandboxed(argv: Sequence[str], limits: Limits, **kwargs) -> ProcessResult:
     """One sandboxed call. A failure of our environment (a full disk, an I/O error, a file of ours
     gone) is an `EnvironmentFault`, never a result a caller could take for the compiler's."""
+    start = time.perf_counter()
     try:
         result = _sandboxed(list(argv), limits, **kwargs)
     except OSError as error:  # no room to start it, no temporary file for its output
         raise EnvironmentFault(f"{Path(argv[0]).name}: {error.strerror or error} (our environment, not the "
                                "compiler: check free space in TMPDIR and retry)") from None
     _TOOL_SECONDS[0] += result.seconds
+    # the sandbox's own work around the process (its environment, pipes, reaping), or a first run
+    # that died of a SIGKILL we did not send (see sandbox.run_sandboxed)
+    add_untimed("processes", max(0.0, time.perf_counter() - start - result.seconds))
     if result.returncode != 0 and not result.timed_out:
         fault = environment_fault(result.stderr + "\n" + result.stdout, _own_paths(argv))
         if fault is not None:
@@ -111,10 +116,16 @@ def verify_many(
 
 
 def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("verify")) as tmp:
-        path = os.path.join(tmp, "module.mlir")
-        write_text(path, text)
+    with timed("files"):
+        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("verify"))
+    try:
+        path = os.path.join(folder.name, "module.mlir")
+        with timed("files"):
+            write_text(path, text)
         result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
+    finally:
+        with timed("files"):
+            folder.cleanup()
     if result.ok:
         return None
     if result.timed_out:

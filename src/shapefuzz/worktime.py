@@ -1,6 +1,7 @@
 """Where a worker's time goes outside the compiler and runtime: cheap per-process timers by part
 (the NumPy reference, ONNX's second judge, reading the action log, the run's input and output
-files, temporary files, start-up imports). A campaign takes the difference around a task
+files, temporary files, start-up imports, the sandbox's own work around each compiler and runtime
+process: its environment, pipes and reaping). A campaign takes the difference around a task
 (`since`) and reports the split beside the share spent in compiler and runtime processes
 (`execute.tool_seconds`, which these parts never overlap)."""
 
@@ -10,10 +11,11 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-# The parts, in the order reports list them.
-PARTS = ("start-up", "reference", "judge", "compare", "action log", "inputs", "files")
+# The parts, in the order reports list them (new ones at the end: a store keeps them by name).
+PARTS = ("start-up", "reference", "judge", "compare", "action log", "inputs", "files", "processes")
 
 _SPENT: dict[str, float] = {}
+_OPEN = [0]  # timed blocks open now
 
 
 @contextmanager
@@ -21,14 +23,23 @@ def timed(part: str) -> Iterator[None]:
     """Adds the wall time of the block to `part` (nested blocks of another part are not
     subtracted: time one layer at a time)."""
     start = time.perf_counter()
+    _OPEN[0] += 1
     try:
         yield
     finally:
+        _OPEN[0] -= 1
         _SPENT[part] = _SPENT.get(part, 0.0) + time.perf_counter() - start
 
 
 def add(part: str, seconds: float) -> None:
     _SPENT[part] = _SPENT.get(part, 0.0) + seconds
+
+
+def add_untimed(part: str, seconds: float) -> None:
+    """`add`, unless a timed block is open (the time is already that block's: the probe's
+    processes at start-up)."""
+    if not _OPEN[0]:
+        add(part, seconds)
 
 
 _TAKEN: dict[str, float] = {}
