@@ -139,6 +139,8 @@ def test_a_hung_case_costs_its_timeout_and_the_run_goes_on(cpu_bundle, tmp_path)
     (["bundle", "--arch", "sm_90", "--n", "1", "--out", "b"], "use --arch sm_80"),
     (["bundle", "--n", "1", "--out", "full"], "not empty"),
     (["bundle", "--n", "1", "--out", "b", "--ops", "convv"], "did you mean 'conv'"),
+    (["bundle", "--n", "1", "--out", "b", "--variant", "o4"], "cuda-sm80 has these: o3"),
+    (["bundle", "--target", "llvm-cpu", "--n", "1", "--out", "b", "--variant", "no-igemm"], "llvm-cpu has these"),
     (["bundle-run", "nowhere"], "not a folder"),
     (["bundle-run", "full"], "manifest.json"),
     (["bundle-run", "full", "--timeout", "-1"], "--timeout"),
@@ -169,3 +171,21 @@ def test_a_case_declaring_a_tensor_over_the_cap_is_drawn_again(toolchain, tmp_pa
     capped, again_capped = draw(target, ("reduce",), 3, 1, max_tensor_bytes=200)
     assert max(largest_tensor(c) for c in free) > 200 and again_capped > again
     assert capped and all(largest_tensor(c) <= 200 for c in capped)
+
+
+def test_a_variant_bundle_compiles_with_the_variant_lanes_flags(tmp_path, toolchain):
+    """`--variant o3` compiles each case for cuda-sm80-o3 (a registered lane, so a saved finding
+    replays by its name); another arch takes sm_80's variant with its own target flags."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.bundle.build import lane_for
+
+    out = tmp_path / "o3"
+    done = shapefuzz("bundle", "--target", "cuda", "--variant", "o3", "--ops", "reduce", "--seed", "1", "--n", "1",
+                     "-j", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["backend"] == "cuda-sm80-o3" and "--iree-opt-level=O3" in manifest["compile_command"]
+    sm86 = lane_for("cuda", "sm_86", "o3")
+    assert sm86.name == "cuda-sm86-o3" and sm86.extra_flags == BACKENDS["cuda-sm80-o3"].extra_flags
+    flags = sm86.compile_flags(toolchain.probe)
+    assert "--iree-cuda-target=sm_86" in flags and "--iree-opt-level=O3" in flags

@@ -280,6 +280,9 @@ _VULKAN_LLVMPIPE = Backend("vulkan-llvmpipe", "Vulkan/SPIR-V for Mesa's llvmpipe
 _ROCM_GFX942 = Backend("rocm-gfx942", "AMD MI300 (executes where a HIP device runs gfx942)", _rocm("gfx942"), "hip",
                        True, in_default=True)
 
+_CUDA_SM80 = Backend("cuda-sm80", "NVIDIA Ampere PTX (executes where a CUDA device runs it)", _cuda("sm_80"), "cuda",
+                     True, error_limits=_CUDA_ERROR_LIMITS, in_default=True)
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
@@ -301,8 +304,7 @@ BACKENDS: dict[str, Backend] = {
         Backend("rocm-gfx1100", "AMD RDNA3 (executes where a HIP device runs gfx1100)", _rocm("gfx1100"), "hip", True),
         # sm_80 PTX runs on every NVIDIA GPU from Ampere on (the driver JIT-compiles it); in 3.13
         # sm_90, sm_90a and sm_100 fail every input with "missing GPU target".
-        Backend("cuda-sm80", "NVIDIA Ampere PTX (executes where a CUDA device runs it)", _cuda("sm_80"), "cuda",
-                True, error_limits=_CUDA_ERROR_LIMITS, in_default=True),
+        _CUDA_SM80,
         Backend("cuda-native", "NVIDIA, the target the probe picked for the GPU here", _cuda(None), "cuda", True,
                 error_limits=_CUDA_ERROR_LIMITS),
         # Pipeline variants: the same target with a switch that changes how dispatches are formed
@@ -354,6 +356,15 @@ BACKENDS: dict[str, Backend] = {
                 passes=("iree-preprocessing-pad-to-intrinsics",), default=True, affects=_CONVS),
         variant(_VULKAN_LLVMPIPE, "im2col", "with convs rewritten to im2col + matmul",
                 "--iree-global-opt-use-im2col-for-convs", affects=_CONVS),
+        # CUDA's pipeline variants, asked for by name (a GPU box runs them: `shapefuzz bundle
+        # --variant`); not in the default set, where CUDA only compiles on most machines.
+        variant(_CUDA_SM80, "o3", "at optimization level O3", "--iree-opt-level=O3"),
+        variant(_CUDA_SM80, "aggressive-fusion", "with aggressive dispatch-region fusion",
+                "--iree-dispatch-creation-enable-aggressive-fusion", affects=("contraction", "reduction")),
+        variant(_CUDA_SM80, "single-dispatch", "with the whole function made one dispatch",
+                _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS),
+        variant(_CUDA_SM80, "no-igemm", "with implicit-GEMM conv lowering off",
+                "--iree-codegen-llvmgpu-use-igemm=false", affects=_CONVS),
     )
 }
 

@@ -15,14 +15,14 @@ import shutil
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
 from shapefuzz import __version__
-from shapefuzz.backends import BACKENDS, Backend, cuda_lane
+from shapefuzz.backends import BACKENDS, VARIANTS, Backend, cuda_lane
 from shapefuzz.bundle import layout
 from shapefuzz.campaign.drawing import derive_seed
 from shapefuzz.campaign.iree import CONTEXT_SHARE, KNOWN_FAMILIES, IreeTarget, available_families
@@ -57,6 +57,7 @@ class BundleRequest:
     jobs: int = 1
     compile_timeout: float | None = None
     max_tensor_bytes: int = MAX_TENSOR_BYTES
+    variant: str | None = None  # a pipeline variant of the target's lane ("o3": cuda-sm80-o3)
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,30 @@ class Built:
     seconds: float
 
 
-def lane_for(target: str, arch: str | None) -> Backend:
+def lane_for(target: str, arch: str | None, variant: str | None = None) -> Backend:
     if target == "cuda":
-        return cuda_lane(arch or DEFAULT_ARCH)
-    if target not in TARGETS:
+        lane = cuda_lane(arch or DEFAULT_ARCH)
+    elif target not in TARGETS:
         raise UsageError(f"--target {target[:40]!r}: choose from {', '.join(TARGETS)}")
-    if arch is not None:
+    elif arch is not None:
         raise UsageError("--arch is for --target cuda")
-    return BACKENDS[target]
+    else:
+        lane = BACKENDS[target]
+    return lane if variant is None else _variant_of(lane, variant)
+
+
+def _variant_of(lane: Backend, suffix: str) -> Backend:
+    """The lane's pipeline variant `suffix` (a registered one; for a CUDA arch other than sm_80,
+    sm_80's variant with that arch's target flags)."""
+    base = lane.name if lane.name in VARIANTS else "cuda-sm80" if lane.driver == "cuda" else lane.name
+    choices = [name[len(base) + 1:] for name in VARIANTS.get(base, ())]
+    if suffix not in choices:
+        raise UsageError(f"--variant {suffix[:40]!r}: {lane.name} has "
+                         + (f"these: {', '.join(choices)}" if choices else "none"))
+    registered = BACKENDS[f"{base}-{suffix}"]
+    if base == lane.name:
+        return registered
+    return replace(registered, name=f"{lane.name}-{suffix}", flags=lane.flags, variant_of=lane.name)
 
 
 def _check_out(out: Path) -> None:
@@ -211,7 +228,7 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
     from shapefuzz.sandbox import Limits
 
     started = time.monotonic()
-    lane = lane_for(request.target, request.arch)
+    lane = lane_for(request.target, request.arch, request.variant)
     if request.count < 1:
         raise UsageError(f"--n {request.count}: give at least 1")
     missing = lane.unavailable(toolchain.probe)

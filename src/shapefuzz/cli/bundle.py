@@ -29,17 +29,20 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.option("--compile-timeout", type=Seconds(), default=None, help="Seconds per compile (default 120).")
 @click.option("--max-tensor-bytes", type=Bytes(), default="1M", show_default=True,
               help="A case declaring a larger tensor is drawn again (the bundle travels to the device).")
+@click.option("--variant", default=None,
+              help="Compile with a pipeline variant of the target's lane (cuda: o3, aggressive-fusion, "
+                   "single-dispatch, no-igemm; `shapefuzz backends` lists them).")
 @toolchain_options
 @click.pass_obj
 def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout,
-           max_tensor_bytes) -> None:
+           max_tensor_bytes, variant) -> None:
     """Draw cases as a campaign does, compile them here for a device elsewhere, write a bundle folder
     that `shapefuzz bundle-run` runs there with the IREE runtime alone."""
     from shapefuzz.bundle.build import BundleRequest, build_bundle
     from shapefuzz.schema import human_bytes
 
     request = BundleRequest(target, arch, count, Path(out), seed, ops, context_share, jobs, compile_timeout,
-                            max_tensor_bytes)
+                            max_tensor_bytes, variant)
     built = build_bundle(request, session.toolchain, lambda line: click.echo(line))
     states = ", ".join(f"{n} {state}" for state, n in built.states.items() if n)
     click.echo(f"bundle {built.folder}: {states}; {human_bytes(built.bytes)} in {built.seconds:.0f}s")
