@@ -49,6 +49,28 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
     assert 0 < outcome.tool_seconds and outcome.tool_seconds + sum(outcome.split.values()) <= wall + 1e-3
 
 
+@pytest.mark.iree
+def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatch):
+    """No lane that runs the module, no NumPy reference: a large attention's (17 GB of scores) took the
+    worker with it, on lanes that only compile here."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.toolchain import find_toolchain
+
+    toolchain = find_toolchain()
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
+    asked = []
+    real = IreeTarget._expectation
+    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
+    candidate = target.generate("reduce", 3)
+    outcome = target.check(candidate, (lane,))
+    assert outcome.lanes[lane][0].value == "ok" and asked == [], outcome
+    assert "reference" not in outcome.split
+    outcome = target.check(candidate, ("llvm-cpu", lane))  # one lane runs it: judged as before
+    assert outcome.lanes["llvm-cpu"][0].value == "ok" and asked == [candidate.key]
+
+
 def _row(key: str, tool: float, task: float) -> CandidateRow:
     return CandidateRow(key=key, idx=0, seed=0, family="g", features=(), backends=("a",), verdict=Verdict.PASS,
                         outcome={"a": ["ok", tool]}, payload="{}", size=1, tool_seconds=tool, task_seconds=task,
