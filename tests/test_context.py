@@ -177,6 +177,19 @@ def test_context_free_cases_keep_their_headers():
     assert draw_params("pool", 3, context_share=0.0) == draw_params("pool", 3, context_share=1.0).replace(context=())
 
 
+def test_the_share_is_the_fraction_asked():
+    # 0.8 was rounded to one in one: the context bench's "0.8" arm drew a chain on every case
+    from shapefuzz.families.context.wrap import share, sharing
+
+    with sharing(0.8):
+        assert share() == 0.8
+    with sharing(0.5):
+        assert share() == 0.5
+    offered = {f: [bool(draw_params("pool", s, context_share=f).context) for s in range(120)] for f in (0.8, 1.0, 0.5)}
+    assert sum(offered[0.5]) < sum(offered[0.8]) < sum(offered[1.0])
+    assert 0.65 < sum(offered[0.8]) / sum(offered[1.0]) < 0.95, {f: sum(v) for f, v in offered.items()}
+
+
 @pytest.mark.parametrize("family", ["conv", "matmul", "topk"])
 def test_a_header_with_a_chain_replays_bit_identically(family):
     p = _chain_case(family)
