@@ -1,48 +1,45 @@
 """What a chain candidate costs (issue #33): a fixed set of drawn chain cases (every family in turn,
 seeds from --seed, each draw offered a chain, swarm as a campaign draws), each checked as a
-campaign's worker checks it (`case_expectation`, then `check_module` without the confirming re-run)
-and its bare root (the same params without the chain) beside it. Prints per case the family, chain,
-the entry's and the root's argument elements, reference and check wall; then the totals and the
-chain ÷ root ratios. The same --seed on two trees gives their before/after on the same draws.
+campaign's worker checks a candidate (`IreeTarget.check`: inputs and NumPy reference where a lane
+runs it, verify, compile, run, judge) and its bare root (the same params without the chain) beside
+it. Prints per case the family, chain, the worker's reference seconds, the check's wall and its
+lanes' statuses; then the totals and the chain / root ratios. The same --seed and options with two
+trees' src on the path give their before/after on the same draws.
 
     PYTHONPATH=src .venv/bin/python bench/bench_chain_cost.py --n 60 --seed 0
+    PYTHONPATH=src .venv/bin/python bench/bench_chain_cost.py --n 40 --regime large --backends rocm-gfx942 --no-root
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.families import DEFAULT_FAMILIES, get_family
+from shapefuzz.families import DEFAULT_FAMILIES
 from shapefuzz.families.context.wrap import bare
 from shapefuzz.generate import draw_params
-from shapefuzz.oracle import _MEMO, case_expectation, check_module
 from shapefuzz.toolchain import find_toolchain
 
 
-def elements(arrays: list[np.ndarray]) -> int:
-    return sum(int(np.asarray(a).size) for a in arrays)
+def cost(target: Any, family: str, seed: int, params: Any, lanes: tuple[str, ...]) -> tuple[float, float, str]:
+    """(reference seconds, check wall, lane statuses) of one case checked as a worker checks it, from cold."""
+    from shapefuzz.oracle import _MEMO
 
-
-def cost(case: Case, backends: list[str], toolchain) -> tuple[float, float, int, str]:
-    """(reference seconds, check seconds, argument elements, verdict) of one case, from cold."""
     _MEMO.clear()
+    candidate = target.from_payload(family, seed, Case.make(family, params).params_json)
     start = time.perf_counter()
     try:
-        expectation = case_expectation(case, 0)
-    except ShapefuzzError as error:
-        return time.perf_counter() - start, 0.0, 0, f"ours: {str(error)[:60]}"
-    ref = time.perf_counter() - start
-    text = case.header() + "\n" + get_family(case.family).render(case.params)
-    start = time.perf_counter()
-    report = check_module(text, backends, expectation, toolchain, confirm=False)
-    statuses = ",".join(r.status.value if hasattr(r.status, "value") else str(r.status) for r in report.results)
-    return ref, time.perf_counter() - start, elements(expectation.inputs), statuses or report.verdict.value
+        outcome = target.check(candidate, lanes)
+    except ShapefuzzError as error:  # ours: the case cannot be judged (a reference out of memory)
+        return 0.0, time.perf_counter() - start, f"ours: {str(error)[:50]}"
+    wall = time.perf_counter() - start
+    statuses = ",".join(status.value for status, _ in (outcome.lanes[lane] for lane in lanes if lane in outcome.lanes))
+    return outcome.split.get("reference", 0.0), wall, statuses or outcome.verdict.value
 
 
 def drawn(n: int, seed: int, regime: str) -> list[tuple[Case, Any]]:
@@ -71,28 +68,27 @@ def main() -> None:
     ap.add_argument("--backends", default="llvm-cpu", help="lanes each case is checked on (default llvm-cpu)")
     ap.add_argument("--no-root", action="store_true", help="do not check the bare roots")
     args = ap.parse_args()
-    toolchain = find_toolchain(None)
-    backends = args.backends.split(",")
-    totals = {"chain": [0.0, 0.0, 0], "root": [0.0, 0.0, 0]}
-    for i, (case, params) in enumerate(drawn(args.n, args.seed, args.regime)):
-        ref, check, elems, verdict = cost(case, backends, toolchain)
-        totals["chain"] = [totals["chain"][0] + ref, totals["chain"][1] + check, totals["chain"][2] + elems]
-        ops = ",".join(op.op for op in params.context)
-        line = f"{i:3d} {case.family:14s} {ops[:44]:44s} elems {elems:8d} ref {ref:6.3f}s check {check:6.2f}s {verdict}"
-        if not args.no_root:
-            root = Case.make(case.family, bare(params))
-            r_ref, r_check, r_elems, r_verdict = cost(root, backends, toolchain)
-            totals["root"] = [totals["root"][0] + r_ref, totals["root"][1] + r_check, totals["root"][2] + r_elems]
-            line += f" | root elems {r_elems:8d} ref {r_ref:6.3f}s check {r_check:6.2f}s {r_verdict}"
-        print(line, flush=True)
-    c, r = totals["chain"], totals["root"]
-    print(f"chains: {args.n} cases, reference {c[0]:.2f}s, check {c[1]:.1f}s, "
-          f"{(c[0] + c[1]) / args.n:.2f}s a case, {c[2]} argument elements")
+    from shapefuzz.campaign.iree import IreeTarget
+
+    lanes = tuple(args.backends.split(","))
+    totals = {"chain": [0.0, 0.0], "root": [0.0, 0.0]}
+    with tempfile.TemporaryDirectory(prefix="chain-cost-") as corpus:
+        target = IreeTarget(find_toolchain(None), Path(corpus))
+        for i, (case, params) in enumerate(drawn(args.n, args.seed, args.regime)):
+            kinds = {"chain": params} if args.no_root else {"chain": params, "root": bare(params)}
+            line = f"{i:3d} {case.family:14s} {','.join(op.op for op in params.context)[:44]:44s}"
+            for kind, p in kinds.items():
+                ref, wall, statuses = cost(target, case.family, args.seed + i, p, lanes)
+                totals[kind] = [totals[kind][0] + ref, totals[kind][1] + wall]
+                line += f" | {kind} ref {ref:6.3f}s check {wall:6.2f}s {statuses}"
+            print(line, flush=True)
+    for kind, (ref, wall) in totals.items():
+        if wall:
+            print(f"{kind + 's:':7s} {args.n} cases on {args.backends} ({args.regime}), reference {ref:.2f}s, "
+                  f"check wall {wall:.1f}s (reference in it), {wall / args.n:.2f}s a case")
     if not args.no_root:
-        print(f"roots:  {args.n} cases, reference {r[0]:.2f}s, check {r[1]:.1f}s, "
-              f"{(r[0] + r[1]) / args.n:.2f}s a case, {r[2]} argument elements")
-        print(f"chain / root: reference {c[0] / max(r[0], 1e-9):.2f}x, check {c[1] / max(r[1], 1e-9):.2f}x, "
-              f"all {(c[0] + c[1]) / max(r[0] + r[1], 1e-9):.2f}x")
+        (c_ref, c_wall), (r_ref, r_wall) = totals["chain"], totals["root"]
+        print(f"chain / root: reference {c_ref / max(r_ref, 1e-9):.2f}x, check {c_wall / max(r_wall, 1e-9):.2f}x")
 
 
 if __name__ == "__main__":
