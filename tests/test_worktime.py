@@ -71,6 +71,30 @@ def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatc
     assert outcome.lanes["llvm-cpu"][0].value == "ok" and asked == [candidate.key]
 
 
+@pytest.mark.iree
+def test_a_compile_failure_on_a_lane_that_only_compiles_is_saved_without_arrays(tmp_path, monkeypatch):
+    """The campaign's own process saves the entry: no NumPy reference for a lane that never runs it."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.iree import IreeTarget, failure_of
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.model import Signature, Stage, Status
+    from shapefuzz.toolchain import find_toolchain
+
+    toolchain = find_toolchain()
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
+    asked = []
+    real = IreeTarget._expectation
+    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
+    candidate = target.generate("reduce", 3)
+    failure = failure_of(Signature(lane, Stage.COMPILE, Status.ERROR, "error: a made-up failure"), "error: made up")
+    entry = load_entry(target.save(candidate, failure, False))
+    assert asked == [] and entry.inputs is None and entry.expected is None
+    runs = failure_of(Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "error: another made-up failure"), "error")
+    entry = load_entry(target.save(candidate, runs, False))  # a lane that runs it: its arrays, as before
+    assert asked == [candidate.key] and entry.inputs is not None
+
+
 def _row(key: str, tool: float, task: float) -> CandidateRow:
     return CandidateRow(key=key, idx=0, seed=0, family="g", features=(), backends=("a",), verdict=Verdict.PASS,
                         outcome={"a": ["ok", tool]}, payload="{}", size=1, tool_seconds=tool, task_seconds=task,
