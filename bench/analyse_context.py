@@ -98,7 +98,8 @@ def cause_lines(arms: dict[str, list[dict[str, Any]]]) -> None:
         print(f"== {arm}: compiler-bug causes per seed {per_seed}; keeping a chain {len(chained)}; "
               f"of those, an identity a cause without a chain has too: {len(shared)}")
         for cause in shared:
-            print(f"  {cause['identity'][:100]} | {cause['chain'][:70]} | also lone in {sorted(lone[cause['identity']])}")
+            also = sorted(lone[cause["identity"]])
+            print(f"  {cause['identity'][:100]} | {cause['chain'][:70]} | also lone in {also}")
 
 
 def main() -> None:

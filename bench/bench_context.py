@@ -125,7 +125,8 @@ def main() -> None:
     parser.add_argument("--localize", action="store_true",
                         help="let each campaign localize wrong values after its budget (their pass and identity)")
     parser.add_argument("--summarize", default=None, metavar="DIR",
-                        help="run nothing: the figures of the campaigns a former run kept in DIR (<arm>-<seed> folders)")
+                        help="run nothing: the figures of the campaigns a former run kept in DIR "
+                             "(<arm>-<seed> folders)")
     args = parser.parse_args()
     if args.summarize:
         arms = kept_arms(Path(args.summarize))

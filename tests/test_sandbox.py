@@ -78,7 +78,8 @@ def test_a_cut_output_keeps_the_dump_headers_of_its_middle():
             "w('error: undefined symbol: fmaxf\\n' + 'llvm.fadd %1, %2\\n' * 3000)\n"
             f"w({header!r} + '\\n')\n"
             "for _ in range(40): w('  llvm.store %117, %118 : vector<32xf16>\\n' * 500)\n"
-            "w('// -----// IR Dump After SerializeAllExecutablesPass Failed: iree-hal-serialize-all-executables //----- //\\n')\n"
+            "w('// -----// IR Dump After SerializeAllExecutablesPass Failed: '\n"
+            "  'iree-hal-serialize-all-executables //----- //\\n')\n"
             "w('llvm.return\\n' * 100 + 'TAIL')\n")
     result = run_sandboxed([PY, "-c", code], Limits(timeout=20, output_bytes=4000))
     err = result.stderr
