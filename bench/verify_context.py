@@ -3,6 +3,7 @@ in both size regimes, verified with the real `iree-opt`, many modules a call. Pr
 the draws, the chains drawn, those that did not verify (with the first error) and the seconds.
 
     .venv/bin/python bench/verify_context.py --n 500
+    .venv/bin/python bench/verify_context.py --n 500 --ops attention,pool --regimes large
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--ops", default=",".join(FAMILY_MODULES))
+    ap.add_argument("--regimes", default="small,large", help="size regimes to draw (default: small,large)")
     args = ap.parse_args()
     toolchain = find_toolchain(None)
     failed = 0
     for family in args.ops.split(","):
-        for regime in ("small", "large"):
+        for regime in args.regimes.split(","):
             start = time.monotonic()
             cases, texts = family_texts(family, args.n, seed=0, regime=regime)
             bad = verify(toolchain, texts)

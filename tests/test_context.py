@@ -177,6 +177,19 @@ def test_context_free_cases_keep_their_headers():
     assert draw_params("pool", 3, context_share=0.0) == draw_params("pool", 3, context_share=1.0).replace(context=())
 
 
+def test_the_share_is_the_fraction_asked():
+    # 0.8 was rounded to one in one: the context bench's "0.8" arm drew a chain on every case
+    from shapefuzz.families.context.wrap import share, sharing
+
+    with sharing(0.8):
+        assert share() == 0.8
+    with sharing(0.5):
+        assert share() == 0.5
+    offered = {f: [bool(draw_params("pool", s, context_share=f).context) for s in range(120)] for f in (0.8, 1.0, 0.5)}
+    assert sum(offered[0.5]) < sum(offered[0.8]) < sum(offered[1.0])
+    assert 0.65 < sum(offered[0.8]) / sum(offered[1.0]) < 0.95, {f: sum(v) for f, v in offered.items()}
+
+
 @pytest.mark.parametrize("family", ["conv", "matmul", "topk"])
 def test_a_header_with_a_chain_replays_bit_identically(family):
     p = _chain_case(family)
@@ -331,3 +344,19 @@ def test_no_producer_goes_on_an_operand_the_family_reference_does_not_read():
                     ignored[i] = ignored.get(i, 0) + 1
         # a few draws may not depend on an operand (a fully masked or overwritten one); most must
         assert all(ignored.get(i, 0) <= n // 3 for i, n in free.items()), (name, ignored, free)
+
+
+def test_the_context_bench_counts_a_pass_once_however_it_is_spelled():
+    # the bench counted FoldUnitExtentDimsPass (an OOM's frame) and iree-dispatch-creation-fold-unit-extent-dims
+    # (an error's dump header) as two failing passes
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from bench_context import figures
+
+    names = ["FoldUnitExtentDimsPass", "iree-dispatch-creation-fold-unit-extent-dims-for-func",
+             "iree-hal-serialize-all-executables", "iree-hal-serialize-target-executables", ""]
+    causes = [{"identity": f"c{i}", "triage": "compiler bug", "failing_pass": n, "first_seen": 50.0}
+              for i, n in enumerate(names)]
+    got = figures([{"active_seconds": 60.0, "per_minute": 5.0, "causes": causes}])
+    assert got == {"causes": 5, "late": 5, "passes": 2, "per_minute": 5.0}

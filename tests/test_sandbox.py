@@ -2,6 +2,8 @@ import sys
 import time
 
 from shapefuzz.sandbox import GIB, Limits, run_sandboxed
+from shapefuzz.triage.failing_pass import failing_pass
+from shapefuzz.triage.identity import identity_of
 from fakes import process_alive
 
 PY = sys.executable
@@ -64,6 +66,30 @@ def test_output_is_cut_to_the_limit_keeping_head_and_tail():
     result = run_sandboxed([PY, "-c", code], Limits(timeout=20, output_bytes=1000))
     assert result.stdout.startswith("HEAD") and result.stdout.endswith("TAIL")
     assert len(result.stdout) < 1200 and "bytes cut" in result.stdout
+
+
+def test_a_cut_output_keeps_the_dump_headers_of_its_middle():
+    # a failing link step prints the whole LLVM module after the header that names the pass: with
+    # the header in the cut middle, the same failure had no pass on a large module (identity "[?]")
+    header = ("// -----// IR Dump After SerializeTargetExecutablesPass Failed: iree-hal-serialize-target-executables"
+              "{debug-level=2 target=llvm-cpu} //----- //")
+    code = ("import sys\n"
+            "w = sys.stderr.write\n"
+            "w('error: undefined symbol: fmaxf\\n' + 'llvm.fadd %1, %2\\n' * 3000)\n"
+            f"w({header!r} + '\\n')\n"
+            "for _ in range(40): w('  llvm.store %117, %118 : vector<32xf16>\\n' * 500)\n"
+            "w('// -----// IR Dump After SerializeAllExecutablesPass Failed: '\n"
+            "  'iree-hal-serialize-all-executables //----- //\\n')\n"
+            "w('llvm.return\\n' * 100 + 'TAIL')\n")
+    result = run_sandboxed([PY, "-c", code], Limits(timeout=20, output_bytes=4000))
+    err = result.stderr
+    assert err.startswith("error: undefined symbol: fmaxf") and err.endswith("TAIL") and "bytes cut" in err
+    assert header + "\n" in err and len(err) < 4000 + len(header) + 200
+    assert failing_pass(err) == "iree-hal-serialize-target-executables"
+    # the header no longer cut away: the two sizes of one failure are one identity
+    small = "error: undefined symbol: fmaxf\n" + header + "\n  llvm.return\n"
+    assert identity_of("compile", "error", "undefined symbol: fmaxf", err).key == \
+        identity_of("compile", "error", "undefined symbol: fmaxf", small).key
 
 
 def test_stdin_text_is_fed():

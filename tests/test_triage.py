@@ -160,6 +160,25 @@ def test_identity_drops_shapes_numbers_and_host_cpu_but_keeps_op_and_pass_names(
     assert "znver4" not in host.message and "avx" not in host.message
 
 
+def test_a_pass_run_function_by_function_is_the_pass_in_an_identity():
+    # the context bench's concat -> pool: "...-for-func" on rocm single-dispatch, the pass itself on llvm-cpu
+    message = "'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to be 3, but found 2"
+    header = "// -----// IR Dump After {} Failed: {} //----- //\n"
+    per_func = identity_of("compile", "error", message, header.format(
+        "FoldUnitExtentDimsForFuncPass", "iree-dispatch-creation-fold-unit-extent-dims-for-func"))
+    whole = identity_of("compile", "error", message, header.format(
+        "FoldUnitExtentDimsPass", "iree-dispatch-creation-fold-unit-extent-dims"))
+    assert per_func.key == whole.key and "[iree-dispatch-creation-fold-unit-extent-dims]" in whole.key
+    assert per_func.failing_pass == "iree-dispatch-creation-fold-unit-extent-dims-for-func"  # where it failed stays
+    frames = " #0 0x1 llvm::sys::PrintStackTrace(llvm::raw_ostream&)\n #1 0x2 mlir::{}::runOnOperation()\n"
+    oom = [identity_of("compile", "oom", "out of memory", frames.format(c))
+           for c in ("FoldUnitExtentDimsForFuncPass", "FoldUnitExtentDimsPass")]
+    assert oom[0].key == oom[1].key
+    other = identity_of("compile", "error", message, header.format("FusionPreprocessingPass",
+                                                                    "iree-dispatch-creation-fusion-preprocessing"))
+    assert other.key != whole.key
+
+
 def test_component_scope_and_severity():
     assert component_of("compile", "error", "convert-torch-to-tmtensor", (), ["llvm-cpu"]) == FRONTEND_TORCH
     assert component_of("compile", "error", "iree-dispatch-creation-fusion-preprocessing", (), ["llvm-cpu"]) \

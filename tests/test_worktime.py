@@ -55,25 +55,49 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
 
 
 @pytest.mark.iree
-def test_a_compile_only_check_makes_no_inputs_and_no_reference(tmp_path, monkeypatch):
-    """A large round's lanes only compile here: its check validates the case and pays for no
-    inputs or NumPy reference (nothing runs to be judged); a check that runs pays for them."""
-    from shapefuzz import families, oracle
+def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatch):
+    """No lane that runs the module, no NumPy reference: a large attention's (17 GB of scores) took the
+    worker with it, on lanes that only compile here."""
+    from shapefuzz.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.toolchain import find_toolchain
 
-    made: list[str] = []
-    valid: list[str] = []
-    real, validate = oracle.case_expectation, families.validate_case
-    monkeypatch.setattr(oracle, "case_expectation", lambda case, seed=0: made.append(case.family) or real(case, seed))
-    monkeypatch.setattr(families, "validate_case", lambda case, *a: valid.append(case.family) or validate(case, *a))
-    target = IreeTarget(find_toolchain(), tmp_path / "corpus")
+    toolchain = find_toolchain()
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
+    asked = []
+    real = IreeTarget._expectation
+    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
     candidate = target.generate("reduce", 3)
-    worktime.take()
-    outcome = target.check(candidate, ("cuda-sm80",))
-    assert outcome.lanes["cuda-sm80"][0].value == "ok" and made == [] and valid == ["reduce"], outcome
-    outcome = target.check(candidate, ("llvm-cpu", "cuda-sm80"))
-    assert outcome.lanes["llvm-cpu"][0].value == "ok" and made == ["reduce"], outcome
+    outcome = target.check(candidate, (lane,))
+    assert outcome.lanes[lane][0].value == "ok" and asked == [], outcome
+    assert "reference" not in outcome.split
+    outcome = target.check(candidate, ("llvm-cpu", lane))  # one lane runs it: judged as before
+    assert outcome.lanes["llvm-cpu"][0].value == "ok" and asked == [candidate.key]
+
+
+@pytest.mark.iree
+def test_a_compile_failure_on_a_lane_that_only_compiles_is_saved_without_arrays(tmp_path, monkeypatch):
+    """The campaign's own process saves the entry: no NumPy reference for a lane that never runs it."""
+    from shapefuzz.backends import BACKENDS
+    from shapefuzz.campaign.iree import IreeTarget, failure_of
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.model import Signature, Stage, Status
+    from shapefuzz.toolchain import find_toolchain
+
+    toolchain = find_toolchain()
+    target = IreeTarget(toolchain, tmp_path / "corpus")
+    lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
+    asked = []
+    real = IreeTarget._expectation
+    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
+    candidate = target.generate("reduce", 3)
+    failure = failure_of(Signature(lane, Stage.COMPILE, Status.ERROR, "error: a made-up failure"), "error: made up")
+    entry = load_entry(target.save(candidate, failure, False))
+    assert asked == [] and entry.inputs is None and entry.expected is None
+    runs = failure_of(Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "error: another made-up failure"), "error")
+    entry = load_entry(target.save(candidate, runs, False))  # a lane that runs it: its arrays, as before
+    assert asked == [candidate.key] and entry.inputs is not None
 
 
 def _row(key: str, tool: float, task: float) -> CandidateRow:

@@ -59,6 +59,12 @@ def pass_key(name: str) -> str:
 _SAME_PASS = {"serializeallexecutables": "serializetargetexecutables"}
 
 
+def same_pass_key(name: str) -> str:
+    """`pass_key`, a wrapper pass named as the pass it runs (`_SAME_PASS`): one place a failure is in."""
+    key = pass_key(name)
+    return _SAME_PASS.get(key, key)
+
+
 @dataclass(frozen=True)
 class Failure:
     """What "the same failure" is judged on: stage, status and the failing pass ("" unknown)."""
@@ -72,7 +78,7 @@ class Failure:
             return False
         if not (self.failing_pass and other.failing_pass):
             return True  # a pass is compared only where both name one
-        mine, theirs = (_SAME_PASS.get(k, k) for k in (pass_key(self.failing_pass), pass_key(other.failing_pass)))
+        mine, theirs = same_pass_key(self.failing_pass), same_pass_key(other.failing_pass)
         short, long = sorted((mine, theirs), key=len)
         return mine == theirs or (len(short) >= 8 and long.endswith(short))  # "codegen" prefixes come and go
 
@@ -256,5 +262,5 @@ def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], N
 
 
 __all__ = ["Failure", "GENERIC_FORM", "local_installer", "local_releases", "pass_key", "range_into_entry",
-           "recorded_failure",
+           "recorded_failure", "same_pass_key",
            "regression_range", "releases_to_try", "same_failure_check"]

@@ -218,15 +218,26 @@ def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
     return killed
 
 
+# A line `--mlir-print-ir-after-failure` prints before each dump: it names the failing pass
+# (triage.failing_pass). A failing link step prints the whole LLVM module after it (516 KB for a
+# softmax chain's "undefined symbol: fmaxf"), which put the header in the cut middle of a 256 KB
+# capture: the same failure read "[?]" there and "[iree-hal-serialize-target-executables]" on a
+# smaller module, two bug identities.
+_DUMP_HEADER_LINE = re.compile(rb"^// -----// IR Dump After [^\n]{1,4000}$", re.MULTILINE)
+_KEPT_HEADER_BYTES = 16 << 10
+
+
 class _Capture:
     """Keeps the head and the tail of a stream, at most `limit` bytes in all, as it arrives:
-    a child writing gigabytes costs reading them, never memory or disk."""
+    a child writing gigabytes costs reading them, never memory or disk. The IR-dump header lines
+    of the cut middle are kept too (at most 16 KB of them), between head and tail."""
 
     def __init__(self, limit: int) -> None:
         self.half = max(1, limit // 2)
         self.limit = limit
         self.head = bytearray()
         self.tail = bytearray()
+        self.headers = bytearray()
         self.total = 0
 
     def add(self, data: bytes) -> None:
@@ -237,16 +248,39 @@ class _Capture:
             data = data[take:]
         self.tail += data
         if len(self.tail) > 2 * self.half + 65536:
-            del self.tail[: len(self.tail) - self.half]
+            self._drop(len(self.tail) - self.half)
+
+    def _drop(self, n: int) -> None:
+        """The tail's first `n` bytes (moved back to a line's end, so no line is split between what
+        goes and what stays) leave the capture; their dump header lines stay."""
+        end = self.tail.rfind(b"\n", 0, n)
+        n = end + 1 if end >= 0 else n
+        self.headers += _dump_headers(bytes(self.tail[:n]), _KEPT_HEADER_BYTES - len(self.headers))
+        del self.tail[:n]
 
     def text(self) -> str:
         if self.total <= self.limit:
             data = bytes(self.head + self.tail)
         else:
             tail = bytes(self.tail[-self.half:])
+            hidden = len(self.tail) - len(tail)  # the tail's front, not shown: its headers are (whole lines)
+            end = self.tail.find(b"\n", hidden) if hidden > 0 else -1
+            headers = bytes(self.headers) + _dump_headers(bytes(self.tail[:end + 1 if end >= 0 else hidden]),
+                                                          _KEPT_HEADER_BYTES - len(self.headers))
             cut = self.total - len(self.head) - len(tail)
-            data = bytes(self.head) + f"\n... [{cut} bytes cut] ...\n".encode() + tail
+            data = bytes(self.head) + f"\n... [{cut} bytes cut] ...\n".encode() + headers + tail
         return data.decode("utf-8", errors="replace")
+
+
+def _dump_headers(data: bytes, room: int) -> bytes:
+    """The IR-dump header lines in `data`, one a line, within `room` bytes."""
+    kept = b""
+    if b"IR Dump After" in data:
+        for match in _DUMP_HEADER_LINE.finditer(data):
+            if len(kept) + len(match.group(0)) + 1 > room:
+                break
+            kept += match.group(0) + b"\n"
+    return kept
 
 
 def _limit_child(memory_bytes: int | None) -> None:

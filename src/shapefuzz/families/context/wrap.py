@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+from fractions import Fraction
 from typing import Any, Iterator
 
 import numpy as np
@@ -33,28 +34,36 @@ SPELLED = (LINALG, ONNX, TORCH)  # the spellings a chain is written in
 # A campaign draws a chain for one case in SHARE (a linalg case whose root has an op that fits).
 SHARE = 2
 MAX_ROOT_ELEMENTS = 1 << 22  # the largest root tensor a chain is drawn around (see too_large)
-_share = {"denominator": 0}  # outside a campaign: none unless asked
+# The share as a fraction (numerator, denominator): a draw gets a chain when a number drawn below the
+# denominator is below the numerator. A share of 1/n draws what it always drew (one number below n,
+# a chain on 0); 0.8 is 4/5 (it was rounded to 1/1, so the context bench's "0.8" arm drew at 1.0).
+_share = {"numerator": 0, "denominator": 0}  # outside a campaign: none unless asked
 
 
 def set_share(fraction: float) -> None:
     """The share of drawn cases that get a chain: 0 (never) to 1 (always); the default 1/SHARE."""
-    _share["denominator"] = 0 if fraction <= 0 else max(1, round(1 / fraction))
+    if fraction <= 0:
+        _share.update(numerator=0, denominator=0)
+        return
+    exact = Fraction(min(1.0, fraction)).limit_denominator(100)
+    exact = exact or Fraction(1, 100)
+    _share.update(numerator=exact.numerator, denominator=exact.denominator)
 
 
 def share() -> float:
-    return 0.0 if not _share["denominator"] else 1 / _share["denominator"]
+    return 0.0 if not _share["denominator"] else _share["numerator"] / _share["denominator"]
 
 
 @contextlib.contextmanager
 def sharing(fraction: float | None) -> Iterator[None]:
     """Draws inside get a chain at this share (None: as set); the setting is restored after."""
-    before = _share["denominator"]
+    before = dict(_share)
     if fraction is not None:
         set_share(fraction)
     try:
         yield
     finally:
-        _share["denominator"] = before
+        _share.update(before)
 
 
 def bare(p: FamilyParams) -> FamilyParams:
@@ -102,8 +111,8 @@ def with_context(family: Family) -> Family:
 
     def chained(draw: Any, regime: str) -> FamilyParams:
         p = draw(own["strategy"](regime))
-        denominator = _share["denominator"]
-        if p.frontend not in SPELLED or not denominator or draw(st.integers(0, denominator - 1)) != 0:
+        numerator, denominator = _share["numerator"], _share["denominator"]
+        if p.frontend not in SPELLED or not denominator or draw(st.integers(0, denominator - 1)) >= numerator:
             return p
         q = linalg_params(p)
         if too_large(q):
