@@ -176,3 +176,16 @@ def test_the_wrap_up_shrinks_do_not_count_as_active_fuzzing_time(tmp_path):
     engine.active = lambda: active + 3600.0  # an hour of localizing and ranging since the budget ended
     _shrink_phase(engine, engine.store, summarize(engine.store), "budget spent", [])
     assert summarize(engine.store).active_seconds == active  # the per-minute rates stay the campaign's
+
+
+def test_the_clock_stops_when_the_fuzzing_does(tmp_path):
+    """A wrap-up phase long enough to tick (every 10 s) wrote its own time as fuzzing time: a default
+    20-minute campaign reported 27m57s active and a lower rate. The clock stops with the fuzzing."""
+    target = TwoLaneTarget(str(tmp_path / "corpus"), log=str(tmp_path / "log"), stage=Stage.COMPARE,
+                           status_=Status.MISMATCH, message="wrong values")
+    engine = _run(tmp_path, target, 1.0)
+    active = summarize(engine.store).active_seconds
+    engine.stats.session_start -= 3600.0  # an hour of localizing, shrinking and ranging since
+    engine._last_store_tick = -1e9  # the next tick writes the session's time
+    engine._tick()
+    assert summarize(engine.store).active_seconds == active and engine.active() == active

@@ -134,6 +134,7 @@ class Engine:
                 self._say(f"backend {lane} stays set aside: {aside[lane]}")
         self.session = store.start_session(argv or [])
         self.active_before = store.active_before(self.session)
+        self._clock_stopped_at: float | None = None  # the active time when the fuzzing ended
         self.steering = Steering(groups, knobs)
         self.lane_cost = LaneCost(lane_kin(store))
         self.folded = Folded(store, groups, self.lane_cost.kin)  # the replay of the rows, kept at checkpoints
@@ -197,7 +198,16 @@ class Engine:
 
     # --- clock and budget -----------------------------------------------------------------
     def active(self) -> float:
+        """Seconds of fuzzing in the whole campaign: the clock stops when the fuzzing does, so the
+        shrinks, localizing and ranging after it (each writes the session's time as it ticks) leave
+        the per-minute rates the campaign's."""
+        if self._clock_stopped_at is not None:
+            return self._clock_stopped_at
         return self.active_before + (time.monotonic() - self.stats.session_start)
+
+    def _stop_clock(self) -> None:
+        if self._clock_stopped_at is None:
+            self._clock_stopped_at = self.active()
 
     def _count_left(self) -> int | None:
         if self.limits.count is None:
@@ -303,6 +313,7 @@ class Engine:
                 if self._time_left() is not None and self._time_left() < -self._grace():
                     self.inflight.abandon(pool)  # time is up: in-flight candidates are dropped
                     break
+            self._stop_clock()
             if (reason == "budget spent" or reason.startswith("saturated")) and self.final_shrink_seconds > 0 \
                     and self.shrink_enabled:
                 self._final_shrinks(pool)
@@ -312,6 +323,7 @@ class Engine:
         finally:
             signal.signal(signal.SIGTERM, previous)
             pool.close()
+            self._stop_clock()
             self.store.tick(self.session, self.active())
             self.folded.advance(self._settled())
             self.discovery(fresh=True)  # the last frame and the summary agree
