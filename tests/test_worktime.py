@@ -54,10 +54,10 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
     assert 0 < outcome.tool_seconds and outcome.tool_seconds + sum(outcome.split.values()) <= wall + 1e-3
 
 
-@pytest.mark.iree
-def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatch):
-    """No lane that runs the module, no NumPy reference: a large attention's (17 GB of scores) took the
-    worker with it, on lanes that only compile here."""
+@pytest.fixture
+def compile_only(tmp_path, monkeypatch):
+    """A campaign target, a lane that only compiles here, and the keys whose inputs and NumPy
+    reference were built."""
     from shapefuzz.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.toolchain import find_toolchain
@@ -65,9 +65,17 @@ def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatc
     toolchain = find_toolchain()
     target = IreeTarget(toolchain, tmp_path / "corpus")
     lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
-    asked = []
+    asked: list[str] = []
     real = IreeTarget._expectation
     monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
+    return target, lane, asked
+
+
+@pytest.mark.iree
+def test_a_compile_only_check_builds_no_inputs_or_reference(compile_only):
+    """No lane that runs the module, no NumPy reference: a large attention's (17 GB of scores) took the
+    worker with it, on lanes that only compile here."""
+    target, lane, asked = compile_only
     candidate = target.generate("reduce", 3)
     outcome = target.check(candidate, (lane,))
     assert outcome.lanes[lane][0].value == "ok" and asked == [], outcome
@@ -77,20 +85,13 @@ def test_a_compile_only_check_builds_no_inputs_or_reference(tmp_path, monkeypatc
 
 
 @pytest.mark.iree
-def test_a_compile_failure_on_a_lane_that_only_compiles_is_saved_without_arrays(tmp_path, monkeypatch):
+def test_a_compile_failure_on_a_lane_that_only_compiles_is_saved_without_arrays(compile_only):
     """The campaign's own process saves the entry: no NumPy reference for a lane that never runs it."""
-    from shapefuzz.backends import BACKENDS
-    from shapefuzz.campaign.iree import IreeTarget, failure_of
+    from shapefuzz.campaign.iree import failure_of
     from shapefuzz.corpus import load_entry
     from shapefuzz.model import Signature, Stage, Status
-    from shapefuzz.toolchain import find_toolchain
 
-    toolchain = find_toolchain()
-    target = IreeTarget(toolchain, tmp_path / "corpus")
-    lane = next(name for name in ("rocm-gfx942", "cuda-sm80") if not BACKENDS[name].executes(toolchain.probe))
-    asked = []
-    real = IreeTarget._expectation
-    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: asked.append(c.key) or real(self, c))
+    target, lane, asked = compile_only
     candidate = target.generate("reduce", 3)
     failure = failure_of(Signature(lane, Stage.COMPILE, Status.ERROR, "error: a made-up failure"), "error: made up")
     entry = load_entry(target.save(candidate, failure, False))
