@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -199,10 +200,16 @@ def _aged(folder: Path) -> None:
 
 def test_a_listing_reuses_what_passed_and_sees_every_change(tmp_path, finished, monkeypatch):
     import shapefuzz.corpus.listing as listing
-    from shapefuzz.corpus import UnreadableEntry, iter_entries, list_entries
+    from shapefuzz.corpus import Finding, UnreadableEntry, iter_entries, list_entries, save_finding
+    from shapefuzz.model import Signature, Stage, Status
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     corpus = Path(shutil.copytree(finished / "corpus", tmp_path / "corpus"))
+    # beside the campaign's entries (a compile-only lane's keep no arrays), one with inputs and outputs
+    save_finding(corpus, Finding(Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, "wrong values"),
+                                 "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n",
+                                 ("llvm-cpu",), None, 0, [np.arange(4, dtype=np.float32)],
+                                 [np.zeros(4, dtype=np.float32)], "3.13.0", [], "wrong values"))
     _aged(corpus)
     full = [(e.id, getattr(e, "meta", None)) for e in iter_entries(corpus)]
     assert [(e.id, e.meta) for e in list_entries(corpus)] == full  # cold: every entry loaded in full
@@ -210,8 +217,8 @@ def test_a_listing_reuses_what_passed_and_sees_every_change(tmp_path, finished, 
     with monkeypatch.context() as patch:
         patch.setattr(listing, "load_entry", loads.append)
         assert [(e.id, e.meta) for e in list_entries(corpus)] == full and loads == []  # warm: none loaded
-    entry = corpus / full[0][0]
-    npy = next((entry / "inputs").iterdir())
+    entry = next(corpus / name for name, _ in full if (corpus / name / "inputs").is_dir())  # (a compile-only
+    npy = next((entry / "inputs").iterdir())  # lane's entry keeps no arrays)
     npy.write_bytes(b"\x93NUMPY garbage" + b"\0" * (npy.stat().st_size - 14))  # same size
     _aged(corpus)
     listed = {e.id: e for e in list_entries(corpus)}
