@@ -131,6 +131,42 @@ def test_a_hung_case_costs_its_timeout_and_the_run_goes_on(cpu_bundle, tmp_path)
     assert "3 timeout" in done.stdout
 
 
+_ONCE_FAILING_RUNTIME = """#!{python}
+import hashlib, os, sys
+module = next(a for a in sys.argv[1:] if a.startswith("--module="))
+mark = os.path.join({marks!r}, hashlib.sha1(module.encode()).hexdigest())
+if not module.endswith("smoke.vmfb") and not os.path.exists(mark):
+    open(mark, "w").close()
+    sys.stderr.write("UNAVAILABLE; a transient device error\\n")
+    sys.exit(1)
+os.execv({real!r}, [{real!r}] + sys.argv[1:])
+"""
+
+
+def test_a_failure_that_passes_when_run_again_is_flaky_not_a_finding(cpu_bundle, tmp_path):
+    """Each failing case is run once more before it is reported (a fake runtime fails each module's
+    first run, then runs the real one): the run says flaky, exits 0, and bundle-judge saves nothing."""
+    from shapefuzz.toolchain import find_toolchain
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    fake = tmp_path / "iree-run-module"
+    fake.write_text(_ONCE_FAILING_RUNTIME.format(python=sys.executable, marks=str(marks),
+                                                 real=str(find_toolchain().run_bin)))
+    fake.chmod(0o755)
+    results = tmp_path / "results.json"
+    done = shapefuzz("bundle-run", cpu_bundle, "--out", results, "--iree-run-module", fake, bare=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+    cases = json.loads(results.read_text())["cases"]
+    assert {r["verdict"] for r in cases.values()} == {"error"} and all(r["flaky"] for r in cases.values())
+    assert "3 flaky (passed when run again)" in done.stdout
+    corpus = tmp_path / "corpus"
+    judged = shapefuzz("bundle-judge", cpu_bundle, results, "--save", corpus, "--json")
+    assert judged.returncode == 0, judged.stderr
+    assert {row["conclusion"] for row in json.loads(judged.stdout) if row["device"] != "ok"} == {"flaky on the device"}
+    assert not corpus.exists() or not any(corpus.iterdir())
+
+
 @pytest.mark.parametrize("args, said", [
     (["bundle", "--target", "rocm", "--n", "1", "--out", "b"], "--target"),
     (["bundle", "--target", "llvm-cpu", "--arch", "sm_80", "--n", "1", "--out", "b"], "--arch is for --target cuda"),

@@ -29,6 +29,7 @@ COMPILE_FINDING = "compile finding"  # failed to compile here for the device's t
 OURS = "ours"  # does not verify, or our two judges disagree
 LIMIT = "target limit"
 NOT_RUN = "not run"
+FLAKY = "flaky on the device"  # failed once, passed when the runner ran it again: not saved as a finding
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,8 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
         family_judge = "" if mismatch is None else ("right" if mismatch == "right" else mismatch.detail[:300])
         if mismatch == "right":
             conclusion = OURS  # the rule called wrong what the family calls right: our two judges disagree
+        elif record.get("flaky") is True and report.verdict == Verdict.PASS:
+            conclusion = FLAKY
         else:
             conclusion = DEVICE_FINDING if report.verdict == Verdict.PASS else SHARED
         signature = _signature(backend, record, mismatch, case_label(case))

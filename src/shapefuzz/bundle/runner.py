@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -180,9 +180,23 @@ def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: fl
     return record
 
 
+def confirmed(record: Dict[str, Any], again: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
+    """A failing case is run once more before it is reported, as a campaign confirms a finding:
+    "confirmed" when it fails again, "flaky" (its first detail kept) when the second run passes.
+    A case the runner could not read (ours) is not run again."""
+    if record["verdict"] not in (layout.WRONG, layout.ERROR, layout.TIMEOUT) or record.get("ours"):
+        return record
+    second = again()
+    if second["verdict"] == layout.OK:
+        return {**record, "flaky": True, "detail": f"{record['detail']} (passed when run again: flaky)"}
+    return {**record, "confirmed": True,
+            **({} if second["verdict"] == record["verdict"] else {"again": f"{second['verdict']}: {second['detail']}"[:500]})}
+
+
 def _line(case_id: str, record: Dict[str, Any]) -> str:
     detail = record.get("detail", "").splitlines()
-    return f"{case_id:<22} {record['verdict']:<8} {record.get('seconds', 0.0):6.2f}s  {(detail[0] if detail else '')[:160]}"
+    verdict = f"{record['verdict']}{'?' if record.get('flaky') else ''}"
+    return f"{case_id:<22} {verdict:<8} {record.get('seconds', 0.0):6.2f}s  {(detail[0] if detail else '')[:160]}"
 
 
 def run_bundle(args: argparse.Namespace) -> int:
@@ -229,15 +243,19 @@ def run_bundle(args: argparse.Namespace) -> int:
         if deadline is not None and time.monotonic() > deadline:
             record = {"verdict": layout.NOT_RUN, "detail": "--time spent before it started", "seconds": 0.0}
         else:
-            record = run_case(folder, case_id, run_bin, device, args.timeout, results.keep)
+            record = confirmed(run_case(folder, case_id, run_bin, device, args.timeout, results.keep),
+                               lambda: run_case(folder, case_id, run_bin, device, args.timeout))
         results.add(case_id, {"family": families[case_id], **record})
         print(_line(case_id, record), flush=True)
 
     finished = run_parallel(job, [c.id for c in todo], args.jobs)
     results.head["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     results.write()
-    counts = {v: sum(r["verdict"] == v for r in results.cases.values()) for v in layout.VERDICTS}
-    print(", ".join(f"{n} {v}" for v, n in counts.items() if n) + f"; results in {args.out}", flush=True)
+    steady = [r for r in results.cases.values() if not r.get("flaky")]
+    counts = {v: sum(r["verdict"] == v for r in steady) for v in layout.VERDICTS}
+    flaky = len(results.cases) - len(steady)
+    print(", ".join(f"{n} {v}" for v, n in counts.items() if n) + (f", {flaky} flaky (passed when run again)"
+                                                                 if flaky else "") + f"; results in {args.out}", flush=True)
     if finished.stopped is not None:
         raise finished.stopped
     return 1 if counts[layout.WRONG] + counts[layout.ERROR] + counts[layout.TIMEOUT] else 0
