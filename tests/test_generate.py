@@ -1,5 +1,11 @@
 """Drawing cases outside a test run (what campaigns and `shapefuzz gen` do) works for every family."""
 
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from shapefuzz.execute import verify_many
@@ -54,3 +60,52 @@ def test_gen_stats_prints_feature_and_pair_coverage():
     assert result.exit_code == 2
     result = CliRunner().invoke(main, ["gen", "--op", "conv", "--regime", "large", "--seed", "4"])
     assert result.exit_code == 0 and result.output.startswith("// shapefuzz-case: ")
+
+
+# In a fresh process, after importing the modules named on its command line: 30 conv cases (the
+# family whose draws the constants changed), and integers from a range that holds many constants.
+_DRAW_AFTER_IMPORTS = """
+import importlib, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+from hypothesis import strategies as st
+from shapefuzz.generate import draw, draw_params
+for seed in range(30):
+    print("conv", seed, repr(draw_params("conv", seed)))
+print([draw(st.integers(100, 1099), seed) for seed in range(300)])
+"""
+
+
+def _draws_in_fresh_process(tmp_path: Path, *imports: str) -> list[str]:
+    import shapefuzz
+
+    path = os.pathsep.join([str(Path(shapefuzz.__file__).parents[1]), str(tmp_path)])
+    out = subprocess.run([sys.executable, "-c", _DRAW_AFTER_IMPORTS, *imports], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": path}, check=True).stdout
+    return out.splitlines()
+
+
+def test_a_seed_draws_the_same_cases_whatever_the_process_imported_first(tmp_path):
+    # Hypothesis would also pick integers and floats from the constants of the "local" modules
+    # loaded at draw time (integers from 100 up): a module full of them, and one of ours that
+    # drawing does not import, must change nothing.
+    (tmp_path / "many_constants.py").write_text(
+        "INTEGERS = (" + ", ".join(str(i) for i in range(100, 1100)) + ")\n"
+        "FLOATS = (1e-05, 0.001, 0.3, 2.5, 1e+30)\n")
+    fresh = _draws_in_fresh_process(tmp_path)
+    assert len(fresh) == 31
+    assert _draws_in_fresh_process(tmp_path, "many_constants", "shapefuzz.campaign.report.summary") == fresh
+
+
+def test_seed_provider_still_overrides_hypothesis_constants():
+    # SeedProvider replaces a private method of Hypothesis's provider: an upgrade that renames it
+    # or changes its parameters would quietly bring the local constants back.
+    from hypothesis.internal.conjecture.providers import HypothesisProvider
+
+    from shapefuzz.generate import SeedProvider
+
+    ours = inspect.signature(SeedProvider._maybe_draw_constant)
+    theirs = inspect.signature(HypothesisProvider._maybe_draw_constant)
+    assert list(ours.parameters) == list(theirs.parameters)
+    assert ours.parameters["p"].default == theirs.parameters["p"].default
+    assert "_maybe_draw_constant" in inspect.getsource(HypothesisProvider.draw_integer)

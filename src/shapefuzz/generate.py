@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 from hypothesis.control import BuildContext
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
+from hypothesis.internal.conjecture.choice import choice_permitted
 from hypothesis.internal.conjecture.data import ConjectureData
+from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS, HypothesisProvider
 
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
@@ -20,10 +22,29 @@ from shapefuzz.families import get_family
 _ATTEMPTS = 50  # strategies may filter; a seed whose draw is rejected moves on to the next sub-seed
 
 
+class SeedProvider(HypothesisProvider):
+    """Hypothesis's own provider, except for the constants it now and then returns instead of a
+    random choice: Hypothesis picks them from its global pool and from the "local" modules (not
+    site-packages, not stdlib) in `sys.modules` at draw time (`providers._get_local_constants`).
+    Our own modules are local in a checkout and not in a wheel install, and which of them a
+    process has imported varies, so a seed would draw differently by install and by import
+    history; this provider picks from the global pool only, which depends on Hypothesis alone.
+    Overrides a private method: tests/test_generate.py fails if Hypothesis renames it."""
+
+    def _maybe_draw_constant(self, choice_type, constraints, *, p: float = 0.05):
+        # The same steps as Hypothesis's, without the local pool (and without its cache, which
+        # is shared with the local pool; filtering the ~500 global constants is cheap).
+        assert self._random is not None
+        if self._random.random() > p:
+            return None
+        permitted = [c for c in GLOBAL_CONSTANTS.set_for_type(choice_type) if choice_permitted(c, constraints)]
+        return self._random.choice(permitted) if permitted else None
+
+
 def draw(strategy: st.SearchStrategy, seed: int):
     """One value of `strategy`, the same for the same seed."""
     for attempt in range(_ATTEMPTS):
-        data = ConjectureData(random=random.Random(f"{seed}:{attempt}"))
+        data = ConjectureData(random=random.Random(f"{seed}:{attempt}"), provider=SeedProvider)
         try:
             # A build context, as inside @given: strategies built with .map()/.flatmap() need one.
             with BuildContext(data, wrapped_test=draw):

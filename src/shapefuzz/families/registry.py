@@ -27,11 +27,9 @@ def own_family(name: str) -> Family:
     """The family as its package defines it (without the frontend spellings `families.get_family`
     adds). `name` must be one of FAMILY_MODULES.
 
-    Every family package and spellings module is imported first, whichever family is asked for:
-    Hypothesis draws some integers from the constants of the local modules loaded at draw time
-    (`hypothesis.internal.conjecture.providers._get_local_constants`), so which modules are
-    loaded is part of what a seed draws. Loading all of them, as the registry always has, keeps
-    every recorded seed drawing the case it drew."""
+    Every family package and spellings module is imported first, whichever family is asked for,
+    as the registry always has. (This once kept seeds stable, when Hypothesis drew some integers
+    from the constants of the modules loaded; `generate.SeedProvider` now draws none of those.)"""
     for other in FAMILY_MODULES:
         importlib.import_module(f"shapefuzz.families.{other}")
         spellings_module(other)
