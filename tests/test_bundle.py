@@ -32,20 +32,21 @@ def shapefuzz(*args, bare=False, cwd=None):
     return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
-@pytest.fixture(scope="module")
-def cuda_bundle(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cuda") / "bundle"
-    done = shapefuzz("bundle", "--target", "cuda", *OPS, "--out", out)
+def _built(tmp_path_factory, target: str) -> Path:
+    out = tmp_path_factory.mktemp(target) / "bundle"
+    done = shapefuzz("bundle", "--target", target, *OPS, "--out", out)
     assert done.returncode == 0, done.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def cuda_bundle(tmp_path_factory):
+    return _built(tmp_path_factory, "cuda")
 
 
 @pytest.fixture(scope="module")
 def cpu_bundle(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cpu") / "bundle"
-    done = shapefuzz("bundle", "--target", "llvm-cpu", *OPS, "--out", out)
-    assert done.returncode == 0, done.stderr
-    return out
+    return _built(tmp_path_factory, "llvm-cpu")
 
 
 def test_a_cuda_bundle_holds_each_case_compiled_for_sm80_with_its_reference_and_rule(cuda_bundle, toolchain):
