@@ -282,6 +282,15 @@ def npy_header(path: Path, what: str, max_bytes: int | None = None) -> tuple[tup
     return tuple(shape), dtype
 
 
+def npy_bytes(array: np.ndarray) -> bytes:
+    """The .npy file of `array` (C order, no pickle): what every array file we write holds."""
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
+    return buffer.getvalue()
+
+
 def load_npy(path: Path, what: str, max_bytes: int | None = None) -> np.ndarray:
     """A .npy array, after its header passed `npy_header` (never a pickle)."""
     from shapefuzz.files import open_regular

@@ -9,7 +9,6 @@ folder always has its manifest and every file the manifest names."""
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 import tempfile
@@ -33,6 +32,7 @@ from shapefuzz.errors import UsageError
 from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_command
 from shapefuzz.files import atomic_write, fsync_dir
 from shapefuzz.model import Status
+from shapefuzz.schema import npy_bytes
 from shapefuzz.toolchain import Toolchain
 
 TARGETS = ("cuda", "llvm-cpu")
@@ -174,12 +174,6 @@ def _smoke(lane: Backend, toolchain: Toolchain) -> bytes:
                          f"{first.strip()[:200]}{hint}")
 
 
-def _npy(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
-    return buffer.getvalue()
-
-
 def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain, budget: Budget, verified: str | None,
          staging: Path) -> dict:
     """Compile one candidate and write its folder; its manifest line."""
@@ -210,9 +204,9 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
         atomic_write(folder / layout.VMFB, Path(vmfb).read_bytes())
     assert expectation.expected is not None
     for i, array in enumerate(expectation.inputs):
-        atomic_write(folder / layout.input_name(i), _npy(array))
+        atomic_write(folder / layout.input_name(i), npy_bytes(array))
     for i, array in enumerate(expectation.expected):
-        atomic_write(folder / layout.expected_name(i), _npy(array))
+        atomic_write(folder / layout.expected_name(i), npy_bytes(array))
     record = {"function": function_info(candidate.text).name, "inputs": len(expectation.inputs),
               "results": len(expectation.expected), "rule": case_rule(case.family, case.params, expectation.inputs),
               "family": case.family, "input_seed": candidate.input_seed,

@@ -90,17 +90,14 @@ def _verdict(report: Any) -> str:
     return "; ".join(str(r.signature or r.status.value) for r in report.results if r.failed) or report.verdict.value
 
 
-def _family_judge(case: Case, seed: int, record: dict[str, Any], case_id: str):
+def _family_judge(expectation: Any, record: dict[str, Any], case_id: str):
     """The family's own verdict on the outputs the runner kept (None: none kept), as a Mismatch or "right"."""
-    from shapefuzz.oracle import case_expectation
-
     if "outputs" not in record:
         return None
     kept = record["outputs"]
     if not isinstance(kept, list):
         raise SchemaError(f"results: cases.{case_id}.outputs is not a list")
     actual = [layout.decode(a, f"results: cases.{case_id}.outputs[{i}]") for i, a in enumerate(kept)]
-    expectation = case_expectation(case, seed)
     assert expectation.compare is not None and expectation.expected is not None
     return expectation.compare(expectation.expected, actual) or "right"
 
@@ -159,10 +156,10 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
             continue
         try:
             mlir, case, seed = _case(folder, entry.id)
-            mismatch = _family_judge(case, seed, record, entry.id) if record["verdict"] == layout.WRONG else None
+            expectation = case_expectation(case, seed)
+            mismatch = _family_judge(expectation, record, entry.id) if record["verdict"] == layout.WRONG else None
         except (SchemaError, UnicodeDecodeError) as error:
             raise UsageError(f"case {entry.id}: {error}") from None
-        expectation = case_expectation(case, seed)
         report = check_module(mlir, [REFERENCE_BACKEND], expectation, toolchain)
         reference = _verdict(report)
         family_judge = "" if mismatch is None else ("right" if mismatch == "right" else mismatch.detail[:300])

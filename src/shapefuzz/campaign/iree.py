@@ -201,15 +201,12 @@ class IreeTarget:
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "",
              triage: Triage | None = None, evidence: str = "") -> str:
-        from shapefuzz.backends import BACKENDS
         from shapefuzz.corpus import make_finding, save_finding
 
         # The arrays only for a lane that runs the module here: a large round's compile failure on a
         # GPU lane keeps none (replay makes them from the header where it runs), as its check built
         # none, and this is the campaign's own process (a large attention's reference is 17 GB).
-        lane = BACKENDS.get(failure.lane)
-        expectation = self._expectation(candidate) if lane is not None and lane.executes(self.toolchain.probe) \
-            else None
+        expectation = self._expectation(candidate) if self._runs_here([failure.lane]) else None
         finding = make_finding(
             failure.signature, candidate.text, self.toolchain,
             case=case_of_candidate(candidate), seed=candidate.input_seed,
@@ -311,16 +308,21 @@ class IreeTarget:
 
         return case_expectation(case_of_candidate(candidate), candidate.input_seed)
 
+    def _runs_here(self, lanes: list[str]) -> bool:
+        """Whether one of `lanes` runs the module here (an unknown name counts as one)."""
+        from shapefuzz.backends import BACKENDS
+
+        probe = self.toolchain.probe
+        return any(lane not in BACKENDS or BACKENDS[lane].executes(probe) for lane in lanes)
+
     def _run_expectation(self, candidate: Candidate, lanes: list[str]):
         """The expectation a check on `lanes` needs: None when none of them executes here (a large
         round's compile-only lanes), which use no inputs and no NumPy reference (for a large case the
         most costly part of a worker's time outside the compiler); the case is still validated."""
-        from shapefuzz.backends import BACKENDS
         from shapefuzz.families import validate_case
         from shapefuzz.worktime import timed
 
-        probe = self.toolchain.probe
-        if any(lane not in BACKENDS or BACKENDS[lane].executes(probe) for lane in lanes):
+        if self._runs_here(lanes):
             return self._expectation(candidate)
         with timed("reference"):
             validate_case(case_of_candidate(candidate))

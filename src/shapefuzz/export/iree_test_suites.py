@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 from shapefuzz.errors import UsageError
 from shapefuzz.export.plan import Plan, cannot_represent, real_folder
 from shapefuzz.files import atomic_write
+from shapefuzz.schema import npy_bytes
 from shapefuzz.model import Stage
 
 
@@ -38,9 +38,7 @@ def write_test_suite(p: Plan, out: Path) -> list[Path]:
     for stem, arrays in (("input", inputs), ("expected_result", expected)):
         for i, array in enumerate(arrays):
             written.append(test / f"{stem}_{i}.npy")
-            buffer = io.BytesIO()
-            np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
-            atomic_write(written[-1], buffer.getvalue())
+            atomic_write(written[-1], npy_bytes(array))
     tolerances = [(0.0, 0.0) if p.rule.get("kind") == "topk" or (p.rule.get("rtol") == 0 and p.rule.get("atol") == 0)
                   else _suite_tolerance(p.rule, a) for a in expected]
     io_json = {

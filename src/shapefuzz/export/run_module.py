@@ -4,15 +4,13 @@ while the bug is there); top-k indices with ties are judged by `check.py` instea
 
 from __future__ import annotations
 
-import io
 import shlex
 from pathlib import Path
-
-import numpy as np
 
 from shapefuzz.corpus import comment_text
 from shapefuzz.export.plan import Plan, inline_value, real_folder
 from shapefuzz.files import atomic_write
+from shapefuzz.schema import npy_bytes
 
 
 def run_module_script(p: Plan) -> str:
@@ -84,9 +82,7 @@ def write_run_module(p: Plan, out: Path) -> list[Path]:
             real_folder(out / sub)
             for i, array in enumerate(arrays):
                 path = out / sub / f"{stem}{i}.npy"
-                buffer = io.BytesIO()
-                np.save(buffer, np.require(array, requirements="C"), allow_pickle=False)
-                atomic_write(path, buffer.getvalue())
+                atomic_write(path, npy_bytes(array))
                 written.append(path)
     if p.runs and p.ties and p.expected is not None:
         real_folder(out / "outputs")
