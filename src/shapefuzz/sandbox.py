@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from shapefuzz.errors import UsageError
@@ -57,7 +57,7 @@ class Limits:
             raise UsageError(f"abort grace {self.abort_grace!r}: give 0 to 10 seconds")
 
     def with_timeout(self, timeout: float) -> "Limits":
-        return Limits(timeout, self.memory_bytes, self.output_bytes, self.abort_grace)
+        return replace(self, timeout=timeout)  # every other field as it is, however many there are
 
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
