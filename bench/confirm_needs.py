@@ -53,8 +53,8 @@ def needs(path: Path) -> dict:
             kinds[f"{stage}/{status}"] += 1
             own_seconds[f"{stage}/{status}"] += candidates[maker][1].get(backend, [None, 0.0])[1]
         seen.append((cause_key(fields), backend))
-    out = {"new buckets": dict(kinds.most_common()), "own lane seconds": own_seconds, "tasks before": 0, "tasks after": 0,
-           "lanes before": 0, "lanes after": 0, "seconds no longer re-run": 0.0,
+    out = {"new buckets": dict(kinds.most_common()), "own lane seconds": own_seconds,
+           "tasks before": 0, "tasks after": 0, "lanes before": 0, "lanes after": 0, "seconds no longer re-run": 0.0,
            "confirm worker seconds": float(dict(db.execute("SELECT key, value FROM meta")).get(
                "worker_seconds_confirm", 0.0))}
     for key, new in new_by_candidate.items():

@@ -31,8 +31,8 @@ def environment_fault(output: str, own_paths: Iterable[str] = ()) -> str | None:
 
 # Any file that could not be opened, written or found, ours or not (a compile error naming one is
 # not believed without a re-run; none of 1,205 stored compile failures names one)
-_ANY_FILE = re.compile(r"No such file or directory|Permission denied|"
-                       r"(?i:\b(cannot|could not|couldn't|failed to|unable to) (open|create|write|read|rename|remove)\b)")
+_ANY_FILE = re.compile(r"No such file or directory|Permission denied|(?i:"
+                       r"\b(cannot|could not|couldn't|failed to|unable to) (open|create|write|read|rename|remove)\b)")
 
 
 def may_be_environment(output: str) -> bool:
