@@ -31,6 +31,7 @@ class FakeTarget:
     die_on: int = -1  # the worker kills itself on this candidate
     sleep_on: int = -1  # the worker sleeps past its deadline on this candidate
     hang_lane: str = ""  # this lane always times out
+    status: Status = Status.ERROR  # how n % 10 == 0 fails (a compile error's confirm does not re-run its lane)
 
     def worker_init(self) -> None:
         pass
@@ -57,8 +58,10 @@ class FakeTarget:
                 failures.append(Failure(Signature(lane, Stage.COMPILE, Status.TIMEOUT, "timeout")))
             elif n % 10 == 0 or (self.flaky_mod and n % self.flaky_mod == 1 and not _seen(candidate.key)):
                 kind = "flaky" if self.flaky_mod and n % self.flaky_mod == 1 else f"kind{n % 4}"
-                lane_results[lane] = (Status.ERROR, 0.01)
-                failures.append(Failure(Signature(lane, Stage.COMPILE, Status.ERROR, kind), "detail"))
+                # the flaky one a crash: a compile error is never re-run on its lane (settled_by_check)
+                status = Status.CRASH if kind == "flaky" else self.status
+                lane_results[lane] = (status, 0.01)
+                failures.append(Failure(Signature(lane, Stage.COMPILE, status, kind), "detail"))
             else:
                 lane_results[lane] = (Status.OK, 0.01)
         return Outcome(Verdict.FAIL if failures else Verdict.PASS, lane_results, tuple(failures), 0.02)

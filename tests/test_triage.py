@@ -252,7 +252,8 @@ def test_a_full_tmpdir_during_a_campaign_files_nothing_and_is_retried(tmp_path, 
     monkeypatch.setattr("shapefuzz.campaign.retries.ENVIRONMENT_RETRY_SECONDS", 0.2)
     marks = tmp_path / "marks"
     marks.mkdir()
-    target = DiskFullOnce(str(tmp_path / "corpus"), marks=str(marks), kind=kind)
+    # crashes: a compile error's confirm would not run its lane, and a confirm must run for "confirm"
+    target = DiskFullOnce(str(tmp_path / "corpus"), marks=str(marks), kind=kind, status=Status.CRASH)
     engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g1",), ("a",), 7, 2, Limits(count=12),
                     start_method="fork")
     engine.run()

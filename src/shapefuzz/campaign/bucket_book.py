@@ -1,8 +1,9 @@
 """The engine's bucket book: what a finished task does to the buckets. A check's failures become
-buckets (new ones triaged and queued for their confirming re-run) or hits; buckets are tied into
-causes; a confirmed bucket is saved to the corpus at once, a flaky one marked; one shrink is
-planned per cause (`shrinkorder.ShrinkPlan`) and its result recorded; a lane that keeps timing
-out is set aside; and on resume, what was pending is queued again."""
+buckets (new ones triaged and queued for their confirming re-run, which a compile error's own
+lane skips: `settled_by_check`) or hits; buckets are tied into causes; a confirmed bucket is saved
+to the corpus at once, a flaky one marked; one shrink is planned per cause (`shrinkorder.ShrinkPlan`)
+and its result recorded; a lane that keeps timing out is set aside; and on resume, what was pending
+is queued again."""
 
 from __future__ import annotations
 
@@ -29,13 +30,29 @@ from shapefuzz.campaign.outcomes import (
 )
 from shapefuzz.backends import BACKENDS
 from shapefuzz.files import disk_full
-from shapefuzz.model import Status
+from shapefuzz.model import Stage, Status
+from shapefuzz.triage.environment import may_be_environment
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
 BLOW_UPS = (Status.OOM, Status.TIMEOUT)  # no sibling lanes for these (see _sibling_lanes)
 # Corpus entries the buckets of one cause write (one bug seen on many lanes, or in many words);
 # a later bucket of the cause points at the cause's first entry, its reproducer kept in the store.
 MAX_ENTRIES_PER_CAUSE = 4
+
+
+def settled_by_check(failure: Failure, triage: Triage) -> bool:
+    """A new bucket its check alone confirms: its confirming re-run does not re-run its lane (the
+    other lanes a confirm runs, siblings, bases and twins, still run). A compile error (a pass's
+    diagnostic: not a crash, out of memory or timeout) is deterministic: over every campaign store
+    of the context bench and before it, 0 of 1,026 compile/error buckets were flaky on their re-run
+    (compile crashes 8 of 91, timeouts 6 of 27; wrong values can be races and are re-run), so its
+    re-run buys nothing; in the context bench's context arm it was 36 of the 122 confirm tasks and
+    112 of their 249 lanes (bench/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
+    driver are judged again with their re-run. Never where the output could be our environment's (a
+    full disk, a file gone), which the re-run is there to tell apart."""
+    signature = failure.signature
+    return (signature.stage == Stage.COMPILE and signature.status == Status.ERROR
+            and triage == Triage.COMPILER_BUG and not may_be_environment(failure.detail))
 
 
 def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, state: BucketState, triage: Triage,
@@ -158,6 +175,7 @@ class BucketBook:
         now, wall = self._active(), time.time()
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
+        settled: list[str] = []  # of those, the lanes whose check confirms their bucket (settled_by_check)
         hits = []
         rehit = [f.key for f in outcome.failures if self.steering.saturated(f.key)]
         for failure in outcome.failures:
@@ -169,6 +187,8 @@ class BucketBook:
                 state = BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED
                 bucket = new_bucket(failure, candidate, now, wall, state, triage, evidence)
                 new_lanes.append(failure.lane)
+                if settled_by_check(failure, triage):
+                    settled.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.key)
                 self.stats.newest = failure.key
             else:
@@ -216,8 +236,12 @@ class BucketBook:
                 if twins or any(self.buckets[f.key].triage == Triage.SUSPECTED_DRIVER
                                 for f in outcome.failures if f.lane in new_lanes):
                     self.driver_checks[candidate.key] = dict(outcome.lanes)
-                lanes = [*new_lanes, *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
-                self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
+                lanes = [*(lane for lane in new_lanes if lane not in settled),
+                         *self._sibling_lanes(outcome, task.lanes), *bases, *twins]
+                if lanes:
+                    self.confirm_queue.append((candidate, tuple(dict.fromkeys(lanes))))
+                else:  # nothing to re-run: confirmed by the check itself
+                    self._settle(candidate, outcome, ())
             else:
                 saved = []
                 for sig in self.pending_confirm.pop(candidate.key, []):
@@ -302,24 +326,35 @@ class BucketBook:
             self._file_found(candidate, [f for f in outcome.failures if f.lane in probed and f.key not in self.buckets
                                          and f.signature.status not in BLOW_UPS],
                              "found on its variant's plain lane by the confirming re-run")
+        known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
+        # its buckets whose lane was not re-run (settled_by_check) failed on its check: the candidate hit them too
+        unrun = [sig for sig in self.pending_confirm.get(candidate.key, [])
+                 if self.buckets[sig].backend not in task.lanes]
+        if self.causes.tie([*(f.key for f in known), *unrun]):  # a sibling lane failed the same way
+            renamed = self._renamed_causes()
+            self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
+        self._settle(candidate, outcome, task.lanes, checked)
+
+    def _settle(self, candidate: Candidate, outcome: Outcome | None, rerun: tuple[str, ...],
+                checked: dict | None = None) -> None:
+        """The candidate's pending buckets after a confirming re-run of the lanes `rerun` (`outcome`:
+        None when the re-run was lost), or after its check alone (`rerun` empty, `outcome` the
+        check's): each confirmed or flaky, saved, its cause's shrink planned. Only a bucket whose
+        lane was re-run can be flaky (one that was not is a compile error: settled_by_check)."""
         again = {f.key for f in outcome.failures} if outcome is not None else set()
         # a compile that hangs again hangs: its second stop may land outside the pass its bucket names
         hung = {f.lane for f in outcome.failures if f.signature.status == Status.TIMEOUT
                 and f.signature.stage.value == "compile"} if outcome is not None else set()
-        known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
-        if self.causes.tie([f.key for f in known]):  # a sibling lane failed the same way
-            renamed = self._renamed_causes()
-            self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
         saved = []
         for sig in self.pending_confirm.pop(candidate.key, []):
             bucket = self.buckets[sig]
-            flaky = sig not in again and not (bucket.stage == "compile" and bucket.status == "timeout"
-                                              and bucket.backend in hung)
+            flaky = bucket.backend in rerun and sig not in again and not (
+                bucket.stage == "compile" and bucket.status == "timeout" and bucket.backend in hung)
             failure = bucket.failure()
             state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
             rejudge = bucket.triage == Triage.OURS or (
                 bucket.triage == Triage.SUSPECTED_DRIVER and checked is not None)
-            if not flaky and rejudge and outcome is not None:
+            if not flaky and rejudge and sig in again:
                 # the re-run may show the reference is right after all (an equivalent form agrees with
                 # it), or that the Vulkan lane's twin on the same driver gets it right
                 again_failure = next(f for f in outcome.failures if f.key == sig)
@@ -338,8 +373,7 @@ class BucketBook:
                 self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
             else:
                 saved.append(sig)
-        if outcome is not None:
-            self.shrinks.plan(saved, candidate, outcome)
+        self.shrinks.plan(saved, candidate, outcome or Outcome(Verdict.LOST, {}))
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
