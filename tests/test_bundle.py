@@ -282,6 +282,8 @@ def _judged(bundle, results, verdicts: dict, *extra):
 
 
 def test_a_cpu_ladder_bundle_runs_and_bundle_judge_says_which_context_ops_the_failure_needs(toolchain, tmp_path):
+    from shapefuzz.triage.issue import entry_chain
+
     _, candidate, rungs = _chain_candidate(toolchain, tmp_path)
     corpus = tmp_path / "corpus"
     entry = _corpus_of(candidate, toolchain, corpus)
@@ -308,8 +310,11 @@ def test_a_cpu_ladder_bundle_runs_and_bundle_judge_says_which_context_ops_the_fa
     line = next(line for line in judged.stdout.splitlines() if line.startswith(f"{entry.name}:"))
     assert f"dropping {ladder[ids[needed]]['op']} makes it pass, so kept:" in line, line
     assert f"fails on the device: as-is, without {ladder[ids[spare]]['op']} (op {spare[1]})" in line
-    bug = json.loads((entry / "meta.json").read_text())["bug"]
+    meta = json.loads((entry / "meta.json").read_text())
+    bug = meta["bug"]
     assert bug["chain"] and line.endswith(bug["ladder"]["verdict"]) and ladder[ids[spare]]["op"] + "(" not in bug["chain"]
+    assert entry_chain(meta, (entry / "reproducer.mlir").read_text()) == (bug["chain"], True)  # what export --format issue says
+    assert entry_chain({}, (entry / "reproducer.mlir").read_text())[0].count("→") > bug["chain"].count("→")
     others = [p for p in corpus.iterdir() if p.is_dir() and p != entry]
     assert all("ladder" not in json.loads((p / "meta.json").read_text()).get("bug", {}) for p in others)
     judged = _judged(bundle, results, {ids["root", None]: "wrong"})
