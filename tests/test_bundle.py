@@ -344,3 +344,32 @@ def layout_module() -> str:
     from shapefuzz.bundle.layout import SMOKE_MODULE
 
     return SMOKE_MODULE
+
+
+def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(tmp_path):
+    """`ladder.verdicts` on judged rows (no device): a one-op chain's only drop is the root alone."""
+    from shapefuzz.bundle.judge import DEVICE_FINDING, FLAKY, SHARED, Row
+    from shapefuzz.bundle.ladder import verdicts
+    from shapefuzz.case import Case
+    from shapefuzz.generate import draw_params
+
+    params = next(p for p in (draw_params("matmul", s, context_share=1.0) for s in range(60)) if len(p.context) == 1)
+    case = tmp_path / "cases" / "000-matmul-as-is"
+    case.mkdir(parents=True)
+    (case / "case.mlir").write_text(Case.make("matmul", params).header() + "\n")
+    op = params.context[0].op
+    lines = [{"id": "000-matmul-as-is", "ladder": {"entry": "e", "rung": "as-is", "dropped": None, "op": ""}},
+             {"id": "001-matmul-root", "ladder": {"entry": "e", "rung": "root", "dropped": None, "op": ""}}]
+
+    def said(as_is: str, root: str) -> str:
+        rows = [Row("000-matmul-as-is", "matmul", "wrong", "", "ok", "", as_is),
+                Row("001-matmul-root", "matmul", "ok" if root == "" else "wrong", "", "ok", "", root)]
+        return verdicts(tmp_path, lines, rows)[0].line()
+
+    slot = f"operand {params.context[0].operand}" if params.context[0].is_producer else f"result {params.context[0].result}"
+    kept = f"{op}({slot}) → matmul" if params.context[0].is_producer else f"matmul → {op}({slot})"
+    assert said(DEVICE_FINDING, "") == f"e: fails on the device: as-is; needs the chain; dropping {op} makes it pass, " \
+                                       f"so kept: {kept}"
+    assert said(DEVICE_FINDING, DEVICE_FINDING).endswith("root alone fails: a plain matmul bug")
+    assert said(DEVICE_FINDING, FLAKY).endswith("; flaky")
+    assert said(SHARED, "").endswith("undecided: as-is llvm-cpu fails too")

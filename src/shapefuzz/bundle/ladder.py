@@ -169,12 +169,17 @@ def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]
             case = case_from_mlir((folder / layout.CASES / as_is[2].id / layout.MLIR).read_text())
             ops = list(case.params.get("context") or []) if case is not None else []
             drops = {r.get("dropped"): state for (rung, _), (state, r, _row) in states.items() if rung == WITHOUT}
+            if len(ops) == 1:  # its one op dropped is the root alone, which passes
+                drops = {0: PASSES}
             needed = [i for i, state in drops.items() if state == PASSES]
             kept = [op for i, op in enumerate(ops) if drops.get(i) != FAILS]
             chain = chain_text(family, {"context": kept})
             said = ", ".join(str(ops[i].get("op")) for i in sorted(needed) if i < len(ops))
             text = (f"needs the chain; dropping {said} makes it pass, so kept: {chain}" if said else
                     f"needs the chain; no single drop makes it pass, so kept: {chain}")
+            untried = [str(op.get("op")) for i, op in enumerate(ops) if i not in drops]
+            if untried:
+                text += f" ({', '.join(untried)} not tried alone: the shrinker drops an outermost op only)"
             if any(state in (UNKNOWN, FLAKY) for state in drops.values()):
                 text += " (a rung was undecided: its op is kept)"
         out.append(Verdict(entry, family, failing, text, chain))
