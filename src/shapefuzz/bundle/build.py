@@ -87,7 +87,8 @@ def lane_named(name: str) -> tuple[str, str | None, str | None]:
     base = (lane.variant_of or name) if lane is not None else ""
     target = "cuda" if base.startswith("cuda-sm") else base if base in TARGETS else ""
     if lane is None or not target:
-        known = [n for n, b in BACKENDS.items() if (b.variant_of or n).startswith("cuda-sm") or (b.variant_of or n) in TARGETS]
+        known = [n for n, b in BACKENDS.items()
+                 if (b.variant_of or n).startswith("cuda-sm") or (b.variant_of or n) in TARGETS]
         raise UsageError(f"--lane {name[:40]!r}: choose from {', '.join(known)}")
     arch = f"sm_{base[len('cuda-sm'):]}" if target == "cuda" else None
     return target, arch, name[len(base) + 1:] if lane.variant_of else None
@@ -258,7 +259,8 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
 
             target = IreeTarget(toolchain, staging)
             rungs = corpus_rungs(request.from_corpus, lane.name, target, say)
-            candidates, too_large, families = [r.candidate for r in rungs], 0, tuple(dict.fromkeys(r.candidate.group for r in rungs))
+            candidates, too_large = [r.candidate for r in rungs], 0
+            families = tuple(dict.fromkeys(c.group for c in candidates))
             say(f"{len({r.entry for r in rungs})} entries of {request.from_corpus} as {len(rungs)} rungs "
                 f"(as-is, root alone, one context op dropped); compiling for {lane.name}")
         else:

@@ -115,7 +115,7 @@ class Verdict:
     family: str
     failing: tuple[str, ...]  # the rungs that still fail on the device (and pass on llvm-cpu)
     verdict: str
-    chain: str | None  # the context ops the failure needs, as triage spells a chain ("" none: a plain bug; None: undecided)
+    chain: str | None  # the context ops the failure needs, as triage spells a chain ("": a plain bug; None: undecided)
 
     def line(self) -> str:
         return f"{self.entry}: fails on the device: {', '.join(self.failing) or 'none'}; {self.verdict}"

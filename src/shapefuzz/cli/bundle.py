@@ -35,7 +35,8 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.option("--from-corpus", "from_corpus", type=click.Path(), default=None,
               help="Instead of drawing: this corpus's entries of the bundle's lane, each chain case with its ladder "
                    "(the root alone, the chain without each context op the shrinker can drop).")
-@click.option("--lane", default=None, help="The lane to compile for, by name (cuda-sm80-o3), instead of --target/--arch/--variant.")
+@click.option("--lane", default=None,
+              help="The lane to compile for, by name (cuda-sm80-o3), instead of --target/--arch/--variant.")
 @toolchain_options
 @click.pass_obj
 def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout,

@@ -155,5 +155,5 @@ def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
     return None
 
 
-__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "chain_text", "entry_chain", "issue_title", "lane_lines", "regression_line",
-           "reproducer_chain", "with_gaps_said", "without_header"]
+__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "chain_text", "entry_chain", "issue_title", "lane_lines",
+           "regression_line", "reproducer_chain", "with_gaps_said", "without_header"]
