@@ -226,3 +226,151 @@ def test_a_variant_bundle_compiles_with_the_variant_lanes_flags(tmp_path, toolch
     assert sm86.name == "cuda-sm86-o3" and sm86.extra_flags == BACKENDS["cuda-sm80-o3"].extra_flags
     flags = sm86.compile_flags(toolchain.probe)
     assert "--iree-cuda-target=sm_86" in flags and "--iree-opt-level=O3" in flags
+
+
+def _chain_candidate(toolchain, tmp_path, droppable: int = 2):
+    """A real small matmul drawn inside a chain with at least `droppable` context ops the shrinker can drop alone."""
+    from shapefuzz.bundle.ladder import ladder
+    from shapefuzz.campaign.iree import IreeTarget
+
+    target = IreeTarget(toolchain, tmp_path, context_share=1.0)
+    for seed in range(40):
+        candidate = target.generate("matmul", seed)
+        rungs = ladder("e", candidate, target)
+        if sum(r.rung == "without" for r in rungs) >= droppable and len(candidate.text) < 2500:
+            return target, candidate, rungs
+    pytest.fail("no matmul chain with two droppable ops in 40 draws")
+
+
+def _corpus_of(candidate, toolchain, folder: Path, lane: str = "llvm-cpu"):
+    from shapefuzz.corpus import make_finding, save_finding
+    from shapefuzz.model import Signature, Stage, Status
+
+    signature = Signature(lane, Stage.COMPARE, Status.MISMATCH, "wrong values in matmul")
+    return save_finding(folder, make_finding(signature, candidate.text, toolchain, seed=candidate.input_seed,
+                                             triage="compiler bug"))[0]
+
+
+def test_a_ladder_is_the_case_its_root_alone_and_one_rung_per_op_the_shrinker_can_drop(toolchain, tmp_path):
+    from shapefuzz.campaign.iree import load_family
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.families.context.chain import outermost_drops
+
+    _, candidate, rungs = _chain_candidate(toolchain, tmp_path)
+    family = load_family("matmul")
+    params = family.load(case_from_mlir(candidate.text).params)
+    chain = params.context
+    assert [r.rung for r in rungs[:2]] == ["as-is", "root"] and rungs[0].candidate == candidate
+    assert not family.load(case_from_mlir(rungs[1].candidate.text).params).context
+    valid = [c for c in outermost_drops(chain) if family.is_valid(params.replace(context=c))]
+    dropped = [r for r in rungs if r.rung == "without"]
+    assert len(dropped) == len(valid) >= 2
+    for rung in dropped:
+        kept = family.load(case_from_mlir(rung.candidate.text).params).context
+        assert kept == chain[:rung.dropped] + chain[rung.dropped + 1:] and rung.op == chain[rung.dropped].op
+        assert rung.to_json() == {"entry": "e", "rung": "without", "dropped": rung.dropped, "op": rung.op}
+        assert rung.candidate.input_seed == candidate.input_seed
+
+
+def _judged(bundle, results, verdicts: dict, *extra):
+    """bundle-judge after setting the named cases' device verdicts (a fake device failure: the results JSON edited)."""
+    data = json.loads(results.read_text())
+    for case_id, verdict in verdicts.items():
+        data["cases"][case_id].update(verdict=verdict, detail="" if verdict == "ok" else "1 of 4 elements differ")
+    results.write_text(json.dumps(data))
+    return shapefuzz("bundle-judge", bundle, results, *extra)
+
+
+def test_a_cpu_ladder_bundle_runs_and_bundle_judge_says_which_context_ops_the_failure_needs(toolchain, tmp_path):
+    from shapefuzz.triage.issue import entry_chain
+
+    _, candidate, rungs = _chain_candidate(toolchain, tmp_path)
+    corpus = tmp_path / "corpus"
+    entry = _corpus_of(candidate, toolchain, corpus)
+    _corpus_of(candidate, toolchain, corpus, lane="cuda-sm80")  # another lane's entry: skipped
+    bundle = tmp_path / "ladder"
+    done = shapefuzz("bundle", "--from-corpus", corpus, "--target", "llvm-cpu", "--out", bundle, "-j", "2")
+    assert done.returncode == 0, done.stderr
+    assert "cuda-sm80-compare-mismatch" in done.stdout and "skipped (lane cuda-sm80" in done.stdout
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    ladder = {c["id"]: c["ladder"] for c in manifest["cases"]}
+    assert manifest["from_corpus"] == str(corpus) and len(ladder) == len(rungs)
+    assert {v["entry"] for v in ladder.values()} == {entry.name}
+    assert [v["rung"] for v in ladder.values()][:2] == ["as-is", "root"]
+    results = tmp_path / "results.json"
+    ran = shapefuzz("bundle-run", bundle, "--out", results, bare=True)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    ids = {(v["rung"], v["dropped"]): k for k, v in ladder.items()}
+    drops = sorted((k for k in ids if k[0] == "without"), key=lambda k: k[1])
+    needed, spare = drops[0], drops[1]
+    # the case and the chain without its second droppable op fail on the "device"; the root and the
+    # chain without the first pass: the first is needed, the second is not
+    judged = _judged(bundle, results, {ids["as-is", None]: "wrong", ids[spare]: "wrong"}, "--save", corpus)
+    assert judged.returncode == 1, judged.stderr
+    line = next(line for line in judged.stdout.splitlines() if line.startswith(f"{entry.name}:"))
+    assert f"dropping {ladder[ids[needed]]['op']} makes it pass, so kept:" in line, line
+    assert f"fails on the device: as-is, without {ladder[ids[spare]]['op']} (op {spare[1]})" in line
+    meta = json.loads((entry / "meta.json").read_text())
+    bug = meta["bug"]
+    assert bug["chain"] and line.endswith(bug["ladder"]["verdict"])
+    mlir = (entry / "reproducer.mlir").read_text()
+    assert entry_chain(meta, mlir) == (bug["chain"], True)  # what export --format issue says
+    assert entry_chain({}, mlir)[0].count("→") == bug["chain"].count("→") + 1  # the spare op is not kept
+    others = [p for p in corpus.iterdir() if p.is_dir() and p != entry]
+    assert all("ladder" not in json.loads((p / "meta.json").read_text()).get("bug", {}) for p in others)
+    judged = _judged(bundle, results, {ids["root", None]: "wrong"})
+    assert "root alone fails: a plain matmul bug" in judged.stdout, judged.stdout
+    judged = _judged(bundle, results, {k: "ok" for k in ladder})
+    assert f"{entry.name}: fails on the device: none; as-is passes now" in judged.stdout
+
+
+def test_bad_ladder_input_is_one_line_and_exit_2(toolchain, tmp_path):
+    from shapefuzz.corpus import make_finding, save_finding
+    from shapefuzz.model import Signature, Stage, Status
+
+    (tmp_path / "empty").mkdir()
+    plain = tmp_path / "plain"
+    save_finding(plain, make_finding(Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "x"), layout_module(), toolchain))
+    for args, said in [(["--from-corpus", tmp_path / "nowhere"], "not a folder"),
+                       (["--from-corpus", tmp_path / "empty"], "not a corpus"),
+                       (["--from-corpus", plain, "--target", "llvm-cpu"], "has no shapefuzz-case header"),
+                       (["--from-corpus", tmp_path / "empty", "--lane", "cuda-sm99-fast"], "--lane"),
+                       (["--from-corpus", tmp_path / "empty", "--n", "2"], "one of them")]:
+        done = shapefuzz("bundle", *args, "--out", tmp_path / "b")
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, (args, done.stderr)
+        assert not (tmp_path / "b").exists()
+
+
+def layout_module() -> str:
+    from shapefuzz.bundle.layout import SMOKE_MODULE
+
+    return SMOKE_MODULE
+
+
+def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(tmp_path):
+    """`ladder.verdicts` on judged rows (no device): a one-op chain's only drop is the root alone."""
+    from shapefuzz.bundle.judge import DEVICE_FINDING, FLAKY, SHARED, Row
+    from shapefuzz.bundle.ladder import verdicts
+    from shapefuzz.case import Case
+    from shapefuzz.generate import draw_params
+
+    params = next(p for p in (draw_params("matmul", s, context_share=1.0) for s in range(60)) if len(p.context) == 1)
+    case = tmp_path / "cases" / "000-matmul-as-is"
+    case.mkdir(parents=True)
+    (case / "case.mlir").write_text(Case.make("matmul", params).header() + "\n")
+    op = params.context[0].op
+    lines = [{"id": "000-matmul-as-is", "ladder": {"entry": "e", "rung": "as-is", "dropped": None, "op": ""}},
+             {"id": "001-matmul-root", "ladder": {"entry": "e", "rung": "root", "dropped": None, "op": ""}}]
+
+    def said(as_is: str, root: str) -> str:
+        rows = [Row("000-matmul-as-is", "matmul", "wrong", "", "ok", "", as_is),
+                Row("001-matmul-root", "matmul", "ok" if root == "" else "wrong", "", "ok", "", root)]
+        return verdicts(tmp_path, lines, rows)[0].line()
+
+    slot = f"operand {params.context[0].operand}" if params.context[0].is_producer else f"result {params.context[0].result}"
+    kept = f"{op}({slot}) → matmul" if params.context[0].is_producer else f"matmul → {op}({slot})"
+    assert said(DEVICE_FINDING, "") == f"e: fails on the device: as-is; needs the chain; dropping {op} makes it pass, " \
+                                       f"so kept: {kept}"
+    assert said(DEVICE_FINDING, DEVICE_FINDING).endswith("root alone fails: a plain matmul bug")
+    assert said(DEVICE_FINDING, FLAKY).endswith("; flaky")
+    assert said(SHARED, "").endswith("undecided: as-is llvm-cpu fails too")

@@ -111,3 +111,27 @@ def test_issue_says_the_chain_and_a_plain_family_bug_reads_as_before(tmp_path, t
     # byte-identical to the text written before chains were read: the same entry with no chain found
     monkeypatch.setattr(issue, "reproducer_chain", lambda mlir: "")
     assert to_issue(plan(load_entry(paths["plain"]), toolchain), context, "issue.files") == texts["plain"]
+
+
+@pytest.mark.iree
+def test_issue_says_what_a_device_ladder_found_the_failure_needs(tmp_path, toolchain):
+    """`bundle-judge --save` of a ladder bundle writes meta.json bug.chain / bug.ladder: the issue
+    names the ops the device run needs (not the whole chain), or the root alone when it fails too."""
+    from shapefuzz.corpus import load_entry, make_finding, save_finding, update_meta
+    from shapefuzz.export.issue import IssueContext, to_issue
+    from shapefuzz.export.plan import plan
+
+    case = _chain_case()
+    sig = Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, "wrong values in conv")
+    path, _ = save_finding(tmp_path / "c", make_finding(sig, render_case(case), toolchain, case=case))
+    context = IssueContext("IREE 3.13.0", ("llvm-cpu: fails the same way (this issue)",))
+    producer = next(op for op in case.params["context"] if "operand" in op)
+    needed = chain_text("conv", {"context": [producer]})
+    bug = load_entry(path).meta.get("bug") or {}
+    update_meta(path, bug={**bug, "chain": needed, "ladder": {"verdict": f"needs the chain; kept: {needed}"}})
+    said = to_issue(plan(load_entry(path), toolchain), context, "issue.files")
+    assert f"the failure needs `{needed}`" in said and f"needs the chain; kept: {needed}" in said
+    assert "The reproducer keeps these context ops" not in said
+    update_meta(path, bug={**bug, "chain": "", "ladder": {"verdict": "root alone fails: a plain conv bug"}})
+    said = to_issue(plan(load_entry(path), toolchain), context, "issue.files")
+    assert "the root op alone fails too" in said and "the failure needs" not in said

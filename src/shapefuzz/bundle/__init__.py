@@ -9,6 +9,8 @@ for a target whose device is on another machine that has only the IREE runtime (
   one sandboxed child per case with a timeout, judges with `export_checks.compare`; it needs
   NumPy and the runtime wheel alone (no compiler, no Hypothesis, no click);
 - `judge.py`: `shapefuzz bundle-judge`: the results read back here, each failure re-checked on
-  the reference lane (llvm-cpu), the device's wrong outputs judged again by the family itself.
+  the reference lane (llvm-cpu), the device's wrong outputs judged again by the family itself;
+- `ladder.py`: `bundle --from-corpus`: a corpus's entries with their ladders (the root alone, the
+  chain without one context op), and the verdict per entry that `bundle-judge` prints and saves.
 
 This file imports nothing: the runner's import path stays as light as the runner."""

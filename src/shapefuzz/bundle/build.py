@@ -58,6 +58,7 @@ class BundleRequest:
     compile_timeout: float | None = None
     max_tensor_bytes: int = MAX_TENSOR_BYTES
     variant: str | None = None  # a pipeline variant of the target's lane ("o3": cuda-sm80-o3)
+    from_corpus: Path | None = None  # bundle this corpus's entries of the lane and their ladders (bundle/ladder.py)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,19 @@ def lane_for(target: str, arch: str | None, variant: str | None = None) -> Backe
     else:
         lane = BACKENDS[target]
     return lane if variant is None else _variant_of(lane, variant)
+
+
+def lane_named(name: str) -> tuple[str, str | None, str | None]:
+    """(target, arch, variant) of a lane's name (`--lane cuda-sm80-o3`), a lane this command builds for."""
+    lane = BACKENDS.get(name)
+    base = (lane.variant_of or name) if lane is not None else ""
+    target = "cuda" if base.startswith("cuda-sm") else base if base in TARGETS else ""
+    if lane is None or not target:
+        known = [n for n, b in BACKENDS.items()
+                 if (b.variant_of or n).startswith("cuda-sm") or (b.variant_of or n) in TARGETS]
+        raise UsageError(f"--lane {name[:40]!r}: choose from {', '.join(known)}")
+    arch = f"sm_{base[len('cuda-sm'):]}" if target == "cuda" else None
+    return target, arch, name[len(base) + 1:] if lane.variant_of else None
 
 
 def _variant_of(lane: Backend, suffix: str) -> Backend:
@@ -216,6 +230,10 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
     return {**line, "state": layout.COMPILED}
 
 
+def _rung_suffix(rung) -> str:
+    return {"as-is": "-as-is", "root": "-root"}.get(rung.rung, f"-drop{rung.dropped}")
+
+
 def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[str], None] = print) -> Built:
     from shapefuzz.execute import verify_many
     from shapefuzz.parallel import run_parallel
@@ -223,7 +241,7 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
 
     started = time.monotonic()
     lane = lane_for(request.target, request.arch, request.variant)
-    if request.count < 1:
+    if request.count < 1 and request.from_corpus is None:
         raise UsageError(f"--n {request.count}: give at least 1")
     missing = lane.unavailable(toolchain.probe)
     if missing is not None:
@@ -235,18 +253,31 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
     staging.mkdir()
     try:
         atomic_write(staging / layout.SMOKE, _smoke(lane, toolchain))
-        families, gated = _families(request, toolchain, say)
-        target = IreeTarget(toolchain, staging, gated=gated, context_share=request.context_share)
-        candidates, too_large = draw(target, families, request.count, request.seed, request.max_tensor_bytes)
-        say(f"drew {len(candidates)} cases from {', '.join(families)} ({too_large} drawn again: a tensor over "
-            f"{request.max_tensor_bytes} bytes); compiling for {lane.name}")
+        rungs: list = []
+        if request.from_corpus is not None:  # the corpus's entries and their ladders, not draws
+            from shapefuzz.bundle.ladder import corpus_rungs
+
+            target = IreeTarget(toolchain, staging)
+            rungs = corpus_rungs(request.from_corpus, lane.name, target, say)
+            candidates, too_large = [r.candidate for r in rungs], 0
+            families = tuple(dict.fromkeys(c.group for c in candidates))
+            say(f"{len({r.entry for r in rungs})} entries of {request.from_corpus} as {len(rungs)} rungs "
+                f"(as-is, root alone, one context op dropped); compiling for {lane.name}")
+        else:
+            families, gated = _families(request, toolchain, say)
+            target = IreeTarget(toolchain, staging, gated=gated, context_share=request.context_share)
+            candidates, too_large = draw(target, families, request.count, request.seed, request.max_tensor_bytes)
+            say(f"drew {len(candidates)} cases from {', '.join(families)} ({too_large} drawn again: a tensor over "
+                f"{request.max_tensor_bytes} bytes); compiling for {lane.name}")
         errors = verify_many([c.text for c in candidates], toolchain)
-        ids = [f"{i:03d}-{c.group.replace('_', '-')}" for i, c in enumerate(candidates)]
+        ids = [f"{i:03d}-{c.group.replace('_', '-')}" + (_rung_suffix(rungs[i]) if rungs else "")
+               for i, c in enumerate(candidates)]
         budget = DEFAULT_BUDGET if request.compile_timeout is None else \
             Budget(DEFAULT_BUDGET.verify, Limits(timeout=request.compile_timeout), DEFAULT_BUDGET.run)
 
         def job(i: int) -> dict:
-            return _one(candidates[i], ids[i], lane, toolchain, budget, errors[i], staging)
+            line = _one(candidates[i], ids[i], lane, toolchain, budget, errors[i], staging)
+            return {**line, "ladder": rungs[i].to_json()} if rungs else line
 
         def seen(line: dict) -> None:
             say(f"{line['id']:<22} {line['state']}" + (f"  {line['signature'][:100]}" if line["signature"] else ""))
@@ -262,10 +293,10 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
             "arch": request.arch or (DEFAULT_ARCH if request.target == "cuda" else None), "backend": lane.name,
             "device": lane.driver, "flags": flags,
             "compile_command": " ".join(compile_command(toolchain, lane, layout.MLIR, layout.VMFB)),
-            "seed": request.seed, "n": request.count, "ops": list(families),
+            "seed": request.seed, "n": len(candidates) if rungs else request.count, "ops": list(families),
             "context_share": CONTEXT_SHARE if request.context_share is None else request.context_share, "max_tensor_bytes": request.max_tensor_bytes,
             "drawn_again_for_size": too_large, "smoke": layout.SMOKE, "cases": lines,
-        }
+        } | ({"from_corpus": str(request.from_corpus)} if request.from_corpus is not None else {})
         atomic_write(staging / layout.MANIFEST, layout.json_bytes(manifest))
         fsync_dir(staging)
         if out.is_dir():

@@ -172,7 +172,8 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
         signature = _signature(backend, record, mismatch, case_label(case))
         rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), reference,
                         family_judge, conclusion, str(signature)))
-        if corpus_dir is not None and conclusion == DEVICE_FINDING:
+        if corpus_dir is not None and conclusion == DEVICE_FINDING and "from_corpus" not in manifest.data:
+            # a ladder's rungs are not findings of their own: bundle-judge writes the entries' verdicts
             _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain)
     return rows
 

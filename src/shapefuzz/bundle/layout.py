@@ -4,6 +4,8 @@ comes back from one), a bad one raising SchemaError that names the field. NumPy 
 library only: the runner imports this on a machine with nothing else.
 
     DIR/manifest.json          what was compiled how (IREE version, backend, flags) and each case's state
+                               (a `--from-corpus` bundle: `from_corpus`, and per case its `ladder` rung:
+                               the entry, "as-is" / "root" / "without", the dropped op's index and name)
     DIR/smoke.vmfb             a one-dispatch module: does code compiled here run on the device at all
     DIR/cases/ID/case.mlir     the case, its `// shapefuzz-case:` header first (`check` and `replay` re-derive it)
     DIR/cases/ID/module.vmfb   compiled here for the bundle's target

@@ -19,7 +19,7 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.option("--arch", default=None,
               help="NVIDIA compute capability for --target cuda (default sm_80: IREE 3.13 builds no sm_90 code, "
                    "and the driver JIT-compiles sm_80's PTX on newer GPUs).")
-@click.option("--n", "count", type=POSITIVE, required=True, help="Cases to draw.")
+@click.option("--n", "count", type=POSITIVE, default=None, help="Cases to draw (not with --from-corpus).")
 @click.option("--out", "out", type=click.Path(), required=True, help="A new (or empty) folder for the bundle.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the draws (as a campaign's --seed).")
 @click.option("--ops", default=None, help=f"Comma-separated op families (default: {', '.join(DEFAULT_FAMILIES)}).")
@@ -32,17 +32,30 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.option("--variant", default=None,
               help="Compile with a pipeline variant of the target's lane (cuda: o3, aggressive-fusion, "
                    "single-dispatch, no-igemm; `shapefuzz backends` lists them).")
+@click.option("--from-corpus", "from_corpus", type=click.Path(), default=None,
+              help="Instead of drawing: this corpus's entries of the bundle's lane, each chain case with its ladder "
+                   "(the root alone, the chain without each context op the shrinker can drop).")
+@click.option("--lane", default=None,
+              help="The lane to compile for, by name (cuda-sm80-o3), instead of --target/--arch/--variant.")
 @toolchain_options
 @click.pass_obj
 def bundle(session: Session, target, arch, count, out, seed, ops, context_share, jobs, compile_timeout,
-           max_tensor_bytes, variant) -> None:
-    """Draw cases as a campaign does, compile them here for a device elsewhere, write a bundle folder
-    that `shapefuzz bundle-run` runs there with the IREE runtime alone."""
-    from shapefuzz.bundle.build import BundleRequest, build_bundle
+           max_tensor_bytes, variant, from_corpus, lane) -> None:
+    """Draw cases as a campaign does (or take a corpus's entries and their ladders), compile them here
+    for a device elsewhere, write a bundle folder that `shapefuzz bundle-run` runs there with the IREE
+    runtime alone."""
+    from shapefuzz.bundle.build import BundleRequest, build_bundle, lane_named
+    from shapefuzz.errors import UsageError
     from shapefuzz.schema import human_bytes
 
-    request = BundleRequest(target, arch, count, Path(out), seed, ops, context_share, jobs, compile_timeout,
-                            max_tensor_bytes, variant)
+    if (count is None) == (from_corpus is None):
+        raise UsageError("give --n (cases to draw) or --from-corpus CORPUS, one of them")
+    if lane is not None:
+        if arch is not None or variant is not None:
+            raise UsageError("--lane names the lane: leave out --arch and --variant")
+        target, arch, variant = lane_named(lane)
+    request = BundleRequest(target, arch, count or 0, Path(out), seed, ops, context_share, jobs, compile_timeout,
+                            max_tensor_bytes, variant, Path(from_corpus) if from_corpus else None)
     built = build_bundle(request, session.toolchain, lambda line: click.echo(line))
     states = ", ".join(f"{n} {state}" for state, n in built.states.items() if n)
     click.echo(f"bundle {built.folder}: {states}; {human_bytes(built.bytes)} in {built.seconds:.0f}s")
@@ -71,14 +84,24 @@ def bundle_run(args) -> None:
 def bundle_judge(session: Session, folder, results, corpus_dir, as_json) -> None:
     """Read a bundle's results back here: each failure on the device is checked again on llvm-cpu
     (right there: a finding of the device's lane; wrong there too: the reference or a shared bug)."""
+    from shapefuzz.bundle import layout
     from shapefuzz.bundle.judge import judge, table_lines
+    from shapefuzz.bundle.ladder import save_verdicts, verdicts
 
     rows = judge(Path(folder), Path(results), session.toolchain, Path(corpus_dir) if corpus_dir else None)
+    manifest = layout.read_manifest(Path(folder))  # read and checked by judge
+    ladder = verdicts(Path(folder), manifest.data["cases"], rows) if "from_corpus" in manifest.data else None
     if as_json:
         import json
 
-        click.echo(json.dumps([row.to_json() for row in rows], indent=1))
+        table = [row.to_json() for row in rows]
+        click.echo(json.dumps(table if ladder is None else {"rows": table, "ladder": [v.to_json() for v in ladder]},
+                              indent=1))
     else:
-        for line in table_lines(rows):
+        for line in table_lines(rows) + [v.line() for v in ladder or []]:
             click.echo(line)
+    if ladder and corpus_dir:
+        written = save_verdicts(Path(corpus_dir), ladder, manifest.bundle_id)
+        if not as_json:
+            click.echo(f"wrote {written} verdicts into {corpus_dir} (meta.json bug.ladder, bug.chain where decided)")
     sys.exit(EXIT_FOUND if any(row.device_finding for row in rows) else EXIT_OK)

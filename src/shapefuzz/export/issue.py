@@ -20,7 +20,7 @@ from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.toolchain import Toolchain
 from shapefuzz.triage.issue import (
-    backtrace_lines, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
+    backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,17 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
                    "the expected results saved with the reproducer" if p.expected is not None else
                    "what the other backends compute (majority vote)")
         lines = [f"{target[0].upper()}{target[1:]} computes wrong values: its results differ from {against}."]
-    chain = reproducer_chain(p.entry.mlir)
-    if chain:  # a chain case: the ops around the root that the reproducer keeps (none: a plain family bug)
+    chain, by_ladder = entry_chain(p.entry.meta, p.entry.mlir)
+    if chain and by_ladder:  # the device said which ops it needs (each dropped in turn there); the reproducer keeps all
+        lines += ["", f"The op is inside a chain of ops, as frontends emit them. Run on the device with each context "
+                      f"op dropped in turn (and the root alone, which passes), the failure needs {code(chain)}; "
+                      f"the reproducer below keeps the whole chain it was found with."]
+    elif chain:  # a chain case: the ops around the root that the reproducer keeps (none: a plain family bug)
         lines += ["", f"The op is inside a chain of ops, as frontends emit them: {code(chain)}. The reproducer keeps "
                       "these context ops around it (shapefuzz's shrinker drops each one the failure does not need)."]
+    elif by_ladder and reproducer_chain(p.entry.mlir):
+        lines += ["", "The reproducer keeps the chain of ops it was found with, but run on the device the root op "
+                      "alone fails too: a bug of the op itself."]
     bug = p.entry.meta.get("bug") or {}
     if bug.get("component"):
         lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
@@ -189,6 +196,10 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                                  f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
     context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
+    ladder = (entry.meta.get("bug") or {}).get("ladder")
+    if isinstance(ladder, dict) and ladder.get("verdict"):  # bundle-judge --save of a ladder bundle
+        context_lines.append("- " + text(f"On the device, each context op dropped in turn: {ladder['verdict']} "
+                                         f"(still failing: {ladder.get('failing') or 'none'})."))
     triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
     if triage:
         evidence = entry.meta.get("triage_evidence")

@@ -49,6 +49,16 @@ def reproducer_chain(mlir: str | None) -> str:
     return chain_text(case.family, case.params) if case is not None else ""
 
 
+def entry_chain(meta: Mapping[str, Any], mlir: str | None) -> tuple[str, bool]:
+    """The context ops an entry's failure needs, and whether a device ladder said so: the chain
+    `bundle-judge --save` wrote into meta.json `bug.chain` (its rungs run on the device, where no
+    shrinker runs; "": the root alone fails), else `reproducer_chain` of the reproducer's header."""
+    bug = meta.get("bug")
+    if isinstance(bug, Mapping) and isinstance(bug.get("chain"), str) and isinstance(bug.get("ladder"), Mapping):
+        return bug["chain"], True
+    return reproducer_chain(mlir), False
+
+
 def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, message: str) -> str:
     """`[component] pass: message`, e.g. `[frontend: torch-mlir conversion] convert-torch-to-tmtensor
     fails: 'tm_tensor.scatter' op mismatch ...`; a crash says where it crashed."""
@@ -145,5 +155,5 @@ def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
     return None
 
 
-__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "chain_text", "issue_title", "lane_lines", "regression_line",
-           "reproducer_chain", "with_gaps_said", "without_header"]
+__all__ = ["CASE_HEADER", "PASS_DEPTH", "backtrace_lines", "chain_text", "entry_chain", "issue_title", "lane_lines",
+           "regression_line", "reproducer_chain", "with_gaps_said", "without_header"]
