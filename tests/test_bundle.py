@@ -373,4 +373,6 @@ def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(t
                                        f"so kept: {kept}"
     assert said(DEVICE_FINDING, DEVICE_FINDING).endswith("root alone fails: a plain matmul bug")
     assert said(DEVICE_FINDING, FLAKY).endswith("; flaky")
+    chainless = verdicts(tmp_path, lines[:1], [Row("000-matmul-as-is", "matmul", "wrong", "", "ok", "", DEVICE_FINDING)])
+    assert chainless[0].line().endswith("no chain: a plain matmul bug")  # no root rung: the entry is its own root
     assert said(SHARED, "").endswith("undecided: as-is llvm-cpu fails too")

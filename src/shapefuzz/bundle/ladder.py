@@ -161,7 +161,9 @@ def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]
             text = "flaky"
         elif as_is[0] == PASSES:
             text = "as-is passes now"
-        elif root is None or root[0] == FAILS:
+        elif root is None:  # an entry with no chain is its own root
+            text, chain = f"no chain: a plain {family} bug", ""
+        elif root[0] == FAILS:
             text, chain = f"root alone fails: a plain {family} bug", ""
         elif root[0] == UNKNOWN:
             text = f"undecided: the root alone is {root[2].conclusion or root[2].device}"
