@@ -331,13 +331,13 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     still fails the same way its `detail` becomes today's output (the failing pass from
     `--mlir-print-ir-after-failure`, which older entries lack), a wrong value or run-time failure
     is localized (within `localize_seconds`; 0: not, the old localization kept), its `bug` record
-    is computed again (regression range kept) and an entry with no cause is named by its bug
+    is computed again (regression range and a device ladder's verdict kept) and an entry with no cause is named by its bug
     identity, as a campaign names causes. Otherwise only the record is computed again from the
     kept detail. Returns one line."""
     from shapefuzz.localize_probe import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
-    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record, reworded_evidence
+    from shapefuzz.triage.record import bug_record, kept_bug_fields, reworded_evidence
 
     sig = entry.signature
     old = entry.meta.get("bug") or {}
@@ -369,7 +369,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
         how += f"; localized: {localized.where or localized.evidence[:160]}"
     record = {**bug_record(sig.to_json(), detail, [*same, *(old.get("lanes") or [])] if same else
                            [sig.backend, *(old.get("lanes") or [])], entry.mlir, localized),
-              **{k: v for k, v in old.items() if k in KEPT_BUG_FIELDS}}
+              **kept_bug_fields(old, entry.mlir, entry.mlir)}  # its reproducer: a ladder's verdict stays
     changes: dict[str, Any] = {"bug": record, "detail": detail}
     if entry.meta.get("triage_evidence"):  # "passes on" a lane that only compiles, as older versions said
         changes["triage_evidence"] = reworded_evidence(str(entry.meta["triage_evidence"]), probe)
