@@ -192,9 +192,19 @@ def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float
 def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str],
                 budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> CheckReport:
     """The entry's reproducer on `backends`, with its saved inputs and reference (or its family's,
-    or, for a file that brings none, generated inputs and a vote)."""
+    or, for a file that brings none, generated inputs and a vote). A generated case that keeps no
+    arrays, checked on lanes none of which runs the module here (rocm, cuda), is only compiled:
+    its inputs and NumPy reference (seconds and GBs for a large case) are not made, as a
+    campaign's check of such lanes makes none."""
     from shapefuzz.oracle import check_module
 
+    probe = toolchain.probe
+    if entry.inputs is None and entry.case is not None and not any(
+            b not in BACKENDS or BACKENDS[b].executes(probe) for b in backends):
+        from shapefuzz.families import validate_case
+
+        validate_case(entry.case)  # a header its family cannot build is an input error, as when referenced
+        return check_module(entry.mlir, backends, None, toolchain, budget, confirm)
     expectation = _expectation(entry)
     if expectation is None:
         from shapefuzz.modulecheck import check_file
