@@ -341,9 +341,9 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     still fails the same way its `detail` becomes today's output (the failing pass from
     `--mlir-print-ir-after-failure`, which older entries lack), a wrong value or run-time failure
     is localized (within `localize_seconds`; 0: not, the old localization kept), its `bug` record
-    is computed again (regression range and a device ladder's verdict kept) and an entry with no cause is named by its bug
-    identity, as a campaign names causes. Otherwise only the record is computed again from the
-    kept detail. Returns one line."""
+    is computed again (regression range and a device ladder's verdict kept) and an entry with no
+    cause is named by its bug identity, as a campaign names causes. Otherwise only the record is
+    computed again from the kept detail. Returns one line."""
     from shapefuzz.localize_probe import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
