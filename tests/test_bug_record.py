@@ -149,3 +149,50 @@ def test_rederive_bisect_writes_the_range_into_the_record_and_the_index(tmp_path
     run = subprocess.run([sys.executable, "-m", "shapefuzz", "corpus", "rederive", "--bisect", "--corpus", str(tmp_path)],
                          capture_output=True, text=True, timeout=120, env=fake_env(tmp_path, "ok"))
     assert run.returncode == 2 and "toolchain cache" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def _ladder_entry(tmp_path, case, trailer: str = ""):
+    """A chain case's entry with a device ladder's verdict, as `bundle-judge --save` writes it."""
+    from shapefuzz.families import render_case
+
+    finding = Finding(SIG, render_case(case) + trailer, ("llvm-cpu",), case, 0, None, None, "3.13.0",
+                      ["iree-compile", "reproducer.mlir", "-o", "module.vmfb"], "error: failed to legalize")
+    path, _ = save_finding(tmp_path, finding)
+    bug = load_entry(path).meta["bug"]
+    update_meta(path, bug={**bug, "chain": "", "ladder": {"verdict": "root alone fails: a plain conv bug"},
+                           "regression": {"text": "present in every release tried"}})
+    return path, finding
+
+
+def test_a_ladder_verdict_survives_a_re_save_of_the_same_program_and_goes_with_another(tmp_path, monkeypatch):
+    """`bundle-judge --save` writes bug.ladder/bug.chain: a re-save whose reproducer is the same
+    case (a smaller rendering) or `corpus rederive` (the same file) keeps them; a reproducer of
+    another case (shrunk) drops them, since the verdict was about the old program; the regression
+    range stays either way."""
+    import dataclasses
+
+    import shapefuzz.replay
+    from shapefuzz.case import Case
+    from shapefuzz.errors import ShapefuzzError
+    from shapefuzz.families import render_case
+    from shapefuzz.generate import draw_params
+    from shapefuzz.replay import rederive
+    from shapefuzz.toolchain import find_toolchain
+
+    params = next(p for seed in range(100) if (p := draw_params("conv", seed, context_share=1.0)).context)
+    case = Case.make("conv", params.to_json())
+    path, finding = _ladder_entry(tmp_path / "same", case, trailer="// a longer rendering of the same case\n")
+    save_finding(tmp_path / "same", dataclasses.replace(finding, mlir=render_case(case)))  # smaller: replaces it
+    assert load_entry(path).mlir == render_case(case)
+    bug = load_entry(path).meta["bug"]
+    assert bug["chain"] == "" and bug["ladder"]["verdict"].startswith("root alone fails") and bug["regression"]
+    # corpus rederive rewrites the record of the same reproducer (its re-check is not the point here)
+    monkeypatch.setattr(shapefuzz.replay, "check_entry", lambda *a, **k: (_ for _ in ()).throw(ShapefuzzError("x")))
+    rederive(load_entry(path), find_toolchain(None), localize_seconds=0)
+    assert load_entry(path).meta["bug"]["ladder"] == bug["ladder"] and load_entry(path).meta["bug"]["chain"] == ""
+
+    path, finding = _ladder_entry(tmp_path / "other", case)
+    root = Case.make("conv", params.replace(context=()).to_json())  # the shrinker's root alone
+    save_finding(tmp_path / "other", dataclasses.replace(finding, mlir=render_case(root), case=root))
+    bug = load_entry(path).meta["bug"]
+    assert "ladder" not in bug and "chain" not in bug and bug["regression"]["text"] == "present in every release tried"

@@ -135,3 +135,45 @@ def test_issue_says_what_a_device_ladder_found_the_failure_needs(tmp_path, toolc
     update_meta(path, bug={**bug, "chain": "", "ladder": {"verdict": "root alone fails: a plain conv bug"}})
     said = to_issue(plan(load_entry(path), toolchain), context, "issue.files")
     assert "the root op alone fails too" in said and "the failure needs" not in said
+
+
+def test_the_report_reads_a_cause_s_chain_as_export_does_a_device_ladder_first(tmp_path):
+    """A cause's chain in the campaign report is `entry_chain`'s (what export --format issue says):
+    the reproducer's chain, until `bundle-judge --save` writes a ladder's verdict; "root alone
+    fails" (bug.chain "") is then reported as a plain family bug."""
+    from shapefuzz.campaign.database import BucketRow, CampaignStore
+    from shapefuzz.campaign.outcomes import BucketState
+    from shapefuzz.campaign.report.summary import summarize, text_lines
+    from shapefuzz.corpus import Finding, load_entry, save_finding, update_meta
+
+    case = _chain_case()
+    sig = Signature("cuda-sm80", Stage.COMPARE, Status.MISMATCH, "wrong values in conv")
+    corpus = tmp_path / "corpus"
+    path, _ = save_finding(corpus, Finding(sig, render_case(case), ("cuda-sm80",), case, 0, None, None, "3.13.0",
+                                           ["iree-compile", "reproducer.mlir"], "max abs diff 3.0"))
+    store = CampaignStore(tmp_path / "c")
+    try:
+        store.start_session([])
+        store.set_meta("config", '{"corpus": "%s"}' % corpus)
+        store.put_bucket(BucketRow(sig=str(sig), sig_json=sig.to_json(), backend=sig.backend, stage="compare",
+                                   status="mismatch", family="conv", count=1, first_seen=1.0, last_seen=1.0,
+                                   first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k",
+                                   repro_size=100, repro_text="x", detail="", corpus_entry=str(path),
+                                   shrunk_size=None, cause="cause-0123456789", triage=Triage.COMPILER_BUG))
+
+        def said() -> tuple[str, list[str]]:
+            summary = summarize(store)
+            [cause] = summary.causes
+            return cause.chain, [line for line in text_lines(summary) if "inside a chain" in line]
+
+        chain = chain_text("conv", case.params)
+        assert said() == (chain, [f"    inside a chain: {chain}"])  # no ladder: the reproducer's chain
+        bug = load_entry(path).meta["bug"]
+        update_meta(path, bug={**bug, "chain": "", "ladder": {"verdict": "root alone fails: a plain conv bug"}})
+        assert said() == ("", [])  # the device ran the root alone and it failed: a plain conv bug
+        producer = next(op for op in case.params["context"] if "operand" in op)
+        needed = chain_text("conv", {"context": [producer]})
+        update_meta(path, bug={**bug, "chain": needed, "ladder": {"verdict": f"needs the chain; kept: {needed}"}})
+        assert said() == (needed, [f"    inside a chain: {needed}"])
+    finally:
+        store.close()

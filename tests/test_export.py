@@ -334,6 +334,41 @@ def test_issue_for_a_compile_failure(corpus, tmp_path):
     assert "error: 'linalg.generic' op inferred input/output operand #1" in (tmp_path / "again.md").read_text()
 
 
+def test_issue_for_a_compile_error_on_a_lane_that_only_compiles_builds_no_reference(toolchain, tmp_path, monkeypatch):
+    """A compile failure on a lane that only compiles here (its entry keeps no arrays): the issue
+    needs the reproducer alone, so neither the export nor its re-check makes inputs or the NumPy
+    reference of the case (a 2048-cube matmul's here; a large attention's took seconds and GBs)."""
+    from shapefuzz.case import Case
+    from shapefuzz.corpus import load_entry, make_finding
+    from shapefuzz.families import render_case
+    from shapefuzz.families.base import Family
+
+    case = Case.make("matmul", {"frontend": "linalg", "dtype": "f32", "out": "f32", "batch": [], "batch_dyn": [],
+                                "m": 2048, "n": 2048, "k": 2048, "m_dyn": False, "n_dyn": False, "k_dyn": False,
+                                "trans_a": False, "trans_b": False, "bcast": "none", "vec": "", "form": "named",
+                                "a_zp": 0, "b_zp": 0, "alpha": 1.0, "beta": 1.0, "bias": "none", "big": False})
+    sig = Signature("rocm-gfx942", Stage.COMPILE, Status.ERROR, "error: 'func.func' op failed to distribute")
+    path, _ = save_finding(tmp_path / "corpus", make_finding(
+        sig, render_case(case), toolchain, case=case, detail="m.mlir:3:5: error: 'func.func' op failed to distribute"))
+    assert load_entry(path).inputs is None  # as a campaign saves a compile-only lane's failure
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the case's inputs or NumPy reference were built")
+
+    monkeypatch.setattr(Family, "reference", refuse)
+    monkeypatch.setattr(Family, "make_inputs", refuse)
+    out = tmp_path / "rocm.md"
+    export(path, "issue", out)
+    text = out.read_text()
+    assert "`iree-compile` rejects valid input for the `rocm-gfx942` backend" in text
+    assert "'func.func' op failed to distribute" in text and "Inputs:" not in text
+    assert "- rocm-gfx942: compiles (no device to run it here)" in text  # re-checked: compiled, not run
+    files = tmp_path / "rocm.files"
+    assert sorted(f.name for f in files.iterdir()) == ["reproducer.mlir", "run.sh"]
+    assert "iree-compile reproducer.mlir" in (files / "run.sh").read_text()
+    assert "--module=module.vmfb" not in (files / "run.sh").read_text()  # compiles only
+
+
 def test_issue_for_wrong_values(corpus, tmp_path):
     out = tmp_path / "wrong.md"
     export(corpus["wrong"], "issue", out)

@@ -44,3 +44,42 @@ def test_a_self_contradictory_onnx_ceil_mode_pool_is_not_a_compiler_bug(toolchai
     candidate = Candidate(case.case_id, "pool", 0, (), case.params_json, text)
     triage, why = IreeTarget(toolchain, tmp_path).triage(candidate, failure, outcome)
     assert triage == Triage.OURS and "ONNX disagrees with itself" in why
+
+
+def test_a_large_candidate_s_references_are_not_built_in_the_head_and_the_evidence_says_so(tmp_path, monkeypatch):
+    """Triage runs in the campaign's head: above ONNX_CHECK_ELEMENTS declared tensor elements it asks
+    ONNX's shape inference alone (the ceil-mode contradiction is still found there), makes no inputs,
+    NumPy or ONNX reference, and the verdict's evidence says what was not checked; below it, as before."""
+    from shapefuzz.campaign.onnx_contradiction import ONNX_CHECK_ELEMENTS, declared_elements, onnx_contradiction
+    from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
+    from shapefuzz.toolchain import find_toolchain
+
+    def candidate(case: Case) -> Candidate:
+        return Candidate(case.case_id, "pool", 0, (), case.params_json, render_case(case))
+
+    def refuse(*args):
+        raise AssertionError("a reference was built for a large candidate")
+
+    small, made = candidate(_case()), []
+    assert declared_elements(small) == 2 + 1  # its input 1x1x2x1 and its output 1x1x1x1
+    why, unchecked = onnx_contradiction(small, lambda c: made.append(c) or None)
+    assert made == [small] and "ONNX disagrees with itself" in why and unchecked == ""
+    width = ONNX_CHECK_ELEMENTS // 2  # input 1x1x2xW and output 1x1x1xW: 3 W declared elements
+    large = candidate(_case(spatial=[2, width]))
+    assert declared_elements(large) == 3 * width > ONNX_CHECK_ELEMENTS
+    why, unchecked = onnx_contradiction(large, refuse)
+    assert "ONNX disagrees with itself" in why  # the model's declared shape against ONNX's inference
+    assert unchecked == (f"onnx.reference's output shapes not checked: too large for the head "
+                         f"({3 * width:,} declared tensor elements)")
+    assert onnx_contradiction(candidate(_case(spatial=[2, width], pad_hi=[0, 0])), refuse)[0] == ""
+    assert onnx_contradiction(large, lambda c: None, limit=10 * width) == (why, "")  # under the bound: checked
+
+    # The verdict of a large, self-consistent ONNX case keeps its evidence and says what was skipped.
+    plain = candidate(_case(spatial=[2, width], pad_hi=[0, 0]))
+    sig = Signature("rocm-gfx942", Stage.COMPILE, Status.ERROR, "error: failed to distribute")
+    report = CheckReport(Verdict.FAIL, (BackendResult("rocm-gfx942", Stage.COMPILE, Status.ERROR, "error: x", sig),))
+    target = IreeTarget(find_toolchain(None), tmp_path)
+    monkeypatch.setattr(IreeTarget, "_expectation", refuse)  # never asked for a large candidate
+    triage, evidence = target.triage(plain, outcome_of(report, 0.0).failures[0], outcome_of(report, 0.0))
+    assert triage == Triage.COMPILER_BUG and evidence.startswith("compile/error on rocm-gfx942 for input that verifies")
+    assert evidence.endswith(f"; {unchecked}")

@@ -192,9 +192,19 @@ def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float
 def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str],
                 budget: Budget = DEFAULT_BUDGET, confirm: bool = True) -> CheckReport:
     """The entry's reproducer on `backends`, with its saved inputs and reference (or its family's,
-    or, for a file that brings none, generated inputs and a vote)."""
+    or, for a file that brings none, generated inputs and a vote). A generated case that keeps no
+    arrays, checked on lanes none of which runs the module here (rocm, cuda), is only compiled:
+    its inputs and NumPy reference (seconds and GBs for a large case) are not made, as a
+    campaign's check of such lanes makes none."""
     from shapefuzz.oracle import check_module
 
+    probe = toolchain.probe
+    if entry.inputs is None and entry.case is not None and not any(
+            b not in BACKENDS or BACKENDS[b].executes(probe) for b in backends):
+        from shapefuzz.families import validate_case
+
+        validate_case(entry.case)  # a header its family cannot build is an input error, as when referenced
+        return check_module(entry.mlir, backends, None, toolchain, budget, confirm)
     expectation = _expectation(entry)
     if expectation is None:
         from shapefuzz.modulecheck import check_file
@@ -331,13 +341,13 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     still fails the same way its `detail` becomes today's output (the failing pass from
     `--mlir-print-ir-after-failure`, which older entries lack), a wrong value or run-time failure
     is localized (within `localize_seconds`; 0: not, the old localization kept), its `bug` record
-    is computed again (regression range kept) and an entry with no cause is named by its bug
-    identity, as a campaign names causes. Otherwise only the record is computed again from the
-    kept detail. Returns one line."""
+    is computed again (regression range and a device ladder's verdict kept) and an entry with no
+    cause is named by its bug identity, as a campaign names causes. Otherwise only the record is
+    computed again from the kept detail. Returns one line."""
     from shapefuzz.localize_probe import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
-    from shapefuzz.triage.record import KEPT_BUG_FIELDS, bug_record, reworded_evidence
+    from shapefuzz.triage.record import bug_record, kept_bug_fields, reworded_evidence
 
     sig = entry.signature
     old = entry.meta.get("bug") or {}
@@ -369,7 +379,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
         how += f"; localized: {localized.where or localized.evidence[:160]}"
     record = {**bug_record(sig.to_json(), detail, [*same, *(old.get("lanes") or [])] if same else
                            [sig.backend, *(old.get("lanes") or [])], entry.mlir, localized),
-              **{k: v for k, v in old.items() if k in KEPT_BUG_FIELDS}}
+              **kept_bug_fields(old, entry.mlir, entry.mlir)}  # its reproducer: a ladder's verdict stays
     changes: dict[str, Any] = {"bug": record, "detail": detail}
     if entry.meta.get("triage_evidence"):  # "passes on" a lane that only compiles, as older versions said
         changes["triage_evidence"] = reworded_evidence(str(entry.meta["triage_evidence"]), probe)

@@ -226,17 +226,24 @@ class IreeTarget:
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
-        from shapefuzz.backends import BACKENDS
-        from shapefuzz.onnx_judge import DISAGREE, JUDGE_LANE
+        from shapefuzz.onnx_judge import DISAGREE
 
-        backend = BACKENDS.get(failure.lane)
-        stage, status = failure.signature.stage, failure.signature.status
-        if status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
+        if failure.signature.status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
             return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
-        contradiction = self._onnx_contradiction(candidate)
+        contradiction, unchecked = self._onnx_contradiction(candidate)
         if contradiction:
             return Triage.OURS, (f"{contradiction}: the importer's types contradict each other, so what the compiler "
                                  "makes of them is no compiler bug (ours, or upstream ONNX's)")
+        verdict, evidence = self._verdict(candidate, failure, outcome)
+        return verdict, evidence + (f"; {unchecked}" if unchecked else "")
+
+    def _verdict(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
+        """`triage`'s verdict once our references and ONNX's types are not in doubt."""
+        from shapefuzz.backends import BACKENDS
+        from shapefuzz.onnx_judge import JUDGE_LANE
+
+        backend = BACKENDS.get(failure.lane)
+        stage, status = failure.signature.stage, failure.signature.status
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
@@ -271,20 +278,12 @@ class IreeTarget:
         return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
                                      f"{lanes_evidence(passed, probe)}")
 
-    def _onnx_contradiction(self, candidate: Candidate) -> str:
-        """For a case spelled as an ONNX model: "" unless ONNX types its outputs two ways (see
-        onnx_judge.shape_contradiction), checked against onnx.reference's results too."""
-        from shapefuzz.onnx_judge import case_contradiction
+    def _onnx_contradiction(self, candidate: Candidate) -> tuple[str, str]:
+        """(what ONNX types two ways for a case spelled as an ONNX model, "" for none; what was not
+        checked: campaign.onnx_contradiction, which skips a large candidate's references here)."""
+        from shapefuzz.campaign.onnx_contradiction import onnx_contradiction
 
-        try:
-            case = case_of_candidate(candidate)
-            if case.params.get("frontend") != "onnx":
-                return ""
-            expectation = self._expectation(candidate)
-            second = expectation.second if expectation is not None else None
-            return case_contradiction(case, second.results if second is not None else None)
-        except Exception:  # noqa: BLE001 - a candidate that is not a case (a shrink's text) is judged as before
-            return ""
+        return onnx_contradiction(candidate, self._expectation)
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:

@@ -67,6 +67,23 @@ def entry_reproducer(entry: str) -> str | None:
         return None
 
 
+def entry_meta(entry: str) -> dict:
+    """A corpus entry's meta.json as an object ({} when there is none, it is not a plain file or
+    not a JSON object): read alone, without the entry's arrays."""
+    import json
+
+    from shapefuzz.corpus.entry import META
+
+    path = Path(entry) / META if entry else None
+    if path is None or path.is_symlink() or not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text(errors="replace"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def reproducer_digest(text: str | None) -> str:
     """What two reproducers share when they are the same program ("" for none)."""
     return hashlib.sha256(without_header(text).encode()).hexdigest() if text else ""
@@ -295,4 +312,4 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
                  for (s, st, m), lanes in out.items())
 
 
-__all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]
+__all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_meta", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]

@@ -34,7 +34,7 @@ from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
 from shapefuzz.size import smaller
-from shapefuzz.triage.record import KEPT_BUG_FIELDS, as_json_value, bug_record, read_bug
+from shapefuzz.triage.record import as_json_value, bug_record, kept_bug_fields, read_bug
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
 _GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
@@ -237,7 +237,7 @@ def save_finding(
                 detail=scrub(finding.detail) or old_meta.get("detail", ""),
                 bug={**bug_record(finding.signature.to_json(), scrub(finding.detail) or str(old_meta.get("detail") or ""),
                                   meta["backends"], finding.mlir),
-                     **{k: v for k, v in (old_meta.get("bug") or {}).items() if k in KEPT_BUG_FIELDS}},
+                     **kept_bug_fields(old_meta.get("bug"), old_text, finding.mlir)},
                 sizes=sizes.to_json(),
                 toolchain_version=finding.toolchain_version,
             )

@@ -27,7 +27,9 @@ from pathlib import Path
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import UsageError
 from shapefuzz.export.iree_test_suites import write_test_suite
-from shapefuzz.export.issue import IssueContext, bisect_line, import_steps, issue_context, to_issue, write_issue
+from shapefuzz.export.issue import (
+    IssueContext, bisect_line, import_steps, issue_context, issue_plan, to_issue, write_issue,
+)
 from shapefuzz.export.lit import to_lit
 from shapefuzz.export.plan import FORMATS, Plan, cannot_represent, comparison_rule, inline_value, plan, real_folder
 from shapefuzz.export.pytest_file import to_pytest
@@ -40,7 +42,7 @@ from shapefuzz.toolchain import Toolchain
 __all__ = [
     "FORMATS", "Plan", "plan", "comparison_rule", "cannot_represent", "inline_value", "export_entry", "to_lit",
     "to_pytest", "run_module_script", "run_module_argv", "check_script", "checks_source", "write_run_module",
-    "IssueContext", "import_steps", "issue_context", "to_issue", "write_issue", "bisect_line", "write_test_suite",
+    "IssueContext", "import_steps", "issue_context", "issue_plan", "to_issue", "write_issue", "bisect_line", "write_test_suite",
 ]
 
 
@@ -49,7 +51,7 @@ def export_entry(entry: CorpusEntry, fmt: str, toolchain: Toolchain, out: str | 
     """Writes the export and returns the files written (the first is the one to run)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}; choose from {', '.join(FORMATS)}")
-    p = plan(entry, toolchain, expect)
+    p = issue_plan(entry, toolchain, expect) if fmt == "issue" else plan(entry, toolchain, expect)
     # Default names come from the id, which load_entry validated ([a-z0-9-]): never a path.
     if fmt in ("lit", "pytest") and out:
         real_folder(Path(out).parent)

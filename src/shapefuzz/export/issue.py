@@ -32,6 +32,16 @@ class IssueContext:
     detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
 
 
+def issue_plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
+    """The plan of a bug report: with inputs and expected results only where the report shows or
+    runs them (a wrong value, a run-time failure). A compile failure's report needs the reproducer
+    alone; its entry keeps no arrays when its lane only compiles here, and building its NumPy
+    reference just to write the report took seconds and GBs for a large attention."""
+    from shapefuzz.export.plan import plan
+
+    return plan(entry, toolchain, expect, values=entry.signature.stage in (Stage.RUN, Stage.COMPARE))
+
+
 def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     """Runs `iree-compile --version` and re-checks the reproducer on the backends the entry was
     checked on (that compile here), so the report says what this toolchain does today."""

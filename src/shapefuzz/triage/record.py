@@ -19,6 +19,9 @@ from shapefuzz.triage.severity import severity_of
 
 FIRST_LINES = 6
 KEPT_BUG_FIELDS = ("regression",)  # what a re-save keeps from the old record (bisected, not recomputed)
+# A device ladder's verdict (`bundle-judge --save`: the context ops the failure needs): about one
+# program, so kept by a re-save only while the reproducer is that program (`kept_bug_fields`).
+LADDER_BUG_FIELDS = ("ladder", "chain")
 TOP_FRAMES = 12
 
 
@@ -94,6 +97,29 @@ def read_bug(value: Any) -> dict[str, Any]:
     return {"text": value}
 
 
+def same_program(old_mlir: str, new_mlir: str) -> bool:
+    """Whether two reproducers are one program: the same case header (family and params), or,
+    without one, the same text."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.errors import ShapefuzzError
+
+    if old_mlir.rstrip("\n") == new_mlir.rstrip("\n"):
+        return True
+    try:
+        old, new = case_from_mlir(old_mlir), case_from_mlir(new_mlir)
+    except (ShapefuzzError, ValueError):
+        return False
+    return old is not None and old == new
+
+
+def kept_bug_fields(old: Any, old_mlir: str, new_mlir: str) -> dict[str, Any]:
+    """What a re-save of an entry keeps of its old `bug` record: `KEPT_BUG_FIELDS` always, a device
+    ladder's verdict (`LADDER_BUG_FIELDS`) only when the new reproducer is the same program (the
+    verdict was about the old one otherwise)."""
+    keep = KEPT_BUG_FIELDS + (LADDER_BUG_FIELDS if same_program(old_mlir, new_mlir) else ())
+    return {k: v for k, v in (old if isinstance(old, dict) else {}).items() if k in keep}
+
+
 def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "",
                localized: Localization | None = None) -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
@@ -129,5 +155,5 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
     }
 
 
-__all__ = ["KEPT_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "lanes_evidence", "read_bug",
-           "reworded_evidence"]
+__all__ = ["KEPT_BUG_FIELDS", "LADDER_BUG_FIELDS", "as_json_value", "bug_record", "first_lines", "kept_bug_fields",
+           "lanes_evidence", "read_bug", "reworded_evidence", "same_program"]

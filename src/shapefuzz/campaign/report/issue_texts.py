@@ -87,11 +87,10 @@ class IssueTexts:
     def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
                cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
-        from shapefuzz.export.issue import IssueContext, write_issue
-        from shapefuzz.export.plan import plan
+        from shapefuzz.export.issue import IssueContext, issue_plan, write_issue
 
         entry = load_entry(entry_dir)
-        p = plan(entry, self.toolchain)
+        p = issue_plan(entry, self.toolchain)  # a compile failure's: no NumPy reference built in the campaign's process
         lines = [f"{text(b['backend'])}: fails the same way in this campaign ({b['count']} hit(s))"
                  if b["signature"] == str(entry.signature) else
                  f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"

@@ -17,7 +17,7 @@ from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
-from shapefuzz.campaign.merging import entry_reproducer, merge_causes, symptoms
+from shapefuzz.campaign.merging import entry_meta, entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.shrinkorder import not_shrunk_why
 from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
@@ -29,7 +29,7 @@ from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
-from shapefuzz.triage.issue import reproducer_chain
+from shapefuzz.triage.issue import entry_chain
 from shapefuzz.markup import cell, code, code_cell, fenced, text
 from shapefuzz.worktime import PARTS
 
@@ -262,8 +262,9 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             symptoms=symptoms(members), merged=tuple(sorted({was[b.sig] for b in members} - {name})),
             shrunk=any(b.shrink == ShrinkState.DONE for b in members),  # an example went through the shrinker
             not_shrunk=not_shrunk_why(members) if triage == Triage.COMPILER_BUG else "",
-            # the context ops its (minimal, once shrunk) reproducer keeps: "" for a plain family bug
-            chain=reproducer_chain(entry_reproducer(entries[0])) if entries else "",
+            # the context ops it needs, read as export --format issue reads them: a device ladder's
+            # saved verdict, else what its (minimal, once shrunk) reproducer keeps; "": a plain family bug
+            chain=entry_chain(entry_meta(entries[0]), entry_reproducer(entries[0]))[0] if entries else "",
         ))
     return sorted(out, key=lambda c: (not c.is_finding, c.severity_rank, not c.new, c.first_seen))
 
