@@ -16,7 +16,8 @@ pytestmark = pytest.mark.iree
 
 @pytest.fixture(scope="module")
 def o3_bundle(tmp_path_factory):
-    """Two real one_hot cases (one spelled in linalg, one in torch) compiled for cuda-sm80-o3, and results saying the device ran both right."""
+    """Two real one_hot cases (one spelled in linalg, one in torch) compiled for cuda-sm80-o3, and
+    results saying the device ran both right."""
     out = tmp_path_factory.mktemp("o3") / "bundle"
     done = shapefuzz("bundle", "--target", "cuda", "--variant", "o3", "--ops", "one_hot", "--seed", "1", "--n", "2",
                      "-j", "1", "--out", out)
@@ -54,6 +55,7 @@ def test_twin_lanes_are_the_llvm_cpu_lanes_with_the_same_variant_flags(toolchain
 
 def test_a_cuda_wrong_value_right_when_its_cuda_ir_is_finished_here_is_placed_in_cuda_codegen(o3_bundle, toolchain,
                                                                                            tmp_path):
+    """...and in its GPU codegen pipeline when every dispatch goes through one."""
     from shapefuzz.bundle.judge import judge
 
     bundle, results, ids = o3_bundle
@@ -62,12 +64,16 @@ def test_a_cuda_wrong_value_right_when_its_cuda_ir_is_finished_here_is_placed_in
     assert judged.returncode == 1, judged.stderr
     row = next(r for r in json.loads(judged.stdout) if r["id"] == ids[0])
     assert row["conclusion"] == "device finding" and row["twin"] == "llvm-cpu-o3 right", row
-    assert row["place"] == "codegen (cuda)" and "compiled onward by llvm-cpu-o3 (`--compile-from=stream`)" in row["evidence"]
-    assert row["signature"].endswith(": values in one_hot [codegen (cuda)]")  # no outputs kept: "values", row["signature"]
+    assert "compiled onward by llvm-cpu-o3 (`--compile-from=stream`)" in row["evidence"]
     [entry] = [p for p in corpus.iterdir() if (p / "meta.json").exists()]
     bug = json.loads((entry / "meta.json").read_text())["bug"]
     assert bug["localized"]["phase"] == "codegen" and bug["localized"]["certain"] is True
-    assert bug["device_place"]["place"] == "codegen (cuda)" and "[codegen]" in bug["identity"]
+    assert "[codegen]" in bug["identity"]
+    pipelines = bug["device_place"]["pipelines"]  # each dispatch's CUDA codegen pipeline, as compiled here
+    assert pipelines and f"{len(pipelines)} dispatch(es) go through" in row["evidence"]
+    place = f"codegen (cuda, {pipelines[0]})" if len(set(pipelines)) == 1 else "codegen (cuda)"
+    assert row["place"] == bug["device_place"]["place"] == place, row
+    assert row["signature"].endswith(f": values in one_hot [{place}]"), row["signature"]  # no outputs kept: "values"
     [row] = [r for r in judge(bundle, tmp_path / "results.json", toolchain, localize_seconds=0) if r.signature]
     assert row.place == "" and row.signature.endswith(": values in one_hot")  # 0: not placed
 
@@ -83,11 +89,13 @@ def test_a_variant_wrong_on_its_llvm_cpu_twin_is_localized_on_that_lane(o3_bundl
     bundle, _, ids = o3_bundle
     text = (bundle / "cases" / ids[0] / "case.mlir").read_text()
     case = case_from_mlir(text)
-    expectation = case_expectation(case, json.loads((bundle / "cases" / ids[0] / "case.json").read_text())["input_seed"])
+    seed = json.loads((bundle / "cases" / ids[0] / "case.json").read_text())["input_seed"]
+    expectation = case_expectation(case, seed)
     monkeypatch.setattr(place.DeviceProbe, "finish", lambda self, ir, phase, lane: Values.WRONG)
     calls = []
-    monkeypatch.setattr(place, "localize_entry", lambda entry, tc, lane, passed, seconds: calls.append((lane, passed)) or
-                        Localization("dispatch-creation", "iree-dispatch-creation-x", "XPass", "found", certain=True))
+    found = Localization("dispatch-creation", "iree-dispatch-creation-x", "XPass", "found", certain=True)
+    monkeypatch.setattr(place, "localize_entry",
+                        lambda entry, tc, lane, passed, seconds: calls.append((lane, passed)) or found)
     placed = place.place_device_values(text, "cuda-sm80-o3", ["--iree-opt-level=O3"], "cuda", expectation.inputs,
                                        expectation.expected, toolchain, case, 30.0)
     assert calls == [("llvm-cpu-o3", ("llvm-cpu",))]

@@ -9,7 +9,11 @@ Two checks, both with the real compiler and llvm-cpu's runtime:
   own flags) to each target-independent phase is finished by an llvm-cpu lane that computes it
   right (`triage.localize.localize`, the device global swapped as `IreeProbe.finish` swaps it).
   The first phase whose finished result is wrong holds the bug; right through `stream`, it is the
-  device's codegen (or its runtime): "codegen (cuda)".
+  device's codegen (or its runtime): "codegen (cuda)", and "codegen (cuda, Distribute)" when every
+  dispatch goes through one GPU codegen pipeline (`--compile-to=executable-configurations`: the
+  pipeline is the module's, so the bug's code path is that pipeline's). Measured on 3.13: the CUDA
+  lanes' IR after `stream` was the llvm-cpu twin's, device aside, for all 20 CUDA-only wrong values
+  found on an H200, so their place is codegen; the pipeline is what tells them apart.
 
 The place goes into the signature's message ("wrong values in topk [codegen (cuda)]"), so two
 device wrong values with different places are two corpus entries and one place is one."""
@@ -32,6 +36,9 @@ from shapefuzz.toolchain import Toolchain
 from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
 
 _CUDA_VARIANT = re.compile(r"^cuda-sm\d{2,3}[a-z]?-(.+)$")  # a variant of an arch the registry does not name
+# each dispatch's codegen pipeline: `pipeline = #iree_gpu.pipeline<Distribute>` (3.13), or a bare name
+_PIPELINE = re.compile(r"translation_info<pipeline = (?:#[\w.]+<)?(\w+)")
+CONFIGURED = "executable-configurations"  # the phase after which each dispatch has its pipeline
 
 
 def twin_lane(lane: str, toolchain: Toolchain) -> str:
@@ -81,6 +88,7 @@ class Placed:
     twin: str = ""  # the llvm-cpu lane with the same variant flags ("" when none)
     twin_values: str = ""  # right, wrong or unusable on the twin ("" when none)
     who: str = ""  # whose codegen a CODEGEN place names: the device's driver, or the twin lane
+    pipelines: tuple[str, ...] = ()  # each dispatch's codegen pipeline on the device lane (CODEGEN only)
 
     @property
     def place(self) -> str:
@@ -90,7 +98,8 @@ class Placed:
         if not loc.localized:
             return ""
         if loc.phase == CODEGEN:
-            return f"{CODEGEN} ({self.who})"
+            one = sorted(set(self.pipelines))
+            return f"{CODEGEN} ({self.who}, {one[0]})" if len(one) == 1 else f"{CODEGEN} ({self.who})"
         where = f"frontend:{loc.frontend}" if loc.frontend else loc.pass_name or loc.phase
         return where if loc.certain else f"needs {where}"
 
@@ -100,7 +109,7 @@ class Placed:
 
     def to_json(self) -> dict[str, Any]:
         return {"place": self.place, "twin": self.twin, "twin_values": self.twin_values,
-                "localized": self.loc.to_json()}
+                "pipelines": list(self.pipelines), "localized": self.loc.to_json()}
 
 
 def place_device_values(text: str, lane: str, flags: Sequence[str], driver: str, inputs: Sequence[np.ndarray],
@@ -134,7 +143,19 @@ def place_device_values(text: str, lane: str, flags: Sequence[str], driver: str,
             loc = localize(probe, right, left(), clock)
             if loc.phase == CODEGEN:
                 loc = replace(loc, evidence=loc.evidence.replace(f"{lane}'s codegen", f"{lane}'s codegen ({driver})"))
+                pipelines = _pipelines(probe) if left() > 1.0 else ()
+                if pipelines:
+                    counts = {p: pipelines.count(p) for p in sorted(set(pipelines))}
+                    loc = replace(loc, evidence=f"{loc.evidence}; its {len(pipelines)} dispatch(es) go through "
+                                                + ", ".join(f"{p} ×{n}" for p, n in counts.items()))
+                return Placed(replace(loc, seconds=clock() - start), twin, said, driver, pipelines)
     return Placed(replace(loc, seconds=clock() - start), twin, said, driver)
+
+
+def _pipelines(probe: DeviceProbe) -> tuple[str, ...]:
+    """Each dispatch's codegen pipeline on the device lane, in order (() when it does not compile that far)."""
+    configured = probe.phase_ir(CONFIGURED)
+    return tuple(_PIPELINE.findall(configured)) if configured else ()
 
 
 def place_entry_values(entry: Any, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Placed:
