@@ -183,6 +183,19 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
     return p.frontend, verdicts[0], verdicts[1] if len(verdicts) > 1 else None
 
 
+def family_compare(case, inputs: Sequence[np.ndarray]) -> Compare | None:
+    """The case's family's own comparison (None: no case, or a family that no longer loads: the plain one)."""
+    if case is None:
+        return None
+    try:
+        from shapefuzz.families import get_family
+
+        family, params = get_family(case.family), case.params
+    except Exception:  # noqa: BLE001 - a family that no longer loads: the plain comparison
+        return None
+    return lambda want, got: family.compare(params, inputs, want, got)
+
+
 def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence[str] = (),
                    seconds: float = DEFAULT_SECONDS) -> Localization:
     """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`); for a
@@ -190,16 +203,8 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
     `seconds`) and the two are weighed by `with_frontend`."""
     if entry.inputs is None or entry.expected is None:
         return Localization(evidence="not localized: the entry has no inputs and expected outputs")
-    compare = None
     case = entry.case
-    if case is not None:
-        try:
-            from shapefuzz.families import get_family
-
-            family, params, inputs = get_family(case.family), case.params, entry.inputs
-            compare = lambda want, got: family.compare(params, inputs, want, got)  # noqa: E731
-        except Exception:  # noqa: BLE001 - a family that no longer loads: the plain comparison
-            compare = None
+    compare = family_compare(case, entry.inputs)
     lane = lane or entry.signature.backend
     start = time.monotonic()
     spelling, linalg, torch = frontend_values(case, lane, entry.inputs, entry.expected, toolchain, compare)
@@ -262,4 +267,4 @@ def _pass_word(name: str) -> str:
                                                                      re.sub(r"pass$", "", word))
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]

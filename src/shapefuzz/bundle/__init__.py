@@ -10,6 +10,8 @@ for a target whose device is on another machine that has only the IREE runtime (
   NumPy and the runtime wheel alone (no compiler, no Hypothesis, no click);
 - `judge.py`: `shapefuzz bundle-judge`: the results read back here, each failure re-checked on
   the reference lane (llvm-cpu), the device's wrong outputs judged again by the family itself;
+- `place.py`: where a device-only wrong value breaks, found here (the llvm-cpu lane with the same
+  variant flags, then the device lane's IR finished on llvm-cpu phase by phase);
 - `ladder.py`: `bundle --from-corpus`: a corpus's entries with their ladders (the root alone, the
   chain without one context op), and the verdict per entry that `bundle-judge` prints and saves.
 

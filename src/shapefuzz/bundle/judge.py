@@ -5,6 +5,9 @@ confirms): right there, it is a finding of the device's lane; wrong there too, t
 bug every backend shares is to blame. A wrong output the runner kept is judged again by the
 family's own `compare` (the campaign's judge, of which the runner's rule is the data form).
 Compile failures come from the manifest: they were found here, as a campaign finds them.
+A device-only wrong value is then placed here (`bundle.place`: the same flags on llvm-cpu, then
+the device lane's IR finished on llvm-cpu phase by phase), and its signature's message names the
+place ("wrong values in topk [codegen (cuda)]"): one place, one entry.
 `--save` puts each device finding into a corpus folder (`check` and `replay` reproduce it)."""
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from typing import Any
 
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
 from shapefuzz.bundle import layout
+from shapefuzz.bundle.place import Placed, place_device_values
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.errors import UsageError
 from shapefuzz.files import child, read_bytes
+from shapefuzz.localize_probe import DEFAULT_SECONDS
 from shapefuzz.model import ProcessResult, Signature, Stage, Status, Verdict
 from shapefuzz.schema import SchemaError, obj, text
 from shapefuzz.toolchain import Toolchain
@@ -42,6 +47,9 @@ class Row:
     family_judge: str  # the family's own compare on the kept outputs ("" when not judged)
     conclusion: str
     signature: str = ""
+    twin: str = ""  # a variant lane's llvm-cpu twin and its verdict ("llvm-cpu-o3 right"), if placed
+    place: str = ""  # where a device-only wrong value breaks, or "not localized: <why>"
+    evidence: str = ""  # what the placing ran and saw
 
     @property
     def device_finding(self) -> bool:
@@ -102,7 +110,7 @@ def _family_judge(expectation: Any, record: dict[str, Any], case_id: str):
     return expectation.compare(expectation.expected, actual) or "right"
 
 
-def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str) -> Signature:
+def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str, place: str = "") -> Signature:
     """The bucket a campaign would give this run on the device's lane."""
     from shapefuzz.signature import classify, signature_for
 
@@ -115,10 +123,13 @@ def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str) 
         status = classify(ran)
         return signature_for(backend, Stage.RUN, status if status.is_failure else Status.ERROR, ran)
     kind = mismatch.kind.value if hasattr(mismatch, "kind") else "values"
-    return signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{kind} in {label}" if label else kind)
+    message = f"{kind} in {label}" if label else kind
+    return signature_for(backend, Stage.COMPARE, Status.MISMATCH, None, f"{message} [{place}]" if place else message)
 
 
-def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Path | None = None) -> list[Row]:
+def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Path | None = None,
+          localize_seconds: float = DEFAULT_SECONDS) -> list[Row]:
+    """Each case's row; `localize_seconds` per device-only wrong value to place it (0: not placed)."""
     from shapefuzz.oracle import case_expectation, case_label, check_module
 
     try:
@@ -129,6 +140,12 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
     backend = manifest.backend
     if corpus_dir is not None and backend not in BACKENDS:
         raise UsageError(f"--save: {backend} is not a lane of this shapefuzz (build the bundle with --arch sm_80)")
+    # a ladder's rungs are not findings of their own, and an llvm-cpu bundle has no device lane to place
+    placing = localize_seconds > 0 and "from_corpus" not in manifest.data and \
+        ((BACKENDS[backend].variant_of or backend) if backend in BACKENDS else backend) != REFERENCE_BACKEND
+    flags = manifest.data.get("flags")
+    if placing and (not isinstance(flags, list) or not all(isinstance(f, str) for f in flags)):
+        raise UsageError(f"{folder}: manifest.json: flags is not a list of flags")
     rows: list[Row] = []
     lines = {line["id"]: line for line in manifest.data["cases"]}
     for entry in manifest.cases:
@@ -169,26 +186,39 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
             conclusion = FLAKY
         else:
             conclusion = DEVICE_FINDING if report.verdict == Verdict.PASS else SHARED
-        signature = _signature(backend, record, mismatch, case_label(case))
+        placed = None
+        if placing and conclusion == DEVICE_FINDING and record["verdict"] == layout.WRONG:
+            placed = place_device_values(mlir, backend, flags, manifest.device, expectation.inputs,
+                                         expectation.expected, toolchain, case, localize_seconds)
+        signature = _signature(backend, record, mismatch, case_label(case), placed.place if placed else "")
         rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), reference,
-                        family_judge, conclusion, str(signature)))
+                        family_judge, conclusion, str(signature), placed.twin_text if placed else "",
+                        (placed.place or placed.loc.evidence) if placed else "", placed.loc.evidence if placed else ""))
         if corpus_dir is not None and conclusion == DEVICE_FINDING and "from_corpus" not in manifest.data:
             # a ladder's rungs are not findings of their own: bundle-judge writes the entries' verdicts
-            _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain)
+            _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain, placed)
     return rows
 
 
 def _save(corpus_dir: Path, signature: Signature, mlir: str, case: Case, seed: int, expectation: Any,
-          record: dict[str, Any], manifest: layout.Manifest, toolchain: Toolchain) -> None:
-    from shapefuzz.corpus import make_finding, save_finding
+          record: dict[str, Any], manifest: layout.Manifest, toolchain: Toolchain, placed: Placed | None) -> None:
+    from shapefuzz.corpus import load_entry, make_finding, save_finding, update_meta
+    from shapefuzz.triage.record import bug_record
 
     where = f"{manifest.device} ({manifest.data.get('arch') or manifest.backend}) on a machine that ran " \
             f"`shapefuzz bundle-run`; llvm-cpu gives the NumPy reference's values here"
+    if placed is not None:
+        where += f"; {placed.place or 'not placed'}: {placed.loc.evidence}"
     finding = make_finding(signature, mlir, toolchain, case=case, seed=seed, inputs=expectation.inputs,
                            expected=expectation.expected, detail=str(record.get("detail", ""))[:4000],
                            triage="compiler bug", evidence=f"{record['verdict']} on {where}",
                            origin=f"bundle {manifest.bundle_id}")
-    save_finding(corpus_dir, finding)
+    path, _ = save_finding(corpus_dir, finding)
+    if placed is not None:  # the place, as a campaign's localization gives it (bug.localized, the identity)
+        meta = load_entry(path).meta
+        bug = bug_record(signature.to_json(), str(meta.get("detail") or ""), meta.get("backends") or (),
+                         mlir, localized=placed.loc)
+        update_meta(path, bug={**(meta.get("bug") or {}), **bug, "device_place": placed.to_json()})
 
 
 def table_lines(rows: list[Row]) -> list[str]:
@@ -202,6 +232,8 @@ def table_lines(rows: list[Row]) -> list[str]:
             detail = "the family's own compare calls this output right: the bundle's expected file or rule is off"
         elif row.family_judge:
             detail = f"family: {row.family_judge}"
+        if row.place:  # where it breaks says more than how the values differ
+            detail = f"place: {row.place}" + (f" (twin {row.twin})" if row.twin not in ("", "-") else "")
         ref = row.reference if len(row.reference) <= 10 else "fails"
         lines.append(f"{row.id:<22} {row.device:<15} {ref or '-':<10} {row.conclusion:<18} {detail[:140]}")
     counts: dict[str, int] = {}

@@ -78,17 +78,23 @@ def bundle_run(args) -> None:
 @click.argument("results", type=click.Path(exists=True, dir_okay=False))
 @click.option("--save", "corpus_dir", type=click.Path(file_okay=False), default=None,
               help="Save each device-only failure into this corpus folder (as a campaign saves a finding).")
+@click.option("--localize-time", "localize_seconds", type=Seconds(minimum=0.0), default=None,
+              help="Seconds to place each device-only wrong value here (same flags on llvm-cpu, then the device "
+                   "lane's IR finished on llvm-cpu phase by phase; default 60, 0: not placed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
 @toolchain_options
 @click.pass_obj
-def bundle_judge(session: Session, folder, results, corpus_dir, as_json) -> None:
+def bundle_judge(session: Session, folder, results, corpus_dir, localize_seconds, as_json) -> None:
     """Read a bundle's results back here: each failure on the device is checked again on llvm-cpu
     (right there: a finding of the device's lane; wrong there too: the reference or a shared bug)."""
     from shapefuzz.bundle import layout
     from shapefuzz.bundle.judge import judge, table_lines
     from shapefuzz.bundle.ladder import save_verdicts, verdicts
 
-    rows = judge(Path(folder), Path(results), session.toolchain, Path(corpus_dir) if corpus_dir else None)
+    from shapefuzz.localize_probe import DEFAULT_SECONDS
+
+    seconds = DEFAULT_SECONDS if localize_seconds is None else localize_seconds
+    rows = judge(Path(folder), Path(results), session.toolchain, Path(corpus_dir) if corpus_dir else None, seconds)
     manifest = layout.read_manifest(Path(folder))  # read and checked by judge
     ladder = verdicts(Path(folder), manifest.data["cases"], rows) if "from_corpus" in manifest.data else None
     if as_json:
