@@ -6,7 +6,9 @@ prints, per arm:
     failing share, mean compile-and-run seconds per lane, and the candidates over 20 s;
   - where the active time went: candidate checks, confirmations, shrinks, the rest;
   - compiler-bug causes per seed, those whose minimal reproducer keeps a chain, and of those the
-    ones whose identity a cause without a chain also has (in any arm), with the identity.
+    ones whose identity a cause without a chain also has (in any arm), with the identity;
+  - new causes per 1000 check-seconds by the candidate's chain length (a cause counts for one
+    candidate: the reproducer its earliest bucket keeps, the smallest that hit it).
 
     PYTHONPATH=src .venv/bin/python bench/analyse_context.py /tmp/ctx-bench-copy
 """
@@ -102,6 +104,28 @@ def cause_lines(arms: dict[str, list[dict[str, Any]]]) -> None:
             print(f"  {cause['identity'][:100]} | {cause['chain'][:70]} | also lone in {also}")
 
 
+def yield_lines(arm: str, folders: list[Path]) -> None:
+    """New compiler-bug causes per 1000 check-seconds, by how many context ops a candidate carried."""
+    tally: dict[int, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])  # candidates, seconds, causes
+    for folder in folders:
+        db = sqlite3.connect(f"file:{folder / 'campaign.sqlite'}?mode=ro", uri=True)
+        first: dict[str, tuple[float, str]] = {}
+        for cause, seen, key in db.execute(
+                "SELECT cause, first_seen, repro_key FROM buckets WHERE triage = 'compiler bug'"):
+            if cause not in first or seen < first[cause][0]:
+                first[cause] = (seen, key)
+        opened = collections.Counter(key for _, key in first.values())
+        for key, payload, seconds in db.execute("SELECT key, payload, task_seconds FROM candidates"):
+            ops = min(len(json.loads(payload).get("context") or []), 6)
+            row = tally[ops]
+            row[0] += 1
+            row[1] += seconds
+            row[2] += opened.get(key, 0)
+    cells = [f"{n}{'+' if n == 6 else ''} ops: {int(c)} cand, {k} new, {1000 * k / s:.0f}"
+             for n, (c, s, k) in sorted(tally.items()) if s]
+    print(f"== {arm}: new causes per 1000 check-seconds by chain length: " + "; ".join(cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("base", type=Path, help="the folder of the bench's kept campaigns (a copy)")
@@ -109,6 +133,7 @@ def main() -> None:
     found = campaigns(args.base)
     for arm, folders in found.items():
         candidate_lines(arm, folders)
+        yield_lines(arm, folders)
     cause_lines({arm: [report_of(f) for f in folders] for arm, folders in found.items()})
 
 
