@@ -402,6 +402,12 @@ def cuda_lane(arch: str) -> Backend:
     return replace(BACKENDS["cuda-sm80"], name=name, description=f"NVIDIA {arch}", flags=_cuda(arch))
 
 
+def any_runs_here(lanes: Iterable[str], probe: ToolchainProbe) -> bool:
+    """Whether one of `lanes` runs the module here (a name not in the registry counts as one: it
+    is not known to only compile), so a check of them needs inputs and a reference."""
+    return any(lane not in BACKENDS or BACKENDS[lane].executes(probe) for lane in lanes)
+
+
 def executing_backends(probe: ToolchainProbe, names: Iterable[str] = DEFAULT_BACKENDS) -> tuple[str, ...]:
     """Those of `names` that compile and execute with this toolchain here."""
     return tuple(name for name in names if BACKENDS[name].executes(probe))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.backends import BACKENDS, any_runs_here
 from shapefuzz.corpus import (
     EXPECTED_FAILING,
     EXPECTED_FIXED,
@@ -198,9 +198,7 @@ def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str
     campaign's check of such lanes makes none."""
     from shapefuzz.oracle import check_module
 
-    probe = toolchain.probe
-    if entry.inputs is None and entry.case is not None and not any(
-            b not in BACKENDS or BACKENDS[b].executes(probe) for b in backends):
+    if entry.inputs is None and entry.case is not None and not any_runs_here(backends, toolchain.probe):
         from shapefuzz.families import validate_case
 
         validate_case(entry.case)  # a header its family cannot build is an input error, as when referenced

@@ -230,10 +230,6 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
     return {**line, "state": layout.COMPILED}
 
 
-def _rung_suffix(rung) -> str:
-    return {"as-is": "-as-is", "root": "-root"}.get(rung.rung, f"-drop{rung.dropped}")
-
-
 def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[str], None] = print) -> Built:
     from shapefuzz.execute import verify_many
     from shapefuzz.parallel import run_parallel
@@ -270,7 +266,7 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
             say(f"drew {len(candidates)} cases from {', '.join(families)} ({too_large} drawn again: a tensor over "
                 f"{request.max_tensor_bytes} bytes); compiling for {lane.name}")
         errors = verify_many([c.text for c in candidates], toolchain)
-        ids = [f"{i:03d}-{c.group.replace('_', '-')}" + (_rung_suffix(rungs[i]) if rungs else "")
+        ids = [f"{i:03d}-{c.group.replace('_', '-')}" + (rungs[i].id_suffix if rungs else "")
                for i, c in enumerate(candidates)]
         budget = DEFAULT_BUDGET if request.compile_timeout is None else \
             Budget(DEFAULT_BUDGET.verify, Limits(timeout=request.compile_timeout), DEFAULT_BUDGET.run)

@@ -140,8 +140,10 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
     backend = manifest.backend
     if corpus_dir is not None and backend not in BACKENDS:
         raise UsageError(f"--save: {backend} is not a lane of this shapefuzz (build the bundle with --arch sm_80)")
-    # a ladder's rungs are not findings of their own, and an llvm-cpu bundle has no device lane to place
-    placing = localize_seconds > 0 and "from_corpus" not in manifest.data and \
+    # a ladder's rungs are not findings of their own (bundle-judge writes the entries' verdicts instead):
+    # neither placed nor saved; and an llvm-cpu bundle has no device lane to place
+    ladder = "from_corpus" in manifest.data
+    placing = localize_seconds > 0 and not ladder and \
         ((BACKENDS[backend].variant_of or backend) if backend in BACKENDS else backend) != REFERENCE_BACKEND
     flags = manifest.data.get("flags")
     if placing and (not isinstance(flags, list) or not all(isinstance(f, str) for f in flags)):
@@ -194,8 +196,7 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
         rows.append(Row(entry.id, entry.family, record["verdict"], str(record.get("detail", "")), reference,
                         family_judge, conclusion, str(signature), placed.twin_text if placed else "",
                         (placed.place or placed.loc.evidence) if placed else "", placed.loc.evidence if placed else ""))
-        if corpus_dir is not None and conclusion == DEVICE_FINDING and "from_corpus" not in manifest.data:
-            # a ladder's rungs are not findings of their own: bundle-judge writes the entries' verdicts
+        if corpus_dir is not None and conclusion == DEVICE_FINDING and not ladder:
             _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain, placed)
     return rows
 

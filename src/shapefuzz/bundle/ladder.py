@@ -32,6 +32,11 @@ class Rung:
     def label(self) -> str:
         return rung_label(self.rung, self.dropped, self.op)
 
+    @property
+    def id_suffix(self) -> str:
+        """What its case id in the bundle ends with: -as-is, -root or -drop<k>."""
+        return f"-{self.rung}" if self.rung in (AS_IS, ROOT) else f"-drop{self.dropped}"
+
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry, "rung": self.rung, "dropped": self.dropped, "op": self.op}
 

@@ -309,10 +309,9 @@ class IreeTarget:
 
     def _runs_here(self, lanes: list[str]) -> bool:
         """Whether one of `lanes` runs the module here (an unknown name counts as one)."""
-        from shapefuzz.backends import BACKENDS
+        from shapefuzz.backends import any_runs_here
 
-        probe = self.toolchain.probe
-        return any(lane not in BACKENDS or BACKENDS[lane].executes(probe) for lane in lanes)
+        return any_runs_here(lanes, self.toolchain.probe)
 
     def _run_expectation(self, candidate: Candidate, lanes: list[str]):
         """The expectation a check on `lanes` needs: None when none of them executes here (a large
