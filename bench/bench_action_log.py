@@ -19,11 +19,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from shapefuzz.backends import DEFAULT_BACKENDS, REFERENCE_BACKEND
+from shapefuzz.iree.backends import DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.families import DEFAULT_FAMILIES
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 def main() -> int:

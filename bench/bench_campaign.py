@@ -35,15 +35,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.iree import load_family
 from shapefuzz.campaign.outcomes import INPUT_SEED_MODULUS
 from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.case import Case
-from shapefuzz.execute import _verify_argv
-from shapefuzz.mlirinfo import function_info
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.invoke.execute import _verify_argv
+from shapefuzz.iree.mlirinfo import function_info
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 def economy(toolchain, args, folder: Path) -> dict:

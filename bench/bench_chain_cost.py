@@ -22,13 +22,13 @@ from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.families import DEFAULT_FAMILIES
 from shapefuzz.families.context.wrap import bare
-from shapefuzz.generate import draw_params
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.families.generate import draw_params
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 def cost(target: Any, family: str, seed: int, params: Any, lanes: tuple[str, ...]) -> tuple[float, float, str]:
     """(reference seconds, check wall, lane statuses) of one case checked as a worker checks it, from cold."""
-    from shapefuzz.oracle import _MEMO
+    from shapefuzz.judge.oracle import _MEMO
 
     _MEMO.clear()
     candidate = target.from_payload(family, seed, Case.make(family, params).params_json)

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from shapefuzz import oracle
+from shapefuzz.judge import oracle
 from shapefuzz.case import Case
 from shapefuzz.families import get_family
 from shapefuzz.families.context.wrap import bare
-from shapefuzz.toolchain import find_toolchain
-from shapefuzz.worktime import take
+from shapefuzz.iree.toolchain import find_toolchain
+from shapefuzz.process.worktime import take
 
 
 def sample(stores: list[Path], top: int, mid: int, timeouts: bool = False) -> list[dict[str, Any]]:
@@ -91,8 +91,8 @@ def dispatches(toolchain: Any, text: str) -> int:
     import re
     import subprocess
 
-    from shapefuzz.backends import BACKENDS
-    from shapefuzz.input_dialect import input_type_flags
+    from shapefuzz.iree.backends import BACKENDS
+    from shapefuzz.iree.input_dialect import input_type_flags
 
     with tempfile.TemporaryDirectory(prefix="chain-split-") as folder:
         source, flow = Path(folder, "module.mlir"), Path(folder, "flow.mlir")

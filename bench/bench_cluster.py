@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
+from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.worker_pool import Done, Task
@@ -38,7 +38,7 @@ from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict, perform
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 # --- 1. local pool against a one-node Ray cluster ------------------------------------------------

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.case import CASE_HEADER
-from shapefuzz.regression import same_pass_key
+from shapefuzz.recheck.regression import same_pass_key
 
 GOALS = {"causes": 1.3, "late": 2.0, "passes": 1.3, "per_minute": 0.8}
 COMPILER_BUG = "compiler bug"

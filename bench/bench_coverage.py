@@ -40,7 +40,7 @@ from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.durations import parse_duration
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 ARMS = {"guided": (True, True, True), "guided-rotation": (True, True, False), "unguided": (True, False, False),
         "plain": (False, False, False)}  # (instrument, steer draws, steer lanes)
@@ -118,10 +118,10 @@ def _child_cpu() -> float:
 
 
 def compile_cost(toolchain, n: int) -> None:
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.coverage.actionlog import log_flags, read_action_log
-    from shapefuzz.input_dialect import input_type_flags
+    from shapefuzz.iree.input_dialect import input_type_flags
 
     flags = BACKENDS["llvm-cpu"].compile_flags(toolchain.probe)
     families = ("conv", "conv_transpose", "scatter", "one_hot", "topk")

@@ -29,7 +29,7 @@ from pathlib import Path
 from shapefuzz.campaign.report.dashboard import REFRESH_SECONDS, write_dashboard
 from shapefuzz.campaign.report.issue_texts import IssueTexts
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 def render_cost(folder: Path, repeat: int) -> dict:

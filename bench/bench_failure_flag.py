@@ -14,12 +14,12 @@ import resource
 import subprocess
 import tempfile
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.case import Case
 from shapefuzz.families import FAMILY_MODULES, render_case
-from shapefuzz.input_dialect import input_type_flags
-from shapefuzz.generate import draw_params
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.input_dialect import input_type_flags
+from shapefuzz.families.generate import draw_params
+from shapefuzz.iree.toolchain import find_toolchain
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE
 
 

@@ -27,12 +27,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
+from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.families import DEFAULT_FAMILIES
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 _TARGET: IreeTarget | None = None
 

@@ -22,10 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS
+from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS
 from shapefuzz.campaign.engine import derive_seed
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 GIB = 1 << 30
 CAPS = (1.5, 2.0, 3.0, 4.0)

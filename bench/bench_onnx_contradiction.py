@@ -27,9 +27,9 @@ def main() -> None:
     from shapefuzz.campaign.iree import IreeTarget, case_of_candidate
     from shapefuzz.campaign.onnx_contradiction import declared_elements
     from shapefuzz.families import DEFAULT_FAMILIES
-    from shapefuzz.onnx_judge import case_contradiction
-    from shapefuzz.oracle import case_expectation
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.judge.onnx_judge import case_contradiction
+    from shapefuzz.judge.oracle import case_expectation
+    from shapefuzz.iree.toolchain import find_toolchain
 
     target = IreeTarget(find_toolchain(), Path(tempfile.mkdtemp(prefix="bench-onnx-")))
     rows = []

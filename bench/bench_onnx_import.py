@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from shapefuzz import onnx_import
+from shapefuzz.iree import onnx_import
 from shapefuzz.case import Case
 from shapefuzz.families import get_family
 from shapefuzz.families.frontends import onnx_model, spelled, spellings_for
-from shapefuzz.generate import draw_params
-from shapefuzz.onnx_judge import second_opinion
+from shapefuzz.families.generate import draw_params
+from shapefuzz.judge.onnx_judge import second_opinion
 
 
 def main() -> None:

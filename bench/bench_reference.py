@@ -31,7 +31,7 @@ from pathlib import Path
 
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.oracle import case_expectation
+from shapefuzz.judge.oracle import case_expectation
 
 STEPS = ("validate", "inputs", "reference")
 
@@ -43,7 +43,7 @@ def drawn(n: int, seed: int, large_every: int):
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.campaign.steering import Steering
     from shapefuzz.families import DEFAULT_FAMILIES
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
     import tempfile
 
     target = IreeTarget(find_toolchain(), Path(tempfile.mkdtemp(prefix="bench-ref-")))

@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 import time
 
-from shapefuzz.sandbox import Limits, run_sandboxed
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.process.sandbox import Limits, run_sandboxed
+from shapefuzz.iree.toolchain import find_toolchain
 
 MODULE = """func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
   %z = arith.constant 0.0 : f32

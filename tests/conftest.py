@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 
 # No campaign started by a test downloads IREE releases for its regression phase (tests of the

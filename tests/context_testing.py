@@ -7,8 +7,8 @@ import re
 import subprocess
 
 from shapefuzz.families import get_family
-from shapefuzz.generate import draw_params
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.families.generate import draw_params
+from shapefuzz.iree.toolchain import Toolchain
 
 
 def chain_cases(family: str, draws: int, seed: int = 0, regime: str = "small") -> list:

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 FAKE_FLAGS = [
     "--iree-hal-target-device",

@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapefuzz.case import Case
-from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families import render_case
 from shapefuzz.model import CheckReport
-from shapefuzz.oracle import check_case
+from shapefuzz.judge.oracle import check_case
 
 
 def draw_params(strategy: st.SearchStrategy, n: int) -> list[dict]:

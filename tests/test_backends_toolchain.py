@@ -1,8 +1,8 @@
 import pytest
 
-from shapefuzz.backends import BACKENDS, resolve_backends
+from shapefuzz.iree.backends import BACKENDS, resolve_backends
 from shapefuzz.errors import ToolchainError, UsageError
-from shapefuzz.toolchain import find_toolchain, parse_version
+from shapefuzz.iree.toolchain import find_toolchain, parse_version
 from fakes import make_fake_toolchain
 
 

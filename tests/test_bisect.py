@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.bisect import bisect_entry, select_versions, version_key
+from shapefuzz.recheck.bisect import bisect_entry, select_versions, version_key
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.errors import ToolchainError, UsageError
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 
 VERSIONS = ["3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0", "3.9.0", "3.10.0",
             "3.11.0", "3.12.0", "3.13.0"]
@@ -117,13 +117,13 @@ def test_the_command_judges_each_release_by_the_same_failure(tmp_path, monkeypat
     status, failing pass, with the generic-form retry), not by the message alone; real 3.13."""
     from click.testing import CliRunner
 
-    import shapefuzz.bisect
+    import shapefuzz.recheck.bisect
     from shapefuzz.cli import cli
     from shapefuzz.cli.corpus import add_file
 
     _, saved = add_file(tmp_path, (Path(__file__).parent / "data" / "conv1d_stride3.mlir").read_text(),
                         ["llvm-cpu"], toolchain)
-    monkeypatch.setattr(shapefuzz.bisect, "available_versions", lambda: ["3.13.0"])
+    monkeypatch.setattr(shapefuzz.recheck.bisect, "available_versions", lambda: ["3.13.0"])
     run = CliRunner().invoke(cli, ["bisect", str(saved[0][0]), "--versions", "3.13.0"])
     assert run.exit_code == 0, run.output
     assert "the same failure (compile/error" in run.output and "first failing release: 3.13.0" in run.output

@@ -94,15 +94,15 @@ def test_rederive_localizes_a_wrong_value_and_the_index_says_where(toolchain, tm
     import shutil
     from pathlib import Path
 
-    import shapefuzz.localize_probe
-    from shapefuzz.replay import rederive
+    import shapefuzz.judge.localize_probe
+    from shapefuzz.recheck.replay import rederive
     from shapefuzz.triage.component import DISPATCH_CREATION
     from shapefuzz.triage.localize import Localization
 
     fold = Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
                         "every lane tried computes it wrong; ...", 13.6, certain=True)
     asked = []
-    monkeypatch.setattr(shapefuzz.localize_probe, "localize_entry", lambda entry, tc, lane, passed, seconds:
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "localize_entry", lambda entry, tc, lane, passed, seconds:
                         asked.append((lane, seconds)) or fold)
     name = "llvm-cpu-compare-mismatch-8dbed37c070f"  # the ONNX max pool FoldUnitExtentDims miscompiles
     path = tmp_path / name
@@ -127,9 +127,9 @@ def test_rederive_bisect_writes_the_range_into_the_record_and_the_index(tmp_path
     import subprocess
     import sys
 
-    import shapefuzz.regression as regression
+    import shapefuzz.recheck.regression as regression
     from campaign_fakes import fake_env
-    from shapefuzz.replay import ReplayOutcome, ReplayResult
+    from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 
     path = _entry(tmp_path)
     update_meta(path, bug={**load_entry(path).meta["bug"], "failing_pass": "iree-foo"})
@@ -171,13 +171,13 @@ def test_a_ladder_verdict_survives_a_re_save_of_the_same_program_and_goes_with_a
     range stays either way."""
     import dataclasses
 
-    import shapefuzz.replay
+    import shapefuzz.recheck.replay
     from shapefuzz.case import Case
     from shapefuzz.errors import ShapefuzzError
     from shapefuzz.families import render_case
-    from shapefuzz.generate import draw_params
-    from shapefuzz.replay import rederive
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.families.generate import draw_params
+    from shapefuzz.recheck.replay import rederive
+    from shapefuzz.iree.toolchain import find_toolchain
 
     params = next(p for seed in range(100) if (p := draw_params("conv", seed, context_share=1.0)).context)
     case = Case.make("conv", params.to_json())
@@ -187,7 +187,7 @@ def test_a_ladder_verdict_survives_a_re_save_of_the_same_program_and_goes_with_a
     bug = load_entry(path).meta["bug"]
     assert bug["chain"] == "" and bug["ladder"]["verdict"].startswith("root alone fails") and bug["regression"]
     # corpus rederive rewrites the record of the same reproducer (its re-check is not the point here)
-    monkeypatch.setattr(shapefuzz.replay, "check_entry", lambda *a, **k: (_ for _ in ()).throw(ShapefuzzError("x")))
+    monkeypatch.setattr(shapefuzz.recheck.replay, "check_entry", lambda *a, **k: (_ for _ in ()).throw(ShapefuzzError("x")))
     rederive(load_entry(path), find_toolchain(None), localize_seconds=0)
     assert load_entry(path).meta["bug"]["ladder"] == bug["ladder"] and load_entry(path).meta["bug"]["chain"] == ""
 

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.iree
 SRC = Path(__file__).resolve().parents[1] / "src"
 OPS = ["--ops", "reduce,one_hot,matmul", "--seed", "1", "--n", "3", "-j", "1"]
 # What the device machine lacks: importing any of these in the runner fails.
-_BLOCKED = ("hypothesis", "jinja2", "click", "iree", "shapefuzz.families", "shapefuzz.oracle", "shapefuzz.campaign",
-            "shapefuzz.toolchain", "shapefuzz.cli")
+_BLOCKED = ("hypothesis", "jinja2", "click", "iree", "shapefuzz.families", "shapefuzz.judge.oracle", "shapefuzz.campaign",
+            "shapefuzz.iree.toolchain", "shapefuzz.cli")
 _BARE = ("import sys\nsys.argv = ['shapefuzz'] + sys.argv[1:]\n"
          f"for name in {_BLOCKED!r}:\n    sys.modules[name] = None\n"
          "from shapefuzz.console import main\nmain()\n")
@@ -147,7 +147,7 @@ os.execv({real!r}, [{real!r}] + sys.argv[1:])
 def test_a_failure_that_passes_when_run_again_is_flaky_not_a_finding(cpu_bundle, tmp_path):
     """Each failing case is run once more before it is reported (a fake runtime fails each module's
     first run, then runs the real one): the run says flaky, exits 0, and bundle-judge saves nothing."""
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     marks = tmp_path / "marks"
     marks.mkdir()
@@ -213,7 +213,7 @@ def test_a_case_declaring_a_tensor_over_the_cap_is_drawn_again(toolchain, tmp_pa
 def test_a_variant_bundle_compiles_with_the_variant_lanes_flags(tmp_path, toolchain):
     """`--variant o3` compiles each case for cuda-sm80-o3 (a registered lane, so a saved finding
     replays by its name); another arch takes sm_80's variant with its own target flags."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.bundle.build import lane_for
 
     out = tmp_path / "o3"
@@ -352,7 +352,7 @@ def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(t
     from shapefuzz.bundle.judge import DEVICE_FINDING, FLAKY, SHARED, Row
     from shapefuzz.bundle.ladder import verdicts
     from shapefuzz.case import Case
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     params = next(p for p in (draw_params("matmul", s, context_share=1.0) for s in range(60)) if len(p.context) == 1)
     case = tmp_path / "cases" / "000-matmul-as-is"

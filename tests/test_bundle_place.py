@@ -42,7 +42,7 @@ def _wrong(results: Path, tmp_path: Path, *ids: str) -> Path:
 
 
 def test_twin_lanes_are_the_llvm_cpu_lanes_with_the_same_variant_flags(toolchain):
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.bundle.place import twin_lane
 
     assert twin_lane("cuda-sm80-o3", toolchain) == "llvm-cpu-o3"
@@ -83,7 +83,7 @@ def test_a_variant_wrong_on_its_llvm_cpu_twin_is_localized_on_that_lane(o3_bundl
     llvm-cpu-o3 with plain llvm-cpu as the lane that computes it right, and the evidence says so."""
     from shapefuzz.bundle import place
     from shapefuzz.case import case_from_mlir
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.oracle import case_expectation
     from shapefuzz.triage.localize import Localization, Values
 
     bundle, _, ids = o3_bundle
@@ -105,7 +105,7 @@ def test_a_variant_wrong_on_its_llvm_cpu_twin_is_localized_on_that_lane(o3_bundl
 
 def test_two_device_wrong_values_are_two_entries_by_place_and_one_entry_for_one_place(o3_bundle, toolchain,
                                                                                         tmp_path, monkeypatch):
-    import shapefuzz.oracle
+    import shapefuzz.judge.oracle
     from shapefuzz.bundle import judge as judging
     from shapefuzz.bundle.place import Placed
     from shapefuzz.triage.localize import Localization
@@ -117,7 +117,7 @@ def test_two_device_wrong_values_are_two_entries_by_place_and_one_entry_for_one_
     for case_id in ids:  # which case is being placed: told by its text
         places[(bundle / "cases" / case_id / "case.mlir").read_text()] = places.pop(case_id)
     monkeypatch.setattr(judging, "place_device_values", lambda text, *a, **k: Placed(places[text], who="cuda"))
-    monkeypatch.setattr(shapefuzz.oracle, "case_label", lambda case: "one_hot")  # one symptom: the place decides
+    monkeypatch.setattr(shapefuzz.judge.oracle, "case_label", lambda case: "one_hot")  # one symptom: the place decides
     apart = tmp_path / "apart"
     rows = judging.judge(bundle, wrong, toolchain, apart)
     assert sorted(r.place for r in rows) == ["codegen (cuda)", "needs iree-global-opt-x"]

@@ -267,7 +267,7 @@ def test_pending_shrinks_run_in_a_final_phase(tmp_path):
 
 # --- the IREE target, with a fake iree-compile that logs its calls --------------------------------
 def _fake_toolchain(tmp_path, monkeypatch, mode="ok"):
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     log = tmp_path / "calls.log"
     for key, value in fake_env(tmp_path, mode, FAKE_IREE_LOG=str(log)).items():
@@ -297,7 +297,7 @@ def test_a_limited_lane_is_never_compiled(tmp_path, monkeypatch):
 
 def test_suspected_driver_and_ours_verdicts():
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     target = IreeTarget(find_toolchain(), Path("/nonexistent"))
     candidate = Candidate("k", "topk", 1, (), "{}", "func.func @main() { return }")
@@ -321,7 +321,7 @@ def test_suspected_driver_and_ours_verdicts():
     verdict, evidence = target.triage(candidate, f, shown)
     assert verdict == Triage.COMPILER_BUG and "reference is right" in evidence and "form='named'" in evidence
     # ...or ONNX's own reference computes the same values as NumPy's (its judge lane is ok)
-    from shapefuzz.onnx_judge import JUDGE_LANE
+    from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
     judged = {"llvm-cpu": mismatch, "vmvx": mismatch}
     verdict, evidence = target.triage(candidate, f, Outcome(Verdict.FAIL, {**judged, JUDGE_LANE: ok}, (f,)))
@@ -418,7 +418,7 @@ def test_a_bug_every_backend_shares_is_a_compiler_bug_once_a_form_matches_the_re
     from shapefuzz.campaign.iree import IreeTarget, every_run_mismatches
     from shapefuzz.case import Case
     from shapefuzz.families import get_family, render_case
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     params = {"ci": 2, "co": 1, "dilations": [1], "dtype": "f32", "input_dyn": [True, False, False],
               "flip": "extract", "form": "named", "fwd_layout": [0, 1, 2], "groups": 1, "spatial": [3],

@@ -11,7 +11,7 @@ from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import render_case
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.triage.issue import chain_text, reproducer_chain
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz.mlirinfo import function_info, random_inputs
+from shapefuzz.iree.mlirinfo import function_info, random_inputs
 from shapefuzz.model import Stage, Status, Verdict
-from shapefuzz.oracle import Expectation, check_module
+from shapefuzz.judge.oracle import Expectation, check_module
 
 DATA = Path(__file__).parent / "data"
 pytestmark = pytest.mark.iree

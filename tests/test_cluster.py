@@ -26,7 +26,7 @@ from shapefuzz.campaign.cluster.node import NodeReport, ToolchainSpec
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.errors import UsageError
-from shapefuzz.toolchain import ToolchainProbe
+from shapefuzz.iree.toolchain import ToolchainProbe
 
 SHAPEFUZZ = [sys.executable, "-m", "shapefuzz"]
 HEAD = ToolchainProbe("3.13.0", (3, 13), frozenset({"--iree-hal-target-device", "--iree-cuda-target",
@@ -85,7 +85,7 @@ def test_jobs_beyond_the_cpus_share_them():
 
 
 def _toolchain_stub():
-    from shapefuzz.toolchain import Toolchain
+    from shapefuzz.iree.toolchain import Toolchain
 
     return Toolchain(Path("/x/iree-compile"), None, None, "wheels")
 
@@ -197,7 +197,7 @@ def test_cluster_campaign_matches_local_pool(cluster, toolchain, tmp_path):
 
 def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     """A bucket's shrink runs on a node, which writes nothing the head needs; the head saves it."""
-    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.iree.backends import REFERENCE_BACKEND
     from shapefuzz.campaign.cluster.connect import open_cluster
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.campaign.worker_pool import Task

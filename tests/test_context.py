@@ -19,7 +19,7 @@ from shapefuzz.families.context.consumers import CONSUMERS
 from shapefuzz.families.context.ops import OPS
 from shapefuzz.families.context.producers import PRODUCERS
 from shapefuzz.families.context.types import Ty
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.shrink.engine import Pass, Problem
 from shapefuzz.shrink.params import shrink_params
 from shapefuzz.size import sort_key
@@ -323,7 +323,7 @@ def test_no_producer_goes_on_an_operand_the_family_reference_does_not_read():
     import numpy as np
 
     from shapefuzz.families import FAMILY_MODULES, get_family
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     for name in FAMILY_MODULES:
         family = get_family(name)

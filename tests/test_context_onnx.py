@@ -9,9 +9,9 @@ from shapefuzz.case import Case
 from shapefuzz.families import get_family, render_case
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.frontends import onnx_model, onnx_params, spelled, spellings_for
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Status, Verdict
-from shapefuzz.oracle import case_expectation, check_case
+from shapefuzz.judge.oracle import case_expectation, check_case
 
 # One chain over every kind of op whose ONNX form differs: a reverse (Slice, negative step) and
 # a cast (f16 -> f32) before the root's first operand; a bias (Add), multi-use (Mul, Add) and a

@@ -9,7 +9,7 @@ import pytest
 from context_testing import chain_cases, family_texts, verify
 from shapefuzz.case import Case
 from shapefuzz.families import FAMILY_MODULES
-from shapefuzz.oracle import check_case
+from shapefuzz.judge.oracle import check_case
 
 pytestmark = pytest.mark.iree
 

@@ -16,9 +16,9 @@ from shapefuzz.cli import cli
 from shapefuzz.families import get_family, render_case
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.frontends import linalg_params, spelled, spellings_for
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Verdict
-from shapefuzz.oracle import check_case
+from shapefuzz.judge.oracle import check_case
 
 op = ContextOp.make
 # Ops that fit an operand and a result of any rank >= 1 (f32 or f16).

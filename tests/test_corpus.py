@@ -107,7 +107,7 @@ def test_smaller_reproducer_without_inputs_drops_old_inputs(tmp_path):
 
 
 def test_generated_case_keeps_params_and_seed(tmp_path):
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     case = draw_case("topk", 0)  # real params: meta.json params are validated by the family
     path, _ = save_finding(tmp_path, finding(case.header() + "\n" + SMALL, case=case, seed=7))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.corpus import iter_entries
-from shapefuzz.replay import replay_corpus
+from shapefuzz.recheck.replay import replay_corpus
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 

@@ -85,8 +85,8 @@ def test_crash_pass_reads_the_innermost_pass_frame():
 
 # --- the real compiler -----------------------------------------------------------------------------
 def _compile_with_log(tmp_path, text: str, backend: str) -> tuple[subprocess.CompletedProcess, Path]:
-    from shapefuzz.backends import BACKENDS
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.backends import BACKENDS
+    from shapefuzz.iree.toolchain import find_toolchain
 
     toolchain = find_toolchain()
     src, log = tmp_path / "m.mlir", tmp_path / "actions.log"
@@ -116,8 +116,8 @@ def test_parser_on_a_real_action_log(tmp_path):
 
 @pytest.mark.iree
 def test_a_failing_and_a_crashing_compile_name_their_pass_and_keep_their_signature():
-    from shapefuzz.oracle import check_module
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.judge.oracle import check_module
+    from shapefuzz.iree.toolchain import find_toolchain
 
     toolchain = find_toolchain()
     for name, status, pass_name in (("error_single_dispatch", "error", "TileAndDistributeToWorkgroupsUsingForallOpPass"),
@@ -136,7 +136,7 @@ def test_a_failing_and_a_crashing_compile_name_their_pass_and_keep_their_signatu
 @pytest.mark.iree
 def test_a_dynamic_result_is_a_known_limit_of_single_dispatch_lanes(tmp_path):
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     target = IreeTarget(find_toolchain(), tmp_path / "corpus")
     dynamic = Candidate("k", "conv", 0, (), "{}", "func.func @main(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {")
@@ -461,8 +461,8 @@ def test_a_compiler_without_the_action_log_turns_coverage_off_and_the_campaign_g
 
 
 def test_a_compiler_without_the_action_log_is_never_given_the_flag(tmp_path, monkeypatch):
-    from shapefuzz.oracle import check_module
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.judge.oracle import check_module
+    from shapefuzz.iree.toolchain import find_toolchain
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("FAKE_IREE_MODE", "ok")

@@ -51,7 +51,7 @@ def test_the_backtrace_goes_down_to_the_pass_and_says_what_an_excerpt_cut():
 @pytest.mark.iree
 def test_a_real_torch_mlir_crash_keeps_its_frames_down_to_its_pass(toolchain):
     from shapefuzz.model import Status
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
     from shapefuzz.triage.component import FRONTEND_TORCH
     from shapefuzz.triage.record import bug_record
 

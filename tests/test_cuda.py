@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.model import Stage, Status
-from shapefuzz.oracle import Expectation, check_module
-from shapefuzz.toolchain import cuda_arch_from_smi, find_toolchain
+from shapefuzz.judge.oracle import Expectation, check_module
+from shapefuzz.iree.toolchain import cuda_arch_from_smi, find_toolchain
 from test_lanes import CONV, conv_expectation
 
 _COMPILE = """#!{python}
@@ -162,7 +162,7 @@ def test_rocm_lanes_execute_only_where_their_chip_ran():
     that chip ran right, and compiles only elsewhere (never judged by a run that cannot load)."""
     from dataclasses import replace as _replace
 
-    from shapefuzz.toolchain import ToolchainProbe
+    from shapefuzz.iree.toolchain import ToolchainProbe
 
     base = ToolchainProbe("3.13.0", (3, 13), frozenset({"--iree-rocm-target", "--iree-hal-target-device",
                                                        "--iree-codegen-llvmgpu-use-igemm"}),

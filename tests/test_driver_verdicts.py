@@ -98,7 +98,7 @@ def test_the_verdicts():
 def test_x_plus_x_on_3_i8_on_the_default_vulkan_profile_is_a_compiler_bug(toolchain, tmp_path):
     """Real IREE 3.13 on Mesa's llvmpipe: `x+x` on 3 x i8 gives 0 0 0 on the default profile (i8
     emulated in 32-bit words) and 2 4 6 with the llvmpipe target on the same driver."""
-    from shapefuzz.oracle import Expectation, check_module
+    from shapefuzz.judge.oracle import Expectation, check_module
 
     if not toolchain.probe.has_device("vulkan"):
         pytest.skip("no Vulkan device on this machine (Debian's mesa-vulkan-drivers)")
@@ -189,7 +189,7 @@ def test_a_lane_that_only_compiles_is_never_evidence_of_right_values(toolchain):
     """rocm/cuda lanes compile here but no device runs them: the evidence says "compiles on X (not
     executed)", apart from the lanes that ran it right, and a Vulkan twin that only compiled does
     not clear the driver."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.triage.record import lanes_evidence, reworded_evidence
 
     probe = toolchain.probe

@@ -148,7 +148,7 @@ def test_export_errors_are_one_line(corpus, tmp_path):
 def _generated_entry(folder, toolchain, case, message, expected=None, state="fixed"):
     from shapefuzz.corpus import make_finding
     from shapefuzz.families import render_case
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.oracle import case_expectation
 
     e = case_expectation(case, 0)
     sig = Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, message)
@@ -169,7 +169,7 @@ def ties(tmp_path_factory, toolchain):
     and one whose saved values are wrong."""
     from shapefuzz.case import Case
     from shapefuzz.export_checks import topk_ambiguous
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.oracle import case_expectation
 
     folder = tmp_path_factory.mktemp("ties")
     case = Case.make("topk", TIES)
@@ -254,7 +254,7 @@ def run_suite_test(test_dir: Path, config: dict, tmp: Path) -> str | None:
 
 
 def _scatter_with_duplicates():
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     for seed in range(400):
         case = draw_case("scatter", seed)

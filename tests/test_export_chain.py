@@ -17,9 +17,9 @@ from shapefuzz.cli import cli
 from shapefuzz.corpus import make_finding, save_finding, update_meta
 from shapefuzz.export_checks import compare
 from shapefuzz.families import get_family, render_case
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.oracle import case_expectation
+from shapefuzz.judge.oracle import case_expectation
 
 pytestmark = pytest.mark.iree
 

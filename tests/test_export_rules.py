@@ -10,7 +10,7 @@ import pytest
 from shapefuzz.export import bisect_line, comparison_rule
 from shapefuzz.export_checks import compare
 from shapefuzz.families import FAMILY_MODULES, get_family
-from shapefuzz.generate import draw_case
+from shapefuzz.families.generate import draw_case
 
 
 def _entry(family: str | None, params: dict | None) -> SimpleNamespace:
@@ -105,7 +105,7 @@ def test_exported_topk_chain_rule_judges_the_roots_operand():
     """A top-k case whose `x` passes through producers: the exported rule carries the root's
     operand, so it passes the right output and fails a wrong one as the oracle does (reading
     the entry's argument as `x` would misjudge: the old rule is shown to disagree once)."""
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     family, checked, old_wrong = get_family("topk"), 0, 0
     for seed in range(40):

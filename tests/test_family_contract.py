@@ -13,7 +13,7 @@ import pytest
 
 from family_testing import draw_params, result_types
 from shapefuzz.case import Case, case_from_mlir
-from shapefuzz.execute import verify_many
+from shapefuzz.invoke.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, all_families, render_case
 
 FAMILIES = all_families()
@@ -191,7 +191,7 @@ def test_swarm_knobs_remove_their_feature_soundly(family):
 
 
 def test_swarm_makes_rare_conjunctions_common(family):
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     want = set(family.rare_conjunction)  # rare when each feature is drawn alone, common once each draw picks its knobs
     assert len(want) >= 2, family.name
@@ -201,7 +201,7 @@ def test_swarm_makes_rare_conjunctions_common(family):
 
 
 def test_large_regime_draws_large_valid_cases(family):
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     sizes = []
     for seed in range(20):
@@ -222,7 +222,7 @@ def _largest_operand_bytes(family, p) -> int:
 
 @pytest.mark.iree
 def test_swarm_and_large_draws_verify(family):
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     params = [draw_params(family.name, seed, swarm=True) for seed in range(60)]
     params += [draw_params(family.name, seed, regime="large", swarm=seed % 2 == 0) for seed in range(20)]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from family_testing import check_params, draw_params
-from shapefuzz.execute import verify_many
+from shapefuzz.invoke.execute import verify_many
 from shapefuzz.families import conv as C
 from shapefuzz.families.common import np_dtype
 from shapefuzz.families.conv.reference import _exact_result
@@ -321,7 +321,7 @@ KNOWN_FAILURES = {
 @pytest.mark.parametrize("name", sorted(KNOWN_FAILURES))
 def test_known_compiler_failures_still_fail(name):
     backend, p, message = KNOWN_FAILURES[name]
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
 
     assert verify_many([FAMILY.render(p)]) == [None]  # valid input: the failure is the compiler's
     report = check_module(FAMILY.render(p), [backend], None, confirm=False)

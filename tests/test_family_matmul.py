@@ -137,7 +137,7 @@ def test_the_integration_cases_are_valid():
 @pytest.mark.iree
 @pytest.mark.parametrize("params", INTEGRATION, ids=lambda p: f"{p.frontend}-{p.form}-{p.dtype}-{p.vec or 'mat'}")
 def test_forms_and_spellings_match_the_reference_on_cpu(params, toolchain):
-    from shapefuzz.oracle import check_forms
+    from shapefuzz.judge.oracle import check_forms
 
     from shapefuzz.families.frontends import frontend_of
     from shapefuzz.families.onnx_forms import HAND_WRITTEN

@@ -117,7 +117,7 @@ INTEGRATION = [
 def test_forms_and_spellings_match_the_reference_on_cpu(params, toolchain):
     from shapefuzz.families.frontends import frontend_of
     from shapefuzz.families.onnx_forms import HAND_WRITTEN
-    from shapefuzz.oracle import check_forms
+    from shapefuzz.judge.oracle import check_forms
 
     result = check_forms(Case.make("norm", params), ["llvm-cpu"], toolchain, seed=2, confirm=False)
     spelled = {frontend_of(FAMILY.load(form.params)): form.params for form, _ in result.reports}

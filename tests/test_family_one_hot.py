@@ -192,9 +192,9 @@ ONE_HOT_RANK0_SCATTER = _base(form="scatter", index_shape=[], index_dyn=[], dime
 
 @pytest.mark.iree
 def test_known_bug_rank_0_scatter_form_runs_out_of_memory():
-    from shapefuzz.execute import Budget
+    from shapefuzz.invoke.execute import Budget
     from shapefuzz.model import Stage, Status, Verdict
-    from shapefuzz.sandbox import GIB, Limits
+    from shapefuzz.process.sandbox import GIB, Limits
 
     small = Budget(compile=Limits(timeout=60.0, memory_bytes=2 * GIB))
     report = _check(ONE_HOT_RANK0_SCATTER, budget=small)

@@ -216,9 +216,9 @@ SCATTER_BATCH0_DEPTH1 = _base(batch_shape=[], batch_dyn=[])
 
 @pytest.mark.iree
 def test_known_bug_batch_rank_0_depth_1_runs_out_of_memory():
-    from shapefuzz.execute import Budget
+    from shapefuzz.invoke.execute import Budget
     from shapefuzz.model import Stage, Status, Verdict
-    from shapefuzz.sandbox import GIB, Limits
+    from shapefuzz.process.sandbox import GIB, Limits
 
     # A 2 GiB address-space cap makes the runaway allocation fail in seconds, not a minute.
     small = Budget(compile=Limits(timeout=60.0, memory_bytes=2 * GIB))
@@ -245,7 +245,7 @@ SCATTER_ADD_UNIT_WINDOW_UNIQUE = _base(orig_shape=[5, 1], combiner="add", dtype=
 @pytest.mark.vulkan
 def test_known_bug_vulkan_add_unique_unit_window_applies_update_8_times(has_vulkan):
     from shapefuzz.model import Stage, Status, Verdict
-    from shapefuzz.oracle import Expectation, check_module
+    from shapefuzz.judge.oracle import Expectation, check_module
 
     if not has_vulkan:
         pytest.skip("no Vulkan device")

@@ -4,11 +4,11 @@ import time
 
 import pytest
 
-from shapefuzz.execute import Budget
+from shapefuzz.invoke.execute import Budget
 from shapefuzz.model import Stage, Status
-from shapefuzz.oracle import check_module
-from shapefuzz.sandbox import GIB, Limits
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.judge.oracle import check_module
+from shapefuzz.process.sandbox import GIB, Limits
+from shapefuzz.iree.toolchain import find_toolchain
 from fakes import make_fake_toolchain, process_alive
 
 from pathlib import Path
@@ -22,8 +22,8 @@ def _check(tmp_path, monkeypatch, behaviour, budget=BUDGET):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("FAKE_PIDFILE", str(tmp_path / "pids"))
     toolchain = find_toolchain(make_fake_toolchain(tmp_path / "bin", behaviour))
-    from shapefuzz.mlirinfo import function_info, random_inputs
-    from shapefuzz.oracle import Expectation
+    from shapefuzz.iree.mlirinfo import function_info, random_inputs
+    from shapefuzz.judge.oracle import Expectation
 
     inputs = random_inputs(function_info(MATMUL), 0, 4)
     report = check_module(MATMUL, ["llvm-cpu"], Expectation(inputs, [inputs[0] @ inputs[1]]), toolchain, budget, confirm=False)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.execute import verify_many
+from shapefuzz.invoke.execute import verify_many
 from shapefuzz.families import FAMILY_MODULES, render_case
-from shapefuzz.generate import draw_case
+from shapefuzz.families.generate import draw_case
 
 
 @pytest.mark.parametrize("family", FAMILY_MODULES)
@@ -28,14 +28,14 @@ def test_drawn_cases_of_every_family_verify():
 
 @pytest.mark.parametrize("family", FAMILY_MODULES)
 def test_swarm_and_large_draws_are_deterministic(family):
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     for kwargs in ({"swarm": True}, {"regime": "large"}, {"regime": "large", "swarm": True}):
         assert [draw_params(family, s, **kwargs) for s in range(5)] == [draw_params(family, s, **kwargs) for s in range(5)]
 
 
 def test_coverage_counts_features_and_pairs():
-    from shapefuzz.generate import coverage
+    from shapefuzz.families.generate import coverage
 
     cov = coverage("topk", 40, swarm=True)
     assert cov.draws == 40 and all(0 < n <= 40 for n in cov.features.values())
@@ -69,7 +69,7 @@ import importlib, sys
 for name in sys.argv[1:]:
     importlib.import_module(name)
 from hypothesis import strategies as st
-from shapefuzz.generate import draw, draw_params
+from shapefuzz.families.generate import draw, draw_params
 for seed in range(30):
     print("conv", seed, repr(draw_params("conv", seed)))
 print([draw(st.integers(100, 1099), seed) for seed in range(300)])
@@ -102,7 +102,7 @@ def test_seed_provider_still_overrides_hypothesis_constants():
     # or changes its parameters would quietly bring the local constants back.
     from hypothesis.internal.conjecture.providers import HypothesisProvider
 
-    from shapefuzz.generate import SeedProvider
+    from shapefuzz.families.generate import SeedProvider
 
     ours = inspect.signature(SeedProvider._maybe_draw_constant)
     theirs = inspect.signature(HypothesisProvider._maybe_draw_constant)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.corpus import load_entry
-from shapefuzz.regression import GENERIC_FORM, regression_range, same_failure_check
-from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.recheck.regression import GENERIC_FORM, regression_range, same_failure_check
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 from shapefuzz.triage.issue import regression_line
 
 ENTRY = Path(__file__).resolve().parent / "data" / "generic_form" / "vulkan-llvmpipe-compile-error-6b9406cf0bd7"
@@ -21,8 +21,8 @@ OLD = "3.12.0"  # the newest release before 3.13 with the llvmpipe Vulkan target
 
 
 def _old_release():
-    from shapefuzz.releases import cached_versions
-    from shapefuzz.regression import local_installer
+    from shapefuzz.iree.releases import cached_versions
+    from shapefuzz.recheck.regression import local_installer
 
     if OLD not in cached_versions():
         pytest.skip(f"IREE {OLD} is not in the toolchain cache (`shapefuzz --iree-version {OLD} backends` fetches it)")
@@ -70,10 +70,10 @@ def test_an_attention_only_the_pinned_release_can_parse_gets_its_range_on_the_ge
 
 @pytest.mark.iree
 def test_a_generic_form_the_old_release_cannot_read_either_still_cannot_tell(toolchain, tmp_path, monkeypatch):
-    from shapefuzz.reprint import Reprint
+    from shapefuzz.invoke.reprint import Reprint
 
     old = _old_release()
-    monkeypatch.setattr("shapefuzz.reprint.reprinted",
+    monkeypatch.setattr("shapefuzz.invoke.reprint.reprinted",
                         lambda text, printer, reader: Reprint(None, "its generic form does not parse either (x)"))
     result = same_failure_check()(load_entry(ENTRY), old)
     assert result.outcome == ReplayOutcome.UNREADABLE

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from shapefuzz.execute import COMPILE_ABORT_GRACE, Budget
+from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, Budget
 from shapefuzz.model import Stage, Status
-from shapefuzz.sandbox import GIB, Limits
+from shapefuzz.process.sandbox import GIB, Limits
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import issue_title
 from shapefuzz.triage.record import bug_record
@@ -93,8 +93,8 @@ def test_a_hang_on_a_small_module_ranks_with_crashes_on_a_big_one_it_is_a_resour
 
 
 def test_a_compile_that_hangs_again_elsewhere_is_confirmed_not_flaky(tmp_path, monkeypatch):
-    from shapefuzz.oracle import check_module
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.judge.oracle import check_module
+    from shapefuzz.iree.toolchain import find_toolchain
 
     from fakes import make_fake_toolchain
 

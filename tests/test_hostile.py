@@ -186,7 +186,7 @@ def test_kill_9_of_a_campaign_leaves_nothing_running_and_writes_nothing(tmp_path
 
 
 def test_setsid_grandchild_of_a_sandboxed_call_is_killed(tmp_path):
-    from shapefuzz.sandbox import Limits, run_sandboxed
+    from shapefuzz.process.sandbox import Limits, run_sandboxed
 
     pidfile = tmp_path / "pid"
     code = textwrap.dedent(f"""\
@@ -207,7 +207,7 @@ def test_setsid_grandchild_of_a_sandboxed_call_is_killed(tmp_path):
 
 def test_output_is_capped_while_the_child_runs(tmp_path):
     """2 GB of stderr would have gone to a temporary file; now it is read and dropped as it comes."""
-    from shapefuzz.sandbox import Limits, run_sandboxed
+    from shapefuzz.process.sandbox import Limits, run_sandboxed
 
     code = "import sys\nblock = 'e' * (1 << 20)\nfor _ in range(300): sys.stderr.write(block)\nprint('done')"
     result = run_sandboxed([PY, "-c", code], Limits(timeout=60, output_bytes=4096), cwd=str(tmp_path))
@@ -361,7 +361,7 @@ def test_lit_export_refuses_a_reproducer_holding_run_lines(work):
 def test_exporters_quote_even_values_the_schema_would_refuse(tmp_path):
     """Second line of defence: the writers themselves quote (shell), repr (Python) and strip line
     breaks from comments, whatever the entry holds."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.corpus import CorpusEntry, repro_script
     from shapefuzz.export import Plan, run_module_script, to_lit, to_pytest
 
@@ -542,7 +542,7 @@ GOOD_HEADER = None
 def _generated(tmp: Path, header: str | None = None) -> Path:
     """A generated topk case; `header` replaces its `// shapefuzz-case:` line."""
     from shapefuzz.families import render_case
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     text = render_case(draw_case("topk", 1))
     if header is not None:
@@ -607,7 +607,7 @@ def test_argument_type_that_does_not_parse_is_one_line_exit_2(tmp_path):
                             capture_output=True, text=True, timeout=120, env=fake_env(tmp_path, "ok"))
     one_line(result, 2, "does not verify")
     from shapefuzz.errors import InvalidInputError
-    from shapefuzz.mlirinfo import function_info
+    from shapefuzz.iree.mlirinfo import function_info
 
     with pytest.raises(InvalidInputError, match="'A' is not a size"):
         function_info(source.read_text())
@@ -636,7 +636,7 @@ def test_huge_arrays_are_refused_before_allocation(tmp_path):
 
 def test_limits_that_are_not_limits_are_refused():
     from shapefuzz.errors import UsageError
-    from shapefuzz.sandbox import Limits
+    from shapefuzz.process.sandbox import Limits
 
     for bad in (-1, 0, float("nan"), float("inf")):
         with pytest.raises(UsageError):
@@ -676,7 +676,7 @@ def test_entries_we_save_from_garbage_output_pass_our_own_schema(tmp_path):
     so the entry is not refused by the checks every reader applies."""
     from shapefuzz.corpus import load_entry, save_finding
     from shapefuzz.model import ProcessResult, Stage, Status
-    from shapefuzz.signature import signature_for
+    from shapefuzz.triage.signature import signature_for
 
     garbage = bytes(range(256)).decode("utf-8", errors="replace") * 3 + "\r\nerror: \x1b[31mboom\x00\r\n"
     result = ProcessResult(("iree-compile",), 3, None, False, False, "", garbage, 0.1)
@@ -688,7 +688,7 @@ def test_entries_we_save_from_garbage_output_pass_our_own_schema(tmp_path):
 
 def test_header_with_huge_dynamic_sizes_is_refused_before_inputs_are_built(tmp_path):
     """The sizes of `?` dims live in the params; they are checked against the cap too."""
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     params = dict(draw_case("topk", 1).params, shape=[60000, 60000], k=1, dim=1)
     params.update({key: [True, True] for key in params if "dyn" in key})  # every dim a '?'

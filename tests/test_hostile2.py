@@ -134,7 +134,7 @@ def test_huge_sizes_are_one_line_exit_2_everywhere(tmp_path, cli):
     expect_2(cli("check", str(source), "--backends", "rocm-gfx942"), "array cap")
     npz = _npz(tmp_path / "huge.npz", {"arr_0.npy": _npy_bytes("(%d,)" % 10**400)})
     expect_2(cli("check", str(_plain(tmp_path)), "--backends", "rocm-gfx942", "--inputs", str(npz)), "array cap")
-    from shapefuzz.generate import draw_case  # params whose tensor is 40 dims of 2^31-1
+    from shapefuzz.families.generate import draw_case  # params whose tensor is 40 dims of 2^31-1
 
     params = dict(draw_case("topk", 1).params, shape=[2**31 - 1] * 40, input_dyn=[False] * 40)
     header = "// shapefuzz-case: " + json.dumps({"family": "topk", "params": params, "version": 1})
@@ -222,7 +222,7 @@ def test_store_format_version_that_we_never_write_is_refused_and_kept(tmp_path, 
                                    ' "llvmpipe_target": false, "passes": [], "cuda_arch": null, "cuda_runs": [],'
                                    ' "cuda_note": ""}', "FIFO"])
 def test_a_broken_probe_cache_costs_a_probe_not_a_crash(tmp_path, cli, cache):
-    from shapefuzz.toolchain import probe_toolchain
+    from shapefuzz.iree.toolchain import probe_toolchain
 
     source = _plain(tmp_path)
     assert cli("check", str(source), "--backends", "rocm-gfx942")[0] == 0
@@ -255,7 +255,7 @@ def test_inputs_that_do_not_fit_the_function_are_exit_2(tmp_path, cli, arrays, n
 
 @pytest.mark.parametrize("field", ["k", "dim", "shape", "largest", "version"])
 def test_header_fields_of_the_wrong_json_type_are_exit_2(tmp_path, cli, field):
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     payload = {"family": "topk", "params": draw_case("topk", 1).params, "version": 1}
     if field == "version":
@@ -468,7 +468,7 @@ def test_check_killed_mid_compile_leaves_no_compiler_and_no_temporary(tmp_path, 
 def test_the_guardian_counts_a_zombie_owner_as_dead():
     """A killed command is a zombie until its parent reaps it, and a zombie answers kill(pid, 0):
     the guardian once took such an owner for alive and left its temporary folder behind."""
-    from shapefuzz.guardian import _lives_on
+    from shapefuzz.process.guardian import _lives_on
 
     zombie = subprocess.Popen([PY, "-c", "pass"])
     running = subprocess.Popen([PY, "-c", "import time; time.sleep(30)"])
@@ -488,7 +488,7 @@ def test_the_guardian_counts_a_zombie_owner_as_dead():
 def test_temporary_folders_of_dead_commands_are_swept(tmp_path):
     """The second line behind the guardian: folders named after a process that no longer runs
     (and older than a grace period) are removed by the next command; others are left alone."""
-    from shapefuzz.cleanup import sweep_stale_temps
+    from shapefuzz.process.cleanup import sweep_stale_temps
 
     dead = subprocess.Popen([PY, "-c", "pass"])
     dead.wait()
@@ -506,7 +506,7 @@ def test_temporary_folders_of_dead_commands_are_swept(tmp_path):
 
 def test_signature_normalization_is_linear():
     from shapefuzz.model import ProcessResult, Stage, Status
-    from shapefuzz.signature import normalize, signature_for
+    from shapefuzz.triage.signature import normalize, signature_for
 
     for line in ("a/" * 60000, "a" * 120000, "loc(" * 30000, "Assertion `" * 20000, "a." * 60000):
         start = time.perf_counter()

@@ -74,14 +74,14 @@ def shapefuzz(bin_dir: Path, capsys, *args: str) -> tuple[int, str]:
 
 
 def _topk_params() -> dict:
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     return draw_case("topk", 1).params
 
 
 def _body() -> str:
     from shapefuzz.families import render_case
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     return render_case(draw_case("topk", 1)).split("\n", 1)[1]
 

@@ -64,8 +64,7 @@ def test_the_guardian_leaves_a_group_whose_number_was_reused():
     guardian killed that stranger's group (another shapefuzz's `iree-run-module`, reported as a
     crash: SIGKILL). Each group is now kept with its leader's start time and left alone when the
     number names another process."""
-    from shapefuzz import guardian
-
+    from shapefuzz.process import guardian
     gone = _sleeper()  # a compiler of ours, announced to the guardian and never withdrawn
     recorded = guardian.start_time(gone.pid)
     gone.kill()
@@ -94,8 +93,7 @@ def test_the_guardian_leaves_a_group_whose_number_was_reused():
 def test_a_stale_session_number_never_makes_a_child_a_stray():
     """The sandbox remembers its children's sessions to catch a compiler's orphans; a number kept
     after its session ended, now a new child's session (pid reuse), is not one of them."""
-    from shapefuzz import guardian, sandbox
-
+    from shapefuzz.process import guardian, sandbox
     child = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         started = guardian.start_time(child.pid)
@@ -116,8 +114,7 @@ def test_a_child_started_by_another_thread_is_never_taken_for_a_stray(monkeypatc
     process's children: a compile another thread started in between carried the sandbox mark and
     was killed as a stray (onnx-suite, replay and shrink run sandboxed calls on threads). Here the
     listing waits for that other thread's next compile, which the fixed sandbox holds back."""
-    from shapefuzz import sandbox
-
+    from shapefuzz.process import sandbox
     listing = sandbox._children
 
     def listing_once_another_child_started() -> list[int]:
@@ -149,8 +146,7 @@ def test_a_child_started_by_another_thread_is_never_taken_for_a_stray(monkeypatc
 
 
 def test_a_forked_child_does_not_write_into_its_parents_guardian():
-    from shapefuzz import sandbox
-
+    from shapefuzz.process import sandbox
     saved = list(sandbox._guardian)
     sandbox._guardian[:] = [object(), True]
     try:

@@ -6,11 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz.backends import ALIASES, BACKENDS, DEFAULT_BACKENDS, VARIANTS, executing_backends
-from shapefuzz.mlirinfo import element_types, module_traits
+from shapefuzz.iree.backends import ALIASES, BACKENDS, DEFAULT_BACKENDS, VARIANTS, executing_backends
+from shapefuzz.iree.mlirinfo import element_types, module_traits
 from shapefuzz.model import Stage, Status
-from shapefuzz.oracle import Expectation, check_module
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.judge.oracle import Expectation, check_module
+from shapefuzz.iree.toolchain import find_toolchain
 from fakes import make_fake_toolchain
 
 DATA = Path(__file__).parent / "data"

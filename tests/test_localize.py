@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.localizing import LOCALIZE_META, component_of_localization
 from shapefuzz.campaign.report.summary import markdown, summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore
@@ -155,7 +155,7 @@ def test_a_wrong_constant_from_the_compile_time_evaluator_is_placed_with_const_e
 def fold_pool(toolchain):
     """The FoldUnitExtentDims pool localized on llvm-cpu (every lane computes it wrong)."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.localize_probe import localize_entry
+    from shapefuzz.judge.localize_probe import localize_entry
 
     return localize_entry(load_entry(FOLD_POOL), toolchain, seconds=60)
 
@@ -184,7 +184,7 @@ I8_DOUBLE = """func.func @main(%x: tensor<3xi8>) -> tensor<3xi8> {
 @pytest.fixture(scope="module")
 def i8_double(toolchain):
     """3xi8 `x+x` on the default Vulkan profile (`0 0 0`), localized; None without a Vulkan device."""
-    from shapefuzz.localize_probe import localize_program
+    from shapefuzz.judge.localize_probe import localize_program
 
     if not BACKENDS["vulkan-spirv"].executes(toolchain.probe):
         return None
@@ -256,7 +256,7 @@ def test_two_wrong_value_buckets_localized_to_different_passes_stay_two_causes(t
 
 
 def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its_budget(tmp_path, monkeypatch):
-    import shapefuzz.localize_probe
+    import shapefuzz.judge.localize_probe
     from shapefuzz.campaign.localizing import localization_of, localize_causes
 
     calls = []
@@ -266,7 +266,7 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
         return Localization("global-optimization", "iree-dispatch-creation-fold-unit-extent-dims",
                             "FoldUnitExtentDimsPass", "omitting it fixes it", 3.0)
 
-    monkeypatch.setattr(shapefuzz.localize_probe, "localize_entry", fake)
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "localize_entry", fake)
     store = CampaignStore(tmp_path / "c")
     store.start_session([])
     wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), corpus_entry=str(FOLD_POOL))
@@ -304,7 +304,7 @@ def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_a
     """One FoldUnitExtentDims bug seen two ways: the max pool with a dynamic batch computes wrong
     values (localized to the pass), the same form with a static batch fails the verifier inside it."""
     from shapefuzz.campaign.iree import failure_of
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
 
     static = (FOLD_POOL / "reproducer.mlir").read_text().replace("[?,", "[2,").replace('"in_dyn":[true', '"in_dyn":[false')
     compiled = check_module(static, ["vmvx"], None, toolchain, confirm=False).results[0]
@@ -357,7 +357,7 @@ AVG_POOL_COUNT = """func.func @main(%input: tensor<1x1x2xf32>) -> tensor<1x1x1xf
 
 @pytest.mark.iree
 def test_a_wrong_value_every_lane_shares_through_const_eval_is_localized_to_llvm_cpu_codegen(toolchain):
-    from shapefuzz.localize_probe import localize_program
+    from shapefuzz.judge.localize_probe import localize_program
 
     x = np.array([[[-9.5, -35.0]]], np.float32)
     loc = localize_program(AVG_POOL_COUNT, "llvm-cpu", [x], [x.mean(axis=2, keepdims=True)], toolchain, seconds=60)

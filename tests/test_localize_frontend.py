@@ -109,23 +109,23 @@ def test_the_onnx_instance_norm_bug_is_torch_mlirs_and_the_onnx_pool_bug_is_not_
     as -1) and the pass-by-pass search names nothing (replaced here by its not-found answer, which
     takes a minute): its linalg form is right on llvm-cpu and its torch spelling wrong, so it is
     torch-mlir's. The ONNX max pool's linalg form is wrong the same way: not the frontend's."""
-    import shapefuzz.localize_probe
+    import shapefuzz.judge.localize_probe
     from shapefuzz.case import Case
     from shapefuzz.corpus import load_entry
     from shapefuzz.families import get_family
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.oracle import case_expectation
 
     searched = []
-    monkeypatch.setattr(shapefuzz.localize_probe, "localize_program", lambda *a, **k: searched.append(a[1]) or NOT_FOUND)
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "localize_program", lambda *a, **k: searched.append(a[1]) or NOT_FOUND)
     norm = get_family("norm").load({"kind": "instance", "dtype": "f32", "shape": [1, 2, 1, 3], "layout": "nchw",
                                     "dyn": [False, False, False, True], "affine": True, "eps": 1e-5, "frontend": "onnx"})
     case = Case.make("norm", norm.to_json())
     expected = case_expectation(case, 1)
     entry = SimpleNamespace(case=case, inputs=expected.inputs, expected=expected.expected, mlir="(not searched)",
                             signature=SimpleNamespace(backend="llvm-cpu"))
-    loc = shapefuzz.localize_probe.localize_entry(entry, toolchain, seconds=60)
+    loc = shapefuzz.judge.localize_probe.localize_entry(entry, toolchain, seconds=60)
     assert loc.frontend == "torch" and loc.certain, loc.evidence
     assert "its torch spelling is wrong too" in loc.evidence and searched == ["llvm-cpu"]
     pool = load_entry(FOLD_POOL)
-    loc = shapefuzz.localize_probe.localize_entry(pool, toolchain, seconds=60)
+    loc = shapefuzz.judge.localize_probe.localize_entry(pool, toolchain, seconds=60)
     assert not loc.frontend and "written in linalg computes wrong values on llvm-cpu too" in loc.evidence, loc.evidence

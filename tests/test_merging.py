@@ -70,7 +70,7 @@ def _store(tmp_path: Path, rows: list[BucketRow], located: dict[str, Localizatio
 @pytest.fixture(scope="module")
 def real_crash(toolchain) -> str:
     """IREE 3.13's whole output for a crash inside MakeSingleDispatchForFunctionPass."""
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
 
     text = (DATA / "crash_single_dispatch.mlir").read_text()
     result = check_module(text, ["llvm-cpu-single-dispatch"], None, toolchain, confirm=False).results[0]
@@ -287,7 +287,7 @@ def test_a_torch_mlir_crash_is_placed_in_its_conversion_whose_class_is_not_named
     """IREE 3.13 crashes inside torch-mlir's ConvertTorchToLinalg (a one_hot over si8, the 20-minute
     campaign's "compiler (pass unknown)" crash on six lanes): the frame 23 below the signal handler
     names the pass, though its class does not end in `Pass`, and the kept output keeps it."""
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
     from shapefuzz.triage.component import FRONTEND_TORCH, component_of
     from shapefuzz.triage.failing_pass import failing_pass
 

@@ -6,7 +6,7 @@ import pytest
 
 from shapefuzz.case import case_from_mlir
 from shapefuzz.model import Verdict
-from shapefuzz.oracle import check_forms, form_difference
+from shapefuzz.judge.oracle import check_forms, form_difference
 
 DATA = Path(__file__).parent / "data"
 

@@ -11,17 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz import onnx_judge
+from shapefuzz.judge import onnx_judge
 from shapefuzz.campaign.engine import Candidate, Failure
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import FAMILY_MODULES, get_family, render_case
 from shapefuzz.families.frontends import onnx_model, spelled, spellings_for
 from shapefuzz.families.onnx_forms import HAND_WRITTEN
-from shapefuzz.generate import draw_params
+from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Stage, Status, Verdict
-from shapefuzz.onnx_import import ImportFailure, import_model
-from shapefuzz.oracle import case_expectation, check_case
+from shapefuzz.iree.onnx_import import ImportFailure, import_model
+from shapefuzz.judge.oracle import case_expectation, check_case
 
 # A 2-D conv with a dynamic batch and width, asymmetric padding, stride 2, a bias (seed 18's draw).
 CONV = {"acc": "f32", "bias": "epilogue", "big": False, "c": 1, "compute_layout": "nchw_fchw", "dilations": [1, 1],
@@ -130,7 +130,7 @@ def test_a_model_the_importer_rejects_is_one_line(op, opset):
 def test_node_test_values_as_iree_returns_them():
     """NumPy scalars are 0-d inputs; an unsigned result comes back signed (IREE's integers are
     signless) and is compared as unsigned; bfloat16 cannot pass through .npy: unsupported."""
-    from shapefuzz.onnx_suite import _compare, _npy_trouble, _tensors
+    from shapefuzz.recheck.onnx_suite import _compare, _npy_trouble, _tensors
 
     assert _tensors([np.float32(3.0), np.zeros(2)])[0].shape == () and _tensors([[1, 2]]) is None
     want = np.array([250, 3], dtype=np.uint8)
@@ -165,8 +165,8 @@ def test_corpus_keeps_the_model_beside_the_reproducer(tmp_path, toolchain):
 def test_onnx_suite_runs_node_tests_against_their_expected_outputs(toolchain):
     from dataclasses import replace
 
-    from shapefuzz.execute import DEFAULT_BUDGET
-    from shapefuzz.onnx_suite import FAIL, PASS, collect, run_test, table
+    from shapefuzz.invoke.execute import DEFAULT_BUDGET
+    from shapefuzz.recheck.onnx_suite import FAIL, PASS, collect, run_test, table
 
     tests = {t.name: t for t in collect(["Conv", "TopK"])}
     chosen = [tests["test_conv_with_strides_and_asymmetric_padding"], tests["test_top_k"]]
@@ -184,7 +184,7 @@ def test_onnx_suite_command_saves_a_failing_test_with_its_origin(tmp_path):
     """From a generate-data folder (the test's own files), with one expected output planted wrong."""
     from onnx import numpy_helper
 
-    from shapefuzz.onnx_suite import collect
+    from shapefuzz.recheck.onnx_suite import collect
 
     test = next(t for t in collect(["Conv"]) if t.name == "test_basic_conv_without_padding")
     folder = tmp_path / "node" / test.name
@@ -217,7 +217,7 @@ def test_onnx_suite_bad_input_is_one_line(args, fragment):
 
 def test_a_malformed_node_test_folder_is_one_line(tmp_path):
     from shapefuzz.errors import InvalidInputError
-    from shapefuzz.onnx_suite import read_folder
+    from shapefuzz.recheck.onnx_suite import read_folder
 
     bad = tmp_path / "test_broken"
     bad.mkdir()

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-import shapefuzz.onnx_import as oi  # noqa: E402
+import shapefuzz.iree.onnx_import as oi  # noqa: E402
 
 
 def _model(raw: bool):

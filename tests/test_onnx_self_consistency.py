@@ -12,7 +12,7 @@ from shapefuzz.campaign.iree import IreeTarget, outcome_of
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import get_family, render_case
-from shapefuzz.onnx_judge import case_contradiction
+from shapefuzz.judge.onnx_judge import case_contradiction
 
 # H = 2, kernel 2, stride 2, pads 0/1, ceil_mode: ceil(1/2) + 1 = 2 windows, but the second starts in
 # the right pad, so the spec (and onnx.reference) has 1; ONNX's shape inference says 2.
@@ -34,7 +34,7 @@ def test_onnx_typing_one_output_two_ways_is_found():
 
 @pytest.mark.iree
 def test_a_self_contradictory_onnx_ceil_mode_pool_is_not_a_compiler_bug(toolchain, tmp_path):
-    from shapefuzz.oracle import case_expectation, check_module
+    from shapefuzz.judge.oracle import case_expectation, check_module
 
     case = _case()
     text = render_case(case)
@@ -52,7 +52,7 @@ def test_a_large_candidate_s_references_are_not_built_in_the_head_and_the_eviden
     NumPy or ONNX reference, and the verdict's evidence says what was not checked; below it, as before."""
     from shapefuzz.campaign.onnx_contradiction import ONNX_CHECK_ELEMENTS, declared_elements, onnx_contradiction
     from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     def candidate(case: Case) -> Candidate:
         return Candidate(case.case_id, "pool", 0, (), case.params_json, render_case(case))

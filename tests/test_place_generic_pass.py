@@ -12,7 +12,7 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.localizing import LOCALIZE_META, _wanted, generic_failing_pass
 from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.campaign.report.summary import summarize, text_lines
-from shapefuzz.localize_probe import place_compile_failure
+from shapefuzz.judge.localize_probe import place_compile_failure
 from shapefuzz.model import Signature
 from shapefuzz.triage.component import INPUT_GLOBAL_OPT, component_of_place
 from shapefuzz.triage.failing_pass import enclosing_passes, failing_pass, is_generic_pass

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.bisect import bisect_entry
+from shapefuzz.recheck.bisect import bisect_entry
 from shapefuzz.campaign.cause_facts import bisect_causes, mark_unranged, ranged_entries, set_regression
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
@@ -18,7 +18,7 @@ from shapefuzz.campaign.ranging import RangeWorker, Stopped, due_causes
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.model import Signature, Stage, Status
-from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 from shapefuzz.triage.issue import regression_line
 
 OLD = ["3.0.0", "3.6.0", "3.12.0", "3.13.0"]
@@ -251,9 +251,9 @@ def test_the_range_thread_leaves_the_commands_signals_to_the_main_thread_and_its
     import signal
     import threading
 
-    from shapefuzz import interrupts
+    from shapefuzz.process import interrupts
     from shapefuzz.campaign.ranging import RangeWorker
-    from shapefuzz.sandbox import run_sandboxed
+    from shapefuzz.process.sandbox import run_sandboxed
 
     seen: dict[str, object] = {}
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import shapefuzz.families as families
-import shapefuzz.oracle as oracle
+import shapefuzz.judge.oracle as oracle
 from shapefuzz.case import Case
 from shapefuzz.errors import InvalidInputError
 from shapefuzz.families import get_family
-from shapefuzz.generate import draw_case
+from shapefuzz.families.generate import draw_case
 
 
 @pytest.fixture(autouse=True)

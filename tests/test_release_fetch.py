@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from shapefuzz.errors import ToolchainError
-from shapefuzz.release_fetch import ESTIMATED_BYTES, FetchKnobs, ReleaseFetcher, choose_releases
+from shapefuzz.iree.release_fetch import ESTIMATED_BYTES, FetchKnobs, ReleaseFetcher, choose_releases
 
 RELEASES = ["2.9.0", "3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0", "3.9.0",
             "3.10.0", "3.11.0", "3.12.0", "3.13.0"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shapefuzz.backends import BACKENDS, DEFAULT_BACKENDS, ZNVER4_CPU_FLAGS
+from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, ZNVER4_CPU_FLAGS
 from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.database import CampaignStore
@@ -21,10 +21,10 @@ from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Verdict
 from shapefuzz.families import get_family
 from shapefuzz.families.gates import Closed, Gated, ReleaseGate, closed_by_release, for_release, release_gates
 from shapefuzz.families.registry import FAMILY_MODULES
-from shapefuzz.mlirinfo import op_traits
+from shapefuzz.iree.mlirinfo import op_traits
 from shapefuzz.model import Stage, Status
-from shapefuzz.oracle import Expectation, check_module
-from shapefuzz.toolchain import ToolchainProbe, host_cpu_flags
+from shapefuzz.judge.oracle import Expectation, check_module
+from shapefuzz.iree.toolchain import ToolchainProbe, host_cpu_flags
 from engine_fakes import InertTargetParts
 
 NEW_LANES = ("llvm-cpu-o3", "rocm-gfx942-o3", "llvm-cpu-znver4-data-tiling", "rocm-gfx942-transpose-conv",
@@ -259,8 +259,8 @@ def test_a_gated_target_never_draws_a_closed_form_and_a_candidate_of_one_is_not_
 def test_old_release_gates_and_draws_verify(tmp_path):
     """With IREE 3.2.0 in the toolchain cache (`shapefuzz --iree-version 3.2.0 backends` fetches it):
     its six unparsable forms are closed, and what every family draws for it verifies."""
-    from shapefuzz.execute import verify_many
-    from shapefuzz.releases import cached_versions, install
+    from shapefuzz.invoke.execute import verify_many
+    from shapefuzz.iree.releases import cached_versions, install
 
     if "3.2.0" not in cached_versions():
         pytest.skip("IREE 3.2.0 is not in the toolchain cache (fetch it with `shapefuzz --iree-version 3.2.0 backends`)")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.releases import cache_root, cached_versions, installed_version, version_key
+from shapefuzz.iree.releases import cache_root, cached_versions, installed_version, version_key
 
 SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
 DATA = Path(__file__).parent / "data"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.corpus import load_entry
-from shapefuzz.replay import ReplayOutcome, ReplayResult
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 from shapefuzz.triage.failing_pass import failing_pass
-from shapefuzz.regression import GENERIC_FORM, Failure, regression_range
+from shapefuzz.recheck.regression import GENERIC_FORM, Failure, regression_range
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "corpus" / "llvm-cpu-compile-error-8ed727d2bab5"  # a dim bound of 2^53-1 reaching a stack buffer
@@ -102,8 +102,8 @@ ATTENTION = """func.func @main(%q: tensor<1x1x1xf32>, %k: tensor<1x1x1xf32>, %v:
 def test_an_old_cached_release_shows_the_same_failure(toolchain, tmp_path):
     """Real IREE: the repository's 2^53-1 entry on the oldest release already in the toolchain
     cache (nothing is downloaded here) and on the pinned 3.13 wheels."""
-    from shapefuzz.releases import cached_versions, installed_version, version_key
-    from shapefuzz.regression import local_installer, same_failure_check
+    from shapefuzz.iree.releases import cached_versions, installed_version, version_key
+    from shapefuzz.recheck.regression import local_installer, same_failure_check
 
     pinned = installed_version()
     older = [v for v in cached_versions() if pinned and version_key(v) < version_key(pinned)]

@@ -1,7 +1,7 @@
 import sys
 import time
 
-from shapefuzz.sandbox import GIB, Limits, run_sandboxed
+from shapefuzz.process.sandbox import GIB, Limits, run_sandboxed
 from shapefuzz.triage.failing_pass import failing_pass
 from shapefuzz.triage.identity import identity_of
 from fakes import process_alive
@@ -108,7 +108,7 @@ def test_children_die_with_a_killed_caller(tmp_path):
     sleeper.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n")
     caller = tmp_path / "caller.py"
     caller.write_text(
-        "from shapefuzz.sandbox import Limits, run_sandboxed\n"
+        "from shapefuzz.process.sandbox import Limits, run_sandboxed\n"
         f"run_sandboxed([{PY!r}, {str(sleeper)!r}], Limits(timeout=600))\n"
     )
     proc = subprocess.Popen([PY, str(caller)])

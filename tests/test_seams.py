@@ -15,7 +15,7 @@ from shapefuzz.campaign.outcomes import BucketState, Failure
 from shapefuzz.corpus import REPRODUCER, load_entry, make_finding, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.size import size_of, sort_key
-from shapefuzz.toolchain import find_toolchain
+from shapefuzz.iree.toolchain import find_toolchain
 
 SIG = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom")
 
@@ -57,8 +57,7 @@ def test_findings_name_the_entry_files_wherever_they_come_from(tmp_path):
 
 
 def test_execute_reports_tool_seconds():
-    from shapefuzz import execute
-
+    from shapefuzz.invoke import execute
     before = execute.tool_seconds()
     result = execute.run_sandboxed([sys.executable, "-c", "import time; time.sleep(0.2)"], execute.Limits(timeout=10))
     assert result.ok and execute.tool_seconds() - before >= 0.2

@@ -71,7 +71,7 @@ def test_an_issue_text_s_mismatch_matches_its_reproducer(toolchain, tmp_path, mo
     from shapefuzz.campaign.outcomes import Candidate
     from shapefuzz.export.issue import IssueContext, to_issue
     from shapefuzz.export.plan import plan
-    from shapefuzz.oracle import case_expectation, check_module
+    from shapefuzz.judge.oracle import case_expectation, check_module
 
     seed = 1218940714
     small = Case.make("pool", get_family("pool").load({

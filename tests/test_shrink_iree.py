@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz import cli
-from shapefuzz.execute import verify
+from shapefuzz.invoke.execute import verify
 from shapefuzz.shrink.run import shrink_file
 
 pytestmark = pytest.mark.iree

@@ -9,7 +9,7 @@ import click
 import pytest
 
 from shapefuzz.case import case_from_mlir
-from shapefuzz.execute import verify_many
+from shapefuzz.invoke.execute import verify_many
 from shapefuzz.shrink import mlirtext as M
 from shapefuzz.shrink.engine import Pass, Problem
 from shapefuzz.size import measure, sort_key
@@ -99,7 +99,7 @@ def test_bypass_replaces_an_op_by_an_operand(toolchain):
 @pytest.mark.iree
 def test_parameter_pass_rerenders_smaller_cases(toolchain):
     from shapefuzz.families import render_case
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     # the first draw spelled in linalg (a torch/ONNX spelling has no iree_linalg_ext.topk to keep)
     text = next(t for t in (render_case(draw_case("topk", seed)) for seed in range(3, 60))
@@ -122,7 +122,7 @@ def test_parameter_pass_rerenders_smaller_cases(toolchain):
 
 def test_param_shrinking_proposes_only_the_familys_own_candidates():
     from shapefuzz.families import get_family, render_case
-    from shapefuzz.generate import draw_case
+    from shapefuzz.families.generate import draw_case
 
     case = draw_case("conv_transpose", 3)
     family = get_family("conv_transpose")

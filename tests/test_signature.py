@@ -1,5 +1,5 @@
 from shapefuzz.model import ProcessResult, Stage, Status
-from shapefuzz.signature import classify, first_error_line, normalize, signature_for
+from shapefuzz.triage.signature import classify, first_error_line, normalize, signature_for
 
 
 def _result(stderr: str, returncode: int | None = 1, signal: int | None = None) -> ProcessResult:

@@ -9,13 +9,13 @@ from click.testing import CliRunner
 
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.cli import cli
-from shapefuzz.execute import verify, verify_many
+from shapefuzz.invoke.execute import verify, verify_many
 from shapefuzz.families import FAMILY_MODULES, get_family, render_case
 from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for
-from shapefuzz.input_dialect import input_type_flags, unlowered_op
-from shapefuzz.generate import draw
+from shapefuzz.iree.input_dialect import input_type_flags, unlowered_op
+from shapefuzz.families.generate import draw
 from shapefuzz.model import Stage, Status, Verdict
-from shapefuzz.oracle import check_case, check_forms, check_module
+from shapefuzz.judge.oracle import check_case, check_forms, check_module
 
 # A real frontend-only disagreement in 3.13: a grouped conv with a dynamic batch whose filter-per-group
 # dim is dynamic (with a static batch it compiles).

@@ -22,7 +22,7 @@ from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.model import ProcessResult, Signature, Stage, Status
-from shapefuzz.signature import signature_for
+from shapefuzz.triage.signature import signature_for
 from shapefuzz.triage.component import FRONTEND_TORCH, component_of, scope_of
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import crash_frames, excerpt, failing_pass, strip_ir_dumps
@@ -204,8 +204,8 @@ def test_component_scope_and_severity():
 def test_real_torch_conversion_failure_is_attributed_to_the_frontend(tmp_path):
     """IREE 3.13 lowers torch.aten.index_put with 0-d indices into an invalid tm_tensor.scatter; the
     compiler's own dump header names convert-torch-to-tmtensor (torch-mlir), never IREE codegen."""
-    from shapefuzz.oracle import check_module
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.judge.oracle import check_module
+    from shapefuzz.iree.toolchain import find_toolchain
 
     text = """func.func @main(%a: !torch.vtensor<[4,3],f32>, %i: !torch.vtensor<[],si64>, %v: !torch.vtensor<[3],f32>) -> !torch.vtensor<[4,3],f32> {
   %false = torch.constant.bool false
@@ -346,7 +346,7 @@ class ShrinkFinds(FakeTarget):
 
 def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):
     from shapefuzz.export import IssueContext, plan, to_issue
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     sig = signature_for("llvm-cpu", Stage.COMPILE, Status.CRASH, _result(CRASH, None, 11))
     mlir = ('// shapefuzz-case: {"family": "x"}\nfunc.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
@@ -366,8 +366,8 @@ def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):
 
 # --- regression ranges ---------------------------------------------------------------------------
 def test_regression_range_text(tmp_path):
-    from shapefuzz.replay import ReplayOutcome, ReplayResult
-    from shapefuzz.regression import regression_range
+    from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
+    from shapefuzz.recheck.regression import regression_range
 
     sig = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom")
     entry = load_entry(save_finding(tmp_path, Finding(sig, "func.func @main() {\n  return\n}\n", ("llvm-cpu",), None,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz import worktime
+from shapefuzz.process import worktime
 from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.rows import CorruptStoreError
 from shapefuzz.campaign.database import CampaignStore, CandidateRow
@@ -41,7 +41,7 @@ def test_each_task_hands_back_its_own_parts_and_the_start_up_with_the_first():
 @pytest.mark.iree
 def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     target = IreeTarget(find_toolchain(), tmp_path / "corpus")
     candidate = target.generate("reduce", 3)
@@ -58,9 +58,9 @@ def test_a_real_check_splits_its_time_outside_the_compiler(tmp_path):
 def compile_only(tmp_path, monkeypatch):
     """A campaign target, a lane that only compiles here, and the keys whose inputs and NumPy
     reference were built."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     toolchain = find_toolchain()
     target = IreeTarget(toolchain, tmp_path / "corpus")
@@ -139,7 +139,7 @@ def test_an_older_store_without_a_split_reports_all_of_the_rest_as_other(tmp_pat
 def test_compiled_templates_are_kept_between_processes_and_a_broken_cache_is_no_cache(tmp_path, monkeypatch):
     from shapefuzz import templates
     from shapefuzz.families import get_family
-    from shapefuzz.generate import draw_params
+    from shapefuzz.families.generate import draw_params
 
     family = get_family("reduce")
     params = family.load(draw_params("reduce", 1, regime="small", swarm=False))
@@ -210,7 +210,7 @@ _BIG_CONV_TRANSPOSE = {  # from a 2-minute campaign, where onnx.reference took 1
 
 def test_onnx_reference_is_not_asked_for_a_conv_transpose_it_would_spend_seconds_on():
     from shapefuzz.case import Case
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.oracle import case_expectation
 
     big = case_expectation(Case.make("conv_transpose", _BIG_CONV_TRANSPOSE), 0)
     start = time.perf_counter()

@@ -24,12 +24,12 @@ def main() -> None:
 
         console_main(sys.argv[2:])
     from shapefuzz.cli import main as cli_main
-    from shapefuzz.sandbox import want_guardian
+    from shapefuzz.process.sandbox import want_guardian
 
     want_guardian()  # this is the command's own process: a SIGKILL of it must not leave compilers
     try:
         cli_main()
     finally:
-        from shapefuzz.sandbox import reap_at_exit
+        from shapefuzz.process.sandbox import reap_at_exit
 
         reap_at_exit()  # the process ends: a compiler's daemon (setsid, a clean environment) with it

@@ -21,19 +21,19 @@ from typing import Callable
 import numpy as np
 
 from shapefuzz import __version__
-from shapefuzz.backends import BACKENDS, VARIANTS, Backend, cuda_lane
+from shapefuzz.iree.backends import BACKENDS, VARIANTS, Backend, cuda_lane
 from shapefuzz.bundle import layout
 from shapefuzz.campaign.drawing import derive_seed
 from shapefuzz.campaign.iree import CONTEXT_SHARE, KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.outcomes import Candidate
 from shapefuzz.case import Case
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.errors import UsageError
-from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_command
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_command
 from shapefuzz.files import atomic_write, fsync_dir
 from shapefuzz.model import Status
 from shapefuzz.schema import npy_bytes
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 TARGETS = ("cuda", "llvm-cpu")
 DEFAULT_ARCH = "sm_80"  # 3.13 builds no sm_90/sm_100 code ("missing GPU target"); sm_80's PTX is JIT-compiled there
@@ -136,7 +136,7 @@ def _families(request: BundleRequest, toolchain: Toolchain, say: Callable[[str],
 def largest_tensor(candidate: Candidate) -> int:
     """Bytes of the largest tensor the candidate's module declares, its `?` dims at their sizes."""
     from shapefuzz.campaign.iree import load_family
-    from shapefuzz.mlirinfo import declared_tensor_types
+    from shapefuzz.iree.mlirinfo import declared_tensor_types
 
     types = declared_tensor_types(candidate.text)
     try:
@@ -174,7 +174,7 @@ def draw(target: IreeTarget, families: tuple[str, ...], count: int, seed: int,
 
 def _smoke(lane: Backend, toolchain: Toolchain) -> bytes:
     """The one-dispatch module compiled for the lane: the compiler must build code for it at all."""
-    from shapefuzz.oracle import compile_only
+    from shapefuzz.judge.oracle import compile_only
 
     with tempfile.TemporaryDirectory(prefix=temp_prefix("bundle")) as work:
         result, vmfb = compile_only(layout.SMOKE_MODULE, lane, work, toolchain)
@@ -192,8 +192,8 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
          staging: Path) -> dict:
     """Compile one candidate and write its folder; its manifest line."""
     from shapefuzz.export.plan import case_rule
-    from shapefuzz.mlirinfo import function_info
-    from shapefuzz.oracle import case_expectation, compile_only
+    from shapefuzz.iree.mlirinfo import function_info
+    from shapefuzz.judge.oracle import case_expectation, compile_only
 
     folder = staging / layout.CASES / case_id
     folder.mkdir(parents=True)
@@ -231,9 +231,9 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
 
 
 def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[str], None] = print) -> Built:
-    from shapefuzz.execute import verify_many
-    from shapefuzz.parallel import run_parallel
-    from shapefuzz.sandbox import Limits
+    from shapefuzz.invoke.execute import verify_many
+    from shapefuzz.process.parallel import run_parallel
+    from shapefuzz.process.sandbox import Limits
 
     started = time.monotonic()
     lane = lane_for(request.target, request.arch, request.variant)

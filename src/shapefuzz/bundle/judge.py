@@ -16,16 +16,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 from shapefuzz.bundle import layout
 from shapefuzz.bundle.place import Placed, place_device_values
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.errors import UsageError
 from shapefuzz.files import child, read_bytes
-from shapefuzz.localize_probe import DEFAULT_SECONDS
+from shapefuzz.judge.localize_probe import DEFAULT_SECONDS
 from shapefuzz.model import ProcessResult, Signature, Stage, Status, Verdict
 from shapefuzz.schema import SchemaError, obj, text
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 # What a row concludes.
 DEVICE_FINDING = "device finding"  # wrong, failing or hung on the device, right on llvm-cpu
@@ -112,7 +112,7 @@ def _family_judge(expectation: Any, record: dict[str, Any], case_id: str):
 
 def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str, place: str = "") -> Signature:
     """The bucket a campaign would give this run on the device's lane."""
-    from shapefuzz.signature import classify, signature_for
+    from shapefuzz.triage.signature import classify, signature_for
 
     if record["verdict"] == layout.TIMEOUT:
         return signature_for(backend, Stage.RUN, Status.TIMEOUT, None)
@@ -130,7 +130,7 @@ def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str, 
 def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Path | None = None,
           localize_seconds: float = DEFAULT_SECONDS) -> list[Row]:
     """Each case's row; `localize_seconds` per device-only wrong value to place it (0: not placed)."""
-    from shapefuzz.oracle import case_expectation, case_label, check_module
+    from shapefuzz.judge.oracle import case_expectation, case_label, check_module
 
     try:
         manifest = layout.read_manifest(folder)

@@ -29,10 +29,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
-from shapefuzz.cleanup import temp_prefix
-from shapefuzz.localize_probe import DEFAULT_SECONDS, IreeProbe, family_compare, localize_entry
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
+from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.judge.localize_probe import DEFAULT_SECONDS, IreeProbe, family_compare, localize_entry
+from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
 
 _CUDA_VARIANT = re.compile(r"^cuda-sm\d{2,3}[a-z]?-(.+)$")  # a variant of an arch the registry does not name

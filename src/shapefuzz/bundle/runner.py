@@ -115,7 +115,7 @@ class Results:
 
 
 def _limits(timeout: float):
-    from shapefuzz.sandbox import Limits
+    from shapefuzz.process.sandbox import Limits
 
     # No address-space cap: a GPU runtime reserves far more address space than it uses (CUDA's
     # unified addressing), and a small case's outputs are bounded by what the manifest expects.
@@ -129,7 +129,7 @@ def _excerpt(text: str, limit: int = 2000) -> str:
 
 def smoke(folder: Path, run_bin: Path, device: str, timeout: float) -> str:
     """"" when the bundle's one-dispatch module gives the right answer on the device, else why not."""
-    from shapefuzz.sandbox import run_sandboxed
+    from shapefuzz.process.sandbox import run_sandboxed
 
     ran = run_sandboxed([str(run_bin), f"--module={folder / layout.SMOKE}", f"--device={device}", "--function=main",
                          f"--input={layout.SMOKE_INPUT}"], _limits(timeout))
@@ -146,7 +146,7 @@ def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: fl
     """One case on the device: {"verdict": ok|wrong|error|timeout, "detail", "seconds", ...};
     a wrong case's outputs too, where `keep(their bytes)` allows."""
     from shapefuzz.export_checks import compare
-    from shapefuzz.sandbox import run_sandboxed
+    from shapefuzz.process.sandbox import run_sandboxed
     from shapefuzz.schema import load_npy
 
     try:
@@ -200,7 +200,7 @@ def _line(case_id: str, record: Dict[str, Any]) -> str:
 
 
 def run_bundle(args: argparse.Namespace) -> int:
-    from shapefuzz.parallel import run_parallel
+    from shapefuzz.process.parallel import run_parallel
 
     folder = Path(args.folder)
     if not folder.is_dir():
@@ -277,8 +277,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 def console_main(argv: List[str]) -> None:
     """`shapefuzz bundle-run ...` from console.py, before the CLI (and click) is imported: the
     signal handling every command has (130 / 143 on Ctrl-C / SIGTERM, children killed)."""
-    from shapefuzz import interrupts
-    from shapefuzz.sandbox import reap_at_exit, want_guardian
+    from shapefuzz.process import interrupts
+    from shapefuzz.process.sandbox import reap_at_exit, want_guardian
 
     interrupts.forget()
     interrupts.install()

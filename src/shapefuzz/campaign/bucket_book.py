@@ -28,7 +28,7 @@ from shapefuzz.campaign.outcomes import (
     NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target, TaskKind, Triage, Verdict,
     one_line,
 )
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.files import disk_full
 from shapefuzz.model import Stage, Status
 from shapefuzz.triage.environment import may_be_environment

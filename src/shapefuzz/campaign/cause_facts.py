@@ -143,7 +143,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     entry, within `seconds` (None: no limit). Each range is kept in the store at once, so a stopped
     phase resumes (summarize again to see them). Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.regression import regression_range
+    from shapefuzz.recheck.regression import regression_range
 
     end = None if seconds is None else time.monotonic() + seconds
     done = 0

@@ -15,7 +15,7 @@ from shapefuzz.durations import format_duration, parse_duration  # noqa: F401 - 
 from shapefuzz.errors import UsageError
 
 if TYPE_CHECKING:
-    from shapefuzz.release_fetch import FetchKnobs
+    from shapefuzz.iree.release_fetch import FetchKnobs
 
 
 def resolve_names(value: str | None, known: tuple[str, ...], what: str, flag: str) -> tuple[str, ...] | None:

@@ -48,7 +48,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
     from shapefuzz.campaign.merging import dispatch_kind
     from shapefuzz.triage.identity import identity_of
-    from shapefuzz.regression import Failure
+    from shapefuzz.recheck.regression import Failure
     from shapefuzz.triage.severity import from_dynamic_dim_bound
 
     if result is None or result.status.value in ("skipped", "unsupported"):
@@ -156,7 +156,7 @@ def _smallest(buckets: list[BucketRow], entries: dict[str, Any]) -> tuple[Any, B
 
 def _runner(toolchain) -> Callable[[Any, str], Any]:
     from shapefuzz.campaign.iree import CAMPAIGN_MEMORY_CAP, capped
-    from shapefuzz.replay import budget_with, check_entry
+    from shapefuzz.recheck.replay import budget_with, check_entry
 
     budget = capped(budget_with(COMPILE_SECONDS), CAMPAIGN_MEMORY_CAP)  # a blow-up stops at the campaign's cap
 

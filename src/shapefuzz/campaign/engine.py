@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from shapefuzz import interrupts
+from shapefuzz.process import interrupts
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.cause_ties import Causes
 from shapefuzz.campaign.coverage_map import CoverageKnobs

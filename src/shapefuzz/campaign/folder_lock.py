@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from shapefuzz.campaign.database import DB_NAME
-from shapefuzz.cleanup import process_ended
+from shapefuzz.process.cleanup import process_ended
 from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.files import open_regular, special_kind
 

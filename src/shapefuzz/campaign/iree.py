@@ -8,16 +8,16 @@ import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
 from shapefuzz.case import Case
-from shapefuzz.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget
+from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
 from shapefuzz.families.base import Family
 from shapefuzz.families.gates import Gated
 from shapefuzz.model import CheckReport, Signature, Stage, Status, Verdict
-from shapefuzz.sandbox import GIB
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.sandbox import GIB
+from shapefuzz.iree.toolchain import Toolchain
 
 _FAMILIES: dict[str, Family] = {}
 
@@ -106,7 +106,7 @@ class IreeTarget:
         """One candidate for (family, seed): a swarm draw (each candidate first draws which of the
         family's features it may use); `large` draws the sizes meant for compile-only lanes. A form
         the release cannot parse is drawn as an equivalent form it can (or the draw moves on)."""
-        from shapefuzz.generate import draw_params
+        from shapefuzz.families.generate import draw_params
 
         family = load_family(group)
         params = None
@@ -169,8 +169,8 @@ class IreeTarget:
         """The lanes that cannot take the candidate, decided before compiling: a known limit of the
         target (they would only report it unsupported), or a variant whose flags change none of its
         ops (it would compile as its base lane does)."""
-        from shapefuzz.backends import BACKENDS
-        from shapefuzz.mlirinfo import module_traits
+        from shapefuzz.iree.backends import BACKENDS
+        from shapefuzz.iree.mlirinfo import module_traits
 
         traits = module_traits(candidate.text)
         return {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].ineligible_for(traits)}
@@ -226,7 +226,7 @@ class IreeTarget:
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
         decided by the re-run)."""
-        from shapefuzz.onnx_judge import DISAGREE
+        from shapefuzz.judge.onnx_judge import DISAGREE
 
         if failure.signature.status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
             return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
@@ -239,8 +239,8 @@ class IreeTarget:
 
     def _verdict(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """`triage`'s verdict once our references and ONNX's types are not in doubt."""
-        from shapefuzz.backends import BACKENDS
-        from shapefuzz.onnx_judge import JUDGE_LANE
+        from shapefuzz.iree.backends import BACKENDS
+        from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.signature.stage, failure.signature.status
@@ -290,26 +290,26 @@ class IreeTarget:
         """Once per worker, before its first task: the cached probe read, and what every check
         imports (families, the oracle, ONNX's reference), timed as the worker's start-up and
         reported with its first check (worktime.take)."""
-        from shapefuzz.worktime import timed
+        from shapefuzz.process.worktime import timed
 
         with timed("start-up"):
             self.toolchain.probe  # noqa: B018
-            import shapefuzz.oracle  # noqa: F401
+            import shapefuzz.judge.oracle  # noqa: F401
             from shapefuzz.families import get_family
-            from shapefuzz.onnx_judge import preload
+            from shapefuzz.judge.onnx_judge import preload
 
             for name in KNOWN_FAMILIES:
                 get_family(name)
             preload()
 
     def _expectation(self, candidate: Candidate):
-        from shapefuzz.oracle import case_expectation
+        from shapefuzz.judge.oracle import case_expectation
 
         return case_expectation(case_of_candidate(candidate), candidate.input_seed)
 
     def _runs_here(self, lanes: list[str]) -> bool:
         """Whether one of `lanes` runs the module here (an unknown name counts as one)."""
-        from shapefuzz.backends import any_runs_here
+        from shapefuzz.iree.backends import any_runs_here
 
         return any_runs_here(lanes, self.toolchain.probe)
 
@@ -318,7 +318,7 @@ class IreeTarget:
         round's compile-only lanes), which use no inputs and no NumPy reference (for a large case the
         most costly part of a worker's time outside the compiler); the case is still validated."""
         from shapefuzz.families import validate_case
-        from shapefuzz.worktime import timed
+        from shapefuzz.process.worktime import timed
 
         if self._runs_here(lanes):
             return self._expectation(candidate)
@@ -329,8 +329,8 @@ class IreeTarget:
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap and half the time limits; lanes that cannot support what the candidate uses
         (a known target limit, told by its types) are not compiled, only counted unsupported."""
-        from shapefuzz.execute import tool_seconds
-        from shapefuzz.worktime import take
+        from shapefuzz.invoke.execute import tool_seconds
+        from shapefuzz.process.worktime import take
 
         before = tool_seconds()
         outcome = self._check(candidate, lanes, scaled(capped(self.budget, self.memory_cap), CHECK_TIME_FACTOR))
@@ -341,8 +341,8 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        from shapefuzz.execute import tool_seconds
-        from shapefuzz.worktime import take
+        from shapefuzz.invoke.execute import tool_seconds
+        from shapefuzz.process.worktime import take
 
         before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
@@ -351,8 +351,8 @@ class IreeTarget:
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
 
     def _form_matching_reference(self, candidate: Candidate) -> str:
-        from shapefuzz.backends import REFERENCE_BACKEND
-        from shapefuzz.oracle import check_forms, form_difference
+        from shapefuzz.iree.backends import REFERENCE_BACKEND
+        from shapefuzz.judge.oracle import check_forms, form_difference
 
         case = case_of_candidate(candidate)
         forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, candidate.input_seed, self.budget,
@@ -376,9 +376,9 @@ class IreeTarget:
             raise
 
     def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
-        from shapefuzz.backends import BACKENDS
-        from shapefuzz.execute import tool_seconds
-        from shapefuzz.oracle import check_module
+        from shapefuzz.iree.backends import BACKENDS
+        from shapefuzz.invoke.execute import tool_seconds
+        from shapefuzz.judge.oracle import check_module
 
         limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
         checked = [lane for lane in lanes if lane not in limited]
@@ -413,7 +413,7 @@ class IreeTarget:
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
-        from shapefuzz.worktime import skip
+        from shapefuzz.process.worktime import skip
 
         with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
             path = str(Path(tmp) / "candidate.mlir")
@@ -444,7 +444,7 @@ class IreeTarget:
         found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
         if not result.confirmed or not smaller(result.minimized, result.original):
             return (None, None, found) if found else None
-        from shapefuzz.oracle import case_expectation
+        from shapefuzz.judge.oracle import case_expectation
 
         signature = next(iter(result.target.signatures.values()))
         case = case_of(result.minimized)
@@ -478,7 +478,7 @@ def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree:
     loop limit were considered (see triage.driver). `lanes`: every lane's status so far;
     `twin_runs`: whether the twin executes here at all; `earlier`: what an earlier run of the
     lane said (wrong values that change from run to run are a race in the generated code)."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
 
     backend = BACKENDS[failure.lane]
@@ -532,7 +532,7 @@ def case_of(text: str):
 def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
     """The executing backends that ran the candidate, when there are at least two and every one
     of them gave wrong numbers (the reference is then suspect), else []."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
 
     ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
     wrong = sorted(lane for lane, st in ran.items() if st == Status.MISMATCH)
@@ -551,8 +551,8 @@ def failure_of(signature: Signature, detail: str) -> Failure:
 def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
     """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
     report count how often it ran and disagreed; only where some lane executed the candidate."""
-    from shapefuzz.backends import BACKENDS
-    from shapefuzz.onnx_judge import JUDGE_LANE
+    from shapefuzz.iree.backends import BACKENDS
+    from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
     executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != Status.UNSUPPORTED
                    for lane in outcome.lanes)

@@ -1,6 +1,6 @@
 """The campaign's localization step: each new wrong-value or run-time bucket of a compiler bug (or
 a suspected driver), and each compile error in a pass that runs in every phase (canonicalize, cse:
-placed by its phase), is localized once (`shapefuzz.localize_probe`) from its corpus entry, within a budget,
+placed by its phase), is localized once (`shapefuzz.judge.localize_probe`) from its corpus entry, within a budget,
 after the fuzzing budget; the result is kept in the store (meta `localize:<bucket>`), so a stopped
 step resumes and `report` shows it. A cause's buckets localized to different places are different
 bugs (report `_causes` splits them); the component and the identity follow where it breaks."""
@@ -51,7 +51,7 @@ def driver_cleared(loc: Localization | None, lanes: Iterable[str]) -> str:
     IR after its last target-independent phase was finished by another target on the same driver
     and came out right, so that device computes the program right and the bug is in the failing
     lane's codegen (the confirming re-run judged the two targets' own compiles, both wrong)."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
 
     finisher = BACKENDS.get(loc.finished_by) if loc is not None and loc.certain and loc.phase == CODEGEN else None
     if finisher is None or finisher.driver is None:
@@ -90,7 +90,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
     within `seconds` in all; each record is kept at once. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.localize_probe import localize_entry, place_compile_failure
+    from shapefuzz.judge.localize_probe import localize_entry, place_compile_failure
 
     end = time.monotonic() + seconds
     done = 0

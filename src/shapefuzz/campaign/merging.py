@@ -45,7 +45,7 @@ from shapefuzz.campaign.database import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
-from shapefuzz.regression import pass_key
+from shapefuzz.recheck.regression import pass_key
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
 LOCALIZED_STAGES = ("compare", "run")

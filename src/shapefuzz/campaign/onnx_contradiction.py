@@ -26,7 +26,7 @@ def declared_elements(candidate: Candidate) -> int | None:
     get (`Family.sized_tensor_types`); None where those sizes are unknown (a chain whose static form
     the family cannot render: 2 of 116 ONNX-spelled candidates)."""
     from shapefuzz.families import get_family
-    from shapefuzz.mlirinfo import declared_tensor_types
+    from shapefuzz.iree.mlirinfo import declared_tensor_types
     from shapefuzz.size import measure
 
     try:
@@ -48,7 +48,7 @@ def onnx_contradiction(candidate: Candidate, expectation: Callable[[Candidate], 
                        limit: int = ONNX_CHECK_ELEMENTS) -> tuple[str, str]:
     """(what ONNX contradicts itself on, "" for none or a case not spelled as ONNX; what was not
     checked, "" when all was). `expectation(candidate)`: the case's inputs and references."""
-    from shapefuzz.onnx_judge import case_contradiction
+    from shapefuzz.judge.onnx_judge import case_contradiction
 
     try:
         case = Case(candidate.group, candidate.payload)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from shapefuzz import interrupts
+from shapefuzz.process import interrupts
 from shapefuzz.campaign.cause_facts import ranged_entries, set_regression, smallest_first
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
@@ -166,7 +166,7 @@ def take_range(entry_path: str, versions: Sequence[str], failing: str, check_sto
     """One cause's range over `versions` (`regression.regression_range`), the releases the entry was
     saved with trusted; `check_stop` runs before each release's compile."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.regression import regression_range, same_failure_check
+    from shapefuzz.recheck.regression import regression_range, same_failure_check
 
     entry = load_entry(Path(entry_path))
     judge = same_failure_check(failing)

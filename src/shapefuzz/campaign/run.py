@@ -26,14 +26,14 @@ from shapefuzz.campaign.folder_lock import hold_campaign
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import ClusterLost, CorpusError, UsageError
-from shapefuzz.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families.gates import release_gates
-from shapefuzz.sandbox import Limits as ProcessLimits
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.sandbox import Limits as ProcessLimits
+from shapefuzz.iree.toolchain import Toolchain
 
 if TYPE_CHECKING:
     from shapefuzz.campaign.ranging import RangeWorker
-    from shapefuzz.release_fetch import FetchKnobs, ReleaseFetcher
+    from shapefuzz.iree.release_fetch import FetchKnobs, ReleaseFetcher
 
 DEFAULT_CAMPAIGN = "shapefuzz-campaign"
 LARGE_EVERY = 8  # one candidate in 8 is a large-shape round on the compile-only lanes (rotating lanes only)
@@ -107,7 +107,7 @@ ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0
 
 def fetch_knobs(req: FuzzRequest) -> FetchKnobs:
     """`--fetch-releases` and `--fetch-disk`, checked (one line, exit 2, for a bad value)."""
-    from shapefuzz.release_fetch import FetchKnobs
+    from shapefuzz.iree.release_fetch import FetchKnobs
     from shapefuzz.schema import parse_bytes
 
     knobs = FetchKnobs()
@@ -130,7 +130,7 @@ def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progr
     nothing to do (no phase, --fetch-releases 0)."""
     import re
 
-    from shapefuzz.release_fetch import PipSource, ReleaseFetcher
+    from shapefuzz.iree.release_fetch import PipSource, ReleaseFetcher
 
     knobs = config.fetch
     if config.bisect_seconds <= 0 or knobs is None or knobs.releases == 0:
@@ -145,7 +145,7 @@ def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher
     """Regression ranges taken during the campaign (campaign.ranging), once the fetch is over; None
     when there is no regression phase."""
     from shapefuzz.campaign.ranging import RangeWorker
-    from shapefuzz.regression import local_releases
+    from shapefuzz.recheck.regression import local_releases
 
     if config.bisect_seconds <= 0:
         return None
@@ -163,7 +163,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     """Validated configuration; on resume, what was stored fills in what is not given again."""
     stored = stored or {}
     families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops") or tuple(stored.get("families") or default_families())
-    from shapefuzz.backends import DEFAULT_BACKENDS
+    from shapefuzz.iree.backends import DEFAULT_BACKENDS
 
     backends = tuple(req.backends or stored.get("backends") or DEFAULT_BACKENDS)
     seconds = parse_duration(req.time) if req.time is not None else None
@@ -231,7 +231,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     import time
 
     from shapefuzz.campaign.cause_facts import bisect_causes
-    from shapefuzz.regression import local_releases
+    from shapefuzz.recheck.regression import local_releases
 
     say = lambda text: progress("message", text)  # noqa: E731
     started = time.monotonic()
@@ -325,7 +325,7 @@ def _differ(given: str, stored: str) -> bool:
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.campaign.rows import stored_config
 
     return stored_config(store.path, store.get_meta("config"), KNOWN_FAMILIES, tuple(BACKENDS))
@@ -348,7 +348,7 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
 
 
 def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: Progress):
-    from shapefuzz.backends import REFERENCE_BACKEND
+    from shapefuzz.iree.backends import REFERENCE_BACKEND
     from shapefuzz.campaign.cluster.setup import start_cluster, toolchain_spec
 
     return start_cluster(config.cluster, toolchain_spec(config.iree_bin, config.iree_version), toolchain,
@@ -383,7 +383,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         if not families:
             raise UsageError(f"none of the chosen op families is parsed by IREE {toolchain.probe.version}")
         probe = toolchain.probe
-        from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+        from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 
         lanes = tuple(b for b in config.backends if BACKENDS[b].compiles(probe))
         for b in config.backends:

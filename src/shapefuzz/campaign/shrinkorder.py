@@ -23,7 +23,7 @@ from shapefuzz.campaign.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
 from shapefuzz.case import case_from_mlir
 from shapefuzz.errors import InvalidInputError
-from shapefuzz.input_dialect import is_torch
+from shapefuzz.iree.input_dialect import is_torch
 from shapefuzz.size import measure
 from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of

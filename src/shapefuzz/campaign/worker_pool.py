@@ -21,8 +21,8 @@ from typing import Any
 
 from shapefuzz.campaign.outcomes import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
 from shapefuzz.errors import EnvironmentFault
-from shapefuzz.sandbox import become_subreaper, kill_strays
-from shapefuzz.worktime import add
+from shapefuzz.process.sandbox import become_subreaper, kill_strays
+from shapefuzz.process.worktime import add
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def _die_with(parent_pid: int) -> None:
       is reparented to the worker, and killed with the rest on the way out;
     - a thread watches the parent (pidfd) and, should the main thread be stuck in C code, kills
       every child and their groups itself and exits at once."""
-    from shapefuzz.sandbox import become_subreaper, kill_strays, set_parent_death_signal
+    from shapefuzz.process.sandbox import become_subreaper, kill_strays, set_parent_death_signal
 
     become_subreaper()
     if not set_parent_death_signal(signal.SIGTERM, parent_pid):
@@ -91,7 +91,7 @@ def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | N
     try:
         _serve(conn, target)
     finally:
-        from shapefuzz.sandbox import kill_strays
+        from shapefuzz.process.sandbox import kill_strays
 
         kill_strays(everything=True)
 

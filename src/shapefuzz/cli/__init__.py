@@ -10,7 +10,9 @@ import sys
 
 import click
 
-from shapefuzz import __version__, interrupts
+from shapefuzz import __version__
+
+from shapefuzz.process import interrupts
 from shapefuzz.cli import backends, bisect, bundle, check, corpus, export, fuzz, gen, onnx_suite, replay, report, shrink, triage
 from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
@@ -38,9 +40,9 @@ def _prepare() -> None:
     """What every command needs before its arguments are parsed (signals that unwind are already
     set): Hypothesis's files kept out of the user's folder, the environment's array cap checked,
     and the temporary folders of commands killed with SIGKILL removed."""
-    from shapefuzz.cleanup import sweep_stale_temps
+    from shapefuzz.process.cleanup import sweep_stale_temps
     from shapefuzz.schema import max_array_bytes
-    from shapefuzz.toolchain import cache_root
+    from shapefuzz.iree.toolchain import cache_root
 
     # Hypothesis caches what it learns into ./.hypothesis unless told otherwise; the user's
     # folder is theirs (campaign workers inherit the variable).
@@ -97,7 +99,7 @@ EXIT_TEMPFAIL = 75  # EX_TEMPFAIL: the Ray head went away; the same command resu
 def _leave_now(code: int) -> None:
     """Exit without Ray's exit hook, which waits for a head that is gone (a minute, then a crash):
     what the exit would do for us is done here (children reaped, output flushed)."""
-    from shapefuzz.sandbox import reap_at_exit
+    from shapefuzz.process.sandbox import reap_at_exit
 
     reap_at_exit()
     sys.stdout.flush()

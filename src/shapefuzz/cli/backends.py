@@ -7,7 +7,7 @@ import json
 
 import click
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.families.gates import release_gates
 from shapefuzz.families.registry import FAMILY_MODULES
 from shapefuzz.cli.common import Session, toolchain_options

@@ -29,9 +29,9 @@ def bisect(entry: str, spec: str, corpus_dir: str, as_json: bool) -> None:
     status, failing pass); a release that fails another way cannot tell, and one that cannot parse
     the reproducer is judged on its generic form, printed by the pinned wheels. The result is recorded in the entry's meta.json ("bisect"), where `export --format issue`
     quotes it ("worked in X, fails from Y")."""
-    from shapefuzz.bisect import available_versions, bisect_entry, cache_root, select_versions
+    from shapefuzz.recheck.bisect import available_versions, bisect_entry, cache_root, select_versions
     from shapefuzz.corpus import find_entry, now_text, update_meta
-    from shapefuzz.regression import same_failure_check
+    from shapefuzz.recheck.regression import same_failure_check
     from shapefuzz.errors import CorpusError
 
     found = find_entry(entry, corpus_dir)

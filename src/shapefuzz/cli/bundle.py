@@ -91,7 +91,7 @@ def bundle_judge(session: Session, folder, results, corpus_dir, localize_seconds
     from shapefuzz.bundle.judge import judge, table_lines
     from shapefuzz.bundle.ladder import save_verdicts, verdicts
 
-    from shapefuzz.localize_probe import DEFAULT_SECONDS
+    from shapefuzz.judge.localize_probe import DEFAULT_SECONDS
 
     seconds = DEFAULT_SECONDS if localize_seconds is None else localize_seconds
     rows = judge(Path(folder), Path(results), session.toolchain, Path(corpus_dir) if corpus_dir else None, seconds)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from shapefuzz.backends import resolve_backends
+from shapefuzz.iree.backends import resolve_backends
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, load_inputs, read_mlir, toolchain_options
 from shapefuzz.cli.params import BackendList, POSITIVE, SEED, Seconds, array_cap_option
 from shapefuzz.errors import InvalidInputError
@@ -33,7 +33,7 @@ from shapefuzz.errors import InvalidInputError
 def check(session: Session, file: str, backend_names, inputs_path, dynamic_size, seed,
           compile_timeout, no_confirm, forms, as_json) -> None:
     """Verify FILE, compile it on each backend, run it where a device exists and compare."""
-    from shapefuzz.modulecheck import check_file, check_file_forms
+    from shapefuzz.judge.modulecheck import check_file, check_file_forms
 
     text = read_mlir(file)
     if forms:

@@ -10,7 +10,7 @@ import click
 import numpy as np
 
 from shapefuzz.errors import InvalidInputError, UsageError
-from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
@@ -30,7 +30,7 @@ class Session:
             if self.iree_bin is not None and self.iree_version is not None:
                 raise UsageError("--iree-bin and --iree-version name two toolchains; give one of them")
             if self.iree_version is not None:
-                from shapefuzz.releases import release_toolchain
+                from shapefuzz.iree.releases import release_toolchain
 
                 self._toolchain = release_toolchain(self.iree_version, lambda line: click.echo(line, err=True))
             else:

@@ -17,7 +17,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 
 if TYPE_CHECKING:
     from shapefuzz.model import CheckReport
-    from shapefuzz.toolchain import Toolchain
+    from shapefuzz.iree.toolchain import Toolchain
 
 
 @click.group()
@@ -144,8 +144,8 @@ def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str, localize
     scope computed again, a wrong value localized by running intermediate IR, a cause named where
     it has none (with --bisect, a regression range); INDEX.md rebuilt."""
     from shapefuzz.corpus import UnreadableEntry, find_entry, load_entry, rebuild_index
-    from shapefuzz.replay import rederive
-    from shapefuzz.regression import range_into_entry, releases_to_try
+    from shapefuzz.recheck.replay import rederive
+    from shapefuzz.recheck.regression import range_into_entry, releases_to_try
 
     versions = releases_to_try() if do_bisect else []  # fewer than two: one line, exit 2, before any work
     # the listing gives views of meta.json alone; a re-check needs the reproducer and arrays
@@ -195,7 +195,7 @@ def corpus_mark(entry: str, state: str | None, reported: str | None, corpus_dir:
 @click.pass_obj
 def corpus_add(session, file: str, backend_names, corpus_dir: str, seed: int, compile_timeout: float) -> None:
     """Check FILE and save each confirmed failure as a corpus entry (merged with an existing one)."""
-    from shapefuzz.backends import resolve_backends
+    from shapefuzz.iree.backends import resolve_backends
     from shapefuzz.errors import InvalidInputError
 
     text = read_mlir(file)
@@ -224,10 +224,10 @@ def add_file(
     from shapefuzz.case import case_from_mlir
     from shapefuzz.corpus import make_finding, save_finding
     from shapefuzz.errors import ShapefuzzError
-    from shapefuzz.mlirinfo import function_info, random_inputs
+    from shapefuzz.iree.mlirinfo import function_info, random_inputs
     from shapefuzz.model import Stage
-    from shapefuzz.modulecheck import check_file
-    from shapefuzz.oracle import case_expectation
+    from shapefuzz.judge.modulecheck import check_file
+    from shapefuzz.judge.oracle import case_expectation
 
     report, _ = check_file(text, backends, toolchain, inputs=inputs, seed=seed, compile_timeout=compile_timeout)
     case = case_from_mlir(text)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from shapefuzz import interrupts
+from shapefuzz.process import interrupts
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
 from shapefuzz.cli.params import SEED, BackendList, ClusterAddress, Duration, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS

@@ -32,7 +32,7 @@ def gen(family: str | None, seed: int, regime: str, swarm: bool, context: bool |
         heatmap: str | None) -> None:
     """Print one generated case's MLIR (with its parameters in the first line)."""
     from shapefuzz.families import render_case
-    from shapefuzz.generate import coverage, draw_case
+    from shapefuzz.families.generate import coverage, draw_case
 
     share = None if context is None else float(context)
     if heatmap is not None and stats is None:
@@ -47,6 +47,6 @@ def gen(family: str | None, seed: int, regime: str, swarm: bool, context: bool |
         found.append(coverage(name, stats, seed=seed, regime=regime, swarm=swarm, context_share=share))
         click.echo(found[-1].report(pairs))
     if heatmap is not None:
-        from shapefuzz.heatmap import write_heatmap
+        from shapefuzz.families.heatmap import write_heatmap
 
         click.echo(f"wrote {write_heatmap(found, heatmap)}")

@@ -8,8 +8,8 @@ import sys
 
 import click
 
-from shapefuzz import interrupts
-from shapefuzz.backends import resolve_backends
+from shapefuzz.process import interrupts
+from shapefuzz.iree.backends import resolve_backends
 from shapefuzz.cli.common import EXIT_FOUND, EXIT_OK, Session, toolchain_options
 from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
 
@@ -47,9 +47,9 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
     """Run ONNX's node tests through iree-import-onnx and every lane: pass/fail/unsupported per op and lane.
     Exit 1 when a test fails on some lane."""
     from shapefuzz.errors import UsageError
-    from shapefuzz.onnx_suite import DEFAULT_OPS, FAIL, check_ops, collect, read_folder, run_suite, save_failures, \
+    from shapefuzz.recheck.onnx_suite import DEFAULT_OPS, FAIL, check_ops, collect, read_folder, run_suite, save_failures, \
         table, to_json
-    from shapefuzz.replay import budget_with
+    from shapefuzz.recheck.replay import budget_with
 
     op_list = check_ops(_names(ops) or DEFAULT_OPS) if ops is not None or data_dir is None else None
     tests = read_folder(data_dir, op_list) if data_dir is not None else collect(op_list)

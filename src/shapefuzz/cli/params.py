@@ -8,7 +8,7 @@ import os
 
 import click
 
-from shapefuzz.backends import resolve_backends
+from shapefuzz.iree.backends import resolve_backends
 from shapefuzz.durations import parse_duration
 from shapefuzz.errors import UsageError
 from shapefuzz.schema import ENV_MAX_ARRAY_BYTES
@@ -87,7 +87,7 @@ class ReleaseVersion(click.ParamType):
     name = "X.Y.Z"
 
     def convert(self, value, param, ctx):
-        from shapefuzz.releases import is_release_version
+        from shapefuzz.iree.releases import is_release_version
 
         if not is_release_version(value):
             self.fail(f"{str(value)[:40]!r}: give a release number such as 3.13.0", param, ctx)
@@ -100,7 +100,7 @@ class VersionSpec(click.ParamType):
     name = "versions"
 
     def convert(self, value, param, ctx):
-        from shapefuzz.releases import check_version_spec
+        from shapefuzz.iree.releases import check_version_spec
 
         try:
             return check_version_spec(str(value))

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from shapefuzz import interrupts
+from shapefuzz.process import interrupts
 from shapefuzz.cli.common import toolchain_options
 from shapefuzz.cli.params import BackendList, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS
@@ -36,7 +36,7 @@ def replay(session, corpus_dir, backend_names, jobs, compile_timeout, no_confirm
     this toolchain no longer parses). Exit status: 0 when every entry is as recorded; 1 when an
     entry recorded as "fixed" fails again (with --strict: when any entry differs from its recorded
     state); 3 when nothing regressed but some entry is unreadable; 2 for a usage error."""
-    from shapefuzz.replay import budget_with, replay_corpus, table_lines
+    from shapefuzz.recheck.replay import budget_with, replay_corpus, table_lines
 
     summary = replay_corpus(corpus_dir, session.toolchain, backend_names, jobs, budget_with(compile_timeout),
                             update=update, confirm=not no_confirm)

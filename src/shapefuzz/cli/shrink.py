@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from shapefuzz import interrupts
-from shapefuzz.backends import BACKENDS, resolve_backends
+from shapefuzz.process import interrupts
+from shapefuzz.iree.backends import BACKENDS, resolve_backends
 from shapefuzz.cli.common import EXIT_OK, Session, read_mlir, toolchain_options
 from shapefuzz.cli.params import BackendList, Duration, OutputPath, Seconds, array_cap_option
 from shapefuzz.corpus import DEFAULT_CORPUS

@@ -58,7 +58,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
             if cross_trigger(store, summary.causes, session.toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
                 summary = summarize(store, "triage")
         if do_bisect:
-            from shapefuzz.regression import releases_to_try
+            from shapefuzz.recheck.regression import releases_to_try
 
             if any(not c.regression for c in summary.findings):
                 _fetch_releases(fetch_releases, say)
@@ -95,8 +95,8 @@ def _fetch_releases(count: int | None, say) -> None:
     """The spread of older releases `fuzz` fetches, fetched here before bisecting (in the
     foreground; each that cannot be fetched is one line and the rest goes on)."""
     from shapefuzz.campaign.run import FuzzRequest, fetch_knobs
-    from shapefuzz.release_fetch import PipSource, ReleaseFetcher
-    from shapefuzz.releases import installed_version
+    from shapefuzz.iree.release_fetch import PipSource, ReleaseFetcher
+    from shapefuzz.iree.releases import installed_version
 
     knobs = fetch_knobs(FuzzRequest(fetch_releases=count))
     if knobs.releases > 0:

@@ -16,7 +16,7 @@ from shapefuzz.case import Case
 from shapefuzz.model import Signature
 
 if TYPE_CHECKING:
-    from shapefuzz.toolchain import Toolchain
+    from shapefuzz.iree.toolchain import Toolchain
 
 CORPUS_FORMAT = 1
 # The one default corpus location for every command (fuzz, shrink --corpus, replay, export, corpus,
@@ -56,7 +56,7 @@ class Finding:
 
 
 def _with_input_type(command: list[str], mlir: str) -> list[str]:
-    from shapefuzz.input_dialect import input_type_flags
+    from shapefuzz.iree.input_dialect import input_type_flags
 
     extra = [f for f in input_type_flags(mlir) if f not in command]
     return [*command[:-2], *extra, *command[-2:]] if extra and command[-2:-1] == ["-o"] else command
@@ -83,10 +83,10 @@ def make_finding(
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
     header unless given."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.case import case_from_mlir
-    from shapefuzz.execute import compile_command
-    from shapefuzz.onnx_files import case_model_bytes
+    from shapefuzz.invoke.execute import compile_command
+    from shapefuzz.corpus.onnx_files import case_model_bytes
 
     case = case if case is not None else case_from_mlir(mlir)
     return Finding(
@@ -205,7 +205,7 @@ def entry_id(signature: Signature) -> str:
 
 def _type_elements(text: str) -> int:
     """Elements of the entry function's arguments and results as written (`?` counted as 1)."""
-    from shapefuzz.mlirinfo import function_info
+    from shapefuzz.iree.mlirinfo import function_info
 
     try:
         info = function_info(text)

@@ -105,7 +105,9 @@ def _code_stamp() -> str:
 
     package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for root, pattern in ((package / "corpus", "*.py"), (package / "families", "**/*.py"), (package, "*.py"),
+    # The rooms whose code decides an entry's verdict, and the vocabulary at the package root.
+    rooms = ("corpus", "families", "judge", "invoke", "iree", "process", "triage")
+    for root, pattern in (*((package / room, "**/*.py") for room in rooms), (package, "*.py"),
                           (templates_dir(), "*")):
         for path in sorted(root.glob(pattern)):
             try:
@@ -117,7 +119,7 @@ def _code_stamp() -> str:
 
 
 def _cache_path(corpus_dir: Path) -> Path:
-    from shapefuzz.toolchain import cache_root
+    from shapefuzz.iree.toolchain import cache_root
 
     where = hashlib.sha256(os.path.realpath(corpus_dir).encode()).hexdigest()[:24]
     return cache_root() / "listings" / f"{where}.json"

@@ -100,7 +100,7 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
             meta[key].append(name)
     meta.pop("onnx_model", None), meta.pop("import_command", None)
     if finding.onnx_model is not None:  # the model the reproducer was imported from, beside it
-        from shapefuzz.onnx_files import MODEL_FILE, model_meta
+        from shapefuzz.corpus.onnx_files import MODEL_FILE, model_meta
 
         (folder / MODEL_FILE).write_bytes(finding.onnx_model)
         meta.update(model_meta(REPRODUCER))

@@ -4,8 +4,8 @@ MLIR-based iree-compile of recent years; a user's own build may lack it or crash
 from __future__ import annotations
 
 from shapefuzz.coverage.actionlog import LOG_FLAG
-from shapefuzz.sandbox import Limits, run_sandboxed
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.sandbox import Limits, run_sandboxed
+from shapefuzz.iree.toolchain import Toolchain
 
 _CACHE: dict[str, str] = {}
 

@@ -37,7 +37,7 @@ from shapefuzz.export.run_module import (
     check_script, checks_source, run_module_argv, run_module_script, write_run_module,
 )
 from shapefuzz.files import atomic_write
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 __all__ = [
     "FORMATS", "Plan", "plan", "comparison_rule", "cannot_represent", "inline_value", "export_entry", "to_lit",

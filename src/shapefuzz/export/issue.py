@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.corpus import CorpusEntry, comment_text, scrub
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export.plan import Plan, element_type, number_text
@@ -18,7 +18,7 @@ from shapefuzz.export.run_module import run_module_argv, write_run_module
 from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.issue import (
     backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
@@ -45,8 +45,8 @@ def issue_plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -
 def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     """Runs `iree-compile --version` and re-checks the reproducer on the backends the entry was
     checked on (that compile here), so the report says what this toolchain does today."""
-    from shapefuzz.replay import check_entry
-    from shapefuzz.sandbox import Limits, run_sandboxed
+    from shapefuzz.recheck.replay import check_entry
+    from shapefuzz.process.sandbox import Limits, run_sandboxed
 
     shown = run_sandboxed([str(toolchain.compile_bin), "--version"], Limits(timeout=60.0))
     version_text = (shown.stdout + shown.stderr).strip() or f"(iree-compile --version exited {shown.returncode})"
@@ -84,7 +84,7 @@ def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
     """The report form's components: "Frontends" only for a bug placed in a frontend conversion
     (a torch or ONNX spelling whose bug is IREE's says nothing about frontends); an entry with
     no component yet goes by its spelling."""
-    from shapefuzz.input_dialect import is_torch
+    from shapefuzz.iree.input_dialect import is_torch
 
     parts = ["Runtime"] if stage == Stage.RUN else ["Compiler"]
     placed = str((meta.get("bug") or {}).get("component") or "")
@@ -241,7 +241,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
 
 def import_steps(entry: CorpusEntry, files: str) -> list[str]:
     """For an entry that keeps its ONNX model: how the IR was made from it."""
-    from shapefuzz.onnx_files import MODEL_FILE, entry_model, model_opset
+    from shapefuzz.corpus.onnx_files import MODEL_FILE, entry_model, model_opset
 
     model = entry_model(entry.path, entry.meta)
     if model is None:
@@ -258,7 +258,7 @@ def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext 
     """OUT.md plus OUT.files/ (reproducer, inputs, expected results, and the ONNX model an
     imported reproducer came from) to attach to the issue. `context`: what is known of each
     backend already (a campaign's dashboard), instead of re-checking them here."""
-    from shapefuzz.onnx_files import MODEL_FILE, entry_model
+    from shapefuzz.corpus.onnx_files import MODEL_FILE, entry_model
 
     files = out.with_name(out.stem + ".files")
     written = write_run_module(p, files)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from shapefuzz.backends import BACKENDS, Backend
+from shapefuzz.iree.backends import BACKENDS, Backend
 from shapefuzz.corpus import EXPECTED_FIXED, CorpusEntry
 from shapefuzz.errors import UsageError
 from shapefuzz.export_checks import encode_operand, operand, topk_ambiguous
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 FORMATS = ("lit", "run-module", "pytest", "issue", "iree-test-suites")
 _ELEMENT = {"float32": "f32", "float16": "f16", "float64": "f64", "bool": "i1", "int8": "i8", "int16": "i16",
@@ -76,8 +76,8 @@ def case_rule(family: str, params: dict, inputs: list[np.ndarray] | None = None)
 def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto", values: bool = True) -> Plan:
     """`values=False`: an entry that keeps no arrays gets none (no inputs, no NumPy reference, which
     for a large case costs seconds and GBs here): its exports compile it only."""
-    from shapefuzz.input_dialect import input_type_flags
-    from shapefuzz.mlirinfo import function_info, random_inputs
+    from shapefuzz.iree.input_dialect import input_type_flags
+    from shapefuzz.iree.mlirinfo import function_info, random_inputs
 
     backend = BACKENDS.get(entry.signature.backend)
     if backend is None:
@@ -91,7 +91,7 @@ def plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto", values:
     if inputs is None and not values:
         expected = None
     elif inputs is None and entry.case is not None:
-        from shapefuzz.oracle import case_expectation
+        from shapefuzz.judge.oracle import case_expectation
 
         expectation = case_expectation(entry.case, entry.seed)
         inputs, expected = expectation.inputs, expectation.expected

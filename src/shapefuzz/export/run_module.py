@@ -47,7 +47,6 @@ def run_module_argv(p: Plan) -> list[str]:
 def checks_source() -> str:
     """export_checks.py as text, to be copied into an exported test."""
     from shapefuzz import export_checks
-
     return Path(export_checks.__file__).read_text()
 
 

@@ -71,7 +71,7 @@ def validate_params(family_name: str, params: dict[str, Any], where: str) -> Non
     """Params read back from a file (case header, corpus entry) must be ones the family renders:
     a known family, no absurd integers, and every tensor the module declares within the array cap
     (refused before anything is allocated). Raises SchemaError naming the field."""
-    from shapefuzz.mlirinfo import declared_tensor_types
+    from shapefuzz.iree.mlirinfo import declared_tensor_types
     from shapefuzz.schema import SchemaError, check_array_bytes
 
     if family_name not in FAMILY_MODULES:

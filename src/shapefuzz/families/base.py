@@ -323,7 +323,7 @@ class Family(Generic[P]):
         """Every tensor the module declares, its `?` dims at the sizes the params give them when
         inputs are built (the case rendered with every dynamic flag off), known before any array
         is: what the array cap and the context draw check. Raises what `render` raises."""
-        from shapefuzz.mlirinfo import declared_tensor_types
+        from shapefuzz.iree.mlirinfo import declared_tensor_types
 
         data = params.to_json() if isinstance(params, FamilyParams) else dict(params)
         return declared_tensor_types(self.render(all_static(data)))

@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 Release = tuple[int, int]
 
@@ -123,7 +123,7 @@ def closed_by_release(gate: ReleaseGate, release: Release) -> bool | None:
 def release_gates(toolchain: Toolchain, families: tuple[str, ...]) -> Gated:
     """Which of the families' gates this toolchain does not pass: by declared release, else by
     verifying each gate's example with it (one iree-opt call)."""
-    from shapefuzz.execute import verify_many
+    from shapefuzz.invoke.execute import verify_many
     from shapefuzz.families import get_family
 
     probe = toolchain.probe

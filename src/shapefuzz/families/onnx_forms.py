@@ -46,7 +46,7 @@ def imported(family: str, hand_written: Callable[[Params, Boundary], str]) -> Ca
 
     def build(p: Params, bnd: Boundary) -> str:
         from shapefuzz.families.onnx_models import model_spelling
-        from shapefuzz.onnx_import import ImportFailure, import_model
+        from shapefuzz.iree.onnx_import import ImportFailure, import_model
 
         spelling = model_spelling(family)
         if spelling is None:

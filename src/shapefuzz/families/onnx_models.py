@@ -74,7 +74,7 @@ class Graph:
         """The model returning `outputs` ((value, element type)) with the boundary's result types."""
         from onnx import helper
 
-        from shapefuzz.onnx_import import IR_VERSION, OPSET
+        from shapefuzz.iree.onnx_import import IR_VERSION, OPSET
 
         infos = []
         for i, ((value, elt), (shape, want)) in enumerate(zip(outputs, self.results)):

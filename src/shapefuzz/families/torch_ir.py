@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from shapefuzz.mlirinfo import parse_tensor_type, split_top_level
+from shapefuzz.iree.mlirinfo import parse_tensor_type, split_top_level
 from shapefuzz.templates import render_template
 
 # MLIR element type -> torch dtype name, and torch's ScalarType codes (c10/core/ScalarType.h).

@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.files import write_text
-from shapefuzz.backends import BACKENDS
-from shapefuzz.modulecheck import check_file
-from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, verify_many
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.judge.modulecheck import check_file
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_module, verify_many
 from shapefuzz.model import CheckReport, Signature, Stage, Status
-from shapefuzz.oracle import check_module
-from shapefuzz.sandbox import Limits, run_sandboxed
-from shapefuzz.signature import classify, signature_for
+from shapefuzz.judge.oracle import check_module
+from shapefuzz.process.sandbox import Limits, run_sandboxed
+from shapefuzz.triage.signature import classify, signature_for
 from shapefuzz.size import sort_key
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.identity import placed_timeout
 
 MIN_TIMEOUT = 5.0

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from shapefuzz.mlirinfo import split_top_level
+from shapefuzz.iree.mlirinfo import split_top_level
 from shapefuzz.size import shaped_dims
 
 _SHAPED = re.compile(r"\b(tensor|memref|vector)<([^<>]*)>")

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from shapefuzz.backends import BACKENDS
-from shapefuzz.modulecheck import check_file
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.judge.modulecheck import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.files import atomic_write
-from shapefuzz.execute import compile_command
+from shapefuzz.invoke.execute import compile_command
 from shapefuzz.model import CheckReport, Signature, Status
-from shapefuzz.sandbox import cancel_running, resume
+from shapefuzz.process.sandbox import cancel_running, resume
 from shapefuzz.shrink import mlirtext
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
@@ -24,7 +24,7 @@ from shapefuzz.shrink.iree import (
 )
 from shapefuzz.size import Metrics, byte_size, measure, sort_key
 from shapefuzz.shrink.params import has_case, shrink_params
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 
 PHASE_SEARCH_CHECKS = 6  # the --compile-to phase search is worth it with room for this many checks

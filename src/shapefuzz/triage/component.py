@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from shapefuzz.backends import BACKENDS
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.triage.localize import CODEGEN, Localization
 from shapefuzz.triage.severity import miscompiled_shape
 

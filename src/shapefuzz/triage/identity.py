@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from shapefuzz.model import Signature, Status
-from shapefuzz.signature import first_error_line, normalize
+from shapefuzz.triage.signature import first_error_line, normalize
 from shapefuzz.triage.failing_pass import crash_frames, failing_pass, hang_place
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it

@@ -1,6 +1,6 @@
 """Where a wrong value starts: the phase, then the pass, that first makes a program compute wrong
 values (or fail at run time), found by executing intermediate IR. Pure logic over a `Probe` (the
-IREE side is `shapefuzz.localize_probe`), so it is tested with fakes and knows no process.
+IREE side is `shapefuzz.judge.localize_probe`), so it is tested with fakes and knows no process.
 
 Two kinds of evidence, both measured on IREE 3.13:
 - **Cross-lane finishing** (a lane that computed the right values is known): the failing lane's IR
@@ -177,7 +177,7 @@ class Localization:
 
 
 class Probe(Protocol):
-    """What localization runs (the IREE side: `shapefuzz.localize_probe.IreeProbe`)."""
+    """What localization runs (the IREE side: `shapefuzz.judge.localize_probe.IreeProbe`)."""
 
     lane: str  # the failing lane
 

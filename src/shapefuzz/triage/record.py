@@ -44,7 +44,7 @@ def lanes_evidence(passed: Iterable[str], probe) -> str:
     """What the lanes that gave no failure prove: "right on X (executed)" for those a device ran
     here, "compiles on Y (not executed)" for compile-only ones (rocm, cuda here), which say nothing
     about values; "" when none."""
-    from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND
+    from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 
     passed = [lane for lane in passed if lane in BACKENDS]
     ran = [lane for lane in passed if BACKENDS[lane].executes(probe)]

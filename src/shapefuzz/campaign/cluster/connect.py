@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from shapefuzz import interrupts
+from shapefuzz.process import interrupts
 from shapefuzz.campaign.cluster.node import NodeReport, ToolchainSpec, probe_node
 from shapefuzz.errors import ClusterLost, UsageError
-from shapefuzz.toolchain import Toolchain, ToolchainProbe
+from shapefuzz.iree.toolchain import Toolchain, ToolchainProbe
 
 RAY_VERSION = "2.60.0"  # the version the `ray` extra pins
 NODE_LABEL = "ray.io/node-id"  # a label Ray sets on every node
@@ -288,7 +288,7 @@ class Cluster:
         return max(1, int(sum(n.cpus for n in self.working())))
 
     def executes(self, lane: str) -> set[str]:
-        from shapefuzz.backends import BACKENDS
+        from shapefuzz.iree.backends import BACKENDS
 
         backend = BACKENDS.get(lane)
         return {n.node_id for n in self.working() if backend is not None and backend.executes(n.probe)}
@@ -326,7 +326,7 @@ class Cluster:
 def describe_nodes(cluster: Cluster) -> list[dict[str, Any]]:
     """Per node, what `shapefuzz backends --cluster` shows: its toolchain and devices, and which
     backends execute, only compile, or are unavailable there."""
-    from shapefuzz.backends import BACKENDS
+    from shapefuzz.iree.backends import BACKENDS
 
     rows = []
     for node in sorted(cluster.nodes.values(), key=lambda n: (n.report.host, n.node_id)):

@@ -37,10 +37,10 @@ class ToolchainSpec:
 def node_toolchain(spec: ToolchainSpec):
     """The toolchain on this node (cached per worker process; the probe is cached per binary)."""
     if spec.iree_version:
-        from shapefuzz.releases import release_toolchain
+        from shapefuzz.iree.releases import release_toolchain
 
         return release_toolchain(spec.iree_version)
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     return find_toolchain(spec.iree_bin)
 

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from shapefuzz.campaign.cluster.connect import Cluster, ClusterToolchain, connect, disconnect, open_cluster
 from shapefuzz.campaign.cluster.node import ToolchainSpec
 from shapefuzz.campaign.outcomes import SplitShrinkTarget
-from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain
+from shapefuzz.iree.toolchain import ENV_IREE_BIN, Toolchain
 
 
 def toolchain_spec(iree_bin: str | None, iree_version: str | None) -> ToolchainSpec:

@@ -28,7 +28,7 @@ from shapefuzz.campaign.report.series import Series, build
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.errors import UsageError
 from shapefuzz.files import atomic_write
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 REPORT_HTML = "report.html"
 REFRESH_SECONDS = 120.0  # during a campaign; measured by bench/bench_dashboard.py

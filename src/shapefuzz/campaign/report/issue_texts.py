@@ -18,7 +18,7 @@ from shapefuzz.campaign.cause import Cause
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.files import UnsafeName, child, fresh_dir, real_dir, safe_name
 from shapefuzz.markup import code, text
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.toolchain import Toolchain
 
 ISSUES_DIR = "issues"
 
@@ -49,7 +49,7 @@ class IssueTexts:
 
     def version_text(self) -> str:
         if self._version is None:
-            from shapefuzz.sandbox import Limits, run_sandboxed
+            from shapefuzz.process.sandbox import Limits, run_sandboxed
 
             shown = run_sandboxed([str(self.toolchain.compile_bin), "--version"], Limits(timeout=60.0))
             self._version = (shown.stdout + shown.stderr).strip() or "(iree-compile --version printed nothing)"

@@ -31,7 +31,7 @@ from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Tria
 from shapefuzz.files import UnsafeName, atomic_write, child
 from shapefuzz.triage.issue import entry_chain
 from shapefuzz.markup import cell, code, code_cell, fenced, text
-from shapefuzz.worktime import PARTS
+from shapefuzz.process.worktime import PARTS
 
 REPORT_MD, PLOT_SVG = "report.md", "buckets.svg"
 _SPARK = "▁▂▃▄▅▆▇█"
@@ -438,7 +438,7 @@ def shrunk_line(s: Summary) -> str:
 
 def judge_line(s: Summary) -> str:
     """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
-    from shapefuzz.onnx_judge import JUDGE_LANE
+    from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
     row = s.backends.get(JUDGE_LANE)
     if row is None:

@@ -165,7 +165,7 @@ def with_context(family: Family) -> Family:
     def render_onnx(p: FamilyParams) -> str:
         """What `iree-import-onnx` makes of the chain's model; the linalg chain, saying why, where
         the importer rejects it (our bug, as for a root the importer rejects)."""
-        from shapefuzz.onnx_import import ImportFailure, import_model
+        from shapefuzz.iree.onnx_import import ImportFailure, import_model
 
         model = onnx_model(p)
         why = "ONNX cannot write this chain"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from shapefuzz.backends import BACKENDS, any_runs_here
+from shapefuzz.iree.backends import BACKENDS, any_runs_here
 from shapefuzz.corpus import (
     EXPECTED_FAILING,
     EXPECTED_FIXED,
@@ -25,11 +25,11 @@ from shapefuzz.corpus import (
     update_meta,
 )
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.execute import DEFAULT_BUDGET, Budget
-from shapefuzz.parallel import run_parallel
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.process.parallel import run_parallel
 from shapefuzz.model import CheckReport, Signature, Stage, Verdict
-from shapefuzz.sandbox import Limits
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.toolchain import Toolchain
 
 EXIT_CLEAN, EXIT_REGRESSED, EXIT_UNREADABLE = 0, 1, 3
 
@@ -131,7 +131,7 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 def _expectation(entry: CorpusEntry):
     """Inputs, reference and comparison for an entry; None when the file brings none (check_file then)."""
-    from shapefuzz.oracle import Expectation, case_expectation, case_label, onnx_judge_for
+    from shapefuzz.judge.oracle import Expectation, case_expectation, case_label, onnx_judge_for
 
     case = entry.case
     if entry.inputs is not None:
@@ -196,7 +196,7 @@ def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str
     arrays, checked on lanes none of which runs the module here (rocm, cuda), is only compiled:
     its inputs and NumPy reference (seconds and GBs for a large case) are not made, as a
     campaign's check of such lanes makes none."""
-    from shapefuzz.oracle import check_module
+    from shapefuzz.judge.oracle import check_module
 
     if entry.inputs is None and entry.case is not None and not any_runs_here(backends, toolchain.probe):
         from shapefuzz.families import validate_case
@@ -205,7 +205,7 @@ def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str
         return check_module(entry.mlir, backends, None, toolchain, budget, confirm)
     expectation = _expectation(entry)
     if expectation is None:
-        from shapefuzz.modulecheck import check_file
+        from shapefuzz.judge.modulecheck import check_file
 
         report, _ = check_file(entry.mlir, backends, toolchain, seed=entry.seed,
                                compile_timeout=budget.compile.timeout, confirm=confirm)
@@ -342,7 +342,7 @@ def rederive(entry: CorpusEntry, toolchain: Toolchain, budget: Budget = DEFAULT_
     is computed again (regression range and a device ladder's verdict kept) and an entry with no
     cause is named by its bug identity, as a campaign names causes. Otherwise only the record is
     computed again from the kept detail. Returns one line."""
-    from shapefuzz.localize_probe import localize_entry
+    from shapefuzz.judge.localize_probe import localize_entry
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.triage.localize import Localization
     from shapefuzz.triage.record import bug_record, kept_bug_fields, reworded_evidence

@@ -22,14 +22,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from shapefuzz.backends import BACKENDS
-from shapefuzz.bisect import bisect_entry
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.recheck.bisect import bisect_entry
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.model import Stage, Verdict
-from shapefuzz.releases import cached_versions, installed_version, version_key
-from shapefuzz.replay import ReplayOutcome, ReplayResult, check_entry, not_runnable_here
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.releases import cached_versions, installed_version, version_key
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult, check_entry, not_runnable_here
+from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.failing_pass import failing_pass
 
 
@@ -112,7 +112,7 @@ def same_failure_check(failing: str = "", printer: Callable[[], Toolchain | None
         writer = _printer(printer)
         if writer is None or writer.compile_bin == toolchain.compile_bin:
             return result
-        from shapefuzz.reprint import reprinted
+        from shapefuzz.invoke.reprint import reprinted
 
         again = reprinted(entry.mlir, writer, toolchain)
         if again.text is None:
@@ -131,7 +131,7 @@ _UNPARSED = "cannot parse the reproducer"
 
 def _printer(printer: Callable[[], Toolchain | None] | None) -> Toolchain | None:
     from shapefuzz.errors import ToolchainError
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.toolchain import find_toolchain
 
     try:
         return printer() if printer is not None else find_toolchain(None)
@@ -200,8 +200,8 @@ def local_installer(version: str) -> Toolchain:
     """A cached release's toolchain, or the pinned wheels' when they are that release; never a
     download (a release not here cannot tell, and bisect steps over it)."""
     from shapefuzz.errors import ToolchainError
-    from shapefuzz.releases import install
-    from shapefuzz.toolchain import find_toolchain
+    from shapefuzz.iree.releases import install
+    from shapefuzz.iree.toolchain import find_toolchain
 
     if version in cached_versions():
         return install(version)

@@ -16,23 +16,23 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.files import write_text
-from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
+from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
 from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
 from shapefuzz.coverage.probe import action_log_support
-from shapefuzz.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
-from shapefuzz.input_dialect import input_type_flags, is_torch, unlowered_op
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
+from shapefuzz.iree.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
-from shapefuzz.mlirinfo import function_info, module_traits
+from shapefuzz.iree.mlirinfo import function_info, module_traits
 from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict
-from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
-from shapefuzz.signature import classify, normalize, signature_for
-from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.judge.onnx_judge import DISAGREE, SecondOpinion, show
+from shapefuzz.triage.signature import classify, normalize, signature_for
+from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, excerpt, raw_frames
 from shapefuzz.triage.identity import placed_timeout
-from shapefuzz.worktime import timed
+from shapefuzz.process.worktime import timed
 
 Comparator = Callable[[list[np.ndarray], list[np.ndarray]], Mismatch | None]  # (expected, actual) -> mismatch
 
@@ -422,7 +422,7 @@ def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarr
     """The second judge of `expected` for this case, asked when a backend has run (`Expectation.judge`)."""
 
     def judge() -> SecondOpinion | None:
-        from shapefuzz.onnx_judge import second_opinion
+        from shapefuzz.judge.onnx_judge import second_opinion
 
         with timed("judge"):
             try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 from shapefuzz.errors import ShapefuzzError
-from shapefuzz.releases import version_key
+from shapefuzz.iree.releases import version_key
 
 GB = 10**9
 ESTIMATED_BYTES = 350 * 10**6  # one release on disk (compiler + runtime); about 100 MB to download
@@ -185,25 +185,25 @@ class PipSource:
     """The real source: `pip index versions` and `releases.install` into the toolchain cache."""
 
     def available(self) -> list[str]:
-        from shapefuzz.releases import PACKAGES, available_versions
+        from shapefuzz.iree.releases import PACKAGES, available_versions
 
         runtime = set(available_versions(PACKAGES[1]))
         return [v for v in available_versions(PACKAGES[0]) if v in runtime]
 
     def cached(self) -> list[str]:
-        from shapefuzz.releases import cached_versions
+        from shapefuzz.iree.releases import cached_versions
 
         return cached_versions()
 
     def fetch(self, version: str, timeout: float) -> int:
-        from shapefuzz.releases import cache_root, install, remove_stale_staging
+        from shapefuzz.iree.releases import cache_root, install, remove_stale_staging
 
         remove_stale_staging(older_than=2 * timeout)
         install(version, timeout=timeout)
         return _folder_bytes(cache_root() / version)
 
     def free_bytes(self) -> int:
-        from shapefuzz.releases import cache_root
+        from shapefuzz.iree.releases import cache_root
 
         root = cache_root()
         while not root.exists() and root != root.parent:

@@ -11,11 +11,11 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from shapefuzz.cleanup import temp_prefix
-from shapefuzz.execute import run_sandboxed
+from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.invoke.execute import run_sandboxed
 from shapefuzz.files import write_text
-from shapefuzz.sandbox import Limits
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.toolchain import Toolchain
 
 _LIMITS = Limits(timeout=60.0)
 

@@ -14,17 +14,17 @@ from typing import Sequence
 import numpy as np
 
 from shapefuzz.errors import EnvironmentFault
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.files import write_text
-from shapefuzz.backends import Backend
+from shapefuzz.iree.backends import Backend
 from shapefuzz.model import ProcessResult
 from shapefuzz.schema import SchemaError, load_npy
-from shapefuzz.sandbox import Limits
-from shapefuzz.sandbox import run_sandboxed as _sandboxed
-from shapefuzz.toolchain import Toolchain, find_toolchain
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.process.sandbox import run_sandboxed as _sandboxed
+from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
-from shapefuzz.worktime import add_untimed, timed
+from shapefuzz.process.worktime import add_untimed, timed
 
 SPLIT_MARKER = "// -----"
 _LOCATED_ERROR = re.compile(r"^[^\n:]*\.mlir:(\d+):\d+: error: (.*)$", re.MULTILINE)

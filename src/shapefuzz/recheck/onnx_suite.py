@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from shapefuzz.errors import InvalidInputError, UsageError
-from shapefuzz.execute import Budget
+from shapefuzz.invoke.execute import Budget
 from shapefuzz.model import CheckReport, Mismatch, MismatchKind, Status, Verdict
-from shapefuzz.parallel import Finished, run_parallel
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.process.parallel import Finished, run_parallel
+from shapefuzz.iree.toolchain import Toolchain
 
 # Our op families' ONNX ops, and the module of ONNX's node tests that holds each op's tests.
 DEFAULT_OPS = ("Conv", "ConvTranspose", "Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND",
@@ -216,9 +216,9 @@ def _lane_result(r) -> LaneResult:
 
 def run_test(test: NodeTest, lanes: Sequence[str], toolchain: Toolchain, budget: Budget,
              confirm: bool = True) -> TestResult:
-    from shapefuzz.backends import BACKENDS
-    from shapefuzz.oracle import Expectation, check_module
-    from shapefuzz.onnx_import import ImportFailure, import_model
+    from shapefuzz.iree.backends import BACKENDS
+    from shapefuzz.judge.oracle import Expectation, check_module
+    from shapefuzz.iree.onnx_import import ImportFailure, import_model
 
     result = TestResult(test)
     trouble = _npy_trouble([*test.inputs, *test.outputs])

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from shapefuzz.errors import UsageError
-from shapefuzz.guardian import same_group, start_time
-from shapefuzz.interrupts import Cancelled
+from shapefuzz.process.guardian import same_group, start_time
+from shapefuzz.process.interrupts import Cancelled
 from shapefuzz.model import ProcessResult
 
 GIB = 1 << 30
@@ -116,8 +116,7 @@ def _tell_guardian(line: str) -> None:
     if _guardian[0] is None:
         import sys
 
-        from shapefuzz import guardian
-
+        from shapefuzz.process import guardian
         try:
             # -I: not the script's folder on sys.path (our bisect.py would shadow the standard one)
             proc = subprocess.Popen([sys.executable, "-I", "-S", guardian.__file__, str(os.getpid())],

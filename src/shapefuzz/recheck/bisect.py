@@ -14,9 +14,9 @@ from typing import Callable, Collection, Sequence
 
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ToolchainError, UsageError
-from shapefuzz.releases import available_versions, cache_root, install, version_key
-from shapefuzz.replay import ReplayOutcome, ReplayResult, replay_entry
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.releases import available_versions, cache_root, install, version_key
+from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult, replay_entry
+from shapefuzz.iree.toolchain import Toolchain
 
 __all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache_root", "install",
            "select_versions", "version_key"]
@@ -24,7 +24,7 @@ __all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache
 
 def select_versions(spec: str, available: Sequence[str]) -> list[str]:
     """`3.1.0..3.13.0` (inclusive, either end may be empty) or `3.11.0,3.13.0`, against what exists."""
-    from shapefuzz.releases import check_version_spec
+    from shapefuzz.iree.releases import check_version_spec
 
     check_version_spec(spec)
     if ".." in spec:

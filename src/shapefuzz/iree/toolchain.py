@@ -20,9 +20,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.errors import ToolchainError
-from shapefuzz.sandbox import Limits, run_sandboxed
+from shapefuzz.process.sandbox import Limits, run_sandboxed
 
 ENV_IREE_BIN = "SHAPEFUZZ_IREE_BIN"
 _PROBE_LIMITS = Limits(timeout=60.0, output_bytes=16 << 20)  # --help-hidden is large

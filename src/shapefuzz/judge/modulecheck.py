@@ -8,14 +8,14 @@ from typing import Sequence
 import numpy as np
 
 from shapefuzz.case import case_from_mlir
-from shapefuzz.execute import DEFAULT_BUDGET, Budget
-from shapefuzz.mlirinfo import check_given_inputs, function_info, random_inputs
+from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
+from shapefuzz.iree.mlirinfo import check_given_inputs, function_info, random_inputs
 from shapefuzz.model import CheckReport
 from shapefuzz.errors import UsageError
 from shapefuzz.model import Verdict
-from shapefuzz.oracle import Expectation, case_expectation, check_forms, check_module, form_difference
-from shapefuzz.sandbox import Limits
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.judge.oracle import Expectation, case_expectation, check_forms, check_module, form_difference
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.toolchain import Toolchain
 
 
 def check_file(

@@ -9,8 +9,7 @@ import concurrent.futures
 from dataclasses import dataclass
 from typing import Callable, Generic, Sequence, TypeVar
 
-from shapefuzz import sandbox
-
+from shapefuzz.process import sandbox
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 UNWIND_SECONDS = 30.0  # the running jobs' unwinding (their children are already killed)

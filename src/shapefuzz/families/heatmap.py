@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapefuzz.generate import Coverage
+from shapefuzz.families.generate import Coverage
 
 
 def _grid(c: Coverage) -> tuple[list[str], list[list[float]]]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 from shapefuzz.errors import UsageError
-from shapefuzz.mlirinfo import module_traits
-from shapefuzz.toolchain import ToolchainProbe
+from shapefuzz.iree.mlirinfo import module_traits
+from shapefuzz.iree.toolchain import ToolchainProbe
 
 FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | str | None]  # None: this compiler cannot; str: why not
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from shapefuzz.errors import ToolchainError, UsageError
-from shapefuzz.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain
+from shapefuzz.iree.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain
 
 PACKAGES = ("iree-base-compiler", "iree-base-runtime")
 _BINARIES = ("iree-compile", "iree-opt", "iree-run-module")

@@ -25,7 +25,7 @@ def case_model_bytes(case: Case | None) -> bytes | None:
 
 def model_meta(reproducer: str) -> dict[str, Any]:
     """meta.json fields of an entry that keeps its ONNX model."""
-    from shapefuzz.onnx_import import import_command
+    from shapefuzz.iree.onnx_import import import_command
 
     return {"onnx_model": MODEL_FILE, "import_command": import_command(MODEL_FILE, reproducer)}
 

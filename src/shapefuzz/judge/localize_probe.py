@@ -17,11 +17,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from shapefuzz.backends import BACKENDS, Backend
-from shapefuzz.cleanup import temp_prefix
-from shapefuzz.execute import run_module, run_sandboxed
-from shapefuzz.sandbox import Limits
-from shapefuzz.toolchain import Toolchain
+from shapefuzz.iree.backends import BACKENDS, Backend
+from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.invoke.execute import run_module, run_sandboxed
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.localize import CODEGEN, NO_CONST_EVAL, Localization, Values, frontend_open, localize, with_frontend
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)

@@ -1,0 +1,1 @@
+"""Judging one case: the oracle (verify, compile on every lane, run, compare with the NumPy reference), ONNX's reference as a second judge, a module given as text, and the probe that localizes a wrong value."""

@@ -1,0 +1,1 @@
+"""Child processes and how a command stops: the sandbox every compiler and runtime call runs in, its guardian, temporary folders, threads of independent jobs, signals, and where a worker's time goes."""
