@@ -106,6 +106,8 @@ def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[
             "reproducer": _link(entry / "reproducer.mlir", base) if entry else None,
             "issue": _link(issue, base),
         })
+    if issues is not None:
+        issues.keep_only(summary.causes)  # issues/ holds exactly the current causes
     return rows
 
 

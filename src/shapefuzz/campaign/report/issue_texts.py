@@ -6,10 +6,17 @@ at hand. A report is rewritten only when its entry or its cause's lanes changed.
 
 A campaign folder is shared and copied, so nothing read from its store names a path unchecked:
 the cause becomes `issues/{cause}.md` only through `files.child` (a bad one is skipped with one
-line), and `issues/` and each `{cause}.files/` are replaced, never followed, when a link."""
+line), and `issues/` and each `{cause}.files/` are replaced, never followed, when a link.
+
+`issues/` holds exactly the current causes' reports: after each refresh `keep_only` removes the
+report (and its `.files/`) of a cause that no longer exists (merged into another, or split), so
+filing from the folder never files a duplicate. Files of other names are left alone."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -83,6 +90,40 @@ class IssueTexts:
             return None
         self._stamps[cause.name] = stamp
         return out
+
+    def keep_only(self, causes: list[Cause]) -> list[str]:
+        """Removes the reports of causes not in `causes` (a link is removed, never followed); the
+        names removed, each said once."""
+        keep = set()
+        for cause in causes:
+            try:
+                keep.add(safe_name(cause.name, "cause"))
+            except UnsafeName:
+                continue
+        try:
+            names = os.listdir(self.folder) if not self.folder.is_symlink() else []
+        except OSError:  # no issues/ yet
+            return []
+        removed = []
+        for name in sorted(names):
+            stem, dot, suffix = name.rpartition(".")
+            if not dot or suffix not in ("md", "files") or stem in keep:
+                continue
+            path = self.folder / name
+            try:
+                st = os.lstat(path)
+                if suffix == "files" and stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            except OSError as error:
+                self.say(f"issues: could not remove the stale report {name}: {error.strerror or error}")
+                continue
+            self._stamps.pop(stem, None)
+            if suffix == "md":
+                removed.append(stem)
+                self.say(f"issues: removed {name}: its cause is no longer one of this campaign's (merged or split)")
+        return removed
 
     def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
                cause: Cause | None = None) -> None:
