@@ -19,7 +19,7 @@ from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult, replay_entry
 from shapefuzz.iree.toolchain import Toolchain
 
 __all__ = ["BisectResult", "Probe", "available_versions", "bisect_entry", "cache_root", "install",
-           "select_versions", "version_key"]
+           "history", "history_text", "not_monotone", "select_versions", "version_key"]
 
 
 def select_versions(spec: str, available: Sequence[str]) -> list[str]:
@@ -136,14 +136,45 @@ def _first_failing(failing: int, probe: Callable[[int], bool | None],
     return first(0, failing, True)
 
 
+def history(probes: Sequence[Probe]) -> list[tuple[bool, list[str]]]:
+    """The decided verdicts oldest first, as runs: [(fails, [releases]), ...]; a release that cannot
+    tell is left out (it neither splits nor joins a run)."""
+    runs: list[tuple[bool, list[str]]] = []
+    for p in sorted(probes, key=lambda p: version_key(p.version)):
+        if p.verdict is None:
+            continue
+        if runs and runs[-1][0] == p.verdict:
+            runs[-1][1].append(p.version)
+        else:
+            runs.append((p.verdict, [p.version]))
+    return runs
+
+
+def history_text(runs: Sequence[tuple[bool, Sequence[str]]]) -> str:
+    """`fails in 3.0.0, passes in 3.12.0, fails in 3.13.0`: each run of releases with its verdict."""
+    def span(vs: Sequence[str]) -> str:
+        return vs[0] if len(vs) == 1 else f"{vs[0]}–{vs[-1]}"
+    return ", ".join(f"{'fails' if fails else 'passes'} in {span(vs)}" for fails, vs in runs)
+
+
+def not_monotone(runs: Sequence[tuple[bool, Sequence[str]]]) -> bool:
+    """More than one failing run: the bug went away and came back (or the range is not one bug)."""
+    return sum(1 for fails, _ in runs if fails) > 1
+
+
+EXHAUSTIVE = 6  # up to this many releases (a campaign's spread) every one is tried: the history is shown whole
+
+
 def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str], None] = lambda _: None,
                  check: Callable[[CorpusEntry, Toolchain], ReplayResult] | None = None,
                  installer: Callable[[str], Toolchain] | None = None,
-                 trusted: Collection[str] = ()) -> BisectResult:
+                 trusted: Collection[str] = (), exhaustive: bool = False) -> BisectResult:
     """Binary search for the first failing and first fixed release among `versions` (oldest first).
     Assumes the bug appears once and goes away once; releases that cannot tell are stepped over.
     `trusted`: releases the entry is known to fail with (the campaign that saved it just saw it
-    fail there), taken as failing without a compile."""
+    fail there), taken as failing without a compile. `exhaustive`: every release is tried and
+    nothing is assumed (a bug fixed and broken again shows as such): first failing is the start of
+    the newest failing run, first fixed the first passing release after it."""
     versions = sorted(versions, key=version_key)
     check = check or (lambda e, t: replay_entry(e, t, confirm=False))
     installer = installer or (lambda v: install(v, say))
@@ -188,6 +219,11 @@ def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str
                 lo = step + 1
         return hi
 
+    if exhaustive:
+        for index in range(len(versions) - 1, -1, -1):
+            probe(index)
+        return _from_history(entry, versions, list(probes.values()))
+
     # A release where it fails: the ones it was seen with first, then from the newest down.
     seen = [versions.index(v.split("rc")[0]) for v in entry.toolchain_versions if v.split("rc")[0] in versions]
     failing = next((i for i in dict.fromkeys(seen + list(range(len(versions) - 1, -1, -1))) if probe(i)), None)
@@ -207,3 +243,24 @@ def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str
         notes.append("it fails in the oldest release of the range already")
     note = "; ".join(notes)
     return BisectResult(entry.id, tuple(versions), tuple(probes.values()), versions[first_fail], first_fixed, note)
+
+
+def _from_history(entry: CorpusEntry, versions: Sequence[str], probes: list[Probe]) -> BisectResult:
+    """The result of trying every release: read off the runs, assuming nothing."""
+    runs = history(probes)
+    failing = [i for i, (fails, _) in enumerate(runs) if fails]
+    if not failing:
+        return BisectResult(entry.id, tuple(versions), tuple(probes), None, None,
+                            "no release in the range fails (or none could tell)")
+    last = failing[-1]
+    first_fail = runs[last][1][0]
+    first_fixed = runs[last + 1][1][0] if last + 1 < len(runs) else None
+    notes = []
+    if not_monotone(runs):
+        notes.append(f"not monotone: {history_text(runs)}")
+    if first_fail == versions[0]:
+        notes.append("it fails in the oldest release of the range already")
+    undecided = [p.version for p in sorted(probes, key=lambda p: version_key(p.version)) if p.verdict is None]
+    if undecided:
+        notes.append(f"{', '.join(undecided)} cannot tell")
+    return BisectResult(entry.id, tuple(versions), tuple(probes), first_fail, first_fixed, "; ".join(notes))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.iree.backends import BACKENDS
-from shapefuzz.recheck.bisect import bisect_entry
+from shapefuzz.recheck.bisect import EXHAUSTIVE, bisect_entry, history, history_text, not_monotone
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.model import Stage, Verdict
@@ -220,12 +220,16 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     entry, on the toolchain that just found it)."""
     trusted = {v.split("rc")[0] for v in entry.toolchain_versions} if trust_seen else set()
     result = bisect_entry(entry, versions, say, check or same_failure_check(failing), installer or local_installer,
-                          trusted=trusted)
+                          trusted=trusted, exhaustive=len(versions) <= EXHAUSTIVE)
+    runs = history(result.probes)
     tried = sorted((p.version for p in result.probes if p.verdict is not None), key=version_key)
     stepped = sorted((p for p in result.probes if p.verdict is None), key=lambda p: version_key(p.version))
     span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)
     if not tried:
         text = "no range: no release could tell (each was stepped over)"
+    elif not_monotone(runs):  # shown as it is, never folded into one range
+        text = f"{history_text(runs)}: " + ("a regression of a fixed bug" if runs[-1][0] else
+                                            "fixed, broken again and fixed again")
     elif result.first_failing is None:
         text = f"fails in none of the releases tried ({', '.join(tried)})"
     elif len(tried) == 1:
@@ -237,7 +241,7 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
         text = f"fails since {result.first_failing}, passes in {result.last_passing}"
     else:
         text = f"fails since {result.first_failing} or earlier (the release before could not tell)"
-    if result.first_fixed and "passes" not in text.split(",")[-1]:
+    if result.first_fixed and result.first_fixed not in text:  # (said once: "fails up to X, which passes")
         text += f"; fixed in {result.first_fixed}"
     generic = [p.version for p in sorted(result.probes, key=lambda p: version_key(p.version))
                if p.verdict is not None and p.result is not None and GENERIC_FORM in p.result.detail]
@@ -245,7 +249,7 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
         text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
     return {"text": text, "entry": entry.id, "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
-            "tried": ", ".join(tried), "note": result.note, "generic_form": ", ".join(generic),
+            "tried": ", ".join(tried), "history": history_text(runs), "note": result.note, "generic_form": ", ".join(generic),
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
