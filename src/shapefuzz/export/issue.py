@@ -19,6 +19,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
     backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
@@ -226,17 +227,41 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     if entry.flaky:
         context_lines.append("- Flaky: it did not fail on every run.")
     title = comment_text(issue_title(entry.meta, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
+    tracker = tracker_of(entry.meta)
+    route = [f"<!-- File at: {comment(tracker.url)} ({comment(tracker.name)}: {comment(tracker.why)}) -->"] \
+        if tracker.filed else [f"<!-- Not for filing: {comment(tracker.why)} -->"]
+    if tracker.name == "torch-mlir":  # the same steps reproduce it; the fix belongs to torch-mlir
+        route += ["", f"**For torch-mlir** (<{TORCH_MLIR_URL}>): {text(tracker.why)}. The steps below reproduce it "
+                      "with `iree-compile`, which runs torch-mlir's conversions on this torch-dialect IR."]
+    elif tracker.name == "LLVM":
+        route += ["", f"**For LLVM** (<{LLVM_URL}>): {text(tracker.why)}. The steps below reproduce it with "
+                      "`iree-compile`, which runs that backend."]
+    elif not tracker.filed:
+        route += ["", f"**Not a compiler bug to file**: {text(tracker.why)}."]
     body = [
         f"<!-- Suggested title: {comment(title)} -->",
+        *route,
         "",
         "### What happened?", "", *_what_happened(p, context), "",
         "### Steps to reproduce your issue", "", *steps, "",
-        "### What component(s) does this issue relate to?", "",
-        ", ".join(components(p.entry.meta, p.entry.mlir, sig.stage)), "",
+        *(["### Where in torch-mlir", "", _torch_mlir_place(entry.meta), ""] if tracker.name == "torch-mlir" else
+          ["### What component(s) does this issue relate to?", "",
+           ", ".join(components(p.entry.meta, p.entry.mlir, sig.stage)), ""]),
         "### Version information", "", *fenced(context.version_text, "text"), "",
         "### Additional context", "", *context_lines,
     ]
     return "\n".join(body) + "\n"
+
+
+def _torch_mlir_place(meta: dict) -> str:
+    """The torch-mlir pass (or conversion phase) a torch-mlir report names."""
+    bug = meta.get("bug") or {}
+    localized = bug.get("localized") or {}
+    where = bug.get("failing_pass") or localized.get("pass_class") or localized.get("pass") or ""
+    phase = localized.get("phase") or ""
+    said = f"the pass {code(where)}" if where else text("torch-mlir's conversion (no pass is named in the output)")
+    return (f"In {said}" + (f" ({text(phase)})" if phase else "")
+            + " of the torch input conversion (`iree-compile --compile-to=input` shows its output).")
 
 
 def import_steps(entry: CorpusEntry, files: str) -> list[str]:
