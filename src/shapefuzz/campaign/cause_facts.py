@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
 from shapefuzz.triage.component import component_of, scope_of
-from shapefuzz.triage.identity import identity_of, with_localized_pass
+from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
-from shapefuzz.triage.record import as_json_value
+from shapefuzz.triage.record import as_json_value, placed
 from shapefuzz.triage.severity import Severity, severity_of
 
 REGRESSION_META = "regression:"  # store meta key prefix: regression:<cause> -> JSON range
@@ -41,14 +39,7 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes,
                              f"{lead.sig_json.get('message', '')}\n{lead.detail}")
-    if localized is not None and localized.localized:
-        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
-        component = component_of_localization(localized, lanes) or component
-        place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
-        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
-        if localized.certain and lead.stage == "compile" and ident.failing_pass == localized.pass_name:
-            # a pass that runs in every phase (canonicalize) is named by the phase it failed in
-            ident = replace(ident, failing_pass=localized.where)
+    ident, failing, component = placed(ident, failing, component, localized, lead.stage, lanes)
     severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
                                 measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)

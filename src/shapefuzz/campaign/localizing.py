@@ -1,6 +1,7 @@
 """The campaign's localization step: each new wrong-value or run-time bucket of a compiler bug (or
-a suspected driver), and each compile error in a pass that runs in every phase (canonicalize, cse:
-placed by its phase), is localized once (`shapefuzz.judge.localize_probe`) from its corpus entry, within a budget,
+a suspected driver), each compile error in a pass that runs in every phase (canonicalize, cse:
+placed by its phase), and each compile error in a checker that refuses a buffer (placed at the pass
+that made it: `triage.culprit`), is localized once (`shapefuzz.judge.localize_probe`) from its corpus entry, within a budget,
 after the fuzzing budget; the result is kept in the store (meta `localize:<bucket>`), so a stopped
 step resumes and `report` shows it. A cause's buckets localized to different places are different
 bugs (report `_causes` splits them); the component and the identity follow where it breaks."""
@@ -78,10 +79,25 @@ def generic_failing_pass(b: BucketRow) -> str:
     return name if name and is_generic_pass(name) else ""
 
 
+def checker_failing_pass(b: BucketRow) -> str:
+    """A compile error's failing pass when it is a checker that refuses a buffer an earlier pass made
+    (`triage.culprit`), else "": such a failure is placed at the pass that made it."""
+    from shapefuzz.triage.culprit import is_checker, offence_of
+    from shapefuzz.triage.identity import identity_of
+
+    if b.stage != "compile" or b.status != "error":
+        return ""
+    name = b.sig_json.get("failing_pass") or \
+        identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+    return name if is_checker(name) and offence_of(b.detail or b.sig_json.get("message", "")) else ""
+
+
 def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
-    a blow-up (each finished compile would run into the time or memory limit), with a corpus entry."""
-    return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or bool(generic_failing_pass(b)))
+    a blow-up (each finished compile would run into the time or memory limit), or a compile error
+    placed by its phase or its maker, with a corpus entry."""
+    placed = bool(generic_failing_pass(b)) or bool(checker_failing_pass(b))
+    return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
             and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
 
@@ -90,7 +106,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
     within `seconds` in all; each record is kept at once. Returns how many were taken."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.judge.localize_probe import localize_entry, place_compile_failure
+    from shapefuzz.judge.localize_probe import localize_entry, place_checked_failure, place_compile_failure
 
     end = time.monotonic() + seconds
     done = 0
@@ -112,9 +128,13 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
                 say(f"localization of {sig}: the entry does not load ({error})")
                 continue
-            generic = generic_failing_pass(bucket)
-            loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, min(PER_BUCKET_SECONDS, left)) \
-                if generic else localize_entry(entry, toolchain, bucket.backend, passed, min(PER_BUCKET_SECONDS, left))
+            generic, checker, budget = generic_failing_pass(bucket), checker_failing_pass(bucket), min(PER_BUCKET_SECONDS, left)
+            if generic:
+                loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
+            elif checker:
+                loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
+            else:
+                loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
             store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
             say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
             done += 1

@@ -260,6 +260,38 @@ def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: s
                             seconds=time.monotonic() - start, certain=True, inside=inside)
 
 
+def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
+                          seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A compile error in a checker pass (`triage.culprit.is_checker`) placed at the pass that made
+    what it refuses: the compile is run again writing the IR after every pass that changed it
+    (`--mlir-print-ir-tree-dir`), and the first dump holding the offence its `output` names
+    (`triage.culprit.offence_of`) names the maker; the checker stays in the evidence."""
+    from shapefuzz.triage.culprit import dumps_in, first_maker, offence_of
+
+    start = time.monotonic()
+    offence = offence_of(output)
+    if offence is None:
+        return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
+                            seconds=time.monotonic() - start)
+    with tempfile.TemporaryDirectory(prefix=temp_prefix("culprit")) as tmp:
+        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
+        source = probe._path(".mlir", text)
+        tree = Path(tmp) / "tree"
+        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
+                                   f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
+                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
+        if result.ok:
+            return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
+                                seconds=time.monotonic() - start)
+        maker = first_maker(dumps_in(tree), offence)
+        seconds_taken = time.monotonic() - start
+        if maker is None:
+            return Localization(evidence=f"not localized: no pass's output holds {offence.what}", seconds=seconds_taken)
+        return Localization(CODEGEN, maker.pass_name, seconds=seconds_taken, certain=True,
+                            evidence=f"the IR first holds {offence.what} after {maker.pass_name}; "
+                                     f"{failing} only refuses it")
+
+
 def _pass_word(name: str) -> str:
     """A pass name as compared here: `canonicalize{...}`, `CanonicalizerPass` and `Canonicalizer` alike."""
     word = re.sub(r"[^a-z0-9]", "", name.split("{", 1)[0].rsplit("::", 1)[-1].lower())
@@ -267,4 +299,4 @@ def _pass_word(name: str) -> str:
                                                                      re.sub(r"pass$", "", word))
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]

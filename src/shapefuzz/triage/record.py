@@ -13,7 +13,8 @@ from typing import Any, Iterable
 from shapefuzz.size import measure
 from shapefuzz.triage.component import component_of, component_of_place, scope_of
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
-from shapefuzz.triage.identity import identity_of, with_localized_pass
+from shapefuzz.triage.culprit import is_checker
+from shapefuzz.triage.identity import Identity, identity_of, with_localized_pass
 from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
 
@@ -120,6 +121,24 @@ def kept_bug_fields(old: Any, old_mlir: str, new_mlir: str) -> dict[str, Any]:
     return {k: v for k, v in (old if isinstance(old, dict) else {}).items() if k in keep}
 
 
+def placed(ident: Identity, failing: str, component: str, localized: Localization | None, stage: str,
+           lanes: Iterable[str]) -> tuple[Identity, str, str]:
+    """A failure's identity, failing pass and component once `localized` (for a bucket's `bug` record and
+    for a cause alike): a wrong value or run-time failure carries where it breaks; a compile error in a
+    pass that runs in every phase (canonicalize) is named by its phase, and one in a checker by the pass
+    that made what the checker refuses (`triage.culprit`), so one maker is one place whatever notices it."""
+    if localized is None or not localized.localized:
+        return ident, failing, component
+    failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
+    component = component_of_place(localized, lanes) or component
+    place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
+    ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
+    if localized.certain and stage == "compile" and (ident.failing_pass == localized.pass_name
+                                                     or is_checker(ident.failing_pass)):
+        ident = replace(ident, failing_pass=localized.where)
+    return ident, failing, component
+
+
 def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mlir: str = "",
                localized: Localization | None = None) -> dict[str, Any]:
     """The `bug` object of one failure: `signature` is the structured signature (backend, stage,
@@ -131,14 +150,7 @@ def bug_record(signature: dict[str, str], detail: str, lanes: Iterable[str], mli
     lanes = sorted(set(lanes) | {signature.get("backend", "")} - {""})
     component = component_of(stage, status, ident.failing_pass, crash_frames(detail, 64), lanes,
                              f"{message}\n{detail}")
-    failing = ident.failing_pass
-    if localized is not None and localized.localized:  # as campaign.cause_facts.lead_fields does for a cause
-        failing = (localized.pass_name if localized.certain else "") or failing  # "needs X" is not "fails in X"
-        component = component_of_place(localized, lanes) or component
-        place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
-        ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
-        if localized.certain and stage == "compile" and ident.failing_pass == localized.pass_name:
-            ident = replace(ident, failing_pass=localized.where)  # canonicalize named by its phase
+    ident, failing, component = placed(ident, ident.failing_pass, component, localized, stage, lanes)
     elements = measure(mlir).elements if mlir else None
     extra = {"localized": localized.to_json()} if localized is not None else {}
     return {

@@ -1,0 +1,117 @@
+"""Where a buffer a checker refuses was made. A checker pass (`LLVMCPUCheckIRBeforeLLVMConversion`,
+`GPUCheckResourceUsage`) only notices a bad size: the bug is in the pass that made the buffer (measured
+on IREE 3.13: the unbounded `memref.alloca` of a dynamic sort's scratch, and a one-hot's 1 MiB stack
+tile, both first appear after `iree-codegen-iree-comprehensive-bufferize`). Naming the checker split one
+bug into a cause per message and target; naming the maker keeps it one.
+
+Pure text: the compiler's IR after each pass that changed it (`--mlir-print-ir-tree-dir`, one file a
+pass and an op, named `36_1_1_2_5_iree-codegen-iree-comprehensive-bufferize.mlir`: the numbers order
+the passes across nested ops) is searched for the first dump holding the offence the message names.
+`judge.localize_probe.place_checked_failure` runs the compile."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+# checkers: passes that refuse what an earlier pass made (never the maker themselves)
+_CHECKER = re.compile(r"check-?ir-?before|CheckIRBefore|check-?resource-?usage|CheckResourceUsage", re.IGNORECASE)
+
+_UNBOUNDED = re.compile(r"unbounded stack allocation|overflows (?:\d+|N) bits", re.IGNORECASE)
+_STACK_LIMIT = re.compile(r"exceeded stack allocation limit of (\d+) bytes", re.IGNORECASE)
+_SHARED_LIMIT = re.compile(r"uses (\d+) bytes of shared memory; exceeded the limit of (\d+) bytes", re.IGNORECASE)
+
+_ALLOCA = re.compile(r"memref\.alloca\((?P<dyn>[^)]*)\)[^:\n]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
+_ALLOC = re.compile(r"memref\.alloc\((?P<dyn>[^)]*)\)[^:\n]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
+_DUMP_NAME = re.compile(r"^(?P<order>\d+(?:_\d+)*)_(?P<pass>[A-Za-z][\w.-]*)\.mlir$")
+_BITS = {"f64": 64, "i64": 64, "index": 64, "f32": 32, "i32": 32, "f16": 16, "bf16": 16, "i16": 16, "i8": 8,
+         "i1": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "f8E4M3FN": 8, "f8E5M2": 8}
+HUGE_DIM = 2 ** 32  # no small input needs a buffer dim this long: a size made from a dynamic dim's bound
+
+
+def is_checker(failing_pass: str) -> bool:
+    return bool(failing_pass and _CHECKER.search(failing_pass))
+
+
+@dataclass(frozen=True)
+class Offence:
+    """What the checker refused, as something to look for in a dump."""
+
+    what: str  # "an unbounded memref.alloca", "static stack buffers over 32768 bytes", ...
+    found: Callable[[str], bool]
+
+
+def _bytes(memref: str) -> int | None:
+    """The static size of a memref type in bytes (None: dynamic, or an element type not known)."""
+    inner = memref[len("memref<"):-1].split(",", 1)[0].strip()
+    *dims, element = inner.split("x")
+    if element not in _BITS or any(not d.isdigit() for d in dims):
+        return None
+    count = 1
+    for d in dims:
+        count *= int(d)
+    return count * _BITS[element] // 8
+
+
+def _unbounded(text: str) -> bool:
+    for m in _ALLOCA.finditer(text):
+        dims = m.group("type")[len("memref<"):].split(",", 1)[0].split("x")[:-1]
+        if m.group("dyn").strip() or any(d == "?" or (d.isdigit() and int(d) >= HUGE_DIM) for d in dims):
+            return True
+    return False
+
+
+def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = lambda t: True) -> int:
+    return sum(_bytes(m.group("type")) or 0 for m in pattern.finditer(text) if keep(m.group("type")))
+
+
+def offence_of(output: str) -> Offence | None:
+    """The offence a checker's output names (its first error line with its real numbers), or None."""
+    if _UNBOUNDED.search(output):
+        return Offence("an unbounded memref.alloca (a dynamic size, or one made from a dynamic dim's bound)",
+                       _unbounded)
+    stack = _STACK_LIMIT.search(output)
+    if stack:
+        limit = int(stack.group(1))
+        return Offence(f"static stack buffers over the {limit}-byte limit",
+                       lambda text: _total(_ALLOCA, text) > limit)
+    shared = _SHARED_LIMIT.search(output)
+    if shared:
+        limit = int(shared.group(2))
+        return Offence(f"workgroup (shared) memory over the {limit}-byte limit",
+                       lambda text: _total(_ALLOC, text, lambda t: "workgroup" in t) > limit)
+    return None
+
+
+@dataclass(frozen=True)
+class Dump:
+    order: tuple[int, ...]
+    pass_name: str
+    path: Path
+
+
+def dumps_in(tree: Path) -> list[Dump]:
+    """Every dump under a `--mlir-print-ir-tree-dir` folder, in the order the passes ran."""
+    found = []
+    for path in tree.rglob("*.mlir"):
+        m = _DUMP_NAME.match(path.name)
+        if m and not path.is_symlink():
+            found.append(Dump(tuple(int(n) for n in m.group("order").split("_")), m.group("pass"), path))
+    return sorted(found, key=lambda d: d.order)
+
+
+def first_maker(dumps: Iterable[Dump], offence: Offence) -> Dump | None:
+    """The first pass after which the offence is in the IR."""
+    for dump in dumps:
+        try:
+            text = dump.path.read_text(errors="replace")
+        except OSError:
+            continue
+        if offence.found(text):
+            return dump
+    return None
+
+
+__all__ = ["Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "offence_of"]
