@@ -31,6 +31,7 @@ class IssueContext:
     version_text: str  # `iree-compile --version`, as printed
     verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
     detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
+    host_cpu: str = ""  # what `--iree-llvmcpu-target-cpu=host` is on the machine that writes the report
 
 
 def issue_plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
@@ -78,7 +79,15 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
         else:
             what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
         lines.append(f"{text(r.backend)}: {what}")
-    return IssueContext(version_text, tuple(lines), detail)
+    return IssueContext(version_text, tuple(lines), detail, host_cpu_of(p, toolchain))
+
+
+def host_cpu_of(p: Plan, toolchain: Toolchain) -> str:
+    """The host CPU's name when the report's compile command targets `host`, else ""."""
+    from shapefuzz.iree.host_cpu import host_cpu, uses_host_cpu
+
+    own = p.entry.meta.get("compile_command")
+    return host_cpu(toolchain) if uses_host_cpu(p.flags) or uses_host_cpu(own) else ""
 
 
 def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
@@ -217,6 +226,10 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         context_lines.append("- " + text(f"Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
                                          + (f" ({evidence})" if evidence else "")))
     context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
+    if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd:
+        context_lines.append("- " + text(f"The compile targets this machine's CPU (--iree-llvmcpu-target-cpu=host, "
+                                         f"which is {context.host_cpu} here); on another CPU it may not reproduce: "
+                                         f"pass --iree-llvmcpu-target-cpu={context.host_cpu} to compile as here."))
     regression = regression_line(entry.meta, entry.id)
     if regression:
         context_lines.append(regression)

@@ -128,7 +128,7 @@ class IssueTexts:
     def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
                cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
-        from shapefuzz.export.issue import IssueContext, issue_plan, write_issue
+        from shapefuzz.export.issue import IssueContext, host_cpu_of, issue_plan, write_issue
 
         entry = load_entry(entry_dir)
         p = issue_plan(entry, self.toolchain)  # a compile failure's: no NumPy reference built in the campaign's process
@@ -141,4 +141,5 @@ class IssueTexts:
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through
         fresh_dir(out.with_name(out.stem + ".files"))  # no file of an older reproducer; a link removed, not followed
-        write_issue(p, out, self.toolchain, IssueContext(self.version_text(), tuple(lines)))
+        write_issue(p, out, self.toolchain, IssueContext(self.version_text(), tuple(lines),
+                                                         host_cpu=host_cpu_of(p, self.toolchain)))
