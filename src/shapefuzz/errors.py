@@ -19,6 +19,12 @@ class InvalidInputError(UsageError):
     """An MLIR file that does not parse or verify. For generated cases this is our bug."""
 
 
+class UndefinedReference(InvalidInputError):
+    """A generated case whose NumPy reference is undefined (NaN cast to an integer type: the module
+    and NumPy may give any value there). The generator's slip, never judged: a campaign discards
+    the candidate; `check` says so in one line (exit 2)."""
+
+
 class CorpusError(ShapefuzzError):
     """A corpus or campaign folder that cannot be read or is from a newer version."""
 

@@ -1,9 +1,10 @@
 """`shapefuzz bundle --from-corpus CORPUS`: a corpus's entries of the bundle's lane, each with its
 ladder when its case has a producer/consumer chain: the root alone and the chain with one context
 op dropped, the rungs the shrinker itself would try first (the family's `shrink_candidates`, whose
-context step is `context.chain.outermost_drops`: only an operand's first producer or a result's
-last consumer can go alone). Run on the device, the rungs say which context ops a device-only
-failure needs where no shrinker can run; `ladder_verdicts` reads that back for `bundle-judge`."""
+context steps are `context.chain.outermost_drops` and `inner_drops`: any op whose neighbours
+still fit without it goes alone; a whole side dropped at once is no rung). Run on the device, the
+rungs say which context ops a device-only failure needs where no shrinker can run;
+`ladder_verdicts` reads that back for `bundle-judge`."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.verdicts import bucket_triage
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target, TaskKind, Triage, Verdict,
-    one_line,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target,
+    TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.files import disk_full
@@ -142,6 +142,14 @@ class BucketBook:
         larger file."""
         return self._size(text) < self._size(than) and len(text.encode()) <= len(than.encode())
 
+    def _kept_smaller(self, bucket: BucketRow, candidate: Candidate) -> BucketRow:
+        """The bucket with `candidate`, which hit it, as its reproducer where it is smaller: a bucket
+        holds the smallest candidate it has seen, and its shrink starts from that one
+        (`ShrinkPlan.shrink_input`)."""
+        if candidate.key == bucket.repro_key or not self._smaller(candidate.text, bucket.repro_text):
+            return bucket
+        return replace(bucket, repro_key=candidate.key, repro_size=candidate.length, repro_text=candidate.text)
+
     def finish(self, done: Done) -> None:
         """A finished task (taken out of those in flight already)."""
         task = done.task
@@ -170,8 +178,8 @@ class BucketBook:
             # a generator bug only where the release should parse it (families/gates.py)
             why = "its form is one this release cannot parse" if outcome.error.startswith(NOT_FOR_RELEASE) \
                 else "a generator bug"
-            self._say(f"candidate {candidate.key} ({candidate.group}) does not verify ({why}): "
-                      f"{one_line(outcome.error)}")
+            what = "is not judged" if outcome.error.startswith(UNDEFINED_REFERENCE) else "does not verify"
+            self._say(f"candidate {candidate.key} ({candidate.group}) {what} ({why}): {one_line(outcome.error)}")
         now, wall = self._active(), time.time()
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
@@ -192,12 +200,8 @@ class BucketBook:
                 self.pending_confirm[candidate.key].append(failure.key)
                 self.stats.newest = failure.key
             else:
-                smaller = self._smaller(candidate.text, bucket.repro_text)
-                bucket = replace(
-                    bucket, count=bucket.count + 1, last_seen=now, last_wall=wall,
-                    repro_key=candidate.key if smaller else bucket.repro_key,
-                    repro_size=candidate.length if smaller else bucket.repro_size,
-                    repro_text=candidate.text if smaller else bucket.repro_text)
+                bucket = self._kept_smaller(replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall),
+                                            candidate)
             self.steering.hit(failure.key, candidate.group, candidate.features,
                               done.seconds / max(1, len(rehit)))
             if failure.key in rehit:  # its cost is shared by the saturated buckets it re-hit
@@ -327,6 +331,10 @@ class BucketBook:
                                          and f.signature.status not in BLOW_UPS],
                              "found on its variant's plain lane by the confirming re-run")
         known = [f for f in (outcome.failures if outcome is not None else ()) if f.key in self.buckets]
+        for f in known:  # a known bucket its re-run hit on another lane has seen this candidate too
+            if (smaller := self._kept_smaller(self.buckets[f.key], candidate)) is not self.buckets[f.key]:
+                self.buckets[f.key] = smaller
+                self.store.put_bucket(smaller)
         # its buckets whose lane was not re-run (settled_by_check) failed on its check: the candidate hit them too
         unrun = [sig for sig in self.pending_confirm.get(candidate.key, [])
                  if self.buckets[sig].backend not in task.lanes]

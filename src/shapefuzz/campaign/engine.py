@@ -154,7 +154,7 @@ class Engine:
         self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
         self.coverage.resume(store, {r.key: r for r in store.candidates()} if self.coverage.on else {})
         self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
-                                  self.active_before, shrink)
+                                  self.active_before, shrink, target.size)
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
                                self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
                                self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after)

@@ -9,7 +9,9 @@ from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
 from shapefuzz.process.cleanup import temp_prefix
-from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Candidate, Failure, Outcome, ShrinkJob, Triage
+from shapefuzz.campaign.outcomes import (
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, Triage,
+)
 from shapefuzz.case import Case
 from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget
 from shapefuzz.families import FAMILY_MODULES
@@ -377,6 +379,7 @@ class IreeTarget:
 
     def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
         from shapefuzz.iree.backends import BACKENDS
+        from shapefuzz.errors import UndefinedReference
         from shapefuzz.invoke.execute import tool_seconds
         from shapefuzz.judge.oracle import check_module
 
@@ -385,7 +388,10 @@ class IreeTarget:
         before = tool_seconds()
         # (a large attention's reference, 8x16x4096x4096 scores or 17 GB, once took a worker with it
         # for compile-only lanes: 151 s and 383 s of two context-bench campaigns)
-        expectation = self._run_expectation(candidate, checked)
+        try:
+            expectation = self._run_expectation(candidate, checked)
+        except UndefinedReference as error:  # the generator's slip: discarded, never judged
+            return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + str(error))
         report = check_module(candidate.text, checked,
                               expectation, self.toolchain, budget, confirm=False,
                               instrument=candidate.instrument)
@@ -436,9 +442,10 @@ class IreeTarget:
         """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
         handed back as (candidate, failure) pairs for the engine's buckets: nothing is written
-        into the corpus behind the campaign's back. (smaller text or None, entry or None, found),
-        or None when there is nothing."""
-        from shapefuzz.corpus import make_finding, save_finding
+        into the corpus behind the campaign's back. (the entry's reproducer after the save, or None
+        when nothing was saved; entry or None; found), or None when there is nothing."""
+        from shapefuzz.corpus import REPRODUCER, make_finding, save_finding
+        from shapefuzz.files import read_bytes
         from shapefuzz.size import smaller
 
         found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
@@ -455,7 +462,9 @@ class IreeTarget:
                                inputs=expectation.inputs if expectation else None,
                                expected=expectation.expected if expectation else None, detail=result.detail)
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
-        return result.minimized, str(entry), found
+        # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
+        # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
+        return read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found
 
     def _shrink_finding(self, result, signature: Signature, text: str, report: CheckReport):
         """A new failure met while shrinking, as a candidate of its own (its text, the family and

@@ -161,6 +161,9 @@ class EnvironmentCondition:
 # How an Outcome's error begins when a candidate does not verify because the toolchain's release
 # cannot parse its form (known ahead, families/gates.py): the release's limit, not a generator bug.
 NOT_FOR_RELEASE = "not for this release: "
+# How an Outcome's error begins when a candidate's NumPy reference is undefined (errors.UndefinedReference):
+# the generator's slip; the candidate is discarded, not judged.
+UNDEFINED_REFERENCE = "undefined reference: "
 
 
 class Target(Protocol):
@@ -178,7 +181,8 @@ class Target(Protocol):
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    # (smaller text or None, corpus entry or None, [(candidate, failure) met while shrinking]) or None
+    # (the entry's reproducer once a smaller text was saved, or None; corpus entry or None;
+    #  [(candidate, failure) met while shrinking]) or None
     def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
 
 
@@ -258,6 +262,6 @@ class Stats:
     messages: list[str] = field(default_factory=list)
 
 
-__all__ = ["NOT_FOR_RELEASE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+__all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
            "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
            "one_line", "Stats"]

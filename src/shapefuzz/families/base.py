@@ -236,6 +236,9 @@ class Family(Generic[P]):
     NO_SPELLING     (optional) {frontend: why it cannot write this family's cases}
     context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
                     chooses: no context producer on them (`context/`)
+    context_nonnegative_operands(p) -> (int, ...)  (optional) float operands whose values must
+                    stay >= 0 (the reference takes a root of them): no producer puts a negative
+                    value into them (`context/`)
     """
 
     name: str
@@ -259,6 +262,9 @@ class Family(Generic[P]):
     # Float operands whose values the family chooses (an attention mask): no context producer
     # goes on them (the module's `context_fixed_operands`; integer operands never get one).
     fixed_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
+    # Float operands whose values must stay >= 0 (a batch norm's variance): a producer on them never
+    # puts a negative value in (the module's `context_nonnegative_operands`).
+    nonnegative_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -281,6 +287,7 @@ class Family(Generic[P]):
             export_rule=namespace.get("export_rule", dtype_tolerance_rule),
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
             fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
+            nonnegative_operands=namespace.get("context_nonnegative_operands", no_fixed_operands),
         )
 
     def load(self, params: P | Mapping[str, Any]) -> P:

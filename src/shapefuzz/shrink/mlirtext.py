@@ -172,6 +172,31 @@ def drop_unused_ops(text: str) -> Iterator[str]:
         yield "".join(lines[: s.start] + lines[s.end :])
 
 
+_KEEP_RESULTLESS = re.compile(r"^\s*(?:\^|(?:func\.)?return\b|cf\.)")  # block labels, terminators
+
+
+def drop_resultless_ops(text: str) -> Iterator[str]:
+    """Delete statements that define no value (a store, a linalg op on memrefs, a trace), all at
+    once, then one by one; terminators and block labels stay. Nothing else drops them: an op
+    without results is never "unused", and has nothing to forward."""
+    lines = text.splitlines(keepends=True)
+    doomed = [s for func in functions(lines) for s in statements(lines, func)
+              if not s.results and not _KEEP_RESULTLESS.match(lines[s.start])]
+    if len(doomed) > 1:
+        drop = {i for s in doomed for i in range(s.start, s.end)}
+        yield "".join(l for i, l in enumerate(lines) if i not in drop)
+    for s in doomed:
+        yield "".join(lines[: s.start] + lines[s.end :])
+
+
+def drop_blank_lines(text: str) -> Iterator[str]:
+    """Drop blank lines (every comment stays: a generated file's case header among them)."""
+    lines = text.splitlines(keepends=True)
+    kept = [l for l in lines if l.strip()]
+    if len(kept) != len(lines):
+        yield "".join(kept)
+
+
 def bypass_ops(text: str) -> Iterator[str]:
     """Replace a one-result op by one of its operands (or an earlier value): delete it and
     rename its uses. Candidates of the wrong type fail verification."""
@@ -419,6 +444,14 @@ TEXT_STRUCTURE = (
     ("drop_unused_ops", drop_unused_ops),
     ("drop_unused_args", drop_unused_args),
     ("bypass_ops", bypass_ops),
+    ("drop_resultless_ops", drop_resultless_ops),
+)
+# What a generated file (its `// shapefuzz-case:` header) may take beside its parameter steps: steps
+# that keep its computation, so the header still describes the body (its signature, its results):
+# its template's dead values (an unused `arith.constant`, an unread `tensor.dim`) and blank lines.
+CASE_CLEANUP = (
+    ("drop_unused_ops", drop_unused_ops),
+    ("drop_blank_lines", drop_blank_lines),
 )
 TEXT_SHAPES = (
     ("shrink_dims", shrink_dims),

@@ -42,7 +42,8 @@ def tiers_for(text: str, target: Target, toolchain: Toolchain | None) -> list[li
         # body (so replay can judge numbers against the family's reference once a bug is fixed),
         # and every step stays a sound computation. Text passes made compile-only reproducers
         # that verify but read out of bounds or alias an accumulator: a different bug, or none.
-        return [[Pass("shrink_params", shrink_params)]]
+        # Only steps that keep the computation are taken on its text (its dead values, blank lines).
+        return [[Pass("shrink_params", shrink_params)], _passes(mlirtext.CASE_CLEANUP)]
     tiers.append(_passes(mlirtext.TEXT_STRUCTURE))
     tiers.append(_passes(mlirtext.TEXT_SHAPES))
     detail = _passes(mlirtext.TEXT_DETAIL)

@@ -156,3 +156,16 @@ def outermost_drops(chain: Chain) -> list[Chain]:
         if op is (same[0] if op.is_producer else same[-1]):
             out.append(chain[:i] + chain[i + 1:])
     return out
+
+
+def inner_drops(chain: Chain) -> list[Chain]:
+    """The chain without ops `outermost_drops` cannot reach at once: each op that is not the
+    outermost of its side (its neighbours then meet: its operand is forwarded, which fits where it
+    has the type of its result; the caller checks the chain still fits), and every producer of
+    one operand or every consumer of one result together. A failure that needs a chain's outer op
+    but not an inner one kept the inner one, which only outer drops had offered."""
+    outer = set(outermost_drops(chain))
+    out: list[Chain] = [chain[:i] + chain[i + 1:] for i in range(len(chain))]
+    for op in chain:
+        out.append(tuple(o for o in chain if o.is_producer != op.is_producer or o.slot != op.slot))
+    return [c for c in dict.fromkeys(out) if c and c not in outer and c != chain]  # () is the bare case

@@ -17,7 +17,8 @@ import numpy as np
 from shapefuzz.families.context.chain import Chain, ContextOp, consumers_of, producers_of
 from shapefuzz.families.context.consumers import CONSUMERS
 from shapefuzz.families.context.producers import contiguous, NP, PRODUCERS
-from shapefuzz.families.context.types import Emitter, Ty
+from shapefuzz.errors import UndefinedReference
+from shapefuzz.families.context.types import Emitter, Ty, is_float
 from shapefuzz.families.torch_ir import boundary
 
 ROOT = "root"
@@ -95,19 +96,24 @@ def root_types(root_text: str) -> tuple[tuple[Ty, ...], tuple[Ty, ...]]:
     return tuple(_ty(t) for t in b.args), tuple(_ty(t) for t in b.results)
 
 
-def plan(root_text: str, chain: Chain, fixed: tuple[int, ...] = (), consumers_ok: bool = True) -> Plan:
-    """The chain over this root module's signature; ValueError when an op does not fit."""
-    return plan_types(*root_types(root_text), chain, fixed, consumers_ok)
+def plan(root_text: str, chain: Chain, fixed: tuple[int, ...] = (), consumers_ok: bool = True,
+         nonnegative: tuple[int, ...] = ()) -> Plan:
+    """The chain over this root module's signature; ValueError when an op does not fit. `fixed`:
+    operands that take no producer; `nonnegative`: operands no producer may make negative."""
+    return plan_types(*root_types(root_text), chain, fixed, consumers_ok, nonnegative)
 
 
 def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixed: tuple[int, ...] = (),
-               consumers_ok: bool = True) -> Plan:
+               consumers_ok: bool = True, nonnegative: tuple[int, ...] = ()) -> Plan:
     for op in chain:
         if op.is_producer:
             if op.operand >= len(args):  # type: ignore[operator]
                 raise ValueError(f"context: {op.op} on operand {op.operand}; the root takes {len(args)}")
             if op.operand in fixed:
                 raise ValueError(f"context: operand {op.operand}'s values are the family's to choose (no producer)")
+            if op.operand in nonnegative and (why := PRODUCERS[op.op].negative_from(op)):
+                raise ValueError(f"context: {op.op}: {why} on operand {op.operand}, whose values must stay >= 0 "
+                                 "(the root's reference takes a root of them)")
         else:
             if op.result >= len(results):  # type: ignore[operator]
                 raise ValueError(f"context: {op.op} on result {op.result}; the root returns {len(results)}")
@@ -216,12 +222,17 @@ def extras_of(p: Plan, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def consume(p: Plan, results: list[np.ndarray], inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The root's results through their consumers."""
+    """The root's results through their consumers. UndefinedReference where a consumer would cast
+    NaN to an integer type (a quantize: the module's fptosi of NaN is poison, NumPy's astype
+    platform-defined; infinities are clamped first, so they are defined)."""
     extras, x = extras_of(p, inputs), 0
     out = []
     for j, steps in enumerate(p.consumers):
         value = results[j]
         for op, t, o, more in steps:
+            if is_float(t.elt) and not is_float(o.elt) and np.isnan(np.asarray(value, dtype=np.float64)).any():
+                raise UndefinedReference(f"context: {op.op} would cast NaN to {o.elt} (result {j} of the root, "
+                                         "through the consumers before it): the case's reference is undefined")
             value = CONSUMERS[op.op].forward(op, value, extras[x:x + len(more)], o)
             x += len(more)
         out.append(np.asarray(value))

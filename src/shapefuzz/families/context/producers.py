@@ -59,6 +59,12 @@ class Producer:
     def invert(self, op: ContextOp, y: np.ndarray, in_tys: list[Ty], rng: np.random.Generator) -> list[np.ndarray]:
         raise NotImplementedError
 
+    def negative_from(self, op: ContextOp) -> str:
+        """Why the op may put a negative value into an operand whose inverted arguments hold none
+        ("" when it cannot: every other producer moves, repeats or re-encodes the values it is given,
+        and a dequantize of non-negative values stays non-negative)."""
+        return ""
+
 
 class Pad(Producer):
     """`tensor.pad` with static low/high sizes and a constant; `?` dims stay `?`."""
@@ -91,6 +97,9 @@ class Pad(Producer):
     def invert(self, op, y, in_tys, rng):
         inner = tuple(slice(a, n - b) for a, b, n in zip(op.get("lo"), op.get("hi"), y.shape))
         return [contiguous(y[inner])]
+
+    def negative_from(self, op):
+        return f"pad value {op.get('value')}" if op.get("value") < 0 else ""
 
 
 class Transpose(Producer):

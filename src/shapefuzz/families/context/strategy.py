@@ -40,7 +40,10 @@ def outward(op: ContextOp, t: Ty, s: tuple[int, ...]) -> tuple[Ty, tuple[int, ..
     return sources[0], tuple(x.shape)
 
 
-def _draw_producer(draw: Any, name: str, i: int, t: Ty, s: tuple[int, ...]) -> ContextOp | None:
+def _draw_producer(draw: Any, name: str, i: int, t: Ty, s: tuple[int, ...],
+                   nonnegative: bool = False) -> ContextOp | None:
+    """One producer of operand i (None: it does not fit); `nonnegative`: the operand's values must
+    stay >= 0 (a pad value is then never negative)."""
     r = t.rank
     mk = lambda **a: ContextOp.make(name, operand=i, **a)  # noqa: E731
     if name == "pad" and r and is_float(t.elt):
@@ -55,7 +58,7 @@ def _draw_producer(draw: Any, name: str, i: int, t: Ty, s: tuple[int, ...]) -> C
                 lo.append(a), hi.append(draw(st.integers(0, min(2, room - a))))
         if not any(lo + hi):
             return None
-        return mk(lo=lo, hi=hi, value=draw(st.sampled_from((0.0, 0.5, -1.0))))
+        return mk(lo=lo, hi=hi, value=draw(st.sampled_from((0.0, 0.5) if nonnegative else (0.0, 0.5, -1.0))))
     if name == "transpose" and r >= 2:
         perm = draw(st.permutations(range(r)))
         return mk(perm=list(perm), form=draw(st.sampled_from(("named", "generic")))) if perm != list(range(r)) else None
@@ -151,17 +154,18 @@ def _draw_consumer(draw: Any, name: str, j: int, t: Ty) -> ContextOp | None:
 
 
 def draw_chain(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes: list[tuple[int, ...]],
-               fixed: tuple[int, ...], consumers_ok: bool, tries: int = 3) -> Chain:
-    """A chain of 0-4 producers and 0-4 consumers, at least one op where one fits (a few tries)."""
+               fixed: tuple[int, ...], consumers_ok: bool, tries: int = 3, nonnegative: tuple[int, ...] = ()) -> Chain:
+    """A chain of 0-4 producers and 0-4 consumers, at least one op where one fits (a few tries).
+    `fixed`: operands that get no producer; `nonnegative`: operands whose values must stay >= 0."""
     for _ in range(tries):
-        chain = _draw_once(draw, args, results, shapes, fixed, consumers_ok)
+        chain = _draw_once(draw, args, results, shapes, fixed, consumers_ok, nonnegative)
         if chain:
             return chain
     return ()
 
 
 def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes: list[tuple[int, ...]],
-               fixed: tuple[int, ...], consumers_ok: bool) -> Chain:
+               fixed: tuple[int, ...], consumers_ok: bool, nonnegative: tuple[int, ...] = ()) -> Chain:
     """A chain of 0-4 producers and 0-4 consumers (at least one op where one fits) over a root."""
     free = [i for i, t in enumerate(args) if is_float(t.elt) and i not in fixed]
     outs = [j for j, t in enumerate(results) if t.elt in ("f32", "f16")] if consumers_ok else []
@@ -174,7 +178,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
     for _ in range(n_prod):
         i = draw(st.sampled_from(free))
         t, s = outer[i]
-        op = _draw_producer(draw, draw(st.sampled_from(PRODUCER_NAMES)), i, t, s)
+        op = _draw_producer(draw, draw(st.sampled_from(PRODUCER_NAMES)), i, t, s, i in nonnegative)
         if op is None:
             continue
         try:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.base import LINALG, Family, FamilyParams
 from shapefuzz.families.context import compose
-from shapefuzz.families.context.chain import KEY, Chain, outermost_drops
+from shapefuzz.families.context.chain import KEY, Chain, inner_drops, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
 from shapefuzz.families.frontends import linalg_params
 
@@ -93,7 +93,8 @@ def with_context(family: Family) -> Family:
         if p.frontend not in SPELLED:
             raise ValueError(f"context: only on cases spelled in linalg, ONNX or torch (this one is {p.frontend})")
         q = linalg_params(bare(p))  # a frontend's spelling has its linalg form's boundary types
-        return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q))
+        return compose.plan(root(q), p.context, tuple(family.fixed_operands(q)), consumers_ok(q),
+                            tuple(family.nonnegative_operands(q)))
 
     def too_large(q: FamilyParams) -> bool:
         """Whether the root declares a tensor over MAX_ROOT_ELEMENTS, its `?` dims at the sizes the
@@ -118,7 +119,8 @@ def with_context(family: Family) -> Family:
         if too_large(q):
             return p
         args, results = compose.root_types(root(q))
-        chain = draw_chain(draw, args, results, root_shapes(q), tuple(family.fixed_operands(q)), consumers_ok(q))
+        chain = draw_chain(draw, args, results, root_shapes(q), tuple(family.fixed_operands(q)), consumers_ok(q),
+                           nonnegative=tuple(family.nonnegative_operands(q)))
         if not chain:
             return p
         c = p.replace(context=chain)
@@ -231,8 +233,9 @@ def with_context(family: Family) -> Family:
             return own["shrink_candidates"](p)
         q = bare(p)
         drops = [q.replace(context=c) for c in outermost_drops(p.context)]
+        inner = [with_chain(q, c) for c in inner_drops(p.context)]  # (None: the rest does not fit)
         kept = [with_chain(c, p.context) for c in own["shrink_candidates"](q)]
-        return drops + [q] + [c for c in kept if c is not None]
+        return drops + [q] + [c for c in inner + kept if c is not None]
 
     def is_valid(p: FamilyParams) -> bool:
         return bool(own["is_valid"](bare(p))) and (not p.context or fits(p) and spells_chain(p))

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from shapefuzz.families.base import LINALG, Family, elementwise_rule
 from shapefuzz.families.gates import ReleaseGate
-from shapefuzz.families.norm.params import Params, count
+from shapefuzz.families.norm.params import Params, count, operands
 from shapefuzz.families.norm.reference import SMALLEST_NORMAL, U32, UNIT_ROUNDOFF, compare, make_inputs, reference
 from shapefuzz.families.norm.render import render
 from shapefuzz.families.norm.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES",
+           "context_nonnegative_operands"]
 
 
 def export_rule(p: Params) -> dict:
@@ -65,4 +66,11 @@ def largest_operand(p: Params) -> list[int]:
 EXAMPLE = {"kind": "layer", "dtype": "f16", "shape": [2, 6, 3, 5], "dyn": [True, False, False, True], "axis": 2,
            "eps": 1e-3}
 FEATURE_DRAWS = 512
+def context_nonnegative_operands(p: Params) -> tuple[int, ...]:
+    """A batch norm's variance (after the input, its scale, bias and mean): its reference takes
+    rsqrt(var + eps), NaN for a negative variance (a chain's pad of -1.0 once made one, which a
+    quantize then cast to i8)."""
+    return (1 + operands(p).index("var"),) if p.kind == "batch" else ()
+
+
 FAMILY = Family.define("norm", Params, globals())
