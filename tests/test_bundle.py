@@ -351,6 +351,7 @@ def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(t
     """`ladder.verdicts` on judged rows (no device): a one-op chain's only drop is the root alone."""
     from shapefuzz.bundle.judge import DEVICE_FINDING, FLAKY, SHARED, Row
     from shapefuzz.bundle.ladder import verdicts
+    from shapefuzz.bundle.layout import CaseEntry, LadderRung
     from shapefuzz.case import Case
     from shapefuzz.families.generate import draw_params
 
@@ -359,8 +360,8 @@ def test_ladder_verdicts_for_a_one_op_chain_a_flaky_root_and_an_undecided_case(t
     case.mkdir(parents=True)
     (case / "case.mlir").write_text(Case.make("matmul", params).header() + "\n")
     op = params.context[0].op
-    lines = [{"id": "000-matmul-as-is", "ladder": {"entry": "e", "rung": "as-is", "dropped": None, "op": ""}},
-             {"id": "001-matmul-root", "ladder": {"entry": "e", "rung": "root", "dropped": None, "op": ""}}]
+    lines = [CaseEntry("000-matmul-as-is", "matmul", "compiled", "", "", 0, LadderRung("e", "as-is", None, "")),
+             CaseEntry("001-matmul-root", "matmul", "compiled", "", "", 0, LadderRung("e", "root", None, ""))]
 
     def said(as_is: str, root: str) -> str:
         rows = [Row("000-matmul-as-is", "matmul", "wrong", "", "ok", "", as_is),

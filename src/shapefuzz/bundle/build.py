@@ -235,7 +235,10 @@ def build_bundle(request: BundleRequest, toolchain: Toolchain, say: Callable[[st
     from shapefuzz.process.parallel import run_parallel
     from shapefuzz.process.sandbox import Limits
 
+    from shapefuzz.campaign.config import check_fraction
+
     started = time.monotonic()
+    check_fraction(request.context_share, "--context-share", low_open=False)  # nan and inf too
     lane = lane_for(request.target, request.arch, request.variant)
     if request.count < 1 and request.from_corpus is None:
         raise UsageError(f"--n {request.count}: give at least 1")

@@ -16,15 +16,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 from shapefuzz.bundle import layout
 from shapefuzz.bundle.place import Placed, place_device_values
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.errors import UsageError
-from shapefuzz.files import child, read_bytes
+from shapefuzz.files import read_bytes
 from shapefuzz.judge.localize_probe import DEFAULT_SECONDS
 from shapefuzz.model import ProcessResult, Signature, Stage, Status, Verdict
-from shapefuzz.schema import SchemaError, obj, text
+from shapefuzz.schema import SchemaError, integer, obj
 from shapefuzz.iree.toolchain import Toolchain
 
 # What a row concludes.
@@ -59,35 +61,28 @@ class Row:
         return asdict(self)
 
 
-def _results(path: Path, manifest: layout.Manifest) -> dict[str, dict[str, Any]]:
-    where = str(path)
-    data = obj(layout.read_json(path, where), where)
-    if data.get("format") != layout.RESULTS_FORMAT:
-        raise SchemaError(f"{where}: not a bundle-run results file")
-    if data.get("bundle_id") != manifest.bundle_id:
-        raise SchemaError(f"{where}: the results of another bundle (bundle_id {str(data.get('bundle_id'))[:40]!r})")
-    cases = obj(data.get("cases"), f"{where}: cases")
-    for case_id, record in cases.items():
-        record = obj(record, f"{where}: cases.{case_id[:40]}")
-        if record.get("verdict") not in layout.VERDICTS:
-            raise SchemaError(f"{where}: cases.{case_id[:40]}.verdict is not one of {', '.join(layout.VERDICTS)}")
-        text(record.get("detail", ""), f"{where}: cases.{case_id[:40]}.detail", one_line=False)
-    return cases
-
-
-def _case(folder: Path, case_id: str, line: dict[str, Any] | None = None) -> tuple[str, Case, int]:
-    """The case's text, its case (from its header) and its input seed (from case.json, or from
-    its manifest `line` for a case that did not compile and has none)."""
-    here = child(child(folder, layout.CASES, "cases folder"), case_id, f"case {case_id}")
-    mlir = read_bytes(here / layout.MLIR).decode("utf-8")
+def read_case_mlir(folder: Path, case_id: str) -> tuple[str, Case]:
+    """The case's text and its case (from its header), the file inside the bundle (`layout.inside`)."""
+    try:
+        mlir = read_bytes(layout.inside(folder, layout.CASES, case_id, layout.MLIR)).decode("utf-8")
+    except OSError as error:
+        raise SchemaError(f"case {case_id}: {layout.MLIR}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise SchemaError(f"case {case_id}: {layout.MLIR} is not UTF-8 text") from None
     case = case_from_mlir(mlir)
     if case is None:
         raise SchemaError(f"case {case_id}: {layout.MLIR} has no shapefuzz-case header")
-    if line is None:
-        line = obj(layout.read_json(here / layout.CASE_JSON, f"case {case_id}: {layout.CASE_JSON}"), case_id)
-    seed = line.get("input_seed")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise SchemaError(f"case {case_id}: input_seed is not a seed")
+    return mlir, case
+
+
+def read_case_text(folder: Path, case_id: str, seed: int | None = None) -> tuple[str, Case, int]:
+    """`read_case_mlir` and the case's input seed: case.json's, or `seed`, the manifest's, for a
+    case that did not compile and has none."""
+    mlir, case = read_case_mlir(folder, case_id)
+    if seed is None:
+        where = f"case {case_id}: {layout.CASE_JSON}"
+        line = obj(layout.read_json(layout.inside(folder, layout.CASES, case_id, layout.CASE_JSON), where), where)
+        seed = integer(line.get("input_seed"), f"{where}: input_seed", 0, layout.MAX_SEED)
     return mlir, case, seed
 
 
@@ -99,14 +94,15 @@ def _verdict(report: Any) -> str:
 
 
 def _family_judge(expectation: Any, record: dict[str, Any], case_id: str):
-    """The family's own verdict on the outputs the runner kept (None: none kept), as a Mismatch or "right"."""
+    """The family's own verdict on the outputs the runner kept (None: none kept, or not the case's
+    results in number and shape: the runner's detail says so), as a Mismatch or "right"."""
     if "outputs" not in record:
         return None
-    kept = record["outputs"]
-    if not isinstance(kept, list):
-        raise SchemaError(f"results: cases.{case_id}.outputs is not a list")
-    actual = [layout.decode(a, f"results: cases.{case_id}.outputs[{i}]") for i, a in enumerate(kept)]
+    actual = [layout.decode(a, f"results: cases.{case_id}.outputs[{i}]") for i, a in enumerate(record["outputs"])]
     assert expectation.compare is not None and expectation.expected is not None
+    if len(actual) != len(expectation.expected) or \
+            any(a.shape != np.shape(e) for a, e in zip(actual, expectation.expected)):
+        return None
     return expectation.compare(expectation.expected, actual) or "right"
 
 
@@ -116,10 +112,9 @@ def _signature(backend: str, record: dict[str, Any], mismatch: Any, label: str, 
 
     if record["verdict"] == layout.TIMEOUT:
         return signature_for(backend, Stage.RUN, Status.TIMEOUT, None)
-    if record["verdict"] == layout.ERROR:
-        rc, sig = record.get("returncode"), record.get("signal")
-        ran = ProcessResult((), rc if isinstance(rc, int) else None, sig if isinstance(sig, int) else None,
-                            False, False, "", str(record.get("detail", "")), float(record.get("seconds") or 0.0))
+    if record["verdict"] == layout.ERROR:  # (each field's type checked by layout.check_record)
+        ran = ProcessResult((), record.get("returncode"), record.get("signal"), False, False, "",
+                            record.get("detail", ""), float(record.get("seconds") or 0.0))
         status = classify(ran)
         return signature_for(backend, Stage.RUN, status if status.is_failure else Status.ERROR, ran)
     kind = mismatch.kind.value if hasattr(mismatch, "kind") else "values"
@@ -134,26 +129,28 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
 
     try:
         manifest = layout.read_manifest(folder)
-        results = _results(results_path, manifest)
+        read = layout.read_results(results_path, manifest)
     except SchemaError as error:
         raise UsageError(str(error)) from None
+    results = read.cases
     backend = manifest.backend
     if corpus_dir is not None and backend not in BACKENDS:
         raise UsageError(f"--save: {backend} is not a lane of this shapefuzz (build the bundle with --arch sm_80)")
     # a ladder's rungs are not findings of their own (bundle-judge writes the entries' verdicts instead):
     # neither placed nor saved; and an llvm-cpu bundle has no device lane to place
-    ladder = "from_corpus" in manifest.data
+    ladder = manifest.from_corpus
     placing = localize_seconds > 0 and not ladder and \
         ((BACKENDS[backend].variant_of or backend) if backend in BACKENDS else backend) != REFERENCE_BACKEND
-    flags = manifest.data.get("flags")
-    if placing and (not isinstance(flags, list) or not all(isinstance(f, str) for f in flags)):
-        raise UsageError(f"{folder}: manifest.json: flags is not a list of flags")
+    flags = list(manifest.flags)
+    if placing and "flags" not in manifest.data:
+        raise UsageError(f"{folder}: manifest.json: no flags (the device lane's compile flags, to place a wrong value)")
     rows: list[Row] = []
-    lines = {line["id"]: line for line in manifest.data["cases"]}
     for entry in manifest.cases:
         if entry.state == layout.COMPILE_FAILED:  # found here; llvm-cpu's column says whether it is the device lane's alone
             try:
-                mlir, case, seed = _case(folder, entry.id, lines[entry.id])
+                if entry.input_seed is None:
+                    raise SchemaError("manifest.json gives no input_seed")
+                mlir, case, seed = read_case_text(folder, entry.id, entry.input_seed)
             except (SchemaError, UnicodeDecodeError) as error:
                 raise UsageError(f"case {entry.id}: {error}") from None
             report = check_module(mlir, [REFERENCE_BACKEND], case_expectation(case, seed), toolchain)
@@ -174,7 +171,7 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
                             "" if record["verdict"] == layout.OK else OURS))
             continue
         try:
-            mlir, case, seed = _case(folder, entry.id)
+            mlir, case, seed = read_case_text(folder, entry.id)
             expectation = case_expectation(case, seed)
             mismatch = _family_judge(expectation, record, entry.id) if record["verdict"] == layout.WRONG else None
         except (SchemaError, UnicodeDecodeError) as error:
@@ -197,16 +194,20 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
                         family_judge, conclusion, str(signature), placed.twin_text if placed else "",
                         (placed.place or placed.loc.evidence) if placed else "", placed.loc.evidence if placed else ""))
         if corpus_dir is not None and conclusion == DEVICE_FINDING and not ladder:
-            _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain, placed)
+            _save(corpus_dir, signature, mlir, case, seed, expectation, record, manifest, toolchain, placed,
+                  read.run_key(entry.id))
     return rows
 
 
 def _save(corpus_dir: Path, signature: Signature, mlir: str, case: Case, seed: int, expectation: Any,
-          record: dict[str, Any], manifest: layout.Manifest, toolchain: Toolchain, placed: Placed | None) -> None:
+          record: dict[str, Any], manifest: layout.Manifest, toolchain: Toolchain, placed: Placed | None,
+          run_key: str) -> None:
+    """The finding into the corpus; this case's record of this run (`run_key`) is counted once,
+    however often the same results are judged."""
     from shapefuzz.corpus import load_entry, make_finding, save_finding, update_meta
     from shapefuzz.triage.record import bug_record
 
-    where = f"{manifest.device} ({manifest.data.get('arch') or manifest.backend}) on a machine that ran " \
+    where = f"{manifest.device} ({manifest.arch or manifest.backend}) on a machine that ran " \
             f"`shapefuzz bundle-run`; llvm-cpu gives the NumPy reference's values here"
     if placed is not None:
         where += f"; {placed.place or 'not placed'}: {placed.loc.evidence}"
@@ -214,7 +215,7 @@ def _save(corpus_dir: Path, signature: Signature, mlir: str, case: Case, seed: i
                            expected=expectation.expected, detail=str(record.get("detail", ""))[:4000],
                            triage="compiler bug", evidence=f"{record['verdict']} on {where}",
                            origin=f"bundle {manifest.bundle_id}")
-    path, _ = save_finding(corpus_dir, finding)
+    path, _ = save_finding(corpus_dir, finding, run_key=run_key)
     if placed is not None:  # the place, as a campaign's localization gives it (bug.localized, the identity)
         meta = load_entry(path).meta
         bug = bug_record(signature.to_json(), str(meta.get("detail") or ""), meta.get("backends") or (),

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from shapefuzz.bundle.layout import AS_IS, ROOT, WITHOUT, CaseEntry, LadderRung
 from shapefuzz.campaign.outcomes import Candidate
 from shapefuzz.errors import UsageError
 
 if TYPE_CHECKING:
     from shapefuzz.campaign.iree import IreeTarget
-
-AS_IS, ROOT, WITHOUT = "as-is", "root", "without"
 
 
 @dataclass(frozen=True)
@@ -141,22 +140,22 @@ def _state(row: Any) -> str:
     return PASSES if row.device == "ok" and not row.conclusion else UNKNOWN
 
 
-def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]) -> list[Verdict]:
-    """Per entry of a ladder bundle, the rungs that fail on the device and what they say."""
-    from shapefuzz.bundle import layout
-    from shapefuzz.case import case_from_mlir
+def verdicts(folder: Path, cases: Sequence[CaseEntry], rows: list[Any]) -> list[Verdict]:
+    """Per entry of a ladder bundle, the rungs that fail on the device and what they say (`cases`:
+    the manifest's, each rung checked by `layout.read_manifest`)."""
+    from shapefuzz.bundle.judge import read_case_mlir
+    from shapefuzz.schema import SchemaError
     from shapefuzz.triage.issue import chain_text
 
     by_id = {row.id: row for row in rows}
-    entries: dict[str, list[tuple[dict[str, Any], Any]]] = {}
-    for line in manifest_lines:
-        if isinstance(line.get("ladder"), dict) and line["id"] in by_id:
-            entries.setdefault(str(line["ladder"].get("entry")), []).append((line["ladder"], by_id[line["id"]]))
+    entries: dict[str, list[tuple[LadderRung, Any]]] = {}
+    for line in cases:
+        if line.ladder is not None and line.id in by_id:
+            entries.setdefault(line.ladder.entry, []).append((line.ladder, by_id[line.id]))
     out = []
     for entry, rungs in entries.items():
-        states = {(r.get("rung"), r.get("dropped")): (_state(row), r, row) for r, row in rungs}
-        failing = tuple(rung_label(str(r.get("rung")), r.get("dropped"), str(r.get("op") or ""))
-                        for r, row in rungs if _state(row) == FAILS)
+        states = {(r.rung, r.dropped): (_state(row), r, row) for r, row in rungs}
+        failing = tuple(rung_label(r.rung, r.dropped, r.op) for r, row in rungs if _state(row) == FAILS)
         as_is = states.get((AS_IS, None))
         root = states.get((ROOT, None))
         family = as_is[2].family if as_is else rungs[0][1].family
@@ -174,9 +173,13 @@ def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]
         elif root[0] == UNKNOWN:
             text = f"undecided: the root alone is {root[2].conclusion or root[2].device}"
         else:
-            case = case_from_mlir((folder / layout.CASES / as_is[2].id / layout.MLIR).read_text())
-            ops = list(case.params.get("context") or []) if case is not None else []
-            drops = {r.get("dropped"): state for (rung, _), (state, r, _row) in states.items() if rung == WITHOUT}
+            try:
+                _, case = read_case_mlir(folder, as_is[2].id)
+            except SchemaError as error:
+                raise UsageError(str(error)) from None
+            context = case.params.get("context")  # (the family checked it when the case was judged)
+            ops = [op for op in context if isinstance(op, dict)] if isinstance(context, list) else []
+            drops = {r.dropped: state for (rung, _), (state, r, _row) in states.items() if rung == WITHOUT}
             if len(ops) == 1:  # its one op dropped is the root alone, which passes
                 drops = {0: PASSES}
             needed = [i for i, state in drops.items() if state == PASSES]
@@ -197,16 +200,18 @@ def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]
 def save_verdicts(corpus: Path, found: list[Verdict], bundle_id: str) -> int:
     """Each decided verdict into its entry's meta.json `bug` (`chain`: the context ops it needs, as
     triage reads a cause's chain; `ladder`: the verdict and its evidence), atomically, entry by
-    entry; every entry is found before any is written. How many were written."""
+    entry; every entry is found before any is written, each an entry folder of `corpus` itself
+    (`files.child`: the manifest names it, and a bundle comes from elsewhere). How many were written."""
     from shapefuzz.corpus import load_entry, update_meta
     from shapefuzz.errors import CorpusError
+    from shapefuzz.files import child
 
     folders = {}
     for v in found:
         try:
-            folders[v.entry] = load_entry(corpus / v.entry).path
-        except CorpusError as error:
-            raise UsageError(f"--save {corpus}: entry {v.entry}: {error}") from None
+            folders[v.entry] = load_entry(child(corpus, v.entry, "ladder entry")).path
+        except CorpusError as error:  # (UnsafeName is one)
+            raise UsageError(f"--save {corpus}: entry {v.entry[:60]!r}: {error}") from None
     for v in found:
         bug = dict(load_entry(folders[v.entry]).meta.get("bug") or {})
         bug["ladder"] = {"verdict": v.verdict[:1900], "failing": ", ".join(v.failing)[:1900], "bundle": bundle_id}

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional
 import numpy as np
 
 from shapefuzz.bundle import layout
-from shapefuzz.errors import UsageError
+from shapefuzz.errors import CorpusError, ShapefuzzError, UsageError
 from shapefuzz.schema import SchemaError
 
 DEFAULT_TIMEOUT = 30.0  # seconds per case: a small kernel runs in well under one, its PTX JIT included
@@ -131,7 +131,11 @@ def smoke(folder: Path, run_bin: Path, device: str, timeout: float) -> str:
     """"" when the bundle's one-dispatch module gives the right answer on the device, else why not."""
     from shapefuzz.process.sandbox import run_sandboxed
 
-    ran = run_sandboxed([str(run_bin), f"--module={folder / layout.SMOKE}", f"--device={device}", "--function=main",
+    try:
+        module = layout.inside(folder, layout.SMOKE)
+    except SchemaError as error:
+        raise UsageError(str(error)) from None
+    ran = run_sandboxed([str(run_bin), f"--module={module}", f"--device={device}", "--function=main",
                          f"--input={layout.SMOKE_INPUT}"], _limits(timeout))
     if ran.ok and layout.SMOKE_OUTPUT in ran.stdout:
         return ""
@@ -144,7 +148,8 @@ def smoke(folder: Path, run_bin: Path, device: str, timeout: float) -> str:
 def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: float,
              keep=lambda nbytes: False) -> Dict[str, Any]:
     """One case on the device: {"verdict": ok|wrong|error|timeout, "detail", "seconds", ...};
-    a wrong case's outputs too, where `keep(their bytes)` allows."""
+    a wrong case's outputs too, where `keep(their bytes)` allows. A case whose files cannot be read
+    (or whose rule does not fit them) is `ours`: the bundle is damaged, nothing was found."""
     from shapefuzz.export_checks import compare
     from shapefuzz.process.sandbox import run_sandboxed
     from shapefuzz.schema import load_npy
@@ -152,8 +157,8 @@ def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: fl
     try:
         files = layout.read_case(folder, case_id)
         inputs = [load_npy(path, f"case {case_id}: {path.name}") for path in files.inputs]
-    except SchemaError as error:
-        return {"verdict": layout.ERROR, "detail": f"unreadable case: {error}", "seconds": 0.0, "ours": True}
+    except (SchemaError, CorpusError) as error:  # (files.UnsafeName, a link or a name leaving it, is a CorpusError)
+        return _unreadable(f"unreadable case: {error}")
     with tempfile.TemporaryDirectory(prefix="shapefuzz-bundle-run-") as work:
         outputs = [Path(work) / f"output{i}.npy" for i in range(len(files.expected))]
         argv = [str(run_bin), f"--module={files.folder / layout.VMFB}", f"--device={device}",
@@ -171,13 +176,20 @@ def run_case(folder: Path, case_id: str, run_bin: Path, device: str, timeout: fl
             actual = [load_npy(path, f"output {i}") for i, path in enumerate(outputs)]
         except SchemaError as error:
             return {**record, "verdict": layout.ERROR, "returncode": 0, "detail": f"exit 0 but {error}"}
-    problem = compare(files.rule, inputs, files.expected, actual)
+    try:
+        problem = compare(files.rule, inputs, files.expected, actual)
+    except (ValueError, IndexError, TypeError) as error:  # a rule of the right types that does not fit the arrays
+        return _unreadable(f"unreadable case: case {case_id}: its rule does not fit its arrays ({str(error)[:200]})")
     if problem is None:
         return {**record, "verdict": layout.OK, "detail": ""}
     record.update(verdict=layout.WRONG, detail=problem)
     if keep(sum(a.nbytes for a in actual)):  # what bundle-judge judges again with the family itself
         record["outputs"] = [layout.encode(a) for a in actual]
     return record
+
+
+def _unreadable(detail: str) -> Dict[str, Any]:
+    return {"verdict": layout.ERROR, "detail": detail, "seconds": 0.0, "ours": True}
 
 
 def confirmed(record: Dict[str, Any], again: Callable[[], Dict[str, Any]]) -> Dict[str, Any]:
@@ -202,6 +214,10 @@ def _line(case_id: str, record: Dict[str, Any]) -> str:
 def run_bundle(args: argparse.Namespace) -> int:
     from shapefuzz.process.parallel import run_parallel
 
+    for option, value in (("the bundle folder", args.folder), ("--out", args.out), ("--device", args.device),
+                          ("--only", args.only), ("--iree-run-module", args.run_bin)):
+        if value is not None and not value.strip():  # (an unset shell variable): never read as "not given"
+            raise UsageError(f"{option}: empty; give a value or leave the option out")
     folder = Path(args.folder)
     if not folder.is_dir():
         raise UsageError(f"{args.folder}: not a folder")
@@ -216,8 +232,10 @@ def run_bundle(args: argparse.Namespace) -> int:
     device = args.device or manifest.device
     run_bin = find_run_module(args.run_bin)
     todo = [c for c in manifest.cases if c.runs]
-    if args.only:
+    if args.only is not None:
         wanted = {name.strip() for name in args.only.split(",") if name.strip()}
+        if not wanted:
+            raise UsageError(f"--only {args.only!r}: no case id given")
         unknown = sorted(wanted - {c.id for c in manifest.cases})
         if unknown:
             raise UsageError(f"--only: no case {unknown[0]!r} in this bundle")
@@ -251,21 +269,28 @@ def run_bundle(args: argparse.Namespace) -> int:
     finished = run_parallel(job, [c.id for c in todo], args.jobs)
     results.head["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     results.write()
-    steady = [r for r in results.cases.values() if not r.get("flaky")]
+    unreadable = {k: r for k, r in results.cases.items() if r.get("ours")}
+    steady = [r for r in results.cases.values() if not r.get("flaky") and not r.get("ours")]
     counts = {v: sum(r["verdict"] == v for r in steady) for v in layout.VERDICTS}
-    flaky = len(results.cases) - len(steady)
-    print(", ".join(f"{n} {v}" for v, n in counts.items() if n) + (f", {flaky} flaky (passed when run again)"
-                                                                 if flaky else "") + f"; results in {args.out}", flush=True)
+    flaky = len(results.cases) - len(steady) - len(unreadable)
+    said = [f"{n} {v}" for v, n in counts.items() if n] + ([f"{flaky} flaky (passed when run again)"] if flaky else []) \
+        + ([f"{len(unreadable)} unreadable"] if unreadable else [])
+    print(f"{', '.join(said) or 'no case run'}; results in {args.out}", flush=True)
     if finished.stopped is not None:
         raise finished.stopped
+    if unreadable:  # a damaged bundle, not a finding: its own exit code, the first case named
+        first, record = sorted(unreadable.items())[0]
+        raise UsageError(f"{len(unreadable)} case(s) of the bundle could not be read, {first} first: "
+                         f"{record['detail'].removeprefix('unreadable case: ')}")
     return 1 if counts[layout.WRONG] + counts[layout.ERROR] + counts[layout.TIMEOUT] else 0
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """The command: its exit code (0 every case right, 1 a case wrong, failing or hung, 2 bad usage)."""
+    """The command: its exit code (0 every case right, 1 a case wrong, failing or hung, 2 bad usage
+    or a case it could not read)."""
     try:
         return run_bundle(_parser().parse_args(argv))
-    except UsageError as error:
+    except ShapefuzzError as error:  # a UsageError, or the machine (EnvironmentFault): one line, never a finding
         print(f"shapefuzz: error: {str(error).splitlines()[0] if str(error) else 'bad usage'}", file=sys.stderr)
         return 2
     except OSError as error:  # the results file's folder: missing, read-only, full

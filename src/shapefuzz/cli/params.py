@@ -132,6 +132,14 @@ class OutputPath(click.ParamType):
         return text
 
 
+def not_empty(ctx: click.Context, param: click.Parameter, value):
+    """An option's callback: a value given empty (`--save ''`, often an unset shell variable) is
+    refused, never read as the option left out."""
+    if value is not None and not str(value).strip():
+        raise click.BadParameter("empty; give a value or leave the option out", ctx, param)
+    return value
+
+
 SEED = click.IntRange(0, (1 << 63) - 1)  # NumPy seeds are non-negative
 POSITIVE = click.IntRange(1, 1 << 40)
 

@@ -87,6 +87,7 @@ def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, An
         "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
         "import_command": lambda v, f: s.text_list(v, f),
         "origin": lambda v, f: s.text(v, f, max_len=1000),
+        "sighting_keys": lambda v, f: s.text_list(v, f, s.ident),  # sightings counted by key (save_finding)
         "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
         "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],

@@ -37,6 +37,7 @@ from shapefuzz.size import smaller
 from shapefuzz.triage.record import as_json_value, bug_record, kept_bug_fields, read_bug
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
+MAX_SIGHTING_KEYS = 1000  # sightings' keys an entry keeps (meta.json `sighting_keys`)
 _GITIGNORE = ".lock\n.tmp-*\n.old-*\n"
 
 
@@ -179,14 +180,17 @@ def _prepare(corpus_dir: Path) -> None:
 
 
 def save_finding(
-    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None, sighting: bool = True
+    corpus_dir: str | os.PathLike, finding: Finding, now: datetime | str | None = None, sighting: bool = True,
+    run_key: str | None = None,
 ) -> tuple[Path, bool]:
     """Adds a finding to the corpus: (entry folder, True when a new entry was created).
 
     An existing entry (same signature) gets count+1, last_seen and the toolchain version; its
     reproducer, inputs and expected outputs are replaced only by a smaller reproducer.
     `sighting=False` is for a smaller reproducer of a failure already counted (a shrink result):
-    it may replace the reproducer but does not add to count or last_seen."""
+    it may replace the reproducer but does not add to count or last_seen. `run_key` names the
+    sighting (a bundle's device run of one case, `bundle.layout.Results.run_key`): one already in
+    the entry's `sighting_keys` changes nothing, so judging the same results twice counts them once."""
     corpus_dir = Path(corpus_dir)
     _prepare(corpus_dir)
     when = now_text(now)
@@ -202,7 +206,10 @@ def save_finding(
         if not final.exists():
             tmp = corpus_dir / f"{_TMP_PREFIX}{eid}.{uuid.uuid4().hex[:8]}"
             tmp.mkdir()
-            _write_payload(tmp, finding, _new_meta(finding, eid, when, sizes))
+            meta = _new_meta(finding, eid, when, sizes)
+            if run_key is not None:
+                meta["sighting_keys"] = [run_key]
+            _write_payload(tmp, finding, meta)
             os.rename(tmp, final)
             fsync_dir(corpus_dir)
             return final, True
@@ -213,7 +220,11 @@ def save_finding(
             raise CorpusError(f"{final}: existing entry is unreadable ({_reason(error)}); fix or remove it") from None
         except CorpusError as error:
             raise CorpusError(f"{final}: existing entry is unreadable ({error}); fix or remove it") from None
+        if run_key is not None and run_key in (old_meta.get("sighting_keys") or ()):
+            return final, False  # this very sighting was saved before: nothing to add
         meta = dict(old_meta)
+        if run_key is not None:  # the last MAX_SIGHTING_KEYS keys: a results file is judged again soon after, if at all
+            meta["sighting_keys"] = [*(old_meta.get("sighting_keys") or ())][-(MAX_SIGHTING_KEYS - 1):] + [run_key]
         if sighting:
             meta["count"] = int(old_meta.get("count", 1)) + 1
             meta["last_seen"] = max(str(old_meta.get("last_seen", "")), when)

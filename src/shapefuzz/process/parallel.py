@@ -1,7 +1,9 @@
 """Independent jobs on threads (`onnx-suite`, `replay`) that stop promptly: on Ctrl-C or SIGTERM
 the queued jobs are cancelled, the running ones' children killed (`sandbox.cancel_running`, so
 their sandboxed calls raise `interrupts.Cancelled` rather than report a process we killed), and the jobs that
-had finished are kept for the command to report and save before it exits 130 or 143."""
+had finished are kept for the command to report and save before it exits 130 or 143. A job that
+raises (our bug, an error its caller did not turn into a result) stops the run and reaches the
+caller, whether or not it watches the results: no job's error is ever dropped."""
 
 from __future__ import annotations
 
@@ -23,14 +25,16 @@ class Finished(Generic[Result]):
 
 def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int,
                  on_result: Callable[[Result], None] | None = None) -> Finished[Result]:
-    """`job` over `items` on `jobs` threads; `on_result` sees each result as it comes."""
+    """`job` over `items` on `jobs` threads; `on_result` sees each result as it comes. The first
+    job to raise stops the rest (queued ones are not run) and its exception is raised here."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
     futures = [pool.submit(job, item) for item in items]
     stopped = None
     try:
         for future in concurrent.futures.as_completed(futures):
+            result = future.result()  # a job's exception is raised here, watched or not
             if on_result is not None:
-                on_result(future.result())
+                on_result(result)
     except KeyboardInterrupt as stop:
         stopped = stop
         pool.shutdown(wait=False, cancel_futures=True)
