@@ -23,7 +23,7 @@ one; the operand itself when it has no producer), then each consumer's extra arg
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeGuard
 
 from shapefuzz.case import freeze as _freeze, thaw as _thaw
 
@@ -93,7 +93,7 @@ class ContextOp:
         return ContextOp.make(name, **{where: slot}, **attrs)
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 

@@ -45,8 +45,8 @@ class Plan:
             out.append(steps[0][1][0] if steps else self.root_args[i])
             for _, sources, _ in steps:
                 out += list(sources[1:])
-        for steps in self.consumers:
-            for _, _, _, extras in steps:
+        for outward in self.consumers:
+            for _, _, _, extras in outward:
                 out += list(extras)
         return out
 
@@ -78,8 +78,8 @@ def inexact_in_frontend(p: Plan, frontend: str, no_i4: str) -> str:
         for op, _, _ in steps:
             if op.op == "dequantize" and op.get("from") != "i8":
                 return f"context: dequantize from {op.get('from')} {no_i4}"
-    for steps in p.consumers:
-        for op, t, _, _ in steps:
+    for outward in p.consumers:
+        for op, t, _, _ in outward:
             if op.op == "reduce" and op.get("kind") == "max" and not t.dims[op.get("dim")]:
                 return f"context: a max over a dim that may be empty (-3e38 in linalg, -inf in {frontend})"
     return ""
@@ -123,13 +123,13 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
         producers.append(tuple(reversed(steps)))
     consumers = []
     for j, t in enumerate(results):
-        steps = []
+        outward = []
         for op in consumers_of(chain, j):
             c = CONSUMERS[op.op]
             out = _named(lambda: c.result(op, t))
-            steps.append((op, t, out, tuple(c.extras(op, t))))
+            outward.append((op, t, out, tuple(c.extras(op, t))))
             t = out
-        consumers.append(tuple(steps))
+        consumers.append(tuple(outward))
     return Plan(args, results, tuple(producers), tuple(consumers))
 
 
@@ -189,8 +189,8 @@ def make_inputs(p: Plan, root_inputs: list[np.ndarray], seed: int) -> list[np.nd
         out.append(contiguous(y))
         for more in extras:
             out += more
-    for steps in p.consumers:
-        for op, t, _, _ in steps:
+    for outward in p.consumers:
+        for op, t, _, _ in outward:
             out += CONSUMERS[op.op].make_extras(op, t, rng)
     return out
 

@@ -47,7 +47,7 @@ class _Chain:
     def shape(self, parts: list[int | str]) -> str:
         """A shape tensor from static sizes and 1-element dim values."""
         if all(isinstance(v, int) for v in parts):
-            return self.ints([int(v) for v in parts])  # type: ignore[arg-type]
+            return self.ints([int(v) for v in parts])
         pieces = [self.ints([v]) if isinstance(v, int) else v for v in parts]
         return self.g.one("Concat", pieces, axis=0)
 
@@ -92,7 +92,7 @@ class _Chain:
         if name == "broadcast":
             dims = list(op.get("dims"))
             up = g.one("Unsqueeze", [x, self.ints(dims)])
-            return g.one("Expand", [up, self.ints([out.dims[i] if i in dims else 1 for i in range(out.rank)])])
+            return g.one("Expand", [up, self.ints([_static(out.dims[i]) if i in dims else 1 for i in range(out.rank)])])
         if name == "reverse":
             return self.reverse(x, op.get("dim"))
         if name == "dequantize":
@@ -138,7 +138,7 @@ class _Chain:
                 if None not in sizes:
                     n = 1
                     for s in sizes:
-                        n *= s  # type: ignore[operator]
+                        n *= s
                     parts.append(n)
                 else:
                     value = self.dim(x, group[0])
@@ -152,6 +152,13 @@ class _Chain:
         if name == "softmax":
             return g.one("Softmax", [x], axis=op.get("dim"))
         raise ValueError(f"context: {name} has no ONNX form")
+
+
+def _static(n: int | None) -> int:
+    """A dim the producer's checks made static (a broadcast's added dims)."""
+    if n is None:
+        raise ValueError("context: a dim that must be static is `?`")
+    return n
 
 
 def _dims(ty: Ty) -> tuple[tuple[int | None, ...], str]:

@@ -22,7 +22,7 @@ def contiguous(x: np.ndarray) -> np.ndarray:
     return np.array(x, order="C", copy=True)
 
 
-def need(cond: bool, why: str) -> None:
+def need(cond: object, why: str) -> None:  # any truthy value passes
     if not cond:
         raise ValueError(why)
 

@@ -120,7 +120,7 @@ class _Chain:
                     static *= out.dims[i] if out.dims[i] is not None else 1
                 for i in group:
                     if out.dims[i] is not None:
-                        sizes.append(out.dims[i])  # type: ignore[arg-type]
+                        sizes.append(out.dims[i])
                     else:
                         n = b.size(x, k)
                         sizes.append(n if static == 1 else self.int_op("floordiv.int", n, b.int(static)))
@@ -310,9 +310,9 @@ def chain_text(root_text: str, p: Plan) -> str:
         finish=lambda i, value: _conform(b, value, root.args[i][1]))
     results = root.splice(b, operands)
     finals, x = [], 0
-    for j, steps in enumerate(p.consumers):
+    for j, outward in enumerate(p.consumers):
         value = results[j]
-        for op, t, out, more in steps:
+        for op, t, out, more in outward:
             value = c.consume(op, _conform(b, value, t), t, extras[x:x + len(more)], out)
             value = _conform(b, value, out)
             x += len(more)
