@@ -175,7 +175,8 @@ def verdicts(folder: Path, manifest_lines: list[dict[str, Any]], rows: list[Any]
         else:
             case = case_from_mlir((folder / layout.CASES / as_is[2].id / layout.MLIR).read_text())
             ops = list(case.params.get("context") or []) if case is not None else []
-            drops = {r.get("dropped"): state for (rung, _), (state, r, _row) in states.items() if rung == WITHOUT}
+            drops = {dropped: state for (rung, dropped), (state, _r, _row) in states.items()
+                     if rung == WITHOUT and isinstance(dropped, int)}
             if len(ops) == 1:  # its one op dropped is the root alone, which passes
                 drops = {0: PASSES}
             needed = [i for i, state in drops.items() if state == PASSES]
