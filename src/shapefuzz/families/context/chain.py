@@ -47,7 +47,9 @@ class ContextOp:
     @property
     def slot(self) -> int:
         """The root operand (producer) or result (consumer) this op sits on."""
-        return self.operand if self.operand is not None else self.result  # type: ignore[return-value]
+        slot = self.operand if self.operand is not None else self.result
+        assert slot is not None  # every op sits on an operand or a result (`make`, `from_json`)
+        return slot
 
     def get(self, name: str) -> Any:
         return dict(self.attrs)[name]

@@ -104,12 +104,12 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
                consumers_ok: bool = True) -> Plan:
     for op in chain:
         if op.is_producer:
-            if op.operand >= len(args):  # type: ignore[operator]
+            if op.slot >= len(args):  # its operand
                 raise ValueError(f"context: {op.op} on operand {op.operand}; the root takes {len(args)}")
             if op.operand in fixed:
                 raise ValueError(f"context: operand {op.operand}'s values are the family's to choose (no producer)")
         else:
-            if op.result >= len(results):  # type: ignore[operator]
+            if op.slot >= len(results):  # its result
                 raise ValueError(f"context: {op.op} on result {op.result}; the root returns {len(results)}")
             if not consumers_ok:
                 raise ValueError("context: this case's results are not compared element-wise (no consumer)")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.context.compose import Plan, inexact_in_frontend
-from shapefuzz.families.context.types import Ty
+from shapefuzz.families.context.types import Ty, static_size
 from shapefuzz.families.onnx_models import ONNX_TYPE, Graph
 from shapefuzz.families.torch_ir import Boundary
 
@@ -92,7 +92,7 @@ class _Chain:
         if name == "broadcast":
             dims = list(op.get("dims"))
             up = g.one("Unsqueeze", [x, self.ints(dims)])
-            return g.one("Expand", [up, self.ints([_static(out.dims[i]) if i in dims else 1 for i in range(out.rank)])])
+            return g.one("Expand", [up, self.ints([static_size(out.dims[i]) if i in dims else 1 for i in range(out.rank)])])
         if name == "reverse":
             return self.reverse(x, op.get("dim"))
         if name == "dequantize":
@@ -152,13 +152,6 @@ class _Chain:
         if name == "softmax":
             return g.one("Softmax", [x], axis=op.get("dim"))
         raise ValueError(f"context: {name} has no ONNX form")
-
-
-def _static(n: int | None) -> int:
-    """A dim the producer's checks made static (a broadcast's added dims)."""
-    if n is None:
-        raise ValueError("context: a dim that must be static is `?`")
-    return n
 
 
 def _dims(ty: Ty) -> tuple[tuple[int | None, ...], str]:

@@ -29,7 +29,7 @@ from typing import Sequence
 
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.context.compose import Plan, inexact_in_frontend
-from shapefuzz.families.context.types import Ty
+from shapefuzz.families.context.types import Ty, static_size
 from shapefuzz.families.torch_ir import INT64_MAX, SCALAR_TYPE, TORCH_ELT, TV, TorchBuilder
 
 ROOT_PREFIX = "%r_"
@@ -167,7 +167,7 @@ class _Chain:
             y = x
             for d in added:
                 y = b.unsqueeze(y, d)
-            sizes = [out.dims[i] if i in added else -1 for i in range(out.rank)]  # type: ignore[misc]
+            sizes = [static_size(out.dims[i]) if i in added else -1 for i in range(out.rank)]
             return self.aten("broadcast_to", [(y.name, y.type), (b.int_list(sizes), LIST)], self.out("bcast", out))
         if name == "reverse":
             return self.aten("flip", [(x.name, x.type), (b.int_list([op.get("dim")]), LIST)], self.out("flip", out))
