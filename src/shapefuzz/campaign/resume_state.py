@@ -143,7 +143,7 @@ class Folded:
             steering.checked, steering.seconds = _count(d["checked"]), _seconds(d["seconds"])
             for g, n, seconds in d["per_group"]:
                 steering.per_group[_name(g)] = _count(n)
-                steering.group_seconds[_name(g)] = _seconds(seconds)  # type: ignore[assignment]  # float in a Counter (typeshed: int)
+                steering.group_seconds[_name(g)] = _seconds(seconds)  # type: ignore[assignment]  # float in a Counter
             for g, f, n in d["features"]:
                 steering.features[(_name(g), _name(f))] = _count(n)
             for g, kind, lane, n, slow, seconds in d["lanes"]:

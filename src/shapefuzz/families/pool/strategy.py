@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.common import draw_dyn_flags, dyn_features
 from shapefuzz.families.pool.params import (
-    DIVISORS, DTYPES, FLOATS, FORMS, KINDS, LAYOUTS, NAMED, ComputeLayout, Dtype, Params, eff_kernel, input_shape, out_spatial, windows_cover_input)
+    DIVISORS, DTYPES, FLOATS, FORMS, KINDS, LAYOUTS, NAMED, ComputeLayout, Dtype, Params, eff_kernel, input_shape,
+    out_spatial, windows_cover_input)
 
 _SPATIAL = {1: (1, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33), 2: (1, 3, 4, 5, 7, 8, 9, 13, 16), 3: (1, 3, 4, 5, 7, 8)}
 _LARGE_SPATIAL = {1: (255, 256, 1025), 2: (31, 64, 65, 129), 3: (16, 17, 31)}
