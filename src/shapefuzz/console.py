@@ -3,7 +3,8 @@ NumPy or any module of ours is imported, is to install signal handlers: a Ctrl-C
 the first fraction of a second is one line and exit 130/143, never a KeyboardInterrupt traceback
 from inside an import. The CLI installs its own handlers once it is loaded."""
 
-import _signal  # the C module: `signal` imports enum, which alone takes milliseconds
+# The C module (typeshed has no stub for it): `signal` imports enum, which alone takes milliseconds.
+import _signal  # type: ignore[import-not-found]
 import os
 
 

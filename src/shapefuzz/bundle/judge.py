@@ -187,6 +187,7 @@ def judge(folder: Path, results_path: Path, toolchain: Toolchain, corpus_dir: Pa
             conclusion = DEVICE_FINDING if report.verdict == Verdict.PASS else SHARED
         placed = None
         if placing and conclusion == DEVICE_FINDING and record["verdict"] == layout.WRONG:
+            assert flags is not None and expectation.expected is not None  # checked above; a case has its reference
             placed = place_device_values(mlir, backend, flags, manifest.device, expectation.inputs,
                                          expectation.expected, toolchain, case, localize_seconds)
         signature = _signature(backend, record, mismatch, case_label(case), placed.place if placed else "")

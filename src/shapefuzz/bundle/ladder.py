@@ -179,7 +179,8 @@ def verdicts(folder: Path, cases: Sequence[CaseEntry], rows: list[Any]) -> list[
                 raise UsageError(str(error)) from None
             context = case.params.get("context")  # (the family checked it when the case was judged)
             ops = [op for op in context if isinstance(op, dict)] if isinstance(context, list) else []
-            drops = {r.dropped: state for (rung, _), (state, r, _row) in states.items() if rung == WITHOUT}
+            drops = {r.dropped: state for (rung, _), (state, r, _row) in states.items()
+                     if rung == WITHOUT and r.dropped is not None}  # (a checked WITHOUT rung has one)
             if len(ops) == 1:  # its one op dropped is the root alone, which passes
                 drops = {0: PASSES}
             needed = [i for i, state in drops.items() if state == PASSES]

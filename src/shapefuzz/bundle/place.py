@@ -164,6 +164,8 @@ def place_entry_values(entry: Any, toolchain: Toolchain, seconds: float = DEFAUL
     backend = BACKENDS.get(lane)
     if backend is None:
         return Placed(Localization(evidence=f"not localized: {lane} is not a lane of this shapefuzz"))
+    if backend.driver is None:
+        return Placed(Localization(evidence=f"not localized: {lane} runs on no device"))
     if entry.inputs is None or entry.expected is None:
         return Placed(Localization(evidence="not localized: the entry has no inputs and expected outputs"))
     return place_device_values(entry.mlir, lane, backend.compile_flags(toolchain.probe) or (), backend.driver,

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, NoReturn, Optional
 
 import numpy as np
 
@@ -35,7 +35,7 @@ KEEP_OUTPUTS, KEEP_OUTPUTS_IN_ALL = 64 << 10, 1 << 20
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line and exit 2, as every shapefuzz command
+    def error(self, message: str) -> NoReturn:  # one line and exit 2, as every shapefuzz command
         raise UsageError(message)
 
 

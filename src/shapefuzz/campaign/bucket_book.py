@@ -365,9 +365,13 @@ class BucketBook:
             if not flaky and rejudge and sig in again:
                 # the re-run may show the reference is right after all (an equivalent form agrees with
                 # it), or that the Vulkan lane's twin on the same driver gets it right
+                assert outcome is not None  # `again` holds its failures
                 again_failure = next(f for f in outcome.failures if f.key == sig)
-                judged = outcome if bucket.triage == Triage.OURS else \
-                    replace(outcome, lanes={**checked, **outcome.lanes}, earlier={bucket.backend: bucket.detail})
+                if bucket.triage == Triage.OURS:
+                    judged = outcome
+                else:
+                    assert checked is not None  # a driver suspicion is re-judged with the check's lanes (rejudge)
+                    judged = replace(outcome, lanes={**checked, **outcome.lanes}, earlier={bucket.backend: bucket.detail})
                 triage, evidence = self.target.triage(candidate, again_failure, judged)
                 bucket = replace(bucket, triage=Triage(triage), evidence=evidence)
             if flaky:
@@ -426,6 +430,7 @@ class BucketBook:
         return list(dict.fromkeys(entry for _, _, entry in others))
 
     def _finish_shrink(self, task: Task, done: Done) -> None:
+        assert task.job is not None  # a shrink task carries its job
         sig = task.job.key
         result = done.value
         self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)

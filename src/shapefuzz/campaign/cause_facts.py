@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from shapefuzz.campaign.cause import Cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
@@ -34,8 +34,9 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     lead = members[0]
     ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
     passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
+    logged = action_passes or {}
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
-        next((action_passes[b.sig] for b in members if (action_passes or {}).get(b.sig)), "")
+        next((logged[b.sig] for b in members if logged.get(b.sig)), "")
     frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes,
                              f"{lead.sig_json.get('message', '')}\n{lead.detail}")
@@ -88,9 +89,9 @@ def regressions(store: CampaignStore) -> dict[str, dict[str, Any]]:
     return {key[len(REGRESSION_META):]: r for (key,) in rows if (r := store.meta_object(key))}
 
 
-def finished(record: dict[str, Any] | None) -> bool:
+def finished(record: Mapping[str, Any] | None) -> bool:
     """A range that was taken (not a "no range: ..." left by a phase that could not finish)."""
-    return bool(record) and not record.get("unfinished")
+    return bool(record and not record.get("unfinished"))
 
 
 def ranged_entries(store: CampaignStore) -> tuple[set[str], set[str]]:

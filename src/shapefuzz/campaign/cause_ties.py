@@ -92,6 +92,7 @@ class Causes:
     def name_of(self) -> dict[str, str]:
         """bucket -> its cause's name; shared, not to be changed."""
         self.members()
+        assert self._named is not None  # members() fills it
         return self._named[1]
 
 

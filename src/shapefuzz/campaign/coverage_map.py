@@ -149,7 +149,7 @@ class CoverageBook:
         self.lane_trials[key] = self.lane_trials[key] * d + 1.0
         self.lane_gains[key] = self.lane_gains[key] * d + gain
         if seconds is not None and seconds > 0:
-            self.lane_seconds[key] += seconds
+            self.lane_seconds[key] += seconds  # type: ignore[assignment]  # float in a Counter (typeshed: int)
             self.lane_timed[key] += 1
 
     def lane_value(self, group: str, lane: str, rng: random.Random, family_seconds: float) -> float:

@@ -76,8 +76,8 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
             return SAME_FAILURE, said
     if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
                                 for name in where):
-        kinds = {op_kind(message)} - {""}, {op_kind(target.sig_json.get("message", ""))} - {""}
-        same = kinds[0] == kinds[1] if all(kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
+        op_kinds = {op_kind(message)} - {""}, {op_kind(target.sig_json.get("message", ""))} - {""}
+        same = op_kinds[0] == op_kinds[1] if all(op_kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
         if same:
             return SAME_PASS_AND_OP, said
     return NO, said

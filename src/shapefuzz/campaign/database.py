@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence, overload
 
 from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
 from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
@@ -305,7 +305,8 @@ class CampaignStore:
         with self.transaction() as db:
             cur = db.execute("INSERT INTO sessions (started, active, candidates, argv) VALUES (?, 0, 0, ?)",
                              (time.time(), json.dumps(argv)))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # the INSERT's row
+            return cur.lastrowid
 
     def active_before(self, session: int) -> float:
         return sum(active for _, active, _ in self.sessions(before=session))
@@ -322,7 +323,7 @@ class CampaignStore:
 
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
-               bucket_updates: list[BucketRow] = (), coverage: "CoverageRecord | None" = None,
+               bucket_updates: Sequence[BucketRow] = (), coverage: "CoverageRecord | None" = None,
                split: dict[str, float] | None = None) -> None:
         """A finished candidate, its bucket hits, what its instrumented compiles reached, where its
         worker time outside compiler and runtime went (`split`) and the session's clock, in one
@@ -343,7 +344,7 @@ class CampaignStore:
                 self._put_bucket(db, bucket)
             db.execute("UPDATE sessions SET active=?, candidates=candidates+1 WHERE id=?", (active, session))
 
-    def add_hits(self, candidate: str, hits: list[tuple[str, str]], bucket_updates: list[BucketRow] = ()) -> None:
+    def add_hits(self, candidate: str, hits: list[tuple[str, str]], bucket_updates: Sequence[BucketRow] = ()) -> None:
         """Buckets a candidate hit on a re-run (a confirmation on sibling lanes), with the bucket
         rows that changed because of them, in one transaction: a resumed campaign ties them again."""
         with self.transaction() as db:
@@ -454,8 +455,9 @@ class CampaignStore:
         return meta_split(self.path, self._SPLIT, self.get_meta(self._SPLIT))
 
     def extra_time(self) -> tuple[float, float]:
-        return tuple(meta_seconds(self.path, key, self.get_meta(key))
-                     for key in ("extra_tool_seconds", "extra_task_seconds"))
+        tool, task = (meta_seconds(self.path, key, self.get_meta(key))
+                      for key in ("extra_tool_seconds", "extra_task_seconds"))
+        return tool, task
 
     # --- backends set aside -------------------------------------------------------------
     def set_aside(self, backend: str, reason: str) -> None:
@@ -506,11 +508,7 @@ class CoverageRecord:
     new: dict[str, int]
     active: float
     wall: float
-    failing_passes: dict[str, str] = None  # bucket -> pass
-
-    def __post_init__(self) -> None:
-        if self.failing_passes is None:
-            object.__setattr__(self, "failing_passes", {})
+    failing_passes: dict[str, str] = field(default_factory=dict)  # bucket -> pass
 
 
 def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None:
@@ -523,6 +521,10 @@ def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None
     db.executemany("INSERT OR IGNORE INTO failing_passes VALUES (?,?)", list(cov.failing_passes.items()))
 
 
+@overload
+def _texts(path: Path, table: str, columns: tuple[str, str], r: tuple) -> tuple[str, str]: ...
+@overload
+def _texts(path: Path, table: str, columns: tuple[str, str, str], r: tuple) -> tuple[str, str, str]: ...
 def _texts(path: Path, table: str, columns: tuple[str, ...], r: tuple) -> tuple[str, ...]:
     """A row of one-line text columns (hits, set_aside, coverage names), checked."""
     reader = RowReader(path, table, r[0])

@@ -258,6 +258,7 @@ def short_text(d: Discovery | None) -> str:
     """For the progress line: "new cause 0.80%/cand 99%/h  Chao1 62 (50-90)"."""
     if d is None or d.good_turing is None:
         return ""
+    assert d.next_hour is not None and d.chao1 is not None and d.chao1_95 is not None  # estimate() sets them together
     return (f"new cause {_pct(d.good_turing)}/cand {_pct(d.next_hour)}/h  "
             f"Chao1 {d.chao1:.0f} ({d.chao1_95[0]:.0f}-{d.chao1_95[1]:.0f})")
 
@@ -266,6 +267,8 @@ def lines(d: Discovery | None) -> list[str]:
     """The estimates in two sentences ([] before the first candidate)."""
     if d is None or d.good_turing is None:
         return []
+    assert d.good_turing_95 is not None and d.next_hour is not None and d.next_hour_causes is not None \
+        and d.chao1 is not None and d.chao1_95 is not None  # estimate() sets them together
     lo, hi = d.good_turing_95
     return [f"chance the next candidate finds a new compiler-bug cause (Good–Turing: {d.singletons} of {d.seen} "
             f"causes sighted by one candidate only, in {d.candidates}): {_pct(d.good_turing)} (95% {_pct(lo)}–{_pct(hi)}); "

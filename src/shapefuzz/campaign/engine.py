@@ -32,7 +32,7 @@ from shapefuzz.campaign.drawing import Drawing, derive_seed
 from shapefuzz.campaign.inflight import InFlight
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin
 from shapefuzz.campaign.lanes import LanePlan
-from shapefuzz.campaign.worker_pool import Done, WorkerPool
+from shapefuzz.campaign.worker_pool import Done, Task, WorkerPool
 from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried_rows
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
@@ -121,7 +121,8 @@ class Engine:
     ) -> None:
         self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
         self.progress, self.start_method = progress, start_method
-        self.pool_factory, self.pool = pool_factory, None
+        self.pool_factory = pool_factory
+        self.pool: WorkerPool | None = None  # or the factory's pool, with WorkerPool's interface
         self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
         self.final_shrink_seconds, self.min_shrink_seconds = final_shrink_seconds, min_shrink_seconds
         self.stats = Stats()
@@ -245,6 +246,7 @@ class Engine:
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
+        task: Task | None
         while pool.idle:
             if (again := self.retries.due()) is not None:
                 task = self.inflight.make(again.kind, again.candidate, again.lanes, again.job)
@@ -310,7 +312,7 @@ class Engine:
                     self.inflight.abandon(pool)
                     reason = CORPUS_FULL
                     break
-                if self._time_left() is not None and self._time_left() < -self._grace():
+                if (left := self._time_left()) is not None and left < -self._grace():
                     self.inflight.abandon(pool)  # time is up: in-flight candidates are dropped
                     break
             self._stop_clock()
@@ -427,13 +429,14 @@ class Engine:
         verdicts = {name: cause_triage(c) for name, c in named.items()}
         findings = sum(v == Triage.COMPILER_BUG for v in verdicts.values())
         newest = sorted(named, key=lambda n: -min(b.first_seen for b in named[n]))[:3]
+        pool_status = getattr(self.pool, "status", None)  # a cluster pool's word on its nodes
         return Snapshot(
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.inflight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
-            pool=self.pool.status() if hasattr(self.pool, "status") else "", discovery=self.discovery())
+            pool=pool_status() if pool_status is not None else "", discovery=self.discovery())
 
     def _tick(self) -> None:
         now = time.monotonic()

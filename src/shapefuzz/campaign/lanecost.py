@@ -51,7 +51,7 @@ class LaneCost:
                 key = (group, kind, base)
                 was = slow and self._slow(key)  # a fast check never makes a kind slow: no need to ask
                 self.checks[key] += 1
-                self.seconds[key] += float(seconds)
+                self.seconds[key] += float(seconds)  # type: ignore[assignment]  # float in a Counter (typeshed: int)
                 if slow:
                     self.slow_checks[key] += 1
                     if not was and self._slow(key):

@@ -216,12 +216,14 @@ class SplitShrinkTarget(Protocol):
     def save_shrunk(self, result: Any) -> Any: ...
 
 
-def perform(target: Target, kind: TaskKind, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
+def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
     """What the target returns for one task (in a worker process, or on a cluster node)."""
     if TaskKind(kind) == TaskKind.SHRINK:
         if not isinstance(argument, ShrinkJob):
             raise TypeError(f"a shrink task takes a ShrinkJob, not {type(argument).__name__}")
         return target.shrink(candidate, argument)
+    if isinstance(argument, ShrinkJob):
+        raise TypeError(f"a {TaskKind(kind).value} task takes lanes, not a ShrinkJob")
     if TaskKind(kind) == TaskKind.CONFIRM:
         return target.confirm(candidate, argument)
     return target.check(candidate, argument)

@@ -143,12 +143,13 @@ class Folded:
             steering.checked, steering.seconds = _count(d["checked"]), _seconds(d["seconds"])
             for g, n, seconds in d["per_group"]:
                 steering.per_group[_name(g)] = _count(n)
-                steering.group_seconds[_name(g)] = _seconds(seconds)
+                steering.group_seconds[_name(g)] = _seconds(seconds)  # type: ignore[assignment]  # float in a Counter
             for g, f, n in d["features"]:
                 steering.features[(_name(g), _name(f))] = _count(n)
             for g, kind, lane, n, slow, seconds in d["lanes"]:
                 key = (_name(g), _name(kind), _name(lane))
-                lane_cost.checks[key], lane_cost.seconds[key] = _count(n), _seconds(seconds)
+                lane_cost.checks[key] = _count(n)
+                lane_cost.seconds[key] = _seconds(seconds)  # type: ignore[assignment]  # float in a Counter (typeshed: int)
                 if _count(slow):
                     lane_cost.slow_checks[key] = slow
         except (ValueError, TypeError, KeyError):  # not JSON, or not the shape written: replay every row

@@ -20,7 +20,7 @@ from shapefuzz.campaign.outcomes import BucketState
 from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
 from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
-from shapefuzz.campaign.report.progress import Progress
+from shapefuzz.campaign.report.progress import Progress, ProgressFn
 from shapefuzz.campaign.report.summary import Summary, summarize, write_report
 from shapefuzz.campaign.folder_lock import hold_campaign
 from shapefuzz.campaign.database import CampaignStore
@@ -125,7 +125,7 @@ def fetch_knobs(req: FuzzRequest) -> FetchKnobs:
     return knobs
 
 
-def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progress) -> ReleaseFetcher | None:
+def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: ProgressFn) -> ReleaseFetcher | None:
     """The background fetch of older releases for the regression phase, or None when it has
     nothing to do (no phase, --fetch-releases 0)."""
     import re
@@ -141,7 +141,7 @@ def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progr
 
 
 def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher | None,
-                   progress: Progress) -> RangeWorker | None:
+                   progress: ProgressFn) -> RangeWorker | None:
     """Regression ranges taken during the campaign (campaign.ranging), once the fetch is over; None
     when there is no regression phase."""
     from shapefuzz.campaign.ranging import RangeWorker
@@ -219,7 +219,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           iree_version=req.iree_version, context_share=req.context_share)
 
 
-def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: Progress, reason: str,
+def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: ProgressFn, reason: str,
                       messages: list[str], fetcher: ReleaseFetcher | None = None,
                       ranging: RangeWorker | None = None) -> Summary:
     """Regression ranges of the new compiler-bug causes that the campaign did not range while it ran
@@ -259,7 +259,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
 
 
 def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, budget: float | None,
-                    progress: Progress, reason: str, messages: list[str]) -> Summary:
+                    progress: ProgressFn, reason: str, messages: list[str]) -> Summary:
     """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget
     (None: the step's default); then which causes at one pass cross-trigger (campaign.crosstrigger),
     within at most a minute more."""
@@ -331,7 +331,7 @@ def _stored_config(store: CampaignStore) -> dict | None:
     return stored_config(store.path, store.get_meta("config"), KNOWN_FAMILIES, tuple(BACKENDS))
 
 
-def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | None = None,
+def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: ProgressFn | None = None,
                  start_method: str = "spawn") -> Summary:
     # Everything a user can get wrong is checked before the campaign folder is touched.
     given = build_config(req, None)
@@ -347,15 +347,16 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: Progress | No
             cluster.close()
 
 
-def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: Progress):
+def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: ProgressFn):
     from shapefuzz.iree.backends import REFERENCE_BACKEND
     from shapefuzz.campaign.cluster.setup import start_cluster, toolchain_spec
 
+    assert config.cluster is not None  # only called with --cluster
     return start_cluster(config.cluster, toolchain_spec(config.iree_bin, config.iree_version), toolchain,
                          REFERENCE_BACKEND, lambda line: progress("message", line))
 
 
-def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progress, start_method: str,
+def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: ProgressFn, start_method: str,
          cluster) -> Summary:
     """The campaign in `folder`; `req` is read once, with what the folder's store holds, into the
     configuration, and never again."""

@@ -68,7 +68,7 @@ class Steering:
     # --- learning -------------------------------------------------------------------------
     def add(self, group: str, features: tuple[str, ...], seconds: float = 0.0) -> None:
         self.per_group[group] += 1
-        self.group_seconds[group] += seconds
+        self.group_seconds[group] += seconds  # type: ignore[assignment]  # float in a Counter (typeshed: int)
         self.checked += 1
         self.seconds += seconds
         for f in (*features, *pairs(features)):
@@ -82,7 +82,7 @@ class Steering:
         self.hits[bucket] += 1
         if rehit:
             self.rehits[bucket] += 1
-            self.rehit_seconds[bucket] += seconds
+            self.rehit_seconds[bucket] += seconds  # type: ignore[assignment]  # float in a Counter (typeshed: int)
         self._refile(bucket)
         return rehit
 

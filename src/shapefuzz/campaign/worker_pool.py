@@ -187,17 +187,16 @@ class WorkerPool:
 
     def wait(self, timeout: float) -> list[Done]:
         """Finished (or lost) tasks, waiting at most `timeout` seconds for the first."""
-        busy = [w for w in self.workers if w.task is not None]
+        busy = [(w, w.task) for w in self.workers if w.task is not None]
         if not busy:
             time.sleep(min(timeout, 0.05))
             return []
         now = time.monotonic()
-        soonest = min(w.started + w.task.deadline for w in busy) - now
-        handles = [w.conn for w in busy] + [w.proc.sentinel for w in busy]
+        soonest = min(w.started + task.deadline for w, task in busy) - now
+        handles = [w.conn for w, _ in busy] + [w.proc.sentinel for w, _ in busy]
         ready = set(multiprocessing.connection.wait(handles, max(0.0, min(timeout, soonest))))
         done: list[Done] = []
-        for w in busy:
-            task = w.task
+        for w, task in busy:
             if w.conn in ready or w.proc.sentinel in ready:
                 message = None
                 try:

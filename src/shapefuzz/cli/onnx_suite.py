@@ -52,7 +52,11 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
     from shapefuzz.recheck.replay import budget_with
 
     op_list = check_ops(_names(ops) or DEFAULT_OPS) if ops is not None or data_dir is None else None
-    tests = read_folder(data_dir, op_list) if data_dir is not None else collect(op_list)
+    if data_dir is not None:
+        tests = read_folder(data_dir, op_list)
+    else:
+        assert op_list is not None  # chosen above whenever there is no --data
+        tests = collect(op_list)
     wanted = _names(test_names)
     if wanted:
         unknown = sorted(set(wanted) - {t.name for t in tests})

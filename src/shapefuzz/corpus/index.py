@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from shapefuzz.corpus.entry import INDEX, UnreadableEntry
+from shapefuzz.corpus.entry import INDEX, EntryView, UnreadableEntry
 from shapefuzz.corpus.listing import list_entries
+from shapefuzz.corpus.store import load_entry
+from shapefuzz.errors import CorpusError
 from shapefuzz.files import atomic_write
 from shapefuzz.markup import cell, code
 from shapefuzz.triage.localize import Localization
@@ -18,6 +20,15 @@ def where_of(bug: dict) -> str:
     ...", "torch-mlir conversion (input)"), else the failing pass; "" when neither is known."""
     loc = Localization.from_json(bug.get("localized") if isinstance(bug.get("localized"), dict) else None)
     return (loc.where if loc is not None else "") or str(bug.get("failing_pass") or "")
+
+
+def _reproducer(entry: EntryView) -> str:
+    """The entry's reproducer, which the listing's view does not carry ("" when it no longer loads:
+    the record is then computed without it)."""
+    try:
+        return load_entry(entry.path).mlir
+    except CorpusError:
+        return ""
 
 
 def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
@@ -42,7 +53,7 @@ def rebuild_index(corpus_dir: str | os.PathLike) -> Path:
             continue
         m, sig = entry.meta, entry.signature
         # entries from before the bug record: computed from the entry's own signature and detail
-        bug = m.get("bug") or bug_record(sig.to_json(), str(m.get("detail") or ""), entry.backends, entry.mlir)
+        bug = m.get("bug") or bug_record(sig.to_json(), str(m.get("detail") or ""), entry.backends, _reproducer(entry))
         entries += 1
         causes.add(m.get("cause") or entry.id)  # an entry saved outside a campaign is its own cause
         # severity order, new (not reported upstream) before known

@@ -39,6 +39,11 @@ def _version(value: str, field: str) -> None:
         raise SchemaError(f"{field}: {value[:40]!r} is not a version")
 
 
+def _version_text(value: Any, field: str) -> None:
+    schema.text(value, field)
+    _version(value, field)
+
+
 def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, Any]:
     """meta.json as this shapefuzz writes it, field by field; raises SchemaError naming the
     first bad field. Every later use of the entry (list, show, replay, export, repro.sh) may
@@ -74,7 +79,7 @@ def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, An
         "signature_text": lambda v, f: s.text(v, f, max_len=5000),
         "backend": s.ident, "stage": s.text, "status": s.text,
         "seed": lambda v, f: s.integer(v, f, 0, (1 << 63) - 1),
-        "toolchain_version": lambda v, f: (s.text(v, f), _version(v, f)),
+        "toolchain_version": _version_text,
         "toolchain_versions": lambda v, f: s.text_list(v, f, _version),
         "compile_command": lambda v, f: s.text_list(v, f),
         "flaky": s.boolean,
@@ -88,7 +93,7 @@ def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, An
         "import_command": lambda v, f: s.text_list(v, f),
         "origin": lambda v, f: s.text(v, f, max_len=1000),
         "sighting_keys": lambda v, f: s.text_list(v, f, s.ident),  # sightings counted by key (save_finding)
-        "fixed_in": lambda v, f: (s.text(v, f), _version(v, f)),
+        "fixed_in": _version_text,
         "inputs": lambda v, f: s.text_list(v, f), "expected": lambda v, f: s.text_list(v, f),
         "sizes": lambda v, f: [s.integer(s.obj(v, f).get(k, 0), f"{f}.{k}") for k in ("elements", "lines", "bytes")],
         "last_replay": lambda v, f: [s.text(s.obj(v, f).get(k) or "", f"{f}.{k}", max_len=5000)

@@ -33,7 +33,7 @@ def write_test_suite(p: Plan, out: Path) -> list[Path]:
     test = real_folder(real_folder(real_folder(out) / "shapefuzz") / name)
     written = [test / "run_module_io.json", test / "test.mlir"]
     atomic_write(written[1], p.entry.mlir.encode())
-    inputs = p.inputs if p.runs else []
+    inputs = p.inputs if p.runs and p.inputs is not None else []
     expected = p.expected if p.runs and p.expected is not None else []
     for stem, arrays in (("input", inputs), ("expected_result", expected)):
         for i, array in enumerate(arrays):

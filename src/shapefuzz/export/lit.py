@@ -67,6 +67,7 @@ def to_lit(p: Plan) -> str:
     compile_ok = f"iree-compile %s {flags} -o %t.vmfb"
     run = None
     if p.runs:
+        assert p.backend.driver is not None and p.inputs is not None  # what `runs` means
         parts = [f"iree-run-module --module=%t.vmfb --device={shlex.quote(p.backend.driver)} "
                  f"{shlex.quote('--function=' + p.function)}"]
         parts += [f"--input={shlex.quote(inline_value(a))}" for a in p.inputs]

@@ -62,7 +62,7 @@ class FamilyParams:
     context: tuple[Any, ...] = dataclasses.field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.name == "context":
                 if value:  # a JSON list from a header, or a chain: ValueError names the bad op
@@ -84,17 +84,17 @@ class FamilyParams:
         return data
 
     @classmethod
-    def from_json(cls: type[P], data: Mapping[str, Any]) -> P:
+    def from_json(cls: type[P], data: P | Mapping[str, Any]) -> P:
         if isinstance(data, cls):
             return data
         if not isinstance(data, Mapping):
             raise ValueError(f"{cls.__name__}: parameters must be a JSON object, got {type(data).__name__}")
         fixed = cls.upgrade(dict(data))
-        names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        names = [f.name for f in dataclasses.fields(cls)]
         unknown = sorted(set(fixed) - set(names))
-        missing = [f.name for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        missing = [f.name for f in dataclasses.fields(cls)
                    if f.name not in fixed and f.default is dataclasses.MISSING
-                   and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
+                   and f.default_factory is dataclasses.MISSING]
         if unknown or missing:
             raise ValueError(f"{cls.__name__}: unknown parameters {unknown}, missing {missing}")
         from shapefuzz.families.field_types import check_fields
@@ -103,7 +103,7 @@ class FamilyParams:
         return cls(**{k: fixed[k] for k in names if k in fixed})
 
     def to_json(self) -> dict[str, Any]:
-        out = {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+        out = {f.name: thaw(getattr(self, f.name)) for f in dataclasses.fields(self)
                if f.name != "context"}
         if out.get("frontend") == LINALG:
             del out["frontend"]  # linalg cases keep the headers they always had
@@ -112,7 +112,7 @@ class FamilyParams:
         return out
 
     def replace(self: P, **changes: Any) -> P:
-        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, **changes)
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._names():
@@ -121,7 +121,7 @@ class FamilyParams:
 
     @classmethod
     def _names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def distinct_valid(candidates: Iterable[P], original: P, is_valid: Callable[[P], bool]) -> list[P]:
@@ -177,7 +177,7 @@ class FamilyHooks(Protocol[P]):
 _HOOKS = tuple(name for name, value in vars(FamilyHooks).items() if inspect.isfunction(value) and name[0] != "_")
 
 
-class HookTable(dict):
+class HookTable(dict[str, Any]):
     """A family's hooks by name, also read as attributes (`FamilyHooks`)."""
 
     def __getattr__(self, name: str) -> Any:
@@ -243,7 +243,9 @@ class Family(Generic[P]):
 
     name: str
     params_type: type[P]
-    hooks: FamilyHooks[P]  # a HookTable: any mapping given is made one
+    # The `FamilyHooks` functions by name, and any a wrapper adds (`context_onnx_model`, ...): a
+    # HookTable, so read by name or as attributes (any mapping given is made one).
+    hooks: HookTable
     # Features the strategy must reach within `feature_draws` draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
     feature_draws: int = 200
@@ -268,7 +270,7 @@ class Family(Generic[P]):
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
-            object.__setattr__(self, "hooks", HookTable(self.hooks))  # type: ignore[arg-type]
+            object.__setattr__(self, "hooks", HookTable(self.hooks))
 
     @staticmethod
     def define(name: str, params_type: type[P], namespace: Mapping[str, Any]) -> "Family[P]":

@@ -208,6 +208,14 @@ def collapse_step(res: str, src: str, dims: list[Dim], groups: list[list[int]], 
     return Reshape("collapse", res, src, tensor_type(dims, elt), tensor_type(out, elt), reassoc_text(groups)), out
 
 
+def size_text(d: Dim) -> str:
+    """A dim's size as an op's size operands take it: the static size, or its SSA value."""
+    if not d.dyn:
+        return str(d.size)
+    assert d.ssa is not None, "every dynamic dim of an expand target needs an SSA size"
+    return d.ssa
+
+
 def expand_step(res: str, src: str, dims: list[Dim], target: list[Dim | int], elt: str) -> tuple[Reshape | None, list[Dim]]:
     """Expand to `target`: an int i there stands for source dim i, a Dim for a new dim (a unit dim,
     or a split of one source dim when several Dims follow one source index; see `split_step`).
@@ -222,11 +230,10 @@ def expand_step(res: str, src: str, dims: list[Dim], target: list[Dim | int], el
             last = t
         owner.append(last if last is not None else -1)
     first_src = next((t for t in target if isinstance(t, int)), None)
-    owner = [first_src if o == -1 else o for o in owner]  # type: ignore[misc]
-    groups = [[j for j, o in enumerate(owner) if o == i] for i in range(len(dims))]
-    shape = tuple(d.ssa if d.dyn else str(d.size) for d in out)
-    assert all(s is not None for s in shape), "every dynamic dim of an expand target needs an SSA size"
-    return Reshape("expand", res, src, tensor_type(dims, elt), tensor_type(out, elt), reassoc_text(groups), shape), out  # type: ignore[arg-type]
+    owners = [first_src if o == -1 else o for o in owner]
+    groups = [[j for j, o in enumerate(owners) if o == i] for i in range(len(dims))]
+    shape = tuple(size_text(d) for d in out)
+    return Reshape("expand", res, src, tensor_type(dims, elt), tensor_type(out, elt), reassoc_text(groups), shape), out
 
 
 def split_step(res: str, src: str, dims: list[Dim], groups: list[list[Dim]], elt: str) -> Reshape:
@@ -236,9 +243,8 @@ def split_step(res: str, src: str, dims: list[Dim], groups: list[list[Dim]], elt
     for g in groups:
         reassoc.append(list(range(j, j + len(g))))
         j += len(g)
-    shape = tuple(d.ssa if d.dyn else str(d.size) for d in out)
-    assert all(s is not None for s in shape), "every dynamic dim of an expand target needs an SSA size"
-    return Reshape("expand", res, src, tensor_type(dims, elt), tensor_type(out, elt), reassoc_text(reassoc), shape)  # type: ignore[arg-type]
+    shape = tuple(size_text(d) for d in out)
+    return Reshape("expand", res, src, tensor_type(dims, elt), tensor_type(out, elt), reassoc_text(reassoc), shape)
 
 
 # ----------------------------------------------------------------------------- strategies

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams
+from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable
 from shapefuzz.families.registry import spellings_module
 from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import boundary
@@ -112,9 +112,9 @@ def with_frontends(family: Family) -> Family:
     def linalg(hook: str) -> Any:
         return lambda p, *args: own[hook](linalg_params(p), *args)
 
-    hooks = dict(own, strategy=strategy, render=render, make_inputs=linalg("make_inputs"),
-                 reference=linalg("reference"), compare=linalg("compare"), equivalent_forms=equivalent_forms,
-                 features=features, shrink_candidates=shrink_candidates, is_valid=is_valid)
+    hooks = HookTable(own, strategy=strategy, render=render, make_inputs=linalg("make_inputs"),
+                      reference=linalg("reference"), compare=linalg("compare"), equivalent_forms=equivalent_forms,
+                      features=features, shrink_candidates=shrink_candidates, is_valid=is_valid)
     return dataclasses.replace(family, hooks=hooks)
 
 

@@ -11,6 +11,7 @@ same arrays; where the computed result type differs from the boundary one (more 
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -107,7 +108,8 @@ def dims_of(shape: Sequence[int | None], sizes: Sequence[int]) -> tuple[tuple[in
 
 
 class TorchBuilder:
-    """Collects constants and op lines; hands out fresh SSA names."""
+    """Collects constants and op lines; hands out fresh SSA names. (Its methods `int`, `str`, ...
+    shadow the builtins in the class body, so later signatures spell them `builtins.int`.)"""
 
     def __init__(self) -> None:
         self.consts: list[str] = []
@@ -145,11 +147,11 @@ class TorchBuilder:
     def str(self, v: str) -> str:
         return self._const(f"str:{v}", f"%str_{v}", f'torch.constant.str "{v}"')
 
-    def scalar(self, v: float, elt: str) -> str:
+    def scalar(self, v: builtins.float, elt: builtins.str) -> builtins.str:
         """A scalar operand for an op on `elt` tensors (`torch.constant.float` or `.int`)."""
         return self.float(v) if elt.startswith("f") else self.int(int(v))
 
-    def int_list(self, items: Sequence[int | str]) -> str:
+    def int_list(self, items: Sequence[builtins.int | builtins.str]) -> builtins.str:
         """A `!torch.list<int>`; an item is an int constant or an SSA `!torch.int` name."""
         names = [self.int(x) if isinstance(x, int) else x for x in items]
         name = self.fresh("list")
@@ -159,20 +161,21 @@ class TorchBuilder:
 
     # ------------------------------------------------------------------ ops
 
-    def op(self, op: str, operands: Sequence[tuple[str, str]], result: TV) -> TV:
+    def op(self, op: builtins.str, operands: Sequence[tuple[builtins.str, builtins.str]], result: TV) -> TV:
         """`result = op operands : types -> result type` (one result)."""
         names = ", ".join(n for n, _ in operands)
         types = ", ".join(t for _, t in operands)
         self.body.append(f"{result.name} = {op} {names} : {types} -> {result.type}")
         return result
 
-    def op2(self, op: str, operands: Sequence[tuple[str, str]], a: TV, b: TV) -> tuple[TV, TV]:
+    def op2(self, op: builtins.str, operands: Sequence[tuple[builtins.str, builtins.str]], a: TV, b: TV) -> tuple[TV, TV]:
         names = ", ".join(n for n, _ in operands)
         types = ", ".join(t for _, t in operands)
         self.body.append(f"{a.name}, {b.name} = {op} {names} : {types} -> {a.type}, {b.type}")
         return a, b
 
-    def onnx(self, op: str, operands: Sequence[TV], results: Sequence[TV], attrs: dict[str, str] | None = None) -> list[TV]:
+    def onnx(self, op: builtins.str, operands: Sequence[TV], results: Sequence[TV],
+             attrs: dict[builtins.str, builtins.str] | None = None) -> list[TV]:
         """`torch.operator "onnx.<op>"`, as `iree-import-onnx` leaves it (attributes `torch.onnx.*`)."""
         names = ", ".join(r.name for r in results)
         attr = ""
@@ -186,7 +189,8 @@ class TorchBuilder:
                          f"({in_types}) -> {out_types}")
         return list(results)
 
-    def onnx_const(self, values: Sequence[float], elt: str, shape: Sequence[int] | None = None, stem: str = "c") -> TV:
+    def onnx_const(self, values: Sequence[builtins.float], elt: builtins.str,
+                   shape: Sequence[builtins.int] | None = None, stem: builtins.str = "c") -> TV:
         """An `onnx.Constant` tensor (shape [len(values)] unless given; [] for a scalar)."""
         shape = [len(values)] if shape is None else list(shape)
         lit = ", ".join(repr(float(v)) if elt.startswith("f") else str(int(v)) for v in values)
@@ -197,7 +201,7 @@ class TorchBuilder:
                          f"() -> {out.type}")
         return out
 
-    def size(self, x: TV, dim: int) -> str:
+    def size(self, x: TV, dim: builtins.int) -> builtins.str:
         """A `!torch.int` holding x's size along `dim` (a constant when static)."""
         size, dyn = x.dims[dim]
         if not dyn:
@@ -206,7 +210,7 @@ class TorchBuilder:
         self.body.append(f"{name} = torch.aten.size.int {x.name}, {self.int(dim)} : {x.type}, !torch.int -> !torch.int")
         return name
 
-    def permute(self, x: TV, perm: Sequence[int], stem: str = "perm") -> TV:
+    def permute(self, x: TV, perm: Sequence[builtins.int], stem: builtins.str = "perm") -> TV:
         """out dim i = x dim perm[i]; nothing when perm is the identity."""
         if list(perm) == list(range(x.rank)):
             return x
@@ -214,7 +218,7 @@ class TorchBuilder:
         out = x.with_dims(self.fresh(stem), [x.dims[i] for i in perm])
         return self.op("torch.aten.permute", [(x.name, x.type), (lst, "!torch.list<int>")], out)
 
-    def flatten(self, x: TV, start: int, end: int, stem: str = "flat") -> TV:
+    def flatten(self, x: TV, start: builtins.int, end: builtins.int, stem: builtins.str = "flat") -> TV:
         if end <= start:
             return x
         merged = x.dims[start : end + 1]
@@ -226,7 +230,7 @@ class TorchBuilder:
         return self.op("torch.aten.flatten.using_ints",
                        [(x.name, x.type), (self.int(start), "!torch.int"), (self.int(end), "!torch.int")], out)
 
-    def unflatten(self, x: TV, dim: int, sizes: Sequence[int], stem: str = "unflat") -> TV:
+    def unflatten(self, x: TV, dim: builtins.int, sizes: Sequence[builtins.int], stem: builtins.str = "unflat") -> TV:
         if len(sizes) == 1:
             return x
         lst = self.int_list(list(sizes))
@@ -235,14 +239,14 @@ class TorchBuilder:
         return self.op("torch.aten.unflatten.int",
                        [(x.name, x.type), (self.int(dim), "!torch.int"), (lst, "!torch.list<int>")], out)
 
-    def unsqueeze(self, x: TV, dim: int, stem: str = "unsq") -> TV:
+    def unsqueeze(self, x: TV, dim: builtins.int, stem: builtins.str = "unsq") -> TV:
         pos = dim if dim >= 0 else x.rank + 1 + dim
         dims = list(x.dims)
         dims.insert(pos, (1, False))
         out = x.with_dims(self.fresh(stem), dims)
         return self.op("torch.aten.unsqueeze", [(x.name, x.type), (self.int(dim), "!torch.int")], out)
 
-    def to_dtype(self, x: TV, elt: str, stem: str = "cast") -> TV:
+    def to_dtype(self, x: TV, elt: builtins.str, stem: builtins.str = "cast") -> TV:
         if elt == x.elt:
             return x
         out = x.with_dims(self.fresh(stem), x.dims, elt)
@@ -251,7 +255,7 @@ class TorchBuilder:
                        [(x.name, x.type), (self.int(SCALAR_TYPE[elt]), "!torch.int"), (f, "!torch.bool"),
                         (f, "!torch.bool"), (self.none(), "!torch.none")], out)
 
-    def cast_to(self, x: TV, shape: Sequence[int | None], stem: str = "res") -> TV:
+    def cast_to(self, x: TV, shape: Sequence[builtins.int | None], stem: builtins.str = "res") -> TV:
         """A static-info cast to the boundary shape (None = `?`) when the types differ."""
         dims = tuple((s, d is None) for (s, _), d in zip(x.dims, shape))
         if dims == x.dims:
@@ -260,10 +264,10 @@ class TorchBuilder:
         self.body.append(f"{out.name} = torch.tensor_static_info_cast {x.name} : {x.type} to {out.type}")
         return out
 
-    def unary(self, op: str, x: TV, stem: str) -> TV:
+    def unary(self, op: builtins.str, x: TV, stem: builtins.str) -> TV:
         return self.op(op, [(x.name, x.type)], x.with_dims(self.fresh(stem), x.dims))
 
-    def render(self, name: str, args: Sequence[TV], results: Sequence[TV], attrs: str = "") -> str:
+    def render(self, name: builtins.str, args: Sequence[TV], results: Sequence[TV], attrs: builtins.str = "") -> builtins.str:
         return render_template(
             "torch_func.mlir.j2",
             func=name,

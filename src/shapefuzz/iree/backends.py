@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from shapefuzz.errors import UsageError
 from shapefuzz.iree.mlirinfo import module_traits
@@ -141,9 +141,9 @@ class Backend:
             return f"compile-only here: no {self.driver} device{hint}"
         if not probe.runs_on(self.driver, self._gpu_target(probe)):
             return f"compile-only here: {probe.device_note(self.driver)}"
-        missing = self._missing_cpu_features(probe)
-        if missing:
-            return f"compile-only here: this CPU lacks {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}"
+        lacking = self._missing_cpu_features(probe)
+        if lacking:
+            return f"compile-only here: this CPU lacks {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}"
         return "compiles and executes"
 
     def describe(self, probe: ToolchainProbe) -> dict:
@@ -176,7 +176,7 @@ def variant(base: Backend, suffix: str, description: str, *flags: str, passes: t
 def _local(backend: str) -> FlagRule:
     def flags(probe: ToolchainProbe) -> tuple[str, ...]:
         if probe.has_flag("--iree-hal-local-target-device-backends"):
-            base = ("--iree-hal-target-device=local", f"--iree-hal-local-target-device-backends={backend}")
+            base: tuple[str, ...] = ("--iree-hal-target-device=local", f"--iree-hal-local-target-device-backends={backend}")
         else:  # releases before the target-device flags
             base = (f"--iree-hal-target-backends={backend}",)
         if backend == "llvm-cpu" and probe.has_flag("--iree-llvmcpu-target-cpu"):
@@ -254,7 +254,7 @@ _SINGLE_DISPATCH = "--iree-preprocessing-pass-pipeline=builtin.module(util.func(
 # results was refused (a case with `?` dims inside and static results, e.g. scatter, compiles). So a
 # `?` in a result is a known limit, decided before compiling (no compile, no lane slot); the error
 # text stays a limit for the rest.
-_SINGLE_DISPATCH_LIMITS = dict(
+_SINGLE_DISPATCH_LIMITS: dict[str, Any] = dict(  # variant()'s keyword arguments
     passes=("iree-preprocessing-make-single-dispatch",),
     known_limits=(("dynamic-result", "single-dispatch preprocessing does not handle dynamic dims in results"),),
     error_limits=((r"unhandled dynamic dimensions for created dispatch region",

@@ -51,7 +51,9 @@ class FunctionInfo:
 
 def split_top_level(text: str) -> list[str]:
     """Split at the commas not nested in <>, (), [] or {}."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "<([{":
             depth += 1
@@ -165,7 +167,7 @@ def check_given_inputs(info: FunctionInfo, inputs: list[np.ndarray]) -> None:
 def random_inputs(info: FunctionInfo, seed: int, dynamic_size: int) -> list[np.ndarray]:
     """Inputs for a file that carries no parameters: small exact values, `?` dims set to dynamic_size."""
     rng = np.random.default_rng(seed)
-    arrays = []
+    arrays: list[np.ndarray] = []
     for arg in info.args:
         if arg.element not in DTYPES:
             raise InvalidInputError(f"cannot make inputs of element type {arg.element}; pass --inputs")

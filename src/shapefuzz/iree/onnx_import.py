@@ -16,7 +16,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import onnx
@@ -70,7 +70,7 @@ def _import_cached(model: "onnx.ModelProto") -> str:
 # pool) costs tens of milliseconds, more than a small model's import. Made afresh in a forked child
 # (the parent's threads are gone there) and every _CONTEXT_USES imports (what modules leave in a
 # context, interned types and attributes, is then let go).
-_SHARED: dict[str, object] = {}
+_SHARED: dict[str, Any] = {}
 _CONTEXT_USES = 256
 _INHERITED: list[object] = []  # a parent's context, never freed in a child (it would join threads not there)
 

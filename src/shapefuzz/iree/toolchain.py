@@ -102,7 +102,7 @@ class ToolchainProbe:
     def from_json(data: dict) -> "ToolchainProbe":
         return ToolchainProbe(
             version=data["version"],
-            release=tuple(data["release"]),  # type: ignore[arg-type]
+            release=tuple(data["release"]),
             compile_flags=frozenset(data["compile_flags"]),
             devices=tuple(data["devices"]),
             llvmpipe_target=data["llvmpipe_target"],
@@ -351,6 +351,8 @@ def _probe_uncached(toolchain: Toolchain) -> ToolchainProbe:
             stdin_text=_TRIVIAL_MODULE,
         )
         llvmpipe = trial.ok
+    cuda_runs: tuple[str, ...]
+    hip_runs: tuple[str, ...]
     cuda_arch, cuda_runs, cuda_note = None, (), ""
     if any(d.startswith("cuda://") for d in devices) and "--iree-cuda-target" in flags:
         cuda_arch, cuda_runs, cuda_note = _probe_cuda(toolchain)

@@ -193,7 +193,7 @@ def family_compare(case, inputs: Sequence[np.ndarray]) -> Compare | None:
         family, params = get_family(case.family), case.params
     except Exception:  # noqa: BLE001 - a family that no longer loads: the plain comparison
         return None
-    return lambda want, got: family.compare(params, inputs, want, got)
+    return lambda want, got: family.compare(params, list(inputs), want, got)
 
 
 def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence[str] = (),

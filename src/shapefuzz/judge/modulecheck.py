@@ -33,7 +33,7 @@ def check_file(
     budget = Budget(DEFAULT_BUDGET.verify, Limits(timeout=compile_timeout), DEFAULT_BUDGET.run)
     case = case_from_mlir(text)
     if case is not None and inputs is None:
-        expectation = case_expectation(case, seed)
+        expectation: Expectation | None = case_expectation(case, seed)
         notes.append(f"generated {case.family} case: inputs from seed {seed}, NumPy reference")
     else:
         from shapefuzz.errors import InvalidInputError

@@ -152,6 +152,7 @@ def second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarr
         model = spelling.stand_in(q, lambda: boundary(family.render(q)))  # rendered only if it builds one
     if model is None or not _fits(model, inputs):
         return None
+    assert spelling is not None and q is not None  # a model is only built through the family's spelling
     gap = spelling.reference_gap(linalg_params(q))
     if gap:  # a known bug of ONNX's reference: not a judge here
         return SecondOpinion(None, "", gap)

@@ -122,8 +122,9 @@ def _run_backend(
                 coverage = replace(coverage, failing_pass=failing_pass(classify(compiled).value, compiled.stderr,
                                                                        coverage))
             for path in (log, kept):
-                with contextlib.suppress(OSError, TypeError):
-                    os.unlink(path)
+                if path is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(path)
     result, outputs = _finish_backend(toolchain, backend, vmfb, workdir, expectation, num_results, function, budget,
                                       compiled)
     return (replace(result, coverage=coverage) if coverage is not None else result), outputs
@@ -498,7 +499,8 @@ def check_forms(
     base = case.params
     lines = []
     for name in backends:
-        passing, failing = [], []
+        passing: list[tuple[Case, BackendResult]] = []
+        failing: list[tuple[Case, BackendResult]] = []
         for form, report in reports:
             result = next((r for r in report.results if r.backend == name), None)
             if result is None:

@@ -135,15 +135,17 @@ def _expectation(entry: CorpusEntry):
 
     case = entry.case
     if entry.inputs is not None:
-        compare = None
+        compare: Callable[[Any, Any], Any] | None = None
         if case is not None and entry.expected is not None:
             try:
                 from shapefuzz.families import get_family
 
                 family, params, inputs = get_family(case.family), case.params, entry.inputs
 
-                def compare(want, got):  # noqa: E306 - the family's tie-safe rule on the saved arrays
+                def family_compare(want, got):  # noqa: E306 - the family's tie-safe rule on the saved arrays
                     return family.compare(params, inputs, want, got)
+
+                compare = family_compare
             except Exception:  # noqa: BLE001 - a family that no longer loads: plain comparison
                 compare = None
         if case is None:

@@ -22,7 +22,7 @@ import concurrent.futures
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 Predicate = Callable[[str], bool]
 Prefilter = Callable[[Sequence[str]], Sequence[bool]]
@@ -116,7 +116,7 @@ class Problem:
     # -- proposing -------------------------------------------------------------------------
     def _propose(self, p: Pass) -> list[str]:
         """The pass's candidates, produced in a daemon thread so a hanging pass can be abandoned."""
-        box: dict[str, object] = {}
+        box: dict[str, Any] = {}  # "out": the candidates (list[str]), or "error": why not
 
         def work() -> None:
             try:
@@ -142,7 +142,7 @@ class Problem:
         if "error" in box:
             self.stats.set_aside[p.name] = f"raised {box['error']}"
             return []
-        return list(box["out"])  # type: ignore[arg-type]
+        return list(box["out"])
 
     # -- trying ----------------------------------------------------------------------------
     def _trial(self, text: str) -> bool:

@@ -143,15 +143,14 @@ class SameSignature:
     def confirmed_findings(self, limit: int = 8) -> list[tuple[Signature, str, CheckReport]]:
         """Re-check the smallest new failures with a full compile (twice): only those that fail
         for real, and not as a documented target limit, are reported."""
-        out = []
+        out: list[tuple[Signature, str, CheckReport]] = []
         seen = set(self.known) | set(self.target.signatures.values())
         budget = Budget(DEFAULT_BUDGET.verify, Limits(timeout=max(self.target.compile_timeout, 30.0)), DEFAULT_BUDGET.run)
         ordered = sorted(self.findings.items(), key=lambda kv: sort_key(kv[1]))[:limit]
         for signature, text in ordered:
             report = check_module(text, [signature.backend], None, self.toolchain, budget, confirm=True)
-            real = [r for r in report.failures if not r.flaky and r.signature is not None]
-            for r in real:
-                if r.signature not in seen:
+            for r in report.failures:
+                if not r.flaky and r.signature is not None and r.signature not in seen:
                     seen.add(r.signature)
                     out.append((r.signature, text, report))
         return sorted(out, key=lambda item: str(item[0]))

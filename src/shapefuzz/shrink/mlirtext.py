@@ -204,7 +204,7 @@ def bypass_ops(text: str) -> Iterator[str]:
     for func in functions(lines):
         args = _SSA.findall("".join(lines[func.header[0] : func.header[1]]))
         for s in statements(lines, func):
-            if len(s.results) != 1 or ":" in _RESULTS.match(lines[s.start]).group(1):
+            if len(s.results) != 1 or (m := _RESULTS.match(lines[s.start])) is None or ":" in m.group(1):
                 continue
             name = s.results[0]
             body = s.text(lines)
@@ -230,7 +230,9 @@ def drop_results(text: str) -> Iterator[str]:
         ret_line = next((i for i in range(func.close - 1, func.body[0] - 1, -1) if _RETURN.match(lines[i])), None)
         if ret_line is None:
             continue
-        indent, rest = _RETURN.match(lines[ret_line].rstrip("\n")).groups()
+        ret = _RETURN.match(lines[ret_line].rstrip("\n"))
+        assert ret is not None  # the line was picked for matching it
+        indent, rest = ret.groups()
         values_text, _, types_text = rest.partition(":")
         values = [v.strip() for v in split_top_level(values_text)]
         ret_types = [t.strip() for t in split_top_level(types_text)]
@@ -292,7 +294,7 @@ def drop_unused_args(text: str) -> Iterator[str]:
 
 # -- passes: shapes -----------------------------------------------------------------------
 def _dim_values(text: str) -> list[int]:
-    values = set()
+    values: set[int] = set()
     for m in _SHAPED.finditer(text):
         values.update(int(d) for d in shaped_dims(m.group(2)) if d != "?")
     return sorted(values, reverse=True)

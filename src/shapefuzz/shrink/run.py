@@ -100,7 +100,7 @@ def find_target(
             raise UsageError(f"{name} does not fail on --backend {backend} ({describe(report)}); failing: "
                              f"{', '.join(r.backend for r in real)}")
     elif signature_text is not None:
-        chosen = [r for r in real if matches(r.signature, signature_text)][:1]
+        chosen = [r for r in real if r.signature is not None and matches(r.signature, signature_text)][:1]
         if not chosen:
             got = " | ".join(str(r.signature) for r in real)
             raise UsageError(f"no failure of {name} matches --signature {signature_text!r}; got: {got}")
@@ -108,7 +108,7 @@ def find_target(
         chosen = real[:1]  # one backend is enough to keep the bug; --backend picks another
     first_seconds = max(r.compile_seconds for r in chosen)
     timeout = calibrate(first_seconds, compile_timeout, any(r.status == Status.TIMEOUT for r in chosen))
-    signatures = {r.backend: r.signature for r in chosen}
+    signatures = {r.backend: r.signature for r in chosen if r.signature is not None}  # all of them (`real`)
     stages_compile = all(s.stage.value in ("compile", "verify") for s in signatures.values())
     check_backends = tuple(signatures) if stages_compile else tuple(backends)
     return Target(signatures, check_backends, timeout, seed=seed), report
@@ -201,7 +201,7 @@ def shrink_file(
 
     # the final re-check runs the file twice; the phase search compiles it about four times
     reserve = 2 * check_seconds if confirm else 0.0
-    if target.compile_only and (left() is None or left() - reserve > PHASE_SEARCH_CHECKS * check_seconds):
+    if target.compile_only and ((t := left()) is None or t - reserve > PHASE_SEARCH_CHECKS * check_seconds):
         target = replace(target, phase=earliest_phase(text, toolchain, target))
     phase = f", compiling up to --compile-to={target.phase}" if target.phase else ""
     say(f"trial compile timeout {target.compile_timeout:.1f}s{phase}; {jobs} job(s)")
@@ -215,7 +215,7 @@ def shrink_file(
             on_step(step, m)
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
-    remaining = None if time_limit is None else max(0.0, left() - reserve)
+    remaining = None if (t := left()) is None else max(0.0, t - reserve)
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining, accepted
     )
@@ -272,7 +272,8 @@ def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> l
     saved = []
     # The kept failure is no new sighting (its original was counted where it was found);
     # failures that turned up while shrinking are.
-    items = [(s, result.minimized, None, False) for s in result.target.signatures.values()]
+    items: list[tuple[Signature, str, CheckReport | None, bool]] = [
+        (s, result.minimized, None, False) for s in result.target.signatures.values()]
     items += [(s, t, r, True) for s, t, r in result.findings]
     for signature, text, report, sighting in items:
         detail = result.detail if report is None else ""

@@ -13,6 +13,7 @@ Measured on IREE 3.13 with Mesa's llvmpipe (November 2026):
 
 from __future__ import annotations
 
+import math
 import re
 
 MESA_LOOP_LIMIT = 65_535
@@ -49,9 +50,7 @@ def narrow_words_lost(text: str, emulated: tuple[str, ...]) -> str:
             continue
         if any(d is None for d in shape):
             return f"{'x'.join('?' if d is None else str(d) for d in shape)}x{element} (its byte size is not known)"
-        count = 1
-        for d in shape:
-            count *= d  # type: ignore[operator]
+        count = math.prod(d for d in shape if d is not None)  # every dim: a `?` one returned above
         if count * bits // 8 % 4:
             spelled = "x".join([*map(str, shape), element]) if shape else f"{element} scalar"
             return f"{spelled} ({count * bits // 8} byte{'s' if count * bits // 8 != 1 else ''})"

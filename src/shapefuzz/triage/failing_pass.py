@@ -144,9 +144,9 @@ def crash_frames(output: str, limit: int = 8, *, contiguous: bool = False) -> li
 
 def raw_frames(output: str, limit: int = 16) -> list[str]:
     """The backtrace's lines below the signal handler, whole (for a report), top first."""
-    lines = [m.group(0).rstrip() for m in _FRAME.finditer(output)]
-    start = next((i for i, line in enumerate(lines) if not _HANDLER_FRAME.match(_FRAME.match(line).group(2).strip())),
-                 len(lines))
+    found = list(_FRAME.finditer(output))
+    lines = [m.group(0).rstrip() for m in found]
+    start = next((i for i, m in enumerate(found) if not _HANDLER_FRAME.match(m.group(2).strip())), len(lines))
     return lines[start:start + limit]
 
 

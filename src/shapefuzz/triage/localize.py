@@ -29,7 +29,7 @@ import enum
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 # iree-compile's target-independent phases, in pipeline order (`--compile-to` / `--compile-from`)
 PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream")
@@ -79,7 +79,8 @@ def pass_runs(dump: str) -> list[PassRun]:
     runs, before = [], None
     for i, m in enumerate(found):
         body = dump[m.end(): found[i + 1].start() if i + 1 < len(found) else len(dump)].strip()
-        runs.append(PassRun(*m.groups(default=""), changed=not body or body != before))
+        cls, arg, anchor, func = m.groups(default="")
+        runs.append(PassRun(cls, arg, anchor, func, changed=not body or body != before))
         before = body
     return runs
 
@@ -166,7 +167,7 @@ class Localization:
                 "finished_by": self.finished_by, "frontend": self.frontend} | ({"inside": self.inside} if self.inside else {})
 
     @staticmethod
-    def from_json(data: dict[str, object] | None) -> "Localization | None":
+    def from_json(data: dict[str, Any] | None) -> "Localization | None":
         if not isinstance(data, dict):
             return None
         return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),

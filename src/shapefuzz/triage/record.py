@@ -28,7 +28,7 @@ TOP_FRAMES = 12
 
 def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:
     """The first diagnostic lines of an output (errors and fatal errors, not echoed source)."""
-    picked = []
+    picked: list[str] = []
     for line in output.splitlines():
         text = line.strip()
         if (not text or text.startswith(("^", "// -----//", "Please report", "Stack dump:", "#"))

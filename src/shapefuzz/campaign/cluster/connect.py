@@ -291,7 +291,8 @@ class Cluster:
         from shapefuzz.iree.backends import BACKENDS
 
         backend = BACKENDS.get(lane)
-        return {n.node_id for n in self.working() if backend is not None and backend.executes(n.probe)}
+        return {n.node_id for n in self.working()
+                if backend is not None and n.probe is not None and backend.executes(n.probe)}
 
     def placement(self, lanes: tuple[str, ...]) -> list[str]:
         """The nodes where every lane of a task that executes somewhere executes; when no node

@@ -158,15 +158,15 @@ class RayPool:
         tally.tasks += 1
         tally.checks += task.kind == TaskKind.CHECK
         tally.seconds += result.seconds
-        value, error, environment = result.value, result.error, result.environment
+        value, error_text, environment = result.value, result.error, result.environment
         if task.kind == TaskKind.SHRINK and self.head_finish is not None and value is not None:
             try:
                 value = self.head_finish(value)  # the head writes the corpus, never a node
             except EnvironmentFault as fault:  # the head's machine: the shrink is retried
-                value, error, environment = None, traceback.format_exc(limit=8), EnvironmentCondition.of(fault)
+                value, error_text, environment = None, traceback.format_exc(limit=8), EnvironmentCondition.of(fault)
             except Exception:  # noqa: BLE001 - a corpus problem stops this shrink, not the campaign
-                value, error = None, traceback.format_exc(limit=8)
-        return [Done(task, value, result.seconds, error, environment=environment)]
+                value, error_text = None, traceback.format_exc(limit=8)
+        return [Done(task, value, result.seconds, error_text, environment=environment)]
 
     def _refresh(self) -> None:
         self._refreshed = time.monotonic()

@@ -59,7 +59,9 @@ def coverage_summary(store: CampaignStore, interest: dict[str, tuple[str, ...]] 
     if not rows:
         return {}
     if interest is None:
-        from shapefuzz.coverage.actionlog import PASSES_OF_INTEREST as interest
+        from shapefuzz.coverage.actionlog import PASSES_OF_INTEREST
+
+        interest = PASSES_OF_INTEREST
     ran: dict[str, set[str]] = collections.defaultdict(set)  # pass -> lanes it ran on
     acted: dict[str, set[str]] = collections.defaultdict(set)  # pass -> patterns that fired inside it
     for r in rows:

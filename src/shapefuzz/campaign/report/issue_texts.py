@@ -54,11 +54,11 @@ class IssueTexts:
         self._stamps: dict[str, tuple] = {}  # cause -> what its report was written from
         self._refused: set[str] = set()  # causes already told to be bad names (said once)
 
-    def version_text(self) -> str:
+    def version_text(self, toolchain: Toolchain) -> str:
         if self._version is None:
             from shapefuzz.process.sandbox import Limits, run_sandboxed
 
-            shown = run_sandboxed([str(self.toolchain.compile_bin), "--version"], Limits(timeout=60.0))
+            shown = run_sandboxed([str(toolchain.compile_bin), "--version"], Limits(timeout=60.0))
             self._version = (shown.stdout + shown.stderr).strip() or "(iree-compile --version printed nothing)"
         return self._version
 
@@ -66,7 +66,8 @@ class IssueTexts:
         """The report of one cause from its first corpus entry; None when it has none that loads
         (no entry yet, the corpus moved) or no toolchain was given."""
         entries = [Path(e) for e in cause.corpus_entries if e]
-        if not entries or self.toolchain is None:
+        toolchain = self.toolchain
+        if not entries or toolchain is None:
             return None
         entry_dir = entries[0]
         try:
@@ -85,7 +86,7 @@ class IssueTexts:
         if self._stamps.get(cause.name) == stamp and out.is_file():
             return out
         try:
-            self._write(entry_dir, buckets, out, cause)
+            self._write(entry_dir, buckets, out, toolchain, cause)
         except (ShapefuzzError, OSError, ValueError):  # an entry that does not load or export: no link
             return None
         self._stamps[cause.name] = stamp
@@ -125,13 +126,13 @@ class IssueTexts:
                 self.say(f"issues: removed {name}: its cause is no longer one of this campaign's (merged or split)")
         return removed
 
-    def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path,
+    def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path, toolchain: Toolchain,
                cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
         from shapefuzz.export.issue import IssueContext, host_cpu_of, issue_plan, write_issue
 
         entry = load_entry(entry_dir)
-        p = issue_plan(entry, self.toolchain)  # a compile failure's: no NumPy reference built in the campaign's process
+        p = issue_plan(entry, toolchain)  # a compile failure's: no NumPy reference built in the campaign's process
         lines = [f"{text(b['backend'])}: fails the same way in this campaign ({b['count']} hit(s))"
                  if b["signature"] == str(entry.signature) else
                  f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"
@@ -141,5 +142,5 @@ class IssueTexts:
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through
         fresh_dir(out.with_name(out.stem + ".files"))  # no file of an older reproducer; a link removed, not followed
-        write_issue(p, out, self.toolchain, IssueContext(self.version_text(), tuple(lines),
-                                                         host_cpu=host_cpu_of(p, self.toolchain)))
+        write_issue(p, out, toolchain, IssueContext(self.version_text(toolchain), tuple(lines),
+                                                    host_cpu=host_cpu_of(p, toolchain)))

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import io
 import re
+from typing import TYPE_CHECKING, Any
 
 from shapefuzz.campaign.report.series import OUTCOMES, Series, Step
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 TRIAGE_COLORS = {"compiler bug": "#c0392b", "target limit": "#7f8c8d", "suspected driver": "#e67e22",
                  "ours": "#8e44ad", "flaky": "#bdc3c7"}
 OUTCOME_CMAPS = {"pass": "Greens", "bug": "Reds", "unsupported": "Greys", "driver-suspected": "Oranges",
                  "other": "Purples"}
 WORKER_COLORS = {"check": "#2e86c1", "re-hits": "#85c1e9", "confirm": "#f5b041", "shrink": "#58d68d"}
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "shapefuzz", "font.size": 9, "axes.spines.top": False,
-       "axes.spines.right": False, "font.family": "sans-serif"}
+_RC: dict[RcKeyType, Any] = {"svg.fonttype": "none", "svg.hashsalt": "shapefuzz", "font.size": 9,
+                             "axes.spines.top": False, "axes.spines.right": False, "font.family": "sans-serif"}
 
 
 def _styled(draw):

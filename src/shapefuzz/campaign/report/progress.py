@@ -6,11 +6,14 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import short_text
 from shapefuzz.campaign.engine import Snapshot
+
+# What the engine reports to, as (kind, value): a Progress, or the live view (report/live.py).
+ProgressFn = Callable[[str, Any], None]
 
 
 def _status(s: Snapshot) -> str:

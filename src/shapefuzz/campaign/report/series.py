@@ -57,7 +57,7 @@ def build(store: CampaignStore, summary: Summary) -> Series:
             rank[cause.severity] = float(cause.severity_rank)
     order = [t.value for t in Triage]
     series.causes_by_triage = {k: Step(tuple(sorted(by_triage[k]))) for k in sorted(by_triage, key=order.index)}
-    series.causes_by_severity = {k: Step(tuple(sorted(by_severity[k]))) for k in sorted(by_severity, key=rank.get)}
+    series.causes_by_severity = {k: Step(tuple(sorted(by_severity[k]))) for k in sorted(by_severity, key=rank.__getitem__)}
     series.rate = _rate([c.finished for c in rows], total)
     check = summary.worker_seconds.get("check", 0.0)
     series.worker = {"check": max(0.0, check - summary.rehit_seconds), "re-hits": summary.rehit_seconds,

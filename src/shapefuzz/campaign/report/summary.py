@@ -316,7 +316,7 @@ def svg_plot(timeline: list[float], total: float, width: int = 640, height: int 
 
 # --- renderings --------------------------------------------------------------------------------
 def _table(title: str, rows: dict[str, Row]) -> list[tuple[str, ...]]:
-    out = [(title, "cases", "failures", "unsupported", "buckets", "per min")]
+    out: list[tuple[str, ...]] = [(title, "cases", "failures", "unsupported", "buckets", "per min")]
     for name, r in rows.items():
         rate = f"{r.cases / r.seconds * 60:.1f}" if r.seconds else "-"
         out.append((name, str(r.cases), str(r.failures), str(r.unsupported), str(len(r.buckets)), rate))

@@ -10,11 +10,11 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Dtype = Literal["f32", "f16"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 Form = Literal["attention", "decomposed"]  # iree_linalg_ext.attention | matmul, softmax, matmul in linalg
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Mask = Literal["none", "random", "causal"]
-MASKS: tuple[str, ...] = get_args(Mask)
+MASKS: tuple[Mask, ...] = get_args(Mask)
 SCALES = (1.0, 0.5, 0.25, 0.125)
 
 

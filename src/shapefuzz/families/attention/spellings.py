@@ -15,7 +15,8 @@ def _build(p: FamilyParams, bnd: Boundary) -> str:
     b = TorchBuilder()
     names, shapes = ["%q", "%k", "%v"], [q_shape(p), k_shape(p), v_shape(p)]
     if p.mask != "none":
-        names.append("%mask"), shapes.append(mask_shape(p))
+        names.append("%mask")
+        shapes.append(mask_shape(p))
     args = boundary_args(b, bnd, shapes, names)
     q, k, v = args[:3]
     mask = (args[3].name, args[3].type) if p.mask != "none" else (b.none(), "!torch.none")

@@ -32,9 +32,9 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     mode = draw(st.sampled_from(("static", "batch", "seq", "all", "random")))
     flags = {"static": [False] * (nb + 2), "batch": [True] * nb + [False, False], "seq": [False] * nb + [True, True],
              "all": [True] * (nb + 2)}.get(mode) or [draw(st.booleans()) for _ in range(nb + 2)]
-    return Params(dtype=draw(st.sampled_from(DTYPES)), batch=batch, batch_dyn=flags[:nb], m=draw(st.sampled_from(seq)),
-                  k2=draw(st.sampled_from(seq)), k1=draw(st.sampled_from(_HEAD)), n=draw(st.sampled_from(_HEAD)),
-                  m_dyn=flags[nb], k2_dyn=flags[nb + 1], scale=draw(st.sampled_from(SCALES)),
+    return Params(dtype=draw(st.sampled_from(DTYPES)), batch=tuple(batch), batch_dyn=tuple(flags[:nb]),
+                  m=draw(st.sampled_from(seq)), k2=draw(st.sampled_from(seq)), k1=draw(st.sampled_from(_HEAD)),
+                  n=draw(st.sampled_from(_HEAD)), m_dyn=flags[nb], k2_dyn=flags[nb + 1], scale=draw(st.sampled_from(SCALES)),
                   mask=draw(st.sampled_from(MASKS)), form=draw(st.sampled_from(FORMS)), big=large)
 
 

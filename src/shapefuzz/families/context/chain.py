@@ -23,7 +23,7 @@ one; the operand itself when it has no producer), then each consumer's extra arg
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeGuard
 
 from shapefuzz.case import freeze as _freeze, thaw as _thaw
 
@@ -47,7 +47,9 @@ class ContextOp:
     @property
     def slot(self) -> int:
         """The root operand (producer) or result (consumer) this op sits on."""
-        return self.operand if self.operand is not None else self.result  # type: ignore[return-value]
+        slot = self.operand if self.operand is not None else self.result
+        assert slot is not None  # every op sits on an operand or a result (`make`, `from_json`)
+        return slot
 
     def get(self, name: str) -> Any:
         return dict(self.attrs)[name]
@@ -93,7 +95,7 @@ class ContextOp:
         return ContextOp.make(name, **{where: slot}, **attrs)
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 

@@ -46,8 +46,8 @@ class Plan:
             out.append(steps[0][1][0] if steps else self.root_args[i])
             for _, sources, _ in steps:
                 out += list(sources[1:])
-        for steps in self.consumers:
-            for _, _, _, extras in steps:
+        for outward in self.consumers:
+            for _, _, _, extras in outward:
                 out += list(extras)
         return out
 
@@ -79,8 +79,8 @@ def inexact_in_frontend(p: Plan, frontend: str, no_i4: str) -> str:
         for op, _, _ in steps:
             if op.op == "dequantize" and op.get("from") != "i8":
                 return f"context: dequantize from {op.get('from')} {no_i4}"
-    for steps in p.consumers:
-        for op, t, _, _ in steps:
+    for outward in p.consumers:
+        for op, t, _, _ in outward:
             if op.op == "reduce" and op.get("kind") == "max" and not t.dims[op.get("dim")]:
                 return f"context: a max over a dim that may be empty (-3e38 in linalg, -inf in {frontend})"
     return ""
@@ -107,7 +107,7 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
                consumers_ok: bool = True, nonnegative: tuple[int, ...] = ()) -> Plan:
     for op in chain:
         if op.is_producer:
-            if op.operand >= len(args):  # type: ignore[operator]
+            if op.slot >= len(args):  # its operand
                 raise ValueError(f"context: {op.op} on operand {op.operand}; the root takes {len(args)}")
             if op.operand in fixed:
                 raise ValueError(f"context: operand {op.operand}'s values are the family's to choose (no producer)")
@@ -115,7 +115,7 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
                 raise ValueError(f"context: {op.op}: {why} on operand {op.operand}, whose values must stay >= 0 "
                                  "(the root's reference takes a root of them)")
         else:
-            if op.result >= len(results):  # type: ignore[operator]
+            if op.slot >= len(results):  # its result
                 raise ValueError(f"context: {op.op} on result {op.result}; the root returns {len(results)}")
             if not consumers_ok:
                 raise ValueError("context: this case's results are not compared element-wise (no consumer)")
@@ -129,13 +129,13 @@ def plan_types(args: tuple[Ty, ...], results: tuple[Ty, ...], chain: Chain, fixe
         producers.append(tuple(reversed(steps)))
     consumers = []
     for j, t in enumerate(results):
-        steps = []
+        outward = []
         for op in consumers_of(chain, j):
             c = CONSUMERS[op.op]
             out = _named(lambda: c.result(op, t))
-            steps.append((op, t, out, tuple(c.extras(op, t))))
+            outward.append((op, t, out, tuple(c.extras(op, t))))
             t = out
-        consumers.append(tuple(steps))
+        consumers.append(tuple(outward))
     return Plan(args, results, tuple(producers), tuple(consumers))
 
 
@@ -195,8 +195,8 @@ def make_inputs(p: Plan, root_inputs: list[np.ndarray], seed: int) -> list[np.nd
         out.append(contiguous(y))
         for more in extras:
             out += more
-    for steps in p.consumers:
-        for op, t, _, _ in steps:
+    for outward in p.consumers:
+        for op, t, _, _ in outward:
             out += CONSUMERS[op.op].make_extras(op, t, rng)
     return out
 

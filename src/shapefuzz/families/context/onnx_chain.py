@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.context.compose import Plan, inexact_in_frontend
-from shapefuzz.families.context.types import Ty
+from shapefuzz.families.context.types import Ty, static_size
 from shapefuzz.families.onnx_models import ONNX_TYPE, Graph
 from shapefuzz.families.torch_ir import Boundary
 
@@ -47,7 +47,7 @@ class _Chain:
     def shape(self, parts: list[int | str]) -> str:
         """A shape tensor from static sizes and 1-element dim values."""
         if all(isinstance(v, int) for v in parts):
-            return self.ints([int(v) for v in parts])  # type: ignore[arg-type]
+            return self.ints([int(v) for v in parts])
         pieces = [self.ints([v]) if isinstance(v, int) else v for v in parts]
         return self.g.one("Concat", pieces, axis=0)
 
@@ -92,7 +92,7 @@ class _Chain:
         if name == "broadcast":
             dims = list(op.get("dims"))
             up = g.one("Unsqueeze", [x, self.ints(dims)])
-            return g.one("Expand", [up, self.ints([out.dims[i] if i in dims else 1 for i in range(out.rank)])])
+            return g.one("Expand", [up, self.ints([static_size(out.dims[i]) if i in dims else 1 for i in range(out.rank)])])
         if name == "reverse":
             return self.reverse(x, op.get("dim"))
         if name == "dequantize":
@@ -138,7 +138,7 @@ class _Chain:
                 if None not in sizes:
                     n = 1
                     for s in sizes:
-                        n *= s  # type: ignore[operator]
+                        n *= s
                     parts.append(n)
                 else:
                     value = self.dim(x, group[0])

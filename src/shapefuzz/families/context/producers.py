@@ -22,7 +22,7 @@ def contiguous(x: np.ndarray) -> np.ndarray:
     return np.array(x, order="C", copy=True)
 
 
-def need(cond: bool, why: str) -> None:
+def need(cond: object, why: str) -> None:  # any truthy value passes
     if not cond:
         raise ValueError(why)
 
@@ -253,10 +253,13 @@ class Slice(Producer):
         k = 0
         for j in range(in_tys[0].rank):
             if j == drop:
-                offs.append("1"), sizes.append("1"), strides.append("1")
+                offs.append("1")
+                sizes.append("1")
+                strides.append("1")
                 continue
             o, s, x, d = op.get("offsets")[k], op.get("strides")[k], op.get("extra")[k], out.dims[k]
-            offs.append(str(o)), strides.append(str(s))
+            offs.append(str(o))
+            strides.append(str(s))
             if d is not None:
                 sizes.append(str(d))
             else:

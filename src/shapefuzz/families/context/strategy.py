@@ -52,10 +52,12 @@ def _draw_producer(draw: Any, name: str, i: int, t: Ty, s: tuple[int, ...],
             room = n - 1
             if room >= 1 and n <= 3 and draw(st.booleans()):  # pad onto a unit dim
                 a = draw(st.integers(0, room))
-                lo.append(a), hi.append(room - a)
+                lo.append(a)
+                hi.append(room - a)
             else:
                 a = draw(st.integers(0, min(2, room)))
-                lo.append(a), hi.append(draw(st.integers(0, min(2, room - a))))
+                lo.append(a)
+                hi.append(draw(st.integers(0, min(2, room - a))))
         if not any(lo + hi):
             return None
         return mk(lo=lo, hi=hi, value=draw(st.sampled_from((0.0, 0.5) if nonnegative else (0.0, 0.5, -1.0))))

@@ -29,7 +29,7 @@ from typing import Sequence
 
 from shapefuzz.families.context.chain import ContextOp
 from shapefuzz.families.context.compose import Plan, inexact_in_frontend
-from shapefuzz.families.context.types import Ty
+from shapefuzz.families.context.types import Ty, static_size
 from shapefuzz.families.torch_ir import INT64_MAX, SCALAR_TYPE, TORCH_ELT, TV, TorchBuilder
 
 ROOT_PREFIX = "%r_"
@@ -120,7 +120,7 @@ class _Chain:
                     static *= out.dims[i] if out.dims[i] is not None else 1
                 for i in group:
                     if out.dims[i] is not None:
-                        sizes.append(out.dims[i])  # type: ignore[arg-type]
+                        sizes.append(out.dims[i])
                     else:
                         n = b.size(x, k)
                         sizes.append(n if static == 1 else self.int_op("floordiv.int", n, b.int(static)))
@@ -167,7 +167,7 @@ class _Chain:
             y = x
             for d in added:
                 y = b.unsqueeze(y, d)
-            sizes = [out.dims[i] if i in added else -1 for i in range(out.rank)]  # type: ignore[misc]
+            sizes = [static_size(out.dims[i]) if i in added else -1 for i in range(out.rank)]
             return self.aten("broadcast_to", [(y.name, y.type), (b.int_list(sizes), LIST)], self.out("bcast", out))
         if name == "reverse":
             return self.aten("flip", [(x.name, x.type), (b.int_list([op.get("dim")]), LIST)], self.out("flip", out))
@@ -310,9 +310,9 @@ def chain_text(root_text: str, p: Plan) -> str:
         finish=lambda i, value: _conform(b, value, root.args[i][1]))
     results = root.splice(b, operands)
     finals, x = [], 0
-    for j, steps in enumerate(p.consumers):
+    for j, outward in enumerate(p.consumers):
         value = results[j]
-        for op, t, out, more in steps:
+        for op, t, out, more in outward:
             value = c.consume(op, _conform(b, value, t), t, extras[x:x + len(more)], out)
             value = _conform(b, value, out)
             x += len(more)

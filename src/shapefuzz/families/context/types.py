@@ -28,6 +28,13 @@ class Ty:
         return Ty(self.dims, elt)
 
 
+def static_size(n: int | None) -> int:
+    """A dim the producer's checks made static (a broadcast's added dims)."""
+    if n is None:
+        raise ValueError("context: a dim that must be static is `?`")
+    return n
+
+
 def is_float(elt: str) -> bool:
     return elt in ("f16", "f32", "f64")
 
@@ -69,8 +76,9 @@ class Emitter:
 
     def dim(self, value: str, ty: Ty, i: int) -> str:
         """The size of dim i of `value` as an index: a constant when static."""
-        if ty.dims[i] is not None:
-            return self.index(ty.dims[i])  # type: ignore[arg-type]
+        size = ty.dims[i]
+        if size is not None:
+            return self.index(size)
         name = self.fresh("d")
         self.line(f"{name} = tensor.dim {value}, {self.index(i)} : {ty.text()}")
         return name

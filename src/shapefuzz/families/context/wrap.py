@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams
+from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, inner_drops, outermost_drops
 from shapefuzz.families.context.strategy import draw_chain
@@ -255,9 +255,10 @@ def with_context(family: Family) -> Family:
             return None
         return compose.root_inputs_of(plan(p), inputs)
 
-    hooks = dict(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference, compare=compare,
-                 equivalent_forms=equivalent_forms, features=features, shrink_candidates=shrink_candidates,
-                 is_valid=is_valid, context_onnx_model=onnx_model, context_root_operands=root_operands)
+    hooks = HookTable(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference,
+                      compare=compare, equivalent_forms=equivalent_forms, features=features,
+                      shrink_candidates=shrink_candidates, is_valid=is_valid, context_onnx_model=onnx_model,
+                      context_root_operands=root_operands)
     return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
 
 

@@ -62,7 +62,7 @@ def _layouts() -> dict[str, Layout]:
 
 LAYOUTS = _layouts()
 Kind = Literal["regular", "grouped", "depthwise", "depthwise_m"]
-KINDS: tuple[str, ...] = get_args(Kind)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 DTYPES = {"f32": ("f32",), "f16": ("f32", "f16"), "i32": ("i32",), "i8": ("i32",)}
 Dtype = Literal["f32", "f16", "i32", "i8"]  # the keys of DTYPES
 Acc = Literal["f32", "f16", "i32"]  # the accumulator types DTYPES allows

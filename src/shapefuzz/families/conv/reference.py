@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +92,7 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
     wide = np.float64 if is_float(p.dtype) else np.int64
     x = inputs[0].astype(wide)
     w = inputs[1].astype(wide)
-    pad_value = wide(np_dtype(p.dtype).type(p.pad_value))
+    pad_value: np.number[Any] = wide(np_dtype(p.dtype).type(p.pad_value))
     if absolute:
         x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
     b_in, b_filt, b_out = boundary_labels(p)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from shapefuzz.families.common import IndexValues, is_float, tensor_type
 from shapefuzz.families.conv.params import LAYOUTS, Params, boundary_labels
@@ -151,7 +152,7 @@ def render(p: Params) -> str:
                          list(cin.dyn), dtype)
         lows = [p.pad_lo[int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
         highs = [p.pad_hi[int(lab[1:])] if lab[0] == "s" else 0 for lab in cin.labels]
-        step = {"op": p.pad_form, "src": cin, "dst": padded, "lows": lows, "highs": highs,
+        step: dict[str, Any] = {"op": p.pad_form, "src": cin, "dst": padded, "lows": lows, "highs": highs,
                 "value": _elem_literal(p.pad_value, dtype)}
         if p.pad_form == "insert":
             step["dyn_values"] = [b.value("pad", lab) for lab, d in zip(pad_labels, cin.dyn) if d]
@@ -173,7 +174,7 @@ def render(p: Params) -> str:
                       "value": _elem_literal(0, acc)})
 
     # The convolution.
-    conv = {"op": p.form, "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
+    conv: dict[str, Any] = {"op": p.form, "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
             "acc": acc, "dtype": dtype}
     if p.form == "named":
         assert cl.named_op is not None
@@ -218,7 +219,7 @@ def render(p: Params) -> str:
                 "bias": bias if p.bias == "epilogue" else None,
                 "relu": p.epilogue == "relu", "acc": acc, "float": is_float(acc),
                 "zero": _elem_literal(0, acc)}
-        if step["bias"] is not None:
+        if p.bias == "epilogue" and bias is not None:  # step["bias"] is not None
             step["bias_map"] = _broadcast_map(res.labels, bias.labels)
         steps.append(step)
         result = res

@@ -140,7 +140,11 @@ def params_from_seed(seed: int, regime: str = "small") -> Params:
         z = pick(rng, PAD + [a, a])  # symmetric padding is common
         need = max(1, d * (k - 1) + 1 - a - z)
         size = max(pick(rng, spat_choices), need)
-        kernel.append(k), strides.append(s), dils.append(d), lo.append(a), hi.append(z)
+        kernel.append(k)
+        strides.append(s)
+        dils.append(d)
+        lo.append(a)
+        hi.append(z)
         spatial.append(size)
     if rank >= 2 and pick(rng, (False, False, True)):  # force a size-1 kernel dim
         kernel[pick(rng, range(rank))] = 1

@@ -10,17 +10,17 @@ from shapefuzz.families.base import FamilyParams
 
 FAMILY_NAME = "conv_transpose"
 Dtype = Literal["f32", "f16", "i32"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 Form = Literal["named", "generic"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Flip = Literal["extract", "map"]
-FLIPS: tuple[str, ...] = get_args(Flip)
+FLIPS: tuple[Flip, ...] = get_args(Flip)
 PadMode = Literal["pad", "insert"]
-PAD_MODES: tuple[str, ...] = get_args(PadMode)
+PAD_MODES: tuple[PadMode, ...] = get_args(PadMode)
 Expand = Literal["late", "early"]
-EXPANDS: tuple[str, ...] = get_args(Expand)
+EXPANDS: tuple[Expand, ...] = get_args(Expand)
 WOrder = Literal["fused", "split"]
-W_ORDERS: tuple[str, ...] = get_args(WOrder)
+W_ORDERS: tuple[WOrder, ...] = get_args(WOrder)
 XLayout = Literal["nc", "nhc"]  # the input's channels first, or last
 
 

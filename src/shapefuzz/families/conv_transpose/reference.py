@@ -22,6 +22,7 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     f16's 1024 limit for halves because strategy() bounds the reduction length), integer w."""
     rng = np.random.default_rng(seed)
     dt = p.dtype
+    x: np.ndarray  # float quarters or halves, or integers
     if dt == "f32":
         x = rng.integers(-8, 9, size=x_shape(p)) / 4.0
         w = rng.integers(-3, 4, size=w_shape(p))
@@ -53,7 +54,7 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
         xg = x[:, g * Ci : (g + 1) * Ci]  # [N, Ci, H...]
         wg = w[g * Ci : (g + 1) * Ci]  # [Ci, Co, K...]
         for kpos in itertools.product(*[range(k) for k in p.kernel]):
-            contrib = np.einsum("nc...,cf->nf...", xg, wg[(slice(None), slice(None), *kpos)])
+            contrib = np.einsum("nc...,cf->nf...", xg, wg[(slice(None), slice(None)) + kpos])
             # input position i lands at s*i + d*k - lo; keep the ones inside [0, O)
             src_sl, dst_sl = [], []
             for t in range(r):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 import itertools
 
 from shapefuzz.families.common import IndexValues, loop_dims, tensor_type
@@ -16,15 +16,15 @@ from shapefuzz.templates import render_template
 _ZERO = {"f32": "0.000000e+00", "f16": "0.000000e+00", "i32": "0"}
 
 
-def _ty(shape: list[int | str], dtype: str) -> str:
+def _ty(shape: Sequence[int | str], dtype: str) -> str:
     return tensor_type(shape, dtype)
 
 
-def _dim_operands(shape: list[int | str]) -> str:
+def _dim_operands(shape: Sequence[int | str]) -> str:
     return ", ".join(d for d in shape if isinstance(d, str))
 
 
-def _mixed(shape: list[int | str]) -> str:
+def _mixed(shape: Sequence[int | str]) -> str:
     return ", ".join(str(d) for d in shape)
 
 
@@ -52,7 +52,7 @@ class _Builder:
     def apply(self, operand: str, scale: int, const: int) -> str:
         return self.index.apply([(scale, operand)], const)
 
-    def zeros(self, shape: list[int | str]) -> str:
+    def zeros(self, shape: Sequence[int | str]) -> str:
         return self.step(
             "zeros",
             stem="z",
@@ -106,14 +106,15 @@ class _Builder:
 
         def spatial(t: int, extra: int) -> int | str:
             """(H-1)*s + 1 + extra, static or computed in the IR."""
-            if isinstance(h[t], str):
-                return self.apply(h[t], s[t], 1 - s[t] + extra)
-            return (h[t] - 1) * s[t] + 1 + extra
+            ht = h[t]
+            if isinstance(ht, str):
+                return self.apply(ht, s[t], 1 - s[t] + extra)
+            return (ht - 1) * s[t] + 1 + extra
 
         lead = cur_shape[:sp0]
         trail = cur_shape[sp0 + r :]
 
-        def around(values: list, fill: Any) -> list:
+        def around(values: Sequence[Any], fill: Any) -> list[Any]:
             """Per-dim values: `values` at the spatial dims, `fill` elsewhere."""
             return [fill] * sp0 + list(values) + [fill] * tail
 
@@ -131,7 +132,7 @@ class _Builder:
                 cur_shape = inserted
             if any(lo) or any(hi):
                 padded = lead + [
-                    spatial(t, lo[t] + hi[t]) if isinstance(cur_shape[sp0 + t], str) else cur_shape[sp0 + t] + lo[t] + hi[t]
+                    spatial(t, lo[t] + hi[t]) if isinstance(c := cur_shape[sp0 + t], str) else c + lo[t] + hi[t]
                     for t in range(r)
                 ] + trail
                 # tensor.pad's result type carries `?` where the source is dynamic; the SSA
@@ -159,11 +160,12 @@ class _Builder:
         label_size = self._label_sizes()
         ws = w_shape(p)
         w_type = _ty(ws, self.dtype)
-        w_cur, w_cur_shape = "%w", list(ws)
+        w_cur = "%w"
+        w_cur_shape: list[int | str] = list(ws)
 
         def expand_filter(value: str, shape: list[int | str]) -> tuple[str, list[int | str]]:
             pos = w_stored_labels.index("I")
-            new_shape = [label_size[lab] for lab in w_exp_labels]
+            new_shape: list[int | str] = [label_size[lab] for lab in w_exp_labels]
             reassoc: list[list[int]] = []
             j = 0
             for i in range(len(shape)):
@@ -186,7 +188,7 @@ class _Builder:
 
         fwd = fwd_labels(p)
         out_labels = [fwd[i] for i in p.fwd_layout]
-        out_shape_w = [label_size[lab] for lab in out_labels]
+        out_shape_w: list[int | str] = [label_size[lab] for lab in out_labels]
         if p.w_order == "fused":
             # split the group dim, then one generic flips and transposes
             if grouped:
@@ -214,7 +216,7 @@ class _Builder:
         # ------------------------------------------------------------- conv
         o_sizes = out_sizes(p)
         o_dims: list[int | str] = [
-            self.apply(h[t], s[t], 1 - s[t] + lo[t] + hi[t] - d[t] * (k[t] - 1)) if isinstance(h[t], str) else o_sizes[t]
+            self.apply(ht, s[t], 1 - s[t] + lo[t] + hi[t] - d[t] * (k[t] - 1)) if isinstance(ht := h[t], str) else o_sizes[t]
             for t in range(r)
         ]
         groups_co = [*([G] if grouped else []), p.co]

@@ -39,7 +39,7 @@ def _params(draw: Any, regime: str = "small") -> Params:
         chan = st.sampled_from(_REGIME_LARGE_CHANNELS)
     ci, co = draw(chan), draw(chan if large else st.sampled_from(_CHANNELS))
     n = draw(st.sampled_from((1, 1, 2, 3, 5)))
-    sizes = _SIZES if rank < 3 else (1, 2, 3, 5)
+    sizes: tuple[int, ...] = _SIZES if rank < 3 else (1, 2, 3, 5)
     if large:
         sizes = _REGIME_LARGE_SIZES if rank < 3 else (8, 9, 16, 17)
     in_size = [draw(st.sampled_from(sizes)) for _ in range(rank)]

@@ -13,13 +13,13 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Form = Literal["linalg_ext", "extract"]  # iree_linalg_ext.gather | linalg.generic with tensor.extract
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 IndexLayout = Literal["plain", "transposed", "strided"]
-INDEX_LAYOUTS: tuple[str, ...] = get_args(IndexLayout)
+INDEX_LAYOUTS: tuple[IndexLayout, ...] = get_args(IndexLayout)
 Dtype = Literal["f32", "f16", "i32", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 
 
 @dataclass(frozen=True)

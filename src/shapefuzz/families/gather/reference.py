@@ -12,7 +12,7 @@ from shapefuzz.model import Mismatch
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    src = rng.integers(-100, 101, size=tuple(p.src_shape))
+    src: np.ndarray = rng.integers(-100, 101, size=tuple(p.src_shape))
     if p.dtype in ("f32", "f16"):
         src = src / 4.0
     used = used_index_shape(p)
@@ -43,7 +43,7 @@ def used_indices(p: Params, arg: np.ndarray) -> np.ndarray:
 
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     src, idx = inputs[0], used_indices(p, inputs[1])
-    coords = [None] * p.depth
+    coords: list[np.ndarray | None] = [None] * p.depth
     for j, q in enumerate(p.dimension_map):
         coords[q] = idx[..., j]
     return [np.array(src[tuple(coords)], copy=True)]  # stays 0-d for a rank-0 result (ascontiguousarray would not)

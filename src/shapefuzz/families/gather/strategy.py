@@ -47,8 +47,8 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     dmap = list(range(depth))
     if depth == 2 and draw(st.booleans()):
         dmap = [1, 0]
-    return Params(dtype=draw(st.sampled_from(DTYPES)), src_shape=src, src_dyn=flags[:rank], depth=depth,
-                  dimension_map=dmap, batch_shape=batch, batch_dyn=flags[rank:], implicit_depth=implicit,
+    return Params(dtype=draw(st.sampled_from(DTYPES)), src_shape=tuple(src), src_dyn=tuple(flags[:rank]), depth=depth,
+                  dimension_map=tuple(dmap), batch_shape=tuple(batch), batch_dyn=tuple(flags[rank:]), implicit_depth=implicit,
                   index_dtype=draw(st.sampled_from(INDEX_DTYPES)), index_layout=draw(st.sampled_from(layouts)),
                   form=draw(st.sampled_from(FORMS)), big=large)
 

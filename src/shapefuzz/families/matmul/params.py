@@ -12,7 +12,7 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Dtype = Literal["f32", "f16", "bf16", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 Out = Literal["f32", "f16", "bf16", "i32"]  # the accumulator, or the operand type rounded once
 # The named op (`linalg.matmul` / `batch_matmul` with indexing maps for a transposed or broadcast
 # operand; `matvec` / `vecmat` and their batch ops for a vector operand, a transposed matrix operand
@@ -20,13 +20,13 @@ Out = Literal["f32", "f16", "bf16", "i32"]  # the accumulator, or the operand ty
 # materialized by `linalg.transpose` / `linalg.broadcast` before a plain op, and
 # `linalg.quantized_matmul` / `quantized_batch_matmul` for plain i8 cases.
 Form = Literal["named", "generic", "contract", "materialized", "quantized"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Vec = Literal["", "matvec", "vecmat"]
-VECS: tuple[str, ...] = get_args(Vec)
+VECS: tuple[Vec, ...] = get_args(Vec)
 Bcast = Literal["none", "a", "b"]  # which operand has no batch dims
-BCASTS: tuple[str, ...] = get_args(Bcast)
+BCASTS: tuple[Bcast, ...] = get_args(Bcast)
 Bias = Literal["none", "row", "full"]  # the Gemm C operand: none, [N] (broadcast over rows), [M, N]
-BIASES: tuple[str, ...] = get_args(Bias)
+BIASES: tuple[Bias, ...] = get_args(Bias)
 SCALES = (1.0, 0.5, 2.0, 0.25)  # alpha and beta: powers of two keep every sum exact
 # Written without literals over 99 that no other module holds: Hypothesis draws integers from the
 # constants of the loaded modules, and a new one would change what recorded seeds draw.

@@ -29,6 +29,7 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     shapes = [a_shape(p), b_shape(p)] + ([bias_shape(p)] if p.bias != "none" else [])
     out = []
+    x: np.ndarray  # i8 values or float quarters
     for i, shape in enumerate(shapes):
         if p.quantized:
             x = rng.integers(I8_MIN, I8_MAX + 1, size=tuple(shape))
@@ -44,7 +45,8 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
 
 def _logical(p: Params, inputs: list[np.ndarray], wide: type) -> tuple[np.ndarray, np.ndarray]:
     """A as [.., M, K] and B as [.., K, N] in a wide type, zero points subtracted."""
-    a, b = inputs[0].astype(wide) - p.a_zp, inputs[1].astype(wide) - p.b_zp
+    a: np.ndarray = inputs[0].astype(wide) - p.a_zp
+    b: np.ndarray = inputs[1].astype(wide) - p.b_zp
     a = a[..., None, :] if p.vec == "vecmat" else (np.swapaxes(a, -1, -2) if p.trans_a else a)
     b = b[..., :, None] if p.vec == "matvec" else (np.swapaxes(b, -1, -2) if p.trans_b else b)
     return a, b

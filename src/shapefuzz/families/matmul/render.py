@@ -88,7 +88,7 @@ def render(p: Params) -> str:
     acc = p.acc
     constants = [f"%zero = arith.constant {'0' if p.quantized else '0.0'} : {acc}"]
     # The operands as the contraction reads them: (value, dims, element type).
-    ops = [["%a", a_dims, a_in], ["%b", b_dims, b_in]]
+    ops: list[tuple[str, list[str], str]] = [("%a", a_dims, a_in), ("%b", b_dims, b_in)]
     preps = []
     zps = [p.a_zp, p.b_zp]
     for i, name in enumerate(("a", "b")):
@@ -98,11 +98,11 @@ def render(p: Params) -> str:
         if p.dtype == "bf16":
             lines = ["%t = arith.truncf %x : f32 to bf16", "linalg.yield %t : bf16"]
             preps.append(_elementwise(sh, f"%{name}_bf16", [(value, dims, elt)], dims, "bf16", lines))
-            ops[i] = [f"%{name}_bf16", dims, "bf16"]
+            ops[i] = (f"%{name}_bf16", dims, "bf16")
         elif zps[i] and p.form not in ("generic", "quantized"):
             lines = ["%w = arith.extsi %x : i8 to i32", f"%s = arith.subi %w, %{name}_zp : i32", "linalg.yield %s : i32"]
             preps.append(_elementwise(sh, f"%{name}_shifted", [(value, dims, elt)], dims, "i32", lines))
-            ops[i] = [f"%{name}_shifted", dims, "i32"]
+            ops[i] = (f"%{name}_shifted", dims, "i32")
     materialized = []
     if p.form == "materialized":
         for i, (name, trans) in enumerate((("a", p.trans_a), ("b", p.trans_b))):
@@ -112,13 +112,13 @@ def render(p: Params) -> str:
                 materialized.append({"kind": "transpose", "res": f"%{name}_t", "src": value, "src_type": sh.type(dims, elt),
                                      "out_type": sh.type(new, elt), "sizes": sh.sizes(new),
                                      "dims": list(range(len(dims) - 2)) + [len(dims) - 1, len(dims) - 2]})
-                ops[i] = [f"%{name}_t", new, elt]
+                ops[i] = (f"%{name}_t", new, elt)
             if p.bcast == name:
                 value, dims, elt = ops[i]
                 new = _batch(p) + dims
                 materialized.append({"kind": "broadcast", "res": f"%{name}_bc", "src": value, "src_type": sh.type(dims, elt),
                                      "out_type": sh.type(new, elt), "sizes": sh.sizes(new), "dims": list(range(len(p.batch)))})
-                ops[i] = [f"%{name}_bc", new, elt]
+                ops[i] = (f"%{name}_bc", new, elt)
     acc_type = sh.type(c_dims, acc)
     ins = [v for v, _, _ in ops]
     in_types = [sh.type(d, e) for _, d, e in ops]

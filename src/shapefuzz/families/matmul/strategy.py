@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features
 from shapefuzz.families.matmul.params import (
-    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, Params, a_shape, b_shape, c_shape, forms_for, problem)
+    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, Params, Vec, a_shape, b_shape, c_shape, forms_for, problem)
 
 _K = SMALL_SIZES + (31, 33, 64, 65, 127, 129, 257, 1025)
 _LARGE = (127, 128, 129, 255, 256, 257, 512, 513, 1023, 1024, 1025, 2049)
@@ -37,14 +37,14 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     dtype = draw(st.sampled_from(DTYPES))
     nb = draw(st.integers(0, 2))
     batch = [draw(st.sampled_from(_BATCH)) for _ in range(nb)]
-    vec = draw(st.sampled_from(("", "", "", "", "matvec", "vecmat")))
+    vec: Vec = draw(st.sampled_from(("", "", "", "", "matvec", "vecmat")))
     sizes = _LARGE if large else SMALL_SIZES
     m, n = draw(st.sampled_from(sizes)), draw(st.sampled_from(sizes))
     k = draw(st.sampled_from(_LARGE if large else _K))
     m, n = (1 if vec == "vecmat" else m), (1 if vec == "matvec" else n)
     flags = draw_dyn_flags(draw, nb + 3)
     trans_a, trans_b = draw(st.booleans()), draw(st.booleans())
-    p = Params(dtype=dtype, out="i32" if dtype == "i8" else "f32", batch=batch, batch_dyn=flags[:nb], m=m, n=n, k=k,
+    p = Params(dtype=dtype, out="i32" if dtype == "i8" else "f32", batch=tuple(batch), batch_dyn=tuple(flags[:nb]), m=m, n=n, k=k,
                m_dyn=flags[nb] and vec != "vecmat", n_dyn=flags[nb + 1] and vec != "matvec", k_dyn=flags[nb + 2],
                trans_a=trans_a and vec != "vecmat", trans_b=trans_b and vec != "matvec",
                bcast=draw(st.sampled_from(BCASTS)) if nb else "none", vec=vec, form="generic", big=large)

@@ -11,19 +11,19 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Kind = Literal["layer", "group", "instance", "batch", "rms", "softmax", "logsoftmax"]
-KINDS: tuple[str, ...] = get_args(Kind)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 CHANNEL_KINDS = ("group", "instance", "batch")  # the kinds with a channel dim (NCHW or NHWC)
 AXIS_KINDS = ("layer", "rms", "softmax", "logsoftmax")  # the kinds whose `axis` says what is reduced
 Dtype = Literal["f32", "f16"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 Layout = Literal["", "nchw", "nhwc"]  # "": a kind without a channel dim
-LAYOUTS: tuple[str, ...] = get_args(Layout)[1:]
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)[1:]
 # twopass: mean, then the variance of the centred values (softmax: max, sum, then a division);
 # fused: sum and sum of squares in one generic, var = E[x^2] - mean^2 (batch norm: a per-channel
 # scale and shift first; RMS: a division by the root; softmax: a reciprocal multiplied;
 # log-softmax: log-sum-exp first); named: `linalg.softmax` (softmax only).
 Form = Literal["twopass", "fused", "named"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 MIN_RANK = {"layer": 1, "rms": 1, "softmax": 1, "logsoftmax": 1, "group": 2, "instance": 3, "batch": 2}
 MAX_RANK = 4
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from shapefuzz.families.common import Dim, IndexValues, collapse_step, split_step, tensor_type
+from shapefuzz.families.common import Dim, IndexValues, collapse_step, size_text, split_step, tensor_type
 from shapefuzz.families.norm.params import Params, operands, param_dims, problem, reduced
 from shapefuzz.templates import render_template
 
@@ -25,7 +25,7 @@ def _map(rank: int, dims: Sequence[int]) -> str:
 
 
 def _sizes(dims: Sequence[Dim]) -> list[str]:
-    return [d.ssa for d in dims if d.dyn]  # type: ignore[misc]
+    return [size_text(d) for d in dims if d.dyn]
 
 
 class _Builder:

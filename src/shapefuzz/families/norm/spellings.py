@@ -146,8 +146,8 @@ def _onnx_model(p: FamilyParams, bnd: Boundary):
     else:
         size = operand_shape(p)
         n = 1
-        for s in size:
-            n *= s
+        for dim in size:
+            n *= dim
         scale = named.get("scale") or g.const([1.0] * n, "f32", shape=size)
         bias = named.get("bias") or g.const([0.0] * n, "f32", shape=size)
         attrs = {"axis": p.axis} if p.kind == "layer" else {}

@@ -44,7 +44,7 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     shape = [draw(st.sampled_from(LARGE_SIZES if large else SMALL_SIZES)) for _ in range(rank)]
     layout = draw(st.sampled_from(LAYOUTS)) if kind in CHANNEL_KINDS else ""
     axis = draw(st.integers(0, rank - 1)) if kind in AXIS_KINDS else 0
-    p = Params(kind=kind, dtype=dtype, shape=shape, dyn=[False] * rank, axis=axis, layout=layout, big=large)
+    p = Params(kind=kind, dtype=dtype, shape=tuple(shape), dyn=(False,) * rank, axis=axis, layout=layout, big=large)
     groups = 1
     if kind == "group":
         groups = draw(st.sampled_from(_GROUPS))

@@ -10,15 +10,15 @@ from shapefuzz.families.common import tensor_type
 
 
 Form = Literal["generic", "scatter"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Dtype = Literal["f32", "f16", "i32", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 Consumer = Literal["none", "reduce", "both"]
-CONSUMERS: tuple[str, ...] = get_args(Consumer)
+CONSUMERS: tuple[Consumer, ...] = get_args(Consumer)
 Range = Literal["valid", "wrap", "oob"]
-RANGES: tuple[str, ...] = get_args(Range)
+RANGES: tuple[Range, ...] = get_args(Range)
 OnOff = Literal["const", "input"]  # on/off as constants or 0-d arguments
 MAX_OUTPUT_ELEMENTS = 1 << 14
 REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)

@@ -22,6 +22,7 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     if p.values == "input":
         inputs += [np.array(p.on, dtype=dt), np.array(p.off, dtype=dt)]
     if p.consumer != "none":
+        w: np.ndarray  # float halves or integers
         if p.dtype in FLOAT_DTYPES:
             w = rng.integers(-4, 5, size=out_shape(p)) / 2  # multiples of 1/2 in [-2, 2]
         else:

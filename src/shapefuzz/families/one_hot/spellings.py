@@ -39,12 +39,14 @@ def _arguments(b: TorchBuilder, p: Params, bnd: Boundary) -> list[TV]:
     """A one_hot case's function arguments, in the linalg form's order (both spellings share it)."""
     names, sizes = ["%indices"], [list(p.index_shape)]
     if p.depth_dyn:
-        names.append("%depth_t"), sizes.append([])
+        names.append("%depth_t")
+        sizes.append([])
     if p.values == "input":
         names += ["%on_t", "%off_t"]
         sizes += [[], []]
     if p.consumer != "none":
-        names.append("%weights"), sizes.append(out_shape(p))
+        names.append("%weights")
+        sizes.append(out_shape(p))
     return boundary_args(b, bnd, sizes, names)
 
 

@@ -19,16 +19,16 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Kind = Literal["max", "avg", "sum"]
-KINDS: tuple[str, ...] = get_args(Kind)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 Layout = Literal["nc", "nl"]  # channels-first [N, C, S...], channels-last [N, S..., C]
-LAYOUTS: tuple[str, ...] = get_args(Layout)
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 ComputeLayout = Literal["", "nc", "nl"]  # "": the layout itself
 Form = Literal["named", "generic"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Divisor = Literal["index", "ones"]
-DIVISORS: tuple[str, ...] = get_args(Divisor)
+DIVISORS: tuple[Divisor, ...] = get_args(Divisor)
 Dtype = Literal["f32", "f16", "i32"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 FLOATS = ("f32", "f16")
 # linalg's named pooling ops in IREE 3.13 (checked with iree-opt): no channels-first 3-D one.
 NAMED = {("nc", 1): "ncw", ("nc", 2): "nchw", ("nl", 1): "nwc", ("nl", 2): "nhwc", ("nl", 3): "ndhwc"}

@@ -21,6 +21,7 @@ AVG_RTOL = {"f32": 2.0 ** -22, "f16": 2.0 ** -9}
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     shape = tuple(input_shape(p))
+    x: np.ndarray  # float quarters or integers
     if p.dtype == "f32":
         x = rng.integers(-256, 257, size=shape) / 4.0
     elif p.dtype == "f16":
@@ -50,7 +51,7 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for o in itertools.product(*(range(n) for n in outs)):
         positions = [_window_positions(p, i, o[i]) for i in range(p.rank)]
         inside = [[q for q in pos if 0 <= q < p.spatial[i]] for i, pos in enumerate(positions)]
-        window = x[(slice(None), slice(None), *np.ix_(*inside))] if p.rank else x
+        window = x[(slice(None), slice(None)) + np.ix_(*inside)] if p.rank else x
         flat = window.reshape(p.n, p.c, -1)
         if p.kind == "max":
             value = flat.max(axis=2)
@@ -58,11 +59,11 @@ def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
             value = flat.sum(axis=2)
             if p.kind == "avg":
                 value = value / _divisor(p, positions)
-        y[(slice(None), slice(None), *o)] = value
+        y[(slice(None), slice(None)) + o] = value
     y = np.transpose(y, perm_to("nc", p.rank, p.layout))
     return [np.ascontiguousarray(y.astype(np_dtype(p.dtype)))]
 
 
 def compare(p: Params, inputs: list[np.ndarray], expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
-    tolerance = {p.dtype: (AVG_RTOL[p.dtype], 0.0)} if p.kind == "avg" else None
+    tolerance: dict[str, tuple[float, float]] | None = {p.dtype: (AVG_RTOL[p.dtype], 0.0)} if p.kind == "avg" else None
     return compare_arrays(expected, actual, tolerance=tolerance)

@@ -42,8 +42,8 @@ def render(p: Params) -> str:
     in_dyn = list(p.in_dyn)
     lines: list[str] = []
     sizes: dict[int, str] = {}  # input dim (layout order) -> SSA size
-    for i, d in enumerate(in_dyn):
-        if d:
+    for i, dyn in enumerate(in_dyn):
+        if dyn:
             lines.append(f"%c{i} = arith.constant {i} : index")
             sizes[i] = f"%in_d{i}"
             lines.append(f"%in_d{i} = tensor.dim %input, %c{i} : {tensor_type(in_shape, elt, in_dyn)}")

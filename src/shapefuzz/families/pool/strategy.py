@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.common import draw_dyn_flags, dyn_features
 from shapefuzz.families.pool.params import (
-    DIVISORS, DTYPES, FLOATS, FORMS, KINDS, LAYOUTS, NAMED, Params, eff_kernel, input_shape, out_spatial, windows_cover_input)
+    DIVISORS, DTYPES, FLOATS, FORMS, KINDS, LAYOUTS, NAMED, ComputeLayout, Dtype, Params, eff_kernel, input_shape,
+    out_spatial, windows_cover_input)
 
 _SPATIAL = {1: (1, 3, 4, 5, 7, 8, 9, 13, 16, 17, 33), 2: (1, 3, 4, 5, 7, 8, 9, 13, 16), 3: (1, 3, 4, 5, 7, 8)}
 _LARGE_SPATIAL = {1: (255, 256, 1025), 2: (31, 64, 65, 129), 3: (16, 17, 31)}
@@ -50,7 +51,7 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     large = regime == "large"
     rank = draw(st.sampled_from((1, 2, 2, 2, 3)))
     kind = draw(st.sampled_from(KINDS))
-    dtype = draw(st.sampled_from(("f32", "f32", "f16") + (("i32",) if kind != "avg" else ())))
+    dtype: Dtype = draw(st.sampled_from(("f32", "f32", "f16") + (("i32",) if kind != "avg" else ())))
     layout = draw(st.sampled_from(LAYOUTS))
     spatial = [draw(st.sampled_from((_LARGE_SPATIAL if large else _SPATIAL)[rank])) for _ in range(rank)]
     kmax = 3 if rank == 3 else 5
@@ -74,13 +75,14 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     while n * c * int(np.prod(spatial)) > cap and c > 1:
         c = max(1, c // 2)
     layout_flags = draw_dyn_flags(draw, rank + 2)
-    work = draw(st.sampled_from(("",) * 3 + tuple(lay for lay in LAYOUTS if lay != layout)))
+    work: ComputeLayout = draw(st.sampled_from(("",) * 3 + tuple(lay for lay in LAYOUTS if lay != layout)))
     form = draw(st.sampled_from(FORMS))
     if form == "named" and ((work or layout), rank) not in NAMED:
         form = "generic"
-    p = Params(kind=kind, layout=layout, dtype=dtype, n=n, c=c, spatial=spatial, kernel=kernel, strides=strides,
-               dilations=dilations, pad_lo=pad_lo, pad_hi=pad_hi, ceil_mode=draw(st.booleans()),
-               count_include_pad=kind == "avg" and draw(st.booleans()), in_dyn=layout_flags, form=form,
+    p = Params(kind=kind, layout=layout, dtype=dtype, n=n, c=c, spatial=tuple(spatial), kernel=tuple(kernel),
+               strides=tuple(strides), dilations=tuple(dilations), pad_lo=tuple(pad_lo), pad_hi=tuple(pad_hi),
+               ceil_mode=draw(st.booleans()), count_include_pad=kind == "avg" and draw(st.booleans()),
+               in_dyn=tuple(layout_flags), form=form,
                compute_layout=work, big=large,
                divisor="ones" if kind == "avg" and draw(st.integers(0, 3)) == 0 else "index")
     if not is_valid(p):

@@ -10,14 +10,14 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Kind = Literal["sum", "max", "min", "argmax", "argmin"]
-KINDS: tuple[str, ...] = get_args(Kind)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 ARG_KINDS = ("argmax", "argmin")
 Dtype = Literal["f32", "f16", "i32"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 Form = Literal["generic", "reduce", "chain"]  # one linalg.generic | linalg.reduce | one linalg.reduce per dim
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 Acc = Literal["", "f32"]  # "": the input type
 Use = Literal["both", "indices"]  # arg kinds: value and index, or the index alone
 

@@ -15,6 +15,7 @@ from shapefuzz.model import Mismatch, MismatchKind
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     shape = tuple(p.shape)
+    x: np.ndarray  # float quarters or integers
     if p.dtype == "f32":
         x = rng.integers(-256, 257, size=shape) / 4.0
     elif p.dtype == "f16":

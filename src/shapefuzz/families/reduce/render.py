@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from shapefuzz.families.common import Dim, expand_step, is_float, loop_dims, tensor_type
 from shapefuzz.families.reduce.params import ARG_KINDS, Params, kept
 from shapefuzz.templates import render_template
@@ -16,8 +18,8 @@ def render(p: Params) -> str:
     flt = is_float(elt)
     lines: list[str] = []
     size: dict[int, str] = {}
-    for i, d in enumerate(p.in_dyn):
-        if d:
+    for i, dyn in enumerate(p.in_dyn):
+        if dyn:
             lines.append(f"%c{i} = arith.constant {i} : index")
             lines.append(f"%d{i} = tensor.dim %input, %c{i} : {tensor_type(p.shape, elt, p.in_dyn)}")
             size[i] = f"%d{i}"
@@ -25,9 +27,10 @@ def render(p: Params) -> str:
     keep = kept(p)
     red_shape, red_dyn = [p.shape[i] for i in keep], [p.in_dyn[i] for i in keep]
     # The steps: one reduction over all dims, or (chain) one per dim, highest first.
-    steps = []
+    steps: list[dict[str, Any]] = []
     if p.form == "chain":
         remaining = list(range(rank))
+        in_elt: str
         src, src_type, in_elt = "%input", in_type, elt
         for n, d in enumerate(sorted(p.dims, reverse=True)):
             pos = remaining.index(d)
@@ -45,7 +48,7 @@ def render(p: Params) -> str:
     if arg:
         val, idx = "%red#0", "%red#1"
     else:
-        val, idx = final, None
+        val, idx = final, ""  # no index result
     idx_out_type = tensor_type(red_shape, p.index_dtype, red_dyn)
     expands = []
     results = []

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features, shape_and_dynamic_shrinks
-from shapefuzz.families.reduce.params import ARG_KINDS, DTYPES, FORMS, INDEX_DTYPES, KINDS, Params, count
+from shapefuzz.families.reduce.params import ARG_KINDS, DTYPES, FORMS, INDEX_DTYPES, KINDS, Acc, Params, count
 
 _REDUCED = SMALL_SIZES + (31, 33, 64, 127, 128, 129, 1024, 1025, 4096, 4097)
 _LARGE = (4096, 16384, 65537, 262144)
@@ -47,8 +47,8 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
         i = int(np.argmax(shape))
         shape[i] = max(1, shape[i] // 2)
     dtype = draw(st.sampled_from(DTYPES))
-    acc = "f32" if dtype == "f16" and kind == "sum" and draw(st.booleans()) else ""
-    p = Params(kind=kind, dtype=dtype, shape=shape, in_dyn=draw_dyn_flags(draw, rank), dims=dims,
+    acc: Acc = "f32" if dtype == "f16" and kind == "sum" and draw(st.booleans()) else ""
+    p = Params(kind=kind, dtype=dtype, shape=tuple(shape), in_dyn=tuple(draw_dyn_flags(draw, rank)), dims=tuple(dims),
                keepdims=draw(st.booleans()), acc=acc,
                form=draw(st.sampled_from(("generic", "reduce") + (("chain",) if len(dims) > 1 and kind not in ARG_KINDS else ()))),
                use=draw(st.sampled_from(("both", "indices"))) if kind in ARG_KINDS else "both",

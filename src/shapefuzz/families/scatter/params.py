@@ -11,13 +11,13 @@ from shapefuzz.families.base import FamilyParams
 
 
 Form = Literal["linalg_ext", "reshape", "generic"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Dtype = Literal["f32", "f16", "i32", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 Combiner = Literal["overwrite", "add", "sub", "max", "min", "mul"]
-COMBINERS: tuple[str, ...] = get_args(Combiner)
+COMBINERS: tuple[Combiner, ...] = get_args(Combiner)
 MAX_ORIGINAL_ELEMENTS = 1 << 14
 MAX_BATCH = 64
 REGIME_LARGE_SIZES = (64, 65, 127, 128, 129, 255, 256, 257, 1024)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shapefuzz.families.common import FLOAT_DTYPES, Dim, collapse_step, expand_step, split_step, tensor_type
+from shapefuzz.families.common import FLOAT_DTYPES, Dim, Reshape, collapse_step, expand_step, split_step, tensor_type
 from shapefuzz.families.scatter.params import Params, shape_table
 from shapefuzz.templates import render_template
 
@@ -23,7 +23,7 @@ def render(p: Params) -> str:
         out = []
         for i, (size, dyn) in enumerate(shape):
             ssa = f"%{prefix}{i}" if dyn else None
-            if dyn:
+            if ssa is not None:
                 dim_ops.append((ssa, arg, i, ty))
             out.append(Dim(size, dyn, ssa))
         return out
@@ -82,7 +82,7 @@ def render(p: Params) -> str:
         # Original: [indexed..., window...]: window collapsed to one dim, or a unit dim appended.
         if w >= 2:
             step, o2 = collapse_step("%orig_r", "%original", od, [[i] for i in range(d)] + [list(range(d, r))], elt)
-            back = split_step("%result", "%scattered", o2, [[x] for x in od[:d]] + [od[d:]], elt)
+            back: Reshape | None = split_step("%result", "%scattered", o2, [[x] for x in od[:d]] + [od[d:]], elt)
         else:
             step, o2 = expand_step("%orig_r", "%original", od, list(range(r)) + [Dim(1, False)], elt)
             back, _ = collapse_step("%result", "%scattered", o2, [[i] for i in range(r - 1)] + [[r - 1, r]], elt)

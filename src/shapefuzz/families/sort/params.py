@@ -10,17 +10,17 @@ from typing import Literal, get_args
 from shapefuzz.families.base import FamilyParams
 
 Form = Literal["sort", "topk"]  # iree_linalg_ext.sort, or iree_linalg_ext.topk with k = n
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 Payload = Literal["none", "iota", "arg"]
-PAYLOADS: tuple[str, ...] = get_args(Payload)
+PAYLOADS: tuple[Payload, ...] = get_args(Payload)
 Use = Literal["values", "indices", "both"]
-USES: tuple[str, ...] = get_args(Use)
+USES: tuple[Use, ...] = get_args(Use)
 Dtype = Literal["f32", "f16", "i32", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 ValueDraw = Literal["wide", "ties"]
-VALUES: tuple[str, ...] = get_args(ValueDraw)
+VALUES: tuple[ValueDraw, ...] = get_args(ValueDraw)
 
 
 @dataclass(frozen=True)

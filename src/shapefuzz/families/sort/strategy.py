@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.common import draw_dyn_flags, dyn_features, shape_and_dynamic_shrinks
-from shapefuzz.families.sort.params import DTYPES, FORMS, INDEX_DTYPES, PAYLOADS, USES, VALUES, Params
+from shapefuzz.families.sort.params import DTYPES, FORMS, INDEX_DTYPES, PAYLOADS, USES, VALUES, Form, Params
 
 _SORTED = (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025)
 _LARGE_SORTED = (2047, 2048, 2049, 4095, 4096, 4097, 16384, 16385)
@@ -45,9 +45,9 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     payload = draw(st.sampled_from(PAYLOADS))
     use = "values" if payload == "none" else draw(st.sampled_from(USES))
     stable = payload == "iota" and draw(st.booleans())
-    form = "sort" if stable else draw(st.sampled_from(("sort", "sort", "topk")))
-    return Params(dtype=draw(st.sampled_from(DTYPES)), shape=shape, in_dyn=draw_dyn_flags(draw, rank), dim=dim,
-                  descending=draw(st.booleans()), payload=payload, use=use, stable=stable,
+    form: Form = "sort" if stable else draw(st.sampled_from(("sort", "sort", "topk")))
+    return Params(dtype=draw(st.sampled_from(DTYPES)), shape=tuple(shape), in_dyn=tuple(draw_dyn_flags(draw, rank)),
+                  dim=dim, descending=draw(st.booleans()), payload=payload, use=use, stable=stable,
                   values=draw(st.sampled_from(VALUES)), index_dtype=draw(st.sampled_from(INDEX_DTYPES)), form=form,
                   transpose=dim != rank - 1 and draw(st.booleans()), big=large)
 

@@ -9,15 +9,15 @@ from shapefuzz.families.base import FamilyParams
 
 
 Form = Literal["topk", "sort"]
-FORMS: tuple[str, ...] = get_args(Form)
+FORMS: tuple[Form, ...] = get_args(Form)
 IndexMode = Literal["implicit", "iota", "arg"]
-INDEX_MODES: tuple[str, ...] = get_args(IndexMode)
+INDEX_MODES: tuple[IndexMode, ...] = get_args(IndexMode)
 Use = Literal["values", "indices", "both"]
-USES: tuple[str, ...] = get_args(Use)
+USES: tuple[Use, ...] = get_args(Use)
 Dtype = Literal["f32", "f16", "i32", "i8"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
 IndexDtype = Literal["i32", "i64"]
-INDEX_DTYPES: tuple[str, ...] = get_args(IndexDtype)
+INDEX_DTYPES: tuple[IndexDtype, ...] = get_args(IndexDtype)
 ValueDraw = Literal["wide", "ties"]  # how the inputs are drawn
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shapefuzz.families.common import is_float, tensor_type
 from shapefuzz.families.topk.params import Params, derived_output_dynamic, output_shape
 from shapefuzz.templates import render_template
@@ -23,7 +25,7 @@ _PAD_LITERAL = {
 # ----------------------------------------------------------------------------- shapes / types
 
 
-def _ttype(shape: list[int], dynamic: list[bool], elt: str) -> str:
+def _ttype(shape: Sequence[int], dynamic: Sequence[bool], elt: str) -> str:
     return tensor_type(shape, elt, dynamic)
 
 
