@@ -52,11 +52,14 @@ def campaign_rate(folder: Path, toolchain, args, cluster: str | None) -> dict[st
 
 
 def pools(toolchain, args, work: Path) -> dict[str, Any]:
+    from shapefuzz.campaign.cluster.local import keep_on_this_machine, node_args
+
+    keep_on_this_machine()  # before Ray is imported: the cluster stays on 127.0.0.1
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": args.jobs, "object_store_memory": 100 << 20, "include_dashboard": False})
+    cluster = Cluster(initialize_head=True, head_node_args=node_args(num_cpus=args.jobs,  # on 127.0.0.1 only
+                                                                     object_store_memory=100 << 20))
     ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
     rounds = []
     try:

@@ -22,6 +22,7 @@ import pytest
 
 from campaign_fakes import make_fake_iree
 from shapefuzz.campaign.cluster.connect import Cluster, Node
+from shapefuzz.campaign.cluster.local import keep_on_this_machine, node_args
 from shapefuzz.campaign.cluster.node import NodeReport, ToolchainSpec
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict
@@ -118,6 +119,7 @@ NODE = {"num_cpus": 1, "object_store_memory": 80 << 20}
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    keep_on_this_machine()  # before Ray is imported: every node and driver stays on 127.0.0.1 (cluster/local.py)
     ray = pytest.importorskip("ray", reason="the ray extra (pip install 'shapefuzz[ray]') is not installed")
     from ray.cluster_utils import Cluster as RayCluster
 
@@ -125,11 +127,12 @@ def cluster(tmp_path_factory):
     old = make_fake_iree(tmp / "old-iree")
     compile_script = old / "iree-compile"
     compile_script.write_text(compile_script.read_text().replace("version 3.13.0", "version 3.12.0"))
-    rc = RayCluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
+    rc = RayCluster(initialize_head=True, head_node_args=node_args(**NODE))  # on 127.0.0.1 only
     nodes = {"A": rc.head_node}
-    nodes["B"] = rc.add_node(**NODE, env_vars={"VK_DRIVER_FILES": str(tmp / "no-such-icd.json"),
-                                               "XDG_CACHE_HOME": str(tmp / "cache-b")})
-    nodes["C"] = rc.add_node(**NODE, env_vars={"SHAPEFUZZ_IREE_BIN": str(old), "XDG_CACHE_HOME": str(tmp / "cache-c")})
+    nodes["B"] = rc.add_node(**node_args(**NODE, env_vars={"VK_DRIVER_FILES": str(tmp / "no-such-icd.json"),
+                                                           "XDG_CACHE_HOME": str(tmp / "cache-b")}))
+    nodes["C"] = rc.add_node(**node_args(**NODE, env_vars={"SHAPEFUZZ_IREE_BIN": str(old),
+                                                           "XDG_CACHE_HOME": str(tmp / "cache-c")}))
     ray.init(address=rc.address, logging_level="ERROR", log_to_driver=False)
     yield rc, nodes
     ray.shutdown()
@@ -246,7 +249,7 @@ def test_lane_runs_only_where_it_executes(cluster, toolchain, has_vulkan, tmp_pa
 @pytest.mark.iree
 def test_node_removed_mid_campaign_loses_nothing(cluster, toolchain, tmp_path):
     rc, nodes = cluster
-    extra = rc.add_node(**NODE)
+    extra = rc.add_node(**node_args(**NODE))
     lines = _Lines()
 
     def remove_extra(snapshot):

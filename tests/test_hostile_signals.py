@@ -315,11 +315,14 @@ NODE = {"num_cpus": 2, "object_store_memory": 80 << 20, "include_dashboard": Fal
 def head(tmp_path_factory):
     """A one-node cluster of our own (its head is killed by the last test), its workers'
     temporary folders in a folder the tests can watch."""
+    from shapefuzz.campaign.cluster.local import keep_on_this_machine, node_args
+
+    keep_on_this_machine()  # before Ray is imported: the node and its drivers stay on 127.0.0.1
     pytest.importorskip("ray", reason="the ray extra (pip install 'shapefuzz[ray]') is not installed")
     from ray.cluster_utils import Cluster as RayCluster
 
     temp = tmp_path_factory.mktemp("node-tmp")
-    rc = RayCluster(initialize_head=True, head_node_args={**NODE, "env_vars": {"TMPDIR": str(temp)}})
+    rc = RayCluster(initialize_head=True, head_node_args=node_args(**NODE, env_vars={"TMPDIR": str(temp)}))
     yield rc, temp
     try:
         rc.shutdown()
