@@ -30,7 +30,8 @@ from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult,
 from shapefuzz.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.signature import classify, normalize, signature_for
 from shapefuzz.toolchain import Toolchain, find_toolchain
-from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, excerpt, raw_frames
+from shapefuzz.triage.excerpt import excerpt, short_frame
+from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, raw_frames
 from shapefuzz.triage.identity import placed_timeout
 from shapefuzz.worktime import timed
 
@@ -154,10 +155,12 @@ def _same_failure(again: Signature | None, first: Signature | None) -> bool:
 def timeout_detail(seconds: float, output: str) -> str:
     """A compile timeout's detail: how long, and the stack the compiler printed when stopped with
     SIGABRT (where it hangs is read from it, as a crash's pass is), when it printed one. Only the
-    frame lines, each cut at 240 characters: the compile's other threads go on printing warnings
-    while the handler writes, and a frame's template arguments would push its passes out."""
+    frame lines, each within 240 characters (its argument lists' contents dropped first, then its
+    middle: never its end, the `X::runOnOperation` a pass is read from): the compile's other threads
+    go on printing warnings while the handler writes, and a frame's template arguments would push
+    its passes out."""
     said = f"compile timed out after {seconds:.0f}s"
-    frames = [line[:240] for line in raw_frames(output, HANG_STACK_FRAMES)]
+    frames = [short_frame(line, 240) for line in raw_frames(output, HANG_STACK_FRAMES)]
     if not frames:
         return said
     return f"{said}; stopped with SIGABRT, where it was:\n{excerpt(chr(10).join(frames), CRASH_DETAIL - 100)}"
