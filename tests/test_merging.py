@@ -18,7 +18,8 @@ from shapefuzz.campaign.report.summary import json_text, markdown, summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, Triage
 from shapefuzz.model import Signature
-from shapefuzz.triage.failing_pass import crash_frames, excerpt
+from shapefuzz.triage.excerpt import excerpt
+from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
 

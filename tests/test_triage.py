@@ -25,7 +25,8 @@ from shapefuzz.model import ProcessResult, Signature, Stage, Status
 from shapefuzz.triage.signature import signature_for
 from shapefuzz.triage.component import FRONTEND_TORCH, component_of, scope_of
 from shapefuzz.triage.environment import environment_fault
-from shapefuzz.triage.failing_pass import crash_frames, excerpt, failing_pass, strip_ir_dumps
+from shapefuzz.triage.excerpt import excerpt
+from shapefuzz.triage.failing_pass import crash_frames, failing_pass, strip_ir_dumps
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import Severity, severity_of
 

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
@@ -174,7 +174,8 @@ class Engine:
         rows = {row.key: row for row in tried_rows(store)}
         hit_rows = {row.key: row for row in replay_rows(store, hit=True)}
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
-        for key, sig, _ in store.hits():
+        hits = store.hits()
+        for key, sig, _ in hits:
             by_candidate[key].append(sig)
         for key in sorted(by_candidate, key=lambda k: rows[k].idx if k in rows else -1):
             row = hit_rows.get(key)
@@ -182,6 +183,8 @@ class Engine:
                 for sig in by_candidate[key]:
                     self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
             self.causes.tie(by_candidate[key])
+        for group in faces(hits):  # one input failing two ways on one lane: one bug (BucketBook._file_faces)
+            self.causes.join(group)
         return rows, by_candidate
 
     @property

@@ -24,6 +24,7 @@ from shapefuzz.process.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
+from shapefuzz.triage.paths import fold_paths, own_folders
 from shapefuzz.process.worktime import add_untimed, timed
 
 SPLIT_MARKER = "// -----"
@@ -178,7 +179,8 @@ def compile_module(
     result = run_sandboxed(argv, limits if limits.abort_grace else replace(limits, abort_grace=COMPILE_ABORT_GRACE))
     if result.returncode == 0:
         return result
-    return replace(result, stderr=clean_output(result.stderr))
+    folds = own_folders(argv)
+    return replace(result, stderr=clean_output(result.stderr, folds), stdout=fold_paths(result.stdout, folds))
 
 
 def compile_command(toolchain: Toolchain, backend: Backend, mlir_name: str, vmfb_name: str) -> list[str]:
@@ -209,8 +211,9 @@ def run_module(
     output_paths = [os.path.join(workdir, f"{backend.name}-output{i}.npy") for i in range(num_results)]
     argv += [f"--output=@{p}" for p in output_paths]
     result = run_sandboxed(argv, limits)
-    if not result.ok:
-        return result, None
+    if not result.ok:  # its paths folded, as a compile's are (triage.paths)
+        folds = own_folders(argv)
+        return replace(result, stderr=fold_paths(result.stderr, folds), stdout=fold_paths(result.stdout, folds)), None
     try:
         # Each output's header is read first: a wrong or hostile runtime writing a huge or
         # truncated file is refused before anything is allocated (the array cap).

@@ -1,7 +1,7 @@
 """The oracle: verify first, then compile on every selected backend, run where a device exists,
 and judge each run against the NumPy reference (or, for a file without one, against the other
 backends by majority). A finding names the wrong backend and the stage; a failure is re-run
-before it is reported, and one that does not reproduce is marked flaky."""
+before it is reported, and one that passes on its re-runs is marked flaky (one failing another way is not)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,13 @@ from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_module, run
 from shapefuzz.iree.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.iree.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict
+from shapefuzz.model import (BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict,
+                             reruns_for)
 from shapefuzz.judge.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.triage.signature import classify, normalize, signature_for
 from shapefuzz.iree.toolchain import Toolchain, find_toolchain
-from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, excerpt, raw_frames
+from shapefuzz.triage.excerpt import excerpt, short_frame
+from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, raw_frames
 from shapefuzz.triage.identity import placed_timeout
 from shapefuzz.process.worktime import timed
 
@@ -155,10 +157,12 @@ def _same_failure(again: Signature | None, first: Signature | None) -> bool:
 def timeout_detail(seconds: float, output: str) -> str:
     """A compile timeout's detail: how long, and the stack the compiler printed when stopped with
     SIGABRT (where it hangs is read from it, as a crash's pass is), when it printed one. Only the
-    frame lines, each cut at 240 characters: the compile's other threads go on printing warnings
-    while the handler writes, and a frame's template arguments would push its passes out."""
+    frame lines, each within 240 characters (its argument lists' contents dropped first, then its
+    middle: never its end, the `X::runOnOperation` a pass is read from): the compile's other threads
+    go on printing warnings while the handler writes, and a frame's template arguments would push
+    its passes out."""
     said = f"compile timed out after {seconds:.0f}s"
-    frames = [line[:240] for line in raw_frames(output, HANG_STACK_FRAMES)]
+    frames = [short_frame(line, 240) for line in raw_frames(output, HANG_STACK_FRAMES)]
     if not frames:
         return said
     return f"{said}; stopped with SIGABRT, where it was:\n{excerpt(chr(10).join(frames), CRASH_DETAIL - 100)}"
@@ -287,19 +291,39 @@ def check_module(
     report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results, instrument)
     if not confirm or not report.failures:
         return report
-    # Re-run each failing backend: a failure that does not come back the same is flaky.
-    again = _check_once(
-        text, [r.backend for r in report.failures], expectation, toolchain, budget, info.name, info.results
-    )
-    second = {r.backend: r for r in again.results}
-    results = []
-    for r in report.results:
-        if r.failed and not _same_failure(second[r.backend].signature, r.signature):
-            r = replace(r, flaky=True)
-        results.append(r)
-    real = [r for r in results if r.failed and not r.flaky]
-    verdict = Verdict.FAIL if real else Verdict.FLAKY
-    return CheckReport(verdict, tuple(results), notes=report.notes)
+    # Re-run each failing backend: flaky only when it passes on its re-runs (model.reruns_for)
+    passed, notes = _rerun(report, lambda lanes: _check_once(text, lanes, expectation, toolchain, budget, info.name,
+                                                              info.results))
+    results = tuple(replace(r, flaky=True) if r.backend in passed else r for r in report.results)
+    verdict = Verdict.FAIL if any(r.failed and not r.flaky for r in results) else Verdict.FLAKY
+    return CheckReport(verdict, results, notes=(*report.notes, *notes))
+
+
+def _rerun(report: CheckReport, check: Callable[[list[str]], CheckReport]) -> tuple[set[str], list[str]]:
+    """Re-runs of a report's failing backends (`check(backends)` checks those once more): the
+    backends that passed on a re-run and never failed on one (flaky), and a note for each that
+    failed another way (the same bug's other face: not flaky). A backend is re-run until one of its
+    re-runs fails, at most `reruns_for` its status times."""
+    passed: set[str] = set()
+    notes: list[str] = []
+    left = {r.backend: r for r in report.failures}
+    runs = 0
+    while left:
+        runs += 1
+        again = {r.backend: r for r in check(list(left)).results}
+        for backend, first in list(left.items()):
+            second = again.get(backend)
+            if second is not None and second.failed:
+                if not _same_failure(second.signature, first.signature):
+                    notes.append(f"{backend}: a re-run failed another way, the same bug's other face: {second.signature}")
+                passed.discard(backend)
+                del left[backend]
+                continue
+            if second is not None and second.status == Status.OK:
+                passed.add(backend)
+            if runs >= reruns_for(first.status):
+                del left[backend]
+    return passed, notes
 
 
 def _check_once(
