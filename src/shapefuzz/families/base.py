@@ -236,6 +236,7 @@ class Family(Generic[P]):
     NO_SPELLING     (optional) {frontend: why it cannot write this family's cases}
     context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
                     chooses: no context producer on them (`context/`)
+    NO_CONTEXT      (optional) why the family's cases are never drawn inside a chain (`context/`)
     """
 
     name: str
@@ -259,6 +260,8 @@ class Family(Generic[P]):
     # Float operands whose values the family chooses (an attention mask): no context producer
     # goes on them (the module's `context_fixed_operands`; integer operands never get one).
     fixed_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
+    # Why no producer/consumer chain is ever drawn around the family's op ("": chains are drawn).
+    no_context: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -281,6 +284,7 @@ class Family(Generic[P]):
             export_rule=namespace.get("export_rule", dtype_tolerance_rule),
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
             fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
+            no_context=namespace.get("NO_CONTEXT", ""),
         )
 
     def load(self, params: P | Mapping[str, Any]) -> P:

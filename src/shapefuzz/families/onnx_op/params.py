@@ -28,6 +28,14 @@ NUMPY_TYPE = {"f32": "float32", "u8": "uint8", "i8": "int8", "i32": "int32", "i6
 FROM_SCHEMA = {"tensor(float)": "f32", "tensor(float16)": "f16", "tensor(int32)": "i32", "tensor(int64)": "i64",
                "tensor(int8)": "i8", "tensor(uint8)": "u8", "tensor(bool)": "i1"}
 KINDS = ("x", "const", "none")
+_BYTES = {"f32": 4, "u8": 1, "i8": 1, "i32": 4, "i64": 8, "i1": 1, "f16": 2}
+
+
+def _count(shape: Any) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 NONE = ("none", "", (), (), ())
 
 
@@ -39,6 +47,16 @@ class Params(FamilyParams):
     outputs: int = 1  # the node's outputs, every one a graph output
     big: bool = False
     frontend: str = field(default=ONNX, kw_only=True)  # the family's only spelling
+
+    @property
+    def dtype(self) -> str:
+        """The element type of the largest graph input (as the families name theirs; u8 and i1
+        as i8, their size): what the size regimes measure."""
+        ins = [o for o in self.operands if o[0] == "x"]
+        if not ins:
+            return "f32"
+        biggest = max(ins, key=lambda o: _count(o[2]) * _BYTES[o[1]])
+        return {"u8": "i8", "i1": "i8"}.get(biggest[1], biggest[1])
 
     def attr(self, name: str, default: Any = None) -> Any:
         return next((v for k, v in self.attrs if k == name), default)
@@ -88,9 +106,7 @@ def check_operand(o: Any) -> str:
                                      and data[0] <= data[1] and data[2:] in ((), ("nonzero",))):
         return "an input's data is [] or [lo, hi] or [lo, hi, \"nonzero\"]"
     if kind == "const":
-        n = 1
-        for s in shape:
-            n *= s
+        n = _count(shape)
         if len(data) != n:
             return f"a constant of shape {list(shape)} holds {n} values, not {len(data)}"
     return ""

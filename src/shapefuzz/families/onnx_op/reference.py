@@ -57,7 +57,9 @@ def _draw(rng: np.random.Generator, dtype: str, shape: tuple[int, ...], data: tu
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng([seed, zlib.crc32(p.op.encode())])
-    return [_draw(rng, dtype, shape, data) for _, dtype, shape, _, data in runtime(p)]
+    # (np.array: a rank-0 draw is a NumPy scalar, which ONNX Runtime does not take as a tensor)
+    return [np.array(_draw(rng, dtype, shape, data), dtype=NUMPY_TYPE[dtype]).reshape(shape)
+            for _, dtype, shape, _, data in runtime(p)]
 
 
 def _first_line(error: BaseException) -> str:
@@ -65,15 +67,19 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0][:300]}"
 
 
-def run_onnxruntime(model: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def session(model: Any) -> Any:
+    """An ONNX Runtime session of the model on the CPU (raises what ONNX Runtime raises)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1  # a worker is one of several
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    options.log_severity_level = 4  # its own errors come back as exceptions
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def run_onnxruntime(model: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
     feeds = {info.name: a for info, a in zip(model.graph.input, inputs)}
-    return [np.asarray(r) for r in session.run(None, feeds)]
+    return [np.asarray(r) for r in session(model).run(None, feeds)]
 
 
 def run_onnx_reference(model: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
