@@ -237,6 +237,8 @@ class Family(Generic[P]):
     context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
                     chooses: no context producer on them (`context/`)
     NO_CONTEXT      (optional) why the family's cases are never drawn inside a chain (`context/`)
+    INT_LIMIT       (optional) the largest magnitude an integer of its params may have read back
+                    from a file (default 2**31; onnx_op's constants span int64)
     """
 
     name: str
@@ -262,6 +264,7 @@ class Family(Generic[P]):
     fixed_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
     # Why no producer/consumer chain is ever drawn around the family's op ("": chains are drawn).
     no_context: str = ""
+    int_limit: int = 1 << 31
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -285,6 +288,7 @@ class Family(Generic[P]):
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
             fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
             no_context=namespace.get("NO_CONTEXT", ""),
+            int_limit=namespace.get("INT_LIMIT", 1 << 31),
         )
 
     def load(self, params: P | Mapping[str, Any]) -> P:

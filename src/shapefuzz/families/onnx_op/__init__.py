@@ -37,5 +37,6 @@ def export_rule(p: Params) -> dict:
 NO_SPELLING = {"torch": "the family is ONNX's own operators; its cases are ONNX models",
                "onnx": "its own form is the ONNX model: there is no other ONNX spelling"}
 NO_CONTEXT = "a chain around an ONNX operator would be another ONNX model"
+INT_LIMIT = 1 << 63  # Slice's starts and ends reach int64's extremes (the shapes are checked as declared)
 EXAMPLE = {"op": "Add", "operands": [["x", "f32", [3, 4], [True, False], []], ["x", "f32", [4], [False], []]]}
 FAMILY = Family.define("onnx_op", Params, globals())
