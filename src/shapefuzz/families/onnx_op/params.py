@@ -84,6 +84,25 @@ def scalar(dtype: str, value: Any) -> tuple:
     return ("const", dtype, (), (), (value,))
 
 
+def pin_broadcast_ones(operands: tuple) -> tuple:
+    """The operands with every input dim that is 1 where another input's (trailing-aligned) dim is
+    larger made static: torch-mlir assumes a `?` dim never broadcasts (a `?` that is 1 at run time
+    fails its shape assertion, "tensor shape dimension 0 mismatch; expected 4 but have 1"), a
+    documented limit of the frontend, not a finding. Making a dim static loses nothing else."""
+    ins = [o for o in operands if o[0] == "x"]
+    rank = max((len(o[2]) for o in ins), default=0)
+    largest = [max((o[2][len(o[2]) - rank + i] for o in ins if len(o[2]) - rank + i >= 0), default=1)
+               for i in range(rank)]
+    out = []
+    for o in operands:
+        if o[0] == "x":
+            off = rank - len(o[2])
+            dyn = tuple(d and not (s == 1 and largest[off + i] > 1) for i, (s, d) in enumerate(zip(o[2], o[3])))
+            o = (o[0], o[1], o[2], dyn, o[4])
+        out.append(o)
+    return tuple(out)
+
+
 def runtime(p: Params) -> list[tuple]:
     """The operands that are graph inputs, in order: the function's arguments."""
     return [o for o in p.operands if o[0] == "x"]

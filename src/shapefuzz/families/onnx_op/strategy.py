@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from shapefuzz.families.common import dyn_features
 from shapefuzz.families.onnx_op.generic import draw_generic, why_not
 from shapefuzz.families.onnx_op.model import NotDrawable, build, check_params, drawable
-from shapefuzz.families.onnx_op.params import NONE, NUMPY_TYPE, ONNX, Params, runtime
+from shapefuzz.families.onnx_op.params import NONE, NUMPY_TYPE, ONNX, Params, pin_broadcast_ones, runtime
 from shapefuzz.families.onnx_op.rules import RULES
 from shapefuzz.families.onnx_op.schema import UNDRAWABLE, default_ops
 
@@ -67,8 +67,14 @@ def op_strategy(op: str, regime: str = "small") -> st.SearchStrategy[Params]:
     """One op's raw draws (ONNX may reject some: `model.drawable`)."""
     large = regime == "large"
     if op in RULES:
-        return st.composite(lambda draw: RULES[op](draw, large))()
-    return st.composite(lambda draw: draw_generic(draw, op, regime))()
+        raw = st.composite(lambda draw: RULES[op](draw, large))()
+    else:
+        raw = st.composite(lambda draw: draw_generic(draw, op, regime))()
+    return raw.map(_pinned)
+
+
+def _pinned(p: Params) -> Params:
+    return p.replace(operands=pin_broadcast_ones(p.operands))
 
 
 def importable(p: Params) -> str:
@@ -171,7 +177,7 @@ def shrink_candidates(p: Params) -> list[Params]:
         out.append(p.replace(operands=p.operands[:-1]))
     if p.outputs > 1:
         out.append(p.replace(outputs=p.outputs - 1))
-    return [q for q in out if q != p]
+    return [q for q in map(_pinned, out) if q != p]
 
 
 def largest_operand(p: Params) -> list[int]:
