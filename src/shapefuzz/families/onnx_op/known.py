@@ -54,7 +54,8 @@ def _resize(p: Params) -> str:
     if scales is not None:
         x = _shapes(p)[0]
         for n, s in zip(x, scales[4]):
-            if float(np.float32(n) * np.float32(s)) != math.floor(float(np.float32(n) * np.float32(s))):
+            length = n * float(np.float32(s))  # (in double, as onnx.reference computes it)
+            if length != math.floor(length):
                 return ("a scale whose output length is not whole in float32: onnx.reference takes the unfloored "
                         "length (align_corners, half_pixel_symmetric), ONNX Runtime the floored one")
     return ""

@@ -67,7 +67,10 @@ def untyped_model(p: Params, static: bool = False) -> Any:
         names.pop()
     outs = [f"out{i}" for i in range(p.outputs)]
     node = helper.make_node(p.op, names, outs, name=p.op.lower())
-    node.attribute.extend(make_attribute(p.op, k, v) for k, v in p.attrs)
+    try:
+        node.attribute.extend(make_attribute(p.op, k, v) for k, v in p.attrs)
+    except ValueError as error:
+        raise NotDrawable(str(error)) from None
     nodes.append(node)
     graph = helper.make_graph(nodes, "main", inputs, [helper.ValueInfoProto(name=o) for o in outs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="shapefuzz")
