@@ -88,9 +88,13 @@ def importable(p: Params) -> str:
     return ""
 
 
+RULE_OPS = tuple(sorted(RULES))
+
+
 @st.composite
 def _valid(draw: Any, regime: str) -> Params:
-    op = draw(st.sampled_from(FAMILY_OPS))
+    # two draws in three are of ops with a rule: the semantics real bugs need (attributes, constants)
+    op = draw(st.sampled_from(GENERIC_OPS if draw(st.integers(0, 2)) == 0 else RULE_OPS))
     for _ in range(TRIES):
         p = draw(op_strategy(op, regime))
         if is_valid(p):
@@ -123,6 +127,8 @@ def features(p: Params) -> list[str]:
     out = [f"op:{p.op}", f"class:{OP_CLASS.get(p.op, 'other')}"] + dyn_features(flags)
     out += sorted({f"dtype:{o[1]}" for o in ins})
     out.append("attrs:none" if not p.attrs else "attrs:some")
+    if not p.attrs and _has_attributes(p.op):
+        out.append("attrs:defaults")  # an op that takes attributes, each at its schema's default
     if any(o == NONE for o in p.operands):
         out.append("optional:left_out")
     if any(s == 1 for o in ins for s in o[2]):
@@ -136,9 +142,15 @@ def features(p: Params) -> list[str]:
     return out
 
 
+def _has_attributes(op: str) -> bool:
+    from shapefuzz.families.onnx_op.schema import schema
+
+    return bool(schema(op).attributes)
+
+
 FEATURES = ("class:elementwise", "class:movement", "class:reduction", "class:contraction", "class:normalization",
-            "class:pooling", "class:quantization", "dyn:none", "dyn:all", "attrs:none", "attrs:some",
-            "optional:left_out", "dim:unit", "negative", "dtype:f32", "dtype:f16", "dtype:i64")
+            "class:pooling", "class:quantization", "dyn:none", "dyn:all", "attrs:none", "attrs:some", "dim:unit",
+            "negative", "dtype:f32", "dtype:f16", "dtype:i64")
 FEATURE_DRAWS = 300
 
 
@@ -152,8 +164,13 @@ def _defaults(p: Params) -> Params:
     return p.replace(attrs=())
 
 
-SWARM = {"dynamic": _static, "attributes": _defaults}
-RARE_CONJUNCTION = ("dyn:none", "attrs:none")
+def _single(p: Params) -> Params:
+    ops = tuple((k, "f32" if t == "f16" else t, shape, d, data) for k, t, shape, d, data in p.operands)
+    return p.replace(operands=ops)
+
+
+SWARM = {"dynamic": _static, "attributes": _defaults, "half": _single}
+RARE_CONJUNCTION = ("dyn:none", "attrs:defaults")
 
 
 def equivalent_forms(p: Params) -> list[Params]:

@@ -14,6 +14,7 @@ from shapefuzz.families.common import LARGE_SIZES, SMALL_SIZES, draw_dyn_flags
 MAX_ELEMENTS = 1 << 12  # small: the references and a CPU run stay quick
 MAX_ELEMENTS_LARGE = 1 << 17  # large (compile-only lanes): most draws over 64 KB
 FLOATS = ("f32", "f32", "f32", "f16")
+LARGE_FLOOR = 1 << 15  # elements: 128 KB of f32
 
 
 def size(draw: Any, large: bool = False) -> int:
@@ -26,6 +27,8 @@ def shape(draw: Any, rank: int, large: bool = False, min_size: int = 1) -> list[
     while dims and int(np.prod(dims)) > cap:
         i = int(np.argmax(dims))
         dims[i] = max(min_size, dims[i] // 2)
+    while large and dims and int(np.prod(dims)) < LARGE_FLOOR:  # a low rank is large too: its last dim grows
+        dims[-1] = 2 * dims[-1] + 1
     return dims
 
 
