@@ -17,7 +17,7 @@ from shapefuzz.case import Case
 from shapefuzz.families.onnx_op.known import known_disagreement
 from shapefuzz.families.onnx_op.model import NotDrawable, build, drawable
 from shapefuzz.families.onnx_op.params import NONE, Params, const, x
-from shapefuzz.families.onnx_op.reference import ReferenceDisagreement, make_inputs, reference, references
+from shapefuzz.families.onnx_op.reference import ReferenceDisagreement, reference, references
 from shapefuzz.invoke.execute import DEFAULT_BUDGET
 from shapefuzz.recheck.onnx_ops import DISAGREE, FAILED, NOT_SUPPORTED, PASSED, judge_case, resolve_ops, save_findings, \
     OpRow

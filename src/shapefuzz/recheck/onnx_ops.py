@@ -148,7 +148,7 @@ def sweep_op(op: str, n: int, seed: int, lanes: Sequence[str], toolchain: Toolch
 
 def table(rows: Sequence[OpRow]) -> list[tuple[str, ...]]:
     """Rows: op, a count per column, and why an op cannot be drawn at all."""
-    out = [("op", *COLUMNS, "")]
+    out: list[tuple[str, ...]] = [("op", *COLUMNS, "")]
     for row in rows:
         if row.undrawable:
             out.append((row.op, *("-" for _ in COLUMNS), row.undrawable))

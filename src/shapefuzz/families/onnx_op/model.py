@@ -45,7 +45,9 @@ def untyped_model(p: Params, static: bool = False) -> Any:
     from shapefuzz.iree.onnx_import import IR_VERSION, OPSET
 
     check_params(p)
-    nodes, inputs, names = [], [], []
+    nodes: list[Any] = []
+    inputs: list[Any] = []
+    names: list[str] = []
     for i, (kind, dtype, shape, dyn, data) in enumerate(p.operands):
         if kind == "none":
             names.append("")
@@ -96,6 +98,7 @@ def typed(model: Any) -> Any:
             raise NotDrawable(f"ONNX's shape inference leaves output {out.name} without a type and rank")
         if t.elem_type not in ONNX_TYPE.values():
             raise NotDrawable(f"output {out.name} has element type {onnx.TensorProto.DataType.Name(t.elem_type)}")
+        assert info is not None  # (t is None when it is)
         out.type.CopyFrom(info.type)
     try:
         onnx.checker.check_model(model, full_check=True)

@@ -77,16 +77,20 @@ def session(model: Any) -> Any:
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
+def _feeds(model: Any, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    # (np.asarray: arithmetic on a rank-0 array gives a NumPy scalar, which ONNX Runtime refuses)
+    return {info.name: np.asarray(a) for info, a in zip(model.graph.input, inputs)}
+
+
 def run_onnxruntime(model: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    feeds = {info.name: a for info, a in zip(model.graph.input, inputs)}
+    feeds = _feeds(model, inputs)
     return [np.asarray(r) for r in session(model).run(None, feeds)]
 
 
 def run_onnx_reference(model: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
     from onnx.reference import ReferenceEvaluator
 
-    feeds = {info.name: a for info, a in zip(model.graph.input, inputs)}
-    return [np.asarray(r) for r in ReferenceEvaluator(model).run(None, feeds)]
+    return [np.asarray(r) for r in ReferenceEvaluator(model).run(None, _feeds(model, inputs))]
 
 
 def show(arrays: list[np.ndarray], limit: int = 300) -> str:

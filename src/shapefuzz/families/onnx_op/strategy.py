@@ -57,7 +57,7 @@ TRIES = 6  # raw draws of one op before a campaign's draw moves on
 def why_undrawable(op: str) -> str:
     """"" when the op can be drawn at all (a rule, or a schema the generic draw can use), else why not."""
     if op not in default_ops():
-        return f"not an operator of the default ONNX domain at our opset"
+        return "not an operator of the default ONNX domain at our opset"
     if op in RULES:
         return ""
     return UNDRAWABLE.get(op) or why_not(op)
