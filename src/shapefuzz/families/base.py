@@ -237,6 +237,8 @@ class Family(Generic[P]):
     context_fixed_operands(p) -> (int, ...)  (optional) float operands whose values the family
                     chooses: no context producer on them (`context/`)
     NO_CONTEXT      (optional) why the family's cases are never drawn inside a chain (`context/`)
+    mismatch_label(p) -> str  (optional) what a wrong result's signature names instead of the family
+                    (a family of many ops: its op)
     INT_LIMIT       (optional) the largest magnitude an integer of its params may have read back
                     from a file (default 2**31; onnx_op's constants span int64)
     """
@@ -265,6 +267,8 @@ class Family(Generic[P]):
     # Why no producer/consumer chain is ever drawn around the family's op ("": chains are drawn).
     no_context: str = ""
     int_limit: int = 1 << 31
+    # What a mismatch's signature names (None: the family's name), from typed params.
+    mismatch_label: Callable[[Any], str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -289,7 +293,12 @@ class Family(Generic[P]):
             fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
             no_context=namespace.get("NO_CONTEXT", ""),
             int_limit=namespace.get("INT_LIMIT", 1 << 31),
+            mismatch_label=namespace.get("mismatch_label"),
         )
+
+    def label(self, params: P | Mapping[str, Any]) -> str:
+        """What a mismatch's signature names for these params: `mismatch_label`'s, else the family's name."""
+        return self.mismatch_label(self.load(params)) if self.mismatch_label is not None else self.name
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""

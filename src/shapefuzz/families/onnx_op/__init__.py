@@ -34,6 +34,10 @@ def export_rule(p: Params) -> dict:
     return elementwise_rule(*TOLERANCE["float16" if f16 else "float32"])
 
 
+def mismatch_label(p: Params) -> str:
+    return f"onnx_op {p.op}"  # each op's wrong values are their own bug
+
+
 NO_SPELLING = {"torch": "the family is ONNX's own operators; its cases are ONNX models",
                "onnx": "its own form is the ONNX model: there is no other ONNX spelling"}
 NO_CONTEXT = "a chain around an ONNX operator would be another ONNX model"
