@@ -23,20 +23,20 @@ def rule(*ops: str) -> Callable[[Callable[..., Params]], Callable[..., Params]]:
     return register
 
 
-def _attrs(**kw: Any) -> tuple:
+def attrs_of(**kw: Any) -> tuple:
     return tuple(sorted((k, val) for k, val in kw.items() if val is not None))
 
 
-def _maybe(draw: Any, value: Any) -> Any:
+def maybe(draw: Any, value: Any) -> Any:
     """`value`, or None (the attribute left at its default) half the time."""
     return value if draw(st.booleans()) else None
 
 
-def _input(draw: Any, dtype: str, dims: list[int], data: tuple = ()) -> tuple:
+def graph_input(draw: Any, dtype: str, dims: list[int], data: tuple = ()) -> tuple:
     return x(dtype, dims, v.dyn(draw, len(dims)), data)
 
 
-def _T(draw: Any, op: str, param: str = "T", floats_only: bool = False) -> str:
+def elem_type(draw: Any, op: str, param: str = "T", floats_only: bool = False) -> str:
     allowed = type_choices(op)[param]
     if floats_only:
         allowed = tuple(t for t in allowed if t in ("f32", "f16")) or allowed

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.onnx_op import vocabulary as v
 from shapefuzz.families.onnx_op.params import NONE, Params, const, scalar, x
-from shapefuzz.families.onnx_op.rule_kit import INT64_MAX, INT64_MIN, _attrs, _input, _maybe, _T, rule
+from shapefuzz.families.onnx_op.rule_kit import INT64_MAX, INT64_MIN, attrs_of, graph_input, maybe, elem_type, rule
 
 # ----------------------------------------------------------------------------- elementwise
 
@@ -23,8 +23,8 @@ def binary(draw: Any, op: str, large: bool) -> Params:
     shapes = v.broadcast(draw, full, n)
     if op == "PRelu":  # the slope broadcasts to X (unidirectionally)
         shapes = [full, shapes[1] if len(shapes[1]) <= len(full) else full]
-    t = _T(draw, op, "T")
-    t2 = _T(draw, op, "T1") if op == "Pow" else t
+    t = elem_type(draw, op, "T")
+    t2 = elem_type(draw, op, "T1") if op == "Pow" else t
     data: list[tuple] = [()] * n
     attrs: dict[str, Any] = {}
     if op in ("Div", "Mod"):
@@ -35,29 +35,29 @@ def binary(draw: Any, op: str, large: bool) -> Params:
         data = [(0.25, 4), (-2, 2)] if t2 in ("f32", "f16") else [(0.25, 4), (0, 3)]
         if t not in ("f32", "f16"):
             data[0] = (-4, 4)
-    ops = [_input(draw, tt, s, d) for tt, s, d in zip([t, t2] + [t] * (n - 2), shapes, data)]
-    return Params(op, tuple(ops), _attrs(**attrs), big=large)
+    ops = [graph_input(draw, tt, s, d) for tt, s, d in zip([t, t2] + [t] * (n - 2), shapes, data)]
+    return Params(op, tuple(ops), attrs_of(**attrs), big=large)
 
 
 @rule("BitShift")
 def bitshift(draw: Any, op: str, large: bool) -> Params:
     full = v.shape(draw, draw(st.integers(0, 3)), large)
     a, b = v.broadcast(draw, full, 2)
-    return Params(op, (_input(draw, "u8", a), _input(draw, "u8", b, (0, 7))),
-                  _attrs(direction=v.pick(draw, ("LEFT", "RIGHT"))), big=large)
+    return Params(op, (graph_input(draw, "u8", a), graph_input(draw, "u8", b, (0, 7))),
+                  attrs_of(direction=v.pick(draw, ("LEFT", "RIGHT"))), big=large)
 
 
 @rule("Where")
 def where(draw: Any, op: str, large: bool) -> Params:
     full = v.shape(draw, draw(st.integers(0, 4)), large)
     c, a, b = v.broadcast(draw, full, 3)
-    t = _T(draw, op)
-    return Params(op, (_input(draw, "i1", c), _input(draw, t, a), _input(draw, t, b)), big=large)
+    t = elem_type(draw, op)
+    return Params(op, (graph_input(draw, "i1", c), graph_input(draw, t, a), graph_input(draw, t, b)), big=large)
 
 
 @rule("Clip")
 def clip(draw: Any, op: str, large: bool) -> Params:
-    t = _T(draw, op)
+    t = elem_type(draw, op)
     dims = v.shape(draw, draw(st.integers(0, 4)), large)
     lo, hi = sorted(draw(st.integers(-16, 16)) / 4 for _ in range(2))
     if draw(st.integers(0, 5)) == 0:
@@ -69,7 +69,7 @@ def clip(draw: Any, op: str, large: bool) -> Params:
         bounds = []
     elif bounds[1] == NONE:
         bounds = bounds[:1]
-    return Params(op, (_input(draw, t, dims), *bounds), big=large)
+    return Params(op, (graph_input(draw, t, dims), *bounds), big=large)
 
 
 @rule("Cast")
@@ -82,7 +82,7 @@ def cast(draw: Any, op: str, large: bool) -> Params:
     data = (-8, 8) if t in ("f32", "f16") and to in ("u8",) else ()  # out-of-range casts are undefined
     if to == "u8" and t not in ("f32", "f16", "u8", "i1"):
         data = (0, 8)
-    return Params(op, (_input(draw, t, dims, data),), _attrs(to=ONNX_TYPE[to]), big=large)
+    return Params(op, (graph_input(draw, t, dims, data),), attrs_of(to=ONNX_TYPE[to]), big=large)
 
 
 # ----------------------------------------------------------------------------- data movement
@@ -108,7 +108,7 @@ def slice_(draw: Any, op: str, large: bool) -> Params:
     axes = [a - rank if draw(st.booleans()) else a for a in axes]
     with_axes = draw(st.integers(0, 3)) != 0 or axes != list(range(k))
     with_steps = with_axes and (draw(st.booleans()) or any(s != 1 for s in steps))
-    ops = [_input(draw, _T(draw, op), dims), const("i64", starts), const("i64", ends)]
+    ops = [graph_input(draw, elem_type(draw, op), dims), const("i64", starts), const("i64", ends)]
     if with_axes:
         ops.append(const("i64", axes))
     if with_steps:
@@ -123,8 +123,8 @@ def gather(draw: Any, op: str, large: bool) -> Params:
     ax = v.axis(draw, rank)
     n = dims[ax]
     idx = v.shape(draw, draw(st.integers(0, 2)), large)
-    return Params(op, (_input(draw, _T(draw, op), dims), _input(draw, v.pick(draw, ("i64", "i32")), idx, (-n, n - 1))),
-                  _attrs(axis=_maybe(draw, ax)) if ax == 0 else _attrs(axis=ax), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), graph_input(draw, v.pick(draw, ("i64", "i32")), idx, (-n, n - 1))),
+                  attrs_of(axis=maybe(draw, ax)) if ax == 0 else attrs_of(axis=ax), big=large)
 
 
 @rule("GatherElements")
@@ -135,8 +135,8 @@ def gather_elements(draw: Any, op: str, large: bool) -> Params:
     idx = [draw(st.integers(1, d)) if i != (ax % rank) else size for i, (d, size) in
            enumerate(zip(dims, [v.size(draw, large) for _ in dims]))]
     n = dims[ax]
-    return Params(op, (_input(draw, _T(draw, op), dims), _input(draw, v.pick(draw, ("i64", "i32")), idx, (-n, n - 1))),
-                  _attrs(axis=ax), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), graph_input(draw, v.pick(draw, ("i64", "i32")), idx, (-n, n - 1))),
+                  attrs_of(axis=ax), big=large)
 
 
 @rule("GatherND")
@@ -148,8 +148,8 @@ def gather_nd(draw: Any, op: str, large: bool) -> Params:
     lead = v.shape(draw, draw(st.integers(0, 2)), large)
     idx = dims[:b] + lead + [depth]
     lo, hi = -min(dims[b:b + depth]), min(dims[b:b + depth]) - 1  # in range for every addressed dim
-    return Params(op, (_input(draw, _T(draw, op), dims), _input(draw, "i64", idx, (lo, hi))),
-                  _attrs(batch_dims=b if b else _maybe(draw, 0)), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), graph_input(draw, "i64", idx, (lo, hi))),
+                  attrs_of(batch_dims=b if b else maybe(draw, 0)), big=large)
 
 
 @rule("Transpose")
@@ -157,7 +157,7 @@ def transpose(draw: Any, op: str, large: bool) -> Params:
     rank = draw(st.integers(1, 5))
     dims = v.shape(draw, rank, large)
     perm = list(draw(st.permutations(range(rank)))) if draw(st.integers(0, 3)) else None
-    return Params(op, (_input(draw, _T(draw, op), dims),), _attrs(perm=perm), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims),), attrs_of(perm=perm), big=large)
 
 
 @rule("Reshape")
@@ -182,7 +182,7 @@ def reshape(draw: Any, op: str, large: bool) -> Params:
         if spec[i] == dims[i] and draw(st.integers(0, 2)) == 0:
             spec[i] = 0
     assert int(np.prod(target)) == total
-    return Params(op, (_input(draw, _T(draw, op), dims), const("i64", spec)), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), const("i64", spec)), big=large)
 
 
 def _factor(n: int) -> list[int]:
@@ -200,7 +200,7 @@ def expand(draw: Any, op: str, large: bool) -> Params:
     full = v.shape(draw, draw(st.integers(1, 4)), large)
     (small,) = v.broadcast(draw, full, 2)[1:] if draw(st.booleans()) else [full]
     target = [1 if draw(st.integers(0, 4)) == 0 and i >= len(full) - len(small) else d for i, d in enumerate(full)]
-    return Params(op, (_input(draw, _T(draw, op), small), const("i64", target)), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), small), const("i64", target)), big=large)
 
 
 @rule("Concat")
@@ -208,13 +208,13 @@ def concat(draw: Any, op: str, large: bool) -> Params:
     rank = draw(st.integers(1, 4))
     dims = v.shape(draw, rank, large)
     ax = v.axis(draw, rank)
-    t = _T(draw, op)
+    t = elem_type(draw, op)
     parts = []
     for _ in range(draw(st.integers(1, 4))):
         d = list(dims)
         d[ax] = v.pick(draw, (0, 1, 2, 3, 5, 8)) if draw(st.integers(0, 5)) else 0
-        parts.append(_input(draw, t, d))
-    return Params(op, tuple(parts), _attrs(axis=ax), big=large)
+        parts.append(graph_input(draw, t, d))
+    return Params(op, tuple(parts), attrs_of(axis=ax), big=large)
 
 
 @rule("Split")
@@ -223,14 +223,14 @@ def split(draw: Any, op: str, large: bool) -> Params:
     dims = v.shape(draw, rank, large)
     ax = v.axis(draw, rank)
     n = dims[ax]
-    x0 = _input(draw, _T(draw, op), dims)
+    x0 = graph_input(draw, elem_type(draw, op), dims)
     if draw(st.booleans()):  # sizes given
         k = draw(st.integers(1, min(4, n + 1)))
         cuts = sorted(draw(st.integers(0, n)) for _ in range(k - 1))
         sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
-        return Params(op, (x0, const("i64", sizes)), _attrs(axis=ax), outputs=k, big=large)
+        return Params(op, (x0, const("i64", sizes)), attrs_of(axis=ax), outputs=k, big=large)
     k = draw(st.integers(1, min(4, n)))  # num_outputs: the last part is smaller when n % k != 0
-    return Params(op, (x0,), _attrs(axis=ax, num_outputs=k), outputs=k, big=large)
+    return Params(op, (x0,), attrs_of(axis=ax, num_outputs=k), outputs=k, big=large)
 
 
 @rule("Squeeze", "Unsqueeze")
@@ -246,13 +246,13 @@ def squeeze(draw: Any, op: str, large: bool) -> Params:
         chosen = [i for i in ones if draw(st.booleans())] or ones[:1]
         axes = [i - rank if draw(st.booleans()) else i for i in chosen]
         if draw(st.integers(0, 4)) == 0:
-            return Params(op, (x(_T(draw, op), dims, [False] * rank),), big=large)  # every unit dim, statically known
+            return Params(op, (x(elem_type(draw, op), dims, [False] * rank),), big=large)  # every unit dim, statically known
     else:
         out_rank = rank + draw(st.integers(1, 2))
         chosen = sorted(draw(st.permutations(range(out_rank)))[:out_rank - rank])
         axes = [i - out_rank if draw(st.booleans()) else i for i in chosen]
     axes = list(draw(st.permutations(axes)))
-    return Params(op, (_input(draw, _T(draw, op), dims), const("i64", axes)), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), const("i64", axes)), big=large)
 
 
 @rule("Tile")
@@ -260,7 +260,7 @@ def tile(draw: Any, op: str, large: bool) -> Params:
     rank = draw(st.integers(1, 3))
     dims = v.shape(draw, rank, large)
     reps = [v.pick(draw, (1, 1, 2, 3, 0)) for _ in range(rank)]
-    return Params(op, (_input(draw, _T(draw, op), dims), const("i64", reps)), big=large)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims), const("i64", reps)), big=large)
 
 
 @rule("Pad")
@@ -276,8 +276,8 @@ def pad(draw: Any, op: str, large: bool) -> Params:
         lo_min = 0 if mode != "constant" else -min(dims[a], 2)  # a negative pad crops
         pads_lo.append(draw(st.integers(lo_min, max(lo_min, top))))
         pads_hi.append(draw(st.integers(lo_min, max(lo_min, top))))
-    t = _T(draw, op)
-    ops = [_input(draw, t, dims), const("i64", pads_lo + pads_hi)]
+    t = elem_type(draw, op)
+    ops = [graph_input(draw, t, dims), const("i64", pads_lo + pads_hi)]
     if mode == "constant" and draw(st.booleans()):
         value = draw(st.integers(-8, 8)) / 4
         ops.append(scalar(t, value if t in ("f32", "f16") else int(value)))
@@ -285,7 +285,7 @@ def pad(draw: Any, op: str, large: bool) -> Params:
         ops.append(NONE)
     if use_axes:
         ops.append(const("i64", [a - rank if draw(st.booleans()) else a for a in axes]))
-    return Params(op, tuple(ops), _attrs(mode=mode if mode != "constant" else _maybe(draw, mode)), big=large)
+    return Params(op, tuple(ops), attrs_of(mode=mode if mode != "constant" else maybe(draw, mode)), big=large)
 
 
 @rule("Resize")
@@ -300,8 +300,8 @@ def resize(draw: Any, op: str, large: bool) -> Params:
     if mode == "nearest":
         attrs["nearest_mode"] = v.pick(draw, ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"))
     if mode == "cubic":
-        attrs["cubic_coeff_a"] = _maybe(draw, v.pick(draw, (-0.5, -0.75)))
-        attrs["exclude_outside"] = _maybe(draw, 1)
+        attrs["cubic_coeff_a"] = maybe(draw, v.pick(draw, (-0.5, -0.75)))
+        attrs["exclude_outside"] = maybe(draw, 1)
     if mode != "nearest" and draw(st.integers(0, 3)) == 0:
         attrs["antialias"] = 1
     t = v.float_type(draw, ("f32", "f16"))
@@ -312,12 +312,12 @@ def resize(draw: Any, op: str, large: bool) -> Params:
         for j, a in enumerate(spatial):
             full_lo[a], full_hi[a] = box[j], box[len(spatial) + j]
         roi = const("f32", full_lo + full_hi)
-        attrs["extrapolation_value"] = _maybe(draw, draw(st.integers(-4, 4)) / 4)
+        attrs["extrapolation_value"] = maybe(draw, draw(st.integers(-4, 4)) / 4)
     if draw(st.booleans()):
         scales = [1.0] * rank
         for a in spatial:
             scales[a] = v.pick(draw, (0.5, 2.0, 3.0, 1.5, 0.75, 1.0, 0.6, 2.5, 1.25))
-        ops = [_input(draw, t, dims), roi, const("f32", scales)]
+        ops = [graph_input(draw, t, dims), roi, const("f32", scales)]
     else:
         sizes = list(dims)
         for a in spatial:
@@ -326,8 +326,8 @@ def resize(draw: Any, op: str, large: bool) -> Params:
             attrs["keep_aspect_ratio_policy"] = v.pick(draw, ("not_larger", "not_smaller"))
             attrs["axes"] = spatial
             sizes = [sizes[a] for a in spatial]
-        ops = [_input(draw, t, dims), roi, NONE, const("i64", sizes)]
-    return Params(op, tuple(ops), _attrs(**attrs), big=large)
+        ops = [graph_input(draw, t, dims), roi, NONE, const("i64", sizes)]
+    return Params(op, tuple(ops), attrs_of(**attrs), big=large)
 
 
 @rule("DepthToSpace", "SpaceToDepth")
@@ -336,21 +336,21 @@ def depth_space(draw: Any, op: str, large: bool) -> Params:
     n, c, h, w = (v.size(draw) % 3 + 1, v.pick(draw, (1, 2, 3)), v.pick(draw, (1, 2, 3, 5)), v.pick(draw, (1, 2, 4)))
     if op == "DepthToSpace":
         dims = [n, c * b * b, h, w]
-        attrs = _attrs(blocksize=b, mode=_maybe(draw, v.pick(draw, ("DCR", "CRD"))))
+        attrs = attrs_of(blocksize=b, mode=maybe(draw, v.pick(draw, ("DCR", "CRD"))))
     else:
         dims = [n, c, h * b, w * b]
-        attrs = _attrs(blocksize=b)
-    return Params(op, (_input(draw, _T(draw, op), dims),), attrs, big=large)
+        attrs = attrs_of(blocksize=b)
+    return Params(op, (graph_input(draw, elem_type(draw, op), dims),), attrs, big=large)
 
 
 @rule("Trilu")
 def trilu(draw: Any, op: str, large: bool) -> Params:
     rank = draw(st.integers(2, 4))
     dims = v.shape(draw, rank, large)
-    ops = [_input(draw, _T(draw, op), dims)]
+    ops = [graph_input(draw, elem_type(draw, op), dims)]
     if draw(st.integers(0, 3)):
         ops.append(scalar("i64", draw(st.integers(-max(dims[-2:]) - 1, max(dims[-2:]) + 1))))
-    return Params(op, tuple(ops), _attrs(upper=_maybe(draw, draw(st.integers(0, 1)))), big=large)
+    return Params(op, tuple(ops), attrs_of(upper=maybe(draw, draw(st.integers(0, 1)))), big=large)
 
 
 @rule("Range")
