@@ -165,7 +165,9 @@ def test_every_family_types_its_enum_like_params():
 
     plain = {(name, field) for name in FAMILY_MODULES
              for field, hint in field_hints(get_family(name).params_type).items() if hint is str}
-    assert plain == {(n, "frontend") for n in FAMILY_MODULES} | {("conv", "layout"), ("conv", "compute_layout")}
+    # (onnx_op's op: an ONNX operator name, checked against ONNX's own schemas)
+    assert plain == {(n, "frontend") for n in FAMILY_MODULES} | {("conv", "layout"), ("conv", "compute_layout"),
+                                                                 ("onnx_op", "op")}
     from shapefuzz.families.generate import draw_case
 
     drawn = draw_case("conv", 5).params

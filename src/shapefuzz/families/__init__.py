@@ -76,10 +76,10 @@ def validate_params(family_name: str, params: dict[str, Any], where: str) -> Non
 
     if family_name not in FAMILY_MODULES:
         raise SchemaError(f"{where[:-len('params')]}family: {family_name!r} is not one of {', '.join(FAMILY_MODULES)}")
-    huge = _big_ints(params, 1 << 31)
+    family = get_family(family_name)
+    huge = _big_ints(params, family.int_limit)
     if huge:
         raise SchemaError(f"{where}: integer {huge[0]} is out of range")
-    family = get_family(family_name)
     try:
         text = family.render(params)
     except Exception as error:  # noqa: BLE001 - family code reading foreign params: any failure means "not valid"

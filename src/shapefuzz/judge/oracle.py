@@ -438,9 +438,18 @@ def _remembered(case: Case, seed: int) -> tuple[list[np.ndarray], list[np.ndarra
 
 def case_label(case: Case) -> str:
     """What a mismatch's signature names: the family, and the spelling when it is a frontend's
-    (a frontend-only bug is its own bucket)."""
+    (a frontend-only bug is its own bucket); a family of many ops names the op too (`Family.label`:
+    onnx_op's wrong Div and wrong InstanceNormalization are two bugs)."""
+    from shapefuzz.families import get_family
+
     spelling = case.params.get("frontend", "linalg")
-    return case.family if spelling == "linalg" else f"{case.family} via {spelling}"
+    name = case.family
+    try:
+        family = get_family(case.family)
+        name = family.label(case.params) if family.label is not None else name
+    except Exception:  # noqa: BLE001 - params that do not load: the family's name alone
+        pass
+    return name if spelling == "linalg" else f"{name} via {spelling}"
 
 
 def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> Callable[[], SecondOpinion | None]:
