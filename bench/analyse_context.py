@@ -23,7 +23,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_context import bugs, report_of  # noqa: E402
 

@@ -254,7 +254,7 @@ class Family(Generic[P]):
     # Features the strategy must reach within `feature_draws` draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
     feature_draws: int = 200
-    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/test_torch_forms.py).
+    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/families/test_torch_forms.py).
     example: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # Frontends that cannot write this family's cases, and why: {frontend: reason}.
     no_spelling: Mapping[str, str] = dataclasses.field(default_factory=dict)
