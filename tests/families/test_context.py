@@ -344,24 +344,3 @@ def test_no_producer_goes_on_an_operand_the_family_reference_does_not_read():
                     ignored[i] = ignored.get(i, 0) + 1
         # a few draws may not depend on an operand (a fully masked or overwritten one); most must
         assert all(ignored.get(i, 0) <= n // 3 for i, n in free.items()), (name, ignored, free)
-
-
-def test_the_context_bench_counts_a_pass_once_however_it_is_spelled():
-    # the bench counted FoldUnitExtentDimsPass (an OOM's frame) and iree-dispatch-creation-fold-unit-extent-dims
-    # (an error's dump header) as two failing passes
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-    from bench_context import figures
-
-    names = ["FoldUnitExtentDimsPass", "iree-dispatch-creation-fold-unit-extent-dims-for-func",
-             "iree-hal-serialize-all-executables", "iree-hal-serialize-target-executables", ""]
-    causes = [{"identity": f"c{i}", "triage": "compiler bug", "failing_pass": n, "first_seen": 50.0}
-              for i, n in enumerate(names)]
-    got = figures([{"active_seconds": 60.0, "per_minute": 5.0, "causes": causes}])
-    assert got == {"causes": 5, "late": 5, "passes": 2, "per_minute": 5.0, "after_budget": 0, "in_budget": 5}
-    # the clock stops with the budget: a cause the wrap-up's shrinks meet carries its last value, and is
-    # counted as a cause but not as one of the budget's last third
-    causes[0]["first_seen"] = 60.0
-    got = figures([{"active_seconds": 60.0, "per_minute": 5.0, "causes": causes}])
-    assert (got["causes"], got["late"], got["after_budget"], got["in_budget"]) == (5, 4, 1, 4)

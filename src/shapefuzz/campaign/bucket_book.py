@@ -47,7 +47,7 @@ def settled_by_check(failure: Failure, triage: Triage) -> bool:
     of the context bench and before it, 0 of 1,026 compile/error buckets were flaky on their re-run
     (compile crashes 8 of 91, timeouts 6 of 27; wrong values can be races and are re-run), so its
     re-run buys nothing; in the context bench's context arm it was 36 of the 122 confirm tasks and
-    112 of their 249 lanes (bench/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
+    112 of their 249 lanes (bench/studies/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
     driver are judged again with their re-run. Never where the output could be our environment's (a
     full disk, a file gone), which the re-run is there to tell apart."""
     signature = failure.signature

@@ -17,10 +17,11 @@ and shrinks). The triage rules over buckets are in `triage_rules.py`, and the va
 from __future__ import annotations
 
 import collections
+import contextlib
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Protocol
 
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
@@ -44,6 +45,16 @@ from shapefuzz.campaign.outcomes import (
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
+
+
+class Observer(Protocol):
+    """What a benchmark sees of the loop (bench/bench_soak.py: does the head stay fast as a
+    campaign grows?): the CPU seconds of each step of the head's own work (filling the pool,
+    taking a finished task in, the tick) and each finished task, once it is taken in."""
+
+    def head_work(self, seconds: float) -> None: ...
+
+    def finished(self, done: Done) -> None: ...
 
 
 @dataclass
@@ -118,9 +129,10 @@ class Engine:
         start_method: str = "spawn",
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
         until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
+        observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
     ) -> None:
         self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
-        self.progress, self.start_method = progress, start_method
+        self.progress, self.start_method, self.observer = progress, start_method, observer
         self.pool_factory = pool_factory
         self.pool: WorkerPool | None = None  # or the factory's pool, with WorkerPool's interface
         self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
@@ -248,7 +260,24 @@ class Engine:
         job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
+    @contextlib.contextmanager
+    def _head_work(self) -> Iterator[None]:
+        """A step of the head's own work, its CPU time (the thread's: on a shared machine wall time
+        mostly measures the neighbours) told to the observer where there is one."""
+        if self.observer is None:
+            yield
+            return
+        start = time.thread_time()
+        try:
+            yield
+        finally:
+            self.observer.head_work(time.thread_time() - start)
+
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
+        with self._head_work():
+            self._fill_pool(pool, stopping)
+
+    def _fill_pool(self, pool: WorkerPool, stopping: bool) -> None:
         task: Task | None
         while pool.idle:
             if (again := self.retries.due()) is not None:
@@ -270,8 +299,11 @@ class Engine:
             self.inflight.submit(pool, task)
 
     def _finish(self, done: Done) -> None:
-        self.inflight.finished(done.task)
-        self.book.finish(done)
+        with self._head_work():
+            self.inflight.finished(done.task)
+            self.book.finish(done)
+        if self.observer is not None:
+            self.observer.finished(done)
 
     def run(self) -> str:
         """Until the budget is spent, Ctrl-C, a full corpus disk, or nothing is left to try.
@@ -442,15 +474,16 @@ class Engine:
             pool=pool_status() if pool_status is not None else "", discovery=self.discovery())
 
     def _tick(self) -> None:
-        now = time.monotonic()
-        if now - self._last_tick >= 0.5:
-            self._last_tick = now
-            self.progress("tick", self.snapshot())
-        # the session clock is written with every candidate; idle stretches are written here
-        if now - self._last_store_tick >= 10.0:
-            self._last_store_tick = now
-            self.store.tick(self.session, self.active())
-            self.folded.advance(self._settled())
+        with self._head_work():
+            now = time.monotonic()
+            if now - self._last_tick >= 0.5:
+                self._last_tick = now
+                self.progress("tick", self.snapshot())
+            # the session clock is written with every candidate; idle stretches are written here
+            if now - self._last_store_tick >= 10.0:
+                self._last_store_tick = now
+                self.store.tick(self.session, self.active())
+                self.folded.advance(self._settled())
 
     def _settled(self) -> int:
         """The index below which every candidate row there will be is in the store: below what is in
@@ -460,5 +493,5 @@ class Engine:
         return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
-__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
-           "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Observer", "Snapshot", "Steering",
+           "SteeringKnobs", "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]

@@ -85,7 +85,10 @@ def _own_paths(argv: Sequence[str]) -> list[str]:
     return paths
 
 
-def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+def verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+    """The command that parses and verifies the module at `path` (`split`: a file of several
+    modules, `--split-input-file`): what `verify` runs under the sandbox, and what
+    bench/bench_campaign.py's bare loop runs without it."""
     if toolchain.opt_bin is not None:
         argv = [str(toolchain.opt_bin), path, "-o", os.devnull]
     else:  # no iree-opt in this folder: parsing and verifying is the first thing iree-compile does
@@ -123,7 +126,7 @@ def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
         path = os.path.join(folder.name, "module.mlir")
         with timed("files"):
             write_text(path, text)
-        result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
+        result = run_sandboxed(verify_argv(toolchain, path, split=False), limits)
     finally:
         with timed("files"):
             folder.cleanup()
@@ -146,7 +149,7 @@ def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) ->
         write_text(path, "".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
         # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.
         batch_limits = Limits(limits.timeout, limits.memory_bytes, max(limits.output_bytes, 64 << 20))
-        result = run_sandboxed(_verify_argv(toolchain, path, split=True), batch_limits)
+        result = run_sandboxed(verify_argv(toolchain, path, split=True), batch_limits)
     if result.ok:
         return [None] * len(texts)
     errors: list[list[str]] = [[] for _ in texts]

@@ -16,10 +16,10 @@ then the ratios (with / without) against the issue's goals (>= 1.3x, >= 2x, >= 1
 and each compiler-bug cause the context arm found whose minimal reproducer still carries a
 context op (its chain, failing pass, symptom).
 
-    .venv/bin/python bench/bench_context.py                         # 3 seeds x 20 minutes an arm
-    nice -n 5 .venv/bin/python bench/bench_context.py --seeds 2 --minutes 4 --keep /tmp/ctx-bench
-    .venv/bin/python bench/bench_context.py --concurrent --also 0.8   # arms side by side, plus a 0.8 share
-    .venv/bin/python bench/bench_context.py --localize                # wrong values placed at their pass
+    .venv/bin/python bench/studies/bench_context.py                         # 3 seeds x 20 minutes an arm
+    nice -n 5 .venv/bin/python bench/studies/bench_context.py --seeds 2 --minutes 4 --keep /tmp/ctx-bench
+    .venv/bin/python bench/studies/bench_context.py --concurrent --also 0.8   # arms side by side, plus a 0.8 share
+    .venv/bin/python bench/studies/bench_context.py --localize                # wrong values placed at their pass
 
 Campaigns run with --no-localize unless --localize: a wrong value's identity is then "wrong values in
 <family>" (two bugs of one family are one cause) and it names no failing pass; --localize lets each
@@ -195,6 +195,7 @@ def summarize(arms: dict[str, list[dict[str, Any]]]) -> None:
     print(f"compiler-bug causes of the context arm whose minimal reproducer keeps a context op: {len(found)}")
     for chain, failing_pass, lanes, symptom in found:
         print(f"  {chain} | pass {failing_pass} | {lanes} | {symptom}")
+
 
 if __name__ == "__main__":
     main()

@@ -6,8 +6,8 @@ it. Prints per case the family, chain, the worker's reference seconds, the check
 lanes' statuses; then the totals and the chain / root ratios. The same --seed and options with two
 trees' src on the path give their before/after on the same draws.
 
-    PYTHONPATH=src .venv/bin/python bench/bench_chain_cost.py --n 60 --seed 0
-    PYTHONPATH=src .venv/bin/python bench/bench_chain_cost.py --n 40 --regime large --backends rocm-gfx942 --no-root
+    PYTHONPATH=src .venv/bin/python bench/studies/bench_chain_cost.py --n 60 --seed 0
+    PYTHONPATH=src .venv/bin/python bench/studies/bench_chain_cost.py --n 40 --regime large --backends rocm-gfx942 --no-root
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from shapefuzz.iree.toolchain import find_toolchain
 
 def cost(target: Any, family: str, seed: int, params: Any, lanes: tuple[str, ...]) -> tuple[float, float, str]:
     """(reference seconds, check wall, lane statuses) of one case checked as a worker checks it, from cold."""
-    from shapefuzz.judge.oracle import _MEMO
+    from shapefuzz.judge.oracle import forget_expectations
 
-    _MEMO.clear()
+    forget_expectations()
     candidate = target.from_payload(family, seed, Case.make(family, params).params_json)
     start = time.perf_counter()
     try:

@@ -10,7 +10,7 @@ prints, per arm:
   - new causes per 1000 check-seconds by the candidate's chain length (a cause counts for one
     candidate: the reproducer its earliest bucket keeps, the smallest that hit it).
 
-    PYTHONPATH=src .venv/bin/python bench/analyse_context.py /tmp/ctx-bench-copy
+    PYTHONPATH=src .venv/bin/python bench/studies/analyse_context.py /tmp/ctx-bench-copy
 """
 
 from __future__ import annotations
@@ -19,12 +19,10 @@ import argparse
 import collections
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
-
-from bench_context import bugs, report_of  # noqa: E402
+from bench_context import bugs, report_of  # the study beside this one (run as a script from this folder)
 
 SLOW = 20.0  # seconds: a candidate this long is listed
 

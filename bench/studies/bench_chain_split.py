@@ -10,7 +10,7 @@ timed) and sums the extra compile by extra dispatches; `--timeouts` re-checks in
 candidates a compile timed out on, on those lanes. The same stores with two trees' src on the path
 give their before/after.
 
-    PYTHONPATH=src .venv/bin/python bench/bench_chain_split.py COPY/with-{1,2,3}.sqlite --top 30 --mid 30 --dispatches
+    PYTHONPATH=src .venv/bin/python bench/studies/bench_chain_split.py COPY/with-{1,2,3}.sqlite --top 30 --mid 30 --dispatches
 """
 
 from __future__ import annotations
@@ -59,28 +59,20 @@ def sample(stores: list[Path], top: int, mid: int, timeouts: bool = False) -> li
 
 
 class Recorder:
-    """Wraps the oracle's verifier and `check_module` to keep what one check did."""
+    """What one check did, as the oracle's watcher sees it (`oracle.watch_checks`): the verifier's
+    seconds, the report, and the input and output elements judged."""
 
     def __init__(self) -> None:
         self.verify = 0.0
         self.report: Any = None
         self.elements = (0, 0)
-        self._verify, self._check = oracle.verify, oracle.check_module
-        oracle.verify, oracle.check_module = self._timed_verify, self._kept_check
 
-    def _timed_verify(self, *args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return self._verify(*args, **kwargs)
-        finally:
-            self.verify += time.perf_counter() - start
-
-    def _kept_check(self, text: str, backends: Any, expectation: Any, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, report: Any, verify_seconds: float, expectation: Any) -> None:
+        self.verify += verify_seconds
         if expectation is not None:
             self.elements = (sum(int(np.asarray(a).size) for a in expectation.inputs),
                              sum(int(np.asarray(a).size) for a in expectation.expected))
-        self.report = self._check(text, backends, expectation, *args, **kwargs)
-        return self.report
+        self.report = report
 
     def reset(self) -> None:
         self.verify, self.report, self.elements = 0.0, None, (0, 0)
@@ -106,11 +98,12 @@ def dispatches(toolchain: Any, text: str) -> int:
 def split_of(target: Any, recorder: Recorder, family: str, seed: int, params: Any,
              lanes: tuple[str, ...]) -> dict[str, Any]:
     """One cold check as a worker does it, and where its wall went."""
-    oracle._MEMO.clear()
+    oracle.forget_expectations()
     recorder.reset()
     candidate = target.from_payload(family, seed, Case.make(family, params).params_json)
     start = time.perf_counter()
-    outcome = target.check(candidate, lanes)
+    with oracle.watch_checks(recorder):
+        outcome = target.check(candidate, lanes)
     wall = time.perf_counter() - start
     parts: dict[str, float] = {"verify": recorder.verify}
     lane_status = {}

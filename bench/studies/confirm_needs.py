@@ -12,7 +12,7 @@ lane), read from its store, no compiler run:
     check's seconds on every new bucket's own lane by stage/status (where the re-runs' time goes; a
     blow-up's re-run runs at the full caps, twice the check's time limit).
 
-    .venv/bin/python bench/confirm_needs.py /work/runs/ctx2/{with,without}-{1,2,3}/campaign.sqlite
+    .venv/bin/python bench/studies/confirm_needs.py /work/runs/ctx2/{with,without}-{1,2,3}/campaign.sqlite
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ candidate (the case's inputs, its NumPy reference, onnx.reference's run and ONNX
 against the candidate's declared tensor elements (`campaign.onnx_contradiction.declared_elements`), to set the
 bound above which the head skips it (`ONNX_CHECK_ELEMENTS`).
 
-    PYTHONPATH=src .venv/bin/python bench/bench_onnx_contradiction.py --draw 300 --seed 1
+    PYTHONPATH=src .venv/bin/python bench/studies/bench_onnx_contradiction.py --draw 300 --seed 1
 
 Draws candidates as a campaign does (`IreeTarget.generate`, every family in turn, every other one
 from the large regime), keeps those spelled as ONNX models, times the check once each (outside the
