@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -16,7 +15,7 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
-from shapefuzz.cleanup import temp_prefix
+from shapefuzz.cleanup import temp_dir
 from shapefuzz.files import write_text
 from shapefuzz.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
@@ -313,11 +312,8 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with timed("files"):
-        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("check"))
-    workdir = folder.name
-    mlir_path = os.path.join(workdir, "module.mlir")
-    try:
+    with temp_dir("check", part="files") as workdir:  # (made and removed with signals held: never left behind)
+        mlir_path = os.path.join(workdir, "module.mlir")
         with timed("files"):
             write_text(mlir_path, text)
         traits = module_traits(text)
@@ -328,9 +324,6 @@ def _check_once(
             results[name] = result
             if out is not None:
                 outputs[name] = out
-    finally:
-        with timed("files"):
-            folder.cleanup()
     notes: list[str] = []
     if expectation is not None and outputs:
         expectation.second  # noqa: B018 - ONNX's judgement, timed on its own (see onnx_judge_for)

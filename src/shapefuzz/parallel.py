@@ -6,10 +6,11 @@ had finished are kept for the command to report and save before it exits 130 or 
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 from dataclasses import dataclass
 from typing import Callable, Generic, Sequence, TypeVar
 
-from shapefuzz import sandbox
+from shapefuzz import interrupts, sandbox
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -26,12 +27,18 @@ def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int
                  on_result: Callable[[Result], None] | None = None) -> Finished[Result]:
     """`job` over `items` on `jobs` threads; `on_result` sees each result as it comes."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
-    futures = [pool.submit(job, item) for item in items]
+    # each job in a copy of the caller's context: the time bounds it runs under hold there too
+    futures = [pool.submit(contextvars.copy_context().run, job, item) for item in items]
     stopped = None
     try:
-        for future in concurrent.futures.as_completed(futures):
-            if on_result is not None:
-                on_result(future.result())
+        waiting = set(futures)
+        while waiting:
+            interrupts.check()  # each second: a stop Python swallowed in this thread is honoured
+            done, waiting = concurrent.futures.wait(waiting, timeout=1.0,
+                                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in (f for f in futures if f in done):
+                if on_result is not None:
+                    on_result(future.result())
     except KeyboardInterrupt as stop:
         stopped = stop
         pool.shutdown(wait=False, cancel_futures=True)

@@ -285,6 +285,9 @@ def console_main(argv: List[str]) -> None:
     want_guardian()
     try:
         code = main(argv)
+        if interrupts.final_code(code) != code:  # a signal taken whose stop was swallowed on the way
+            print(f"shapefuzz: {interrupts.word()}", file=sys.stderr)
+            code = interrupts.final_code(code)
     except KeyboardInterrupt as stop:
         print(f"shapefuzz: {interrupts.word(stop)}", file=sys.stderr)
         code = interrupts.exit_code(stop)

@@ -111,3 +111,25 @@ def load_inputs(path: str) -> list[np.ndarray]:
     except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         why = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         raise UsageError(f"--inputs {path}: not a readable .npz file ({why})") from None
+
+
+def _nonempty(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """A text given empty ('', or only blanks) is refused: `--corpus ''` read as "not given" saved
+    into ./corpus, and `corpus index ''` wrote INDEX.md into the current folder."""
+    values = value if isinstance(value, tuple) else (value,)
+    if any(isinstance(v, str) and not v.strip() for v in values):
+        raise click.BadParameter("is empty; give a value" + ("" if param.required else ", or leave it out"), ctx, param)
+    return value
+
+
+def refuse_empty_values(command: click.Command) -> click.Command:
+    """Every text and path parameter of `command` (and of its subcommands) refuses an empty value
+    with one line, exit 2, before the command runs; its own callback, if any, runs after."""
+    for param in command.params:
+        if isinstance(param.type, (click.types.StringParamType, click.Path)):
+            own = param.callback
+            param.callback = (_nonempty if own is None else
+                              lambda ctx, p, v, own=own: own(ctx, p, _nonempty(ctx, p, v)))
+    for sub in getattr(command, "commands", {}).values():
+        refuse_empty_values(sub)
+    return command

@@ -49,7 +49,7 @@ class Duration(click.ParamType):
     name = "duration"
 
     def convert(self, value, param, ctx):
-        if value is None or isinstance(value, (int, float)):
+        if value is None or isinstance(value, (int, float)) and math.isfinite(value):
             return value
         if str(value).strip().lower() == "none":
             return None
