@@ -36,7 +36,7 @@ def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int
             interrupts.check()  # each second: a stop Python swallowed in this thread is honoured
             done, waiting = concurrent.futures.wait(waiting, timeout=1.0,
                                                     return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in (f for f in futures if f in done):
+            for future in done:  # (those that finished this round)
                 if on_result is not None:
                     on_result(future.result())
     except KeyboardInterrupt as stop:
