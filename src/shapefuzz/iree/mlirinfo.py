@@ -209,6 +209,13 @@ _NAMED_OPS = (
                   r"argmax|argmin|var|std|norm|\w*_norm)\b|\bonnx\.(?:Reduce\w+|Softmax|LogSoftmax|ArgMax|"
                   r"ArgMin|\w*Normalization)\b"),
 )
+# A dequantize as 3.13's QDQ-to-integer-math rewrite matches it (`iree_linalg_ext.dequantize_affine`,
+# which ONNX's DequantizeLinear and PT2E's `quantized_decomposed.dequantize_per_*` lower to). Measured on
+# 3.13 (`--compile-to=global-optimization` with the rewrite on and off): it changes such a module with a
+# contraction and leaves alone a dequantize written as a linalg.generic, `linalg.quantized_matmul`,
+# the `_q` convs, ONNX MatMulInteger and torch's `dequantize.tensor` of a quantized tensor.
+_DEQUANTIZE = re.compile(r"\biree_linalg_ext\.dequantize_affine\b|\bonnx\.DequantizeLinear\b|"
+                         r"\btorch\.quantized_decomposed\.dequantize_per_\w+")
 _REDUCTION_LOOP = re.compile(r'"reduction"|iterator_type<reduction>')
 _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\)(?:\[[^\]]*\])?\s*->\s*\(([^)]*)\)>")
 _MAP_ALIAS = re.compile(r"^\s*(#[\w$.]+)\s*=\s*(affine_map<[^\n]*>)", re.MULTILINE)
@@ -229,7 +236,8 @@ def _generic_kind(generic: str) -> str | None:
 def op_traits(text: str) -> frozenset[str]:
     """The kinds of op the module holds, for the lanes that change only some: "conv", "pool",
     "contraction" (matmul-like, attention) and "reduction" (other reductions), from named ops in
-    any spelling and from each `linalg.generic` (`_generic_kind`)."""
+    any spelling and from each `linalg.generic` (`_generic_kind`); "qdq" where a contraction or
+    conv sits beside a dequantize the QDQ rewrite reads (`_DEQUANTIZE`)."""
     traits = {name for name, pattern in _NAMED_OPS if re.search(pattern, text)}
     if "linalg.generic" in text:
         aliases = dict(_MAP_ALIAS.findall(text))
@@ -238,6 +246,8 @@ def op_traits(text: str) -> frozenset[str]:
             generic = re.sub(r"#[\w$.]+", lambda m: aliases.get(m.group(0), m.group(0)), generic)
             kind = _generic_kind(generic)
             traits |= {kind} if kind else set()
+    if traits & {"contraction", "conv"} and _DEQUANTIZE.search(text):
+        traits.add("qdq")  # a contraction that may read dequantized operands
     return frozenset(traits)
 
 
