@@ -161,3 +161,19 @@ def test_quantized_matmuls_match_their_reference_on_llvm_cpu_and_on_the_twin(too
     qdq = "qdq" in module_traits(FAMILY.render(p))
     assert qdq == (p.form == "qdq")
     assert results[TWIN].stage == Stage.COMPARE and results[TWIN].status == Status.OK
+
+
+def test_a_u8_operands_saved_inputs_are_taken_back_for_its_signless_i8_argument():
+    from shapefuzz.errors import InvalidInputError
+    from shapefuzz.iree.mlirinfo import check_given_inputs, function_info
+
+    p = _q(a_unsigned=True, a_zp=255)
+    info = function_info(FAMILY.render(p))
+    check_given_inputs(info, FAMILY.make_inputs(p, 0))  # uint8 for A, int8 for B
+    with pytest.raises(InvalidInputError, match="int16"):
+        check_given_inputs(info, [np.zeros((4, 6), np.int16), np.zeros((6, 5), np.int8)])
+    onnx = function_info(FAMILY.render(p.replace(frontend="onnx")))
+    assert onnx.args[0].element == "ui8"
+    check_given_inputs(onnx, FAMILY.make_inputs(p, 0))
+    with pytest.raises(InvalidInputError):
+        check_given_inputs(onnx, [np.zeros((4, 6), np.int8), np.zeros((6, 5), np.int8)])

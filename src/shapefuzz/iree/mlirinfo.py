@@ -11,7 +11,7 @@ from shapefuzz.errors import InvalidInputError
 from shapefuzz.schema import SchemaError, check_array_bytes
 
 _FUNC = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
-_TENSOR = re.compile(r"tensor<([^<>]*)>")
+_TENSOR = re.compile(r"(?<![\w.])tensor<([^<>]*)>")  # not the `tensor<` inside `!torch.vtensor<`
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*(\w+)>")
 
 DTYPES: dict[str, np.dtype] = {
@@ -24,6 +24,7 @@ DTYPES: dict[str, np.dtype] = {
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
     "si8": np.dtype(np.int8),
+    "ui8": np.dtype(np.uint8),
     "si32": np.dtype(np.int32),
     "si64": np.dtype(np.int64),
 }
@@ -155,7 +156,9 @@ def check_given_inputs(info: FunctionInfo, inputs: list[np.ndarray]) -> None:
     for i, (array, arg) in enumerate(zip(inputs, info.args)):
         fits = array.ndim == len(arg.shape) and all(d is None or d == n for d, n in zip(arg.shape, array.shape))
         want = DTYPES.get(arg.element)
-        if not fits or (want is not None and array.dtype != want):
+        # a signless i8 carries u8 data too (a quantized operand read unsigned: `arith.extui`)
+        same = want is None or array.dtype == want or (arg.element == "i8" and array.dtype == np.uint8)
+        if not fits or not same:
             shape = "x".join("?" if d is None else str(d) for d in arg.shape)
             raise InvalidInputError(f"--inputs array {i} is {'x'.join(map(str, array.shape)) or 'scalar'} "
                                     f"{array.dtype}; argument {i} of @{info.name} is tensor<{shape}"
