@@ -206,7 +206,7 @@ _NAMED_OPS = (
     ("conv", r"\blinalg\.(?:conv|depthwise_conv)_\w+|\btorch\.aten\.(?:convolution|conv\w*)\b|\bonnx\.Conv\w*"),
     ("pool", r"\blinalg\.pooling_\w+|\btorch\.aten\.\w*_pool\d?d\b|\bonnx\.(?:MaxPool|AveragePool)\b"),
     ("contraction", r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat)\w*|\blinalg\.contract\b|"
-                    r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|linear|addmm|baddbmm|"
+                    r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|mv|linear|addmm|baddbmm|"
                     r"scaled_dot_product_attention)\b|\bonnx\.(?:MatMul\w*|Gemm|Attention)\b"),
     ("reduction", r"\blinalg\.(?:reduce|softmax)\b|\btorch\.aten\.(?:_?(?:log_)?softmax|sum|mean|amax|amin|max|min|prod|"
                   r"argmax|argmin|var|std|norm|\w*_norm)\b|\bonnx\.(?:Reduce\w+|Softmax|LogSoftmax|ArgMax|"
