@@ -43,15 +43,15 @@ def _conv(**changes):
     return get_family("conv").load(p | changes)
 
 
-def test_the_qdq_families_are_those_whose_roots_take_two_free_float_operands():
-    two = set()
+def test_the_qdq_families_are_those_whose_roots_take_a_free_float_operand():
+    some = set()
     for name in FAMILY_MODULES:
         family = get_family(name)
         q = linalg_params(family.load(family.example))
         args, _ = root_types(family.render(q))
         free = [i for i, t in enumerate(args) if t.elt in ("f32", "f16") and i not in family.fixed_operands(q)]
-        two |= {name} if len(free) >= 2 else set()
-    assert two == set(QDQ_FAMILIES)
+        some |= {name} if free else set()
+    assert some == set(QDQ_FAMILIES) and "one_hot" not in some
 
 
 def test_drawn_chains_put_the_affine_dequantize_innermost_on_both_operands():
@@ -67,8 +67,11 @@ def test_drawn_chains_put_the_affine_dequantize_innermost_on_both_operands():
         text = get_family("matmul").render(p)
         assert BACKENDS[TWIN].ineligible_for(module_traits(text)) is None or p.frontend != "linalg", text
     assert pairs >= 5
-    assert not [op for seed in range(60) for op in draw_params("pool", seed, context_share=1.0).context
-                if op.op in ("dequantize_affine", "quantize_affine")]  # one float operand: never a pair
+    gathers = [p for p in (draw_params("gather", seed, context_share=1.0) for seed in range(60))
+               if any(op.op == "dequantize_affine" for op in p.context)]  # a quantized embedding table
+    assert gathers and all(op.operand == 0 for p in gathers for op in p.context if op.op == "dequantize_affine")
+    text = get_family("gather").render(gathers[0])
+    assert "qdq" not in module_traits(text)  # no contraction: the twin has nothing to change
 
 
 def test_the_affine_ops_compute_what_the_generic_ones_do():
@@ -107,6 +110,20 @@ REAL = [
     ("conv", _conv().replace(context=QDQ)),
     ("conv", _conv(layout="nchw_fchw", compute_layout="nchw_fchw").replace(context=QDQ, frontend="torch")),
 ]
+# (a `?` table dim makes 3.13 fail this chain in linalg with a 2^55-byte stack allocation, the
+# generic-bodied dequantize / quantize too: an IREE bug, left to campaigns to file)
+GATHER = {"dtype": "f32", "src_shape": [7, 3], "src_dyn": [False, False], "depth": 1, "dimension_map": [0],
+          "batch_shape": [5], "batch_dyn": [False], "implicit_depth": True, "index_dtype": "i64"}
+
+
+@pytest.mark.iree
+@pytest.mark.parametrize("frontend", ["linalg", "onnx", "torch"])
+def test_a_gather_from_a_quantized_table_matches_its_reference(toolchain, frontend):
+    family = get_family("gather")
+    p = family.load(GATHER).replace(context=(QDQ[0], QDQ[2]), frontend=frontend)
+    assert family.is_valid(p) and "// linalg chain" not in family.render(p)
+    report = check_case(Case.make("gather", p), ["llvm-cpu"], toolchain, confirm=False)
+    assert report.verdict == Verdict.PASS, [(r.backend, r.detail[:300]) for r in report.results]
 
 
 @pytest.mark.iree

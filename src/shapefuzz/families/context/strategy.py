@@ -20,7 +20,7 @@ from shapefuzz.families.context.types import Ty, is_float
 QDQ_OPS = ("dequantize_affine", "quantize_affine")
 PRODUCER_NAMES = tuple(name for name in PRODUCERS if name not in QDQ_OPS)
 CONSUMER_NAMES = tuple(name for name in CONSUMERS if name not in QDQ_OPS)
-QDQ_SHARE = 4  # one chain in QDQ_SHARE over a root with two free float operands starts as a QDQ pair
+QDQ_SHARE = 4  # one chain in QDQ_SHARE starts as the QDQ pattern (`_draw_qdq`)
 
 
 # The largest operand (in elements) a producer is drawn for: its sizes are found by inverting the
@@ -155,9 +155,11 @@ def _draw_consumer(draw: Any, name: str, j: int, t: Ty) -> ContextOp | None:
 
 def _draw_qdq(draw: Any, operands: list[int], outer: dict[int, tuple[Ty, tuple[int, ...]]],
               outs: list[tuple[int, Ty]]) -> list[ContextOp]:
-    """The QDQ pattern frontends export around a contraction, which 3.13's QDQ-to-integer-math
-    rewrite matches: both operands made by IREE's affine dequantize from i8 (their innermost
-    producers), and for half of them an affine quantize of the first result. Updates `outer`."""
+    """The QDQ pattern frontends export around an op: its (first two) free operands made by IREE's
+    affine dequantize from i8 (their innermost producers), and for half of them an affine
+    quantize of the first result. Around a contraction it is what 3.13's QDQ-to-integer-math
+    rewrite matches; around a gather, a quantized embedding table (which 3.13's affine
+    quantization propagation moves past the gather). Updates `outer`."""
     chain: list[ContextOp] = []
     for i in operands:
         op = ContextOp.make("dequantize_affine", operand=i, scale=draw(st.sampled_from((0.125, 0.25, 0.5, 1.0))),
@@ -200,7 +202,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         n_prod, n_cons = (1, 0) if free and (not outs or draw(st.booleans())) else (0, 1)
     chain: list[ContextOp] = []
     outer = {i: (args[i], tuple(shapes[i])) for i in free}
-    if len(free) >= 2 and draw(st.integers(0, QDQ_SHARE - 1)) == 0:
+    if free and draw(st.integers(0, QDQ_SHARE - 1)) == 0:
         chain = _draw_qdq(draw, free[:2], outer, [(j, results[j]) for j in outs])
         n_prod = min(n_prod, MAX_PER_SIDE - sum(op.is_producer for op in chain))
         n_cons = min(n_cons, MAX_PER_SIDE - sum(not op.is_producer for op in chain))

@@ -277,7 +277,7 @@ def with_context(family: Family) -> Family:
         return lambda p: p.frontend == frontend and any(op.op in QDQ_OPS for op in p.context)
 
     gates = family.release_gates
-    if family.name in QDQ_FAMILIES:  # the roots a QDQ pair is drawn around (two free float operands)
+    if family.name in QDQ_FAMILIES:  # the roots a QDQ chain is drawn around (a free float operand)
         plain = lambda p: p.replace(context=generic_quantization(p.context))  # noqa: E731
         gates += (ReleaseGate("context affine quantization", "iree_linalg_ext.dequantize_affine", affine(LINALG),
                               affine_example, instead=plain),
@@ -286,9 +286,10 @@ def with_context(family: Family) -> Family:
     return dataclasses.replace(family, hooks=hooks, export_rule=export_rule, release_gates=gates)
 
 
-# The families whose roots take two free float operands (a QDQ pair is drawn around them:
+# The families whose roots take a free float operand (a QDQ chain is drawn around them:
 # `strategy._draw_qdq`); checked by tests/test_quantized_chains.py.
-QDQ_FAMILIES = ("conv", "conv_transpose", "scatter", "attention", "matmul", "norm")
+QDQ_FAMILIES = ("conv", "conv_transpose", "scatter", "topk", "pool", "sort", "gather", "reduce", "attention", "matmul",
+                "norm")
 
 
 def generic_quantization(chain: Chain) -> Chain:
