@@ -21,11 +21,10 @@ from typing import Any, Iterator
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams
+from shapefuzz.families.base import LINALG, Family, FamilyParams, ReleaseGate
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, ContextOp, outermost_drops
 from shapefuzz.families.context.strategy import QDQ_OPS, draw_chain
-from shapefuzz.families.gates import ReleaseGate
 from shapefuzz.families.frontends import linalg_params
 
 ONNX = "onnx"
