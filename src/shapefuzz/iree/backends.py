@@ -331,6 +331,11 @@ BACKENDS: dict[str, Backend] = {
         variant(_LLVM_CPU, "split-reduction", "with split reductions in dispatch creation",
                 "--iree-dispatch-creation-enable-split-reduction", default=True,
                 affects=("reduction", "contraction")),
+        # 3.13 rewrites contractions over dequantized operands into integer math by default (new
+        # in 3.13, "changes floating-point rounding and exceptional-value behavior"): this lane
+        # compiles such a case the old way, so the rewrite is checked against it and the reference.
+        variant(_LLVM_CPU, "no-qdq-rewrite", "with the QDQ-to-integer-math rewrite off (the float path)",
+                "--iree-global-opt-enable-qdq-to-integer-math=false", default=True, affects=("qdq",)),
         # The global optimization level (IREE's default is O0); #20581: O3 made a failing compile pass.
         variant(_LLVM_CPU, "o3", "at optimization level O3", "--iree-opt-level=O3", default=True),
         # Data tiling with ukernels (mmt4d) for AMD Zen 4, as CPU engineers reproduce matmul bugs;
