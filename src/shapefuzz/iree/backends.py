@@ -360,18 +360,17 @@ BACKENDS: dict[str, Backend] = {
         _cpu_variant("znver4-data-tiling", "for AMD Zen 4 (znver4) with data tiling and ukernels (executes only "
                      "where the CPU has Zen 4's AVX-512 extensions)", "znver4", ZNVER4_CPU_FLAGS,
                      "--iree-opt-data-tiling=true", _UKERNELS, affects=("contraction",)),
-        # The same on an x86 CPU without AVX-512 (the ukernels' AVX2 tiles), and the experimental
-        # data-tiled conv with its ukernel (iree_uk_conv_nchwc: AVX-512 code on znver4, the generic
-        # code on haswell), as the CPU bug reports of June-September 2026 name them.
+        # The same on an x86 CPU without AVX-512 (iree_uk_mmt4d's AVX2 tiles), and the experimental
+        # data-tiled conv with its ukernel (iree_uk_conv_nchwc), as the CPU bug reports of
+        # June-September 2026 name them. Measured on 3.13: conv data tiling is materialized only
+        # for AVX-512 (on haswell, x86-64-v3 or generic the encodings resolve to the plain layout and
+        # no conv ukernel is called), so there is no haswell lane for it.
         _cpu_variant("haswell-data-tiling", "for Intel Haswell (AVX2, no AVX-512) with data tiling and ukernels "
                      "(executes only where the CPU has AVX2 and FMA)", "haswell", HASWELL_CPU_FLAGS,
                      "--iree-opt-data-tiling=true", _UKERNELS, affects=("contraction",)),
         _cpu_variant("znver4-conv-data-tiling", "for AMD Zen 4 (znver4) with experimental data tiling of convs and "
                      "ukernels (executes only where the CPU has Zen 4's AVX-512 extensions)", "znver4",
                      ZNVER4_CPU_FLAGS, *_CONV_DATA_TILING, _UKERNELS, affects=_CONVS),
-        _cpu_variant("haswell-conv-data-tiling", "for Intel Haswell (AVX2, no AVX-512) with experimental data tiling "
-                     "of convs and ukernels (executes only where the CPU has AVX2 and FMA)", "haswell",
-                     HASWELL_CPU_FLAGS, *_CONV_DATA_TILING, _UKERNELS, affects=_CONVS),
         # The preprocessing pipelines the bug reports put in front of CPU conv models: convs to
         # channels-last (fully, or with the channels tiled by 4: NCHW4c), filters to channels-last,
         # the whole transpose-convolution pipeline, and the strided-insert conversions of
