@@ -314,3 +314,27 @@ def test_shapefuzz_backends_lists_each_lane_with_its_status(toolchain):
     lines = [line for line in text.stdout.splitlines() if line.startswith((" *", "  ")) and "llvm-cpu" in line]
     # the longest names keep the columns aligned
     assert len({line.index("compiles") for line in lines if "compiles and executes" in line}) == 1
+
+
+# Found by the first sweep of these lanes (3.13): the conversion copies a dim of stride 1 and
+# offset 0 whole, even where the source is shorter than the destination (here 3 of 4 columns),
+# reading past the source instead of leaving zeros.
+SHORT_PASSTHROUGH = """func.func @main(%src: tensor<4x3xf32>) -> tensor<7x4xf32> {
+  %cst = arith.constant dense<0.000000e+00> : tensor<7x4xf32>
+  %0 = tensor.insert_slice %src into %cst[0, 0] [4, 3] [2, 1] : tensor<4x3xf32> into tensor<7x4xf32>
+  return %0 : tensor<7x4xf32>
+}
+"""
+
+
+@pytest.mark.iree
+def test_the_strided_insert_lane_finds_3_13s_read_past_a_short_passthrough_dim(toolchain):
+    """A known IREE bug: right on llvm-cpu, wrong on the strided-insert lane (fails loudly once IREE
+    fixes it, so the test is updated)."""
+    src = np.arange(1, 13, dtype=np.float32).reshape(4, 3)
+    want = np.zeros((7, 4), np.float32)
+    want[::2, :3] = src
+    report = check_module(SHORT_PASSTHROUGH, ["llvm-cpu", "llvm-cpu-strided-insert-generic"],
+                          Expectation([src], [want]), toolchain, confirm=False)
+    assert [(r.backend, r.stage, r.status) for r in report.results] == [
+        ("llvm-cpu", Stage.COMPARE, Status.OK), ("llvm-cpu-strided-insert-generic", Stage.COMPARE, Status.MISMATCH)]
