@@ -221,6 +221,13 @@ _NAMED_OPS = (
 # the `_q` convs, ONNX MatMulInteger and torch's `dequantize.tensor` of a quantized tensor.
 _DEQUANTIZE = re.compile(r"\biree_linalg_ext\.dequantize_affine\b|\bonnx\.DequantizeLinear\b|"
                          r"\btorch\.quantized_decomposed\.dequantize_per_\w+")
+
+# A strided `tensor.insert_slice` into a zero splat constant: what frontends emit for a
+# backward-data (transposed) conv's zero insertion, and all the strided-insert preprocessing
+# passes rewrite (they leave an insert into a `linalg.fill` or with unit or dynamic strides alone).
+_ZERO_SPLAT = re.compile(r"(%[\w$.#]+)\s*=\s*arith\.constant\s+dense<(?:-?0(?:\.0*)?(?:e[+-]?\d+)?|false)>\s*:")
+_INSERT_SLICE = re.compile(r"\btensor\.insert_slice\s+%[\w$.#]+\s+into\s+(%[\w$.#]+)\s*\[[^\]]*\]\s*\[[^\]]*\]"
+                           r"\s*\[([^\]]*)\]")
 _REDUCTION_LOOP = re.compile(r'"reduction"|iterator_type<reduction>')
 _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\)(?:\[[^\]]*\])?\s*->\s*\(([^)]*)\)>")
 _MAP_ALIAS = re.compile(r"^\s*(#[\w$.]+)\s*=\s*(affine_map<[^\n]*>)", re.MULTILINE)
@@ -238,12 +245,24 @@ def _generic_kind(generic: str) -> str | None:
     return ("conv" if multiplies else "pool") if windowed else ("contraction" if multiplies else "reduction")
 
 
+def _has_strided_insert(text: str) -> bool:
+    """Whether an insert_slice with a static stride other than 1 writes into a zero splat constant."""
+    if "tensor.insert_slice" not in text:
+        return False
+    zeros = set(_ZERO_SPLAT.findall(text))
+    return any(dest in zeros and any(s.strip().isdigit() and int(s) != 1 for s in strides.split(","))
+               for dest, strides in _INSERT_SLICE.findall(text))
+
+
 def op_traits(text: str) -> frozenset[str]:
     """The kinds of op the module holds, for the lanes that change only some: "conv", "pool",
-    "contraction" (matmul-like, attention) and "reduction" (other reductions), from named ops in
+    "contraction" (matmul-like, attention), "reduction" (other reductions), from named ops in
     any spelling and from each `linalg.generic` (`_generic_kind`); "qdq" where a contraction or
-    conv sits beside a dequantize the QDQ rewrite reads (`_DEQUANTIZE`)."""
+    conv sits beside a dequantize the QDQ rewrite reads (`_DEQUANTIZE`); and "strided-insert"
+    (`_has_strided_insert`)."""
     traits = {name for name, pattern in _NAMED_OPS if re.search(pattern, text)}
+    if _has_strided_insert(text):
+        traits.add("strided-insert")
     if "linalg.generic" in text:
         aliases = dict(_MAP_ALIAS.findall(text))
         for part in text.split("linalg.generic")[1:]:
