@@ -89,6 +89,10 @@ def test_a_real_reference_disagreement_is_set_apart_and_never_compiled():
     assert ort_out[0].tolist() == [[0.0, 2.0, 4.0]] and ref_out[0].tolist() == [[0.0, 1.0, 3.0]]
     with pytest.raises(ReferenceDisagreement, match="ONNX Runtime and onnx.reference differ"):
         reference(p, inputs)
+    from shapefuzz.errors import UndefinedReference
+
+    with pytest.raises(UndefinedReference):  # what a campaign's check discards unjudged (campaign/iree.py)
+        reference(p, inputs)
     result = judge_case(p, 0, ["llvm-cpu"], toolchain=None, budget=DEFAULT_BUDGET)  # no toolchain: never compiled
     assert result.verdict == DISAGREE and result.report is None and "onnx.reference" in result.why
     assert "unfloored" in known_disagreement(p)  # a campaign does not draw it
