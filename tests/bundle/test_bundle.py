@@ -242,7 +242,7 @@ def _corpus_of(candidate, toolchain, folder: Path, lane: str = "llvm-cpu"):
 def test_a_ladder_is_the_case_its_root_alone_and_one_rung_per_op_the_shrinker_can_drop(toolchain, tmp_path):
     from shapefuzz.campaign.iree import load_family
     from shapefuzz.case import case_from_mlir
-    from shapefuzz.families.context.chain import outermost_drops
+    from shapefuzz.families.context.chain import inner_drops, outermost_drops
 
     _, candidate, rungs = _chain_candidate(toolchain, tmp_path)
     family = load_family("matmul")
@@ -250,7 +250,8 @@ def test_a_ladder_is_the_case_its_root_alone_and_one_rung_per_op_the_shrinker_ca
     chain = params.context
     assert [r.rung for r in rungs[:2]] == ["as-is", "root"] and rungs[0].candidate == candidate
     assert not family.load(case_from_mlir(rungs[1].candidate.text).params).context
-    valid = [c for c in outermost_drops(chain) if family.is_valid(params.replace(context=c))]
+    singles = [c for c in dict.fromkeys(outermost_drops(chain) + inner_drops(chain)) if len(c) == len(chain) - 1]
+    valid = [c for c in singles if family.is_valid(params.replace(context=c))]  # one op dropped alone, as rungs are
     dropped = [r for r in rungs if r.rung == "without"]
     assert len(dropped) == len(valid) >= 2
     for rung in dropped:
@@ -290,20 +291,23 @@ def test_a_cpu_ladder_bundle_runs_and_bundle_judge_says_which_context_ops_the_fa
     assert ran.returncode == 0, ran.stderr + ran.stdout
     ids = {(v["rung"], v["dropped"]): k for k, v in ladder.items()}
     drops = sorted((k for k in ids if k[0] == "without"), key=lambda k: k[1])
-    needed, spare = drops[0], drops[1]
-    # the case and the chain without its second droppable op fail on the "device"; the root and the
-    # chain without the first pass: the first is needed, the second is not
-    judged = _judged(bundle, results, {ids["as-is", None]: "wrong", ids[spare]: "wrong"}, "--save", corpus)
+    needed, spares = drops[0], drops[1:]
+    assert spares
+    # the case and the chain without each other droppable op fail on the "device"; the root and the
+    # chain without the first pass: the first is needed, the others are not
+    judged = _judged(bundle, results, {ids["as-is", None]: "wrong", **{ids[s]: "wrong" for s in spares}},
+                     "--save", corpus)
     assert judged.returncode == 1, judged.stderr
     line = next(line for line in judged.stdout.splitlines() if line.startswith(f"{entry.name}:"))
     assert f"dropping {ladder[ids[needed]]['op']} makes it pass, so kept:" in line, line
-    assert f"fails on the device: as-is, without {ladder[ids[spare]]['op']} (op {spare[1]})" in line
+    assert "fails on the device: as-is, " + ", ".join(
+        f"without {ladder[ids[s]]['op']} (op {s[1]})" for s in spares) in line, line
     meta = json.loads((entry / "meta.json").read_text())
     bug = meta["bug"]
     assert bug["chain"] and line.endswith(bug["ladder"]["verdict"])
     mlir = (entry / "reproducer.mlir").read_text()
     assert entry_chain(meta, mlir) == (bug["chain"], True)  # what export --format issue says
-    assert entry_chain({}, mlir)[0].count("→") == bug["chain"].count("→") + 1  # the spare op is not kept
+    assert entry_chain({}, mlir)[0].count("→") == bug["chain"].count("→") + len(spares)  # no spare op is kept
     others = [p for p in corpus.iterdir() if p.is_dir() and p != entry]
     assert all("ladder" not in json.loads((p / "meta.json").read_text()).get("bug", {}) for p in others)
     judged = _judged(bundle, results, {ids["root", None]: "wrong"})
