@@ -69,6 +69,7 @@ class CampaignConfig:
     iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
     iree_version: str | None = None
     context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
+    allocate: bool = True  # families, shapes and lanes by yield (campaign/allocation.py); False: by steering and rotation
 
 
 FAIL_ON = ("never", "new")

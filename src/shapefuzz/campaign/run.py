@@ -79,6 +79,7 @@ class FuzzRequest:
     fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
     fetch_disk: str | None = None  # the most those downloads may add to the toolchain cache (default 1.5GB)
     until_saturated: str | float | None = None  # as typed: stop once the Good-Turing chance stays below it
+    allocate: bool | None = None  # draw by yield (campaign/allocation.py); None: as stored, else on
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -216,7 +217,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           coverage_steer=req.coverage_steer, coverage_lanes=req.coverage_lanes, argv=tuple(req.argv),
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
-                          iree_version=req.iree_version, context_share=req.context_share)
+                          iree_version=req.iree_version, context_share=req.context_share,
+                          allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: ProgressFn, reason: str,
@@ -397,7 +399,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
-            "forced": not config.rotate, "until_saturated": config.until_saturated,
+            "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
         }))
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:
@@ -416,7 +418,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
-                        until_saturated=config.until_saturated)
+                        until_saturated=config.until_saturated, allocate=config.allocate)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

@@ -6,7 +6,8 @@ rules on static types), and an op that does not fit is skipped."""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 from hypothesis import strategies as st
@@ -18,6 +19,26 @@ from shapefuzz.families.context.types import Ty, is_float
 
 PRODUCER_NAMES = tuple(PRODUCERS)
 CONSUMER_NAMES = tuple(CONSUMERS)
+_left_out: set[str] = set()  # ops a campaign's swarm epoch leaves out (campaign/allocation.py)
+
+
+@contextlib.contextmanager
+def leaving_out(ops: tuple[str, ...]) -> Iterator[None]:
+    """Chains drawn inside never use these ops (while any of its side is left); restored after."""
+    before = set(_left_out)
+    _left_out.update(ops)
+    try:
+        yield
+    finally:
+        _left_out.clear()
+        _left_out.update(before)
+
+
+def _allowed(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names not left out (all of them when nothing is left out: the draws stay what they were)."""
+    if not _left_out:
+        return names
+    return tuple(n for n in names if n not in _left_out) or names
 
 
 # The largest operand (in elements) a producer is drawn for: its sizes are found by inverting the
@@ -180,7 +201,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
     for _ in range(n_prod):
         i = draw(st.sampled_from(free))
         t, s = outer[i]
-        op = _draw_producer(draw, draw(st.sampled_from(PRODUCER_NAMES)), i, t, s, i in nonnegative)
+        op = _draw_producer(draw, draw(st.sampled_from(_allowed(PRODUCER_NAMES))), i, t, s, i in nonnegative)
         if op is None:
             continue
         try:
@@ -194,7 +215,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         t = results[j]
         for c in steps:
             t = CONSUMERS[c.op].result(c, t)
-        op = _draw_consumer(draw, draw(st.sampled_from(CONSUMER_NAMES)), j, t)
+        op = _draw_consumer(draw, draw(st.sampled_from(_allowed(CONSUMER_NAMES))), j, t)
         try:
             if op is not None:
                 CONSUMERS[op.op].result(op, t)
