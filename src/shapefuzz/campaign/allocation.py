@@ -163,6 +163,8 @@ class Allocation:
                          chain_ops=[[op for op in side if isinstance(op, str)] for side in chain if isinstance(side, list)]
                          if isinstance(chain, list) else None)
         allocation.load(store.cells())
+        if not allocation.groups:  # a store without the run's config (an engine run alone): its records' families
+            allocation.groups = tuple(sorted({k.split("/", 1)[0] for k in allocation.draws}))
         return allocation
 
     # --- what is asked for ------------------------------------------------------------------
@@ -355,22 +357,29 @@ class Allocation:
 
     # --- what it shows ----------------------------------------------------------------------
     def table(self, groups: Sequence[str] | None = None, large_now: bool = True) -> list[dict[str, Any]]:
-        """One row per draw cell with a record or a weight: checks, share of check time, causes,
-        causes per check-hour (all time and the recent estimate), share of draws now."""
+        """One row per cell as a candidate came out (family/bare, /chain, /large) with a record or
+        a weight: checks, share of check time, causes, causes per check-hour (all time, and the
+        estimate now), share of draws now (a shape drawn at the target's own share gets its part
+        of the family's "small" draws, by its part of their checks)."""
         groups = tuple(groups or self.groups)
-        cells = self.cells(groups, large_now) if self.on else []
-        shares = self.draw_shares(cells)
+        shares = self.draw_shares(self.cells(groups, large_now)) if self.on else {}
         known = {tuple(k.split("/", 1)) for k, r in self.draws.items() if r.checks}
+        wanted = {(g, s) for g, s in shares if s != SMALL} | {(g, s) for g, s0 in shares if s0 == SMALL
+                                                               for s in ("bare", "chain") if (g, s) in known}
         total = sum(r.seconds for r in self.draws.values()) or 1.0
         out = []
-        for g, s in sorted(known | set(cells)):
-            r = _sum(self._members(g, s))
+        for g, s in sorted(known | wanted | {(g, "bare") for g, s0 in shares if s0 == SMALL}):
+            r = self.draws.get(f"{g}/{s}") or Record()
+            weight = shares.get((g, s))
+            if weight is None and (g, SMALL) in shares:
+                small = sum(self.draws[k].checks for k in (f"{g}/bare", f"{g}/chain") if k in self.draws)
+                weight = shares[(g, SMALL)] * (r.checks / small if small else 1.0 if s == "bare" else 0.0)
             out.append({"cell": f"{g}/{s}", "family": g, "shape": s, "checks": r.checks,
                         "time_share": round(r.seconds / total, 4), "seconds": round(r.seconds, 1),
                         "causes": round(r.causes, 2),
                         "per_hour": round(r.causes / r.seconds * 3600, 1) if r.seconds else None,
                         "estimate_per_hour": round(self.rate(g, s) * 3600, 1),
-                        "weight": round(shares.get((g, s), 0.0), 4) if self.on else None})
+                        "weight": round(weight or 0.0, 4) if self.on else None})
         return sorted(out, key=lambda row: (-(row["weight"] or 0.0), -row["time_share"], row["cell"]))
 
     def lane_table(self) -> list[dict[str, Any]]:
@@ -461,6 +470,20 @@ def resume_allocation(store: CampaignStore, allocation: Allocation, triage: Call
     store.put_cells(rebuilt, replace=True)
 
 
+def allocation_summary(store: CampaignStore, triage: Callable[[Any], Any]) -> dict[str, Any]:
+    """What the report shows: whether the campaign drew by yield, each draw cell's row
+    (`Allocation.table`) and each lane's (`lane_table`). A store from before the table is
+    replayed here, in memory (the report writes nothing)."""
+    allocation = Allocation.from_store(store)
+    if not store.candidate_count():
+        return {}
+    if allocation.checked() != store.candidate_count():
+        fresh = Allocation(allocation.groups, 0, allocation.on, allocation.large, allocation.chain_ops)
+        rebuild(store, fresh, lambda b: triage(b) == Triage.COMPILER_BUG)
+        allocation = fresh
+    return {"on": allocation.on, "cells": allocation.table(), "lanes": allocation.lane_table()}
+
+
 def rows_of(allocation: Allocation) -> list[CellRow]:
     """Every record, as rows."""
     return ([CellRow(DRAW, k, r) for k, r in allocation.draws.items()]
@@ -469,4 +492,4 @@ def rows_of(allocation: Allocation) -> list[CellRow]:
 
 
 __all__ = ["Allocation", "CellRow", "DRAW", "EPOCH", "FEATURE", "FLOOR", "LANE", "LARGE_FEATURE", "Record", "Request", "SHAPES",
-           "SMALL", "new_causes", "rebuild", "resume_allocation", "rows_of", "shape_of", "spend"]
+           "SMALL", "allocation_summary", "new_causes", "rebuild", "resume_allocation", "rows_of", "shape_of", "spend"]
