@@ -13,7 +13,7 @@ def report_lines(report: CheckReport) -> list[str]:
     lines = []
     width = max([16, *(len(r.backend) for r in report.results)])  # variant lanes have long names
     for r in report.results:
-        flag = " (flaky: did not reproduce)" if r.flaky else ""
+        flag = " (flaky: passed on its re-runs)" if r.flaky else ""
         first_line = r.detail.strip().splitlines()[0][:160] if r.detail.strip() else ""
         extra = f"  {first_line}" if first_line and not r.failed else ""
         lines.append(f"{r.backend:<{width}} {r.stage.value:<8} {r.status.value:<11}{flag}{extra}")

@@ -41,6 +41,20 @@ class Status(str, enum.Enum):
         return self not in (Status.OK, Status.SKIPPED, Status.UNSUPPORTED)
 
 
+# Flaky means it passed: a failure is flaky only when the same input on the same lane passes on a
+# re-run, and never when a re-run fails at all (another way too: that is the same bug's other face).
+# A crash gets several re-runs before it may be called flaky: in an audit, all 5 causes set apart as
+# flaky after one re-run were deterministic bugs (two SIGSEGVs of one pass whose message suffix
+# differed per run; a SmallVector capacity read from the stack that the re-runs gave as a verifier error).
+CRASH_RERUNS = 3
+
+
+def reruns_for(status: Status) -> int:
+    """How many re-runs of its lane a failure gets, at most, before it is called flaky (each stops
+    early once one fails): a crash CRASH_RERUNS, anything else one (a blow-up's costs its full cap)."""
+    return CRASH_RERUNS if status == Status.CRASH else 1
+
+
 @dataclass(frozen=True)
 class Signature:
     """A failure's bucket key: structured, normalized fields with a readable str()."""
@@ -101,7 +115,7 @@ class BackendResult:
     seconds: float = 0.0
     compile_seconds: float = 0.0
     run_seconds: float = 0.0
-    flaky: bool = False  # failed once, then passed or failed differently on the re-run
+    flaky: bool = False  # failed once, then passed on its re-runs (model.reruns_for): failing another way is not flaky
     # What the compile reached, when it was run with the action log (coverage.actionlog.CompileCoverage)
     coverage: Any = field(default=None, compare=False, repr=False)
 
@@ -130,7 +144,7 @@ class Verdict(str, enum.Enum):
     PASS = "pass"  # every selected backend succeeded and agreed with the reference
     FAIL = "fail"  # at least one backend failed on input that verifies
     INVALID = "invalid"  # the input does not verify: our bug, never a finding
-    FLAKY = "flaky"  # failed once, did not reproduce on a re-run
+    FLAKY = "flaky"  # failed once, then passed on its re-runs
     ERROR = "error"  # campaign: our own code raised on it (the traceback is kept)
     LOST = "lost"  # campaign: the worker died or ran past its deadline
 

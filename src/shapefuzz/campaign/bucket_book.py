@@ -31,7 +31,7 @@ from shapefuzz.campaign.outcomes import (
 )
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.files import disk_full
-from shapefuzz.model import Stage, Status
+from shapefuzz.model import Stage, Status, reruns_for
 from shapefuzz.triage.environment import may_be_environment
 
 MAX_SIBLING_LANES = 3  # extra lanes a confirming re-run may run to tie a new bucket to a known cause
@@ -48,7 +48,7 @@ def settled_by_check(failure: Failure, triage: Triage) -> bool:
     of the context bench and before it, 0 of 1,026 compile/error buckets were flaky on their re-run
     (compile crashes 8 of 91, timeouts 6 of 27; wrong values can be races and are re-run), so its
     re-run buys nothing; in the context bench's context arm it was 36 of the 122 confirm tasks and
-    112 of their 249 lanes (bench/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
+    112 of their 249 lanes (bench/studies/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
     driver are judged again with their re-run. Never where the output could be our environment's (a
     full disk, a file gone), which the re-run is there to tell apart."""
     signature = failure.signature
@@ -96,6 +96,9 @@ class BucketBook:
         self.base_probes: dict[str, tuple[str, ...]] = {}  # candidate key -> base lanes its confirm runs
         self.driver_checks: dict[str, dict] = {}  # candidate key -> its check's lanes, when its confirm runs a twin
         self.timeouts: collections.Counter[str] = collections.Counter()
+        # a pending bucket's confirming re-runs of its lane so far, and how many of them passed
+        self.reruns: collections.Counter[str] = collections.Counter()
+        self.passed: collections.Counter[str] = collections.Counter()
         self.corpus_full = ""  # why a save failed for a full disk: the campaign stops (engine.CORPUS_FULL)
         self._sizes: dict[str, tuple[int, ...]] = {}
 
@@ -357,19 +360,42 @@ class BucketBook:
                 checked: dict | None = None) -> None:
         """The candidate's pending buckets after a confirming re-run of the lanes `rerun` (`outcome`:
         None when the re-run was lost), or after its check alone (`rerun` empty, `outcome` the
-        check's): each confirmed or flaky, saved, its cause's shrink planned. Only a bucket whose
-        lane was re-run can be flaky (one that was not is a compile error: settled_by_check)."""
+        check's): each confirmed, re-run again or flaky, saved, its cause's shrink planned. Flaky
+        means it passed: only a bucket whose lane passed on a re-run and failed on none of them
+        (`model.reruns_for`: a crash is re-run up to three times) is flaky. A re-run that fails
+        another way is the same bug's other face: the bucket is confirmed and tied to that failure's
+        bucket (filed when new). One whose lane was not re-run is a compile error: settled_by_check."""
         again = {f.key for f in outcome.failures} if outcome is not None else set()
+        on_lane = {f.lane: f for f in outcome.failures} if outcome is not None else {}
         # a compile that hangs again hangs: its second stop may land outside the pass its bucket names
+        # (the same failure, not another face)
         hung = {f.lane for f in outcome.failures if f.signature.status == Status.TIMEOUT
                 and f.signature.stage.value == "compile"} if outcome is not None else set()
-        saved = []
-        for sig in self.pending_confirm.pop(candidate.key, []):
+        saved, again_lanes = [], []
+        pending = self.pending_confirm.pop(candidate.key, [])
+        self._file_faces(candidate, [(sig, on_lane[self.buckets[sig].backend]) for sig in pending
+                                     if self.buckets[sig].backend in rerun and sig not in again
+                                     and self.buckets[sig].backend in on_lane
+                                     and not (self._compile_timeout(self.buckets[sig])
+                                              and self.buckets[sig].backend in hung)])
+        for sig in pending:
             bucket = self.buckets[sig]
-            flaky = bucket.backend in rerun and sig not in again and not (
-                bucket.stage == "compile" and bucket.status == "timeout" and bucket.backend in hung)
+            state = BucketState.CONFIRMED
+            if bucket.backend in rerun:
+                self.reruns[sig] += 1
+                lane = outcome.lanes.get(bucket.backend) if outcome is not None else None
+                if lane is not None and lane[0] == Status.OK:
+                    self.passed[sig] += 1
+                failed = sig in again or bucket.backend in on_lane
+                if not failed and self.reruns[sig] < reruns_for(Status(bucket.status)):
+                    self.pending_confirm[candidate.key].append(sig)  # it may still fail: re-run it again
+                    again_lanes.append(bucket.backend)
+                    continue
+                if not failed and self.passed[sig]:
+                    state = BucketState.FLAKY
+            runs, passes = self.reruns.pop(sig, 0), self.passed.pop(sig, 0)
+            flaky = state == BucketState.FLAKY
             failure = bucket.failure()
-            state = BucketState.FLAKY if flaky else BucketState.CONFIRMED
             rejudge = bucket.triage == Triage.OURS or (
                 bucket.triage == Triage.SUSPECTED_DRIVER and checked is not None)
             if not flaky and rejudge and sig in again:
@@ -385,17 +411,38 @@ class BucketBook:
                 triage, evidence = self.target.triage(candidate, again_failure, judged)
                 bucket = replace(bucket, triage=Triage(triage), evidence=evidence)
             if flaky:
-                why = ("did not come back on its re-run" if bucket.status != "oom" else
+                why = (f"passed on {passes} of its {runs} re-run{'s' if runs > 1 else ''} and failed on none"
+                       if bucket.status != "oom" else
                        "ran out of memory under the campaign's cap but not under the full cap on its re-run "
                        "(it needs more memory than the campaign allows, not without bound)")
                 bucket = replace(bucket, triage=Triage.FLAKY, evidence=why)
                 self.steering.ignored.add(sig)
             self._save_bucket(replace(bucket, state=state), candidate, flaky, failure)
             if flaky:
-                self._say(f"bucket did not reproduce on its re-run (flaky): {sig}")
+                self._say(f"bucket passed on its re-runs (flaky): {sig}")
             else:
                 saved.append(sig)
+        if again_lanes:
+            self.confirm_queue.append((candidate, tuple(dict.fromkeys(again_lanes))))
         self.shrinks.plan(saved, candidate, outcome or Outcome(Verdict.LOST, {}))
+
+    @staticmethod
+    def _compile_timeout(bucket: BucketRow) -> bool:
+        return bucket.stage == "compile" and bucket.status == "timeout"
+
+    def _file_faces(self, candidate: Candidate, faces: list[tuple[str, Failure]]) -> None:
+        """Pending buckets whose lane failed another way on the confirming re-run: the same input on
+        the same lane, so one bug's two faces (a crash with an absurd size read from the stack and
+        the verifier error its re-runs give). The other failure is filed (a bucket of its own, when
+        new) with its hit, which ties the two on resume (cause_ties.faces), and the causes are joined."""
+        for sig, face in faces:
+            if face.key not in self.buckets:
+                self._file_found(candidate, [face], f"the other face of {sig} on its confirming re-run")
+            else:
+                self._add_hits(candidate.key, [(face.key, face.lane)], [])
+            self._say(f"{sig} failed another way on its re-run ({face.key}): one bug, not flaky")
+            if self.causes.join([sig, face.key]):
+                self.store.add_hits(candidate.key, [], list(self._renamed_causes().values()))
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:

@@ -1,8 +1,9 @@
 """Causes: buckets that are one bug seen on several backends (no IREE). Two buckets belong to one
 cause when their identities are equal and either the identity is strong (it names the failing
-pass or crash frames) or at least one candidate hit both. A cause is named by a short hash of what they share; when
-the same message makes two causes that no candidate has tied together yet, the later one gets a
-suffix ("-2"), and takes the first's name once a candidate ties them."""
+pass or crash frames) or at least one candidate hit both; and whatever their identities, when one
+candidate's runs on one lane failed both ways (a bug's two faces: `faces`). A cause is named by a
+short hash of what they share; when the same message makes two causes that no candidate has tied
+together yet, the later one gets a suffix ("-2"), and takes the first's name once a candidate ties them."""
 
 from __future__ import annotations
 
@@ -70,6 +71,17 @@ class Causes:
             self._named = None
         return merged
 
+    def join(self, buckets: Iterable[str]) -> bool:
+        """These buckets are one bug whatever their keys: the same input on the same lane failed
+        each way on its runs (a crash whose re-run gives a verifier error: its other face). True
+        when two causes merged."""
+        roots = sorted({self._root(b) for b in buckets if b in self.parent}, key=self.order.__getitem__)
+        for other in roots[1:]:
+            self.parent[other] = roots[0]
+        if len(roots) > 1:
+            self._named = None
+        return len(roots) > 1
+
     def members(self) -> dict[str, list[str]]:
         """cause name -> its buckets (in the order first seen); shared, not to be changed."""
         if self._named is None:
@@ -96,6 +108,17 @@ class Causes:
         return self._named[1]
 
 
+def faces(hits: Iterable[tuple[str, str, str]]) -> list[list[str]]:
+    """From a store's hits (candidate, bucket, lane): the buckets one candidate hit on one lane, where
+    there are several. One run of a lane gives one failure, so several are its runs failing in
+    several ways (a check and its confirming re-runs): one bug's faces (`Causes.join`)."""
+    seen: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
+    for candidate, bucket, lane in hits:
+        if bucket not in seen[(candidate, lane)]:
+            seen[(candidate, lane)].append(bucket)
+    return [buckets for buckets in seen.values() if len(buckets) > 1]
+
+
 def split_cause(name: str, members: list[BucketRow], key_of: Callable[[BucketRow], str],
                 suffix: Callable[[int, str], str]) -> dict[str, list[BucketRow]]:
     """One cause's buckets as one cause per key (`key_of`; "" for a bucket that says none): the
@@ -112,4 +135,4 @@ def split_cause(name: str, members: list[BucketRow], key_of: Callable[[BucketRow
             for i, key in enumerate(keys)}
 
 
-__all__ = ["Causes", "cause_key", "is_strong", "split_cause"]
+__all__ = ["Causes", "cause_key", "faces", "is_strong", "split_cause"]

@@ -66,9 +66,11 @@ class CampaignConfig:
     localize_seconds: float | None = None  # the localization step's budget (None: its default; 0: off)
     fetch: FetchKnobs | None = None  # older releases fetched in the background for the regression phase
     cluster: str | None = None  # a Ray cluster's address
+    cluster_bind: str | None = None  # where a `--cluster local` head listens (None: 127.0.0.1)
     iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
     iree_version: str | None = None
     context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
+    changed_pins: tuple[str, ...] = ()  # pins a resume changed with --force, one line each (campaign.pins)
     allocate: bool = True  # families, shapes and lanes by yield (campaign/allocation.py); False: by steering and rotation
 
 

@@ -17,15 +17,16 @@ and shrinks). The triage rules over buckets are in `triage_rules.py`, and the va
 from __future__ import annotations
 
 import collections
+import contextlib
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Protocol
 
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
@@ -45,6 +46,16 @@ from shapefuzz.campaign.outcomes import (
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
+
+
+class Observer(Protocol):
+    """What a benchmark sees of the loop (bench/bench_soak.py: does the head stay fast as a
+    campaign grows?): the CPU seconds of each step of the head's own work (filling the pool,
+    taking a finished task in, the tick) and each finished task, once it is taken in."""
+
+    def head_work(self, seconds: float) -> None: ...
+
+    def finished(self, done: Done) -> None: ...
 
 
 @dataclass
@@ -120,10 +131,11 @@ class Engine:
         start_method: str = "spawn",
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
         until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
+        observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
         allocate: bool = False,  # draw families, shapes and lanes by yield (allocation.py); kept either way
     ) -> None:
         self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
-        self.progress, self.start_method = progress, start_method
+        self.progress, self.start_method, self.observer = progress, start_method, observer
         self.pool_factory = pool_factory
         self.pool: WorkerPool | None = None  # or the factory's pool, with WorkerPool's interface
         self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
@@ -186,7 +198,8 @@ class Engine:
         rows = {row.key: row for row in tried_rows(store)}
         hit_rows = {row.key: row for row in replay_rows(store, hit=True)}
         by_candidate: dict[str, list[str]] = collections.defaultdict(list)
-        for key, sig, _ in store.hits():
+        hits = store.hits()
+        for key, sig, _ in hits:
             by_candidate[key].append(sig)
         for key in sorted(by_candidate, key=lambda k: rows[k].idx if k in rows else -1):
             row = hit_rows.get(key)
@@ -194,6 +207,8 @@ class Engine:
                 for sig in by_candidate[key]:
                     self.steering.hit(sig, row.family, row.features, row.task_seconds / len(by_candidate[key]))
             self.causes.tie(by_candidate[key])
+        for group in faces(hits):  # one input failing two ways on one lane: one bug (BucketBook._file_faces)
+            self.causes.join(group)
         return rows, by_candidate
 
     @property
@@ -257,7 +272,24 @@ class Engine:
         job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
+    @contextlib.contextmanager
+    def _head_work(self) -> Iterator[None]:
+        """A step of the head's own work, its CPU time (the thread's: on a shared machine wall time
+        mostly measures the neighbours) told to the observer where there is one."""
+        if self.observer is None:
+            yield
+            return
+        start = time.thread_time()
+        try:
+            yield
+        finally:
+            self.observer.head_work(time.thread_time() - start)
+
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
+        with self._head_work():
+            self._fill_pool(pool, stopping)
+
+    def _fill_pool(self, pool: WorkerPool, stopping: bool) -> None:
         task: Task | None
         while pool.idle:
             if (again := self.retries.due()) is not None:
@@ -279,8 +311,11 @@ class Engine:
             self.inflight.submit(pool, task)
 
     def _finish(self, done: Done) -> None:
-        self.inflight.finished(done.task)
-        self.book.finish(done)
+        with self._head_work():
+            self.inflight.finished(done.task)
+            self.book.finish(done)
+        if self.observer is not None:
+            self.observer.finished(done)
 
     def run(self) -> str:
         """Until the budget is spent, Ctrl-C, a full corpus disk, or nothing is left to try.
@@ -452,15 +487,16 @@ class Engine:
             allocation=self.allocation.top_line())
 
     def _tick(self) -> None:
-        now = time.monotonic()
-        if now - self._last_tick >= 0.5:
-            self._last_tick = now
-            self.progress("tick", self.snapshot())
-        # the session clock is written with every candidate; idle stretches are written here
-        if now - self._last_store_tick >= 10.0:
-            self._last_store_tick = now
-            self.store.tick(self.session, self.active())
-            self.folded.advance(self._settled())
+        with self._head_work():
+            now = time.monotonic()
+            if now - self._last_tick >= 0.5:
+                self._last_tick = now
+                self.progress("tick", self.snapshot())
+            # the session clock is written with every candidate; idle stretches are written here
+            if now - self._last_store_tick >= 10.0:
+                self._last_store_tick = now
+                self.store.tick(self.session, self.active())
+                self.folded.advance(self._settled())
 
     def _settled(self) -> int:
         """The index below which every candidate row there will be is in the store: below what is in
@@ -470,5 +506,5 @@ class Engine:
         return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
-__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
-           "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Observer", "Snapshot", "Steering",
+           "SteeringKnobs", "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]

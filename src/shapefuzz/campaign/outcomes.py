@@ -25,9 +25,9 @@ class TaskKind(str, enum.Enum):
 
 
 class BucketState(str, enum.Enum):
-    PENDING = "pending"  # awaiting its re-run
-    CONFIRMED = "confirmed"  # came back on its re-run
-    FLAKY = "flaky"  # did not come back
+    PENDING = "pending"  # awaiting its re-run (a crash: up to three)
+    CONFIRMED = "confirmed"  # failed on a re-run (the same way, or another: its other face), or never passed one
+    FLAKY = "flaky"  # passed on its re-runs and failed on none
     UNCONFIRMED = "unconfirmed"  # confirmation turned off
 
 
@@ -38,7 +38,7 @@ class Triage(str, enum.Enum):
     COMPILER_BUG = "compiler bug"
     TARGET_LIMIT = "target limit"  # something the target does not support
     SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
-    FLAKY = "flaky"  # did not come back on its re-run
+    FLAKY = "flaky"  # passed on its re-runs and failed on none
     OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
 
 

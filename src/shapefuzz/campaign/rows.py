@@ -148,9 +148,15 @@ def stored_config(db_path: Path, text: str | None, families: tuple[str, ...],
         r.seconds("value: seconds", config["seconds"])
     if config.get("corpus") is not None:
         r.text("value: corpus", config["corpus"], max_len=4096)
-    for key in ("forced", "allocate"):
+    for key in ("forced", "allocate", "context_share_pinned"):
         if key in config and not isinstance(config[key], bool):
             r.fail(f"value: {key}: expected true or false, got {_show(config[key])}")
+    if config.get("lanes_per_candidate") is not None:
+        r.integer("value: lanes_per_candidate", config["lanes_per_candidate"], minimum=1)
+    share = config.get("context_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float))
+                              or not 0.0 <= share <= 1.0):  # nan fails both comparisons
+        r.fail(f"value: context_share: {_show(share)} is not a share from 0 to 1")
     return config
 
 

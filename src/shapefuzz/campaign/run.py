@@ -19,7 +19,7 @@ from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.outcomes import BucketState
 from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
-from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget, available_families
+from shapefuzz.campaign.iree import CONTEXT_SHARE, KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.report.progress import Progress, ProgressFn
 from shapefuzz.campaign.report.summary import Summary, summarize, write_report
 from shapefuzz.campaign.folder_lock import hold_campaign
@@ -64,7 +64,7 @@ class FuzzRequest:
     explore: float | None = None
     lanes_per_candidate: int | None = None
     fail_on: str | None = None
-    cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT)
+    cluster: str | None = None  # a Ray cluster's address ("auto", "local", HOST:PORT, ray://HOST:PORT)
     iree_bin: str | None = None  # the toolchain as named on the command line, for the cluster's nodes
     iree_version: str | None = None
     coverage: float | None = None  # share of candidates instrumented (coverage feedback); 0: off
@@ -79,6 +79,8 @@ class FuzzRequest:
     fetch_releases: int | None = None  # older releases fetched for it in the background (default 3; 0: none)
     fetch_disk: str | None = None  # the most those downloads may add to the toolchain cache (default 1.5GB)
     until_saturated: str | float | None = None  # as typed: stop once the Good-Turing chance stays below it
+    force: bool = False  # `--force`: resume even with pins other than the campaign's (campaign.pins)
+    cluster_bind: str | None = None  # `--cluster-bind`: where a `--cluster local` head listens (default 127.0.0.1)
     allocate: bool | None = None  # draw by yield (campaign/allocation.py); None: as stored, else on
 
 
@@ -137,8 +139,8 @@ def _start_fetcher(config: CampaignConfig, toolchain: Toolchain, progress: Progr
     if config.bisect_seconds <= 0 or knobs is None or knobs.releases == 0:
         return None
     pinned = re.match(r"\d+\.\d+\.\d+", toolchain.probe.version)
-    return ReleaseFetcher(PipSource(), pinned.group(0) if pinned else None, knobs,
-                          lambda text: progress("message", text)).start()
+    say = lambda text: progress("message", text)  # noqa: E731
+    return ReleaseFetcher(PipSource(say), pinned.group(0) if pinned else None, knobs, say).start()
 
 
 def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher | None,
@@ -150,8 +152,9 @@ def _start_ranging(config: CampaignConfig, folder: Path, fetcher: ReleaseFetcher
 
     if config.bisect_seconds <= 0:
         return None
+    say = lambda text: progress("message", text)  # noqa: E731
     return RangeWorker(folder, config.corpus_dir.resolve(), (lambda: fetcher.done) if fetcher else (lambda: True),
-                       local_releases, lambda text: progress("message", text)).start()
+                       lambda: local_releases(say=say), say).start()
 
 
 def default_families() -> tuple[str, ...]:
@@ -161,17 +164,33 @@ def default_families() -> tuple[str, ...]:
 
 
 def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
-    """Validated configuration; on resume, what was stored fills in what is not given again."""
+    """Validated configuration; on resume, what was stored fills in what is not given again, and
+    a pin given again with another value (`campaign.pins`) is refused unless `req.force`."""
+    from shapefuzz.campaign.pins import changed_pins, keep_order, refusal
+
     stored = stored or {}
-    families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops") or tuple(stored.get("families") or default_families())
+    asked_families = resolve_names(req.ops, KNOWN_FAMILIES, "op family", "--ops")
+    changes = changed_pins(stored, families=asked_families, backends=req.backends, seed=req.seed,
+                           context_share=req.context_share, lanes_per_candidate=req.lanes_per_candidate)
+    families = keep_order(asked_families, stored.get("families")) if asked_families else \
+        tuple(stored.get("families") or default_families())
     from shapefuzz.iree.backends import DEFAULT_BACKENDS
 
-    backends = tuple(req.backends or stored.get("backends") or DEFAULT_BACKENDS)
+    backends = keep_order(req.backends, stored.get("backends")) if req.backends else \
+        tuple(stored.get("backends") or DEFAULT_BACKENDS)
     seconds = parse_duration(req.time) if req.time is not None else None
     if req.count is not None and req.count < 1:
         raise UsageError(f"--count {req.count}: give at least 1")
     if req.cluster is not None and not req.cluster.strip():
-        raise UsageError("--cluster: give 'auto', HOST:PORT or ray://HOST:PORT")
+        raise UsageError("--cluster: give 'auto', 'local', HOST:PORT or ray://HOST:PORT")
+    cluster_bind = None
+    if req.cluster_bind is not None:
+        from shapefuzz.campaign.cluster.local import check_bind
+
+        if req.cluster != "local":
+            raise UsageError("--cluster-bind: only with --cluster local (a cluster shapefuzz starts itself); a "
+                             "running cluster listens where `ray start` put it")
+        cluster_bind = check_bind(req.cluster_bind)
     if req.jobs is not None and req.jobs < 1:
         raise UsageError(f"--jobs {req.jobs}: give at least 1")
     if req.jobs is not None and req.jobs > MAX_JOBS and not req.cluster:
@@ -180,9 +199,6 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
         seconds, count = stored.get("seconds"), stored.get("count")
     else:
         count = req.count
-    if "seed" in stored and req.seed is not None and req.seed != stored["seed"]:
-        raise UsageError(f"--seed {req.seed}: this campaign was started with seed {stored['seed']}; "
-                         "leave --seed out to resume it, or choose another --campaign folder")
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
     corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
@@ -208,8 +224,14 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     until = parse_chance(req.until_saturated, "--until-saturated")
     if until is None and req.time is None and req.count is None:
         until = parse_chance(stored.get("until_saturated"), "--until-saturated (stored)")
+    if changes and not req.force:  # after every value is checked: a bad one is said as such
+        raise UsageError(refusal(changes))
+    lanes_per_candidate = req.lanes_per_candidate or stored.get("lanes_per_candidate") or 2
+    # the stored share is the campaign's pin only where its first session gave one (else the allocation's)
+    context_share = req.context_share if req.context_share is not None else \
+        stored.get("context_share") if stored.get("context_share_pinned", True) else None
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
-                          seconds, req.shrink, rotate, req.lanes_per_candidate or 2, memory_cap,
+                          seconds, req.shrink, rotate, lanes_per_candidate, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
                           req.saturate_after or 3, 0.05 if req.explore is None else req.explore,
                           req.fail_on or "never", default_share(req.coverage_steer) if req.coverage is None else req.coverage,
@@ -217,7 +239,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           coverage_steer=req.coverage_steer, coverage_lanes=req.coverage_lanes, argv=tuple(req.argv),
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
-                          iree_version=req.iree_version, context_share=req.context_share,
+                          iree_version=req.iree_version, context_share=context_share, cluster_bind=cluster_bind,
+                          changed_pins=tuple(c.line() for c in changes),
                           allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False)
 
 
@@ -244,7 +267,7 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
         if not fetcher.wait(seconds / 2):
             fetcher.stop()
             say("regression ranges: the fetch did not finish in time; bisecting over the releases cached so far")
-    versions = local_releases()
+    versions = local_releases(say=say)
     if ranging is not None and ranging.taken:
         say(f"regression ranges: {ranging.taken} taken during the campaign ({ranging.seconds:.0f} s)")
         summary = _resummarized(summary, store, reason, messages)
@@ -355,7 +378,8 @@ def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: Progr
 
     assert config.cluster is not None  # only called with --cluster
     return start_cluster(config.cluster, toolchain_spec(config.iree_bin, config.iree_version), toolchain,
-                         REFERENCE_BACKEND, lambda line: progress("message", line))
+                         REFERENCE_BACKEND, lambda line: progress("message", line), cpus=config.jobs,
+                         bind=config.cluster_bind)
 
 
 def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: ProgressFn, start_method: str,
@@ -371,6 +395,8 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
     try:
         config = build_config(req, _stored_config(store))
         del req  # from here on, the checked configuration alone
+        for line in config.changed_pins:  # given with --force: said, then stored as the campaign's
+            progress("message", f"resuming with other pins (--force): {line}")
         store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
         if cluster is not None and not config.jobs_given:  # a task in flight per CPU of the cluster
             config = dataclasses.replace(config, jobs=cluster.cpus)
@@ -400,6 +426,10 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
             "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
+            "context_share": CONTEXT_SHARE if config.context_share is None else config.context_share,
+            "lanes_per_candidate": config.lanes_per_candidate,
+            # given: the allocation leaves the chain share alone on every resume; not given: it allocates chains
+            "context_share_pinned": config.context_share is not None,
         }))
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:

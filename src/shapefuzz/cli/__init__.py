@@ -13,7 +13,8 @@ import click
 from shapefuzz import __version__
 
 from shapefuzz.process import interrupts
-from shapefuzz.cli import backends, bisect, bundle, check, corpus, export, fuzz, gen, onnx_suite, replay, report, shrink, triage
+from shapefuzz.cli import backends, bisect, bundle, check, corpus, export, fuzz, gen, onnx_ops, onnx_suite, replay, report, shrink, \
+    triage
 from shapefuzz.cli.params import ReleaseVersion, array_cap_option
 from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
 from shapefuzz.errors import ClusterLost, ShapefuzzError
@@ -31,7 +32,7 @@ def cli(ctx: click.Context, iree_bin: str | None, iree_version: str | None) -> N
 
 
 for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fuzz,
-                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite,
+                 replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite, onnx_ops.onnx_ops,
                  report.report, triage.triage, bundle.bundle, bundle.bundle_run, bundle.bundle_judge):
     cli.add_command(_command)
 

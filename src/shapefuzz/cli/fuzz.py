@@ -78,7 +78,14 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
               help="The most those downloads may add to the toolchain cache (default 1.5G; about 350 MB a release).")
 @click.option("--cluster", type=ClusterAddress(), default=None, metavar="ADDRESS",
               help="Run checks, confirmations and shrinks as tasks on a Ray cluster: 'auto' (the running local "
-                   "cluster), HOST:PORT or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
+                   "cluster), 'local' (one started for this campaign, reachable from this machine only), HOST:PORT "
+                   "or ray://HOST:PORT. Needs shapefuzz[ray]; --jobs defaults to its CPUs.")
+@click.option("--cluster-bind", "cluster_bind", default=None, metavar="IP",
+              help="With --cluster local: the address of this machine its Ray head listens on (default 127.0.0.1; "
+                   "another lets other machines join with `ray start --address`, and run code on it).")
+@click.option("--force", is_flag=True,
+              help="Resume even where --ops, --backends, --seed, --context-share or --lanes-per-candidate differ "
+                   "from the campaign's own (refused by default: the draws of both would mix in one campaign).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 @click.option("--plain", is_flag=True, help="Plain progress lines, also on a terminal (default there: a live view).")
 @toolchain_options
@@ -86,8 +93,8 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturated, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, steer, context_share, allocate, fail_on, cluster, bisect_time, localize_time, no_localize, no_bisect,
-         fetch_releases, fetch_disk, as_json, plain) -> None:
+         lanes_per_candidate, coverage_share, steer, context_share, allocate, fail_on, cluster, cluster_bind, bisect_time, localize_time, no_localize, no_bisect,
+         fetch_releases, fetch_disk, force, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign.report import live
     from shapefuzz.campaign.report.summary import json_text, text_lines
@@ -99,7 +106,8 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
                           session.iree_bin, session.iree_version, coverage=coverage_share,
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
                           localize_time=0.0 if no_localize else localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
-                          until_saturated=until_saturated, context_share=context_share, allocate=allocate)
+                          until_saturated=until_saturated, context_share=context_share, force=force,
+                          cluster_bind=cluster_bind, allocate=allocate)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN

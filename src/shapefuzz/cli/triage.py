@@ -63,7 +63,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
             if any(not c.regression for c in summary.findings):
                 _fetch_releases(fetch_releases, say)
 
-            versions = releases_to_try()
+            versions = releases_to_try(say=say)
             if bisect_causes(store, summary.findings, bisect_time, versions, say, only_new=False,
                              again_without_range=True):
                 summary = summarize(store, "triage")
@@ -100,4 +100,4 @@ def _fetch_releases(count: int | None, say) -> None:
 
     knobs = fetch_knobs(FuzzRequest(fetch_releases=count))
     if knobs.releases > 0:
-        ReleaseFetcher(PipSource(), installed_version(), knobs, say).run()
+        ReleaseFetcher(PipSource(say), installed_version(), knobs, say).run()

@@ -10,7 +10,7 @@ from typing import Any
 
 from shapefuzz.corpus.entry import MAX_DETAIL, REPRODUCER
 from shapefuzz.model import Signature
-from shapefuzz.triage.failing_pass import excerpt
+from shapefuzz.triage.excerpt import excerpt
 
 
 def comment_text(value: Any, limit: int = 300) -> str:

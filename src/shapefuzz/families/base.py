@@ -239,6 +239,11 @@ class Family(Generic[P]):
     context_nonnegative_operands(p) -> (int, ...)  (optional) float operands whose values must
                     stay >= 0 (the reference takes a root of them): no producer puts a negative
                     value into them (`context/`)
+    NO_CONTEXT      (optional) why the family's cases are never drawn inside a chain (`context/`)
+    mismatch_label(p) -> str  (optional) what a wrong result's signature names instead of the family
+                    (a family of many ops: its op)
+    INT_LIMIT       (optional) the largest magnitude an integer of its params may have read back
+                    from a file (default 2**31; onnx_op's constants span int64)
     """
 
     name: str
@@ -249,7 +254,7 @@ class Family(Generic[P]):
     # Features the strategy must reach within `feature_draws` draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
     feature_draws: int = 200
-    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/test_torch_forms.py).
+    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/families/test_torch_forms.py).
     example: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # Frontends that cannot write this family's cases, and why: {frontend: reason}.
     no_spelling: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -267,6 +272,11 @@ class Family(Generic[P]):
     # Float operands whose values must stay >= 0 (a batch norm's variance): a producer on them never
     # puts a negative value in (the module's `context_nonnegative_operands`).
     nonnegative_operands: Callable[[Any], tuple[int, ...]] = no_fixed_operands
+    # Why no producer/consumer chain is ever drawn around the family's op ("": chains are drawn).
+    no_context: str = ""
+    int_limit: int = 1 << 31
+    # What a mismatch's signature names (None: the family's name), from typed params.
+    mismatch_label: Callable[[Any], str] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -290,7 +300,14 @@ class Family(Generic[P]):
             release_gates=tuple(namespace.get("RELEASE_GATES", ())),
             fixed_operands=namespace.get("context_fixed_operands", no_fixed_operands),
             nonnegative_operands=namespace.get("context_nonnegative_operands", no_fixed_operands),
+            no_context=namespace.get("NO_CONTEXT", ""),
+            int_limit=namespace.get("INT_LIMIT", 1 << 31),
+            mismatch_label=namespace.get("mismatch_label"),
         )
+
+    def label(self, params: P | Mapping[str, Any]) -> str:
+        """What a mismatch's signature names for these params: `mismatch_label`'s, else the family's name."""
+        return self.mismatch_label(self.load(params)) if self.mismatch_label is not None else self.name
 
     def load(self, params: P | Mapping[str, Any]) -> P:
         """Typed params from a typed value or a (possibly old) JSON dict; ValueError if malformed."""

@@ -29,7 +29,7 @@ class SeedProvider(HypothesisProvider):
     Our own modules are local in a checkout and not in a wheel install, and which of them a
     process has imported varies, so a seed would draw differently by install and by import
     history; this provider picks from the global pool only, which depends on Hypothesis alone.
-    Overrides a private method: tests/test_generate.py fails if Hypothesis renames it."""
+    Overrides a private method: tests/families/test_generate.py fails if Hypothesis renames it."""
 
     def _maybe_draw_constant(self, choice_type, constraints, *, p: float = 0.05):
         # The same steps as Hypothesis's, without the local pool (and without its cache, which

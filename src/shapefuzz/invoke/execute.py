@@ -24,6 +24,7 @@ from shapefuzz.process.sandbox import run_sandboxed as _sandboxed
 from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.environment import environment_fault
 from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, clean_output
+from shapefuzz.triage.paths import fold_paths, own_folders
 from shapefuzz.process.worktime import add_untimed, timed
 
 SPLIT_MARKER = "// -----"
@@ -84,7 +85,10 @@ def _own_paths(argv: Sequence[str]) -> list[str]:
     return paths
 
 
-def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+def verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+    """The command that parses and verifies the module at `path` (`split`: a file of several
+    modules, `--split-input-file`): what `verify` runs under the sandbox, and what
+    bench/bench_campaign.py's bare loop runs without it."""
     if toolchain.opt_bin is not None:
         argv = [str(toolchain.opt_bin), path, "-o", os.devnull]
     else:  # no iree-opt in this folder: parsing and verifying is the first thing iree-compile does
@@ -122,7 +126,7 @@ def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
         path = os.path.join(folder.name, "module.mlir")
         with timed("files"):
             write_text(path, text)
-        result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
+        result = run_sandboxed(verify_argv(toolchain, path, split=False), limits)
     finally:
         with timed("files"):
             folder.cleanup()
@@ -145,7 +149,7 @@ def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) ->
         write_text(path, "".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
         # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.
         batch_limits = Limits(limits.timeout, limits.memory_bytes, max(limits.output_bytes, 64 << 20))
-        result = run_sandboxed(_verify_argv(toolchain, path, split=True), batch_limits)
+        result = run_sandboxed(verify_argv(toolchain, path, split=True), batch_limits)
     if result.ok:
         return [None] * len(texts)
     errors: list[list[str]] = [[] for _ in texts]
@@ -178,7 +182,8 @@ def compile_module(
     result = run_sandboxed(argv, limits if limits.abort_grace else replace(limits, abort_grace=COMPILE_ABORT_GRACE))
     if result.returncode == 0:
         return result
-    return replace(result, stderr=clean_output(result.stderr))
+    folds = own_folders(argv)
+    return replace(result, stderr=clean_output(result.stderr, folds), stdout=fold_paths(result.stdout, folds))
 
 
 def compile_command(toolchain: Toolchain, backend: Backend, mlir_name: str, vmfb_name: str) -> list[str]:
@@ -209,8 +214,9 @@ def run_module(
     output_paths = [os.path.join(workdir, f"{backend.name}-output{i}.npy") for i in range(num_results)]
     argv += [f"--output=@{p}" for p in output_paths]
     result = run_sandboxed(argv, limits)
-    if not result.ok:
-        return result, None
+    if not result.ok:  # its paths folded, as a compile's are (triage.paths)
+        folds = own_folders(argv)
+        return replace(result, stderr=fold_paths(result.stderr, folds), stdout=fold_paths(result.stdout, folds)), None
     try:
         # Each output's header is read first: a wrong or hostile runtime writing a huge or
         # truncated file is refused before anything is allocated (the array cap).

@@ -182,7 +182,11 @@ def _folder_bytes(folder: Path) -> int:
 
 
 class PipSource:
-    """The real source: `pip index versions` and `releases.install` into the toolchain cache."""
+    """The real source: `pip index versions` and `releases.install` into the toolchain cache.
+    `say`: where a cached folder that cannot be believed is named (`releases.cached_versions`)."""
+
+    def __init__(self, say: Callable[[str], None] | None = None) -> None:
+        self.say = say
 
     def available(self) -> list[str]:
         from shapefuzz.iree.releases import PACKAGES, available_versions
@@ -193,7 +197,7 @@ class PipSource:
     def cached(self) -> list[str]:
         from shapefuzz.iree.releases import cached_versions
 
-        return cached_versions()
+        return cached_versions(self.say)
 
     def fetch(self, version: str, timeout: float) -> int:
         from shapefuzz.iree.releases import cache_root, install, remove_stale_staging

@@ -6,11 +6,16 @@ one release does not load in another's runtime) into `~/.cache/shapefuzz/toolcha
 the user's environment. The binaries live inside the installed packages, so each cached release
 gets a `bin/` folder of symlinks that `find_toolchain` reads like any `--iree-bin` folder. A release
 already in the cache is used without the network. `shapefuzz bisect` and `--iree-version` share it.
+
+A cached folder is believed only when its name is a release number and its own iree-compile says
+it is that release (`trust_problem`); the answer is kept in the folder (`.verified`, keyed on the
+binary's path and stat) so it is asked once. Any other folder is skipped with one line saying why.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -21,13 +26,19 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from shapefuzz.errors import ToolchainError, UsageError
-from shapefuzz.iree.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain
+from shapefuzz.errors import ShapefuzzError, ToolchainError, UsageError
+from shapefuzz.files import atomic_write, read_bytes
+from shapefuzz.process.sandbox import Limits, run_sandboxed
+from shapefuzz.schema import SchemaError, load_json
+from shapefuzz.iree.toolchain import ENV_IREE_BIN, Toolchain, find_toolchain, parse_version
 
 PACKAGES = ("iree-base-compiler", "iree-base-runtime")
 _BINARIES = ("iree-compile", "iree-opt", "iree-run-module")
 _VERSION = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,4}")  # fullmatch: `$` would let "3.13.0\n" through
 _COMPLETE = ".complete"
+_VERIFIED = ".verified"  # what the folder's iree-compile said it is, for the binary's stat (trust_problem)
+_ASK_LIMITS = Limits(timeout=30.0, output_bytes=64 << 10)  # `iree-compile --version` takes about 15 ms
+_noted: set[tuple[str, str]] = set()  # (folder, why) already said in this process
 _QUIET = ("--quiet", "--no-deps", "--only-binary=:all:", "--retries", "2", "--timeout", "30")
 
 
@@ -83,11 +94,97 @@ def installed_version() -> str | None:
     return compiler if compiler == runtime else None
 
 
-def cached_versions() -> list[str]:
+def _say_note(line: str) -> None:
+    print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+def cached_versions(say: Callable[[str], None] | None = None) -> list[str]:
+    """The releases in the toolchain cache that can be believed (`trust_problem`), oldest first.
+    A folder marked complete that cannot is skipped with one line to `say` (default: stderr),
+    once per process; hidden staging folders and half-installed ones (no `.complete`) silently."""
     root = cache_root()
     if not root.is_dir():
         return []
-    return sorted((p.name for p in root.iterdir() if (p / _COMPLETE).exists()), key=version_key)
+    found = []
+    for folder in sorted(root.iterdir()):
+        if folder.name.startswith(".") or not (folder / _COMPLETE).exists():
+            continue
+        why = trust_problem(folder)
+        if why is None:
+            found.append(folder.name)
+        elif (str(folder), why) not in _noted:
+            _noted.add((str(folder), why))
+            (say or _say_note)(f"toolchain cache: {_shown(folder)} skipped: {why}")
+    return sorted(found, key=version_key)
+
+
+def _shown(folder: Path) -> str:
+    """A folder's path for one line: a name with control characters or of any length stays one line."""
+    text = str(folder)
+    return text if text.isprintable() and len(text) <= 300 else ascii(text[:300])
+
+
+def trust_problem(folder: Path) -> str | None:
+    """Why a cached toolchain folder cannot be taken for release `folder.name`, or None when it
+    can: the name is a release number and the folder's own iree-compile says it is that release
+    (its `--version`: "IREE compiler version 3.13.0rc20261016" is release 3.13.0)."""
+    if not is_release_version(folder.name):
+        return "its name is not a release number such as 3.13.0"
+    compiler = cached_compiler(folder)
+    if compiler is None:
+        return "it holds no executable iree-compile"
+    says = _compiler_says(folder, compiler)
+    if not says:
+        return f"its iree-compile ({compiler}) does not say which release it is"
+    release = re.match(r"\d+\.\d+\.\d+", says)
+    if release is None or release.group(0) != folder.name:
+        return f"its iree-compile says it is IREE {says[:60]}, not {folder.name}"
+    return None
+
+
+def _found_binary(folder: Path, name: str) -> Path | None:
+    """`name` inside a cached release's installed packages (`folder/iree/...`), or None."""
+    found = [p for p in (folder / "iree").rglob(name) if p.is_file() and os.access(p, os.X_OK)
+             and p.suffix == "" and "__pycache__" not in p.parts]
+    return found[0] if found else None
+
+
+def cached_compiler(folder: Path) -> Path | None:
+    """The iree-compile the cached release's toolchain runs (`_link_binaries` links the one inside
+    its packages, else keeps `bin/iree-compile`), resolved; None when there is none."""
+    binary = _found_binary(folder, "iree-compile")
+    link = folder / "bin" / "iree-compile"
+    if binary is None and link.is_file() and os.access(link, os.X_OK):
+        binary = link
+    return binary.resolve() if binary is not None else None
+
+
+def _compiler_says(folder: Path, compiler: Path) -> str:
+    """The version `compiler --version` prints ("" when it prints none), asked once per binary:
+    the answer is kept in `folder/.verified` with the binary's path and stat, written atomically;
+    a binary replaced or touched since is asked again. An answer cut short (a timeout, a signal)
+    is not kept."""
+    try:
+        st = compiler.stat()
+    except OSError:
+        return ""
+    key = {"binary": str(compiler), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino,
+           "device": st.st_dev}
+    try:
+        kept = load_json(read_bytes(folder / _VERIFIED).decode("utf-8"), str(folder / _VERIFIED))
+        if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("says"), str):
+            return kept["says"]
+    except (OSError, UnicodeDecodeError, SchemaError):
+        pass  # none yet, or not ours: ask the compiler
+    result = run_sandboxed([str(compiler), "--version"], _ASK_LIMITS)
+    version, _ = parse_version(result.stdout + result.stderr)
+    says = "" if version == "unknown" or not result.ok else version
+    if result.returncode is not None and not result.timed_out:
+        try:
+            atomic_write(folder / _VERIFIED, json.dumps({"key": key, "says": says}).encode())
+        except (OSError, ShapefuzzError):
+            pass  # a read-only cache only costs asking again
+    return says
 
 
 def _link_binaries(folder: Path) -> Path:
@@ -95,13 +192,12 @@ def _link_binaries(folder: Path) -> Path:
     bin_dir = folder / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name in _BINARIES:
-        found = [p for p in (folder / "iree").rglob(name) if p.is_file() and os.access(p, os.X_OK)
-                 and p.suffix == "" and "__pycache__" not in p.parts]
+        found = _found_binary(folder, name)
         link = bin_dir / name
-        if found and not (link.exists() and link.resolve() == found[0].resolve()):
+        if found and not (link.exists() and link.resolve() == found.resolve()):
             if link.is_symlink() or link.exists():
                 link.unlink()
-            link.symlink_to(os.path.relpath(found[0], bin_dir))
+            link.symlink_to(os.path.relpath(found, bin_dir))
     return bin_dir
 
 
@@ -110,10 +206,15 @@ def install(version: str, say: Callable[[str], None] = lambda _: None, timeout: 
     pinned wheels when they are that release, else installed into the cache first (each pip call
     within `timeout` seconds)."""
     folder = cache_root() / version
-    if (folder / _COMPLETE).exists():
+    complete = (folder / _COMPLETE).exists()
+    why = trust_problem(folder) if complete else None
+    if complete and why is None:
         return find_toolchain(_link_binaries(folder))
     if installed_version() == version and not os.environ.get(ENV_IREE_BIN):
         return find_toolchain(None)
+    if why is not None:  # not replaced behind the user's back: it may be their own folder
+        raise ToolchainError(f"IREE {version}: the toolchain cache's {_shown(folder)} cannot be believed ({why}); "
+                             "move it aside to install the release there again")
     _download(version, folder, say, timeout)
     return find_toolchain(_link_binaries(folder))
 

@@ -1,18 +1,19 @@
 """The oracle: verify first, then compile on every selected backend, run where a device exists,
 and judge each run against the NumPy reference (or, for a file without one, against the other
 backends by majority). A finding names the wrong backend and the stage; a failure is re-run
-before it is reported, and one that does not reproduce is marked flaky."""
+before it is reported, and one that passes on its re-runs is marked flaky (one failing another way is not)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import tempfile
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
@@ -26,11 +27,13 @@ from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_module, run
 from shapefuzz.iree.input_dialect import input_type_flags, is_torch, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.iree.mlirinfo import function_info, module_traits
-from shapefuzz.model import BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict
+from shapefuzz.model import (BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict,
+                             reruns_for)
 from shapefuzz.judge.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.triage.signature import classify, normalize, signature_for
 from shapefuzz.iree.toolchain import Toolchain, find_toolchain
-from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, excerpt, raw_frames
+from shapefuzz.triage.excerpt import excerpt, short_frame
+from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, raw_frames
 from shapefuzz.triage.identity import placed_timeout
 from shapefuzz.process.worktime import timed
 
@@ -155,10 +158,12 @@ def _same_failure(again: Signature | None, first: Signature | None) -> bool:
 def timeout_detail(seconds: float, output: str) -> str:
     """A compile timeout's detail: how long, and the stack the compiler printed when stopped with
     SIGABRT (where it hangs is read from it, as a crash's pass is), when it printed one. Only the
-    frame lines, each cut at 240 characters: the compile's other threads go on printing warnings
-    while the handler writes, and a frame's template arguments would push its passes out."""
+    frame lines, each within 240 characters (its argument lists' contents dropped first, then its
+    middle: never its end, the `X::runOnOperation` a pass is read from): the compile's other threads
+    go on printing warnings while the handler writes, and a frame's template arguments would push
+    its passes out."""
     said = f"compile timed out after {seconds:.0f}s"
-    frames = [line[:240] for line in raw_frames(output, HANG_STACK_FRAMES)]
+    frames = [short_frame(line, 240) for line in raw_frames(output, HANG_STACK_FRAMES)]
     if not frames:
         return said
     return f"{said}; stopped with SIGABRT, where it was:\n{excerpt(chr(10).join(frames), CRASH_DETAIL - 100)}"
@@ -280,26 +285,76 @@ def check_module(
     """Verify, compile, run and judge one module on the given backends; those in `instrument`
     compile with the action log and their results carry what the compile reached."""
     toolchain = toolchain or find_toolchain()
+    start = time.perf_counter()
     error = verify(text, toolchain, budget.verify)
+    verify_seconds = time.perf_counter() - start
     if error is not None:
-        return CheckReport(Verdict.INVALID, (), verify_error=error)
+        report = CheckReport(Verdict.INVALID, (), verify_error=error)
+    else:
+        report = _verified_check(text, backends, expectation, toolchain, budget, confirm, function, instrument)
+    for watcher in tuple(_WATCHERS):
+        watcher(report, verify_seconds, expectation)
+    return report
+
+
+# Who watches the checks of this process (`watch_checks`); nobody in a campaign.
+CheckWatcher = Callable[[CheckReport, float, "Expectation | None"], None]
+_WATCHERS: list[CheckWatcher] = []
+
+
+@contextlib.contextmanager
+def watch_checks(watcher: CheckWatcher) -> Iterator[None]:
+    """Within the block, `watcher(report, verify_seconds, expectation)` is called after every
+    `check_module` of this process, whoever calls it (a campaign's target included): what a
+    study sees of the checks it times without taking them apart (bench/studies/bench_chain_split.py:
+    the verifier's seconds, each lane's compile and run, the arrays judged)."""
+    _WATCHERS.append(watcher)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(watcher)
+
+
+def _verified_check(text: str, backends: Sequence[str], expectation: Expectation | None, toolchain: Toolchain,
+                    budget: Budget, confirm: bool, function: str | None, instrument: Collection[str]) -> CheckReport:
+    """`check_module` once the module verified: check, and re-run each failing backend."""
     info = function_info(text, function)
     report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results, instrument)
     if not confirm or not report.failures:
         return report
-    # Re-run each failing backend: a failure that does not come back the same is flaky.
-    again = _check_once(
-        text, [r.backend for r in report.failures], expectation, toolchain, budget, info.name, info.results
-    )
-    second = {r.backend: r for r in again.results}
-    results = []
-    for r in report.results:
-        if r.failed and not _same_failure(second[r.backend].signature, r.signature):
-            r = replace(r, flaky=True)
-        results.append(r)
-    real = [r for r in results if r.failed and not r.flaky]
-    verdict = Verdict.FAIL if real else Verdict.FLAKY
-    return CheckReport(verdict, tuple(results), notes=report.notes)
+    # Re-run each failing backend: flaky only when it passes on its re-runs (model.reruns_for)
+    passed, notes = _rerun(report, lambda lanes: _check_once(text, lanes, expectation, toolchain, budget, info.name,
+                                                              info.results))
+    results = tuple(replace(r, flaky=True) if r.backend in passed else r for r in report.results)
+    verdict = Verdict.FAIL if any(r.failed and not r.flaky for r in results) else Verdict.FLAKY
+    return CheckReport(verdict, results, notes=(*report.notes, *notes))
+
+
+def _rerun(report: CheckReport, check: Callable[[list[str]], CheckReport]) -> tuple[set[str], list[str]]:
+    """Re-runs of a report's failing backends (`check(backends)` checks those once more): the
+    backends that passed on a re-run and never failed on one (flaky), and a note for each that
+    failed another way (the same bug's other face: not flaky). A backend is re-run until one of its
+    re-runs fails, at most `reruns_for` its status times."""
+    passed: set[str] = set()
+    notes: list[str] = []
+    left = {r.backend: r for r in report.failures}
+    runs = 0
+    while left:
+        runs += 1
+        again = {r.backend: r for r in check(list(left)).results}
+        for backend, first in list(left.items()):
+            second = again.get(backend)
+            if second is not None and second.failed:
+                if not _same_failure(second.signature, first.signature):
+                    notes.append(f"{backend}: a re-run failed another way, the same bug's other face: {second.signature}")
+                passed.discard(backend)
+                del left[backend]
+                continue
+            if second is not None and second.status == Status.OK:
+                passed.add(backend)
+            if runs >= reruns_for(first.status):
+                del left[backend]
+    return passed, notes
 
 
 def _check_once(
@@ -403,6 +458,12 @@ def _remember(case: Case, seed: int, inputs: list[np.ndarray], expected: list[np
         _MEMO.popitem(last=False)
 
 
+def forget_expectations() -> None:
+    """Forget the inputs and NumPy references this process kept: the next `case_expectation` of
+    each case makes them again (the context studies time a check from cold)."""
+    _MEMO.clear()
+
+
 def _remembered(case: Case, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
     key = (case.family, case.params_json, seed)
     known = _MEMO.get(key)
@@ -414,9 +475,18 @@ def _remembered(case: Case, seed: int) -> tuple[list[np.ndarray], list[np.ndarra
 
 def case_label(case: Case) -> str:
     """What a mismatch's signature names: the family, and the spelling when it is a frontend's
-    (a frontend-only bug is its own bucket)."""
+    (a frontend-only bug is its own bucket); a family of many ops names the op too (`Family.label`:
+    onnx_op's wrong Div and wrong InstanceNormalization are two bugs)."""
+    from shapefuzz.families import get_family
+
     spelling = case.params.get("frontend", "linalg")
-    return case.family if spelling == "linalg" else f"{case.family} via {spelling}"
+    name = case.family
+    try:
+        family = get_family(case.family)
+        name = family.label(case.params) if family.label is not None else name
+    except Exception:  # noqa: BLE001 - params that do not load: the family's name alone
+        pass
+    return name if spelling == "linalg" else f"{name} via {spelling}"
 
 
 def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> Callable[[], SecondOpinion | None]:
@@ -448,7 +518,8 @@ def check_case(
     return check_module(render_case(case), backends, case_expectation(case, seed), toolchain, budget, confirm)
 
 
-__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "normalize"]
+__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "forget_expectations",
+           "normalize", "watch_checks"]
 
 
 @dataclass(frozen=True)

@@ -224,12 +224,18 @@ def kill_strays(everything: bool = False, patience: float = 5.0) -> int:
 # smaller module, two bug identities.
 _DUMP_HEADER_LINE = re.compile(rb"^// -----// IR Dump After [^\n]{1,4000}$", re.MULTILINE)
 _KEPT_HEADER_BYTES = 16 << 10
+# A backtrace's frame lines (LLVM's " #12 0x00007f... symbol File.cpp:0:0"): where a crash or a hang
+# failed is read from them (triage.failing_pass), so a long output around a stack never cuts it by
+# length; 64 KB holds some 300 frames, deeper than any reader looks.
+_FRAME_LINE = re.compile(rb"^\s*#\d+ 0x[0-9a-fA-F]+ [^\n]{1,4000}$", re.MULTILINE)
+_KEPT_FRAME_BYTES = 64 << 10
 
 
 class _Capture:
     """Keeps the head and the tail of a stream, at most `limit` bytes in all, as it arrives:
     a child writing gigabytes costs reading them, never memory or disk. The IR-dump header lines
-    of the cut middle are kept too (at most 16 KB of them), between head and tail."""
+    and backtrace frame lines of the cut middle are kept too (at most 16 KB and 64 KB of them),
+    between head and tail."""
 
     def __init__(self, limit: int) -> None:
         self.half = max(1, limit // 2)
@@ -237,6 +243,7 @@ class _Capture:
         self.head = bytearray()
         self.tail = bytearray()
         self.headers = bytearray()
+        self.frames = bytearray()
         self.total = 0
 
     def add(self, data: bytes) -> None:
@@ -251,31 +258,40 @@ class _Capture:
 
     def _drop(self, n: int) -> None:
         """The tail's first `n` bytes (moved back to a line's end, so no line is split between what
-        goes and what stays) leave the capture; their dump header lines stay."""
+        goes and what stays) leave the capture; their dump header and frame lines stay."""
         end = self.tail.rfind(b"\n", 0, n)
         n = end + 1 if end >= 0 else n
-        self.headers += _dump_headers(bytes(self.tail[:n]), _KEPT_HEADER_BYTES - len(self.headers))
+        self._keep(bytes(self.tail[:n]))
         del self.tail[:n]
+
+    def _keep(self, data: bytes) -> None:
+        self.headers += _kept_lines(_DUMP_HEADER_LINE, b"IR Dump After", data, _KEPT_HEADER_BYTES - len(self.headers))
+        self.frames += _kept_lines(_FRAME_LINE, b" 0x", data, _KEPT_FRAME_BYTES - len(self.frames))
 
     def text(self) -> str:
         if self.total <= self.limit:
             data = bytes(self.head + self.tail)
         else:
             tail = bytes(self.tail[-self.half:])
-            hidden = len(self.tail) - len(tail)  # the tail's front, not shown: its headers are (whole lines)
-            end = self.tail.find(b"\n", hidden) if hidden > 0 else -1
-            headers = bytes(self.headers) + _dump_headers(bytes(self.tail[:end + 1 if end >= 0 else hidden]),
-                                                          _KEPT_HEADER_BYTES - len(self.headers))
+            hidden = len(self.tail) - len(tail)  # the tail's front, not shown: its lines are kept (whole lines)
+            if hidden > 0 and self.tail[hidden - 1:hidden] != b"\n":  # and the line the tail starts inside
+                end = self.tail.find(b"\n", hidden)
+                hidden = end + 1 if end >= 0 else len(self.tail)
+            front = bytes(self.tail[:hidden])
+            headers = self.headers + _kept_lines(_DUMP_HEADER_LINE, b"IR Dump After", front,
+                                                 _KEPT_HEADER_BYTES - len(self.headers))
+            frames = self.frames + _kept_lines(_FRAME_LINE, b" 0x", front, _KEPT_FRAME_BYTES - len(self.frames))
             cut = self.total - len(self.head) - len(tail)
-            data = bytes(self.head) + f"\n... [{cut} bytes cut] ...\n".encode() + headers + tail
+            data = bytes(self.head) + f"\n... [{cut} bytes cut] ...\n".encode() + headers + frames + tail
         return data.decode("utf-8", errors="replace")
 
 
-def _dump_headers(data: bytes, room: int) -> bytes:
-    """The IR-dump header lines in `data`, one a line, within `room` bytes."""
+def _kept_lines(pattern: re.Pattern[bytes], marker: bytes, data: bytes, room: int) -> bytes:
+    """The lines of `data` that `pattern` matches (only looked for when `marker` is in it), one a
+    line, within `room` bytes."""
     kept = b""
-    if b"IR Dump After" in data:
-        for match in _DUMP_HEADER_LINE.finditer(data):
+    if room > 0 and marker in data:
+        for match in pattern.finditer(data):
             if len(kept) + len(match.group(0)) + 1 > room:
                 break
             kept += match.group(0) + b"\n"

@@ -177,18 +177,19 @@ def _judged(entry: CorpusEntry, toolchain: Toolchain, failing: str) -> ReplayRes
     return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}")
 
 
-def local_releases(current: str | None = None) -> list[str]:
-    """Releases runnable without the network: the cache's and the pinned wheels' (oldest first)."""
-    found = set(cached_versions())
+def local_releases(current: str | None = None, say: Callable[[str], None] | None = None) -> list[str]:
+    """Releases runnable without the network: the cache's that can be believed (a folder that
+    cannot is one line to `say`, `releases.cached_versions`) and the pinned wheels' (oldest first)."""
+    found = set(cached_versions(say))
     for version in (installed_version(), current):
         if version and "rc" not in version and "dev" not in version:
             found.add(version)
     return sorted(found, key=version_key)
 
 
-def releases_to_try(current: str | None = None) -> list[str]:
+def releases_to_try(current: str | None = None, say: Callable[[str], None] | None = None) -> list[str]:
     """The releases a regression range is taken over; at least two, else a one-line UsageError."""
-    versions = local_releases(current)
+    versions = local_releases(current, say)
     if len(versions) < 2:
         have = ", ".join(versions) or "none"
         raise UsageError(f"no other release in the toolchain cache (have: {have}); fill it once with "

@@ -82,7 +82,7 @@ def find_target(
         flaky = [r.backend for r in report.failures if r.flaky]
         if flaky:
             raise UsageError(
-                f"{name} fails only intermittently on {', '.join(flaky)} (did not reproduce on a re-run): "
+                f"{name} fails only intermittently on {', '.join(flaky)} (passed on its re-runs): "
                 f"{describe(report)}; a flaky failure cannot be shrunk -- try a longer --compile-timeout"
             )
         raise UsageError(

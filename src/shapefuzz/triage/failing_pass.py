@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Iterable
+
+from shapefuzz.triage.paths import fold_paths
 
 PRINT_IR_AFTER_FAILURE = "--mlir-print-ir-after-failure"
 
@@ -20,7 +23,8 @@ _DUMP_HEADER = re.compile(r"^// -----// IR Dump After (\S+) Failed(?:: ([^\s{]+)
 _ADAPTORS = re.compile(r"(?:Adaptor|PassManager|Pipeline)Pass$|^iree-op-pipeline-adaptor$")
 # LLVM's backtrace: " #4 0x00007f... symbol(args) File.cpp:0:0" or " #4 0x... (/lib/x.so+0x3c050)"
 _FRAME = re.compile(r"^\s*#(\d+) 0x[0-9a-fA-F]+ (.*)$", re.MULTILINE)
-_HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
+# a library's path may start with a folded folder (triage.paths: `(<home>/env/lib/libc.so.6+0x3c050)`)
+_HANDLER_FRAME = re.compile(r"^(?:llvm::sys::\w+|SignalHandler\b|__restore_rt|\((?:(?:<[\w-]+>)?/[^)]*)?lib(?:c|pthread)[.-][^)]*\)"
                             r"|(?:__GI_)?raise\b|abort\b|__pthread_kill|pthread_kill|gsignal)")
 # a pass's own frame; torch-mlir's classes do not end in "Pass" (ConvertTorchToLinalg::runOnOperation);
 # never the pass manager's own (`OpToOpPassAdaptor::runOnOperation...`)
@@ -155,7 +159,7 @@ def _frame_name(text: str) -> str:
     lib = re.fullmatch(r"\((?:.*/)?([^/()]+\+0x[0-9a-fA-F]+)\)", text)
     if lib:  # not symbolized: the library and offset are still one place in one release
         return lib.group(1)
-    text = re.sub(r"\s*\(/[^)]*\)$", "", text)  # "(/path/libIREECompiler.so+0x5b94348)"
+    text = re.sub(r"\s*\((?:<[\w-]+>)?/[^)]*\)$", "", text)  # "(/path/libIREECompiler.so+0x5b94348)", "(<iree>/...)"
     return _strip_args(text)
 
 
@@ -211,52 +215,31 @@ def strip_ir_dumps(text: str) -> str:
 _HOST_CPU_ATTR = re.compile(r"\b(cpu_features = )\"[^\"]*\"")
 
 
-def clean_output(text: str) -> str:
-    """A compiler's output as we keep it: IR dumps reduced to their headers, the host's CPU
-    feature string (hundreds of characters, different per machine) folded."""
-    return _HOST_CPU_ATTR.sub(r'\1"<host>"', strip_ir_dumps(text))
+def clean_output(text: str, folds: Iterable[tuple[str, str]] = ()) -> str:
+    """A compiler's output as we keep it: machine paths folded first (triage.paths: the call's own
+    folders in `folds`, any site-packages, the temporary and home folders), so no length budget
+    after this depends on where anything is installed; IR dumps reduced to their headers, the host's
+    CPU feature string (hundreds of characters, different per machine) folded."""
+    return _HOST_CPU_ATTR.sub(r'\1"<host>"', strip_ir_dumps(fold_paths(text, folds)))
 
 
-def excerpt(text: str, limit: int = 4000) -> str:
-    """At most about `limit` characters of `text`, keeping its head (the first error lines, the top
-    of a backtrace) and its tail, whole lines each, with the cut said in between. What the cut part
-    holds that names the failure stays: the IR-dump headers (the failing pass) and a crash's frames
-    down to its pass (triage.identity), within two fifths of `limit`; the tail gives way to them."""
-    if len(text) <= limit:
-        return text
-    head_budget, tail_budget = limit * 2 // 5, limit * 3 // 5
-    head = text[:head_budget]
-    head = head[:head.rfind("\n")] if "\n" in head else head
-    cut = text[len(head):max(len(head), len(text) - tail_budget)]
-    kept = "".join(m.group(0)[:300] + "\n" for m in _DUMP_HEADER.finditer(cut))[:limit * 2 // 5]
-    frames = _pass_frames(cut)
-    for line in frames:
-        if len(kept) + len(line) + 1 > limit * 2 // 5:
-            break
-        kept += line + "\n"
-    named = _pass_frames(text[len(head):])  # the pass's frame may sit where the tail will give way to these
-    if named and named[-1] + "\n" not in kept and pass_in_frame(named[-1]):
-        kept += named[-1] + "\n"  # the frame that names the pass, when the frames above it did not all fit
-    tail_budget = max(0, limit - len(head) - len(kept) - 40)
-    tail = text[-tail_budget:] if tail_budget else ""
-    tail = tail[tail.find("\n") + 1:] if "\n" in tail else ""
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{kept}{tail}"
+def is_dump_header(line: str) -> bool:
+    """Whether a line is the header `--mlir-print-ir-after-failure` prints before a dump."""
+    return bool(_DUMP_HEADER.fullmatch(line))
 
 
-def _pass_frames(cut: str, limit: int = 32) -> list[str]:
-    """The backtrace lines in the cut part of an excerpt (each at most 300 characters), down to the
-    first pass's `runOnOperation`, at most `limit` below the signal handler."""
-    lines: list[str] = []
-    below = 0
-    for match in _FRAME.finditer(cut):
-        lines.append(match.group(0).strip("\n")[:300])
-        below += not _HANDLER_FRAME.match(match.group(2).strip())
-        if pass_in_frame(match.group(2)) or below >= limit:
-            break
-    return lines
+def frame_of(line: str) -> tuple[int, str] | None:
+    """A backtrace line's number and text (symbol, file), or None when it is not a frame."""
+    found = _FRAME.fullmatch(line)
+    return (int(found.group(1)), found.group(2).strip()) if found else None
 
 
-__all__ = ["HANG_STACK_FRAMES", "PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes", "excerpt",
-           "failing_pass", "hang_pattern", "hang_place",
-           "is_generic_pass", "last_pass_in_action_log",
+def is_handler_frame(text: str) -> bool:
+    """Whether a frame's text is LLVM's signal handling or libc's (above the compiler's own frames)."""
+    return bool(_HANDLER_FRAME.match(text))
+
+
+__all__ = ["HANG_STACK_FRAMES", "PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes",
+           "failing_pass", "frame_of", "hang_pattern", "hang_place",
+           "is_dump_header", "is_generic_pass", "is_handler_frame", "last_pass_in_action_log",
            "pass_in_frame", "raw_frames", "strip_ir_dumps"]

@@ -147,8 +147,10 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
         frames = pass_frames(output)
         # the crash's own words, not the "Please report" banner, the signal the signature leads with
         # or an excerpt's cut; with frames, only the words that name it (never a message's tail)
-        fatal = first_error_line(_CUT_MARK.sub("", output))
-        fatal = normalize(_fatal_head(fatal) if frames else fatal)
+        # (normalized before its head is cut: a number's width, a pointer read from the stack as a
+        # capacity, moved the cut and split one bug in two, "...for si" and "...for siz")
+        fatal = normalize(first_error_line(_CUT_MARK.sub("", output)))
+        fatal = _fatal_head(fatal) if frames else fatal
         message = "" if fatal.startswith("Please report") else fatal
     return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
 

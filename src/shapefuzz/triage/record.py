@@ -12,6 +12,7 @@ from typing import Any, Iterable
 
 from shapefuzz.size import measure
 from shapefuzz.triage.component import component_of, component_of_place, scope_of
+from shapefuzz.triage.excerpt import MIN_FRAMES
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
 from shapefuzz.triage.culprit import is_checker
 from shapefuzz.triage.identity import Identity, identity_of, with_localized_pass
@@ -23,7 +24,7 @@ KEPT_BUG_FIELDS = ("regression",)  # what a re-save keeps from the old record (b
 # A device ladder's verdict (`bundle-judge --save`: the context ops the failure needs): about one
 # program, so kept by a re-save only while the reproducer is that program (`kept_bug_fields`).
 LADDER_BUG_FIELDS = ("ladder", "chain")
-TOP_FRAMES = 12
+TOP_FRAMES = MIN_FRAMES  # an excerpt keeps at least as many (triage.excerpt)
 
 
 def first_lines(output: str, count: int = FIRST_LINES) -> list[str]:

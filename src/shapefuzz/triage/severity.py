@@ -56,10 +56,20 @@ def _numbers(text: str) -> list[int]:
     return [int(alone or dim) for alone, dim in _NUMBER.findall(text)]
 
 
+def looks_like_pointer(n: int) -> bool:
+    """Whether a number is a user-space address rather than a size: between 2^46 and 2^48
+    (x86-64's heap 0x55..., its stack 0x7ff..., aarch64's 0xffff...), not a power of two. A crash
+    that reads garbage prints one as a size ("SmallVector unable to grow. Requested capacity
+    (140734460404672)", the stack's 0x7fff...): its re-runs give the bug's other face, an ordinary
+    verifier error; nothing computed that size."""
+    return 2**46 <= n < 2**48 and n & (n - 1) != 0
+
+
 def absurd_size(text: str) -> bool:
-    """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`)."""
+    """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`); an
+    address printed as a size is none (`looks_like_pointer`)."""
     return bool(_UNBOUNDED.search(text)) or any(
-        n >= ABSURD_BYTES and n not in _SENTINELS for n in _numbers(text))
+        n >= ABSURD_BYTES and n not in _SENTINELS and not looks_like_pointer(n) for n in _numbers(text))
 
 
 # IREE's bound for a dynamic dim without a better one: a scratch buffer sized from it names the
@@ -126,4 +136,5 @@ def severity_rank(label: str) -> int:
     return len(Severity)
 
 
-__all__ = ["ABSURD_BYTES", "Severity", "absurd_size", "miscompiled_shape", "severity_of", "severity_rank"]
+__all__ = ["ABSURD_BYTES", "Severity", "absurd_size", "looks_like_pointer", "miscompiled_shape", "severity_of",
+           "severity_rank"]

@@ -50,15 +50,18 @@ _HOST = re.compile(r"[A-Za-z0-9._-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]")
 _PORT = re.compile(r"[0-9]{1,5}")
 
 
+LOCAL = "local"  # a cluster this process starts itself (cluster/local.py), loopback only by default
+
+
 def check_address(address: str) -> tuple[str, int] | None:
-    """'auto' (None), or the (host, port) of HOST:PORT or ray://HOST:PORT, port 1 to 65535;
-    anything else is one line (a 5,000-digit port once exited 70)."""
-    if address == "auto":
+    """'auto' or 'local' (None), or the (host, port) of HOST:PORT or ray://HOST:PORT, port 1 to
+    65535; anything else is one line (a 5,000-digit port once exited 70)."""
+    if address in ("auto", LOCAL):
         return None
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not _HOST.fullmatch(host) or not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
         shown = address if len(address) <= 80 else address[:60] + f"... ({len(address)} characters)"
-        raise UsageError(f"--cluster {shown}: give 'auto', HOST:PORT of the head (6379 by default) or "
+        raise UsageError(f"--cluster {shown}: give 'auto', 'local', HOST:PORT of the head (6379 by default) or "
                          "ray://HOST:PORT (Ray client, 10001 by default), the port from 1 to 65535")
     return host.strip("[]"), int(port)
 
@@ -84,18 +87,33 @@ def _reachable(address: str) -> None:
         channel.close()
 
 
-def connect(address: str) -> bool:
-    """Connect this process to the cluster; False when it was connected already (tests)."""
+def connect(address: str, cpus: int | None = None, bind: str | None = None,
+            say: Callable[[str], None] = lambda line: None) -> bool:
+    """Connect this process to the cluster; False when it was connected already (tests).
+    'local': start one on this machine first, of `cpus` CPUs (default: the cores), its servers
+    bound to `bind` (default 127.0.0.1: no other machine reaches it; `local.start_local`)."""
+    if address == LOCAL:
+        from shapefuzz.campaign.cluster.local import is_loopback, keep_on_this_machine
+
+        if is_loopback(bind):
+            keep_on_this_machine()  # before Ray is imported: it reads the mode then
     ray = import_ray()
     if ray.is_initialized():
         return False
-    if address != "auto":
+    if address not in ("auto", LOCAL):
         _reachable(address)
     ours = {sig: signal.getsignal(sig) for sig in interrupts.SIGNALS}
     try:
-        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
+        target = address
+        if address == LOCAL:
+            target = _start_local(cpus, bind, say)
+        ray.init(address=target, logging_level=logging.ERROR, log_to_driver=False,
                  configure_logging=True, namespace="shapefuzz")
     except (ConnectionError, RuntimeError, ValueError) as error:
+        if address == LOCAL:
+            from shapefuzz.campaign.cluster.local import stop_local
+
+            stop_local()
         if address == "auto" and isinstance(error, ConnectionError):
             raise UsageError("--cluster auto: no running Ray cluster on this machine; start one with "
                              "`ray start --head`, or give the head's HOST:PORT") from None
@@ -109,10 +127,26 @@ def connect(address: str) -> bool:
     return True
 
 
+def _start_local(cpus: int | None, bind: str | None, say: Callable[[str], None]) -> str:
+    from shapefuzz.campaign.cluster.local import is_loopback, start_local
+    from shapefuzz.campaign.config import default_jobs
+
+    cpus = cpus or default_jobs()
+    address = start_local(cpus, bind)
+    reach = "only this machine can reach it" if is_loopback(bind) else \
+        f"other machines may join with `ray start --address={address}`"
+    say(f"cluster local: started a Ray head of {cpus} CPU(s) at {address} ({reach})")
+    return address
+
+
 def disconnect() -> None:
+    """Leave the cluster, and stop the one `--cluster local` started."""
     import ray
 
+    from shapefuzz.campaign.cluster.local import stop_local
+
     ray.shutdown()
+    stop_local()
 
 
 @dataclass

@@ -52,9 +52,10 @@ class ClusterRun:
 
 
 def start_cluster(address: str, spec: ToolchainSpec, head: Toolchain, reference: str,
-                  say: Callable[[str], None]) -> ClusterRun:
-    """Connect and probe; one line and exit 2 when the cluster cannot take the campaign."""
-    owned = connect(address)
+                  say: Callable[[str], None], cpus: int | None = None, bind: str | None = None) -> ClusterRun:
+    """Connect (for 'local', start the cluster first: `cpus` CPUs, bound to `bind`) and probe;
+    one line and exit 2 when the cluster cannot take the campaign."""
+    owned = connect(address, cpus, bind, say)
     try:
         cluster = open_cluster(address, spec, head, reference, say)
     except BaseException:

@@ -82,6 +82,8 @@ def _drawn(draw: Any, body: Any, *regime: str) -> FamilyParams:
 
 
 def with_context(family: Family) -> Family:
+    if family.no_context:  # a family that says why its op never sits in a chain: as it is
+        return family
     own = family.hooks
 
     def consumers_ok(q: FamilyParams) -> bool:
