@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +20,7 @@ from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.model import Signature, Stage, Status
-
-sys.path.insert(0, str(Path(__file__).parent))
-from engine_fakes import InertTargetParts  # noqa: E402
+from support.engine_fakes import InertTargetParts
 
 
 @dataclass(frozen=True)
