@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.context.chain import MAX_PER_SIDE, Chain, ContextOp, canonical, consumers_of
 from shapefuzz.families.context.consumers import CONSUMERS
+from shapefuzz.families.context.ops import OPS
 from shapefuzz.families.context.producers import NP, PRODUCERS
 from shapefuzz.families.context.types import Ty, is_float
 
@@ -32,6 +33,20 @@ def leaving_out(ops: tuple[str, ...]) -> Iterator[None]:
     finally:
         _left_out.clear()
         _left_out.update(before)
+
+
+def _held(op: ContextOp | None) -> bool:
+    """Whether a case header holds the op: its attributes read back (`ContextOp.from_json`: a
+    list of at most 8 values, ...). Stacked collapses grow an operand past 8 dims, and a pad drawn
+    on it then named a candidate no header could hold (its draw failed as the family's bug); such
+    an op is skipped like one that does not fit."""
+    if op is None:
+        return False
+    try:
+        ContextOp.from_json(op.to_json(), OPS)
+    except ValueError:
+        return False
+    return True
 
 
 def _allowed(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -202,7 +217,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         i = draw(st.sampled_from(free))
         t, s = outer[i]
         op = _draw_producer(draw, draw(st.sampled_from(_allowed(PRODUCER_NAMES))), i, t, s, i in nonnegative)
-        if op is None:
+        if op is None or not _held(op):
             continue
         try:
             outer[i] = outward(op, t, s)
@@ -217,7 +232,7 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
             t = CONSUMERS[c.op].result(c, t)
         op = _draw_consumer(draw, draw(st.sampled_from(_allowed(CONSUMER_NAMES))), j, t)
         try:
-            if op is not None:
+            if op is not None and _held(op):
                 CONSUMERS[op.op].result(op, t)
                 chain.append(op)
         except ValueError:
