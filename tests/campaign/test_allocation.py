@@ -259,3 +259,27 @@ def test_large_rounds_are_allocated_and_go_to_the_compile_only_lanes(tmp_path):
     assert all(set(r.backends) <= {"gpu1", "gpu2"} for r in large)
     assert all(r.backends[0] == "a" for r in rows if r not in large)
     assert any(r["shape"] == "large" for r in engine.allocation.table())
+
+
+# --- shown ----------------------------------------------------------------------------------------
+def test_the_report_json_and_dashboard_show_each_cell(tmp_path):
+    from shapefuzz.campaign.report.dashboard import write_dashboard
+    from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
+
+    target = YieldTarget(str(tmp_path / "corpus"))
+    engine = _engine(tmp_path / "c", target, ("rich", "poor"), 40, lanes=("a", "b", "c"), reference="a",
+                     lanes_per_candidate=2)
+    engine.run()
+    assert engine.snapshot().allocation.startswith("rich/bare ")  # the live view's line: the cell drawn most first
+    summary = summarize(engine.store)
+    cells = {r["cell"]: r for r in summary.to_json()["allocation"]["cells"]}
+    assert set(cells) == {"rich/bare", "poor/bare"}
+    assert cells["rich/bare"]["causes"] > 0 and cells["poor/bare"]["causes"] == 0
+    assert sum(r["time_share"] for r in cells.values()) == pytest.approx(1.0, abs=1e-3)
+    assert sum(r["weight"] for r in cells.values()) == pytest.approx(1.0, abs=1e-3)
+    assert cells["rich/bare"]["weight"] > cells["poor/bare"]["weight"]
+    assert {r["lane"] for r in summary.allocation["lanes"]} == {"a", "b", "c"}
+    assert "## Allocation" in markdown(summary) and "| rich/bare |" in markdown(summary)
+    assert any(line.startswith("allocation by yield") for line in text_lines(summary))
+    page = write_dashboard(engine.store, summary=summary).read_text()
+    assert 'id="allocation"' in page and "rich/bare" in page
