@@ -147,6 +147,12 @@ class Allocation:
         self.lanes: dict[str, Record] = collections.defaultdict(Record)  # "family/lane"
         self.found: collections.Counter[str] = collections.Counter()  # "family/feature" -> causes
         self.asked: dict[str, str] = {}  # candidate key -> the shape its draw asked for (until it is recorded)
+        # what the choices read of the records, kept until the records change (`_changed`): a draw
+        # asks for the shares of every cell, and the live view every half second
+        self._cache: dict[Any, Any] = {}
+
+    def _changed(self) -> None:
+        self._cache.clear()
 
     def settings(self) -> str:
         """What the store's meta keeps of it, for the report (`from_settings`)."""
@@ -188,6 +194,11 @@ class Allocation:
 
     def _parents(self) -> tuple[float, float, dict[str, tuple[float, float]]]:
         """(the rate and the mean cost over every draw cell; per family, its rate and mean cost)."""
+        if "parents" not in self._cache:
+            self._cache["parents"] = self._parents_now()
+        return self._cache["parents"]
+
+    def _parents_now(self) -> tuple[float, float, dict[str, tuple[float, float]]]:
         every = _sum(self.draws.values())
         root_rate = (every.recent_causes + ROOT_PRIOR[0]) / (every.recent_seconds + ROOT_PRIOR[1])
         root_cost = every.seconds / every.checks if every.checks and every.seconds > 0 else 1.0
@@ -226,6 +237,12 @@ class Allocation:
 
     def draw_shares(self, cells: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
         """Each cell's share of draws: its share of time over its cost per candidate."""
+        key = ("draws", tuple(cells))
+        if key not in self._cache:
+            self._cache[key] = self._draw_shares(cells)
+        return self._cache[key]
+
+    def _draw_shares(self, cells: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
         time = self.time_shares(cells)
         parents = self._parents()
         weight = {c: t / self.cost(*c, parents) for c, t in time.items()}
@@ -261,21 +278,33 @@ class Allocation:
         over its cost per check."""
         if not lanes:
             return {}
-        every = _sum(self.lanes.values())
-        root_rate = (every.recent_causes + ROOT_PRIOR[0]) / (every.recent_seconds + ROOT_PRIOR[1])
-        root_cost = every.seconds / every.checks if every.checks and every.seconds > 0 else 1.0
-        pooled: dict[str, list[Record]] = collections.defaultdict(list)
-        for k, r in self.lanes.items():
-            pooled[k.split("/", 1)[1]].append(r)
+        pooled = self._lane_parents()
         rates, costs = {}, {}
         for lane in lanes:
-            p, own = _sum(pooled.get(lane, ())), self.lanes.get(f"{group}/{lane}") or Record()
-            rates[lane] = _rate(own.recent_causes, own.recent_seconds, _rate(p.recent_causes, p.recent_seconds, root_rate))
-            costs[lane] = max(1e-3, _cost(own.seconds, own.checks, _cost(p.seconds, p.checks, root_cost)))
+            p_rate, p_cost = pooled.get(lane, pooled[""])
+            own = self.lanes.get(f"{group}/{lane}") or Record()
+            rates[lane] = _rate(own.recent_causes, own.recent_seconds, p_rate)
+            costs[lane] = max(1e-3, _cost(own.seconds, own.checks, p_cost))
         total = sum(rates.values()) or 1.0
         weight = {lane: (FLOOR / len(lanes) + (1 - FLOOR) * r / total) / costs[lane] for lane, r in rates.items()}
         norm = sum(weight.values()) or 1.0
         return {lane: w / norm for lane, w in weight.items()}
+
+    def _lane_parents(self) -> dict[str, tuple[float, float]]:
+        """lane -> its rate and mean cost over every family ("": a lane with no record)."""
+        if "lanes" not in self._cache:
+            every = _sum(self.lanes.values())
+            root_rate = (every.recent_causes + ROOT_PRIOR[0]) / (every.recent_seconds + ROOT_PRIOR[1])
+            root_cost = every.seconds / every.checks if every.checks and every.seconds > 0 else 1.0
+            by_lane: dict[str, list[Record]] = collections.defaultdict(list)
+            for k, r in self.lanes.items():
+                by_lane[k.split("/", 1)[1]].append(r)
+            out = {"": (root_rate, root_cost)}
+            for lane, records in by_lane.items():
+                p = _sum(records)
+                out[lane] = (_rate(p.recent_causes, p.recent_seconds, root_rate), _cost(p.seconds, p.checks, root_cost))
+            self._cache["lanes"] = out
+        return self._cache["lanes"]
 
     def pick_lanes(self, rng: random.Random, group: str, lanes: Sequence[str], slots: int) -> tuple[str, ...]:
         """`slots` of `lanes` for a candidate of `group`, without repeats, by `lane_shares`."""
@@ -314,6 +343,7 @@ class Allocation:
         """A checked candidate (a large round's carries `regime:large`): its lanes' (status,
         seconds), its worker seconds and the new causes it found (cause -> the lanes of its new
         buckets). Returns the rows that changed, for the store (written with the candidate)."""
+        self._changed()
         shape = shape_of(features)
         spent = {lane: float(s) for lane, (status, s) in lanes.items() if compiled(status)}
         seconds = sum(spent.values()) or float(task_seconds)
@@ -343,6 +373,7 @@ class Allocation:
         return rows
 
     def load(self, rows: Iterable[CellRow]) -> None:
+        self._changed()
         for row in rows:
             if row.kind == DRAW:
                 self.draws[row.name] = row.record
@@ -466,7 +497,9 @@ def resume_allocation(store: CampaignStore, allocation: Allocation, triage: Call
         return
     fresh = Allocation(allocation.groups, allocation.seed, allocation.on, allocation.large, allocation.chain_ops)
     rebuilt = rebuild(store, fresh, lambda b: triage(b) == Triage.COMPILER_BUG)
-    allocation.draws, allocation.lanes, allocation.found = fresh.draws, fresh.lanes, fresh.found
+    for records in (allocation.draws, allocation.lanes, allocation.found):
+        records.clear()
+    allocation.load(rebuilt)
     store.put_cells(rebuilt, replace=True)
 
 
