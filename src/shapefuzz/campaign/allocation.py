@@ -427,13 +427,13 @@ class Allocation:
                          "per_hour": round(r.causes / r.seconds * 3600, 1) if r.seconds else None})
         return sorted(rows, key=lambda row: (-row["time_share"], row["lane"]))
 
-    def top_line(self, n: int = 4) -> str:
+    def top_line(self, n: int = 4, large_now: bool = True) -> str:
         """For the live view: the cells drawn most now, each with its share of time so far and its causes."""
-        rows = self.table()[:n]
+        rows = self.table(large_now=large_now)[:n]
         if not rows or not any(r["checks"] for r in rows):
             return ""
-        return "  ".join(f"{r['cell']} {r['weight'] or 0:.0%} of draws, {r['time_share']:.0%} of time, "
-                         f"{r['causes']:g} found" for r in rows)
+        return "  ".join(f"{r['cell']} " + (f"{r['weight']:.0%} of draws, " if r["weight"] is not None else "")
+                         + f"{r['time_share']:.0%} of time, {r['causes']:g} found" for r in rows)
 
 
 def new_causes(created: Iterable[tuple[str, str, bool]], members: Mapping[str, Sequence[str]],

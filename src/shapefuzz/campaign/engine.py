@@ -484,7 +484,7 @@ class Engine:
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
             pool=pool_status() if pool_status is not None else "", discovery=self.discovery(),
-            allocation=self.allocation.top_line())
+            allocation=self.allocation.top_line(large_now=self.plan.large_possible()))
 
     def _tick(self) -> None:
         with self._head_work():
