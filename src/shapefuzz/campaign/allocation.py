@@ -155,7 +155,7 @@ class Allocation:
         self._cache.clear()
 
     def settings(self) -> str:
-        """What the store's meta keeps of it, for the report (`from_settings`)."""
+        """What the store's meta keeps of it, for the report (`from_store`)."""
         return json.dumps({"on": self.on, "large": self.large, "chain_ops": [list(side) for side in self.chain_ops or ()]})
 
     @classmethod
