@@ -79,7 +79,9 @@ SPELLED_AS = {"pad": "constant_pad_nd", "transpose": ("transpose.int", "permute"
               "to_static": "tensor_static_info_cast", "bias": "add.Tensor", "relu": "relu", "clamp": "clamp",
               "multi_use": "mul.Scalar", "extract": "index_select", "cast_out": "to.dtype", "quantize": "round",
               "transpose_out": ("transpose.int", "permute"), "reshape": "flatten.using_ints",
-              "reduce": ("sum.dim_IntList", "amax"), "softmax": "softmax.int"}
+              "reduce": ("sum.dim_IntList", "amax"), "softmax": "softmax.int",
+              "dequantize_affine": "quantized_decomposed.dequantize_per_tensor",
+              "quantize_affine": "quantized_decomposed.quantize_per_tensor"}
 
 
 def test_each_op_is_spelled_in_aten_ops_and_drawn_torch_chains_cover_every_op():

@@ -174,7 +174,8 @@ def _naive(p, inputs):
                     ix[f"k{i}"] = kpos[i]
                     inside &= 0 <= pos < p["spatial"][i]
                 xv = x[tuple(ix[lab] for lab in il)] if inside else p["pad_value"]
-                total += float(xv) * float(w[tuple(ix[lab] for lab in fl)])
+                # zero points (quantized i8 cases) come off every input value, padding included
+                total += (float(xv) - p["input_zp"]) * (float(w[tuple(ix[lab] for lab in fl)]) - p["filter_zp"])
         if p["bias"] != "none":
             total += float(inputs[2][tuple(at[lab] for lab in C.bias_labels(p["kind"]))])
         if p["epilogue"] == "relu":

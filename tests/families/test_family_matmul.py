@@ -96,8 +96,9 @@ def test_narrow_results_are_judged_within_a_k_derived_bound():
 def test_forms_follow_the_case():
     from shapefuzz.families.matmul.params import forms_for
 
-    assert forms_for(_base(dtype="i8", out="i32")) == ("named", "generic", "contract", "quantized")
-    assert "materialized" in forms_for(_base(trans_b=True)) and "quantized" not in forms_for(_base(dtype="i8", out="i32", trans_a=True))
+    assert forms_for(_base(dtype="i8", out="i32")) == ("named", "generic", "contract", "quantized", "qdq")
+    assert "materialized" in forms_for(_base(trans_b=True)) and "quantized" in forms_for(_base(dtype="i8", out="i32", trans_a=True))
+    assert "quantized" not in forms_for(_base(dtype="i8", out="i32", a_unsigned=True))  # the named op sign-extends
     assert "named" not in forms_for(_base(batch=[2, 3], batch_dyn=[False, False]))
     assert "named" not in forms_for(_base(batch=[2], batch_dyn=[False], bcast="a", trans_a=True))  # batch_matmul refuses it
     assert not FAMILY.is_valid(_base(a_zp=3).to_json())  # zero points only with i8

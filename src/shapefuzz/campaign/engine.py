@@ -155,6 +155,8 @@ class Engine:
         self.lane_cost = LaneCost(lane_kin(store))
         self.folded = Folded(store, groups, self.lane_cost.kin)  # the replay of the rows, kept at checkpoints
         self.folded.resume()
+        if self.folded.note:
+            self._say(self.folded.note)
         self.folded.copy_into(self.steering, self.lane_cost)
         self.causes = Causes()
         buckets = {b.sig: b for b in store.buckets()}
@@ -337,6 +339,7 @@ class Engine:
         reason = "budget spent"
         try:
             while True:
+                interrupts.check()  # a stop Python swallowed (a gc callback took the signal): stop here
                 saturated = self._saturated()
                 stopping = self.budget_spent() or not self.lanes or saturated is not None
                 self._fill(pool, stopping)
@@ -397,6 +400,7 @@ class Engine:
                        - self.inflight.shrink_seconds())
 
         while True:
+            interrupts.check()
             while pool.idle and self.shrinks.queue and (now := left()) >= self.min_shrink_seconds:
                 # within a share, each pending shrink gets its part of it (never less than the least one
                 # may take): the first does not take it all while others wait with none

@@ -8,7 +8,7 @@ import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.campaign.outcomes import (
     NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, Triage,
 )
@@ -428,14 +428,13 @@ class IreeTarget:
         """The shrink without the corpus write (a cluster node returns this to the head): its
         `ShrinkResult`, or None when the candidate did not fail with the job's signature in
         isolation (another failure is not shrunk in its place). Trials run with the job's input seed."""
-        import tempfile
 
         from shapefuzz.errors import EnvironmentFault, ShapefuzzError
         from shapefuzz.shrink.run import shrink_file
 
         from shapefuzz.process.worktime import skip
 
-        with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
+        with temp_dir("shrink") as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(

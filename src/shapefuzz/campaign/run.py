@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.report.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
+from shapefuzz.durations import parse_budget
 from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.outcomes import BucketState
@@ -94,15 +95,13 @@ def bisect_seconds(req: FuzzRequest) -> float:
     if req.bisect_time is None:
         seconds = parse_duration(req.time) if isinstance(req.time, str) else req.time
         return max(DEFAULT_BISECT_SECONDS, BISECT_SHARE * float(seconds or 0))
-    return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
+    seconds = parse_budget(req.bisect_time, "--bisect-time")  # (finite: nan and inf are one line, exit 2)
+    return 0.0 if seconds is None else seconds  # (not None here: bisect_time was given)
 
 
 def localize_seconds(req: FuzzRequest) -> float | None:
     """`--localize-time` in seconds; None: the step's default."""
-    if req.localize_time is None:
-        return None
-    return parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str) \
-        else float(req.localize_time)
+    return parse_budget(req.localize_time, "--localize-time")
 
 
 ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0: offline CI, the test suite)
@@ -207,7 +206,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                          "to resume it, or give another --campaign folder")
     if corpus.exists() and not corpus.is_dir():
         raise UsageError(f"--corpus {corpus} is a file, not a folder")
-    shrink_time = parse_duration(req.shrink_time, "--shrink-time") if isinstance(req.shrink_time, str) else req.shrink_time
+    shrink_time = parse_budget(req.shrink_time, "--shrink-time")
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")

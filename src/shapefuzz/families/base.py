@@ -198,6 +198,22 @@ def _check_hooks(name: str, namespace: Mapping[str, Any]) -> None:
         except TypeError as error:
             raise AssertionError(f"family {name}: {hook} does not take {wanted} argument(s) ({error})") from None
 
+Release = tuple[int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseGate:
+    """A form of a family (or the family itself: `applies` always true, no `instead`) that some
+    releases cannot parse (families declare them as RELEASE_GATES; `gates.py` decides them)."""
+
+    what: str  # what is off, as the lines say it: "form linalg_ext", "torch argsort spelling", "family"
+    needs: str  # what the release must parse: "iree_linalg_ext.gather as rendered"
+    applies: Callable[[Any], bool]  # the family's params this gate is about
+    example: Callable[[], Any]  # params of that form (its rendering is verified with the release)
+    instead: Callable[[Any], Any] | None = None  # the same computation in a form older releases parse
+    since: Release | None = None  # the first release that parses it, where known (no verify then)
+
+
 # Comparison rules as exported tests apply them (`export_checks.compare`): the family's `compare`
 # written as data. Element-wise with (rtol, atol); None is the result dtype's tolerance (exact for
 # integers), 0 and 0 is exact.

@@ -15,6 +15,7 @@ from hypothesis.internal.conjecture.choice import choice_permitted
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS, HypothesisProvider
 
+from shapefuzz.process import interrupts
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.families import get_family
@@ -43,6 +44,7 @@ class SeedProvider(HypothesisProvider):
 
 def draw(strategy: st.SearchStrategy, seed: int):
     """One value of `strategy`, the same for the same seed."""
+    interrupts.check()  # a signal taken inside Hypothesis's gc callback is swallowed there: honoured here
     for attempt in range(_ATTEMPTS):
         data = ConjectureData(random=random.Random(f"{seed}:{attempt}"), provider=SeedProvider)
         try:

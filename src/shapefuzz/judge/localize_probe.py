@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,9 +17,10 @@ from typing import Callable, Sequence
 import numpy as np
 
 from shapefuzz.iree.backends import BACKENDS, Backend
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.invoke.execute import run_module, run_sandboxed
 from shapefuzz.process.sandbox import Limits
+from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.localize import CODEGEN, NO_CONST_EVAL, Localization, Values, frontend_open, localize, with_frontend
 
@@ -135,10 +135,29 @@ def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
 def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
                      toolchain: Toolchain, passed: Sequence[str] = (), seconds: float = DEFAULT_SECONDS,
                      compare: Compare | None = None) -> Localization:
-    """Where `lane` starts computing wrong values for `text` (see triage.localize), within `seconds`."""
+    """Where `lane` starts computing wrong values for `text` (see triage.localize), within `seconds`
+    (each compile's and run's timeout clipped to what is left of them)."""
+    return within(seconds, lambda: _localize_program(text, lane, inputs, expected, toolchain, passed, seconds, compare))
+
+
+def within(seconds: float, localizing: Callable[[], Localization]) -> Localization:
+    """`localizing()` under a time bound of `seconds` for every call it makes: a compile cut by the
+    bound is "the budget ran out", never a compile that hung or an answer."""
+    start = time.monotonic()
+    with time_bound(seconds) as bound:
+        loc = localizing()
+    if bound.ran_out:
+        return Localization(evidence=f"not localized: the {seconds:.0f}s budget ran out",
+                            seconds=time.monotonic() - start)
+    return loc
+
+
+def _localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                      toolchain: Toolchain, passed: Sequence[str], seconds: float,
+                      compare: Compare | None) -> Localization:
     if lane not in BACKENDS or not BACKENDS[lane].executes(toolchain.probe):
         return Localization(evidence=f"not localized: {lane} does not execute here")
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+    with temp_dir("localize") as tmp:
         probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
         loc = localize(probe, right_lanes_for(lane, passed, toolchain.probe), seconds)
     ref = BACKENDS.get(loc.finished_by)
@@ -174,7 +193,7 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
     except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence
         return nothing
     verdicts: list[Values] = []
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+    with temp_dir("localize") as tmp:
         for text in texts:
             probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
             verdicts.append(probe.finish(text, "start", lane))
@@ -200,7 +219,11 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
                    seconds: float = DEFAULT_SECONDS) -> Localization:
     """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`); for a
     case spelled in a frontend, its linalg spelling is run first (a few compiles, taken from
-    `seconds`) and the two are weighed by `with_frontend`."""
+    `seconds`) and the two are weighed by `with_frontend`. Every compile is within `seconds` too."""
+    return within(seconds, lambda: _localize_entry(entry, toolchain, lane, passed, seconds))
+
+
+def _localize_entry(entry, toolchain: Toolchain, lane: str, passed: Sequence[str], seconds: float) -> Localization:
     if entry.inputs is None or entry.expected is None:
         return Localization(evidence="not localized: the entry has no inputs and expected outputs")
     case = entry.case
@@ -218,13 +241,18 @@ def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     """A compile error in a pass that runs in every phase (canonicalize, cse: `is_generic_pass`)
     placed by its phase: the first `--compile-to` phase whose compile fails in that pass (a compile
     to a phase runs every phase before it, so the search halves the phases each time; none: the
-    target's codegen), with the pass it ran inside from the nested IR-dump headers."""
+    target's codegen), with the pass it ran inside from the nested IR-dump headers. Every compile is
+    within `seconds` (a compile the bound cuts is no answer)."""
+    return within(seconds, lambda: _place_compile_failure(text, lane, toolchain, failing, seconds))
+
+
+def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: str, seconds: float) -> Localization:
     from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, enclosing_passes
     from shapefuzz.triage.localize import PHASES
 
     end, start = time.monotonic() + seconds, time.monotonic()
     key = _pass_word(failing)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("place")) as tmp:
+    with temp_dir("place") as tmp:
         probe = IreeProbe(text, lane, (), (), toolchain, tmp)
         source = probe._path(".mlir", text)
         outputs: dict[str, list[str]] = {}
@@ -235,7 +263,8 @@ def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: s
             if left < 1.0:
                 return None
             flags = (PRINT_IR_AFTER_FAILURE, *((f"--compile-to={phase}",) if phase != CODEGEN else ()))
-            result, _ = probe._compile(source, lane, *flags, limits=replace(_CALL, timeout=min(_CALL.timeout, left)))
+            # (no clip of its own: a compile the step's bound cuts is "out of time", never "does not fail")
+            result, _ = probe._compile(source, lane, *flags, limits=_CALL)
             passes = enclosing_passes(result.stderr + result.stdout) if not result.ok else []
             outputs[phase] = passes
             return bool(passes) and _pass_word(passes[0]) == key
@@ -273,7 +302,7 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     if offence is None:
         return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
                             seconds=time.monotonic() - start)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("culprit")) as tmp:
+    with temp_dir("culprit") as tmp:
         probe = IreeProbe(text, lane, (), (), toolchain, tmp)
         source = probe._path(".mlir", text)
         tree = Path(tmp) / "tree"
@@ -299,4 +328,5 @@ def _pass_word(name: str) -> str:
                                                                      re.sub(r"pass$", "", word))
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
+           "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

@@ -17,7 +17,7 @@ from typing import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.files import write_text
 from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
@@ -369,11 +369,8 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with timed("files"):
-        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("check"))
-    workdir = folder.name
-    mlir_path = os.path.join(workdir, "module.mlir")
-    try:
+    with temp_dir("check", part="files") as workdir:  # (made and removed with signals held: never left behind)
+        mlir_path = os.path.join(workdir, "module.mlir")
         with timed("files"):
             write_text(mlir_path, text)
         traits = module_traits(text)
@@ -384,9 +381,6 @@ def _check_once(
             results[name] = result
             if out is not None:
                 outputs[name] = out
-    finally:
-        with timed("files"):
-            folder.cleanup()
     notes: list[str] = []
     if expectation is not None and outputs:
         expectation.second  # noqa: B018 - ONNX's judgement, timed on its own (see onnx_judge_for)
