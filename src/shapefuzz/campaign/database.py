@@ -88,6 +88,16 @@ CREATE TABLE IF NOT EXISTS covered (   -- one row per instrumented compile
 CREATE TABLE IF NOT EXISTS failing_passes (   -- the pass a bucket's compile failed in, from its action log
     bucket TEXT PRIMARY KEY, pass TEXT NOT NULL
 );
+-- Allocation by yield (campaign/allocation.py), added to format 2 without a version bump like the
+-- coverage tables: per cell, what the campaign spent and found there, written with each candidate.
+CREATE TABLE IF NOT EXISTS allocation (
+    kind TEXT NOT NULL,            -- draw (family/shape) / lane (family/lane) / feature (family/feature)
+    name TEXT NOT NULL,
+    checks INTEGER NOT NULL, seconds REAL NOT NULL, causes REAL NOT NULL,
+    recent_seconds REAL NOT NULL, recent_causes REAL NOT NULL,   -- discounted by the cell's own seconds
+    requests INTEGER NOT NULL, misses INTEGER NOT NULL,          -- draws that asked for it; of another shape
+    PRIMARY KEY (kind, name)
+);
 -- A resume and its checkpoints read candidates in index order, or those from an index on.
 CREATE INDEX IF NOT EXISTS candidates_by_idx ON candidates (idx);
 """
@@ -153,6 +163,36 @@ class BucketRow:
     def failure(self) -> Failure:
         """The typed failure this bucket holds (its key `sig` is str() of its signature)."""
         return Failure.from_fields(self.sig_json, self.detail)
+
+
+CELL_KINDS = ("draw", "lane", "feature")  # the allocation table's rows (campaign/allocation.py)
+
+
+@dataclass
+class CellRecord:
+    """What one allocation cell spent and found: totals, and the recent part (discounted by the
+    cell's own seconds, campaign/allocation.py) its rate is read from."""
+
+    checks: int = 0
+    seconds: float = 0.0
+    causes: float = 0.0
+    recent_seconds: float = 0.0
+    recent_causes: float = 0.0
+    requests: int = 0  # draws that asked for this cell (draw cells)
+    misses: int = 0  # of those, candidates that came back of another shape (a family that takes no chain)
+
+    def row(self) -> tuple[int, float, float, float, float, int, int]:
+        return (self.checks, self.seconds, self.causes, self.recent_seconds, self.recent_causes,
+                self.requests, self.misses)
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One row of the `allocation` table: `kind` (one of CELL_KINDS) and `name` ("family/what")."""
+
+    kind: str
+    name: str
+    record: CellRecord
 
 
 def _is_corrupt(error: sqlite3.Error) -> bool:
@@ -274,7 +314,7 @@ class CampaignStore:
             self.worker_time(kind), self.worker_time_by_family(kind)
         for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
             self.meta_object(key)
-        self.coverage_items(), self.covered(), self.failing_passes()
+        self.coverage_items(), self.covered(), self.failing_passes(), self.cells()
 
     # --- transactions -------------------------------------------------------------------
     class _Tx:
@@ -324,11 +364,12 @@ class CampaignStore:
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
                bucket_updates: Sequence[BucketRow] = (), coverage: "CoverageRecord | None" = None,
-               split: dict[str, float] | None = None) -> None:
+               split: dict[str, float] | None = None, cells: Sequence[CellRow] = ()) -> None:
         """A finished candidate, its bucket hits, what its instrumented compiles reached, where its
-        worker time outside compiler and runtime went (`split`) and the session's clock, in one
-        transaction."""
+        worker time outside compiler and runtime went (`split`), the allocation cells it changed
+        and the session's clock, in one transaction."""
         with self.transaction() as db:
+            _put_cells(db, cells)
             if split:
                 self._add_split(db, split)
             if coverage is not None:
@@ -460,6 +501,32 @@ class CampaignStore:
         return tool, task
 
     # --- backends set aside -------------------------------------------------------------
+    def put_cells(self, cells: Sequence[CellRow], replace: bool = False) -> None:
+        """Allocation rows (a replay of an older store's candidates; `replace`: instead of every
+        row there), in one transaction."""
+        with self.transaction() as db:
+            if replace:
+                db.execute("DELETE FROM allocation")
+            _put_cells(db, cells)
+
+    def cells(self) -> list[CellRow]:
+        """The allocation table's rows, checked."""
+        out = []
+        for r in self.db.execute("SELECT kind, name, checks, seconds, causes, recent_seconds, recent_causes, "
+                                 "requests, misses FROM allocation ORDER BY kind, name"):
+            c = RowReader(self.path, "allocation", f"{r[0]}:{r[1]}")
+            kind = c.text("kind", r[0], max_len=20)
+            if kind not in CELL_KINDS:
+                c.fail(f"kind: {kind!r} is not one of draw, lane, feature")
+            name = c.text("name", r[1], max_len=2000)
+            if "/" not in name:
+                c.fail(f"name: {name[:60]!r} is not family/what")
+            out.append(CellRow(kind, name, CellRecord(
+                c.integer("checks", r[2]), c.seconds("seconds", r[3]), c.seconds("causes", r[4]),
+                c.seconds("recent_seconds", r[5]), c.seconds("recent_causes", r[6]), c.integer("requests", r[7]),
+                c.integer("misses", r[8]))))
+        return out
+
     def set_aside(self, backend: str, reason: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
@@ -509,6 +576,11 @@ class CoverageRecord:
     active: float
     wall: float
     failing_passes: dict[str, str] = field(default_factory=dict)  # bucket -> pass
+
+
+def _put_cells(db: sqlite3.Connection, cells: Sequence[CellRow]) -> None:
+    db.executemany("INSERT OR REPLACE INTO allocation VALUES (?,?,?,?,?,?,?,?,?)",
+                   [(c.kind, c.name, *c.record.row()) for c in cells])
 
 
 def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
 from shapefuzz.process import interrupts
+from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
@@ -41,7 +42,7 @@ from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
-    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage, shaped_target,
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
@@ -87,6 +88,7 @@ class Snapshot:
     by_triage: dict[str, int] = field(default_factory=dict)  # causes per triage verdict
     newest_causes: tuple[str, ...] = ()  # the latest causes found, newest first, one line each
     discovery: Discovery | None = None  # the species-discovery estimates (campaign/discovery.py)
+    allocation: str = ""  # the cells drawn most now, with their time and finds (campaign/allocation.py)
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
@@ -130,6 +132,7 @@ class Engine:
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
         until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
         observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
+        allocate: bool = False,  # draw families, shapes and lanes by yield (allocation.py); kept either way
     ) -> None:
         self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
         self.progress, self.start_method, self.observer = progress, start_method, observer
@@ -164,15 +167,24 @@ class Engine:
             until_saturated, replay(rows.values(), hits, buckets.values(), until_saturated))
         self.inflight = InFlight(target.deadline)
         self.retries = Retries(self.stats, self._say)
+        shaped = shaped_target(target)
+        self.allocation = Allocation(groups, seed, on=allocate,
+                                     large=allocate and self.plan.large_every > 0 and lanes_per_candidate is not None,
+                                     chain_ops=shaped.chain_ops() if shaped is not None and allocate else None)
+        if allocate:
+            self.plan.allocate_large()
+        resume_allocation(store, self.allocation, bucket_triage)
+        store.set_meta("allocation", self.allocation.settings())  # for the report's weights
         self.drawing = Drawing(target, groups, seed, draws, self.plan, self.steering, self.lane_cost, self.stats,
-                               self._known, self._say, store.next_index())
+                               self._known, self._say, store.next_index(), self.allocation)
         self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
         self.coverage.resume(store, {r.key: r for r in store.candidates()} if self.coverage.on else {})
         self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
                                   self.active_before, shrink, target.size)
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
                                self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
-                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after)
+                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after,
+                               allocation=self.allocation)
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
@@ -475,7 +487,8 @@ class Engine:
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.inflight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
-            pool=pool_status() if pool_status is not None else "", discovery=self.discovery())
+            pool=pool_status() if pool_status is not None else "", discovery=self.discovery(),
+            allocation=self.allocation.top_line(large_now=self.plan.large_possible()))
 
     def _tick(self) -> None:
         with self._head_work():

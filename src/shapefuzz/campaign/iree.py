@@ -108,14 +108,28 @@ class IreeTarget:
         """One candidate for (family, seed): a swarm draw (each candidate first draws which of the
         family's features it may use); `large` draws the sizes meant for compile-only lanes. A form
         the release cannot parse is drawn as an equivalent form it can (or the draw moves on)."""
+        return self._generate(group, seed, large, CONTEXT_SHARE if self.context_share is None else self.context_share)
+
+    def chain_ops(self) -> tuple[tuple[str, ...], ...]:
+        """The chain ops a swarm epoch may leave out, by side; none when `--context-share` pins the share."""
+        from shapefuzz.families.context.strategy import CONSUMER_NAMES, PRODUCER_NAMES
+
+        return () if self.context_share is not None else (PRODUCER_NAMES, CONSUMER_NAMES)
+
+    def generate_shaped(self, group: str, seed: int, large: bool, chain: bool, left_out: tuple[str, ...]) -> Candidate:
+        """`generate`, inside a chain (where the root takes one) or not, as the campaign's
+        allocation asks, with the chain ops `left_out` never drawn."""
+        return self._generate(group, seed, large, 1.0 if chain else 0.0, left_out)
+
+    def _generate(self, group: str, seed: int, large: bool, share: float, left_out: tuple[str, ...] = ()) -> Candidate:
         from shapefuzz.families.generate import draw_params
 
         family = load_family(group)
         params = None
         for attempt in range(_RELEASE_DRAWS):
             drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True,
-                                context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
+                                regime="large" if large else "small", swarm=True, context_share=share,
+                                left_out=left_out)
             params = self.gated.params(group, drawn)
             if params is not None:
                 break

@@ -82,6 +82,7 @@ class FuzzRequest:
     until_saturated: str | float | None = None  # as typed: stop once the Good-Turing chance stays below it
     force: bool = False  # `--force`: resume even with pins other than the campaign's (campaign.pins)
     cluster_bind: str | None = None  # `--cluster-bind`: where a `--cluster local` head listens (default 127.0.0.1)
+    allocate: bool | None = None  # draw by yield (campaign/allocation.py); None: as stored, else on
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -225,7 +226,9 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     if changes and not req.force:  # after every value is checked: a bad one is said as such
         raise UsageError(refusal(changes))
     lanes_per_candidate = req.lanes_per_candidate or stored.get("lanes_per_candidate") or 2
-    context_share = req.context_share if req.context_share is not None else stored.get("context_share")
+    # the stored share is the campaign's pin only where its first session gave one (else the allocation's)
+    context_share = req.context_share if req.context_share is not None else \
+        stored.get("context_share") if stored.get("context_share_pinned", True) else None
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
                           seconds, req.shrink, rotate, lanes_per_candidate, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
@@ -236,7 +239,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
                           iree_version=req.iree_version, context_share=context_share, cluster_bind=cluster_bind,
-                          changed_pins=tuple(c.line() for c in changes))
+                          changed_pins=tuple(c.line() for c in changes),
+                          allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: ProgressFn, reason: str,
@@ -420,9 +424,11 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
-            "forced": not config.rotate, "until_saturated": config.until_saturated,
+            "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
             "context_share": CONTEXT_SHARE if config.context_share is None else config.context_share,
             "lanes_per_candidate": config.lanes_per_candidate,
+            # given: the allocation leaves the chain share alone on every resume; not given: it allocates chains
+            "context_share_pinned": config.context_share is not None,
         }))
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:
@@ -441,7 +447,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
-                        until_saturated=config.until_saturated)
+                        until_saturated=config.until_saturated, allocate=config.allocate)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

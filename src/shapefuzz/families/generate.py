@@ -57,15 +57,16 @@ def draw(strategy: st.SearchStrategy, seed: int):
 
 
 def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = False,
-                context_share: float | None = None):
+                context_share: float | None = None, left_out: tuple[str, ...] = ()):
     """One case's typed params for (family, seed). `regime` "large" draws sizes meant for lanes
     that only compile (GPU targets), "small" ones for lanes that execute; `swarm` first draws
     which of the family's features the case may use (swarm testing); `context_share` the share
-    of cases drawn inside a producer/consumer chain (None: the default, families/context)."""
+    of cases drawn inside a producer/consumer chain (None: the default, families/context);
+    `left_out`: chain ops never drawn (a campaign's swarm epoch)."""
     from shapefuzz.families.context.wrap import sharing
 
     fam = get_family(family)
-    with sharing(context_share):
+    with sharing(context_share, left_out):
         return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
 
 

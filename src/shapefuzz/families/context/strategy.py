@@ -6,13 +6,15 @@ rules on static types), and an op that does not fit is skipped."""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.context.chain import MAX_PER_SIDE, Chain, ContextOp, canonical, consumers_of
 from shapefuzz.families.context.consumers import CONSUMERS
+from shapefuzz.families.context.ops import OPS
 from shapefuzz.families.context.producers import NP, PRODUCERS
 from shapefuzz.families.context.types import Ty, is_float
 
@@ -21,6 +23,40 @@ QDQ_OPS = ("dequantize_affine", "quantize_affine")
 PRODUCER_NAMES = tuple(name for name in PRODUCERS if name not in QDQ_OPS)
 CONSUMER_NAMES = tuple(name for name in CONSUMERS if name not in QDQ_OPS)
 QDQ_SHARE = 4  # one chain in QDQ_SHARE starts as the QDQ pattern (`_draw_qdq`)
+_left_out: set[str] = set()  # ops a campaign's swarm epoch leaves out (campaign/allocation.py)
+
+
+@contextlib.contextmanager
+def leaving_out(ops: tuple[str, ...]) -> Iterator[None]:
+    """Chains drawn inside never use these ops (while any of its side is left); restored after."""
+    before = set(_left_out)
+    _left_out.update(ops)
+    try:
+        yield
+    finally:
+        _left_out.clear()
+        _left_out.update(before)
+
+
+def _held(op: ContextOp | None) -> bool:
+    """Whether a case header holds the op: its attributes read back (`ContextOp.from_json`: a
+    list of at most 8 values, ...). Stacked collapses grow an operand past 8 dims, and a pad drawn
+    on it then named a candidate no header could hold (its draw failed as the family's bug); such
+    an op is skipped like one that does not fit."""
+    if op is None:
+        return False
+    try:
+        ContextOp.from_json(op.to_json(), OPS)
+    except ValueError:
+        return False
+    return True
+
+
+def _allowed(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names not left out (all of them when nothing is left out: the draws stay what they were)."""
+    if not _left_out:
+        return names
+    return tuple(n for n in names if n not in _left_out) or names
 
 
 # The largest operand (in elements) a producer is drawn for: its sizes are found by inverting the
@@ -215,8 +251,8 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
     for _ in range(n_prod):
         i = draw(st.sampled_from(free))
         t, s = outer[i]
-        op = _draw_producer(draw, draw(st.sampled_from(PRODUCER_NAMES)), i, t, s, i in nonnegative)
-        if op is None:
+        op = _draw_producer(draw, draw(st.sampled_from(_allowed(PRODUCER_NAMES))), i, t, s, i in nonnegative)
+        if op is None or not _held(op):
             continue
         try:
             outer[i] = outward(op, t, s)
@@ -229,9 +265,9 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         t = results[j]
         for c in steps:
             t = CONSUMERS[c.op].result(c, t)
-        op = _draw_consumer(draw, draw(st.sampled_from(CONSUMER_NAMES)), j, t)
+        op = _draw_consumer(draw, draw(st.sampled_from(_allowed(CONSUMER_NAMES))), j, t)
         try:
-            if op is not None:
+            if op is not None and _held(op):
                 CONSUMERS[op.op].result(op, t)
                 chain.append(op)
         except ValueError:

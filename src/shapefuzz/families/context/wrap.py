@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable, ReleaseGate
 from shapefuzz.families.context import compose
 from shapefuzz.families.context.chain import KEY, Chain, ContextOp, inner_drops, outermost_drops
-from shapefuzz.families.context.strategy import QDQ_OPS, draw_chain
+from shapefuzz.families.context.strategy import QDQ_OPS, draw_chain, leaving_out
 from shapefuzz.families.frontends import linalg_params
 
 ONNX = "onnx"
@@ -55,13 +55,15 @@ def share() -> float:
 
 
 @contextlib.contextmanager
-def sharing(fraction: float | None) -> Iterator[None]:
-    """Draws inside get a chain at this share (None: as set); the setting is restored after."""
+def sharing(fraction: float | None, left_out: tuple[str, ...] = ()) -> Iterator[None]:
+    """Draws inside get a chain at this share (None: as set), with the ops `left_out` never
+    drawn (a swarm epoch); the settings are restored after."""
     before = dict(_share)
     if fraction is not None:
         set_share(fraction)
     try:
-        yield
+        with leaving_out(left_out):
+            yield
     finally:
         _share.update(before)
 
