@@ -159,6 +159,8 @@ class _Lines:
 def _campaign(tmp: Path, toolchain, address: str | None, progress=None, **kw):
     from shapefuzz.campaign.run import FuzzRequest, run_campaign
 
+    # (the draws these seeds were chosen for are steering's and rotation's, not the allocation's)
+    kw.setdefault("allocate", False)
     req = FuzzRequest(campaign=str(tmp), corpus=str(tmp / "corpus"), shrink=False, cluster=address, **kw)
     return run_campaign(req, toolchain, progress or _Lines())
 
@@ -217,7 +219,7 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     candidate = target.generate(row.family, row.seed)
     assert candidate.key == row.key
     pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
-    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure().signature, 8.0,
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure().signature, 30.0,
                                                                                   candidate.input_seed)))
     done = []
     while not done:
@@ -237,9 +239,13 @@ def test_lane_runs_only_where_it_executes(cluster, toolchain, has_vulkan, tmp_pa
     rc, nodes = cluster
     vulkan = _campaign(tmp_path / "vk", toolchain, rc.address, ops="one_hot", backends=("llvm-cpu", "vulkan-spirv"),
                        count=2, jobs=2, seed=5)
-    assert _rows(vulkan, "A", nodes)["checks"] == 2 and _rows(vulkan, "B", nodes)["checks"] == 0
     rows, _, _ = _store(tmp_path / "vk")
-    assert all(statuses["vulkan-spirv"] != "skipped" for _, _, _, statuses in rows.values())  # it ran
+    # a candidate the Vulkan lane takes (a case with f16 it cannot store is not given to it) runs
+    # where Vulkan executes, node A: it is never skipped, and B checks only the others
+    on_vulkan = [statuses for _, _, backends, statuses in rows.values() if "vulkan-spirv" in backends]
+    assert on_vulkan and all(statuses["vulkan-spirv"] != "skipped" for statuses in on_vulkan)  # it ran
+    assert _rows(vulkan, "A", nodes)["checks"] >= len(on_vulkan)
+    assert _rows(vulkan, "B", nodes)["checks"] <= len(rows) - len(on_vulkan)
     cpu = _campaign(tmp_path / "cpu", toolchain, rc.address, ops="one_hot", backends=("llvm-cpu", "vmvx"),
                     count=2, jobs=2, seed=5)
     assert _rows(cpu, "B", nodes)["checks"] > 0  # two at once on 1-CPU nodes: one of them on B
