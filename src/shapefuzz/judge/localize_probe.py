@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from shapefuzz.iree.backends import BACKENDS, Backend
+from shapefuzz.judge.codegen_probe import CodegenReplay
 from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.invoke.execute import run_module, run_sandboxed
 from shapefuzz.process.sandbox import Limits
@@ -38,8 +39,9 @@ def _plain_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> obje
     return None if same else "differs"
 
 
-class IreeProbe:
-    """The failing lane's program at each phase, finished by a lane and run on the entry's inputs."""
+class IreeProbe(CodegenReplay):
+    """The failing lane's program at each phase, finished by a lane and run on the entry's inputs;
+    its codegen replayed pass by pass (`CodegenReplay`)."""
 
     def __init__(self, text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
                  toolchain: Toolchain, workdir: str, compare: Compare | None = None, extra: tuple[str, ...] = ()) -> None:
@@ -56,6 +58,12 @@ class IreeProbe:
         os.makedirs(workdir, exist_ok=True)
         return IreeProbe(self.text, self.lane, self.inputs, self.expected, self.toolchain, workdir, self.compare,
                          (*self.extra, NO_CONST_EVAL))
+
+    def for_lane(self, lane: str) -> "IreeProbe":
+        """The same program and flags on another lane (its files in a folder of their own)."""
+        workdir = os.path.join(self.workdir, lane)
+        os.makedirs(workdir, exist_ok=True)
+        return IreeProbe(self.text, lane, self.inputs, self.expected, self.toolchain, workdir, self.compare, self.extra)
 
     def _path(self, suffix: str, text: str | None = None) -> str:
         self._n += 1
@@ -94,10 +102,11 @@ class IreeProbe:
                 return Values.UNUSABLE
             ir = _DEVICE_GLOBAL.sub(lambda _: line, ir, count=1)
         result, vmfb = self._compile(self._path(".mlir", ir), lane, f"--compile-from={phase}")
-        if not result.ok:
-            return Values.UNUSABLE
-        backend = BACKENDS[lane]
-        ran, outputs = run_module(self.toolchain, backend, vmfb, self.inputs, len(self.expected), self.workdir,
+        return self._judge(vmfb, lane) if result.ok else Values.UNUSABLE
+
+    def _judge(self, vmfb: str, lane: str) -> Values:
+        """A compiled module run on `lane`'s device against the expected values."""
+        ran, outputs = run_module(self.toolchain, BACKENDS[lane], vmfb, self.inputs, len(self.expected), self.workdir,
                                   limits=_CALL)
         if outputs is None:
             return Values.WRONG if not ran.timed_out else Values.UNUSABLE  # the run-time failure reproduces
