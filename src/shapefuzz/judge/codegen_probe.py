@@ -1,7 +1,7 @@
 """The IREE side of the codegen pass search (`triage.codegen_pass`): the failing lane's IR after
 `executable-configurations`, its executables lowered once more with every pass's IR written out
 (`--mlir-print-ir-tree-dir`), and that IR compiled on with one dispatch's translation_info
-changed. A mixin of `judge.localize_probe.IreeProbe`: it uses the probe's compile, files and
+changed. A mixin of `judge.iree_probe.IreeProbe`: it uses the probe's compile, files and
 judgement; every compile is sandboxed and a failed one is "unusable", never an exception."""
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ _EXECUTABLE_DIR = re.compile(r"^hal_executable_(?!variant_)(.+)$")
 _PIPELINE = re.compile(r"pipeline = (#[\w.]*pipeline(?:<(\w*)>)?)")
 _WORKGROUP = re.compile(r"workgroup_size = \[([\d, ]+)\]")
 _ALIAS_USE = re.compile(r"translation_info = (#[\w$.-]+)(?=[,}\s])")
+_CPU_PIPELINE = "#iree_cpu.pipeline<"
 IR_LINES = 40  # how much of the IR before and after the culprit a report shows
 IR_LINE_CHARS = 160
 
@@ -140,11 +141,12 @@ def _resolved(ir: str, line: str) -> str:
     return line if definition is None else line.replace(use.group(0), f"translation_info = {definition.group(1)}", 1)
 
 
-def pipeline_of(ir: str, function: str) -> str:
-    """The name of the pipeline `function`'s translation_info names ("DoubleTilingExpert"), or ""."""
+def pipeline_of(ir: str, function: str, attribute: bool = False) -> str:
+    """The name of the pipeline `function`'s translation_info names ("DoubleTilingExpert"; with
+    `attribute`, the whole attribute: "#iree_cpu.pipeline<DoubleTilingExpert>"), or ""."""
     span = translation_line(ir, function)
     m = _PIPELINE.search(_resolved(ir, ir[span[0]:span[1]])) if span else None
-    return (m.group(2) or m.group(1)) if m else ""
+    return "" if m is None else m.group(1) if attribute else (m.group(2) or m.group(1))
 
 
 def workgroup_of(ir: str, function: str) -> tuple[int, ...]:
@@ -303,8 +305,8 @@ def _configuration(probe: CodegenProbe, lowerings: list[Lowering], configured: s
         if workgroup and any(n > 1 for n in workgroup):
             changes.append((f"with `workgroup_size = [{', '.join('1' * len(workgroup))}]` instead of "
                             f"[{', '.join(map(str, workgroup))}]", {"workgroup": (1,) * len(workgroup)}))
-        if "iree_cpu.pipeline" in configured and pipeline and pipeline != "Default":
-            changes.append(("lowered by the `Default` pipeline instead", {"pipeline": "#iree_cpu.pipeline<Default>"}))
+        if pipeline_of(configured, lowering.function, attribute=True).startswith(_CPU_PIPELINE) and pipeline != "Default":
+            changes.append(("lowered by the `Default` pipeline instead", {"pipeline": _CPU_PIPELINE + "Default>"}))
         for said, change in changes:
             tick()
             if probe.lower(lowering.function, **change) == Values.RIGHT:

@@ -146,7 +146,9 @@ class Localization:
         if not self.phase:
             return ""
         if self.frontend:
-            return f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion ({self.phase})"
+            conversion = f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion"
+            named = self.pass_class or self.pass_name
+            return f"{named} ({conversion}, {self.phase})" if named else f"{conversion} ({self.phase})"
         inside = f", inside {self.inside}" if self.inside else ""
         where = f"{self.pass_class or self.pass_name} ({self.phase}{inside})" if self.pass_name else self.phase
         return where if self.certain else f"needs {where}"
@@ -171,7 +173,7 @@ class Localization:
 
 
 class Probe(Protocol):
-    """What localization runs (the IREE side: `shapefuzz.judge.localize_probe.IreeProbe`)."""
+    """What localization runs (the IREE side: `shapefuzz.judge.iree_probe.IreeProbe`)."""
 
     lane: str  # the failing lane
 
