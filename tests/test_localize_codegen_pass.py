@@ -16,7 +16,7 @@ import pytest
 from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.triage.codegen_pass import (FLAG_TABLE, Lowering, find_codegen_pass, lowerings_in, pipeline_of,
                                           with_translation, workgroup_of)
-from shapefuzz.triage.localize import CODEGEN, JIT_LANE, Localization, localize
+from shapefuzz.triage.localize import CODEGEN, JIT_LANE, MAX_EVIDENCE, MAX_IR, Localization, localize
 from shapefuzz.triage.localize_types import PassRun, Values
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,15 +250,19 @@ def test_the_issue_text_shows_the_ir_before_and_after_the_codegen_pass(tmp_path,
 
     path = tmp_path / AVG_POOL.name
     shutil.copytree(AVG_POOL, path)
-    loc = Localization(CODEGEN, "iree-codegen-generic-vectorization", "GenericVectorizationPass",
-                       "the lowering replayed without it computes the right values", certain=True, finished_by="vmvx",
-                       ir_before="%4 = linalg.generic", ir_after="%2 = vector.transfer_write %cst",
-                       dispatch="main_dispatch_0_reduction_5_f32")
+    evidence = "the lowering replayed without it computes the right values" + "; and more" * 300  # 3,000 characters
+    loc = Localization(CODEGEN, "iree-codegen-generic-vectorization", "GenericVectorizationPass", evidence,
+                       certain=True, finished_by="vmvx", ir_before="%4 = linalg.generic\n  ^bb0(%in: f32):",
+                       ir_after="%2 = vector.transfer_write %cst", dispatch="main_dispatch_0_reduction_5_f32")
     bug = load_entry(path).meta.get("bug") or {}
+    # the entry keeps the IR's lines and the long evidence, and still loads (its meta.json is checked)
     update_meta(path, bug={**bug, "localized": loc.to_json(), "component": "codegen for llvm-cpu"})
     said = to_issue(plan(load_entry(path), toolchain), IssueContext("IREE 3.13.0", ()), "issue.files")
-    assert "Localized by running intermediate IR: the lowering replayed without it computes the right values." in said
+    assert f"Localized by running intermediate IR: {evidence}." in said
     assert ("The IR of `@main_dispatch_0_reduction_5_f32` before `GenericVectorizationPass`:\n\n```mlir\n"
-            "%4 = linalg.generic\n```") in said
+            "%4 = linalg.generic\n  ^bb0(%in: f32):\n```") in said
     assert "after `GenericVectorizationPass`:\n\n```mlir\n%2 = vector.transfer_write %cst\n```" in said
+    # a record is bounded whatever a search said: what meta.json would refuse is cut
+    huge = dataclasses.replace(loc, evidence="x" * 20_000, ir_after="y\n" * 20_000).to_json()
+    assert len(str(huge["evidence"])) == MAX_EVIDENCE and len(str(huge["ir_after"])) == MAX_IR
     assert np.load(path / "expected" / "result0.npy").size == 1

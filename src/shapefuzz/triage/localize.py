@@ -51,6 +51,9 @@ _FORM_ONLY = re.compile(r"generalize")
 FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import"}  # Localization.frontend -> what converts it
 NO_CONST_EVAL = "--iree-opt-const-eval=false"  # no constant expression is evaluated at compile time
 CONST_EVAL_PASS = "iree-consteval-jit-globals"
+# what a record keeps (a corpus entry's meta.json refuses more): the evidence, and each IR around the pass
+MAX_EVIDENCE = 8000
+MAX_IR = 16_000
 JIT_LANE = "llvm-cpu"  # the lane the compile-time evaluator compiles constant expressions for
 
 
@@ -154,11 +157,11 @@ class Localization:
         return where if self.certain else f"needs {where}"
 
     def to_json(self) -> dict[str, object]:
-        optional = {key: value for key, value in (("inside", self.inside), ("ir_before", self.ir_before),
-                                                  ("ir_after", self.ir_after), ("dispatch", self.dispatch),
+        optional = {key: value for key, value in (("inside", self.inside), ("ir_before", _cut(self.ir_before, MAX_IR)),
+                                                  ("ir_after", _cut(self.ir_after, MAX_IR)), ("dispatch", self.dispatch),
                                                   ("pattern", self.pattern), ("target", self.target)) if value}
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
-                "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
+                "evidence": _cut(self.evidence, MAX_EVIDENCE), "seconds": round(self.seconds, 1), "certain": self.certain,
                 "finished_by": self.finished_by, "frontend": self.frontend} | optional
 
     @staticmethod
@@ -170,6 +173,10 @@ class Localization:
                             float(data.get("seconds") or 0.0), bool(data.get("certain")), text("finished_by"),
                             text("frontend"), text("inside"), text("ir_before"), text("ir_after"),
                             text("dispatch"), text("pattern"), text("target"))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 2] + " …"
 
 
 class Probe(Protocol):
