@@ -53,8 +53,11 @@ class IreeProbe(CodegenReplay):
         return IreeProbe(self.text, self.lane, self.inputs, self.expected, self.toolchain, workdir, self.compare,
                          (*self.extra, NO_CONST_EVAL))
 
-    def for_lane(self, lane: str) -> "IreeProbe":
-        """The same program and flags on another lane (its files in a folder of their own)."""
+    def for_lane(self, lane: str) -> "IreeProbe | None":
+        """The same program and flags on another lane (its files in a folder of their own); None
+        when that lane does not execute here."""
+        if lane not in BACKENDS or not BACKENDS[lane].executes(self.toolchain.probe):
+            return None
         workdir = os.path.join(self.workdir, lane)
         os.makedirs(workdir, exist_ok=True)
         return IreeProbe(self.text, lane, self.inputs, self.expected, self.toolchain, workdir, self.compare, self.extra)

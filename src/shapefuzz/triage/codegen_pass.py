@@ -261,8 +261,10 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
     tried = 0
     for lowering in lowerings:
         tick()
-        if probe.lower(lowering.function, lowering.arguments()) != Values.WRONG:
-            notes.append(f"@{lowering.function}'s lowering replayed as a pass list does not compute the same")
+        replayed = probe.lower(lowering.function, lowering.arguments())
+        if replayed != Values.WRONG:
+            notes.append(f"@{lowering.function}'s lowering replayed as a pass list " + (
+                "computes the right values (not the same lowering)" if replayed == Values.RIGHT else "does not compile"))
             continue
         faithful.append(lowering)
         pipeline = pipeline_of(configured, lowering.function)

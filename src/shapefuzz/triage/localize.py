@@ -365,17 +365,19 @@ def _in_jit_codegen(search: _Search, said: str) -> Localization | None:
     """The codegen pass of the compile-time evaluator's lane (llvm-cpu) that computes the wrong
     constant: that lane's own program, const-eval off, still wrong, replayed pass by pass
     (`Probe.for_lane`; None: it is right there, does not run here, or no pass is named)."""
-    lane = search.probe.lane
     make = getattr(search.probe, "for_lane", None)
-    if make is None or lane == JIT_LANE:
+    jit = make(JIT_LANE) if make is not None and search.probe.lane != JIT_LANE else None
+    if jit is None:
         return None
     saved = (search.probe, search.irs)
-    search.probe, search.irs = make(JIT_LANE), {}
+    search.probe, search.irs = jit, {}
     try:
         start = search.ir("start")
         if start is None or search.finish(start, "start", JIT_LANE) != Values.WRONG:
             return None
         found = _with_codegen_pass(search, search.done(phase=CODEGEN, certain=True, target=JIT_LANE))
+    except _OutOfTime:  # the evaluator's constant is still the place found
+        return None
     finally:
         search.probe, search.irs = saved
     if not found.pass_name:
