@@ -364,3 +364,5 @@ def test_a_wrong_value_every_lane_shares_through_const_eval_is_localized_to_llvm
     assert loc.phase == CODEGEN and loc.certain and loc.finished_by, loc.evidence  # vmvx, or a Vulkan lane
     assert "--iree-opt-const-eval=false" in loc.evidence
     assert component_of_localization(loc, ["llvm-cpu"]) == "codegen for llvm-cpu"
+    # and in its codegen, the pass: the window count's reduction vectorized to one step
+    assert loc.pass_class == "GenericVectorizationPass" and "vector.transfer_write" in loc.ir_after, loc.evidence

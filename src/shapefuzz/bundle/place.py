@@ -62,6 +62,8 @@ class DeviceProbe(IreeProbe):
     is not compiled again."""
 
     without_const_eval = None  # type: ignore[assignment]  # the device's own values are not here to compare
+    lowerings = None  # type: ignore[assignment]  # nor its codegen replayed pass by pass (it runs nothing here)
+    for_lane = None  # type: ignore[assignment]
 
     def __init__(self, *args: Any, flags: Sequence[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
