@@ -36,12 +36,18 @@ def _entry(folder, toolchain, case, expected, message):
 
 
 def test_exported_topk_chain_passes_right_output_and_fails_a_wrong_one(tmp_path, toolchain):
-    p = draw_params("topk", SEED, context_share=1.0)
-    assert any(op.is_producer for op in p.context) and get_family("topk").export_rule(p)["results"] == ["values", "indices"]
+    # a chain with a producer and no dequantize (a dequantized '?' operand meets IREE's 2^53-1 scratch bug)
+    p = next(q for q in (draw_params("topk", seed, context_share=1.0) for seed in range(SEED, SEED + 200))
+             if any(op.is_producer for op in q.context) and not any("quantize" in op.op for op in q.context)
+             and get_family("topk").export_rule(q)["results"] == ["values", "indices"])
     case = Case.make("topk", p.to_json())
     e = case_expectation(case, 0)
     old = get_family("topk").comparison_rule(case.params)  # no root operand: reads the argument as x
-    assert compare(old, e.inputs, e.expected, e.expected) is not None  # the false alarm this fixes
+    try:  # the false alarm this fixes: the old rule judges the root's results against the chain's argument
+        said = compare(old, e.inputs, e.expected, e.expected)
+    except IndexError:  # (or, for another draw's shapes, cannot even index it)
+        said = "the old rule cannot read the chain's argument"
+    assert said is not None
     right = _entry(tmp_path / "corpus", toolchain, case, e.expected, "right")
     wrong = _entry(tmp_path / "corpus", toolchain, case, [e.expected[0] + 1, e.expected[1]], "wrong values")
     tests = tmp_path / "tests"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz.campaign.allocation import allocation_summary
+from shapefuzz.campaign.report.allocation_table import allocation_lines, allocation_markdown
 from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
 from shapefuzz.campaign.cause import Cause
@@ -381,45 +382,9 @@ def text_lines(s: Summary) -> list[str]:
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
     lines += slow_lane_lines(s)
-    lines += allocation_lines(s)
+    lines += allocation_lines(s.allocation)
     lines += environment_lines(s)
     return lines + coverage_lines(s.coverage)
-
-
-ALLOCATION_TOP = 12  # cells the text summary lists (report.md lists every one)
-
-
-def _share(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
-
-
-def allocation_rows(s: Summary, top: int | None = None) -> list[tuple[str, ...]]:
-    """The allocation table: a header, then one row per draw cell (the most drawn now first)."""
-    rows: list[tuple[str, ...]] = [("cell", "checks", "check time", "causes", "per check-hour", "estimate/h",
-                                    "draws now")]
-    for r in (s.allocation.get("cells") or [])[:top]:
-        rows.append((r["cell"], str(r["checks"]), _share(r["time_share"]), f"{r['causes']:g}",
-                     "-" if r["per_hour"] is None else f"{r['per_hour']:.0f}", f"{r['estimate_per_hour']:.0f}",
-                     _share(r["weight"])))
-    return rows
-
-
-def allocation_lines(s: Summary) -> list[str]:
-    """The per-cell table of the text summary ([] for a campaign with no candidates)."""
-    if not s.allocation.get("cells"):
-        return []
-    how = "by yield" if s.allocation.get("on") else "off (--no-allocate): weights not used"
-    cells = s.allocation["cells"]
-    table = allocation_rows(s, ALLOCATION_TOP)
-    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = [f"allocation {how}: {len(cells)} cell(s) (family/shape), new compiler-bug causes per check-hour"
-             + (f"; the {ALLOCATION_TOP} drawn most shown" if len(cells) > ALLOCATION_TOP else "")]
-    lines += ["  " + "  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row))
-              for row in table]
-    lanes = s.allocation.get("lanes") or []
-    if lanes:
-        lines.append("  lanes: " + ", ".join(f"{r['lane']} {_share(r['time_share'])} ({r['causes']:g})" for r in lanes))
-    return lines
 
 
 def slow_lane_lines(s: Summary) -> list[str]:
@@ -547,21 +512,7 @@ def markdown(s: Summary) -> str:
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
                 c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")
-    if s.allocation.get("cells"):
-        table = allocation_rows(s)
-        how = ("drawn by yield" if s.allocation.get("on") else
-               "kept only: this campaign drew with --no-allocate (least-tried families, lanes in rotation)")
-        out += ["", "## Allocation", "", f"Where check time went and what it found, per cell (family/shape: `bare` the op "
-                f"alone, `chain` inside a producer/consumer chain, `large` large shapes on the compile-only lanes), {text(how)}: new compiler-bug causes per check-hour "
-                "over the campaign and as the allocation estimates them now (old finds discounted), and the share of "
-                "draws each gets now.", "", "| " + " | ".join(table[0]) + " |", "|" + "---|" * len(table[0])]
-        out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in table[1:]]
-        lanes = s.allocation.get("lanes") or []
-        if lanes:
-            out += ["", "| lane | checks | lane time | causes | per check-hour |", "|---|---|---|---|---|"]
-            out += ["| " + " | ".join(cell(c) for c in (r["lane"], r["checks"], _share(r["time_share"]),
-                                                          f"{r['causes']:g}", "-" if r["per_hour"] is None
-                                                          else f"{r['per_hour']:.0f}")) + " |" for r in lanes]
+    out += allocation_markdown(s.allocation)
     lines = coverage_lines(s.coverage)
     if lines:
         out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "
