@@ -348,7 +348,7 @@ def _started(camp: Path, temp: Path | None = None):
 def test_ray_init_leaves_our_signal_handlers_in_place(head):
     """ray.init puts its own SIGTERM handler (a bare exit, Ray's stack dump, exit 1) over ours."""
     rc, _ = head
-    code = ("from shapefuzz import interrupts; interrupts.install(); from shapefuzz.campaign.cluster.connect import connect; "
+    code = ("from shapefuzz.process import interrupts; interrupts.install(); from shapefuzz.campaign.cluster.connect import connect; "
             f"connect({rc.address!r}); import signal; "
             "print(all(signal.getsignal(s) is interrupts.handler for s in interrupts.SIGNALS))")
     result = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120)
