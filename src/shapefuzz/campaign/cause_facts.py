@@ -7,8 +7,6 @@ campaign's entry names its cause, its triage verdict and these fields."""
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 

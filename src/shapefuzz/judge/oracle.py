@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
