@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from shapefuzz.errors import InvalidInputError, UsageError
+from shapefuzz.families.common import count_mismatch, shape_mismatch, values_mismatch
 from shapefuzz.invoke.execute import Budget
 from shapefuzz.model import CheckReport, Mismatch, MismatchKind, Status, Verdict
 from shapefuzz.process.parallel import Finished, run_parallel
@@ -183,24 +184,27 @@ def _compare(rtol: float, atol: float) -> Callable[[list[np.ndarray], list[np.nd
     rtol/atol (exact for integers and booleans)."""
 
     def compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> Mismatch | None:
-        if len(expected) != len(actual):
-            return Mismatch(MismatchKind.COUNT, f"{len(actual)} results, expected {len(expected)}")
+        problem = count_mismatch(expected, actual)
+        if problem:
+            return problem
         for i, (e, a) in enumerate(zip(expected, actual)):
             e, a = np.asarray(e), np.asarray(a)
-            if e.shape != a.shape:
-                return Mismatch(MismatchKind.SHAPE, f"result {i}: shape {list(a.shape)}, expected {list(e.shape)}")
+            problem = shape_mismatch(i, e, a)
+            if problem:
+                return problem
             if e.dtype.kind == "u" and a.dtype.kind == "i" and e.dtype.itemsize == a.dtype.itemsize:
                 a = a.view(e.dtype)  # IREE's integers are signless: an unsigned result reads back signed
             if e.dtype.kind != a.dtype.kind:
                 return Mismatch(MismatchKind.DTYPE, f"result {i}: dtype {a.dtype}, expected {e.dtype}")
-            if e.dtype.kind in "fc":
-                bad = ~np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+            if e.dtype.kind == "c":  # complex: real and imaginary parts, each as a float result
+                problem = (values_mismatch(i, e.real, a.real, rtol=rtol, atol=atol, what="real parts")
+                           or values_mismatch(i, e.imag, a.imag, rtol=rtol, atol=atol, what="imaginary parts"))
             else:
-                bad = a != e
-            if bad.any():
-                at = tuple(int(x) for x in np.argwhere(bad)[0])
-                return Mismatch(MismatchKind.VALUES, f"result {i}: {int(bad.sum())} of {e.size} elements differ; "
-                                f"at {list(at)}: got {a[at]!r}, expected {e[at]!r} (rtol {rtol}, atol {atol})")
+                problem = values_mismatch(i, e, a, rtol=rtol, atol=atol) if e.dtype.kind in "f" \
+                    else values_mismatch(i, e, a)
+            if problem:
+                tolerance = f" (rtol {rtol}, atol {atol})" if e.dtype.kind in "fc" else " (exact)"
+                return Mismatch(problem.kind, problem.detail + tolerance)
         return None
 
     return compare
