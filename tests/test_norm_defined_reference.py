@@ -130,7 +130,7 @@ def test_a_campaign_check_discards_a_candidate_whose_reference_is_undefined(tool
 
     compiled = []
     monkeypatch.setattr(campaign_iree.IreeTarget, "_run_expectation", lambda self, c, lanes: undefined())
-    monkeypatch.setattr("shapefuzz.judge.oracle.check_module", lambda *a, **k: compiled.append(a))
+    monkeypatch.setattr("shapefuzz.campaign.iree.check_module", lambda *a, **k: compiled.append(a))
     target = campaign_iree.IreeTarget(toolchain, tmp_path / "corpus")
     case = Case.make("norm", _batch())
     candidate = campaign_iree.Candidate(case.case_id, "norm", 1, (), case.params_json, "// text\n")

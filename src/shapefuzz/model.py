@@ -149,6 +149,18 @@ class Verdict(str, enum.Enum):
     LOST = "lost"  # campaign: the worker died or ran past its deadline
 
 
+class Triage(str, enum.Enum):
+    """What a failure (a campaign's bucket, a corpus entry) is judged to be, with its evidence kept
+    beside it (the rules: `triage/verdict.py`). Only compiler bugs count as findings; the rest are
+    listed apart, never dropped."""
+
+    COMPILER_BUG = "compiler bug"
+    TARGET_LIMIT = "target limit"  # something the target does not support
+    SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
+    FLAKY = "flaky"  # passed on its re-runs and failed on none
+    OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """All backends' results for one MLIR module, plus the overall verdict."""

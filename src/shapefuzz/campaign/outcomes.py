@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from shapefuzz.model import Signature, Status, Verdict  # one Verdict: the oracle's, with ERROR and LOST
+from shapefuzz.model import Signature, Status, Triage, Verdict  # one Verdict: the oracle's, with ERROR and LOST
 
 INPUT_SEED_MODULUS = 1 << 31  # a candidate's inputs are drawn with its seed modulo this (NumPy and the corpus take it)
 
@@ -29,17 +29,6 @@ class BucketState(str, enum.Enum):
     CONFIRMED = "confirmed"  # failed on a re-run (the same way, or another: its other face), or never passed one
     FLAKY = "flaky"  # passed on its re-runs and failed on none
     UNCONFIRMED = "unconfirmed"  # confirmation turned off
-
-
-class Triage(str, enum.Enum):
-    """What a bucket is judged to be, with its evidence kept beside it. Only compiler bugs count
-    as findings; the rest are listed apart, never dropped."""
-
-    COMPILER_BUG = "compiler bug"
-    TARGET_LIMIT = "target limit"  # something the target does not support
-    SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
-    FLAKY = "flaky"  # passed on its re-runs and failed on none
-    OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
 
 
 class ShrinkState(str, enum.Enum):
