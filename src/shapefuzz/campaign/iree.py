@@ -1,13 +1,14 @@
-"""The IREE side of a campaign: the `Target` the engine drives. Draws cases from the families'
-Hypothesis strategies, checks them with the oracle on the chosen backends (in worker
-processes), and saves confirmed buckets into the corpus. The engine never imports this."""
+"""The IREE side of a campaign: the `Target` the engine drives, a thin adapter over the rooms that
+do the work. Drawing is the families' (`families/generate.py`: a release-parsable draw, a
+neighbour), checking and confirming the judge's (`judge/campaign_check.py` over the oracle, in
+worker processes), a bucket's verdict triage's (`triage/verdict.py`), shrinking the shrinker's
+(`shrink/run.py`), saving the corpus's; this module turns their values into the campaign's
+(`Candidate`, `Outcome`, `Failure`). The engine never imports this."""
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import importlib
-import random
 import tempfile
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
@@ -19,20 +20,21 @@ from shapefuzz.campaign.outcomes import (
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.corpus import META, REPRODUCER, entry_id, make_finding, save_finding, update_meta
 from shapefuzz.coverage.probe import action_log_support
-from shapefuzz.errors import EnvironmentFault, ShapefuzzError, UndefinedReference
-from shapefuzz.families import FAMILY_MODULES, validate_case
+from shapefuzz.errors import EnvironmentFault, ShapefuzzError
+from shapefuzz.families import FAMILY_MODULES, get_family
 from shapefuzz.families.base import Family
 from shapefuzz.families.context.wrap import with_context
 from shapefuzz.families.frontends import with_frontends
 from shapefuzz.families.gates import Gated
-from shapefuzz.families.generate import draw_params
+from shapefuzz.families.generate import draw_for_release, neighbour_params
 from shapefuzz.files import child, read_bytes, safe_name
 from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget, tool_seconds
-from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND, any_runs_here
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.iree.mlirinfo import module_traits
-from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.judge.onnx_judge import DISAGREE, JUDGE_LANE
-from shapefuzz.judge.oracle import case_expectation, check_forms, check_module, form_difference
+from shapefuzz.iree.toolchain import Toolchain, ToolchainProbe
+from shapefuzz.judge.campaign_check import check_lanes, expectation_on, form_matching_reference, second_judge
+from shapefuzz.judge.onnx_judge import DISAGREE, JUDGE_LANE, preload
+from shapefuzz.judge.oracle import Expectation, case_expectation
 from shapefuzz.model import CheckReport, Signature, Status, Verdict
 from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.process.sandbox import GIB
@@ -69,13 +71,6 @@ def available_families(names: tuple[str, ...]) -> tuple[tuple[str, ...], list[st
 
 
 KNOWN_FAMILIES = tuple(FAMILY_MODULES)
-
-_RELEASE_DRAWS = 8  # draws of a family before giving up on one this release parses
-
-
-def _redraw_seed(seed: int, attempt: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:release:{attempt}".encode()).digest()[:6], "big")
-
 
 # Candidate checks run under this address-space cap; a new out-of-memory bucket is confirmed once
 # under the full cap (the budget's) before it is filed. Measured with bench/bench_memory.py on
@@ -126,16 +121,8 @@ class IreeTarget:
         family's features it may use); `large` draws the sizes meant for compile-only lanes. A form
         the release cannot parse is drawn as an equivalent form it can (or the draw moves on)."""
         family = load_family(group)
-        params = None
-        for attempt in range(_RELEASE_DRAWS):
-            drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True,
-                                context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
-            params = self.gated.params(group, drawn)
-            if params is not None:
-                break
-        if params is None:
-            raise ValueError(f"{_RELEASE_DRAWS} draws of {group} were all forms this release cannot parse")
+        params = draw_for_release(group, seed, self.gated, regime="large" if large else "small", swarm=True,
+                                  context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
         case = Case.make(group, params)
         text = case.header() + "\n" + family.render(case.params)
         features = tuple(family.features(case.params)) + (("regime:large",) if large else ())
@@ -152,24 +139,13 @@ class IreeTarget:
         return Candidate(case.case_id, group, seed, tuple(family.features(params)), case.params_json, text)
 
     def neighbour(self, candidate: Candidate, seed: int) -> Candidate | None:
-        """A small change of the candidate's parameters (coverage feedback draws these near
-        candidates that reached new passes or patterns): one of its family's shrink steps, swarm
-        projections (a feature switched off) or equivalent forms, chosen by `seed`."""
+        """A small change of the candidate's parameters (`families.generate.neighbour_params`),
+        chosen by `seed`; None when its family offers none."""
         family = load_family(candidate.group)
-        params = family.load(case_of_candidate(candidate).params)
-        rng = random.Random(seed)
-        kind = rng.choice(("shrink", "swarm", "form"))
-        if kind == "swarm" and family.swarm_knobs:
-            options = [family.apply_swarm(params, [knob]) for knob in sorted(family.swarm_knobs)]
-        elif kind == "form":
-            options = family.equivalent_forms(params)
-        else:
-            options = family.shrink_candidates(params)
-        options = [p for p in options if p != params] or family.shrink_candidates(params)
-        options = [q for q in (self.gated.params(candidate.group, p) for p in options) if q is not None and q != params]
-        if not options:
+        changed = neighbour_params(family, candidate.group, family.load(case_of_candidate(candidate).params), seed,
+                                   self.gated)
+        if changed is None:
             return None
-        changed = rng.choice(options)
         case = Case.make(candidate.group, changed)
         return Candidate(case.case_id, candidate.group, seed, tuple(family.features(changed)), case.params_json,
                          case.header() + "\n" + family.render(changed))
@@ -207,7 +183,8 @@ class IreeTarget:
         # The arrays only for a lane that runs the module here: a large round's compile failure on a
         # GPU lane keeps none (replay makes them from the header where it runs), as its check built
         # none, and this is the campaign's own process (a large attention's reference is 17 GB).
-        expectation = self._expectation(candidate) if self._runs_here([failure.lane]) else None
+        expectation = expectation_on(case_of_candidate(candidate), candidate.input_seed, [failure.lane],
+                                     self.toolchain.probe)
         finding = make_finding(
             failure.signature, candidate.text, self.toolchain,
             case=case_of_candidate(candidate), seed=candidate.input_seed,
@@ -238,37 +215,17 @@ class IreeTarget:
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
-        """Once per worker, before its first task: the cached probe read, and what every check
-        imports (families, the oracle, ONNX's reference), timed as the worker's start-up and
-        reported with its first check (worktime.take)."""
-        from shapefuzz.process.worktime import timed
-
+        """Once per worker, before its first task: the cached probe read, every family built and
+        ONNX's reference loaded, timed as the worker's start-up and reported with its first check
+        (worktime.take). (The oracle and the families' modules come with this one's imports.)"""
         with timed("start-up"):
             self.toolchain.probe  # noqa: B018
-            import shapefuzz.judge.oracle  # noqa: F401
-            from shapefuzz.families import get_family
-            from shapefuzz.judge.onnx_judge import preload
-
             for name in KNOWN_FAMILIES:
                 get_family(name)
             preload()
 
-    def _expectation(self, candidate: Candidate):
+    def _expectation(self, candidate: Candidate) -> Expectation:
         return case_expectation(case_of_candidate(candidate), candidate.input_seed)
-
-    def _runs_here(self, lanes: list[str]) -> bool:
-        """Whether one of `lanes` runs the module here (an unknown name counts as one)."""
-        return any_runs_here(lanes, self.toolchain.probe)
-
-    def _run_expectation(self, candidate: Candidate, lanes: list[str]):
-        """The expectation a check on `lanes` needs: None when none of them executes here (a large
-        round's compile-only lanes), which use no inputs and no NumPy reference (for a large case the
-        most costly part of a worker's time outside the compiler); the case is still validated."""
-        if self._runs_here(lanes):
-            return self._expectation(candidate)
-        with timed("reference"):
-            validate_case(case_of_candidate(candidate))
-        return None
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap and half the time limits; lanes that cannot support what the candidate uses
@@ -285,48 +242,27 @@ class IreeTarget:
         before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
         if every_run_mismatches(statuses(outcome), self.toolchain.probe):
-            outcome = replace(outcome, reference_form=self._form_matching_reference(candidate))
+            outcome = replace(outcome, reference_form=form_matching_reference(
+                case_of_candidate(candidate), self.toolchain, candidate.input_seed, self.budget))
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
 
-    def _form_matching_reference(self, candidate: Candidate) -> str:
-        case = case_of_candidate(candidate)
-        forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, candidate.input_seed, self.budget,
-                            confirm=False)
-        for form, report in forms.reports:
-            if form != case and report.verdict == Verdict.PASS:
-                return (f"form [{form_difference(case.params, form.params)}] of the same computation matches "
-                        f"it on {REFERENCE_BACKEND}")
-        return ""
-
     def _check(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
-        try:
-            return self._check_lanes(candidate, lanes, budget)
-        except OSError as error:  # our temporary files: a full TMPDIR is the machine, not the compiler
-            if error.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EROFS, errno.ENOENT):
-                raise EnvironmentFault(f"{error.filename or 'temporary file'}: {error.strerror}") from None
-            raise
-
-    def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
-        limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
-        checked = [lane for lane in lanes if lane not in limited]
+        """`judge.campaign_check.check_lanes` as the campaign's outcome: a case the release cannot
+        parse said so, the second judge as one more lane, limited lanes counted unsupported."""
+        case = case_of_candidate(candidate)
         before = tool_seconds()
-        # (a large attention's reference, 8x16x4096x4096 scores or 17 GB, once took a worker with it
-        # for compile-only lanes: 151 s and 383 s of two context-bench campaigns)
-        try:
-            expectation = self._run_expectation(candidate, checked)
-        except UndefinedReference as error:  # the generator's slip: discarded, never judged
-            return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + str(error))
-        report = check_module(candidate.text, checked,
-                              expectation, self.toolchain, budget, confirm=False,
-                              instrument=candidate.instrument)
-        outcome = outcome_of(report, tool_seconds() - before)
-        if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case_of_candidate(candidate).params):
+        checked = check_lanes(candidate.text, case, candidate.input_seed, lanes, self.toolchain, budget,
+                              candidate.instrument)
+        if checked.report is None:  # the generator's slip: discarded, never judged
+            return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + checked.undefined)
+        outcome = outcome_of(checked.report, tool_seconds() - before)
+        if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case.params):
             return replace(outcome, error=NOT_FOR_RELEASE + outcome.error)
-        outcome = with_judge(outcome, expectation, self.toolchain.probe)
-        if not limited or outcome.verdict == Verdict.INVALID:
+        outcome = with_judge(outcome, checked.expectation, self.toolchain.probe)
+        if not checked.limited or outcome.verdict == Verdict.INVALID:
             return outcome
-        statuses = {lane: (Status.UNSUPPORTED, 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
-        return replace(outcome, lanes=statuses)
+        return replace(outcome, lanes={lane: (Status.UNSUPPORTED, 0.0) if lane in checked.limited else outcome.lanes[lane]
+                                       for lane in lanes})
 
     def shrink(self, candidate: Candidate, job: ShrinkJob):
         """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
@@ -409,17 +345,11 @@ def failure_of(signature: Signature, detail: str) -> Failure:
     return Failure(signature, detail, ident.key, ident.strong, ident.failing_pass)
 
 
-def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
+def with_judge(outcome: Outcome, expectation: Expectation | None, probe: ToolchainProbe) -> Outcome:
     """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
     report count how often it ran and disagreed; only where some lane executed the candidate."""
-    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != Status.UNSUPPORTED
-                   for lane in outcome.lanes)
-    if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
-        return outcome
-    second = expectation.second
-    if second is None:
-        return outcome
-    return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
+    second = second_judge(statuses(outcome), outcome.verdict, expectation, probe)
+    return outcome if second is None else replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: second})
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:
