@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from shapefuzz.campaign.cause_facts import annotate_corpus
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause_facts import annotate_corpus
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.corpus import Finding, load_entry, rebuild_index, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.crossings import NO, SAME_FAILURE, SAME_PASS_AND_OP, crossings
-from shapefuzz.campaign.crosstrigger import cross_trigger, judge
+from shapefuzz.campaign.causes.crossings import NO, SAME_FAILURE, SAME_PASS_AND_OP, crossings
+from shapefuzz.campaign.causes.crosstrigger import cross_trigger, judge
 from shapefuzz.campaign.localizing import LOCALIZE_META
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore

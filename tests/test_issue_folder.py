@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.report.issue_texts import IssueTexts
 from shapefuzz.campaign.outcomes import Triage
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from shapefuzz.campaign.cause_facts import lead_fields
+from shapefuzz.campaign.causes.cause_facts import lead_fields
 from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.database import BucketRow
 from shapefuzz.campaign.outcomes import BucketState, Triage

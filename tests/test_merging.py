@@ -328,7 +328,7 @@ def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_
 def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_taken_from(tmp_path):
     """A cause split after its range was taken (the campaign's shared-memory limit: the range came
     from the top-k's entry, and the top-k is now a cause of its own) keeps its name, not the range."""
-    from shapefuzz.campaign.cause_facts import set_regression
+    from shapefuzz.campaign.causes.cause_facts import set_regression
 
     row = _row("rocm-gfx942", "compile", "error", "x", "conv", 1.0, "cause-a", entry=str(tmp_path / "corpus" / "entry-a"))
     store = _store(tmp_path, [row])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.recheck.bisect import bisect_entry
-from shapefuzz.campaign.cause_facts import bisect_causes, mark_unranged, ranged_entries, set_regression
+from shapefuzz.campaign.causes.cause_facts import bisect_causes, mark_unranged, ranged_entries, set_regression
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
 from shapefuzz.campaign.ranging import RangeWorker, Stopped, due_causes

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits
 from shapefuzz.campaign.iree import failure_of
 from shapefuzz.campaign.report.summary import summarize

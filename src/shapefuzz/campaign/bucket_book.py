@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Sightings
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
@@ -23,7 +23,7 @@ from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.verdicts import bucket_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage
 from shapefuzz.campaign.outcomes import (
     NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target,
     TaskKind, Triage, Verdict, one_line,

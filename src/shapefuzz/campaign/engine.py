@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
-from shapefuzz.campaign.cause_ties import Causes, faces
+from shapefuzz.campaign.causes.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
@@ -38,7 +38,7 @@ from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.database import BucketRow, CampaignStore
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
 )

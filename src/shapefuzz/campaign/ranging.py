@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.process import interrupts
-from shapefuzz.campaign.cause_facts import ranged_entries, set_regression, smallest_first
+from shapefuzz.campaign.causes.cause_facts import ranged_entries, set_regression, smallest_first
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 
 NICENESS = 5  # a bisect compile yields the CPU to the campaign's workers
 POLL_SECONDS = 10.0  # how often the store is read for causes that became ready

@@ -8,7 +8,7 @@ features are dropped, and so is the op a diagnostic is attached to once the fail
 message is one bug). An identity is *strong* when the compiler said where it failed (a pass or
 crash frames): failures with equal strong identities are one cause at once. A weak identity
 (wrong values, a timeout without a stack, running out of memory, a runtime error) says nothing about where, so
-two buckets sharing one become one cause only once a candidate hits both (see campaign.cause_ties).
+two buckets sharing one become one cause only once a candidate hits both (see campaign.causes.cause_ties).
 A compile timeout stopped with SIGABRT (sandbox) is placed by the pass on its stack, never by its
 top frames or its wall-clock: two hangs in one pass are one cause, in two passes two.
 """

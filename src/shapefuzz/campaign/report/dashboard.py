@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from shapefuzz import __version__
 from shapefuzz.campaign.report import plots
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.report.issue_texts import IssueTexts

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
+from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
-from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crossings import crossed
+from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.causes.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
-from shapefuzz.campaign.merging import entry_meta, entry_reproducer, merge_causes, symptoms
+from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.shrinkorder import not_shrunk_why
 from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
@@ -25,7 +25,7 @@ from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
 )
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
@@ -217,7 +217,7 @@ def _regression(store: CampaignStore, names: list[str], members: list[BucketRow]
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
-    its bug fields (campaign.cause_facts), in severity order, new before known."""
+    its bug fields (campaign.causes.cause_facts), in severity order, new before known."""
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)

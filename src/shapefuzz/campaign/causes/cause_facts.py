@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
@@ -117,7 +117,7 @@ def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
     """A cause's corpus entries, the smallest reproducer first (`size.size_of`; ties and entries
     whose reproducer cannot be read keep their order, the unreadable last). The first is the one
     its issue text shows and a regression range is taken from (`bisect_causes`)."""
-    from shapefuzz.campaign.merging import entry_reproducer
+    from shapefuzz.campaign.causes.merging import entry_reproducer
 
     def key(pair: tuple[int, str]) -> tuple[bool, Size | None, int]:
         text = entry_reproducer(pair[1])
@@ -185,7 +185,7 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
                     record["localized"] = cause.localized.to_json()
                 if cause.regression:
                     record["regression"] = dict(cause.regression)
-                if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.merging)
+                if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.causes.merging)
                     record["symptoms"] = [s.text for s in cause.symptoms]
                 record = as_json_value(record)  # JSON values all through, never a value's repr
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause.name:

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
+from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.causes.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import Triage
 
@@ -46,7 +46,7 @@ def op_kind(message: str) -> str:
 def judge(result, target: BucketRow, where: Iterable[str], source_text: str, target_text: str) -> tuple[str, str]:
     """(verdict, what it did) for one run's `BackendResult` against the `target` bucket, which
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
-    from shapefuzz.campaign.merging import dispatch_kind
+    from shapefuzz.campaign.causes.merging import dispatch_kind
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.recheck.regression import Failure
     from shapefuzz.triage.severity import from_dynamic_dim_bound
@@ -91,7 +91,7 @@ def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seco
     the real compiler). Returns how many runs were made."""
     from shapefuzz.campaign.report.coverage_summary import failing_passes
     from shapefuzz.campaign.localizing import localizations
-    from shapefuzz.campaign.merging import bound_pairs, cross_pairs
+    from shapefuzz.campaign.causes.merging import bound_pairs, cross_pairs
 
     end = time.monotonic() + seconds
     rows = {b.sig: b for b in store.buckets()}

@@ -15,7 +15,7 @@
   causes whose buckets name different places.
 - **Cross-triggering**: two causes that name one pass, whatever their symptoms (two compile errors
   too), are one bug when one's minimized reproducer, run on the other's lane, gave the other's
-  failure or failed in that pass on the same kind of op (`crossed`, from campaign.crosstrigger,
+  failure or failed in that pass on the same kind of op (`crossed`, from campaign.causes.crosstrigger,
   which runs them: `cross_pairs` says which).
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
@@ -39,8 +39,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.cause import Symptom
-from shapefuzz.campaign.cause_ties import split_cause
+from shapefuzz.campaign.causes.cause import Symptom
+from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
@@ -96,7 +96,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
     reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane);
     `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
-    (campaign.crosstrigger)."""
+    (campaign.causes.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
     digest = {b.sig: reproducer_digest(reproducer(b)) if _own_entry(b) else "" for b in every}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
@@ -159,7 +159,7 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
                 action_passes: dict[str, str] | None = None,
                 ) -> list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]]:
     """Two causes whose minimized reproducers are worth running on each other's lanes
-    (campaign.crosstrigger): causes that name one pass and are not apart, each as its buckets
+    (campaign.causes.crosstrigger): causes that name one pass and are not apart, each as its buckets
     that break there, and that pass's names."""
     every = [b for members in groups.values() for b in members]
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
@@ -177,7 +177,7 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
 def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow], list[BucketRow]]]:
     """A sizing bug that names no size (a run-time out-of-memory on a small module) and a cause whose
     size comes from the dynamic-dim bound: worth running the first's reproducer on the second's lane
-    (campaign.crosstrigger): if it gives a size from the bound there, they are one bug."""
+    (campaign.causes.crosstrigger): if it gives a size from the bound there, they are one bug."""
     bound = [members for members in groups.values() if any(_from_bound(b) for b in members)]
     out = []
     for members in groups.values():

@@ -38,7 +38,7 @@ class Cause:
     name: str  # "cause-<hash>", the engine's name for it (JSON: "cause")
     triage: Triage
     evidence: str  # why that verdict
-    # the bug fields (campaign.cause_facts.lead_fields)
+    # the bug fields (campaign.causes.cause_facts.lead_fields)
     identity: str
     failing_pass: str
     component: str
@@ -64,7 +64,7 @@ class Cause:
     rehit_seconds: float
     corpus_entries: tuple[str, ...]  # entry folders inside the campaign's corpus
     symptoms: tuple[Symptom, ...]
-    merged: tuple[str, ...]  # the causes merged into it (campaign.merging)
+    merged: tuple[str, ...]  # the causes merged into it (campaign.causes.merging)
     shrunk: bool  # an example of it went through the shrinker
     chain: str = ""  # the context ops its reproducer keeps around the root ("pad(operand 0) → conv"); "": none
     not_shrunk: str = ""  # a compiler bug with no shrunk example: why (shrinkorder.not_shrunk_why); else ""
