@@ -25,8 +25,8 @@ from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.causes.verdicts import bucket_triage
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target,
-    TaskKind, Triage, Verdict, one_line,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkOutcome, ShrinkState, Stats,
+    Target, TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.files import disk_full
@@ -479,7 +479,7 @@ class BucketBook:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         assert task.job is not None  # a shrink task carries its job
         sig = task.job.key
-        result = done.value
+        result: ShrinkOutcome | None = done.value
         self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)
         bucket = self.buckets.get(sig)
         if bucket is None:
@@ -490,17 +490,17 @@ class BucketBook:
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {one_line(done.error)}")
             state = ShrinkState.FAILED
-        elif result:
-            text, entry = result[0], result[1]
+        elif result is not None:
+            text = result.text
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
             if text is not None and self._smaller(text, bucket.repro_text):
-                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
+                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=result.entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
-        if result and not (done.error or done.lost) and len(result) > 2:
-            self._shrink_findings(list(result[2]))
+        if result is not None and not (done.error or done.lost):
+            self._shrink_findings(list(result.found))
 
     def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
         """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from shapefuzz.campaign.onnx_contradiction import onnx_contradiction
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, Triage,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, ShrinkOutcome, Triage,
 )
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.corpus import META, REPRODUCER, entry_id, make_finding, save_finding, update_meta
@@ -40,7 +40,7 @@ from shapefuzz.process.cleanup import temp_prefix
 from shapefuzz.process.sandbox import GIB
 from shapefuzz.process.worktime import skip, take, timed
 from shapefuzz.schema import is_int, load_json
-from shapefuzz.shrink.run import shrink_file
+from shapefuzz.shrink.run import ShrinkResult, shrink_file
 from shapefuzz.size import size_of, smaller
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.verdict import Seen, every_run_mismatches, verdict
@@ -264,13 +264,13 @@ class IreeTarget:
         return replace(outcome, lanes={lane: (Status.UNSUPPORTED, 0.0) if lane in checked.limited else outcome.lanes[lane]
                                        for lane in lanes})
 
-    def shrink(self, candidate: Candidate, job: ShrinkJob):
-        """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
-        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None."""
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> ShrinkOutcome | None:
+        """The shrink and its corpus write (`save_shrunk`); None when the candidate did not fail
+        with the job's signature in isolation, or nothing came of it."""
         result = self.shrink_only(candidate, job)
         return None if result is None else self.save_shrunk(result)
 
-    def shrink_only(self, candidate: Candidate, job: ShrinkJob):
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> ShrinkResult | None:
         """The shrink without the corpus write (a cluster node returns this to the head): its
         `ShrinkResult`, or None when the candidate did not fail with the job's signature in
         isolation (another failure is not shrunk in its place). Trials run with the job's input seed."""
@@ -291,15 +291,14 @@ class IreeTarget:
                 skip()  # a shrink's time is not split (its share is the engine's to bound)
         return result
 
-    def save_shrunk(self, result):
+    def save_shrunk(self, result: ShrinkResult) -> ShrinkOutcome | None:
         """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
-        handed back as (candidate, failure) pairs for the engine's buckets: nothing is written
-        into the corpus behind the campaign's back. (the entry's reproducer after the save, or None
-        when nothing was saved; entry or None; found), or None when there is nothing."""
-        found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
+        handed back for the engine's buckets: nothing is written into the corpus behind the
+        campaign's back. None when there is nothing to tell."""
+        found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings)
         if not result.confirmed or not smaller(result.minimized, result.original):
-            return (None, None, found) if found else None
+            return ShrinkOutcome(found=found) if found else None
         signature = next(iter(result.target.signatures.values()))
         case = case_of(result.minimized)
         # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
@@ -311,9 +310,10 @@ class IreeTarget:
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
-        return read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found
+        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found)
 
-    def _shrink_finding(self, result, signature: Signature, text: str, report: CheckReport):
+    def _shrink_finding(self, result: ShrinkResult, signature: Signature, text: str,
+                        report: CheckReport) -> tuple[Candidate, Failure]:
         """A new failure met while shrinking, as a candidate of its own (its text, the family and
         input seed of the candidate it came from) with its failure."""
         detail = next((r.detail for r in report.failures if r.signature == signature), "")

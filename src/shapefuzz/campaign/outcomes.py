@@ -115,6 +115,18 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class ShrinkOutcome:
+    """What a shrink task gave the campaign (a check's is its `Outcome`): the corpus entry's
+    reproducer once a smaller text was saved into it, and that entry (both None when nothing was
+    saved), and the new failures met while shrinking, each with the candidate it came as, for the
+    engine's buckets (nothing is written into the corpus behind the campaign's back)."""
+
+    text: str | None = None
+    entry: str | None = None
+    found: tuple[tuple[Candidate, Failure], ...] = ()
+
+
+@dataclass(frozen=True)
 class Outcome:
     verdict: Verdict
     lanes: dict[str, tuple[Status, float]]  # lane -> (status, seconds)
@@ -170,9 +182,7 @@ class Target(Protocol):
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    # (the entry's reproducer once a smaller text was saved, or None; corpus entry or None;
-    #  [(candidate, failure) met while shrinking]) or None
-    def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> ShrinkOutcome | None: ...  # None: nothing to tell
 
 
 @runtime_checkable
@@ -201,8 +211,8 @@ class SplitShrinkTarget(Protocol):
     """A target whose shrink runs in two halves on a cluster: the search on a node, returned as a
     value (`shrink_only`), and the corpus write on the head (`save_shrunk`); `shrink` is both."""
 
-    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
-    def save_shrunk(self, result: Any) -> Any: ...
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> Any: ...  # the shrinker's own result, or None
+    def save_shrunk(self, result: Any) -> ShrinkOutcome | None: ...
 
 
 def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
@@ -253,6 +263,6 @@ class Stats:
     messages: list[str] = field(default_factory=list)
 
 
-__all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+__all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome", "ShrinkOutcome",
            "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
            "one_line", "Stats"]
