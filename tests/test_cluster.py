@@ -217,7 +217,7 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     candidate = target.generate(row.family, row.seed)
     assert candidate.key == row.key
     pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
-    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure().signature, 8.0,
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure.signature, 8.0,
                                                                                   candidate.input_seed)))
     done = []
     while not done:

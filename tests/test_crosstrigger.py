@@ -95,7 +95,8 @@ def test_causes_at_one_pass_run_each_others_reproducers_and_merge_when_they_cros
 
 
 def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
-    corpus_free = BucketRow(sig="vmvx/compile/error: x", sig_json={"message": "'linalg.generic' op inferred operand"}, backend="vmvx",
+    corpus_free = BucketRow(sig="vmvx/compile/error: x", sig_json={"backend": "vmvx", "stage": "compile", "status": "error",
+                                                                       "message": "'linalg.generic' op inferred operand"}, backend="vmvx",
                             stage="compile", status="error", family="pool", count=1, first_seen=1.0, last_seen=1.0, first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=1, repro_text="x",
                             detail=FOLD_ERROR, corpus_entry="", shrunk_size=None)
     where = {"iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass"}
@@ -108,7 +109,8 @@ def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
     elsewhere = _result("vmvx", "compile", "error", "'linalg.generic' op inferred operand", OTHER_ERROR)
     assert judge(elsewhere, corpus_free, where, "", "")[0] == NO
     wrong = dataclasses.replace(corpus_free, stage="compare", status="mismatch", detail="",
-                                sig_json={"message": "wrong values in pool"})
+                                sig_json={"backend": "vmvx", "stage": "compare", "status": "mismatch",
+                                          "message": "wrong values in pool"})
     assert judge(_result("vmvx", "compare", "mismatch", "wrong values in conv"), wrong, where, "", "")[0] == SAME_FAILURE
     assert judge(_result("vmvx", "compile", "ok"), wrong, where, "", "")[0] == "cannot tell"
     # a failure in the pass against a wrong value: the same op kind is read from the two reproducers
@@ -125,7 +127,8 @@ def test_a_function_level_failure_in_another_dispatch_kind_is_not_the_same_failu
     """The #31 audit's argmax and attention both "failed to distribute" (the diagnostic names no op;
     the report splits them by the dispatch's name): the argmax's reproducer failing so on the
     attention's lane is the argmax's bug seen there, never a merge of the two."""
-    attention = BucketRow(sig="cuda-sm80/compile/error: x", sig_json={"message": DISTRIBUTE}, backend="cuda-sm80",
+    attention = BucketRow(sig="cuda-sm80/compile/error: x", sig_json={"backend": "cuda-sm80", "stage": "compile",
+                                                                          "status": "error", "message": DISTRIBUTE}, backend="cuda-sm80",
                           stage="compile", status="error", family="attention", count=1, first_seen=1.0, last_seen=1.0,
                           first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=1,
                           repro_text="x", detail="in main_dispatch_0_attention_2x4xf32\n" + VECTOR_DISTRIBUTE,

@@ -24,6 +24,12 @@ class Stage(str, enum.Enum):
         return list(Stage).index(self)
 
 
+def text_of(value: str) -> str:
+    """A stage's or status's text, given the enum or the text: in an f-string a str enum prints
+    its name (`Stage.RUN`), so what formats one takes its text first."""
+    return str(value.value) if isinstance(value, enum.Enum) else value
+
+
 class Status(str, enum.Enum):
     """What happened at the stage reached."""
 

@@ -59,8 +59,8 @@ def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, 
                evidence: str, shrink: ShrinkState = ShrinkState.NONE) -> BucketRow:
     """A bucket's first row: the failure, with the candidate as its reproducer."""
     signature = failure.signature
-    return BucketRow(sig=failure.key, sig_json=failure.fields(), backend=failure.lane, stage=signature.stage.value,
-                     status=signature.status.value, family=candidate.group, count=1, first_seen=now, last_seen=now,
+    return BucketRow(sig=failure.key, sig_json=failure.fields(), backend=failure.lane, stage=signature.stage,
+                     status=signature.status, family=candidate.group, count=1, first_seen=now, last_seen=now,
                      first_wall=wall, last_wall=wall, state=state, repro_key=candidate.key,
                      repro_size=candidate.length, repro_text=candidate.text, detail=failure.detail[:8000],
                      corpus_entry="", shrunk_size=None, triage=Triage(triage), evidence=evidence, shrink=shrink)
@@ -377,7 +377,7 @@ class BucketBook:
                 if lane is not None and lane[0] == Status.OK:
                     self.passed[sig] += 1
                 failed = sig in again or bucket.backend in on_lane
-                if not failed and self.reruns[sig] < reruns_for(Status(bucket.status)):
+                if not failed and self.reruns[sig] < reruns_for(bucket.status):
                     self.pending_confirm[candidate.key].append(sig)  # it may still fail: re-run it again
                     again_lanes.append(bucket.backend)
                     continue
@@ -385,7 +385,7 @@ class BucketBook:
                     state = BucketState.FLAKY
             runs, passes = self.reruns.pop(sig, 0), self.passed.pop(sig, 0)
             flaky = state == BucketState.FLAKY
-            failure = bucket.failure()
+            failure = bucket.failure
             rejudge = bucket.triage == Triage.OURS or (
                 bucket.triage == Triage.SUSPECTED_DRIVER and checked is not None)
             if not flaky and rejudge and sig in again:
@@ -402,7 +402,7 @@ class BucketBook:
                 bucket = replace(bucket, triage=Triage(triage), evidence=evidence)
             if flaky:
                 why = (f"passed on {passes} of its {runs} re-run{'s' if runs > 1 else ''} and failed on none"
-                       if bucket.status != "oom" else
+                       if bucket.status != Status.OOM else
                        "ran out of memory under the campaign's cap but not under the full cap on its re-run "
                        "(it needs more memory than the campaign allows, not without bound)")
                 bucket = replace(bucket, triage=Triage.FLAKY, evidence=why)
@@ -418,7 +418,7 @@ class BucketBook:
 
     @staticmethod
     def _compile_timeout(bucket: BucketRow) -> bool:
-        return bucket.stage == "compile" and bucket.status == "timeout"
+        return bucket.stage == Stage.COMPILE and bucket.status == Status.TIMEOUT
 
     def _file_faces(self, candidate: Candidate, faces: list[tuple[str, Failure]]) -> None:
         """Pending buckets whose lane failed another way on the confirming re-run: the same input on
@@ -436,7 +436,7 @@ class BucketBook:
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
-        failure = failure or bucket.failure()
+        failure = failure or bucket.failure
         shared = [] if flaky or bucket.saving is not None else self._cause_entries(bucket)
         if len(shared) >= MAX_ENTRIES_PER_CAUSE:
             entry = shared[0]  # its cause has examples enough in the corpus

@@ -245,7 +245,7 @@ class Engine:
         if (taken := self.shrinks.pop()) is None:
             return None
         candidate, bucket = taken
-        job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
+        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:

@@ -40,7 +40,7 @@ def frontend_spelled(bucket: BucketRow) -> bool:
 def severity_rank(bucket: BucketRow) -> int:
     """The bucket's severity as an order (0: wrong values), as `campaign.causes.cause_facts` ranks its cause."""
     elements = measure(bucket.repro_text).elements if bucket.repro_text else None
-    return int(severity_of(bucket.stage, bucket.status, bucket.sig_json.get("message", ""), bucket.detail, elements))
+    return int(severity_of(bucket.stage, bucket.status, bucket.message, bucket.detail, elements))
 
 
 def choose(members: Iterable[BucketRow], lane_seconds: Callable[[BucketRow], float]) -> BucketRow | None:

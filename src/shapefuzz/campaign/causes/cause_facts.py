@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.model import Status
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
 from shapefuzz.triage.component import component_of, scope_of
@@ -32,16 +33,16 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     or run-time failure, from where it was `localized` (the pass, the component and the identity)."""
     lanes = sorted({b.backend for b in members})
     lead = members[0]
-    ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
-    passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
+    ident = identity_of(lead.stage, lead.status, lead.message, lead.detail)
+    passes = [identity_of(b.stage, b.status, b.message, b.detail) for b in members]
     logged = action_passes or {}
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
         next((logged[b.sig] for b in members if logged.get(b.sig)), "")
-    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
+    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == Status.CRASH), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes,
-                             f"{lead.sig_json.get('message', '')}\n{lead.detail}")
+                             f"{lead.message}\n{lead.detail}")
     ident, failing, component = placed(ident, failing, component, localized, lead.stage, lanes)
-    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
+    severity = min((severity_of(b.stage, b.status, b.message, b.detail,
                                 measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)
     return {

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.causes.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.model import Stage
 from shapefuzz.campaign.outcomes import Triage
 
 DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
@@ -55,28 +56,28 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
         return CANNOT_TELL, f"no verdict on {target.backend}" + (f" ({result.status.value})" if result else "")
     if not result.failed or result.signature is None:
         if _RANK[target.stage] > _RANK.get(result.stage.value, 0):
-            return CANNOT_TELL, f"passes {result.stage.value}; cannot reach {target.stage} here"
+            return CANNOT_TELL, f"passes {result.stage.value}; cannot reach {target.stage.value} here"
         return NO, f"passes {result.stage.value}"
     message = result.signature.message
     got = identity_of(result.stage.value, result.status.value, message, result.detail)
-    want = identity_of(target.stage, target.status, target.sig_json.get("message", ""), target.detail)
+    want = identity_of(target.stage, target.status, target.message, target.detail)
     said = f"{got.stage}/{got.status}" + (f" in {got.failing_pass}" if got.failing_pass else "") + f": {message[:120]}"
-    if from_dynamic_dim_bound(f"{target.sig_json.get('message', '')}\n{target.detail}") and \
+    if from_dynamic_dim_bound(f"{target.message}\n{target.detail}") and \
             from_dynamic_dim_bound(f"{message}\n{result.detail}"):
         return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
-    kinds = dispatch_kind(message, result.detail), dispatch_kind(target.sig_json.get("message", ""), target.detail)
+    kinds = dispatch_kind(message, result.detail), dispatch_kind(target.message, target.detail)
     if all(kinds) and kinds[0] != kinds[1]:
         # a diagnostic on the whole function says what failed only through the dispatch's name: an
         # argmax that "failed to distribute" on the attention's lane is the argmax's bug seen there
         return NO, f"{said} (dispatch kind {kinds[0]}, not {kinds[1]})"
     if (got.stage, got.status) == (want.stage, want.status):
-        if target.stage == "compare":
+        if target.stage == Stage.COMPARE:
             return SAME_FAILURE, said  # wrong values there too
-        if got.key == want.key or (target.stage == "run" and got.message == want.message):
+        if got.key == want.key or (target.stage == Stage.RUN and got.message == want.message):
             return SAME_FAILURE, said
     if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
                                 for name in where):
-        op_kinds = {op_kind(message)} - {""}, {op_kind(target.sig_json.get("message", ""))} - {""}
+        op_kinds = {op_kind(message)} - {""}, {op_kind(target.message)} - {""}
         same = op_kinds[0] == op_kinds[1] if all(op_kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
         if same:
             return SAME_PASS_AND_OP, said

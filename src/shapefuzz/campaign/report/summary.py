@@ -163,7 +163,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     causes = _causes(rows, session_start, store, failing)
     cause_of = {sig: c.name for c in causes for sig in c.buckets}
     buckets = [
-        {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
+        {"signature": b.sig, "backend": b.backend, "stage": b.stage.value, "status": b.status.value, "family": b.family,
          "count": b.count, "state": b.state.value, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
          "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": bucket_triage(b).value,
@@ -253,8 +253,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
-            backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
-            message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),
+            backends=tuple(sorted({b.backend for b in members})), stage=lead.stage.value, status=lead.status.value,
+            message=lead.message, buckets=tuple(b.sig for b in members),
             count=sum(b.count for b in members), first_seen=round(first, 1),
             new=first >= session_start and not reported, rehits=sum(b.rehits for b in members),
             rehit_seconds=round(sum(b.rehit_seconds for b in members), 1),
