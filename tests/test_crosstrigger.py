@@ -22,6 +22,7 @@ from shapefuzz.corpus.store import save_finding
 from shapefuzz.model import BackendResult, Signature, Stage, Status
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.severity import Severity
 
 FOLD = Localization("dispatch-creation", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
                     "every lane tried computes it wrong; omitting it fixes it", certain=True)
@@ -166,7 +167,7 @@ def test_a_run_time_out_of_memory_that_gives_the_bounds_size_on_llvm_cpu_is_the_
                     POOL.format(op="iree_linalg_ext.topk"))
     store = _store(tmp_path, [oom, stack], {})
     before = {c.name: c for c in summarize(store).causes}
-    assert before["cause-oom"].severity == "sizing bug"  # an out-of-memory run of a 1x1 module
+    assert before["cause-oom"].severity == Severity.SIZING_BUG  # an out-of-memory run of a 1x1 module
     assert cross_trigger(store, summarize(store).causes, toolchain, 120.0) == 1
     (run,) = crossings(store)
     assert (run.source, run.target, run.lane, run.verdict) == (oom.sig, stack.sig, "llvm-cpu", SAME_FAILURE), run

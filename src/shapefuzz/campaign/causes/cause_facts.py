@@ -47,8 +47,7 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,
-        "scope": scope_of(lanes, component), "lanes": tuple(lanes), "severity": severity.label,
-        "severity_rank": int(severity), "localized": localized,
+        "scope": scope_of(lanes, component), "lanes": tuple(lanes), "severity": severity, "localized": localized,
     }
 
 
@@ -106,7 +105,7 @@ def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> in
     unfinished, so `triage --bisect` takes it later); returns how many."""
     marked = 0
     for cause in causes:
-        if not cause.is_finding or not cause.new or finished(cause.regression) or not cause.corpus_entries:
+        if not cause.is_finding or not cause.new or cause.range_taken or not cause.corpus_entries:
             continue
         set_regression(store, cause.name, {"text": f"no range: {why}", "unfinished": True,
                                            "entry": Path(cause.corpus_entries[0]).name})
@@ -143,7 +142,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     for cause in causes:
         if not cause.is_finding or (only_new and not cause.new):
             continue
-        if finished(cause.regression) and not (again_without_range and cause.regression_text.startswith("no range")):
+        if cause.range_taken and not (again_without_range and cause.regression_text.startswith("no range")):
             continue
         if end is not None and time.monotonic() >= end:
             say(f"regression ranges: time is up; {cause.name} and later ones are left for "
@@ -179,13 +178,13 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
                 safe_name(cause.name, "cause")  # the store's text is copied into meta.json only when a plain name
                 old = load_entry(Path(entry)).meta.get("bug") or {}
                 record = {**old, "component": cause.component, "scope": cause.scope, "lanes": list(cause.lanes),
-                          "severity": cause.severity}
+                          "severity": cause.severity.label}
                 if cause.failing_pass:
                     record["failing_pass"] = cause.failing_pass
                 if cause.localized is not None:
                     record["localized"] = cause.localized.to_json()
                 if cause.regression:
-                    record["regression"] = dict(cause.regression)
+                    record["regression"] = cause.regression.to_json()
                 if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.causes.merging)
                     record["symptoms"] = [s.text for s in cause.symptoms]
                 record = as_json_value(record)  # JSON values all through, never a value's repr

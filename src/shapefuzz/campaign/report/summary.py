@@ -14,7 +14,7 @@ from typing import Any
 
 from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
-from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause, Regression
 from shapefuzz.campaign.causes.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
 from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
@@ -204,14 +204,14 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
 
 
 def _regression(store: CampaignStore, names: list[str], members: list[BucketRow],
-                ranges: dict[str, dict]) -> dict | None:
+                ranges: dict[str, dict]) -> Regression | None:
     """The range kept under the cause's name (or a name it had before merging), else one taken
     during the campaign under the name its buckets had then; only one taken from an entry the
     cause holds, and a finished range before a "no range: ..."."""
     held = {Path(b.corpus_entry).name for b in members}
     found = [r for n in names if (r := regression_of(store, n)) and r.get("entry") in held]
     found += [r for n, r in sorted(ranges.items()) if n not in names and r.get("entry") in held]
-    return next((r for r in found if finished(r)), found[0] if found else None)
+    return Regression.of(next((r for r in found if finished(r)), found[0] if found else None))
 
 
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
@@ -355,7 +355,7 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
                      + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
-        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
+        lines.append(f"    {c.severity.label}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
         if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
             lines.append(f"    inside a chain: {c.chain}")
@@ -503,7 +503,7 @@ def markdown(s: Summary) -> str:
         known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
-                c.triage.value, c.severity, c.component, c.where,
+                c.triage.value, c.severity.label, c.component, c.where,
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
                 c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")
