@@ -1,4 +1,5 @@
-"""Campaign throughput benchmark.
+"""Campaign throughput and economy: candidates/min, where worker time goes, the causes found
+(--overhead: shapefuzz against a bare loop of the same compiler calls).
 
 Default (the economy figures of issue "Campaigns that spend their time on new bugs"): one timed
 campaign on the default families and backends with --jobs 2, as a new user would run it, then
@@ -23,8 +24,6 @@ same compiler and runtime calls in a plain loop:
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sqlite3
 import subprocess
@@ -35,13 +34,15 @@ from pathlib import Path
 
 import numpy as np
 
+import harness
+
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.iree import load_family
 from shapefuzz.campaign.outcomes import INPUT_SEED_MODULUS
 from shapefuzz.campaign.report.progress import Progress
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
 from shapefuzz.case import Case
-from shapefuzz.invoke.execute import _verify_argv
+from shapefuzz.invoke.execute import verify_argv
 from shapefuzz.iree.mlirinfo import function_info
 from shapefuzz.iree.toolchain import find_toolchain
 
@@ -71,7 +72,7 @@ def economy(toolchain, args, folder: Path) -> dict:
 
 def campaign(toolchain, args, jobs: int, folder: Path) -> dict:
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")), count=args.count, jobs=jobs,
-                          seed=args.seed, campaign=str(folder), shrink=False)
+                          seed=args.seed, campaign=str(folder), corpus=str(folder / "corpus"), shrink=False)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=True))
     wall = time.perf_counter() - start
@@ -108,7 +109,7 @@ def bare_loop(toolchain, cases, backends: list[str], phase: str | None = None) -
             info = function_info(text)
             outs = [f"--output=@{os.path.join(tmp, f'out{k}.npy')}" for k in range(info.results)]
             start = time.perf_counter()
-            ok = [_run(_verify_argv(toolchain, mlir, split=False))]
+            ok = [_run(verify_argv(toolchain, mlir, split=False))]
             source, extra = mlir, []
             if phase:
                 source = os.path.join(tmp, f"c{i}.{phase}.mlir")
@@ -128,8 +129,8 @@ def bare_loop(toolchain, cases, backends: list[str], phase: str | None = None) -
     return total, verdicts
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--time", default="20m", help="economy mode: the campaign's active time (45s, 4m, 20m)")
     parser.add_argument("--jobs", type=int, default=2, help="economy mode: workers (default 2)")
     parser.add_argument("--keep", default=None, help="economy mode: keep the campaign in this folder")
@@ -143,28 +144,37 @@ def main() -> None:
     parser.add_argument("--phases", nargs="?", const="global-optimization", default=None,
                         help="also try compiling up to PHASE once per candidate (default: global-optimization)")
     parser.add_argument("--skip-jobs2", action="store_true")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    if not args.overhead:
-        toolchain = find_toolchain()
-        with tempfile.TemporaryDirectory(prefix="bench-campaign-") as tmp:
-            folder = Path(args.keep) if args.keep else Path(tmp) / "camp"
-            r = economy(toolchain, args, folder)
-        if args.json:
-            print(json.dumps(r, indent=2))
-            return
-        shares = ", ".join(f"{k} {v:.1%}" for k, v in r["worker_share"].items())
-        apart = ", ".join(f"{n} {t}" for t, n in sorted(r["set_apart"].items())) or "none"
-        print(f"{r['candidates']} candidates in {r['active']:.0f}s active with --jobs {r['jobs']} "
-              f"(ops {args.ops or 'all'}, backends {args.backends or 'default'}, seed {args.seed})")
-        print(f"candidates/min: {r['per_minute']:.1f}")
-        print(f"worker time: {shares} (of {sum(r['worker_seconds'].values()):.0f}s)")
-        print(f"time re-hitting saturated buckets: {r['rehit_seconds']:.0f}s")
-        print(f"distinct causes: {r['causes']} ({r['findings']} compiler bugs; set apart: {apart}) in "
-              f"{r['buckets']} buckets; lane-candidates unsupported (target limits): {r['unsupported_lanes']}")
-        for triage, stage, status, message, backends in r["cause_list"]:
-            print(f"  {triage:16} {stage}/{status}: {message}  [{', '.join(backends)}]")
-        return
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        report.details = (overhead if args.overhead else economy_figures)(args, report.figures)
+
+
+def economy_figures(args, figures: harness.Figures) -> dict:
+    toolchain = find_toolchain()
+    with tempfile.TemporaryDirectory(prefix="bench-campaign-") as tmp:
+        folder = Path(args.keep) if args.keep else Path(tmp) / "camp"
+        r = economy(toolchain, args, folder)
+    apart = ", ".join(f"{n} {t}" for t, n in sorted(r["set_apart"].items())) or "none"
+    print(f"{r['candidates']} candidates in {r['active']:.0f}s active with --jobs {r['jobs']} "
+          f"(ops {args.ops or 'all'}, backends {args.backends or 'default'}, seed {args.seed})")
+    for triage, stage, status, message, backends in r["cause_list"]:
+        print(f"  {triage:16} {stage}/{status}: {message}  [{', '.join(backends)}]")
+    figures.add("candidates", r["candidates"])
+    figures.add("active time", r["active"], "s")
+    figures.add("candidates/min", r["per_minute"], "/min")
+    for kind, share in r["worker_share"].items():
+        figures.add(f"worker time in {kind}", 100 * share, "%")
+    figures.add("worker time", sum(r["worker_seconds"].values()), "s")
+    figures.add("time re-hitting saturated buckets", r["rehit_seconds"], "s")
+    figures.add("distinct causes", r["causes"])
+    figures.add("compiler-bug causes", r["findings"])
+    figures.add("causes set apart", apart)
+    figures.add("buckets", r["buckets"])
+    figures.add("lane-candidates unsupported (target limits)", r["unsupported_lanes"])
+    return r
+
+
+def overhead(args, figures: harness.Figures) -> dict:
     args.ops = args.ops or "topk,scatter,conv,conv_transpose,one_hot"
     args.backends = args.backends or "llvm-cpu,vmvx,rocm-gfx942"
     toolchain = find_toolchain()
@@ -183,23 +193,26 @@ def main() -> None:
             same = sum(a[0:1] + a[1:] == (b[0],) + b[2:] for a, b in zip(bare_verdicts, phased_verdicts))
             results["phases"] = {"phase": args.phases, "seconds": phased, "same_outcomes": same, "of": len(cases)}
     n = one["candidates"]
-    per_min_core = n / one["wall"] * 60
-    lines = [
-        f"{n} candidates ({args.ops} on {args.backends}), seed {args.seed}",
-        f"jobs 1: {one['wall']:.1f}s wall, {per_min_core:.1f} candidates/min/core, {one['buckets']} buckets",
-        f"  time in compiler+runtime: {one['tool'] / one['wall']:.1%} of wall "
-        f"({one['tool'] / one['task']:.1%} of worker time); shapefuzz itself: {1 - one['tool'] / one['wall']:.1%}",
-        f"  bare loop of the same calls: {bare:.1f}s; shapefuzz throughput / bare = {bare / one['wall']:.3f}",
-    ]
+    print(f"{n} candidates ({args.ops} on {args.backends}), seed {args.seed}")
+    figures.add("jobs 1: wall", one["wall"], "s")
+    figures.add("jobs 1: candidates/min/core", n / one["wall"] * 60, "/min")
+    figures.add("jobs 1: buckets", one["buckets"])
+    figures.add("time in compiler+runtime, of wall", 100 * one["tool"] / one["wall"], "%")
+    figures.add("time in compiler+runtime, of worker time", 100 * one["tool"] / one["task"], "%")
+    figures.add("shapefuzz itself, of wall", 100 * (1 - one["tool"] / one["wall"]), "%")
+    figures.add("bare loop of the same calls", bare, "s")
+    figures.add("shapefuzz throughput / bare loop", bare / one["wall"], "x")
     if "jobs2" in results:
         two = results["jobs2"]
-        lines.append(f"jobs 2: {two['wall']:.1f}s wall, {two['candidates'] / two['wall'] * 60 / 2:.1f} candidates/min/core; "
-                     f"jobs2/jobs1 throughput = {(two['candidates'] / two['wall']) / (n / one['wall']):.2f}x")
+        figures.add("jobs 2: wall", two["wall"], "s")
+        figures.add("jobs 2: candidates/min/core", two["candidates"] / two["wall"] * 60 / 2, "/min")
+        figures.add("jobs2 / jobs1 throughput", (two["candidates"] / two["wall"]) / (n / one["wall"]), "x")
     if "phases" in results:
         p = results["phases"]
-        lines.append(f"phases (--compile-to={p['phase']} once, --compile-from per backend): {p['seconds']:.1f}s "
-                     f"vs bare {bare:.1f}s = {bare / p['seconds']:.2f}x; same outcomes on {p['same_outcomes']}/{p['of']}")
-    print(json.dumps(results, indent=2) if args.json else "\n".join(lines))
+        figures.add(f"phases (--compile-to={p['phase']} once, --compile-from per backend)", p["seconds"], "s")
+        figures.add("bare / phases", bare / p["seconds"], "x")
+        figures.add("phases: same outcomes", f"{p['same_outcomes']}/{p['of']}")
+    return results
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""Cluster campaign benchmark (issue "Campaigns on a Ray cluster"). Prints, in one run:
+"""Cluster campaigns (issue "Campaigns on a Ray cluster"): the local pool against a one-node Ray
+cluster, and how many results per minute the head absorbs.
+
+Prints, in one run:
 
 1. candidates per minute with the local process pool and with a one-node local Ray cluster at the
    same --jobs, same seed and count, alternating --rounds times (the real compiler; goal: the
@@ -18,16 +21,17 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import shutil
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import harness
 
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
@@ -61,15 +65,20 @@ def pools(toolchain, args, work: Path) -> dict[str, Any]:
     cluster = Cluster(initialize_head=True, head_node_args=node_args(num_cpus=args.jobs,  # on 127.0.0.1 only
                                                                      object_store_memory=100 << 20))
     ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
-    rounds = []
+    rounds: list[dict[str, Any]] = [{} for _ in range(args.rounds)]
+    rates = harness.Interleaved("one-node Ray cluster", "local pool")  # the order alternates from round to round
+
+    def arm(r: int, address: str | None) -> float:
+        name = "ray" if address else "local"
+        rounds[r][name] = campaign_rate(work / f"{name}{r}", toolchain, args, address)
+        return rounds[r][name]["per_minute"]
+
     try:
         for r in range(args.rounds):
-            local = campaign_rate(work / f"local{r}", toolchain, args, None)
-            remote = campaign_rate(work / f"ray{r}", toolchain, args, cluster.address)
-            rounds.append({"local": local, "ray": remote,
-                           "overhead": round(local["per_minute"] / max(remote["per_minute"], 1e-9), 3)})
-            print(f"round {r + 1}: local pool {local['per_minute']}/min, one-node Ray cluster {remote['per_minute']}"
-                  f"/min (--jobs {args.jobs}, {args.count} candidates each): overhead {rounds[-1]['overhead']}x",
+            remote, local = rates.measure(lambda: arm(r, cluster.address), lambda: arm(r, None))
+            rounds[r]["overhead"] = round(local / max(remote, 1e-9), 3)
+            print(f"round {r + 1}: local pool {local}/min, one-node Ray cluster {remote}"
+                  f"/min (--jobs {args.jobs}, {args.count} candidates each): overhead {rounds[r]['overhead']}x",
                   flush=True)
     finally:
         ray.shutdown()
@@ -167,8 +176,8 @@ def capacity(toolchain, count: int, work: Path, free_draws: bool) -> dict[str, A
             "nodes_at_50_per_min": int(per_cpu_min // 50)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--count", type=int, default=40, help="candidates per pool campaign (default 40)")
     parser.add_argument("--jobs", type=int, default=2, help="tasks in flight for both pools (default 2)")
     parser.add_argument("--rounds", type=int, default=1, help="local/Ray pairs, alternating (default 1)")
@@ -177,29 +186,34 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=3000, help="results the head absorbs (default 3000)")
     parser.add_argument("--skip-pools", action="store_true", help="only the head's capacity")
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     toolchain = find_toolchain()
     work = Path(tempfile.mkdtemp(prefix="shapefuzz-bench-cluster-"))
     out: dict[str, Any] = {}
-    try:
-        if not args.skip_pools:
-            out["pools"] = pools(toolchain, args, work)
-        for free in (False, True):
-            figure = capacity(toolchain, args.capacity, work, free)
-            out["capacity_free_draws" if free else "capacity"] = figure
-            print(f"head capacity ({'draws that cost nothing' if free else 'real draws'}): "
-                  f"{figure['per_cpu_minute']} results per minute of the head's CPU time, {figure['per_minute']} per "
-                  f"minute of wall time on this machine's load ({figure['results']} in {figure['seconds']}s, "
-                  f"{figure['cpu_seconds']}s CPU; {figure['buckets']} buckets, {figure['causes']} causes, "
-                  f"{figure['corpus_entries']} corpus entries) = {figure['nodes_at_50_per_min']} nodes at 50/min",
-                  flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    if "pools" in out:
-        print(f"overhead (local / one-node Ray, median of {args.rounds}): {out['pools']['overhead_median']}x (goal <= 1.15)")
-    if args.json:
-        print(json.dumps(out, indent=2))
+    with harness.session(args) as report:
+        try:
+            if not args.skip_pools:
+                out["pools"] = pools(toolchain, args, work)
+            for free in (False, True):
+                figure = capacity(toolchain, args.capacity, work, free)
+                out["capacity_free_draws" if free else "capacity"] = figure
+                print(f"head capacity ({'draws that cost nothing' if free else 'real draws'}): "
+                      f"{figure['results']} results in {figure['seconds']}s, {figure['cpu_seconds']}s CPU; "
+                      f"{figure['buckets']} buckets, {figure['causes']} causes, "
+                      f"{figure['corpus_entries']} corpus entries", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        if "pools" in out:
+            report.figures.add(f"local / one-node Ray candidates/min, median of {args.rounds}",
+                               out["pools"]["overhead_median"], "x", "<= 1.15")
+        for key, label in (("capacity", "real draws"), ("capacity_free_draws", "draws that cost nothing")):
+            figure = out[key]
+            # 100 nodes at 50 candidates/min each
+            report.figures.add(f"head capacity ({label}), per minute of its CPU", figure["per_cpu_minute"], "/min",
+                               ">= 5000" if key == "capacity" else "")
+            report.figures.add(f"head capacity ({label}), per minute of wall", figure["per_minute"], "/min")
+            report.figures.add(f"head capacity ({label}), nodes at 50/min", figure["nodes_at_50_per_min"])
+        report.details = out
 
 
 if __name__ == "__main__":

@@ -24,15 +24,14 @@ compiler (user+sys, robust to a loaded machine) and of reading the log, medians 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import resource
 import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import harness
 
 from shapefuzz.campaign.coverage_map import DEFAULT_COVERAGE
 from shapefuzz.campaign.report.coverage_summary import coverage_rows
@@ -112,12 +111,7 @@ def steady_figures(store: CampaignStore, budget_s: float, jobs: int) -> dict:
     }
 
 
-def _child_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def compile_cost(toolchain, n: int) -> None:
+def compile_cost(toolchain, n: int, figures: harness.Figures) -> dict:
     from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.campaign.iree import IreeTarget
     from shapefuzz.coverage.actionlog import log_flags, read_action_log
@@ -125,7 +119,14 @@ def compile_cost(toolchain, n: int) -> None:
 
     flags = BACKENDS["llvm-cpu"].compile_flags(toolchain.probe)
     families = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
-    plain, logged, parse, sizes = [], [], [], []
+    pair = harness.Interleaved("plain", "with the log")  # which runs first alternates
+    parse, sizes = [], []
+
+    def compiler_cpu(argv: list[str]) -> float:
+        before = harness.children_cpu()
+        subprocess.run(argv, capture_output=True, timeout=600)
+        return harness.children_cpu() - before
+
     with tempfile.TemporaryDirectory(prefix="bench-coverage-cost-") as tmp:
         target = IreeTarget(toolchain, Path(tmp) / "corpus")
         for i in range(n):
@@ -133,21 +134,22 @@ def compile_cost(toolchain, n: int) -> None:
             src, log = os.path.join(tmp, "m.mlir"), os.path.join(tmp, "a.log")
             Path(src).write_text(candidate.text)
             argv = [str(toolchain.compile_bin), src, *flags, *input_type_flags(candidate.text), "-o", os.devnull]
-            for with_log in (i % 2 == 0, i % 2 == 1):  # alternate which runs first
-                before = _child_cpu()
-                subprocess.run(argv + (list(log_flags(log)) if with_log else []), capture_output=True, timeout=600)
-                (logged if with_log else plain).append(_child_cpu() - before)
+            pair.measure(lambda: compiler_cpu(argv), lambda: compiler_cpu(argv + list(log_flags(log))))
             start = time.process_time()
             read_action_log(log)
             parse.append(time.process_time() - start)
             sizes.append(os.path.getsize(log) / 1e6)
             os.unlink(log)
     med = statistics.median
-    print(f"{n} candidates on llvm-cpu: compiler CPU median {med(plain):.2f}s plain, {med(logged):.2f}s with the log "
-          f"({med(logged) / med(plain):.2f}x); reading the log {med(parse):.2f}s (median of {med(sizes):.1f} MB); "
-          f"instrumented total {(med(logged) + med(parse)) / med(plain):.2f}x a plain compile")
-    print(f"  per candidate (plain, logged, parse s): " + ", ".join(
+    plain, logged = pair.first, pair.second
+    print("  per candidate (plain, logged, parse s): " + ", ".join(
         f"({a:.2f}, {b:.2f}, {c:.2f})" for a, b, c in zip(plain, logged, parse)))
+    figures.add(f"compiler CPU, plain (median of {n}, llvm-cpu)", med(plain), "s")
+    figures.add("compiler CPU, with the log", med(logged), "s")
+    figures.add("with the log / plain", pair.median_ratio(), "x")
+    figures.add(f"reading the log (median of {med(sizes):.1f} MB)", med(parse), "s")
+    figures.add("instrumented in all / plain", (med(logged) + med(parse)) / med(plain), "x")
+    return {**pair.to_json(), "parse": parse, "log_mb": sizes}
 
 
 def spread(values: list[float]) -> str:
@@ -158,8 +160,8 @@ def spread(values: list[float]) -> str:
     return f"{mean:8.1f} ±{sd:6.1f} [{min(values):.0f}-{max(values):.0f}]"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--time", default="2m", help="active time of each campaign (equal budgets)")
     parser.add_argument("--seeds", type=int, default=3, help="campaign seeds per arm (at least 3 for a spread)")
     parser.add_argument("--first-seed", type=int, default=100)
@@ -169,13 +171,17 @@ def main() -> None:
     parser.add_argument("--ops", default=None, help="default: every family")
     parser.add_argument("--backends", default=None, help="default: the campaign's default lanes")
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument("--json", action="store_true")
     parser.add_argument("--cost", type=int, default=0, help="measure N instrumented compiles instead")
     parser.add_argument("--keep", default=None, help="keep the campaigns in this folder (ARM-SEED each), to look into")
-    args = parser.parse_args()
-    if args.cost:
-        compile_cost(find_toolchain(), args.cost)
-        return
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        if args.cost:
+            report.details = compile_cost(find_toolchain(), args.cost, report.figures)
+        else:
+            report.details = compare_arms(args, report.figures)
+
+
+def compare_arms(args, figures: harness.Figures) -> list[dict]:
     arms = [a for a in args.arms.split(",") if a in ARMS]
     toolchain = find_toolchain()
     results: list[dict] = []
@@ -184,8 +190,7 @@ def main() -> None:
         tmp = args.keep or scratch
         for i in range(args.seeds):
             seed = args.first_seed + i
-            order = arms[i % len(arms):] + arms[:i % len(arms)]  # alternate which arm runs first
-            for arm in order:
+            for arm in harness.rotated(arms, i):  # alternate which arm runs first
                 r = one_campaign(toolchain, arm, seed, args, Path(tmp) / f"{arm}-{seed}", reached)
                 results.append(r)
                 print(f"# {arm} seed {seed}: {r['candidates']} candidates ({r['per_minute']}/min), "
@@ -194,9 +199,6 @@ def main() -> None:
                       f"{r['budget_per_minute']}/min within the budget, {r['check_s']} s a check (the 5 slowest "
                       f"aside), {r['idle_s']} worker s idle", flush=True)
     print(ceiling(reached), flush=True)
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
     by_arm = {arm: [r for r in results if r["arm"] == arm] for arm in arms}
     print(f"\n{args.seeds} seed(s) x {len(arms)} arm(s), {args.time} each, --jobs {args.jobs}, "
           f"ops {args.ops or 'all'}, backends {args.backends or 'default'}, share {args.share}")
@@ -208,17 +210,20 @@ def main() -> None:
     mean = {arm: {k: statistics.fmean(r[k] for r in rows) for k in columns} for arm, rows in by_arm.items() if rows}
     if "guided" in mean and "unguided" in mean:
         g, u = mean["guided"], mean["unguided"]
-        print(f"guided/unguided: pairs {g['pairs'] / max(u['pairs'], 1):.2f}x, "
-              f"causes {g['causes'] / max(u['causes'], 1):.2f}x (goal: >= 1.15x and >= 1.2x)")
+        figures.add("guided / unguided (pass, pattern) pairs", g["pairs"] / max(u["pairs"], 1), "x", ">= 1.15")
+        figures.add("guided / unguided causes", g["causes"] / max(u["causes"], 1), "x", ">= 1.2")
     if "guided" in mean and "plain" in mean:
         g, p = mean["guided"], mean["plain"]
-        print(f"guided/plain candidates/min: {g['per_minute'] / max(p['per_minute'], 1e-9):.2f}x (goal: >= 0.90x); "
-              f"within the budget {g['budget_per_minute'] / max(p['budget_per_minute'], 1e-9):.2f}x; "
-              f"check seconds {g['check_s'] / max(p['check_s'], 1e-9):.2f}x")
+        figures.add("guided / plain candidates/min", g["per_minute"] / max(p["per_minute"], 1e-9), "x", ">= 0.9")
+        figures.add("guided / plain candidates/min within the budget",
+                    g["budget_per_minute"] / max(p["budget_per_minute"], 1e-9), "x")
+        figures.add("guided / plain check seconds", g["check_s"] / max(p["check_s"], 1e-9), "x")
     if "unguided" in mean and "plain" in mean:  # the cost of the action log alone
         u, p = mean["unguided"], mean["plain"]
-        print(f"unguided/plain: within the budget {u['budget_per_minute'] / max(p['budget_per_minute'], 1e-9):.2f}x, "
-              f"check seconds {u['check_s'] / max(p['check_s'], 1e-9):.2f}x")
+        figures.add("unguided / plain candidates/min within the budget",
+                    u["budget_per_minute"] / max(p["budget_per_minute"], 1e-9), "x")
+        figures.add("unguided / plain check seconds", u["check_s"] / max(p["check_s"], 1e-9), "x")
+    return results
 
 
 if __name__ == "__main__":

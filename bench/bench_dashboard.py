@@ -17,7 +17,7 @@ spread between rounds is printed too: a ratio inside it says "no measurable cost
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import harness
 
 from shapefuzz.campaign.report.dashboard import REFRESH_SECONDS, write_dashboard
 from shapefuzz.campaign.report.issue_texts import IssueTexts
@@ -60,13 +62,11 @@ def campaign_rate(args, every: float, folder: Path) -> float:
     done = subprocess.run(argv, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         sys.exit(f"campaign failed: {done.stderr.strip().splitlines()[-1:]}")
-    import json
-
     return float(json.loads(done.stdout)["per_minute"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--campaign", type=Path, help="a campaign folder to render")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--ab", help="campaign length for the A/B run, e.g. 2m")
@@ -76,29 +76,42 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--ops")
     parser.add_argument("--backends")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if not (args.campaign or args.ab):
+        parser.error("give --campaign DIR (the render's cost) or --ab TIME (campaigns with and without a refresh)")
     cores = os.cpu_count() or 1
-    print(f"machine: {cores} cores, load average {os.getloadavg()[0]:.1f}")
-    if args.campaign:
-        r = render_cost(args.campaign, args.repeat)
-        every = float(os.environ.get("SHAPEFUZZ_HTML_EVERY") or REFRESH_SECONDS)
-        share = r["cpu"] / every / cores if every > 0 else 0.0
-        print(f"report.html of {r['candidates']} candidates: {r['bytes'] / 1024:.0f} KiB; one render "
-              f"{r['wall']:.2f}s wall, {r['cpu']:.2f}s CPU (median of {args.repeat})")
-        print(f"refreshing every {every:.0f}s takes {share:.2%} of the machine's CPU: at most that share "
-              "of candidates/min")
-    if args.ab:
-        rates: dict[str, list[float]] = {"off": [], f"every {args.stress:g}s": []}
-        for round_ in range(args.rounds):
-            for arm, every in (("off", 0.0), (f"every {args.stress:g}s", args.stress)):
+    with harness.session(args) as report:
+        figures, details = report.figures, {}
+        if args.campaign:
+            r = render_cost(args.campaign, args.repeat)
+            every = float(os.environ.get("SHAPEFUZZ_HTML_EVERY") or REFRESH_SECONDS)
+            share = r["cpu"] / every / cores if every > 0 else 0.0
+            figures.add(f"report.html of {r['candidates']} candidates", r["bytes"] / 1024, "KiB")
+            figures.add(f"one render, wall (median of {args.repeat})", r["wall"], "s")
+            figures.add(f"one render, CPU (median of {args.repeat})", r["cpu"], "s")
+            figures.add(f"share of the machine's CPU refreshing every {every:.0f}s (most candidates/min lost)",
+                        100 * share, "%")
+            details["render"] = r
+        if args.ab:
+            stressed = f"every {args.stress:g}s"
+            rates = harness.Interleaved("off", stressed)  # the order of the arms alternates from round to round
+
+            def arm(every: float, label: str, round_: int) -> float:
                 with tempfile.TemporaryDirectory(prefix="bench-dash-") as tmp:
-                    rates[arm].append(campaign_rate(args, every, Path(tmp)))
-                print(f"round {round_ + 1}, refresh {arm}: {rates[arm][-1]:.1f} candidates/min", flush=True)
-        (a, ra), (b, rb) = rates.items()
-        spread = max(ra) - min(ra) if len(ra) > 1 else float("nan")
-        print(f"candidates/min: refresh {a} {statistics.mean(ra):.1f}, refresh {b} {statistics.mean(rb):.1f}; "
-              f"ratio {statistics.mean(rb) / statistics.mean(ra):.3f}; spread between rounds without refresh "
-              f"{spread:.1f}/min")
+                    rate = campaign_rate(args, every, Path(tmp))
+                print(f"round {round_ + 1}, refresh {label}: {rate:.1f} candidates/min", flush=True)
+                return rate
+
+            for round_ in range(args.rounds):
+                rates.measure(lambda: arm(0.0, "off", round_), lambda: arm(args.stress, stressed, round_))
+            ra, rb = rates.first, rates.second
+            spread = max(ra) - min(ra) if len(ra) > 1 else float("nan")
+            figures.add("candidates/min, refresh off", statistics.mean(ra), "/min")
+            figures.add(f"candidates/min, refresh {stressed}", statistics.mean(rb), "/min")
+            figures.add(f"refresh {stressed} / off", rates.ratio(), "x")
+            figures.add("spread between rounds without refresh", spread, "/min")
+            details["ab"] = rates.to_json()
+        report.details = details
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import tempfile
+
+import harness
 
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.case import Case
@@ -24,17 +25,21 @@ from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE
 
 
 def _cpu_of(argv: list[str]) -> tuple[float, int]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = harness.children_cpu()
     code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), code
+    return harness.children_cpu() - before, code
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--cases", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        report.details = measure(args, report.figures)
+
+
+def measure(args: argparse.Namespace, figures: harness.Figures) -> dict:
     toolchain = find_toolchain(None)
     flags = list(BACKENDS["llvm-cpu"].compile_flags(toolchain.probe))
     families = list(FAMILY_MODULES)
@@ -51,16 +56,17 @@ def main() -> None:
             argv = [str(toolchain.compile_bin), path, *flags, *input_type_flags(text), "-o", os.devnull]
             if _cpu_of(argv)[1] == 0:
                 cases.append(argv)
-        totals = {"without": 0.0, "with": 0.0}
+        pair = harness.Interleaved("without", "with")
         for _ in range(args.rounds):
-            for i, argv in enumerate(cases):
-                for way in (("without", "with") if i % 2 else ("with", "without")):
-                    extra = [PRINT_IR_AFTER_FAILURE] if way == "with" else []
-                    totals[way] += _cpu_of(argv[:-2] + extra + argv[-2:])[0]
-    print(f"{len(cases)} passing cases x {args.rounds} rounds on llvm-cpu")
-    print(f"compiler CPU seconds without the flag: {totals['without']:.2f}")
-    print(f"compiler CPU seconds with the flag:    {totals['with']:.2f}")
-    print(f"with / without: {totals['with'] / totals['without']:.3f}")
+            for argv in cases:
+                flagged = argv[:-2] + [PRINT_IR_AFTER_FAILURE] + argv[-2:]
+                pair.measure(lambda: _cpu_of(argv)[0], lambda: _cpu_of(flagged)[0])
+    figures.add("passing cases (llvm-cpu)", len(cases))
+    figures.add("rounds", args.rounds)
+    figures.add("compiler CPU without the flag", sum(pair.first), "s")
+    figures.add("compiler CPU with the flag", sum(pair.second), "s")
+    figures.add("with / without", pair.ratio(), "x", "<= 1.05")
+    return pair.to_json()
 
 
 if __name__ == "__main__":

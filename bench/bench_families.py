@@ -27,6 +27,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import harness
+
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.report.progress import Progress
@@ -56,38 +58,42 @@ def _one(job: tuple[str, int, bool, tuple[str, ...]]) -> tuple[str, bool, float,
 FIVE = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
 
 
-def ab(args: argparse.Namespace) -> int:
+def ab(args: argparse.Namespace, figures: harness.Figures) -> dict:
     """Alternating five-family and all-family campaigns of equal budget; candidates/min and causes."""
     toolchain = find_toolchain()
     root = Path(tempfile.mkdtemp(prefix="bench-families-ab-"))
-    rates: dict[str, list[float]] = {"five": [], "all": []}
+
+    def arm(name: str, families: tuple[str, ...], pair: int) -> float:
+        folder = root / f"{name}-{pair}"
+        request = FuzzRequest(ops=",".join(families), time=args.ab, jobs=args.jobs, seed=41 + pair,
+                              campaign=str(folder), corpus=str(folder / "corpus"), bisect_time=0.0)
+        summary = run_campaign(request, toolchain, Progress(quiet=True))
+        family_of = {b["signature"]: b["family"] for b in summary.buckets}
+        per_family = collections.Counter(family_of[c.buckets[0]] for c in summary.findings)
+        worker = summary.worker_seconds
+        print(f"{name:4} seed {41 + pair}: {summary.candidates} candidates in {summary.active_seconds:.0f} s, "
+              f"{summary.rate_per_min:.1f}/min; {len(summary.causes)} causes, {len(summary.findings)} compiler bugs "
+              f"{dict(per_family)}; worker s check/confirm/shrink "
+              f"{worker.get('check', 0):.0f}/{worker.get('confirm', 0):.0f}/{worker.get('shrink', 0):.0f}; "
+              f"slow {[(r['family'], r['feature'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
+        print("     per family: " + ", ".join(
+            f"{f} {row.cases} checked in {row.seconds:.0f}/{row.after_seconds.get('confirm', 0):.0f}/"
+            f"{row.after_seconds.get('shrink', 0):.0f} s" for f, row in summary.families.items()), flush=True)
+        return summary.rate_per_min
+
+    rates = harness.Interleaved("five", "all")  # the order of the two arms alternates from pair to pair
     for pair in range(args.pairs):
-        arms = [("five", FIVE), ("all", DEFAULT_FAMILIES)]
-        for name, families in arms if pair % 2 == 0 else arms[::-1]:
-            folder = root / f"{name}-{pair}"
-            request = FuzzRequest(ops=",".join(families), time=args.ab, jobs=args.jobs, seed=41 + pair,
-                                  campaign=str(folder), corpus=str(folder / "corpus"), bisect_time=0.0)
-            summary = run_campaign(request, toolchain, Progress(quiet=True))
-            rates[name].append(summary.rate_per_min)
-            family_of = {b["signature"]: b["family"] for b in summary.buckets}
-            per_family = collections.Counter(family_of[c.buckets[0]] for c in summary.findings)
-            worker = summary.worker_seconds
-            print(f"{name:4} seed {41 + pair}: {summary.candidates} candidates in {summary.active_seconds:.0f} s, "
-                  f"{summary.rate_per_min:.1f}/min; {len(summary.causes)} causes, {len(summary.findings)} compiler bugs "
-                  f"{dict(per_family)}; worker s check/confirm/shrink "
-                  f"{worker.get('check', 0):.0f}/{worker.get('confirm', 0):.0f}/{worker.get('shrink', 0):.0f}; "
-                  f"slow {[(r['family'], r['feature'], r['lane']) for r in summary.slow_lanes]}; {folder}", flush=True)
-            print("     per family: " + ", ".join(
-                f"{f} {row.cases} checked in {row.seconds:.0f}/{row.after_seconds.get('confirm', 0):.0f}/"
-                f"{row.after_seconds.get('shrink', 0):.0f} s" for f, row in summary.families.items()), flush=True)
-    ratios = [a / f for a, f in zip(rates["all"], rates["five"]) if f]
-    print(f"all/five candidates/min per pair: {', '.join(f'{r:.2f}' for r in ratios)}; "
-          f"mean {statistics.mean(ratios):.2f}")
-    return 0
+        rates.measure(lambda: arm("five", FIVE, pair), lambda: arm("all", DEFAULT_FAMILIES, pair))
+    ratios = rates.pair_ratios()
+    for pair, ratio in enumerate(ratios):
+        figures.add(f"all / five candidates/min, seed {41 + pair}", ratio, "x")
+    figures.add(f"all / five candidates/min, mean of {len(ratios)} pairs",
+                statistics.mean(ratios) if ratios else float("nan"), "x")
+    return rates.to_json()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__)
     parser.add_argument("--ops", default=",".join(DEFAULT_FAMILIES))
     parser.add_argument("--n", type=int, default=12, help="small draws per family")
     parser.add_argument("--large", type=int, default=3, help="large draws per family (compile-only lanes)")
@@ -96,9 +102,14 @@ def main() -> int:
     parser.add_argument("--corpus", default="/tmp/bench_families_corpus")
     parser.add_argument("--ab", default=None, help="campaign A/B instead: active time of each campaign")
     parser.add_argument("--pairs", type=int, default=2)
-    args = parser.parse_args()
-    if args.ab:
-        return ab(args)
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        report.details = (ab if args.ab else per_family)(args, report.figures)
+    return 0
+
+
+def per_family(args: argparse.Namespace, figures: harness.Figures) -> dict:
+    """Each family's check cost, small and large draws, checked two at a time."""
     families = args.ops.split(",")
     probe = find_toolchain().probe
     lanes = [b for b in DEFAULT_BACKENDS if BACKENDS[b].compiles(probe)]
@@ -128,10 +139,15 @@ def main() -> int:
                 continue
             seconds = [s for s, _, _ in rows]
             worst = max(rows)
-            print(f"{family:16} {'large' if large else 'small':6} {len(rows):3} {statistics.mean(seconds):7.2f} "
+            regime = "large" if large else "small"
+            print(f"{family:16} {regime:6} {len(rows):3} {statistics.mean(seconds):7.2f} "
                   f"{statistics.median(seconds):7.2f} {max(seconds):7.1f} {sum(seconds) / total:6.1%} "
                   f"{sum(v == 'fail' for _, v, _ in rows):4}  {worst[2]}")
-    return 0
+            figures.add(f"{family} {regime}: mean check", statistics.mean(seconds), "s")
+            figures.add(f"{family} {regime}: share of check time", 100 * sum(seconds) / total, "%")
+    figures.add("checks", len(jobs))
+    figures.add("wall", wall, "s")
+    return {f"{family} {'large' if large else 'small'}": rows for (family, large), rows in results.items()}
 
 
 if __name__ == "__main__":

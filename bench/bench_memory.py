@@ -12,8 +12,6 @@ Prints percentiles and how many compiles a 1.5/2/3/4 GiB cap would have cut shor
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import resource
 import subprocess
@@ -22,9 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import harness
+
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS
 from shapefuzz.campaign.engine import derive_seed
-from shapefuzz.campaign.iree import KNOWN_FAMILIES, IreeTarget
+from shapefuzz.campaign.iree import CAMPAIGN_MEMORY_CAP, KNOWN_FAMILIES, IreeTarget
 from shapefuzz.iree.toolchain import find_toolchain
 
 GIB = 1 << 30
@@ -69,14 +69,19 @@ def _pct(values: list[int], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / GIB if ordered else 0.0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = harness.parser(__doc__)
     parser.add_argument("--count", type=int, default=25, help="candidates to draw")
     parser.add_argument("--ops", default=",".join(KNOWN_FAMILIES))
     parser.add_argument("--backends", default=",".join(DEFAULT_BACKENDS))
     parser.add_argument("--seed", type=int, default=1234)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        report.details = measure_all(args, report.figures)
+    return 0
+
+
+def measure_all(args, figures: harness.Figures) -> dict:
     toolchain = find_toolchain()
     target = IreeTarget(toolchain, Path(tempfile.gettempdir()))
     families = args.ops.split(",")
@@ -103,17 +108,17 @@ def main() -> int:
         "vm_gib": {"p50": _pct(vm, 0.5), "p90": _pct(vm, 0.9), "p99": _pct(vm, 0.99), "max": max(vm) / GIB},
         "cut_by_cap": {f"{c}GiB": sum(r["vm"] > c * GIB for r in ok) for c in CAPS},
     }
-    if args.json:
-        print(json.dumps({"summary": summary, "rows": rows}, indent=2))
-    else:
-        print(f"{len(rows)} compiles of {args.count} candidates ({args.ops} on {','.join(backends)}), {len(ok)} ok")
-        for key in ("rss_gib", "vm_gib"):
-            s = summary[key]
-            print(f"peak {'RSS' if key == 'rss_gib' else 'address space'}: p50 {s['p50']:.2f}  p90 {s['p90']:.2f}  "
-                  f"p99 {s['p99']:.2f}  max {s['max']:.2f} GiB")
-        print("successful compiles a cap would have cut short: "
-              + ", ".join(f"{k}: {v}" for k, v in summary["cut_by_cap"].items()))
-    return 0
+    print(f"{len(rows)} compiles of {args.count} candidates ({args.ops} on {','.join(backends)}), {len(ok)} ok")
+    figures.add("compiles", len(rows))
+    figures.add("compiles that succeeded", len(ok))
+    for key, label in (("rss_gib", "peak RSS"), ("vm_gib", "peak address space")):
+        for q in ("p50", "p90", "p99", "max"):
+            figures.add(f"{label} {q}", summary[key][q], "GiB")
+    for cap, cut in summary["cut_by_cap"].items():
+        # the campaign's cap must cut no compile that succeeds under the full 8 GiB
+        goal = "<= 0" if float(cap[:-3]) * GIB == CAMPAIGN_MEMORY_CAP else ""
+        figures.add(f"successful compiles a {cap} cap would cut short", cut, "", goal)
+    return {"summary": summary, "rows": rows}
 
 
 if __name__ == "__main__":

@@ -7,13 +7,14 @@ ONNX's reference as the second judge. Prints one line per family.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import harness
 
 from shapefuzz.iree import onnx_import
 from shapefuzz.case import Case
@@ -23,16 +24,22 @@ from shapefuzz.families.generate import draw_params
 from shapefuzz.judge.onnx_judge import second_opinion
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--draws", type=int, default=40)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    with harness.session(args) as report:
+        report.details = measure(args.draws, report.figures)
+
+
+def measure(draws: int, figures: harness.Figures) -> dict:
     cli_seconds: list[float] = []
+    details = {}
     for name in ("conv", "conv_transpose", "scatter", "one_hot", "topk"):
         family = get_family(name)
         spelling = next(s for s in spellings_for(name) if s.frontend == "onnx")
         build, cold, warm, judge = [], [], [], []
-        for seed in range(args.draws):
+        for seed in range(draws):
             p = family.load(draw_params(name, seed, swarm=True))
             if not spelling.expressible(p):
                 continue
@@ -42,7 +49,7 @@ def main() -> None:
             build.append(time.perf_counter() - t)
             if model is None:
                 continue
-            onnx_import._CACHE.clear()  # noqa: SLF001 - a cold import on purpose
+            onnx_import.forget_imports()  # a cold import on purpose
             t = time.perf_counter()
             onnx_import.import_model(model)
             cold.append(time.perf_counter() - t)
@@ -67,8 +74,15 @@ def main() -> None:
 
         print(f"{name:<15} models {len(cold):>3}  build {ms(build)}  import {ms(cold)}  cached {ms(warm)}  "
               f"onnx.reference {ms(judge)}")
-    print(f"iree-import-onnx command line, for comparison: {statistics.mean(cli_seconds):.2f} s a model "
-          f"({len(cli_seconds)} runs; Python start and `import onnx` included)")
+        for label, values in (("import", cold), ("import from the cache", warm)):
+            if values:
+                figures.add(f"{name}: {label}, mean of {len(values)}", statistics.mean(values) * 1e3, "ms")
+        details[name] = {"build": build, "import": cold, "cached": warm, "onnx.reference": judge}
+    if cli_seconds:
+        figures.add(f"iree-import-onnx command line, mean of {len(cli_seconds)} (Python start included)",
+                    statistics.mean(cli_seconds), "s")
+    details["command line"] = cli_seconds
+    return details
 
 
 if __name__ == "__main__":

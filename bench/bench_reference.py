@@ -29,6 +29,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import harness
+
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.judge.oracle import case_expectation
@@ -63,9 +65,9 @@ def drawn(n: int, seed: int, large_every: int):
 def timed_steps(case: Case, seed: int, values: bool = True) -> tuple[float, float, float]:
     """Seconds of validation, inputs and reference for one case, none of them memoized (the
     validation alone without `values`)."""
-    from shapefuzz.families import _VALID, get_family, validate_case
+    from shapefuzz.families import forget_validated, get_family, validate_case
 
-    _VALID.clear()
+    forget_validated()
     family = get_family(case.family)
     t0 = time.perf_counter()
     validate_case(case)
@@ -78,7 +80,7 @@ def timed_steps(case: Case, seed: int, values: bool = True) -> tuple[float, floa
     return t1 - t0, t2 - t1, time.perf_counter() - t2
 
 
-def draw_main(args: argparse.Namespace) -> None:
+def draw_main(args: argparse.Namespace, figures: harness.Figures) -> dict:
     spent: dict[tuple[str, str, str], list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
     slowest: list[tuple[float, str, str]] = []
     for index, candidate, large in drawn(args.draw, args.seed, args.large_every):
@@ -104,9 +106,14 @@ def draw_main(args: argparse.Namespace) -> None:
     print("slowest cases (validate inputs reference, s):")
     for seconds, what, steps in sorted(slowest, reverse=True)[:args.top]:
         print(f"  {seconds:7.3f}  {what:32} {steps}")
+    figures.add("cases", total[0])
+    for step, seconds in zip(STEPS, total[1:]):
+        figures.add(f"{step}, all cases", seconds, "s")
+    figures.add("reference part, all cases", sum(total[1:]), "s")
+    return {" ".join(key): row for key, row in spent.items()}
 
 
-def store_main(args: argparse.Namespace) -> None:
+def store_main(args: argparse.Namespace, figures: harness.Figures) -> dict:
     uri = f"file:{args.campaign / 'campaign.sqlite'}?mode=ro"
     rows = sqlite3.connect(uri, uri=True).execute(
         "SELECT family, payload, seed, verdict FROM candidates ORDER BY idx LIMIT ?", (args.limit,)).fetchall()
@@ -128,10 +135,15 @@ def store_main(args: argparse.Namespace) -> None:
         total = [total[0] + n, total[1] + validate, total[2] + rest]
     print(f"{'total':>21} {total[0]:4d} cases  first check {total[1]:6.2f}s  re-runs {total[2]:6.2f}s  "
           f"all {total[1] + total[2]:.2f}s")
+    figures.add("cases", total[0])
+    figures.add("first checks", total[1], "s")
+    figures.add("re-runs", total[2], "s")
+    figures.add("all", total[1] + total[2], "s")
+    return {" ".join(key): row for key, row in spent.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("campaign", type=Path, nargs="?")
     parser.add_argument("--limit", type=int, default=100000)
     parser.add_argument("--draw", type=int, default=0, help="draw this many candidates instead of reading a store")
@@ -139,13 +151,11 @@ def main() -> None:
     parser.add_argument("--large-every", type=int, default=8)
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--all-large", action="store_true", help="time a large round's inputs and reference too")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.campaign is None and not args.draw:
         parser.error("give a campaign folder or --draw N")
-    if args.draw:
-        draw_main(args)
-    else:
-        store_main(args)
+    with harness.session(args) as report:
+        report.details = (draw_main if args.draw else store_main)(args, report.figures)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,15 @@ Goal: sandboxed / direct <= 1.05 for a real iree-compile call.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import tempfile
-import time
 
-from shapefuzz.process.sandbox import Limits, run_sandboxed
+import harness
+
 from shapefuzz.iree.toolchain import find_toolchain
+from shapefuzz.process.sandbox import Limits, run_sandboxed
 
 MODULE = """func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
   %z = arith.constant 0.0 : f32
@@ -26,34 +26,42 @@ MODULE = """func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<
   return %r : tensor<4x3xf32>
 }
 """
+GOAL = "<= 1.05"  # for a real iree-compile call; an iree-opt call is too short for it
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--calls", type=int, default=30)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     toolchain = find_toolchain()
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.session(args) as report, tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "m.mlir")
         with open(src, "w") as f:
             f.write(MODULE)
-        for label, argv in (
+        details = {}
+        for label, argv_, goal in (
             ("iree-compile llvm-cpu (matmul)", [str(toolchain.compile_bin), src, "--iree-hal-target-device=local",
-                                                 "--iree-hal-local-target-device-backends=llvm-cpu",
-                                                 "--iree-llvmcpu-target-cpu=host", "-o", os.path.join(tmp, "m.vmfb")]),
-            ("iree-opt verify", [str(toolchain.opt_bin), src, "-o", os.devnull]),
+                                                "--iree-hal-local-target-device-backends=llvm-cpu",
+                                                "--iree-llvmcpu-target-cpu=host", "-o", os.path.join(tmp, "m.vmfb")],
+             GOAL),
+            ("iree-opt verify", [str(toolchain.opt_bin), src, "-o", os.devnull], ""),
         ):
-            direct, boxed = [], []
-            for _ in range(args.calls):
-                start = time.perf_counter()
-                subprocess.run(argv, capture_output=True, check=True)
-                direct.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                result = run_sandboxed(argv, Limits(timeout=120))
-                boxed.append(time.perf_counter() - start)
+            def direct(argv_: list[str] = argv_) -> None:
+                subprocess.run(argv_, capture_output=True, check=True)
+
+            def boxed(argv_: list[str] = argv_) -> None:
+                result = run_sandboxed(argv_, Limits(timeout=120))
                 assert result.ok, result.stderr
-            d, b = statistics.median(direct), statistics.median(boxed)
-            print(f"{label:<32} direct {d * 1000:8.1f} ms   sandboxed {b * 1000:8.1f} ms   ratio {b / d:.3f}   (median of {args.calls})")
+
+            pair = harness.Interleaved("direct", "sandboxed")
+            for _ in range(args.calls):
+                pair.measure(lambda: harness.wall_seconds(direct), lambda: harness.wall_seconds(boxed))
+            report.figures.add(f"{label}: direct, median of {args.calls}", 1000 * statistics.median(pair.first), "ms")
+            report.figures.add(f"{label}: sandboxed, median of {args.calls}", 1000 * statistics.median(pair.second),
+                               "ms")
+            report.figures.add(f"{label}: sandboxed / direct", pair.median_ratio(), "x", goal)
+            details[label] = pair.to_json()
+        report.details = details
 
 
 if __name__ == "__main__":

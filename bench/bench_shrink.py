@@ -10,7 +10,6 @@ Prints, per file, time taken and final size (tensor elements, ops, lines, charac
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -22,10 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+import harness
 
-from shapefuzz.size import measure  # noqa: E402
+from shapefuzz.size import measure
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = ROOT / "tests" / "data"
 FILES = [
@@ -118,32 +118,40 @@ def bench_file(path: Path, backend: str, cap: float) -> dict:
     return row
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("files", nargs="*", type=Path, default=FILES)
     parser.add_argument("--cap", type=float, default=300.0, help="seconds per tool per file")
     parser.add_argument("--backend", default="llvm-cpu")
-    parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if shutil.which("cvise") is None:
         sys.exit("cvise not found: apt-get install -y cvise")
-    rows = []
-    print(f"{'file':<30} {'tool':<10} {'time':>8} {'done':>5} {'elements':>9} {'ops':>4} {'lines':>5} {'chars':>6} same")
-    for path in args.files:
-        row = bench_file(path, args.backend, args.cap)
-        rows.append(row)
-        b = row["before"]
-        print(f"{row['file']:<30} {'original':<10} {'':>8} {'':>5} {b['elements']:>9} {b['ops']:>4} {b['lines']:>5} {b['chars']:>6}")
-        if "error" in row:
-            print(f"{'':<30} {row['error']}")
-            continue
+    with harness.session(args) as report:
+        rows = []
+        print(f"{'file':<30} {'tool':<10} {'time':>8} {'done':>5} {'elements':>9} {'ops':>4} {'lines':>5} {'chars':>6} same")
+        for path in args.files:
+            row = bench_file(path, args.backend, args.cap)
+            rows.append(row)
+            b = row["before"]
+            print(f"{row['file']:<30} {'original':<10} {'':>8} {'':>5} {b['elements']:>9} {b['ops']:>4} {b['lines']:>5} {b['chars']:>6}")
+            if "error" in row:
+                print(f"{'':<30} {row['error']}")
+                continue
+            for tool in ("shapefuzz", "cvise"):
+                r = row[tool]
+                print(f"{'':<30} {tool:<10} {r['seconds']:>7.1f}s {('yes' if r['finished'] else 'cap'):>5} "
+                      f"{r['elements']:>9} {r['ops']:>4} {r['lines']:>5} {r['chars']:>6} {r['same_signature']}")
+            sys.stdout.flush()
+        done = [row for row in rows if "error" not in row]
         for tool in ("shapefuzz", "cvise"):
-            r = row[tool]
-            print(f"{'':<30} {tool:<10} {r['seconds']:>7.1f}s {('yes' if r['finished'] else 'cap'):>5} "
-                  f"{r['elements']:>9} {r['ops']:>4} {r['lines']:>5} {r['chars']:>6} {r['same_signature']}")
-        sys.stdout.flush()
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+            report.figures.add(f"{tool}: seconds, all files", sum(row[tool]["seconds"] for row in done), "s")
+            report.figures.add(f"{tool}: characters left, all files", sum(row[tool]["chars"] for row in done))
+            report.figures.add(f"{tool}: same signature", f"{sum(row[tool]['same_signature'] for row in done)}"
+                                                          f"/{len(done)}")
+        if done and sum(row["cvise"]["seconds"] for row in done):
+            report.figures.add("shapefuzz / C-Vise seconds", sum(row["shapefuzz"]["seconds"] for row in done)
+                               / sum(row["cvise"]["seconds"] for row in done), "x")
+        report.details = rows
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ store bytes per candidate constant, report and report --html under 10 s, a resum
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -30,6 +29,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import harness
 
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import summarize, write_report
@@ -119,19 +120,24 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def _since(clock: tuple[float, float]) -> str:
-    return f"{time.perf_counter() - clock[0]:.1f} ({time.process_time() - clock[1]:.1f})"
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(clock: tuple[float, float]) -> tuple[float, float]:
+    """(wall, CPU) seconds since `clock`."""
+    return time.perf_counter() - clock[0], time.process_time() - clock[1]
 
 
 def _store_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("campaign.sqlite*"))
 
 
-class SoakEngine(Engine):
-    """The engine, with its own work timed per tenth of the campaign's candidates."""
+class SoakWatch:
+    """The engine's observer: its own work timed per tenth of the campaign's candidates."""
 
-    def setup(self, total: int) -> None:
-        self.total, self.tenth = total, 0
+    def __init__(self, engine: Engine, total: int) -> None:
+        self.engine, self.total, self.tenth = engine, total, 0
         self.head = [0.0] * 10
         self.results = [0] * 10
         self.rows: list[dict] = []
@@ -140,104 +146,116 @@ class SoakEngine(Engine):
 
     def _db_bytes(self) -> int:
         """The database's logical size (what the WAL holds included, its preallocation not)."""
-        pages = self.store.db.execute("PRAGMA page_count").fetchone()[0]
-        return pages * self.store.db.execute("PRAGMA page_size").fetchone()[0]
+        db = self.engine.store.db
+        return db.execute("PRAGMA page_count").fetchone()[0] * db.execute("PRAGMA page_size").fetchone()[0]
 
-    def _timed(self, method, *args):
-        start = time.thread_time()  # CPU time: on a shared machine, wall time mostly measures the neighbours
-        try:
-            return method(*args)
-        finally:
-            self.head[self.tenth] += time.thread_time() - start
+    def head_work(self, seconds: float) -> None:
+        self.head[self.tenth] += seconds  # CPU time: on a shared machine, wall time mostly measures the neighbours
 
-    def _finish(self, done) -> None:
-        self._timed(super()._finish, done)
+    def finished(self, done) -> None:
         self.results[self.tenth] += 1
-        tenth = min(9, len(self.tried) * 10 // self.total)
+        tenth = min(9, len(self.engine.tried) * 10 // self.total)
         if tenth != self.tenth:
-            self._close_tenth()
+            self.close_tenth()
             self.tenth = tenth
 
-    def _close_tenth(self) -> None:
-        n, dropped, size = len(self.tried), self.stats.steered_away + self.stats.duplicates, self._db_bytes()
+    def close_tenth(self) -> None:
+        engine = self.engine
+        n, dropped, size = len(engine.tried), engine.stats.steered_away + engine.stats.duplicates, self._db_bytes()
         new = max(1, n - self.mark[0])
         self.rows.append({"tenth": self.tenth + 1, "candidates": n,
                           "head_ms": 1000 * self.head[self.tenth] / max(1, self.results[self.tenth]),
                           "draws": 1 + (dropped - self.mark[1]) / new,
                           "rss_mb": _rss_mb(), "store_bytes_per_candidate": (size - self.mark[2]) / new,
-                          "buckets": len(self.buckets), "wall_s": time.perf_counter() - self.started})
+                          "buckets": len(engine.buckets), "wall_s": time.perf_counter() - self.started})
         self.mark = (n, dropped, size)
 
-    def _fill(self, pool, stopping) -> None:
-        self._timed(super()._fill, pool, stopping)
 
-    def _tick(self) -> None:
-        self._timed(super()._tick)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = harness.parser(__doc__)
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=0.002, help="what the fake target takes per check")
     parser.add_argument("--keep", default=None, help="keep the campaign in this folder")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="soak-"))
     if folder.exists() and args.keep:
         shutil.rmtree(folder)
     (folder / "corpus").mkdir(parents=True)
     target = SoakTarget(str(folder / "corpus"), seconds=args.seconds)
     try:
-        engine = SoakEngine(target, CampaignStore(folder), ("g",), LANES, 1, args.jobs, Limits(count=args.count),
-                            start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
-        engine.setup(args.count)
-        reason = engine.run()
-        engine._close_tenth()
-        wall = time.perf_counter() - engine.started
-        engine.store.close()
-        print(f"{args.count} candidates, --jobs {args.jobs}, fake check {args.seconds * 1000:.0f} ms: {reason} "
-              f"in {wall:.0f} s ({args.count / wall * 60:.0f}/min)")
-        print(f"{'tenth':>5} {'candidates':>10} {'head CPU ms/result':>18} {'draws/cand':>10} {'head RSS MB':>11} "
-              f"{'store B/cand':>12} {'buckets':>7}")
-        for r in engine.rows:
-            print(f"{r['tenth']:>5} {r['candidates']:>10} {r['head_ms']:>18.3f} {r['draws']:>10.1f} {r['rss_mb']:>11.0f} "
-                  f"{r['store_bytes_per_candidate']:>12.0f} {r['buckets']:>7}")
-        first, last = engine.rows[0]["head_ms"], engine.rows[-1]["head_ms"]
-        print(f"head time per result, last tenth / first: {last / first:.2f}x")
-
-        store = CampaignStore(folder, create=False)
-        clock = (time.perf_counter(), time.process_time())
-        summary = summarize(store, reason)
-        write_report(summary, folder)
-        report_s, clock = _since(clock), (time.perf_counter(), time.process_time())
-        from shapefuzz.campaign.report.dashboard import write_dashboard
-
-        write_dashboard(store)
-        html_s = _since(clock)
-        store.close()
-        clock = (time.perf_counter(), time.process_time())
-        store = CampaignStore(folder)
-        store.check_rows()  # what `fuzz --campaign` reads first
-        check_s, clock = _since(clock), (time.perf_counter(), time.process_time())
-        again = Engine(target, store, ("g",), LANES, 1, args.jobs, Limits(count=args.count),
-                       start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
-        again_reason = again.run()
-        resume_s = _since(clock)
-        again.store.close()
-        entries = sum(1 for _ in (folder / "corpus").iterdir())
-        d = summary.discovery
-        print(f"wall (CPU) seconds: report (summary + report.md) {report_s}; report --html {html_s}; "
-              f"resume: every row checked {check_s}, read back ({again_reason}) {resume_s}")
-        print(f"store {_store_bytes(folder) / 1e6:.1f} MB; report.md {(folder / 'report.md').stat().st_size / 1e3:.0f} KB; "
-              f"report.html {(folder / 'report.html').stat().st_size / 1e3:.0f} KB")
-        per_cause = max((len(c.corpus_entries) for c in summary.causes), default=0)
-        print(f"buckets {len(summary.buckets)}, causes {len(summary.causes)}, corpus entries {entries} "
-              f"(at most {per_cause} per cause; re-hits of known buckets write none)")
-        print(f"discovery: Good–Turing {d.good_turing:.4f}, Chao1 {d.chao1:.0f} "
-              f"({d.chao1_95[0]:.0f}-{d.chao1_95[1]:.0f}), {d.seen} seen")
+        with harness.session(args) as report:
+            report.details = soak(args, folder, target, report.figures)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def soak(args, folder: Path, target: SoakTarget, figures: harness.Figures) -> dict:
+    engine = Engine(target, CampaignStore(folder), ("g",), LANES, 1, args.jobs, Limits(count=args.count),
+                    start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
+    watch = engine.observer = SoakWatch(engine, args.count)
+    reason = engine.run()
+    watch.close_tenth()
+    wall = time.perf_counter() - watch.started
+    engine.store.close()
+    print(f"{args.count} candidates, --jobs {args.jobs}, fake check {args.seconds * 1000:.0f} ms: {reason} "
+          f"in {wall:.0f} s ({args.count / wall * 60:.0f}/min)")
+    print(f"{'tenth':>5} {'candidates':>10} {'head CPU ms/result':>18} {'draws/cand':>10} {'head RSS MB':>11} "
+          f"{'store B/cand':>12} {'buckets':>7}")
+    for r in watch.rows:
+        print(f"{r['tenth']:>5} {r['candidates']:>10} {r['head_ms']:>18.3f} {r['draws']:>10.1f} {r['rss_mb']:>11.0f} "
+              f"{r['store_bytes_per_candidate']:>12.0f} {r['buckets']:>7}")
+    first, last = watch.rows[0]["head_ms"], watch.rows[-1]["head_ms"]
+
+    store = CampaignStore(folder, create=False)
+    clock = _clock()
+    summary = summarize(store, reason)
+    write_report(summary, folder)
+    report_s, clock = _since(clock), _clock()
+    from shapefuzz.campaign.report.dashboard import write_dashboard
+
+    write_dashboard(store)
+    html_s = _since(clock)
+    store.close()
+    clock = _clock()
+    store = CampaignStore(folder)
+    store.check_rows()  # what `fuzz --campaign` reads first
+    check_s, clock = _since(clock), _clock()
+    again = Engine(target, store, ("g",), LANES, 1, args.jobs, Limits(count=args.count),
+                   start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
+    again_reason = again.run()
+    resume_s = _since(clock)
+    again.store.close()
+    entries = sum(1 for _ in (folder / "corpus").iterdir())
+    d = summary.discovery
+    per_cause = max((len(c.corpus_entries) for c in summary.causes), default=0)
+    print(f"resume read back: {again_reason}")
+    print(f"buckets {len(summary.buckets)}, causes {len(summary.causes)}, corpus entries {entries} "
+          f"(at most {per_cause} per cause; re-hits of known buckets write none)")
+    print(f"discovery: Good–Turing {d.good_turing:.4f}, Chao1 {d.chao1:.0f} "
+          f"({d.chao1_95[0]:.0f}-{d.chao1_95[1]:.0f}), {d.seen} seen")
+    figures.add("candidates/min", args.count / wall * 60, "/min")
+    figures.add("head CPU per result, first tenth", first, "ms")
+    figures.add("head CPU per result, last tenth", last, "ms")
+    figures.add("head time per result, last tenth / first", last / first, "x", "<= 1.1")
+    figures.add("head RSS, most", max(r["rss_mb"] for r in watch.rows), "MB", "< 400")
+    per_candidate = [r["store_bytes_per_candidate"] for r in watch.rows]
+    figures.add("store bytes per candidate, first tenth", per_candidate[0], "B")
+    figures.add("store bytes per candidate, last tenth", per_candidate[-1], "B")
+    # the goals are read on CPU seconds: a shared machine's wall time measures its neighbours too
+    for label, (seconds, cpu), goal in (("report (summary + report.md)", report_s, "< 10"),
+                                        ("report --html", html_s, "< 10"),
+                                        ("resume: every row checked", check_s, ""),
+                                        ("resume: read back", resume_s, ""),
+                                        ("resume in all", (check_s[0] + resume_s[0], check_s[1] + resume_s[1]), "< 5")):
+        figures.add(f"{label}, wall", seconds, "s")
+        figures.add(f"{label}, CPU", cpu, "s", goal)
+    figures.add("store", _store_bytes(folder) / 1e6, "MB")
+    figures.add("report.md", (folder / "report.md").stat().st_size / 1e3, "KB")
+    figures.add("report.html", (folder / "report.html").stat().st_size / 1e3, "KB")
+    return {"tenths": watch.rows, "reason": reason, "buckets": len(summary.buckets), "causes": len(summary.causes),
+            "corpus_entries": entries}
 
 
 if __name__ == "__main__":

@@ -68,10 +68,10 @@ def timed(label: str, work) -> None:
 def time_readers(corpus: Path) -> None:
     """What a listing cost before (a full load of every entry) and now (cold cache, warm)."""
     from shapefuzz.corpus import iter_entries, list_entries
-    from shapefuzz.corpus.listing import _cache_path
+    from shapefuzz.corpus.listing import forget_listing
 
     timed("full load of every entry (iter_entries: corpus list before)", lambda: list(iter_entries(corpus)))
-    _cache_path(corpus).unlink(missing_ok=True)
+    forget_listing(corpus)
     timed("list_entries, cold cache", lambda: list_entries(corpus))
     timed("list_entries, warm cache", lambda: list_entries(corpus))
 

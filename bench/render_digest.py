@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from family_testing import draw_params  # noqa: E402
+from support.family_testing import draw_params  # noqa: E402
 
 from shapefuzz.case import Case  # noqa: E402
 from shapefuzz.families import FAMILY_MODULES, get_family, render_case  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from context_testing import family_texts, verify  # noqa: E402
+from support.context_testing import family_texts, verify  # noqa: E402
 
 from shapefuzz.families import FAMILY_MODULES  # noqa: E402
 from shapefuzz.iree.toolchain import find_toolchain  # noqa: E402

@@ -27,11 +27,23 @@ def parse_duration(text: str | float, flag: str = "--time") -> float:
             if not match:
                 raise UsageError(f"{flag} {text!r}: not a duration; write e.g. 45s, 90m, 8h or 1h30m")
             seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if math.isnan(seconds):  # (a number given by a caller; the text forms cannot spell it)
+        raise UsageError(f"{flag} {str(text)[:40]!r}: not a duration; write e.g. 45s, 90m, 8h or 1h30m")
     if seconds <= 0:
         raise UsageError(f"{flag} {text!r}: the budget must be more than zero")
     if not math.isfinite(seconds) or seconds > _MAX_SECONDS:
         raise UsageError(f"{flag} {str(text)[:40]!r}: too long; at most {_MAX_SECONDS // 86400:.0f} days, or 'none'")
     return seconds
+
+
+def parse_budget(value: str | float | None, flag: str) -> float | None:
+    """A step's budget as a request carries it: None (its default) stays None, 0 means "off",
+    anything else is `parse_duration`'s (text or a number: finite and more than zero)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0:
+        return 0.0
+    return parse_duration(value, flag)
 
 
 def format_duration(seconds: float) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, replace
@@ -27,7 +26,7 @@ from shapefuzz.campaign.drawing import derive_seed
 from shapefuzz.campaign.iree import CONTEXT_SHARE, KNOWN_FAMILIES, IreeTarget, available_families
 from shapefuzz.campaign.outcomes import Candidate
 from shapefuzz.case import Case
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.errors import UsageError
 from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_command
 from shapefuzz.files import atomic_write, fsync_dir
@@ -176,7 +175,7 @@ def _smoke(lane: Backend, toolchain: Toolchain) -> bytes:
     """The one-dispatch module compiled for the lane: the compiler must build code for it at all."""
     from shapefuzz.judge.oracle import compile_only
 
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("bundle")) as work:
+    with temp_dir("bundle") as work:
         result, vmfb = compile_only(layout.SMOKE_MODULE, lane, work, toolchain)
         if result.status == Status.OK:
             return Path(vmfb).read_bytes()
@@ -202,7 +201,7 @@ def _one(candidate: Candidate, case_id: str, lane: Backend, toolchain: Toolchain
             "key": candidate.key, "features": list(candidate.features), "detail": "", "signature": ""}
     if verified is not None:  # our bug, never a finding: listed, nothing compiled
         return {**line, "state": layout.INVALID, "detail": verified[:2000]}
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("bundle")) as work:
+    with temp_dir("bundle") as work:
         result, vmfb = compile_only(candidate.text, lane, work, toolchain, budget)
         line["compile_seconds"] = round(result.compile_seconds, 3)
         if result.status == Status.UNSUPPORTED:

@@ -191,7 +191,7 @@ def verdicts(folder: Path, cases: Sequence[CaseEntry], rows: list[Any]) -> list[
                     f"needs the chain; no single drop makes it pass, so kept: {chain}")
             untried = [str(op.get("op")) for i, op in enumerate(ops) if i not in drops]
             if untried:
-                text += f" ({', '.join(untried)} not tried alone: the shrinker drops an outermost op only)"
+                text += f" ({', '.join(untried)} not tried alone: without it the chain no longer fits)"
             if any(state in (UNKNOWN, FLAKY) for state in drops.values()):
                 text += " (a rung was undecided: its op is kept)"
         out.append(Verdict(entry, family, failing, text, chain))

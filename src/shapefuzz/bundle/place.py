@@ -21,7 +21,6 @@ device wrong values with different places are two corpus entries and one place i
 from __future__ import annotations
 
 import re
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
@@ -30,7 +29,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
+from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.judge.localize_probe import DEFAULT_SECONDS, IreeProbe, family_compare, localize_entry
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize
@@ -62,6 +62,8 @@ class DeviceProbe(IreeProbe):
     is not compiled again."""
 
     without_const_eval = None  # type: ignore[assignment]  # the device's own values are not here to compare
+    lowerings = None  # type: ignore[assignment]  # nor its codegen replayed pass by pass (it runs nothing here)
+    for_lane = None  # type: ignore[assignment]
 
     def __init__(self, *args: Any, flags: Sequence[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -117,12 +119,25 @@ def place_device_values(text: str, lane: str, flags: Sequence[str], driver: str,
                         seconds: float = DEFAULT_SECONDS,
                         clock: Callable[[], float] = time.monotonic) -> Placed:
     """Where `lane` (compiled with `flags`, run elsewhere on `driver`) starts computing wrong
-    values for `text`, within `seconds` (see the module's docstring)."""
+    values for `text`, within `seconds` (see the module's docstring); every compile and run is
+    within them too (a call the bound cuts is "the budget ran out", no answer)."""
+    started = time.monotonic()
+    with time_bound(seconds) as bound:
+        placed = _place_device_values(text, lane, flags, driver, inputs, expected, toolchain, case, seconds, clock)
+    if bound.ran_out:
+        return Placed(Localization(evidence=f"not localized: the {seconds:.0f}s budget ran out",
+                                   seconds=time.monotonic() - started), twin_lane(lane, toolchain))
+    return placed
+
+
+def _place_device_values(text: str, lane: str, flags: Sequence[str], driver: str, inputs: Sequence[np.ndarray],
+                         expected: Sequence[np.ndarray], toolchain: Toolchain, case: Any, seconds: float,
+                         clock: Callable[[], float]) -> Placed:
     start = clock()
     left = lambda: seconds - (clock() - start)  # noqa: E731
     compare = family_compare(case, inputs)
     twin = twin_lane(lane, toolchain)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("devloc")) as tmp:
+    with temp_dir("devloc") as tmp:
         probe = DeviceProbe(text, lane, inputs, expected, toolchain, tmp, compare, flags=flags)
         twin_values = probe.finish(text, "start", twin) if twin else None
         said = twin_values.value if twin_values is not None else ""

@@ -310,6 +310,10 @@ def console_main(argv: List[str]) -> None:
     want_guardian()
     try:
         code = main(argv)
+        final = interrupts.final_code(code)
+        if final is not None and final != code:  # a signal taken whose stop was swallowed on the way
+            print(f"shapefuzz: {interrupts.word()}", file=sys.stderr)
+            code = final
     except KeyboardInterrupt as stop:
         print(f"shapefuzz: {interrupts.word(stop)}", file=sys.stderr)
         code = interrupts.exit_code(stop)

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from shapefuzz.campaign.allocation import Allocation, new_causes
 from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Sightings
@@ -47,7 +48,7 @@ def settled_by_check(failure: Failure, triage: Triage) -> bool:
     of the context bench and before it, 0 of 1,026 compile/error buckets were flaky on their re-run
     (compile crashes 8 of 91, timeouts 6 of 27; wrong values can be races and are re-run), so its
     re-run buys nothing; in the context bench's context arm it was 36 of the 122 confirm tasks and
-    112 of their 249 lanes (bench/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
+    112 of their 249 lanes (bench/studies/confirm_needs.py). Only a compiler-bug verdict: ours and suspected
     driver are judged again with their re-run. Never where the output could be our environment's (a
     full disk, a file gone), which the re-run is there to tell apart."""
     signature = failure.signature
@@ -81,8 +82,10 @@ class BucketBook:
                  causes: Causes, plan: LanePlan, steering: Steering, lane_cost: LaneCost, coverage: CoverageSteering,
                  sightings: Sightings, shrinks: ShrinkPlan, retries: Retries, tried: set[str], stats: Stats,
                  active: Callable[[], float], revive: Callable[[CandidateRow], Candidate | None],
-                 say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3) -> None:
+                 say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3,
+                 allocation: Allocation | None = None) -> None:
         self.target, self.store, self.session = target, store, session
+        self.allocation = allocation  # what each check spent and found, per cell (written with it)
         self.buckets, self.causes, self.plan = buckets, causes, plan
         self.steering, self.lane_cost, self.coverage, self.sightings = steering, lane_cost, coverage, sightings
         self.shrinks, self.retries, self.tried, self.stats = shrinks, retries, tried, stats
@@ -189,12 +192,14 @@ class BucketBook:
         settled: list[str] = []  # of those, the lanes whose check confirms their bucket (settled_by_check)
         hits = []
         rehit = [f.key for f in outcome.failures if self.steering.saturated(f.key)]
+        created: list[tuple[str, str, bool]] = []  # (bucket, lane, a compiler bug?) of the buckets it made
         for failure in outcome.failures:
             hits.append((failure.key, failure.lane))
             bucket = self.buckets.get(failure.key)
             if bucket is None:
                 self.causes.add(failure.key, failure.fields())
                 triage, evidence = self.target.triage(candidate, failure, outcome)
+                created.append((failure.key, failure.lane, Triage(triage) == Triage.COMPILER_BUG))
                 state = BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED
                 bucket = new_bucket(failure, candidate, now, wall, state, triage, evidence)
                 new_lanes.append(failure.lane)
@@ -214,6 +219,11 @@ class BucketBook:
             updates[failure.key] = bucket
         if self.causes.tie([f.key for f in outcome.failures]) or new_lanes:
             updates.update(self._renamed_causes())
+        cells = []
+        if self.allocation is not None:
+            found = new_causes(created, self.causes.members(), self.causes.name_of()) if created else {}
+            cells = self.allocation.record(candidate.key, candidate.group, candidate.features, outcome.lanes,
+                                           done.seconds, found)
         row = CandidateRow(
             key=candidate.key, idx=candidate.index, seed=candidate.seed, family=candidate.group,
             features=candidate.features, backends=task.lanes, verdict=outcome.verdict,
@@ -222,7 +232,7 @@ class BucketBook:
             task_seconds=done.seconds, finished=now, error=outcome.error[:2000])
         self.store.record(row, hits, self.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes),
-                          split=outcome.split)
+                          split=outcome.split, cells=cells)
         self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
         self.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)

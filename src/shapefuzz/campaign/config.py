@@ -71,6 +71,7 @@ class CampaignConfig:
     iree_version: str | None = None
     context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
     changed_pins: tuple[str, ...] = ()  # pins a resume changed with --force, one line each (campaign.pins)
+    allocate: bool = True  # families, shapes and lanes by yield (campaign/allocation.py); False: by steering and rotation
 
 
 FAIL_ON = ("never", "new")

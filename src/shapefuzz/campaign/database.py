@@ -15,83 +15,12 @@ from typing import Any, Iterator, Sequence, overload
 
 from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_split
 from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
+from shapefuzz.campaign.store_tables import CELL_KINDS, SCHEMA as _SCHEMA, CellRecord, CellRow
 from shapefuzz.errors import CorpusError
 from shapefuzz.model import Stage, Status
 
 FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state
 DB_NAME = "campaign.sqlite"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS candidates (
-    key TEXT PRIMARY KEY,          -- content hash of the candidate (family + parameters)
-    idx INTEGER NOT NULL,          -- position in the campaign's sequence
-    seed INTEGER NOT NULL,
-    family TEXT NOT NULL,
-    features TEXT NOT NULL,        -- JSON list
-    backends TEXT NOT NULL,        -- JSON list of the backends it was checked on
-    verdict TEXT NOT NULL,         -- pass / fail / invalid / flaky / error / lost
-    outcome TEXT NOT NULL,         -- JSON {backend: status}
-    payload TEXT NOT NULL,         -- what regenerates it (the parameters, JSON)
-    size INTEGER NOT NULL,
-    tool_seconds REAL NOT NULL,    -- time inside the compiler and runtime
-    task_seconds REAL NOT NULL,    -- the worker's wall time for the candidate
-    finished REAL NOT NULL,        -- campaign-active seconds when it finished
-    error TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS hits (
-    candidate TEXT NOT NULL, bucket TEXT NOT NULL, backend TEXT NOT NULL,
-    PRIMARY KEY (candidate, bucket)
-);
-CREATE TABLE IF NOT EXISTS buckets (
-    sig TEXT PRIMARY KEY,          -- str(Signature)
-    sig_json TEXT NOT NULL,
-    backend TEXT NOT NULL, stage TEXT NOT NULL, status TEXT NOT NULL,
-    family TEXT NOT NULL,          -- the family of the first candidate that hit it
-    count INTEGER NOT NULL,
-    first_seen REAL NOT NULL, last_seen REAL NOT NULL,       -- campaign-active seconds
-    first_wall REAL NOT NULL, last_wall REAL NOT NULL,       -- epoch seconds
-    state TEXT NOT NULL,           -- pending (awaiting its re-run) / confirmed / flaky
-    repro_key TEXT NOT NULL, repro_size INTEGER NOT NULL, repro_text TEXT NOT NULL,
-    detail TEXT NOT NULL DEFAULT '',
-    corpus_entry TEXT NOT NULL DEFAULT '',
-    shrunk_size INTEGER,
-    cause TEXT NOT NULL DEFAULT '',           -- the cause this bucket belongs to (see engine.Causes)
-    triage TEXT NOT NULL DEFAULT '',          -- compiler bug / target limit / suspected driver / flaky / ours
-    evidence TEXT NOT NULL DEFAULT '',        -- why that triage verdict
-    rehits INTEGER NOT NULL DEFAULT 0,        -- hits after the bucket was saturated
-    rehit_seconds REAL NOT NULL DEFAULT 0,    -- worker time those re-hits cost
-    shrink TEXT NOT NULL DEFAULT ''           -- '' / pending / done / failed / skipped
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, started REAL NOT NULL, active REAL NOT NULL,
-    candidates INTEGER NOT NULL, argv TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS set_aside (backend TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
-""" + """
--- Compiler coverage (campaign/coverage_map.py). Added to format 2 without a version bump: an older
--- shapefuzz ignores these tables, and opening an older store creates them empty.
-CREATE TABLE IF NOT EXISTS coverage (
-    lane TEXT NOT NULL, pass TEXT NOT NULL, pattern TEXT NOT NULL,  -- pattern '': the pass itself ran
-    count INTEGER NOT NULL,        -- instrumented compiles on this lane that reached it
-    first_seen REAL NOT NULL,      -- campaign-active seconds
-    first_wall REAL NOT NULL,      -- epoch seconds
-    first_candidate TEXT NOT NULL,
-    PRIMARY KEY (lane, pass, pattern)
-);
-CREATE TABLE IF NOT EXISTS covered (   -- one row per instrumented compile
-    candidate TEXT NOT NULL, lane TEXT NOT NULL,
-    items INTEGER NOT NULL,        -- passes and (pass, pattern) pairs it reached
-    new INTEGER NOT NULL,          -- of those, never reached on this lane before
-    finished REAL NOT NULL,
-    PRIMARY KEY (candidate, lane)
-);
-CREATE TABLE IF NOT EXISTS failing_passes (   -- the pass a bucket's compile failed in, from its action log
-    bucket TEXT PRIMARY KEY, pass TEXT NOT NULL
-);
--- A resume and its checkpoints read candidates in index order, or those from an index on.
-CREATE INDEX IF NOT EXISTS candidates_by_idx ON candidates (idx);
-"""
 
 
 _BUCKET_COLUMNS = ("sig, sig_json, backend, stage, status, family, count, first_seen, last_seen, first_wall, "
@@ -289,7 +218,7 @@ class CampaignStore:
             self.worker_time(kind), self.worker_time_by_family(kind)
         for (key,) in self.db.execute("SELECT key FROM meta WHERE key LIKE 'regression:%' OR key='lane_kin'"):
             self.meta_object(key)
-        self.coverage_items(), self.covered(), self.failing_passes()
+        self.coverage_items(), self.covered(), self.failing_passes(), self.cells()
 
     # --- transactions -------------------------------------------------------------------
     class _Tx:
@@ -339,11 +268,12 @@ class CampaignStore:
     # --- candidates ---------------------------------------------------------------------
     def record(self, row: CandidateRow, hits: list[tuple[str, str]], session: int, active: float,
                bucket_updates: Sequence[BucketRow] = (), coverage: "CoverageRecord | None" = None,
-               split: dict[str, float] | None = None) -> None:
+               split: dict[str, float] | None = None, cells: Sequence[CellRow] = ()) -> None:
         """A finished candidate, its bucket hits, what its instrumented compiles reached, where its
-        worker time outside compiler and runtime went (`split`) and the session's clock, in one
-        transaction."""
+        worker time outside compiler and runtime went (`split`), the allocation cells it changed
+        and the session's clock, in one transaction."""
         with self.transaction() as db:
+            _put_cells(db, cells)
             if split:
                 self._add_split(db, split)
             if coverage is not None:
@@ -475,6 +405,32 @@ class CampaignStore:
         return tool, task
 
     # --- backends set aside -------------------------------------------------------------
+    def put_cells(self, cells: Sequence[CellRow], replace: bool = False) -> None:
+        """Allocation rows (a replay of an older store's candidates; `replace`: instead of every
+        row there), in one transaction."""
+        with self.transaction() as db:
+            if replace:
+                db.execute("DELETE FROM allocation")
+            _put_cells(db, cells)
+
+    def cells(self) -> list[CellRow]:
+        """The allocation table's rows, checked."""
+        out = []
+        for r in self.db.execute("SELECT kind, name, checks, seconds, causes, recent_seconds, recent_causes, "
+                                 "requests, misses FROM allocation ORDER BY kind, name"):
+            c = RowReader(self.path, "allocation", f"{r[0]}:{r[1]}")
+            kind = c.text("kind", r[0], max_len=20)
+            if kind not in CELL_KINDS:
+                c.fail(f"kind: {kind!r} is not one of draw, lane, feature")
+            name = c.text("name", r[1], max_len=2000)
+            if "/" not in name:
+                c.fail(f"name: {name[:60]!r} is not family/what")
+            out.append(CellRow(kind, name, CellRecord(
+                c.integer("checks", r[2]), c.seconds("seconds", r[3]), c.seconds("causes", r[4]),
+                c.seconds("recent_seconds", r[5]), c.seconds("recent_causes", r[6]), c.integer("requests", r[7]),
+                c.integer("misses", r[8]))))
+        return out
+
     def set_aside(self, backend: str, reason: str) -> None:
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO set_aside VALUES (?,?,?)", (backend, reason, time.time()))
@@ -524,6 +480,11 @@ class CoverageRecord:
     active: float
     wall: float
     failing_passes: dict[str, str] = field(default_factory=dict)  # bucket -> pass
+
+
+def _put_cells(db: sqlite3.Connection, cells: Sequence[CellRow]) -> None:
+    db.executemany("INSERT OR REPLACE INTO allocation VALUES (?,?,?,?,?,?,?,?,?)",
+                   [(c.kind, c.name, *c.record.row()) for c in cells])
 
 
 def _put_coverage(db: sqlite3.Connection, key: str, cov: CoverageRecord) -> None:

@@ -17,12 +17,14 @@ and shrinks). The triage rules over buckets are in `triage_rules.py`, and the va
 from __future__ import annotations
 
 import collections
+import contextlib
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Protocol
 
 from shapefuzz.process import interrupts
+from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
@@ -40,10 +42,20 @@ from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
-    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage,
+    BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage, shaped_target,
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
+
+
+class Observer(Protocol):
+    """What a benchmark sees of the loop (bench/bench_soak.py: does the head stay fast as a
+    campaign grows?): the CPU seconds of each step of the head's own work (filling the pool,
+    taking a finished task in, the tick) and each finished task, once it is taken in."""
+
+    def head_work(self, seconds: float) -> None: ...
+
+    def finished(self, done: Done) -> None: ...
 
 
 @dataclass
@@ -76,6 +88,7 @@ class Snapshot:
     by_triage: dict[str, int] = field(default_factory=dict)  # causes per triage verdict
     newest_causes: tuple[str, ...] = ()  # the latest causes found, newest first, one line each
     discovery: Discovery | None = None  # the species-discovery estimates (campaign/discovery.py)
+    allocation: str = ""  # the cells drawn most now, with their time and finds (campaign/allocation.py)
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
@@ -118,9 +131,11 @@ class Engine:
         start_method: str = "spawn",
         pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
         until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
+        observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
+        allocate: bool = False,  # draw families, shapes and lanes by yield (allocation.py); kept either way
     ) -> None:
         self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
-        self.progress, self.start_method = progress, start_method
+        self.progress, self.start_method, self.observer = progress, start_method, observer
         self.pool_factory = pool_factory
         self.pool: WorkerPool | None = None  # or the factory's pool, with WorkerPool's interface
         self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
@@ -140,6 +155,8 @@ class Engine:
         self.lane_cost = LaneCost(lane_kin(store))
         self.folded = Folded(store, groups, self.lane_cost.kin)  # the replay of the rows, kept at checkpoints
         self.folded.resume()
+        if self.folded.note:
+            self._say(self.folded.note)
         self.folded.copy_into(self.steering, self.lane_cost)
         self.causes = Causes()
         buckets = {b.sig: b for b in store.buckets()}
@@ -150,15 +167,24 @@ class Engine:
             until_saturated, replay(rows.values(), hits, buckets.values(), until_saturated))
         self.inflight = InFlight(target.deadline)
         self.retries = Retries(self.stats, self._say)
+        shaped = shaped_target(target)
+        self.allocation = Allocation(groups, seed, on=allocate,
+                                     large=allocate and self.plan.large_every > 0 and lanes_per_candidate is not None,
+                                     chain_ops=shaped.chain_ops() if shaped is not None and allocate else None)
+        if allocate:
+            self.plan.allocate_large()
+        resume_allocation(store, self.allocation, bucket_triage)
+        store.set_meta("allocation", self.allocation.settings())  # for the report's weights
         self.drawing = Drawing(target, groups, seed, draws, self.plan, self.steering, self.lane_cost, self.stats,
-                               self._known, self._say, store.next_index())
+                               self._known, self._say, store.next_index(), self.allocation)
         self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
         self.coverage.resume(store, {r.key: r for r in store.candidates()} if self.coverage.on else {})
         self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
                                   self.active_before, shrink, target.size)
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
                                self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
-                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after)
+                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after,
+                               allocation=self.allocation)
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
@@ -248,7 +274,24 @@ class Engine:
         job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
+    @contextlib.contextmanager
+    def _head_work(self) -> Iterator[None]:
+        """A step of the head's own work, its CPU time (the thread's: on a shared machine wall time
+        mostly measures the neighbours) told to the observer where there is one."""
+        if self.observer is None:
+            yield
+            return
+        start = time.thread_time()
+        try:
+            yield
+        finally:
+            self.observer.head_work(time.thread_time() - start)
+
     def _fill(self, pool: WorkerPool, stopping: bool) -> None:
+        with self._head_work():
+            self._fill_pool(pool, stopping)
+
+    def _fill_pool(self, pool: WorkerPool, stopping: bool) -> None:
         task: Task | None
         while pool.idle:
             if (again := self.retries.due()) is not None:
@@ -270,8 +313,11 @@ class Engine:
             self.inflight.submit(pool, task)
 
     def _finish(self, done: Done) -> None:
-        self.inflight.finished(done.task)
-        self.book.finish(done)
+        with self._head_work():
+            self.inflight.finished(done.task)
+            self.book.finish(done)
+        if self.observer is not None:
+            self.observer.finished(done)
 
     def run(self) -> str:
         """Until the budget is spent, Ctrl-C, a full corpus disk, or nothing is left to try.
@@ -293,6 +339,7 @@ class Engine:
         reason = "budget spent"
         try:
             while True:
+                interrupts.check()  # a stop Python swallowed (a gc callback took the signal): stop here
                 saturated = self._saturated()
                 stopping = self.budget_spent() or not self.lanes or saturated is not None
                 self._fill(pool, stopping)
@@ -353,6 +400,7 @@ class Engine:
                        - self.inflight.shrink_seconds())
 
         while True:
+            interrupts.check()
             while pool.idle and self.shrinks.queue and (now := left()) >= self.min_shrink_seconds:
                 # within a share, each pending shrink gets its part of it (never less than the least one
                 # may take): the first does not take it all while others wait with none
@@ -439,18 +487,20 @@ class Engine:
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.inflight), lanes=self.lanes,
             jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
-            pool=pool_status() if pool_status is not None else "", discovery=self.discovery())
+            pool=pool_status() if pool_status is not None else "", discovery=self.discovery(),
+            allocation=self.allocation.top_line(large_now=self.plan.large_possible()))
 
     def _tick(self) -> None:
-        now = time.monotonic()
-        if now - self._last_tick >= 0.5:
-            self._last_tick = now
-            self.progress("tick", self.snapshot())
-        # the session clock is written with every candidate; idle stretches are written here
-        if now - self._last_store_tick >= 10.0:
-            self._last_store_tick = now
-            self.store.tick(self.session, self.active())
-            self.folded.advance(self._settled())
+        with self._head_work():
+            now = time.monotonic()
+            if now - self._last_tick >= 0.5:
+                self._last_tick = now
+                self.progress("tick", self.snapshot())
+            # the session clock is written with every candidate; idle stretches are written here
+            if now - self._last_store_tick >= 10.0:
+                self._last_store_tick = now
+                self.store.tick(self.session, self.active())
+                self.folded.advance(self._settled())
 
     def _settled(self) -> int:
         """The index below which every candidate row there will be is in the store: below what is in
@@ -460,5 +510,5 @@ class Engine:
         return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
-__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Snapshot", "Steering", "SteeringKnobs",
-           "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Observer", "Snapshot", "Steering",
+           "SteeringKnobs", "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]

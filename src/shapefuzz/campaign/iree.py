@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import tempfile
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.errors import EnvironmentFault, ShapefuzzError
 from shapefuzz.families import FAMILY_MODULES, get_family
 from shapefuzz.families.base import Family
+from shapefuzz.families.context.strategy import CONSUMER_NAMES, PRODUCER_NAMES
 from shapefuzz.families.context.wrap import with_context
 from shapefuzz.families.frontends import with_frontends
 from shapefuzz.families.gates import Gated
@@ -36,7 +36,7 @@ from shapefuzz.judge.campaign_check import check_lanes, expectation_on, form_mat
 from shapefuzz.judge.onnx_judge import DISAGREE, JUDGE_LANE, preload
 from shapefuzz.judge.oracle import Expectation, case_expectation
 from shapefuzz.model import CheckReport, Signature, Status, Verdict
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.sandbox import GIB
 from shapefuzz.process.worktime import skip, take, timed
 from shapefuzz.schema import is_int, load_json
@@ -120,9 +120,21 @@ class IreeTarget:
         """One candidate for (family, seed): a swarm draw (each candidate first draws which of the
         family's features it may use); `large` draws the sizes meant for compile-only lanes. A form
         the release cannot parse is drawn as an equivalent form it can (or the draw moves on)."""
+        return self._generate(group, seed, large, CONTEXT_SHARE if self.context_share is None else self.context_share)
+
+    def chain_ops(self) -> tuple[tuple[str, ...], ...]:
+        """The chain ops a swarm epoch may leave out, by side; none when `--context-share` pins the share."""
+        return () if self.context_share is not None else (PRODUCER_NAMES, CONSUMER_NAMES)
+
+    def generate_shaped(self, group: str, seed: int, large: bool, chain: bool, left_out: tuple[str, ...]) -> Candidate:
+        """`generate`, inside a chain (where the root takes one) or not, as the campaign's
+        allocation asks, with the chain ops `left_out` never drawn."""
+        return self._generate(group, seed, large, 1.0 if chain else 0.0, left_out)
+
+    def _generate(self, group: str, seed: int, large: bool, share: float, left_out: tuple[str, ...] = ()) -> Candidate:
         family = load_family(group)
         params = draw_for_release(group, seed, self.gated, regime="large" if large else "small", swarm=True,
-                                  context_share=CONTEXT_SHARE if self.context_share is None else self.context_share)
+                                  context_share=share, left_out=left_out)
         case = Case.make(group, params)
         text = case.header() + "\n" + family.render(case.params)
         features = tuple(family.features(case.params)) + (("regime:large",) if large else ())
@@ -274,7 +286,7 @@ class IreeTarget:
         """The shrink without the corpus write (a cluster node returns this to the head): its
         `ShrinkResult`, or None when the candidate did not fail with the job's signature in
         isolation (another failure is not shrunk in its place). Trials run with the job's input seed."""
-        with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
+        with temp_dir("shrink") as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
                 result = shrink_file(

@@ -17,16 +17,34 @@ class LanePlan:
         self.lanes_per_candidate = lanes_per_candidate
         self.compile_only = compile_only
         self.large_every = large_every
+        # the large rounds the campaign's allocation chose, by index (None: every large_every-th)
+        self.chosen_large: set[int] | None = None
+
+    def allocate_large(self) -> None:
+        """From now on the allocation says which draws are large rounds (`choose_large`)."""
+        self.chosen_large = set()
+
+    def choose_large(self, index: int) -> None:
+        assert self.chosen_large is not None  # only once allocate_large() was called
+        self.chosen_large.add(index)
 
     def set_aside(self, lane: str) -> None:
         self.now = tuple(x for x in self.now if x != lane)
 
-    def large_round(self, index: int) -> bool:
-        """Every `large_every`-th candidate is drawn with large shapes and checked only on the
-        compile-only lanes (too slow to execute here; shared-memory and tiling bugs need them)."""
+    def large_possible(self) -> bool:
+        """Can a draw be a large round now (rotating lanes, and a compile-only lane still in use)?"""
         return (self.lanes_per_candidate is not None and self.large_every > 0
-                and any(lane in self.now for lane in self.compile_only)
-                and index % self.large_every == self.large_every - 1)
+                and any(lane in self.now for lane in self.compile_only))
+
+    def large_round(self, index: int) -> bool:
+        """Every `large_every`-th candidate (or those the allocation chose) is drawn with large
+        shapes and checked only on the compile-only lanes (too slow to execute here;
+        shared-memory and tiling bugs need them)."""
+        if not self.large_possible():
+            return False
+        if self.chosen_large is not None:
+            return index in self.chosen_large
+        return index % self.large_every == self.large_every - 1
 
     def kind(self, index: int) -> tuple[str, ...]:
         """The lanes a slot of candidate `index` may go to: the compile-only ones in a large round."""

@@ -19,6 +19,7 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.causes.merging import split_by_dispatch_kind, split_real_limits
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
+from shapefuzz.schema import SchemaError, load_json
 from shapefuzz.triage.localize import CODEGEN, Localization
 
 LOCALIZE_META = "localize:"
@@ -29,8 +30,15 @@ _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
 
 
 def localization_of(store: CampaignStore, sig: str) -> Localization | None:
+    """The localization kept for bucket `sig` (None: none, or a record that does not read back,
+    bounded in size and depth: a hostile store's 200,000-deep one was a RecursionError)."""
     text = store.get_meta(LOCALIZE_META + sig)
-    return Localization.from_json(json.loads(text)) if text else None
+    if not text:
+        return None
+    try:
+        return Localization.from_json(load_json(text, "a localization record"))
+    except (SchemaError, TypeError, ValueError):
+        return None
 
 
 def localizations(store: CampaignStore | None, rows: Iterable[BucketRow]) -> dict[str, Localization]:

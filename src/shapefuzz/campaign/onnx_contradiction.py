@@ -13,7 +13,7 @@ from typing import Any, Callable
 from shapefuzz.campaign.outcomes import Candidate
 from shapefuzz.case import Case
 
-# Measured (bench/bench_onnx_contradiction.py --draw 800 --seed 2, 116 ONNX-spelled candidates, two
+# Measured (bench/studies/bench_onnx_contradiction.py --draw 800 --seed 2, 116 ONNX-spelled candidates, two
 # runs on a loaded 2-core machine): up to 300,000 declared elements the check took at most 1.2 s (a
 # pool: its time is onnx.reference's); above it ONNX pools took 7-27 s (2.1-2.7 M elements) and norms
 # 1.1-2.4 s (4-17 M, 16-65 MB of arrays), a pool whose '?' sizes are unknown 3-3.7 s; ONNX's shape

@@ -207,6 +207,17 @@ class CoverageTarget(Protocol):
 
 
 @runtime_checkable
+class ShapedTarget(Protocol):
+    """A target that draws a candidate of the shape the campaign's allocation asks for
+    (campaign/allocation.py): inside a chain or not, with some chain ops left out for a swarm
+    epoch. One without it draws chains at its own share."""
+
+    def chain_ops(self) -> tuple[tuple[str, ...], ...]: ...  # the chain ops by side; () when its share is pinned
+    def generate_shaped(self, group: str, seed: int, large: bool, chain: bool,
+                        left_out: tuple[str, ...]) -> Candidate: ...
+
+
+@runtime_checkable
 class SplitShrinkTarget(Protocol):
     """A target whose shrink runs in two halves on a cluster: the search on a node, returned as a
     value (`shrink_only`), and the corpus write on the head (`save_shrunk`); `shrink` is both."""
@@ -231,6 +242,11 @@ def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument
 def lane_rules(target: Target) -> LaneRules | None:
     """The target as `LaneRules`, or None when it has no lane rules (the one place that asks)."""
     return target if isinstance(target, LaneRules) else None
+
+
+def shaped_target(target: Target) -> ShapedTarget | None:
+    """The target as a `ShapedTarget` that draws chains as asked, or None (the one place that asks)."""
+    return target if isinstance(target, ShapedTarget) and target.chain_ops() else None
 
 
 def coverage_target(target: Target) -> CoverageTarget | None:
@@ -264,5 +280,6 @@ class Stats:
 
 
 __all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome", "ShrinkOutcome",
-           "Target", "LaneRules", "CoverageTarget", "SplitShrinkTarget", "coverage_target", "lane_rules", "perform",
+           "Target", "LaneRules", "CoverageTarget", "ShapedTarget", "SplitShrinkTarget", "coverage_target", "lane_rules",
+           "perform", "shaped_target",
            "one_line", "Stats"]

@@ -25,6 +25,7 @@ from shapefuzz.campaign.lanecost import LaneCost, lane_seconds
 from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.campaign.rows import RowReader
 from shapefuzz.campaign.steering import Steering
+from shapefuzz.schema import SchemaError, load_json
 
 SNAPSHOT_KEY = "resume_snapshot"
 VERSION = 1
@@ -87,6 +88,7 @@ class Folded:
         self.store, self.groups, self.kin = store, tuple(groups), dict(kin)
         self.steering, self.lane_cost = Steering(self.groups), LaneCost(self.kin)
         self.upto = self.rows = 0
+        self.note = ""  # why a stored snapshot could not be read (one line), if it could not
 
     def resume(self) -> bool:
         """Load the stored snapshot if it fits, then replay the rows after it and store the result.
@@ -133,8 +135,8 @@ class Folded:
         text = self.store.get_meta(SNAPSHOT_KEY)
         if text is None:
             return False
-        try:
-            d = json.loads(text)
+        try:  # (bounded size and depth: a snapshot nested 200,000 deep was a RecursionError, exit 70)
+            d = load_json(text, "the resume snapshot")
             if not (isinstance(d, dict) and d.get("version") == VERSION and d.get("groups") == list(self.groups)
                     and d.get("kin") == self.kin):
                 return False
@@ -152,7 +154,10 @@ class Folded:
                 lane_cost.seconds[key] = _seconds(seconds)  # type: ignore[assignment]  # float in a Counter (typeshed: int)
                 if _count(slow):
                     lane_cost.slow_checks[key] = slow
-        except (ValueError, TypeError, KeyError):  # not JSON, or not the shape written: replay every row
+        except SchemaError as error:  # not JSON we could read: said once, and every row is replayed
+            self.note = f"{error}; ignored, every candidate row is replayed instead"
+            return False
+        except (ValueError, TypeError, KeyError):  # not the shape written: replay every row
             return False
         if self.store.candidate_count(below=upto) != rows:  # rows since removed or added below it: stale
             return False

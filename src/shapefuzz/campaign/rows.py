@@ -148,8 +148,9 @@ def stored_config(db_path: Path, text: str | None, families: tuple[str, ...],
         r.seconds("value: seconds", config["seconds"])
     if config.get("corpus") is not None:
         r.text("value: corpus", config["corpus"], max_len=4096)
-    if "forced" in config and not isinstance(config["forced"], bool):
-        r.fail(f"value: forced: expected true or false, got {_show(config['forced'])}")
+    for key in ("forced", "allocate", "context_share_pinned"):
+        if key in config and not isinstance(config[key], bool):
+            r.fail(f"value: {key}: expected true or false, got {_show(config[key])}")
     if config.get("lanes_per_candidate") is not None:
         r.integer("value: lanes_per_candidate", config["lanes_per_candidate"], minimum=1)
     share = config.get("context_share")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from shapefuzz.campaign.report.dashboard import Refresher, refresh_seconds, write_dashboard
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
+from shapefuzz.durations import parse_budget
 from shapefuzz.campaign.config import parse_chance
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
 from shapefuzz.campaign.outcomes import BucketState
@@ -81,6 +82,7 @@ class FuzzRequest:
     until_saturated: str | float | None = None  # as typed: stop once the Good-Turing chance stays below it
     force: bool = False  # `--force`: resume even with pins other than the campaign's (campaign.pins)
     cluster_bind: str | None = None  # `--cluster-bind`: where a `--cluster local` head listens (default 127.0.0.1)
+    allocate: bool | None = None  # draw by yield (campaign/allocation.py); None: as stored, else on
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -93,15 +95,13 @@ def bisect_seconds(req: FuzzRequest) -> float:
     if req.bisect_time is None:
         seconds = parse_duration(req.time) if isinstance(req.time, str) else req.time
         return max(DEFAULT_BISECT_SECONDS, BISECT_SHARE * float(seconds or 0))
-    return parse_duration(req.bisect_time, "--bisect-time") if isinstance(req.bisect_time, str) else float(req.bisect_time)
+    seconds = parse_budget(req.bisect_time, "--bisect-time")  # (finite: nan and inf are one line, exit 2)
+    return 0.0 if seconds is None else seconds  # (not None here: bisect_time was given)
 
 
 def localize_seconds(req: FuzzRequest) -> float | None:
     """`--localize-time` in seconds; None: the step's default."""
-    if req.localize_time is None:
-        return None
-    return parse_duration(req.localize_time, "--localize-time") if isinstance(req.localize_time, str) \
-        else float(req.localize_time)
+    return parse_budget(req.localize_time, "--localize-time")
 
 
 ENV_FETCH_RELEASES = "SHAPEFUZZ_FETCH_RELEASES"  # --fetch-releases's default (0: offline CI, the test suite)
@@ -206,7 +206,7 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                          "to resume it, or give another --campaign folder")
     if corpus.exists() and not corpus.is_dir():
         raise UsageError(f"--corpus {corpus} is a file, not a folder")
-    shrink_time = parse_duration(req.shrink_time, "--shrink-time") if isinstance(req.shrink_time, str) else req.shrink_time
+    shrink_time = parse_budget(req.shrink_time, "--shrink-time")
     memory_cap = parse_size(req.memory_cap, "--memory-cap") if req.memory_cap is not None else None
     check_fraction(req.shrink_share, "--shrink-share", low_open=False)
     check_fraction(req.explore, "--explore")
@@ -226,7 +226,9 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
     if changes and not req.force:  # after every value is checked: a bad one is said as such
         raise UsageError(refusal(changes))
     lanes_per_candidate = req.lanes_per_candidate or stored.get("lanes_per_candidate") or 2
-    context_share = req.context_share if req.context_share is not None else stored.get("context_share")
+    # the stored share is the campaign's pin only where its first session gave one (else the allocation's)
+    context_share = req.context_share if req.context_share is not None else \
+        stored.get("context_share") if stored.get("context_share_pinned", True) else None
     return CampaignConfig(campaign, corpus, families, backends, int(seed), req.jobs or default_jobs(), count,
                           seconds, req.shrink, rotate, lanes_per_candidate, memory_cap,
                           float(shrink_time or 0.0), 0.25 if req.shrink_share is None else req.shrink_share,
@@ -237,7 +239,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           bisect_seconds=bisect_seconds(req), localize_seconds=localize_seconds(req),
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
                           iree_version=req.iree_version, context_share=context_share, cluster_bind=cluster_bind,
-                          changed_pins=tuple(c.line() for c in changes))
+                          changed_pins=tuple(c.line() for c in changes),
+                          allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: ProgressFn, reason: str,
@@ -421,9 +424,11 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
-            "forced": not config.rotate, "until_saturated": config.until_saturated,
+            "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
             "context_share": CONTEXT_SHARE if config.context_share is None else config.context_share,
             "lanes_per_candidate": config.lanes_per_candidate,
+            # given: the allocation leaves the chain share alone on every resume; not given: it allocates chains
+            "context_share_pinned": config.context_share is not None,
         }))
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:
@@ -442,7 +447,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                         shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
-                        until_saturated=config.until_saturated)
+                        until_saturated=config.until_saturated, allocate=config.allocate)
         progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                             f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                             + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

@@ -232,7 +232,7 @@ def met_while_shrinking(bucket: BucketRow) -> Candidate | None:
         return None
     try:
         seed = json.loads((Path(bucket.corpus_entry) / "meta.json").read_text())["seed"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # (a meta.json nested too deep)
         return None
     if case is None or not isinstance(seed, int):
         return None

@@ -19,6 +19,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from shapefuzz.process import interrupts
 from shapefuzz.campaign.outcomes import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.process.sandbox import become_subreaper, kill_strays
@@ -51,7 +52,9 @@ class Done:
 
 
 def _terminate(signum, frame):  # SIGTERM in a worker: unwind, so the sandbox kills its child group
-    raise SystemExit(128 + signum)
+    # (through `interrupts.take`: held inside a block that makes or removes a temporary folder,
+    # and owed when Python swallows it, as the command's own handler is)
+    interrupts.take(signum, SystemExit(128 + signum))
 
 
 def _die_with(parent_pid: int) -> None:
@@ -86,6 +89,7 @@ def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | N
         add("start-up", max(0.0, time.time() - spawned))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, _terminate)
+    interrupts.keep_swallowed()
     if parent_pid is not None:
         _die_with(parent_pid)
     try:
@@ -99,6 +103,7 @@ def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | N
 def _serve(conn, target: Target) -> None:
     target.worker_init()
     while True:
+        interrupts.check()  # a SIGTERM Python swallowed (in a gc callback) still ends the worker
         try:
             task = conn.recv()
         except (EOFError, OSError):

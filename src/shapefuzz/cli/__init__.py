@@ -4,7 +4,6 @@ stderr and exit 2; compiler failures are results, reported with exit 1."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import sys
 
@@ -16,7 +15,7 @@ from shapefuzz.process import interrupts
 from shapefuzz.cli import backends, bisect, bundle, check, corpus, export, fuzz, gen, onnx_ops, onnx_suite, replay, report, shrink, \
     triage
 from shapefuzz.cli.params import ReleaseVersion, array_cap_option
-from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session
+from shapefuzz.cli.common import EXIT_USAGE, IREE_BIN_HELP, IREE_VERSION_HELP, Session, refuse_empty_values
 from shapefuzz.errors import ClusterLost, ShapefuzzError
 
 
@@ -35,6 +34,7 @@ for _command in (backends.backends, check.check, gen.gen, shrink.shrink, fuzz.fu
                  replay.replay, corpus.corpus, export.export, bisect.bisect, onnx_suite.onnx_suite, onnx_ops.onnx_ops,
                  report.report, triage.triage, bundle.bundle, bundle.bundle_run, bundle.bundle_judge):
     cli.add_command(_command)
+refuse_empty_values(cli)  # every command's text and path values, and the group's own (--iree-bin)
 
 
 def _prepare() -> None:
@@ -58,7 +58,12 @@ def main() -> None:
     previous = interrupts.install()
     try:
         _prepare()
-        cli.main(standalone_mode=False)
+        try:
+            cli.main(standalone_mode=False)
+        except SystemExit as done:  # a command's own exit (0, 1 or another code)
+            _end(done.code)
+            raise
+        _end(None)
     except click.exceptions.Abort as abort:  # click turns a KeyboardInterrupt into Abort
         click.echo(f"shapefuzz: {interrupts.word(abort.__context__)}", err=True)
         sys.exit(interrupts.exit_code(abort.__context__))
@@ -89,8 +94,17 @@ def main() -> None:
                    f"{_save_traceback()}", err=True)
         sys.exit(EXIT_INTERNAL)
     finally:
-        for sig, handler in previous.items():  # (main called in-process, by a test)
-            signal.signal(sig, handler)
+        interrupts.restore(previous)  # (main called in-process, by a test)
+
+
+def _end(code: int | str | None) -> None:
+    """The command ran to its end: it exits with `code`, unless a signal it took was lost on the
+    way (swallowed inside a gc callback or a `__del__`): then one line and 128 + the signal, never
+    0 or 1 (a CI job killed by its timeout must not read as a success)."""
+    final = interrupts.final_code(code) if code is None or isinstance(code, int) else code
+    if final != code:
+        click.echo(f"shapefuzz: {interrupts.word()}", err=True)
+        sys.exit(final)
 
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE

@@ -47,9 +47,10 @@ def backends(session: Session, as_json: bool, cluster: str | None) -> None:
     click.echo(f"devices:   {', '.join(probe.devices) or 'none'}")
     if probe.cuda_note:
         click.echo(f"cuda:      {probe.cuda_note}")
+    width = max(30, *(len(row["name"]) for row in rows))
     for row in rows:
         mark = "*" if row["default"] else " "
-        click.echo(f" {mark}{row['name']:<30} {row['availability']:<40} {row['description']}")
+        click.echo(f" {mark}{row['name']:<{width}} {row['availability']:<40} {row['description']}")
     click.echo("(* in the default set)")
     for line in gated.lines() or ["every op family and form parses with this release"]:
         click.echo(f"families:  {line}")

@@ -111,3 +111,18 @@ def load_inputs(path: str) -> list[np.ndarray]:
     except (ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
         why = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         raise UsageError(f"--inputs {path}: not a readable .npz file ({why})") from None
+
+
+def refuse_empty_values(command: click.Command) -> click.Command:
+    """Every text and path parameter of `command` (and of its subcommands) refuses an empty value
+    with one line, exit 2, before the command runs; its own callback, if any, runs after."""
+    from shapefuzz.cli.params import refuse_empty
+
+    for param in command.params:
+        if isinstance(param.type, (click.types.StringParamType, click.Path)):
+            own = param.callback
+            param.callback = (refuse_empty if own is None else
+                              lambda ctx, p, v, own=own: own(ctx, p, refuse_empty(ctx, p, v)))
+    for sub in getattr(command, "commands", {}).values():
+        refuse_empty_values(sub)
+    return command

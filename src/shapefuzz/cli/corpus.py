@@ -130,7 +130,7 @@ def corpus_index(corpus_dir: str) -> None:
 @corpus.command("rederive")
 @click.argument("entries", nargs=-1)
 @click.option("--corpus", "corpus_dir", default=DEFAULT_CORPUS, show_default=True, type=click.Path(file_okay=False))
-@click.option("--localize-time", "localize_time", default=60.0, show_default=True, type=click.FloatRange(min=0),
+@click.option("--localize-time", "localize_time", default=60.0, show_default=True, type=Seconds(minimum=0.0),
               help="Seconds to localize each wrong value or run-time failure that still fails (0: keep the old "
                    "localization).")
 @click.option("--bisect", "do_bisect", is_flag=True,
@@ -143,20 +143,35 @@ def corpus_rederive(session, entries: tuple[str, ...], corpus_dir: str, localize
     each reproducer re-checked on its backend, its detail, failing pass, component, severity and
     scope computed again, a wrong value localized by running intermediate IR, a cause named where
     it has none (with --bisect, a regression range); INDEX.md rebuilt."""
-    from shapefuzz.corpus import UnreadableEntry, find_entry, load_entry, rebuild_index
-    from shapefuzz.recheck.replay import rederive
+    from shapefuzz.corpus import CorpusEntry, UnreadableEntry, find_entry, load_entry, rebuild_index
+    from shapefuzz.errors import CorpusError
+    from shapefuzz.recheck.replay import EXIT_UNREADABLE, rederive
     from shapefuzz.recheck.regression import range_into_entry, releases_to_try
 
     versions = releases_to_try() if do_bisect else []  # fewer than two: one line, exit 2, before any work
-    # the listing gives views of meta.json alone; a re-check needs the reproducer and arrays
-    chosen = [find_entry(e, corpus_dir) for e in entries] if entries else \
-        [load_entry(e.path) for e in _entries(corpus_dir) if not isinstance(e, UnreadableEntry)]
-    for entry in chosen:
+    # named entries: one that does not load is the usual one line, exit 2, before any work
+    chosen = [find_entry(e, corpus_dir) for e in entries] if entries else _entries(corpus_dir)
+    unreadable = 0
+    for item in chosen:
+        try:  # the listing gives views of meta.json alone; a re-check needs the reproducer and arrays
+            if isinstance(item, UnreadableEntry):
+                entry, reason = None, item.reason
+            else:
+                entry, reason = item if isinstance(item, CorpusEntry) else load_entry(item.path), ""
+        except CorpusError as error:
+            entry, reason = None, str(error).splitlines()[0] if str(error) else "unreadable"
+        if entry is None:  # said, and counted: the others are still rederived
+            unreadable += 1
+            click.echo(f"{item.id}: not rederived: unreadable ({reason[:300]})")
+            continue
         click.echo(rederive(entry, session.toolchain, localize_seconds=localize_time))
         if versions:
             click.echo(f"  regression range: {range_into_entry(entry.path, versions)}")
     if Path(corpus_dir).is_dir():
         click.echo(str(rebuild_index(corpus_dir)))
+    if unreadable:  # as `replay`: 3 when some entry could not be read
+        click.echo(f"{len(chosen) - unreadable} entries rederived; {unreadable} unreadable (see above)")
+        sys.exit(EXIT_UNREADABLE)
 
 
 @corpus.command("mark")

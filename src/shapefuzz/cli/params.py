@@ -49,7 +49,7 @@ class Duration(click.ParamType):
     name = "duration"
 
     def convert(self, value, param, ctx):
-        if value is None or isinstance(value, (int, float)):
+        if value is None or isinstance(value, (int, float)) and math.isfinite(value):
             return value
         if str(value).strip().lower() == "none":
             return None
@@ -132,12 +132,19 @@ class OutputPath(click.ParamType):
         return text
 
 
+def refuse_empty(ctx: click.Context, param: click.Parameter, value: object) -> object:
+    """A text given empty ('', or only blanks) is refused: `--corpus ''` read as "not given" saved
+    into ./corpus, and `corpus index ''` wrote INDEX.md into the current folder."""
+    values = value if isinstance(value, tuple) else (value,)
+    if any(isinstance(v, str) and not v.strip() for v in values):
+        raise click.BadParameter("empty; give a value" + ("" if param.required else " or leave the option out"), ctx, param)
+    return value
+
+
 def not_empty(ctx: click.Context, param: click.Parameter, value):
     """An option's callback: a value given empty (`--save ''`, often an unset shell variable) is
     refused, never read as the option left out."""
-    if value is not None and not str(value).strip():
-        raise click.BadParameter("empty; give a value or leave the option out", ctx, param)
-    return value
+    return refuse_empty(ctx, param, value)
 
 
 SEED = click.IntRange(0, (1 << 63) - 1)  # NumPy seeds are non-negative

@@ -20,7 +20,7 @@ from shapefuzz.cli.params import Duration
 @click.option("--bisect", "do_bisect", is_flag=True,
               help="Take the regression range of every compiler-bug cause that has none, over the releases in "
                    "the toolchain cache (a spread of older ones fetched into it first; see --fetch-releases).")
-@click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take (default: no limit).")
+@click.option("--bisect-time", type=Duration(), default=None, help="Most time --bisect may take checking releases, each compile included (default: no limit; fetching releases first is not counted).")
 @click.option("--localize", "do_localize", is_flag=True,
               help="Localize every wrong value or run-time failure that has no localization yet (the phase and pass "
                    "where it starts, by executing intermediate IR), then run the reproducers of causes placed at one "

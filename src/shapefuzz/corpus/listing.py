@@ -118,6 +118,12 @@ def _code_stamp() -> str:
     return digest.hexdigest()[:32]
 
 
+def forget_listing(corpus_dir: str | os.PathLike) -> None:
+    """Drop the listing cache of `corpus_dir`: the next `list_entries` loads every entry in full
+    (bench/make_corpus.py times a listing cold and warm)."""
+    _cache_path(Path(corpus_dir)).unlink(missing_ok=True)
+
+
 def _cache_path(corpus_dir: Path) -> Path:
     from shapefuzz.iree.toolchain import cache_root
 
@@ -150,4 +156,4 @@ def _write_cache(path: Path, passed: dict[str, str]) -> None:
         pass  # a read-only or full cache: the next listing loads in full again, nothing is wrong
 
 
-__all__ = ["list_entries"]
+__all__ = ["forget_listing", "list_entries"]

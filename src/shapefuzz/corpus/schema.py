@@ -12,9 +12,15 @@ from shapefuzz.case import check_params
 from shapefuzz.corpus.entry import CORPUS_FORMAT, EXPECTED_STATES, MAX_DETAIL, META
 from shapefuzz.model import Stage, Status
 from shapefuzz.schema import SchemaError
+from shapefuzz.triage.localize import MAX_EVIDENCE, MAX_IR
 from shapefuzz.triage.record import read_bug
 
 _REQUIRED = ("format", "id", "signature", "backends", "first_seen", "last_seen", "count", "expected_state")
+
+
+# bug.localized (triage.localize.Localization.to_json): its evidence, one line, and the IR before and
+# after the pass it names, lines (codegen_pass.trimmed keeps 40 of at most 160 characters)
+_LOCALIZED_IR = ("ir_before", "ir_after")
 
 
 def _check_bug(value: Any, field: str) -> None:
@@ -27,7 +33,11 @@ def _check_bug(value: Any, field: str) -> None:
             schema.text_list(item, where)
         elif isinstance(item, dict):
             for k, v in item.items():
-                schema.text(v if isinstance(v, str) else json.dumps(v), f"{where}.{k}", max_len=2000)
+                if key == "localized" and k in _LOCALIZED_IR:  # the IR around the localized pass, trimmed
+                    schema.text(v, f"{where}.{k}", one_line=False, max_len=MAX_IR)
+                else:
+                    schema.text(v if isinstance(v, str) else json.dumps(v), f"{where}.{k}",
+                                max_len=MAX_EVIDENCE if key == "localized" and k == "evidence" else 2000)
         elif not isinstance(item, (str, bool)):
             raise SchemaError(f"{where}: {type(item).__name__} is not text")
         else:

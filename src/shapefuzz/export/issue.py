@@ -142,6 +142,7 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     localized = bug.get("localized") or {}
     if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
         lines += ["", f"Localized by running intermediate IR: {text(localized['evidence'])}."]
+        lines += _culprit_ir(localized)
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
         said = [line for line in bug.get("first_lines") or [] if "Please report" not in line][:4]
@@ -159,6 +160,17 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
     if notes:  # what an engineer found reading the case (the failing pass of a miscompile, a minimal form)
         lines += ["", f"Analysis: {text(notes)}"]
     lines += ["", f"Normalized signature (shapefuzz): {code(sig)}"]
+    return lines
+
+
+def _culprit_ir(localized: dict) -> list[str]:
+    """The IR before and after the pass a wrong value was localized to (trimmed when it was kept)."""
+    where = f" of {code('@' + localized['dispatch'])}" if localized.get("dispatch") else ""
+    named = code(localized.get("pass_class") or localized.get("pass") or "the pass")
+    lines: list[str] = []
+    for key, when in (("ir_before", "before"), ("ir_after", "after")):
+        if isinstance(localized.get(key), str) and localized[key].strip():
+            lines += ["", f"The IR{where} {when} {named}:", "", *fenced(localized[key], "mlir")]
     return lines
 
 
@@ -273,6 +285,8 @@ def _torch_mlir_place(meta: dict) -> str:
     where = bug.get("failing_pass") or localized.get("pass_class") or localized.get("pass") or ""
     phase = localized.get("phase") or ""
     said = f"the pass {code(where)}" if where else text("torch-mlir's conversion (no pass is named in the output)")
+    if localized.get("pattern"):
+        said += f", its pattern {code(localized['pattern'])}"
     return (f"In {said}" + (f" ({text(phase)})" if phase else "")
             + " of the torch input conversion (`iree-compile --compile-to=input` shows its output).")
 

@@ -67,6 +67,12 @@ def validate_case(case: Case, where: str = "case ") -> None:
         _VALID.popitem(last=False)
 
 
+def forget_validated() -> None:
+    """Forget which cases this process found valid: the next `validate_case` of each validates it
+    in full (bench/bench_reference.py times validation from cold)."""
+    _VALID.clear()
+
+
 def validate_params(family_name: str, params: dict[str, Any], where: str) -> None:
     """Params read back from a file (case header, corpus entry) must be ones the family renders:
     a known family, no absurd integers, and every tensor the module declares within the array cap
@@ -122,4 +128,4 @@ def render_case(case: Case) -> str:
 
 
 __all__ = ["Family", "FamilyParams", "all_families", "get_family", "render_case", "FAMILY_MODULES", "DEFAULT_FAMILIES", "validate_params",
-           "validate_case", "guarded"]
+           "validate_case", "forget_validated", "guarded"]

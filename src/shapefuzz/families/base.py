@@ -198,6 +198,22 @@ def _check_hooks(name: str, namespace: Mapping[str, Any]) -> None:
         except TypeError as error:
             raise AssertionError(f"family {name}: {hook} does not take {wanted} argument(s) ({error})") from None
 
+Release = tuple[int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReleaseGate:
+    """A form of a family (or the family itself: `applies` always true, no `instead`) that some
+    releases cannot parse (families declare them as RELEASE_GATES; `gates.py` decides them)."""
+
+    what: str  # what is off, as the lines say it: "form linalg_ext", "torch argsort spelling", "family"
+    needs: str  # what the release must parse: "iree_linalg_ext.gather as rendered"
+    applies: Callable[[Any], bool]  # the family's params this gate is about
+    example: Callable[[], Any]  # params of that form (its rendering is verified with the release)
+    instead: Callable[[Any], Any] | None = None  # the same computation in a form older releases parse
+    since: Release | None = None  # the first release that parses it, where known (no verify then)
+
+
 # Comparison rules as exported tests apply them (`export_checks.compare`): the family's `compare`
 # written as data. Element-wise with (rtol, atol); None is the result dtype's tolerance (exact for
 # integers), 0 and 0 is exact.
@@ -254,7 +270,7 @@ class Family(Generic[P]):
     # Features the strategy must reach within `feature_draws` draws (checked by the contract test).
     reached_features: tuple[str, ...] = ()
     feature_draws: int = 200
-    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/test_torch_forms.py).
+    # Params of one small case whose forms and spellings all pass on llvm-cpu (tests/families/test_torch_forms.py).
     example: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # Frontends that cannot write this family's cases, and why: {frontend: reason}.
     no_spelling: Mapping[str, str] = dataclasses.field(default_factory=dict)

@@ -21,22 +21,10 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from shapefuzz.families.base import ReleaseGate  # the value a family declares (base.py: no import of families)
 from shapefuzz.iree.toolchain import Toolchain
 
 Release = tuple[int, int]
-
-
-@dataclass(frozen=True)
-class ReleaseGate:
-    """A form of a family (or the family itself: `applies` always true, no `instead`) that some
-    releases cannot parse."""
-
-    what: str  # what is off, as the lines say it: "form linalg_ext", "torch argsort spelling", "family"
-    needs: str  # what the release must parse: "iree_linalg_ext.gather as rendered"
-    applies: Callable[[Any], bool]  # the family's params this gate is about
-    example: Callable[[], Any]  # params of that form (its rendering is verified with the release)
-    instead: Callable[[Any], Any] | None = None  # the same computation in a form older releases parse
-    since: Release | None = None  # the first release that parses it, where known (no verify then)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from hypothesis.internal.conjecture.choice import choice_permitted
 from hypothesis.internal.conjecture.data import ConjectureData
 from hypothesis.internal.conjecture.providers import GLOBAL_CONSTANTS, HypothesisProvider
 
+from shapefuzz.process import interrupts
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.families import get_family
@@ -32,7 +33,7 @@ class SeedProvider(HypothesisProvider):
     Our own modules are local in a checkout and not in a wheel install, and which of them a
     process has imported varies, so a seed would draw differently by install and by import
     history; this provider picks from the global pool only, which depends on Hypothesis alone.
-    Overrides a private method: tests/test_generate.py fails if Hypothesis renames it."""
+    Overrides a private method: tests/families/test_generate.py fails if Hypothesis renames it."""
 
     def _maybe_draw_constant(self, choice_type, constraints, *, p: float = 0.05):
         # The same steps as Hypothesis's, without the local pool (and without its cache, which
@@ -46,6 +47,7 @@ class SeedProvider(HypothesisProvider):
 
 def draw(strategy: st.SearchStrategy, seed: int):
     """One value of `strategy`, the same for the same seed."""
+    interrupts.check()  # a signal taken inside Hypothesis's gc callback is swallowed there: honoured here
     for attempt in range(_ATTEMPTS):
         data = ConjectureData(random=random.Random(f"{seed}:{attempt}"), provider=SeedProvider)
         try:
@@ -58,15 +60,16 @@ def draw(strategy: st.SearchStrategy, seed: int):
 
 
 def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = False,
-                context_share: float | None = None):
+                context_share: float | None = None, left_out: tuple[str, ...] = ()):
     """One case's typed params for (family, seed). `regime` "large" draws sizes meant for lanes
     that only compile (GPU targets), "small" ones for lanes that execute; `swarm` first draws
     which of the family's features the case may use (swarm testing); `context_share` the share
-    of cases drawn inside a producer/consumer chain (None: the default, families/context)."""
+    of cases drawn inside a producer/consumer chain (None: the default, families/context);
+    `left_out`: chain ops never drawn (a campaign's swarm epoch)."""
     from shapefuzz.families.context.wrap import sharing
 
     fam = get_family(family)
-    with sharing(context_share):
+    with sharing(context_share, left_out):
         return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
 
 
@@ -79,13 +82,13 @@ def redraw_seed(seed: int, attempt: int) -> int:
 
 
 def draw_for_release(family: str, seed: int, gated: Gated, *, regime: str = "small", swarm: bool = False,
-                     context_share: float | None = None):
+                     context_share: float | None = None, left_out: tuple[str, ...] = ()):
     """`draw_params`, with a form the release cannot parse (`gated`, families/gates.py) drawn as an
     equivalent form it can, or drawn again under another seed (`redraw_seed`) up to RELEASE_DRAWS
     times in all; ValueError when every one of them was such a form."""
     for attempt in range(RELEASE_DRAWS):
         drawn = draw_params(family, seed if attempt == 0 else redraw_seed(seed, attempt), regime=regime, swarm=swarm,
-                            context_share=context_share)
+                            context_share=context_share, left_out=left_out)
         params = gated.params(family, drawn)
         if params is not None:
             return params

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     import onnx
 
 # MLIR element type -> onnx.TensorProto data type.
-ONNX_TYPE = {"f32": 1, "f16": 10, "i64": 7, "i32": 6, "i8": 3, "i1": 9, "f64": 11}
-NUMPY_TYPE = {"f32": "float32", "f16": "float16", "i64": "int64", "i32": "int32", "i8": "int8", "i1": "bool",
-              "f64": "float64"}
+ONNX_TYPE = {"f32": 1, "f16": 10, "i64": 7, "i32": 6, "i8": 3, "u8": 2, "i1": 9, "f64": 11}
+NUMPY_TYPE = {"f32": "float32", "f16": "float16", "i64": "int64", "i32": "int32", "i8": "int8", "u8": "uint8",
+              "i1": "bool", "f64": "float64"}
 
 
 class Graph:

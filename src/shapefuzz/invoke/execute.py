@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from shapefuzz.errors import EnvironmentFault
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.files import write_text
 from shapefuzz.iree.backends import Backend
 from shapefuzz.model import ProcessResult
@@ -85,7 +84,10 @@ def _own_paths(argv: Sequence[str]) -> list[str]:
     return paths
 
 
-def _verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+def verify_argv(toolchain: Toolchain, path: str, split: bool) -> list[str]:
+    """The command that parses and verifies the module at `path` (`split`: a file of several
+    modules, `--split-input-file`): what `verify` runs under the sandbox, and what
+    bench/bench_campaign.py's bare loop runs without it."""
     if toolchain.opt_bin is not None:
         argv = [str(toolchain.opt_bin), path, "-o", os.devnull]
     else:  # no iree-opt in this folder: parsing and verifying is the first thing iree-compile does
@@ -117,16 +119,11 @@ def verify_many(
 
 
 def _verify_one(text: str, toolchain: Toolchain, limits: Limits) -> str | None:
-    with timed("files"):
-        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("verify"))
-    try:
-        path = os.path.join(folder.name, "module.mlir")
+    with temp_dir("verify", part="files") as folder:
+        path = os.path.join(folder, "module.mlir")
         with timed("files"):
             write_text(path, text)
-        result = run_sandboxed(_verify_argv(toolchain, path, split=False), limits)
-    finally:
-        with timed("files"):
-            folder.cleanup()
+        result = run_sandboxed(verify_argv(toolchain, path, split=False), limits)
     if result.ok:
         return None
     if result.timed_out:
@@ -141,12 +138,12 @@ def _verify_batch(texts: Sequence[str], toolchain: Toolchain, limits: Limits) ->
         starts.append(line)
         pieces.append(body)
         line += body.count("\n") + 1  # +1 for the marker line
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("verify")) as tmp:
+    with temp_dir("verify") as tmp:
         path = os.path.join(tmp, "batch.mlir")
         write_text(path, "".join(p + SPLIT_MARKER + "\n" for p in pieces[:-1]) + pieces[-1])
         # Errors are attributed to modules by their line in the batch file, so stderr is kept whole.
         batch_limits = Limits(limits.timeout, limits.memory_bytes, max(limits.output_bytes, 64 << 20))
-        result = run_sandboxed(_verify_argv(toolchain, path, split=True), batch_limits)
+        result = run_sandboxed(verify_argv(toolchain, path, split=True), batch_limits)
     if result.ok:
         return [None] * len(texts)
     errors: list[list[str]] = [[] for _ in texts]

@@ -8,10 +8,9 @@ by shapefuzz's own function reader, so compile- and run-stage checks work on it 
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.invoke.execute import run_sandboxed
 from shapefuzz.files import write_text
 from shapefuzz.process.sandbox import Limits
@@ -42,7 +41,7 @@ def reprinted(text: str, printer: Toolchain, reader: Toolchain, limits: Limits =
         if not line.startswith("//"):
             break
         header.append(line)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("reprint")) as tmp:
+    with temp_dir("reprint") as tmp:
         source, generic, custom = (os.path.join(tmp, name) for name in ("in.mlir", "generic.mlir", "custom.mlir"))
         write_text(source, text)
         printed = run_sandboxed([str(printer.opt_bin), source, "--mlir-print-op-generic", "-o", generic], limits)

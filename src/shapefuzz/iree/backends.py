@@ -267,9 +267,31 @@ ZNVER4_CPU_FLAGS = ("avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "
                     "avx512_vbmi2", "avx512_vnni", "avx512_bitalg", "avx512_vpopcntdq", "avx512_bf16", "gfni",
                     "vaes", "vpclmulqdq")
 
+# Intel Haswell's extensions (/proc/cpuinfo names) LLVM may use in user code: the x86-64-v3
+# level, AVX2 and FMA without AVX-512 (the ukernels' avx2_fma tiles, not the avx512 ones).
+HASWELL_CPU_FLAGS = ("avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "movbe", "abm", "popcnt", "sse4_2")
+
 
 def _preprocessing(pipeline: str) -> str:
     return f"--iree-preprocessing-pass-pipeline=builtin.module({pipeline})"
+
+
+def _function_pass(name: str) -> str:
+    """A preprocessing pipeline of one function pass (as the bug reports write it)."""
+    return _preprocessing(f"util.func({name})")
+
+
+_CONV_DATA_TILING = ("--iree-dispatch-creation-data-tiling",
+                     "--iree-dispatch-creation-experimental-set-data-tiling-ops=convolution")
+_UKERNELS = "--iree-llvmcpu-enable-ukernels=all"
+_STRIDED_INSERT = ("strided-insert",)  # mlirinfo.op_traits: a strided insert_slice into a zero constant
+
+
+def _cpu_variant(suffix: str, description: str, cpu: str, features: tuple[str, ...], *flags: str,
+                 affects: tuple[str, ...]) -> Backend:
+    """A default llvm-cpu variant for a named CPU: compile-only where this CPU lacks `features`."""
+    return replace(variant(_LLVM_CPU, suffix, description, f"--iree-llvmcpu-target-cpu={cpu}", *flags,
+                           default=True, affects=affects), cpu_features=features)
 
 
 _LLVM_CPU = Backend("llvm-cpu", "CPU through LLVM (reference backend)", _local("llvm-cpu"), "local-task", False,
@@ -331,14 +353,56 @@ BACKENDS: dict[str, Backend] = {
         variant(_LLVM_CPU, "split-reduction", "with split reductions in dispatch creation",
                 "--iree-dispatch-creation-enable-split-reduction", default=True,
                 affects=("reduction", "contraction")),
+        # 3.13 rewrites contractions over dequantized operands into integer math by default (new
+        # in 3.13, "changes floating-point rounding and exceptional-value behavior"): this lane
+        # compiles such a case the old way, so the rewrite is checked against it and the reference.
+        variant(_LLVM_CPU, "no-qdq-rewrite", "with the QDQ-to-integer-math rewrite off (the float path)",
+                "--iree-global-opt-enable-qdq-to-integer-math=false", default=True, affects=("qdq",)),
         # The global optimization level (IREE's default is O0); #20581: O3 made a failing compile pass.
         variant(_LLVM_CPU, "o3", "at optimization level O3", "--iree-opt-level=O3", default=True),
         # Data tiling with ukernels (mmt4d) for AMD Zen 4, as CPU engineers reproduce matmul bugs;
         # executes only on a CPU with Zen 4's AVX-512 extensions.
-        replace(variant(_LLVM_CPU, "znver4-data-tiling", "for AMD Zen 4 (znver4) with data tiling and ukernels",
-                        "--iree-llvmcpu-target-cpu=znver4", "--iree-opt-data-tiling=true",
-                        "--iree-llvmcpu-enable-ukernels=all", default=True, affects=("contraction",)),
-                cpu_features=ZNVER4_CPU_FLAGS),
+        _cpu_variant("znver4-data-tiling", "for AMD Zen 4 (znver4) with data tiling and ukernels (executes only "
+                     "where the CPU has Zen 4's AVX-512 extensions)", "znver4", ZNVER4_CPU_FLAGS,
+                     "--iree-opt-data-tiling=true", _UKERNELS, affects=("contraction",)),
+        # The same on an x86 CPU without AVX-512 (iree_uk_mmt4d's AVX2 tiles), and the experimental
+        # data-tiled conv with its ukernel (iree_uk_conv_nchwc), as the CPU bug reports of
+        # June-September 2026 name them. Measured on 3.13: conv data tiling is materialized only
+        # for AVX-512 (on haswell, x86-64-v3 or generic the encodings resolve to the plain layout and
+        # no conv ukernel is called), so there is no haswell lane for it.
+        _cpu_variant("haswell-data-tiling", "for Intel Haswell (AVX2, no AVX-512) with data tiling and ukernels "
+                     "(executes only where the CPU has AVX2 and FMA)", "haswell", HASWELL_CPU_FLAGS,
+                     "--iree-opt-data-tiling=true", _UKERNELS, affects=("contraction",)),
+        _cpu_variant("znver4-conv-data-tiling", "for AMD Zen 4 (znver4) with experimental data tiling of convs and "
+                     "ukernels (executes only where the CPU has Zen 4's AVX-512 extensions)", "znver4",
+                     ZNVER4_CPU_FLAGS, *_CONV_DATA_TILING, _UKERNELS, affects=_CONVS),
+        # The preprocessing pipelines the bug reports put in front of CPU conv models: convs to
+        # channels-last (fully, or with the channels tiled by 4: NCHW4c), filters to channels-last,
+        # the whole transpose-convolution pipeline, and the strided-insert conversions of
+        # backward-data convs (the zero insertion as a generic; the backward-data pipeline, which
+        # also swaps a strided insert with its 1x1 contraction and moves filters to channels-last:
+        # on a module without a strided insert it does what the filter lane does, so it is given
+        # only those with one).
+        variant(_LLVM_CPU, "conv-channels-last", "with convs converted to channels-last (preprocessing)",
+                _function_pass("iree-preprocessing-convert-conv-to-channels-last"),
+                passes=("iree-preprocessing-convert-conv-to-channels-last",), default=True, affects=_CONVS),
+        variant(_LLVM_CPU, "conv-channels-last-tiled", "with convs converted to channels-last, channels tiled by 4 "
+                "(preprocessing)", _function_pass("iree-preprocessing-convert-conv-to-channels-last{tiling-factor=4}"),
+                passes=("iree-preprocessing-convert-conv-to-channels-last",), default=True,
+                affects=_CONVS),
+        variant(_LLVM_CPU, "conv-filter-channels-last", "with conv filters converted to channels-last (preprocessing)",
+                _function_pass("iree-preprocessing-convert-conv-filter-to-channels-last"),
+                passes=("iree-preprocessing-convert-conv-filter-to-channels-last",), default=True, affects=_CONVS),
+        variant(_LLVM_CPU, "transpose-conv", "with convs and pools transposed to channels-last (preprocessing)",
+                _preprocessing("iree-preprocessing-transpose-convolution-pipeline"),
+                passes=("iree-preprocessing-transpose-convolution-pipeline",), default=True, affects=("conv", "pool")),
+        variant(_LLVM_CPU, "strided-insert-generic", "with strided inserts into zeros rewritten as a generic "
+                "(preprocessing)", _function_pass("iree-preprocessing-convert-strided-insert-slice-to-generic"),
+                passes=("iree-preprocessing-convert-strided-insert-slice-to-generic",), default=True,
+                affects=_STRIDED_INSERT),
+        variant(_LLVM_CPU, "backward-data-conv", "with the backward-data conv preprocessing pipeline",
+                _preprocessing("iree-preprocessing-backward-data-conv-pipeline"),
+                passes=("iree-preprocessing-backward-data-conv-pipeline",), default=True, affects=_STRIDED_INSERT),
         variant(_ROCM_GFX942, "single-dispatch", "with the whole function made one dispatch",
                 _SINGLE_DISPATCH, **_SINGLE_DISPATCH_LIMITS, default=True),
         variant(_ROCM_GFX942, "no-igemm", "with implicit-GEMM conv lowering off",

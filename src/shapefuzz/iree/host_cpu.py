@@ -11,7 +11,7 @@ import re
 import tempfile
 
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.process.sandbox import Limits, run_sandboxed
+from shapefuzz.process.sandbox import GIB, Limits, run_sandboxed
 
 HOST_FLAG = "--iree-llvmcpu-target-cpu=host"
 _MODULE = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n"
@@ -28,7 +28,8 @@ def host_cpu(toolchain: Toolchain) -> str:
             f.write(_MODULE)
         result = run_sandboxed([str(toolchain.compile_bin), source, "--iree-hal-target-device=local",
                                 "--iree-hal-local-target-device-backends=llvm-cpu", HOST_FLAG,
-                                "--compile-to=executable-targets"], Limits(timeout=60.0))
+                                "--compile-to=executable-targets"],
+                               Limits(timeout=60.0, memory_bytes=GIB))  # a tiny module: never a campaign-sized cap
     found = _CPU.search(result.stdout) if result.ok else None
     return found.group(1) if found and found.group(1) != "host" else ""
 

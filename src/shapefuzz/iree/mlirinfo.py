@@ -11,7 +11,7 @@ from shapefuzz.errors import InvalidInputError
 from shapefuzz.schema import SchemaError, check_array_bytes
 
 _FUNC = re.compile(r"func\.func\s+(?:public\s+)?@([\w$.]+)\s*\(")
-_TENSOR = re.compile(r"tensor<([^<>]*)>")
+_TENSOR = re.compile(r"(?<![\w.])tensor<([^<>]*)>")  # not the `tensor<` inside `!torch.vtensor<`
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*(\w+)>")
 
 DTYPES: dict[str, np.dtype] = {
@@ -24,6 +24,7 @@ DTYPES: dict[str, np.dtype] = {
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
     "si8": np.dtype(np.int8),
+    "ui8": np.dtype(np.uint8),
     "si32": np.dtype(np.int32),
     "si64": np.dtype(np.int64),
 }
@@ -157,7 +158,9 @@ def check_given_inputs(info: FunctionInfo, inputs: list[np.ndarray]) -> None:
     for i, (array, arg) in enumerate(zip(inputs, info.args)):
         fits = array.ndim == len(arg.shape) and all(d is None or d == n for d, n in zip(arg.shape, array.shape))
         want = DTYPES.get(arg.element)
-        if not fits or (want is not None and array.dtype != want):
+        # a signless i8 carries u8 data too (a quantized operand read unsigned: `arith.extui`)
+        same = want is None or array.dtype == want or (arg.element == "i8" and array.dtype == np.uint8)
+        if not fits or not same:
             shape = "x".join("?" if d is None else str(d) for d in arg.shape)
             raise InvalidInputError(f"--inputs array {i} is {'x'.join(map(str, array.shape)) or 'scalar'} "
                                     f"{array.dtype}; argument {i} of @{info.name} is tensor<{shape}"
@@ -205,12 +208,26 @@ _NAMED_OPS = (
     ("conv", r"\blinalg\.(?:conv|depthwise_conv)_\w+|\btorch\.aten\.(?:convolution|conv\w*)\b|\bonnx\.Conv\w*"),
     ("pool", r"\blinalg\.pooling_\w+|\btorch\.aten\.\w*_pool\d?d\b|\bonnx\.(?:MaxPool|AveragePool)\b"),
     ("contraction", r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat)\w*|\blinalg\.contract\b|"
-                    r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|linear|addmm|baddbmm|"
+                    r"\biree_linalg_ext\.attention\b|\btorch\.aten\.(?:matmul|mm|bmm|mv|linear|addmm|baddbmm|"
                     r"scaled_dot_product_attention)\b|\bonnx\.(?:MatMul\w*|Gemm|Attention)\b"),
     ("reduction", r"\blinalg\.(?:reduce|softmax)\b|\btorch\.aten\.(?:_?(?:log_)?softmax|sum|mean|amax|amin|max|min|prod|"
                   r"argmax|argmin|var|std|norm|\w*_norm)\b|\bonnx\.(?:Reduce\w+|Softmax|LogSoftmax|ArgMax|"
                   r"ArgMin|\w*Normalization)\b"),
 )
+# A dequantize as 3.13's QDQ-to-integer-math rewrite matches it (`iree_linalg_ext.dequantize_affine`,
+# which ONNX's DequantizeLinear and PT2E's `quantized_decomposed.dequantize_per_*` lower to). Measured on
+# 3.13 (`--compile-to=global-optimization` with the rewrite on and off): it changes such a module with a
+# contraction and leaves alone a dequantize written as a linalg.generic, `linalg.quantized_matmul`,
+# the `_q` convs, ONNX MatMulInteger and torch's `dequantize.tensor` of a quantized tensor.
+_DEQUANTIZE = re.compile(r"\biree_linalg_ext\.dequantize_affine\b|\bonnx\.DequantizeLinear\b|"
+                         r"\btorch\.quantized_decomposed\.dequantize_per_\w+")
+
+# A strided `tensor.insert_slice` into a zero splat constant: what frontends emit for a
+# backward-data (transposed) conv's zero insertion, and all the strided-insert preprocessing
+# passes rewrite (they leave an insert into a `linalg.fill` or with unit or dynamic strides alone).
+_ZERO_SPLAT = re.compile(r"(%[\w$.#]+)\s*=\s*arith\.constant\s+dense<(?:-?0(?:\.0*)?(?:e[+-]?\d+)?|false)>\s*:")
+_INSERT_SLICE = re.compile(r"\btensor\.insert_slice\s+%[\w$.#]+\s+into\s+(%[\w$.#]+)\s*\[[^\]]*\]\s*\[[^\]]*\]"
+                           r"\s*\[([^\]]*)\]")
 _REDUCTION_LOOP = re.compile(r'"reduction"|iterator_type<reduction>')
 _MAP_RESULTS = re.compile(r"affine_map<\([^)]*\)(?:\[[^\]]*\])?\s*->\s*\(([^)]*)\)>")
 _MAP_ALIAS = re.compile(r"^\s*(#[\w$.]+)\s*=\s*(affine_map<[^\n]*>)", re.MULTILINE)
@@ -228,11 +245,24 @@ def _generic_kind(generic: str) -> str | None:
     return ("conv" if multiplies else "pool") if windowed else ("contraction" if multiplies else "reduction")
 
 
+def _has_strided_insert(text: str) -> bool:
+    """Whether an insert_slice with a static stride other than 1 writes into a zero splat constant."""
+    if "tensor.insert_slice" not in text:
+        return False
+    zeros = set(_ZERO_SPLAT.findall(text))
+    return any(dest in zeros and any(s.strip().isdigit() and int(s) != 1 for s in strides.split(","))
+               for dest, strides in _INSERT_SLICE.findall(text))
+
+
 def op_traits(text: str) -> frozenset[str]:
     """The kinds of op the module holds, for the lanes that change only some: "conv", "pool",
-    "contraction" (matmul-like, attention) and "reduction" (other reductions), from named ops in
-    any spelling and from each `linalg.generic` (`_generic_kind`)."""
+    "contraction" (matmul-like, attention), "reduction" (other reductions), from named ops in
+    any spelling and from each `linalg.generic` (`_generic_kind`); "qdq" where a contraction or
+    conv sits beside a dequantize the QDQ rewrite reads (`_DEQUANTIZE`); and "strided-insert"
+    (`_has_strided_insert`)."""
     traits = {name for name, pattern in _NAMED_OPS if re.search(pattern, text)}
+    if _has_strided_insert(text):
+        traits.add("strided-insert")
     if "linalg.generic" in text:
         aliases = dict(_MAP_ALIAS.findall(text))
         for part in text.split("linalg.generic")[1:]:
@@ -240,6 +270,8 @@ def op_traits(text: str) -> frozenset[str]:
             generic = re.sub(r"#[\w$.]+", lambda m: aliases.get(m.group(0), m.group(0)), generic)
             kind = _generic_kind(generic)
             traits |= {kind} if kind else set()
+    if traits & {"contraction", "conv"} and _DEQUANTIZE.search(text):
+        traits.add("qdq")  # a contraction that may read dequantized operands
     return frozenset(traits)
 
 

@@ -48,6 +48,13 @@ def import_model(model: "onnx.ModelProto") -> str:
         return _import_cached(model)
 
 
+def forget_imports() -> None:
+    """Empty this process's cache of imports: the next `import_model` of each model imports it
+    again (bench/bench_onnx_import.py times a cold import)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
 def _import_cached(model: "onnx.ModelProto") -> str:
     key = model_hash(model)
     if key in _CACHE:

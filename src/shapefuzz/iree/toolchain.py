@@ -16,11 +16,10 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.errors import ToolchainError
 from shapefuzz.process.sandbox import Limits, run_sandboxed
 
@@ -288,7 +287,7 @@ def _probe_cuda(toolchain: Toolchain) -> tuple[str | None, tuple[str, ...], str]
     candidates = list(dict.fromkeys([a for a in (arch, CUDA_FALLBACK_TARGET) if a]))
     runs: list[str] = []
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
+    with temp_dir("probe") as work:
         for target in candidates:
             ok, why = _trial(toolchain, work, target, ["--iree-hal-target-device=cuda", f"--iree-cuda-target={target}"],
                              "cuda")
@@ -322,7 +321,7 @@ def _probe_hip(toolchain: Toolchain, flags: frozenset[str]) -> tuple[tuple[str, 
     """Which ROCm chips' code runs on the HIP device here (code for another chip does not load)."""
     flag = "--iree-rocm-target" if "--iree-rocm-target" in flags else "--iree-hip-target"
     runs: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("probe")) as work:
+    with temp_dir("probe") as work:
         for chip in HIP_TRIAL_TARGETS:
             ok, _ = _trial(toolchain, work, chip, ["--iree-hal-target-device=hip", f"{flag}={chip}"], "hip")
             runs += [chip] if ok else []

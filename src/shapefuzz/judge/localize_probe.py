@@ -7,9 +7,7 @@ places a bug in the frontend conversion or clears it (`triage.localize.with_fron
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,106 +15,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from shapefuzz.iree.backends import BACKENDS, Backend
-from shapefuzz.process.cleanup import temp_prefix
-from shapefuzz.invoke.execute import run_module, run_sandboxed
-from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.judge.iree_probe import CALL as _CALL, Compare, IreeProbe
+from shapefuzz.process.cleanup import temp_dir
+from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.localize import CODEGEN, NO_CONST_EVAL, Localization, Values, frontend_open, localize, with_frontend
+from shapefuzz.triage.localize import CODEGEN, Localization, Values, frontend_open, localize, with_frontend
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
-_CALL = Limits(timeout=60.0)
-_DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)  # the module after every pass of a phase
-_DEVICE_GLOBAL = re.compile(r"^\s*util\.global private @__device_0 = .*: !hal\.device$", re.M)
-
-Compare = Callable[[list[np.ndarray], list[np.ndarray]], object]  # (expected, actual) -> mismatch or None
-
-
-def _plain_compare(expected: list[np.ndarray], actual: list[np.ndarray]) -> object:
-    same = len(expected) == len(actual) and all(
-        e.shape == a.shape and np.allclose(e, a, rtol=1e-5, atol=1e-6, equal_nan=True) for e, a in zip(expected, actual))
-    return None if same else "differs"
-
-
-class IreeProbe:
-    """The failing lane's program at each phase, finished by a lane and run on the entry's inputs."""
-
-    def __init__(self, text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-                 toolchain: Toolchain, workdir: str, compare: Compare | None = None, extra: tuple[str, ...] = ()) -> None:
-        self.text, self.lane, self.toolchain, self.workdir = text, lane, toolchain, workdir
-        self.inputs, self.expected = list(inputs), list(expected)
-        self.compare = compare or _plain_compare
-        self.extra = extra  # flags every compile of this probe adds
-        self._devices: dict[str, str | None] = {}
-        self._n = 0
-
-    def without_const_eval(self) -> "IreeProbe":
-        """The same program, every compile with const-eval off (its files in a folder of their own)."""
-        workdir = os.path.join(self.workdir, "no-const-eval")
-        os.makedirs(workdir, exist_ok=True)
-        return IreeProbe(self.text, self.lane, self.inputs, self.expected, self.toolchain, workdir, self.compare,
-                         (*self.extra, NO_CONST_EVAL))
-
-    def _path(self, suffix: str, text: str | None = None) -> str:
-        self._n += 1
-        path = os.path.join(self.workdir, f"{self._n}{suffix}")
-        if text is not None:
-            Path(path).write_text(text)
-        return path
-
-    def _flags(self, lane: str) -> tuple[str, ...]:
-        backend: Backend = BACKENDS[lane]
-        return (*(backend.compile_flags(self.toolchain.probe) or ()), *self.extra)
-
-    def _compile(self, source: str, lane: str, *flags: str, limits: Limits = _CALL):
-        out = self._path(".out")
-        argv = [str(self.toolchain.compile_bin), source, *self._flags(lane), *flags, "-o", out]
-        return run_sandboxed(argv, limits), out
-
-    def phase_ir(self, phase: str) -> str | None:
-        if phase == "start":
-            return self.text
-        result, out = self._compile(self._path(".mlir", self.text), self.lane, f"--compile-to={phase}")
-        return Path(out).read_text() if result.ok else None
-
-    def _device_line(self, lane: str) -> str | None:
-        """`lane`'s device global, as its own compile of the program declares it."""
-        if lane not in self._devices:
-            result, out = self._compile(self._path(".mlir", self.text), lane, "--compile-to=preprocessing")
-            found = _DEVICE_GLOBAL.search(Path(out).read_text()) if result.ok else None
-            self._devices[lane] = found.group(0) if found else None
-        return self._devices[lane]
-
-    def finish(self, ir: str, phase: str, lane: str) -> Values:
-        if lane != self.lane and _DEVICE_GLOBAL.search(ir):
-            line = self._device_line(lane)
-            if line is None:
-                return Values.UNUSABLE
-            ir = _DEVICE_GLOBAL.sub(lambda _: line, ir, count=1)
-        result, vmfb = self._compile(self._path(".mlir", ir), lane, f"--compile-from={phase}")
-        if not result.ok:
-            return Values.UNUSABLE
-        backend = BACKENDS[lane]
-        ran, outputs = run_module(self.toolchain, backend, vmfb, self.inputs, len(self.expected), self.workdir,
-                                  limits=_CALL)
-        if outputs is None:
-            return Values.WRONG if not ran.timed_out else Values.UNUSABLE  # the run-time failure reproduces
-        return Values.RIGHT if self.compare(self.expected, outputs) is None else Values.WRONG
-
-    def phase_dump(self, ir: str, after: str, phase: str) -> str:
-        flags = [f"--compile-to={phase}", "--mlir-print-ir-after-all", "--mlir-print-ir-module-scope",
-                 "--mlir-disable-threading"]
-        if after != "start":
-            flags.insert(0, f"--compile-from={after}")
-        result, _ = self._compile(self._path(".mlir", ir), self.lane, *flags, limits=_DUMP)
-        return result.stderr if result.ok else ""
-
-    def replay(self, ir: str, pipeline: str) -> str | None:
-        if self.toolchain.opt_bin is None:
-            return None
-        out = self._path(".mlir")
-        argv = [str(self.toolchain.opt_bin), self._path(".mlir", ir), f"--pass-pipeline={pipeline}", "-o", out]
-        return Path(out).read_text() if run_sandboxed(argv, _CALL).ok else None
+FRONTEND_SECONDS = 20.0  # kept for a frontend conversion's pass search (measured: 5 to 15 s)
 
 
 def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
@@ -135,10 +42,29 @@ def right_lanes_for(lane: str, passed: Sequence[str], probe) -> tuple[str, ...]:
 def localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
                      toolchain: Toolchain, passed: Sequence[str] = (), seconds: float = DEFAULT_SECONDS,
                      compare: Compare | None = None) -> Localization:
-    """Where `lane` starts computing wrong values for `text` (see triage.localize), within `seconds`."""
+    """Where `lane` starts computing wrong values for `text` (see triage.localize), within `seconds`
+    (each compile's and run's timeout clipped to what is left of them)."""
+    return within(seconds, lambda: _localize_program(text, lane, inputs, expected, toolchain, passed, seconds, compare))
+
+
+def within(seconds: float, localizing: Callable[[], Localization]) -> Localization:
+    """`localizing()` under a time bound of `seconds` for every call it makes: a compile cut by the
+    bound is "the budget ran out", never a compile that hung or an answer."""
+    start = time.monotonic()
+    with time_bound(seconds) as bound:
+        loc = localizing()
+    if bound.ran_out:
+        return Localization(evidence=f"not localized: the {seconds:.0f}s budget ran out",
+                            seconds=time.monotonic() - start)
+    return loc
+
+
+def _localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                      toolchain: Toolchain, passed: Sequence[str], seconds: float,
+                      compare: Compare | None) -> Localization:
     if lane not in BACKENDS or not BACKENDS[lane].executes(toolchain.probe):
         return Localization(evidence=f"not localized: {lane} does not execute here")
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+    with temp_dir("localize") as tmp:
         probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
         loc = localize(probe, right_lanes_for(lane, passed, toolchain.probe), seconds)
     ref = BACKENDS.get(loc.finished_by)
@@ -174,7 +100,7 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
     except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence
         return nothing
     verdicts: list[Values] = []
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("localize")) as tmp:
+    with temp_dir("localize") as tmp:
         for text in texts:
             probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
             verdicts.append(probe.finish(text, "start", lane))
@@ -200,7 +126,11 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
                    seconds: float = DEFAULT_SECONDS) -> Localization:
     """A corpus entry's wrong value (or run-time failure) localized on its lane (or `lane`); for a
     case spelled in a frontend, its linalg spelling is run first (a few compiles, taken from
-    `seconds`) and the two are weighed by `with_frontend`."""
+    `seconds`) and the two are weighed by `with_frontend`. Every compile is within `seconds` too."""
+    return within(seconds, lambda: _localize_entry(entry, toolchain, lane, passed, seconds))
+
+
+def _localize_entry(entry, toolchain: Toolchain, lane: str, passed: Sequence[str], seconds: float) -> Localization:
     if entry.inputs is None or entry.expected is None:
         return Localization(evidence="not localized: the entry has no inputs and expected outputs")
     case = entry.case
@@ -208,9 +138,21 @@ def localize_entry(entry, toolchain: Toolchain, lane: str = "", passed: Sequence
     lane = lane or entry.signature.backend
     start = time.monotonic()
     spelling, linalg, torch = frontend_values(case, lane, entry.inputs, entry.expected, toolchain, compare)
+    # its linalg spelling right: the frontend's conversion is likely where it breaks, so the search of
+    # IREE's passes leaves time for the search of the conversion's
+    reserve = min(FRONTEND_SECONDS, seconds / 3) if linalg == Values.RIGHT else 0.0
     loc = localize_program(entry.mlir, lane, entry.inputs, entry.expected, toolchain, passed,
-                           max(1.0, seconds - (time.monotonic() - start)), compare)
-    return with_frontend(loc, spelling, lane, linalg, torch) if frontend_open(loc) else loc
+                           max(1.0, seconds - reserve - (time.monotonic() - start)), compare)
+    if not frontend_open(loc):
+        return loc
+    loc = with_frontend(loc, spelling, lane, linalg, torch)
+    if not loc.frontend:
+        return loc
+    from shapefuzz.judge.frontend_probe import place_frontend_pass
+
+    # placed in the frontend conversion: which of its passes (what is left of the budget)
+    return place_frontend_pass(loc, entry.mlir, lane, entry.inputs, entry.expected, toolchain, compare,
+                               seconds - (time.monotonic() - start))
 
 
 def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: str,
@@ -218,13 +160,18 @@ def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     """A compile error in a pass that runs in every phase (canonicalize, cse: `is_generic_pass`)
     placed by its phase: the first `--compile-to` phase whose compile fails in that pass (a compile
     to a phase runs every phase before it, so the search halves the phases each time; none: the
-    target's codegen), with the pass it ran inside from the nested IR-dump headers."""
+    target's codegen), with the pass it ran inside from the nested IR-dump headers. Every compile is
+    within `seconds` (a compile the bound cuts is no answer)."""
+    return within(seconds, lambda: _place_compile_failure(text, lane, toolchain, failing, seconds))
+
+
+def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: str, seconds: float) -> Localization:
     from shapefuzz.triage.failing_pass import PRINT_IR_AFTER_FAILURE, enclosing_passes
     from shapefuzz.triage.localize import PHASES
 
     end, start = time.monotonic() + seconds, time.monotonic()
     key = _pass_word(failing)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("place")) as tmp:
+    with temp_dir("place") as tmp:
         probe = IreeProbe(text, lane, (), (), toolchain, tmp)
         source = probe._path(".mlir", text)
         outputs: dict[str, list[str]] = {}
@@ -235,7 +182,8 @@ def place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: s
             if left < 1.0:
                 return None
             flags = (PRINT_IR_AFTER_FAILURE, *((f"--compile-to={phase}",) if phase != CODEGEN else ()))
-            result, _ = probe._compile(source, lane, *flags, limits=replace(_CALL, timeout=min(_CALL.timeout, left)))
+            # (no clip of its own: a compile the step's bound cuts is "out of time", never "does not fail")
+            result, _ = probe._compile(source, lane, *flags, limits=_CALL)
             passes = enclosing_passes(result.stderr + result.stdout) if not result.ok else []
             outputs[phase] = passes
             return bool(passes) and _pass_word(passes[0]) == key
@@ -273,7 +221,7 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     if offence is None:
         return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
                             seconds=time.monotonic() - start)
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("culprit")) as tmp:
+    with temp_dir("culprit") as tmp:
         probe = IreeProbe(text, lane, (), (), toolchain, tmp)
         source = probe._path(".mlir", text)
         tree = Path(tmp) / "tree"
@@ -299,4 +247,5 @@ def _pass_word(name: str) -> str:
                                                                      re.sub(r"pass$", "", word))
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure", "frontend_values", "localize_entry", "localize_program", "right_lanes_for"]
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
+           "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

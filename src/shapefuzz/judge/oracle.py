@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.files import write_text
 from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND, Backend
 from shapefuzz.case import Case
@@ -284,9 +284,39 @@ def check_module(
     """Verify, compile, run and judge one module on the given backends; those in `instrument`
     compile with the action log and their results carry what the compile reached."""
     toolchain = toolchain or find_toolchain()
+    start = time.perf_counter()
     error = verify(text, toolchain, budget.verify)
+    verify_seconds = time.perf_counter() - start
     if error is not None:
-        return CheckReport(Verdict.INVALID, (), verify_error=error)
+        report = CheckReport(Verdict.INVALID, (), verify_error=error)
+    else:
+        report = _verified_check(text, backends, expectation, toolchain, budget, confirm, function, instrument)
+    for watcher in tuple(_WATCHERS):
+        watcher(report, verify_seconds, expectation)
+    return report
+
+
+# Who watches the checks of this process (`watch_checks`); nobody in a campaign.
+CheckWatcher = Callable[[CheckReport, float, "Expectation | None"], None]
+_WATCHERS: list[CheckWatcher] = []
+
+
+@contextlib.contextmanager
+def watch_checks(watcher: CheckWatcher) -> Iterator[None]:
+    """Within the block, `watcher(report, verify_seconds, expectation)` is called after every
+    `check_module` of this process, whoever calls it (a campaign's target included): what a
+    study sees of the checks it times without taking them apart (bench/studies/bench_chain_split.py:
+    the verifier's seconds, each lane's compile and run, the arrays judged)."""
+    _WATCHERS.append(watcher)
+    try:
+        yield
+    finally:
+        _WATCHERS.remove(watcher)
+
+
+def _verified_check(text: str, backends: Sequence[str], expectation: Expectation | None, toolchain: Toolchain,
+                    budget: Budget, confirm: bool, function: str | None, instrument: Collection[str]) -> CheckReport:
+    """`check_module` once the module verified: check, and re-run each failing backend."""
     info = function_info(text, function)
     report = _check_once(text, backends, expectation, toolchain, budget, info.name, info.results, instrument)
     if not confirm or not report.failures:
@@ -338,11 +368,8 @@ def _check_once(
 ) -> CheckReport:
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
-    with timed("files"):
-        folder = tempfile.TemporaryDirectory(prefix=temp_prefix("check"))
-    workdir = folder.name
-    mlir_path = os.path.join(workdir, "module.mlir")
-    try:
+    with temp_dir("check", part="files") as workdir:  # (made and removed with signals held: never left behind)
+        mlir_path = os.path.join(workdir, "module.mlir")
         with timed("files"):
             write_text(mlir_path, text)
         traits = module_traits(text)
@@ -353,9 +380,6 @@ def _check_once(
             results[name] = result
             if out is not None:
                 outputs[name] = out
-    finally:
-        with timed("files"):
-            folder.cleanup()
     notes: list[str] = []
     if expectation is not None and outputs:
         expectation.second  # noqa: B018 - ONNX's judgement, timed on its own (see onnx_judge_for)
@@ -427,6 +451,12 @@ def _remember(case: Case, seed: int, inputs: list[np.ndarray], expected: list[np
         _MEMO.popitem(last=False)
 
 
+def forget_expectations() -> None:
+    """Forget the inputs and NumPy references this process kept: the next `case_expectation` of
+    each case makes them again (the context studies time a check from cold)."""
+    _MEMO.clear()
+
+
 def _remembered(case: Case, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
     key = (case.family, case.params_json, seed)
     known = _MEMO.get(key)
@@ -481,7 +511,8 @@ def check_case(
     return check_module(render_case(case), backends, case_expectation(case, seed), toolchain, budget, confirm)
 
 
-__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "normalize"]
+__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "forget_expectations",
+           "normalize", "watch_checks"]
 
 
 @dataclass(frozen=True)

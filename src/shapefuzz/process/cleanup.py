@@ -9,6 +9,11 @@ import re
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
+from typing import Iterator
+
+from shapefuzz.process import interrupts
+from shapefuzz.process.worktime import timed
 
 _OWNED = re.compile(r"shapefuzz-[a-z]+-(\d{1,10})-")
 _GRACE_SECONDS = 30.0  # a folder just made by a process that is starting is never touched
@@ -17,6 +22,25 @@ _GRACE_SECONDS = 30.0  # a folder just made by a process that is starting is nev
 def temp_prefix(kind: str) -> str:
     """`shapefuzz-<kind>-<pid>-`: the prefix of a temporary folder this process owns."""
     return f"shapefuzz-{kind}-{os.getpid()}-"
+
+
+@contextmanager
+def temp_dir(kind: str, part: str | None = None) -> Iterator[str]:
+    """A temporary folder this process owns (`temp_prefix(kind)`), removed when the block ends.
+    Made and owned, and removed, with signals held (`interrupts.holding`): a SIGINT or SIGTERM
+    that lands between `mkdtemp` and the cleanup's registration, or in the middle of the removal
+    (the files gone, the folder not yet), is raised once the step is done, never leaving a folder
+    behind (`tempfile.TemporaryDirectory` has both windows). `part`: the making and removing
+    timed as that part of a worker's time (`worktime`)."""
+    path = None
+    try:
+        with interrupts.holding(), (timed(part) if part else nullcontext()):
+            path = tempfile.mkdtemp(prefix=temp_prefix(kind))
+        yield path
+    finally:
+        if path is not None:
+            with interrupts.holding(), (timed(part) if part else nullcontext()):
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:

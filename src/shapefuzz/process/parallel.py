@@ -8,10 +8,12 @@ caller, whether or not it watches the results: no job's error is ever dropped.""
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 from dataclasses import dataclass
 from typing import Callable, Generic, Sequence, TypeVar
 
-from shapefuzz.process import sandbox
+from shapefuzz.process import interrupts, sandbox
+
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 UNWIND_SECONDS = 30.0  # the running jobs' unwinding (their children are already killed)
@@ -28,13 +30,19 @@ def run_parallel(job: Callable[[Item], Result], items: Sequence[Item], jobs: int
     """`job` over `items` on `jobs` threads; `on_result` sees each result as it comes. The first
     job to raise stops the rest (queued ones are not run) and its exception is raised here."""
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs))
-    futures = [pool.submit(job, item) for item in items]
+    # each job in a copy of the caller's context: the time bounds it runs under hold there too
+    futures = [pool.submit(contextvars.copy_context().run, job, item) for item in items]
     stopped = None
     try:
-        for future in concurrent.futures.as_completed(futures):
-            result = future.result()  # a job's exception is raised here, watched or not
-            if on_result is not None:
-                on_result(result)
+        waiting = set(futures)
+        while waiting:
+            interrupts.check()  # each second: a stop Python swallowed in this thread is honoured
+            done, waiting = concurrent.futures.wait(waiting, timeout=1.0,
+                                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:  # (those that finished this round)
+                result = future.result()  # a job's exception is raised here, watched or not
+                if on_result is not None:
+                    on_result(result)
     except KeyboardInterrupt as stop:
         stopped = stop
         pool.shutdown(wait=False, cancel_futures=True)

@@ -21,8 +21,9 @@ from typing import Mapping, Sequence
 
 from shapefuzz.errors import UsageError
 from shapefuzz.process.guardian import same_group, start_time
-from shapefuzz.process.interrupts import Cancelled
+from shapefuzz.process.interrupts import Cancelled, check as check_signals
 from shapefuzz.model import ProcessResult
+from shapefuzz.process.time_bounds import OutOfTime, binding
 
 GIB = 1 << 30
 
@@ -366,6 +367,7 @@ def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) ->
     open_pipes = set(pipes)
     try:
         while True:
+            check_signals()  # a stop Python swallowed (a gc callback took the signal): honoured here
             if pidfd is None and proc.poll() is not None:
                 return True
             left = deadline - time.monotonic()
@@ -413,7 +415,9 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     stdin_text: str | None = None,
 ) -> ProcessResult:
-    """Run argv to completion or until its limits; never raises for the child's misbehaviour.
+    """Run argv to completion or until its limits; never raises for the child's misbehaviour (under
+    a `time_bounds.time_bound`, the timeout is clipped to what the bound has left, and a call it
+    cuts raises `OutOfTime`, which that bound catches).
     A child that ends by a SIGKILL we did not send is run once more before its end is believed:
     no program crashes with SIGKILL (it comes from outside: the OOM killer, another process), so
     unconfirmed it is the machine's doing, never a crash finding; confirmed, it stands."""
@@ -445,6 +449,15 @@ def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mappi
               stdin_text: str | None) -> ProcessResult:
     if _cancelled.is_set():
         raise Cancelled()
+    check_signals()  # a stop owed (swallowed inside a gc callback): no new child, the command unwinds
+    bound = binding()  # a whole step's time bound (--bisect-time): this call gets no more than it has left
+    clipped = None
+    if bound is not None and bound.end != math.inf:
+        left = bound.left()
+        if left <= 0:
+            raise OutOfTime(bound)
+        if left < limits.timeout:
+            limits, clipped = replace(limits, timeout=left, abort_grace=0.0), bound
     become_subreaper()
     child_env = dict(env if env is not None else os.environ)
     child_env[SANDBOX_MARK] = "1"
@@ -509,6 +522,8 @@ def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mappi
         stderr = captures[err_r].text()
     if _cancelled.is_set():
         raise Cancelled()  # killed by `cancel_running`, or finished as the command stops: no result
+    if timed_out and clipped is not None:
+        raise OutOfTime(clipped)  # cut by the step's bound, not the call's own limit: no hang to report
     code = proc.returncode
     sig = -code if code is not None and code < 0 else None
     out_of_memory = (

@@ -5,13 +5,12 @@ this module; `run.py` wires it in."""
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from shapefuzz.process.cleanup import temp_prefix
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.files import write_text
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.judge.modulecheck import check_file
@@ -67,7 +66,7 @@ def compile_signatures(text: str, toolchain: Toolchain, backends: Sequence[str],
     The text must already verify (the shrinker's prefilter did that)."""
     out: dict[str, Signature | None] = {}
     extra = (f"--compile-to={phase}",) if phase else ()
-    with tempfile.TemporaryDirectory(prefix=temp_prefix("shrink")) as tmp:
+    with temp_dir("shrink") as tmp:
         path = os.path.join(tmp, "candidate.mlir")
         write_text(path, text)
         for name in backends:

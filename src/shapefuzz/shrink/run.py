@@ -23,10 +23,12 @@ from shapefuzz.shrink.iree import (
     SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
 )
 from shapefuzz.size import Metrics, byte_size, measure, sort_key
+from shapefuzz.process.time_bounds import time_bound, unless_cut
 from shapefuzz.shrink.params import has_case, shrink_params
 from shapefuzz.iree.toolchain import Toolchain
 
 
+RECHECK_CUT = "not confirmed: the time limit ran out during the final re-check (give a longer --time)"
 PHASE_SEARCH_CHECKS = 6  # the --compile-to phase search is worth it with room for this many checks
 
 
@@ -144,11 +146,15 @@ def shrink_text(
 ) -> tuple[str, Problem, SameSignature]:
     oracle = SameSignature(toolchain, target, known)
     limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
-    problem = Problem(
-        text, oracle, sort_key, prefilter=Verifier(toolchain), jobs=jobs, time_limit=time_limit, on_accept=on_accept,
-        admissible=lambda candidate: byte_size(candidate) <= limit,
-    )
-    best = problem.run(tiers_for(text, target, toolchain))
+    with time_bound(time_limit):  # each trial's compile ends with the limit (a hang's trials had 120 s each)
+        # a trial or a verify the limit cuts is "not interesting" (the engine stops at its deadline next)
+        interesting = unless_cut(oracle, lambda candidate: False)
+        verifier = unless_cut(Verifier(toolchain), lambda texts: [False] * len(texts))
+        problem = Problem(
+            text, interesting, sort_key, prefilter=verifier, jobs=jobs, time_limit=time_limit, on_accept=on_accept,
+            admissible=lambda candidate: byte_size(candidate) <= limit,
+        )
+        best = problem.run(tiers_for(text, target, toolchain))
     return best, problem, oracle
 
 
@@ -190,6 +196,7 @@ def shrink_file(
     say = progress or (lambda line: None)
     resume()  # an earlier interrupted shrink in this process (a test) cancelled its stragglers' calls
     start = time.monotonic()
+    # (the first check has the --compile-timeout it was given: what it costs is taken from the limit)
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
                                  signature, recheck)
     check_seconds = time.monotonic() - start  # what one check of the file costs: the yardstick below
@@ -226,7 +233,10 @@ def shrink_file(
         out_path=out,
     )
     if problem.stopped_because != "interrupted":
-        result.findings = oracle.confirmed_findings()
+        with time_bound(left()) as confirming:  # (the reserve kept for them; None: no limit)
+            result.findings = oracle.confirmed_findings()
+        if confirming.ran_out:
+            result.findings = []
     elif jobs > 1:  # the trials still running on other threads: their compiles killed now, not awaited at exit
         cancel_running()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
@@ -243,7 +253,10 @@ def shrink_file(
     if confirm and best == text:
         result.confirmed = True  # unchanged: the first check just showed it fails this way
     elif confirm and problem.stopped_because != "interrupted":
-        result.confirmed, result.detail = _confirm(best, toolchain, target)
+        with time_bound(left()) as rechecking:  # the final re-check is within the limit too
+            result.confirmed, result.detail = _confirm(best, toolchain, target)
+        if rechecking.ran_out:
+            result.confirmed, result.detail = False, RECHECK_CUT
         result.seconds = time.monotonic() - start
     if corpus:
         result.saved = save_to_corpus(corpus, result, toolchain)
@@ -306,7 +319,9 @@ def result_lines(result: ShrinkResult) -> list[str]:
         lines.append(f"note: pass {name} set aside: {reason}")
     for error in s.predicate_errors[:3]:
         lines.append(f"note: a trial raised {error}")
-    if result.confirmed is False:
+    if result.confirmed is False and result.detail == RECHECK_CUT:
+        lines.append(f"note: {RECHECK_CUT}")
+    elif result.confirmed is False:
         lines.append("warning: the minimized file did not fail the same way on a re-check (flaky?)")
     lines.append(f"minimized: {result.out_path}")
     for signature in result.target.signatures.values():

@@ -85,8 +85,8 @@ def component_of_place(loc: Localization, lanes: Iterable[str]) -> str:
     lanes = sorted(lanes)
     if loc.frontend:
         return FRONTEND_ONNX if loc.frontend == "onnx" else FRONTEND_TORCH
-    if loc.phase == CODEGEN:
-        return component_of("compile", "error", "iree-codegen", (), lanes)
+    if loc.phase == CODEGEN:  # the target's, or the compile-time evaluator's (`target`) when it computed the value
+        return component_of("compile", "error", "iree-codegen", (), [loc.target] if loc.target else lanes)
     found = _PHASE_COMPONENT.get(loc.phase, "")
     if loc.pass_name:
         named = component_of("compile", "error", loc.pass_name, (), lanes)

@@ -76,7 +76,10 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         loc = bug["localized"]
         what = "wrong values" if stage == "compare" else f"run-time {status}"
         after = "after" if loc.get("certain") else "that go away without"
-        text = (f"{what} from the {FRONTEND_NAMES.get(loc['frontend'], loc['frontend'])} conversion ({loc['phase']})"
+        conversion = f"the {FRONTEND_NAMES.get(loc.get('frontend'), loc.get('frontend'))} conversion ({loc['phase']})"
+        named = loc.get("pass_class") or loc.get("pass") or ""
+        rewrote = f" ({loc['pattern']})" if loc.get("pattern") else ""
+        text = ((f"{what} after {named}{rewrote} in {conversion}" if named else f"{what} from {conversion}")
                 if loc.get("frontend") else
                 f"{what} {after} {loc.get('pass_class') or loc['pass']} ({loc['phase']})" if loc.get("pass")
                 else f"{what} from {backend}'s {loc['phase']}" if loc["phase"] == "codegen"

@@ -25,11 +25,12 @@ computation written in linalg is right on the failing lane (or the IR is already
 
 from __future__ import annotations
 
-import enum
 import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
+
+from shapefuzz.triage.localize_types import PassRun, Values
 
 # iree-compile's target-independent phases, in pipeline order (`--compile-to` / `--compile-from`)
 PHASES = ("input", "abi", "preprocessing", "global-optimization", "dispatch-creation", "flow", "stream")
@@ -50,25 +51,10 @@ _FORM_ONLY = re.compile(r"generalize")
 FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import"}  # Localization.frontend -> what converts it
 NO_CONST_EVAL = "--iree-opt-const-eval=false"  # no constant expression is evaluated at compile time
 CONST_EVAL_PASS = "iree-consteval-jit-globals"
-
-
-class Values(str, enum.Enum):
-    RIGHT = "right"
-    WRONG = "wrong"  # wrong values, or the same run-time failure
-    UNUSABLE = "unusable"  # the IR did not compile or run to an answer: no evidence either way
-
-
-@dataclass(frozen=True)
-class PassRun:
-    cls: str  # the pass's class name, e.g. FoldUnitExtentDimsPass
-    arg: str  # its argument with options, e.g. iree-dispatch-creation-fold-unit-extent-dims
-    anchor: str  # the op it ran on: builtin.module, util.func, func.func
-    func: str = ""  # the function it ran on (function passes)
-    changed: bool = True  # it changed the module when the phase ran (a pass that did not cannot be the bug)
-
-    @property
-    def name(self) -> str:
-        return self.arg.split("{", 1)[0]
+# what a record keeps (a corpus entry's meta.json refuses more): the evidence, and each IR around the pass
+MAX_EVIDENCE = 8000
+MAX_IR = 16_000
+JIT_LANE = "llvm-cpu"  # the lane the compile-time evaluator compiles constant expressions for
 
 
 def pass_runs(dump: str) -> list[PassRun]:
@@ -141,6 +127,13 @@ class Localization:
     finished_by: str = ""  # the right lane that finished the failing lane's IR, if one did
     frontend: str = ""  # the frontend conversion that makes it wrong ("torch", "onnx"), if placed there
     inside: str = ""  # a generic pass's failure (canonicalize): the pass it ran inside ("inline"), if any
+    # the named pass's IR before and after it ran (trimmed: `codegen_pass.trimmed`), and where:
+    # the dispatch function whose lowering ran it (codegen), or the frontend op it rewrote
+    ir_before: str = ""
+    ir_after: str = ""
+    dispatch: str = ""
+    pattern: str = ""  # a frontend pass's pattern, by the op it rewrote ("DecomposeAtenInstanceNormOp")
+    target: str = ""  # the lane whose codegen holds it, when not the failing lane's (the evaluator's llvm-cpu)
 
     @property
     def localized(self) -> bool:
@@ -156,29 +149,38 @@ class Localization:
         if not self.phase:
             return ""
         if self.frontend:
-            return f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion ({self.phase})"
+            conversion = f"{FRONTEND_NAMES.get(self.frontend, self.frontend)} conversion"
+            named = self.pass_class or self.pass_name
+            return f"{named} ({conversion}, {self.phase})" if named else f"{conversion} ({self.phase})"
         inside = f", inside {self.inside}" if self.inside else ""
         where = f"{self.pass_class or self.pass_name} ({self.phase}{inside})" if self.pass_name else self.phase
         return where if self.certain else f"needs {where}"
 
     def to_json(self) -> dict[str, object]:
+        optional = {key: value for key, value in (("inside", self.inside), ("ir_before", _cut(self.ir_before, MAX_IR)),
+                                                  ("ir_after", _cut(self.ir_after, MAX_IR)), ("dispatch", self.dispatch),
+                                                  ("pattern", self.pattern), ("target", self.target)) if value}
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
-                "evidence": self.evidence, "seconds": round(self.seconds, 1), "certain": self.certain,
-                "finished_by": self.finished_by, "frontend": self.frontend} | ({"inside": self.inside} if self.inside else {})
+                "evidence": _cut(self.evidence, MAX_EVIDENCE), "seconds": round(self.seconds, 1), "certain": self.certain,
+                "finished_by": self.finished_by, "frontend": self.frontend} | optional
 
     @staticmethod
     def from_json(data: dict[str, Any] | None) -> "Localization | None":
         if not isinstance(data, dict):
             return None
-        return Localization(str(data.get("phase") or ""), str(data.get("pass") or ""),
-                            str(data.get("pass_class") or ""), str(data.get("evidence") or ""),
-                            float(data.get("seconds") or 0.0), bool(data.get("certain")),
-                            str(data.get("finished_by") or ""), str(data.get("frontend") or ""),
-                            str(data.get("inside") or ""))
+        text = lambda key: str(data.get(key) or "")  # noqa: E731
+        return Localization(text("phase"), text("pass"), text("pass_class"), text("evidence"),
+                            float(data.get("seconds") or 0.0), bool(data.get("certain")), text("finished_by"),
+                            text("frontend"), text("inside"), text("ir_before"), text("ir_after"),
+                            text("dispatch"), text("pattern"), text("target"))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 2] + " …"
 
 
 class Probe(Protocol):
-    """What localization runs (the IREE side: `shapefuzz.judge.localize_probe.IreeProbe`)."""
+    """What localization runs (the IREE side: `shapefuzz.judge.iree_probe.IreeProbe`)."""
 
     lane: str  # the failing lane
 
@@ -268,10 +270,16 @@ def _localize(search: _Search, right_lanes: tuple[str, ...]) -> Localization:
         tried.append(phase)
         if found.evidence.startswith("in `"):  # a form-only pass: worth saying
             notes.append(found.evidence)
+    said = (("no lane computed it right; " if not right_lanes else "") +
+            f"leaving out one pass of {', '.join(tried)} at a time names none that makes {lane} right")
+    # nothing target-independent: the failing lane's own codegen, pass by pass (a bug in a codegen pass
+    # that several targets share makes every lane wrong)
+    found = _with_codegen_pass(search, search.done(phase=CODEGEN, certain=every))
+    if found.pass_name:
+        return replace(found, evidence=f"{said}; in {lane}'s codegen: {found.evidence}")
     return search.done(evidence=(
-        "not localized: " + ("no lane computed it right; " if not right_lanes else "") +
-        f"leaving out one pass of {', '.join(tried)} at a time names none that makes {lane} right (the bug "
-        "may be in codegen shared by every lane)" + "".join(f"; {n}" for n in notes)))
+        f"not localized: {said} (the bug may be in codegen shared by every lane)" + "".join(f"; {n}" for n in notes)
+        + (f"; in {lane}'s codegen: {found.evidence}" if found.evidence else "")))
 
 
 def _finish_by_right_lane(search: _Search, right_lanes: tuple[str, ...],
@@ -288,16 +296,34 @@ def _finish_by_right_lane(search: _Search, right_lanes: tuple[str, ...],
             continue
         phase, why = _wrong_phase(search, ref)
         if phase == CODEGEN:
-            return search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=note + (
+            return _with_codegen_pass(search, search.done(phase=CODEGEN, certain=True, finished_by=ref, evidence=note + (
                 f"the IR {lane} has after `stream` (its last target-independent phase), compiled onward by {ref} "
                 f"(`--compile-from=stream`), computes the right values: the bug is in {lane}'s codegen (or in the "
-                f"device that runs its code)")), wrong_too
+                f"device that runs its code)"))), wrong_too
         if phase:
             found = _omit_in_phase(search, phase, ref)
             prefix = (f"{why}; ") if why else ""
             return search.done(phase=phase, pass_name=found.pass_name, pass_class=found.pass_class, certain=True,
                                finished_by=ref, evidence=note + prefix + found.evidence), wrong_too
     return None, wrong_too
+
+
+def _with_codegen_pass(search: _Search, loc: Localization) -> Localization:
+    """`loc` (in the failing lane's codegen) with the codegen pass that makes it wrong, when the
+    probe can replay its executables' lowering (`triage.codegen_pass`); its evidence says why not
+    otherwise."""
+    from shapefuzz.triage.codegen_pass import find_codegen_pass
+
+    if getattr(search.probe, "lowerings", None) is None:
+        return loc
+    try:
+        found = find_codegen_pass(search.probe, search.tick)  # type: ignore[arg-type]
+    except _OutOfTime:
+        return replace(loc, seconds=search.clock() - search.start, evidence="; ".join(
+            filter(None, [loc.evidence, "the budget ran out replaying its codegen pass by pass"])))
+    return replace(loc, pass_name=found.pass_name, pass_class=found.pass_class, ir_before=found.ir_before,
+                   ir_after=found.ir_after, dispatch=found.function, seconds=search.clock() - search.start,
+                   evidence="; ".join(filter(None, [loc.evidence, found.evidence])))
 
 
 def _without_const_eval(search: _Search, wrong_too: tuple[str, ...]) -> Localization | None:
@@ -318,11 +344,12 @@ def _without_const_eval(search: _Search, wrong_too: tuple[str, ...]) -> Localiza
         own = search.finish(start, "start", lane) if start is not None else Values.UNUSABLE
         every = f"every lane tried ({', '.join([lane, *wrong_too])}) computes it wrong"
         if own == Values.RIGHT:
-            return search.done(phase="global-optimization", pass_name=CONST_EVAL_PASS, pass_class="JitGlobalsPass",
-                               certain=True, evidence=(
-                                   f"{every}, and {lane} computes it right with `{NO_CONST_EVAL}`: the wrong value is "
-                                   "a constant IREE's compile-time evaluator computed (JitGlobalsPass compiles the "
-                                   "hoisted constant expressions for llvm-cpu, whatever the target)"))
+            said = (f"{every}, and {lane} computes it right with `{NO_CONST_EVAL}`: the wrong value is a constant "
+                    f"IREE's compile-time evaluator computed (JitGlobalsPass compiles the hoisted constant expressions "
+                    f"for {JIT_LANE}, whatever the target)")
+            return _in_jit_codegen(search, said) or search.done(
+                phase="global-optimization", pass_name=CONST_EVAL_PASS, pass_class="JitGlobalsPass", certain=True,
+                evidence=said)
         if own == Values.WRONG:
             found, _ = _finish_by_right_lane(search, wrong_too, note=(
                 f"{every} (they read constants IREE's compile-time evaluator computed for llvm-cpu); with "
@@ -332,6 +359,31 @@ def _without_const_eval(search: _Search, wrong_too: tuple[str, ...]) -> Localiza
     finally:
         search.probe, search.irs = saved
     return None
+
+
+def _in_jit_codegen(search: _Search, said: str) -> Localization | None:
+    """The codegen pass of the compile-time evaluator's lane (llvm-cpu) that computes the wrong
+    constant: that lane's own program, const-eval off, still wrong, replayed pass by pass
+    (`Probe.for_lane`; None: it is right there, does not run here, or no pass is named)."""
+    make = getattr(search.probe, "for_lane", None)
+    jit = make(JIT_LANE) if make is not None and search.probe.lane != JIT_LANE else None
+    if jit is None:
+        return None
+    saved = (search.probe, search.irs)
+    search.probe, search.irs = jit, {}
+    try:
+        start = search.ir("start")
+        if start is None or search.finish(start, "start", JIT_LANE) != Values.WRONG:
+            return None
+        found = _with_codegen_pass(search, search.done(phase=CODEGEN, certain=True, target=JIT_LANE))
+    except _OutOfTime:  # the evaluator's constant is still the place found
+        return None
+    finally:
+        search.probe, search.irs = saved
+    if not found.pass_name:
+        return None
+    return replace(found, evidence=(f"{said}; {JIT_LANE} computes it wrong with `{NO_CONST_EVAL}` too, in its own "
+                                    f"code: {found.evidence}"))
 
 
 def _wrong_phase(search: _Search, ref: str) -> tuple[str, str]:

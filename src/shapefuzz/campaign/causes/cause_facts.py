@@ -7,7 +7,6 @@ campaign's entry names its cause, its triage verdict and these fields."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -16,6 +15,7 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.model import Status
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
+from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.triage.component import component_of, scope_of
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
@@ -137,32 +137,37 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
     from shapefuzz.corpus import load_entry
     from shapefuzz.recheck.regression import regression_range
 
-    end = None if seconds is None else time.monotonic() + seconds
-    done = 0
-    for cause in causes:
-        if not cause.is_finding or (only_new and not cause.new):
-            continue
-        if cause.range_taken and not (again_without_range and cause.regression_text.startswith("no range")):
-            continue
-        if end is not None and time.monotonic() >= end:
-            say(f"regression ranges: time is up; {cause.name} and later ones are left for "
-                "`shapefuzz triage CAMPAIGN --bisect`")
-            break
-        entry = None
-        for path in smallest_first(cause.corpus_entries):  # the entry its issue text shows
-            try:
-                entry = load_entry(Path(path))
-                break
-            except Exception:  # noqa: BLE001 - an unreadable entry cannot be bisected
+    done, current = 0, ""
+    # the bound holds for every compile too (each one's timeout clipped to what is left): a release
+    # whose compile hangs for its full 120 s no longer carries the phase past `seconds`
+    with time_bound(seconds) as bound:
+        for cause in causes:
+            if not cause.is_finding or (only_new and not cause.new):
                 continue
-        if entry is None:
-            continue
-        say(f"regression range of {cause.name} ({entry.id}) over {', '.join(versions)}")
-        record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, "trust_seen": True,
-                                                           **bisect_kwargs})
-        set_regression(store, cause.name, record)
-        say(f"  {cause.name}: {record['text']}")
-        done += 1
+            if cause.range_taken and not (again_without_range and cause.regression_text.startswith("no range")):
+                continue
+            current = cause.name
+            if seconds is not None and bound.left() <= 0:
+                bound.ran_out = True
+                break
+            entry = None
+            for path in smallest_first(cause.corpus_entries):  # the entry its issue text shows
+                try:
+                    entry = load_entry(Path(path))
+                    break
+                except Exception:  # noqa: BLE001 - an unreadable entry cannot be bisected
+                    continue
+            if entry is None:
+                continue
+            say(f"regression range of {cause.name} ({entry.id}) over {', '.join(versions)}")
+            record = regression_range(entry, versions, say, **{"failing": cause.failing_pass, "trust_seen": True,
+                                                               **bisect_kwargs})
+            set_regression(store, cause.name, record)
+            say(f"  {cause.name}: {record['text']}")
+            done += 1
+    if bound.ran_out:  # (a range cut short is not kept: the next --bisect takes it whole)
+        say(f"regression ranges: time is up; {current} and later ones are left for "
+            "`shapefuzz triage CAMPAIGN --bisect`")
     return done
 
 

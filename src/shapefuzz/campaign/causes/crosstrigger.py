@@ -22,6 +22,7 @@ from shapefuzz.campaign.causes.crossings import CANNOT_TELL, NO, SAME_FAILURE, S
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.model import Stage
 from shapefuzz.campaign.outcomes import Triage
+from shapefuzz.process.time_bounds import time_bound
 
 DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
 COMPILE_SECONDS = 30.0  # one run's compile limit: a minimized reproducer compiles in seconds
@@ -118,12 +119,16 @@ def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seco
                 say("cross-triggering: time is up; the rest are left for `shapefuzz triage CAMPAIGN --localize`")
                 return done
             started = time.monotonic()
-            try:
-                result = run(entry, target.backend)
-                verdict, got = judge(result, target, where, entry.mlir,
-                                     entries[target.sig].mlir if target.sig in entries else target.repro_text)
-            except Exception as error:  # noqa: BLE001 - one entry that cannot run must not stop the rest
-                verdict, got = CANNOT_TELL, f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+            with time_bound(end - started) as bound:  # its compile and run end with the step's time
+                try:
+                    result = run(entry, target.backend)
+                    verdict, got = judge(result, target, where, entry.mlir,
+                                         entries[target.sig].mlir if target.sig in entries else target.repro_text)
+                except Exception as error:  # noqa: BLE001 - one entry that cannot run must not stop the rest
+                    verdict, got = CANNOT_TELL, f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}"
+            if bound.ran_out:  # cut by the step's time: no verdict kept, the next --localize runs it
+                say("cross-triggering: time is up; the rest are left for `shapefuzz triage CAMPAIGN --localize`")
+                return done
             crossing = Crossing(bucket.sig, target.sig, target.backend, verdict, got, round(time.monotonic() - started, 1))
             keep(store, crossing)
             done_before.add((bucket.sig, target.sig))

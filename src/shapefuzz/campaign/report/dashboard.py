@@ -23,6 +23,7 @@ from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.report.issue_texts import IssueTexts
+from shapefuzz.campaign.report.allocation_table import allocation_rows
 from shapefuzz.campaign.report.summary import Summary, headline, shares, summarize
 from shapefuzz.campaign.report.series import Series, build
 from shapefuzz.campaign.database import CampaignStore
@@ -127,6 +128,8 @@ def render(summary: Summary, series: Series, causes: list[dict[str, Any]], runni
         active=format_duration(summary.active_seconds),
         updated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         verdicts=", ".join(f"{k} {v}" for k, v in sorted(summary.verdicts.items())),
+        allocation=allocation_rows(summary.allocation) if summary.allocation.get("cells") else [],
+        allocated=bool(summary.allocation.get("on")), alloc_lanes=summary.allocation.get("lanes") or [],
     )
 
 

@@ -111,6 +111,8 @@ class CampaignView(_View):
             grid.add_row("newest" if i == 0 else "", Text(line_text, overflow="ellipsis", no_wrap=True))
         for i, line_text in enumerate(discovery_lines(s.discovery)):
             grid.add_row("more time?" if i == 0 else "", Text(line_text))
+        if s.allocation:
+            grid.add_row("drawn most", Text(s.allocation, overflow="ellipsis", no_wrap=True))
         return grid
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from shapefuzz.campaign.allocation import allocation_summary
+from shapefuzz.campaign.report.allocation_table import allocation_lines, allocation_markdown
 from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
 from shapefuzz.campaign.causes.cause import Cause, Regression
@@ -77,6 +79,7 @@ class Summary:
     slow_lanes: list[dict[str, Any]] = field(default_factory=list)  # (family, feature, lane) given less (lanecost)
     discovery: Discovery | None = None  # species-discovery estimates (campaign/discovery.py)
     split: dict[str, float] = field(default_factory=dict)  # worker seconds outside compiler and runtime, by part
+    allocation: dict[str, Any] = field(default_factory=dict)  # per cell: time, causes, weight (campaign/allocation.py)
 
     @property
     def findings(self) -> list[Cause]:
@@ -115,6 +118,7 @@ class Summary:
             "slow_lanes": self.slow_lanes,
             "coverage": self.coverage,
             "discovery": self.discovery.to_json() if self.discovery is not None else None,
+            "allocation": self.allocation,
         }
 
 
@@ -183,7 +187,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                    slow_lanes=[{"family": g, "feature": kind, "lane": lane, "mean_seconds": round(mean, 1),
                                 "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
                    discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0),
-                   split=split)
+                   split=split, allocation=allocation_summary(store, bucket_triage))
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
@@ -378,6 +382,7 @@ def text_lines(s: Summary) -> list[str]:
     for backend, why in s.set_aside.items():
         lines.append(f"set aside: {backend}: {why}")
     lines += slow_lane_lines(s)
+    lines += allocation_lines(s.allocation)
     lines += environment_lines(s)
     return lines + coverage_lines(s.coverage)
 
@@ -507,6 +512,7 @@ def markdown(s: Summary) -> str:
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
                 c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")
+    out += allocation_markdown(s.allocation)
     lines = coverage_lines(s.coverage)
     if lines:
         out += ["", "## Compiler coverage", "", "Distinct passes and (pass, pattern) pairs first reached by the "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from shapefuzz.families.context.chain import ContextOp
-from shapefuzz.families.context.producers import contiguous, NP, need, perm_ok
+from shapefuzz.families.context.producers import affine_maps, contiguous, NP, need, perm_ok
 from shapefuzz.families.context.types import Emitter, Ty, is_float
 
 EPS = {"f32": 2.0 ** -23, "f16": 2.0 ** -10}
@@ -225,6 +225,26 @@ class Quantize(Consumer):
         return (0.0, 0.0) if tol == (0.0, 0.0) else (0.0, 1.0)
 
 
+class QuantizeAffine(Quantize):
+    """To i8 through IREE's `iree_linalg_ext.quantize_affine` (PT2E's quantize and ONNX's
+    QuantizeLinear in 3.13): `clamp(roundeven(x / scale) + zero_point)`, an f32 result, the
+    scale a power of two (so x / scale is the x * (1 / scale) `Quantize.forward` computes)."""
+    name = "quantize_affine"
+
+    def result(self, op, x):
+        need(x.elt == "f32", "quantize_affine: an f32 result")
+        return super().result(op, x)
+
+    def emit(self, op, e, x, xt, extras, out):
+        scale, zp = e.const(op.get("scale"), "f32"), e.const(op.get("zero_point"), "i64")
+        init = e.empty(out, _sizes(e, x, xt))
+        name = e.fresh("q")
+        e.line(f"{name} = iree_linalg_ext.quantize_affine <indexing_maps = [{affine_maps(xt.rank)}], "
+               f"quant_min = -128, quant_max = 127> ins({x}, {scale}, {zp} : {xt.text()}, f32, i64) "
+               f"outs({init} : {out.text()}) -> {out.text()}")
+        return name
+
+
 class TransposeOut(Consumer):
     """`linalg.transpose` of the result."""
     name, attrs = "transpose_out", {"perm": "ints"}
@@ -336,5 +356,5 @@ class Softmax(AlongDim):
         return 2 * delta + eps, eps * 0.1
 
 
-CONSUMERS: dict[str, Consumer] = {c.name: c for c in (Bias(), Relu(), Clamp(), MultiUse(), Extract(), CastOut(), Quantize(),
+CONSUMERS: dict[str, Consumer] = {c.name: c for c in (Bias(), Relu(), Clamp(), MultiUse(), Extract(), CastOut(), Quantize(), QuantizeAffine(),
                                                       TransposeOut(), Reshape(), Reduce(), Softmax())}

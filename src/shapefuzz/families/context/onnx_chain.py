@@ -2,7 +2,8 @@
 nodes kept as they are (values renamed `r_*`), with the chain's ops added as ONNX nodes before
 (producers) and after (consumers) it, so `iree-import-onnx` imports the whole computation and
 `onnx.reference` judges all of it. Each op is written as the ONNX op computing exactly what the
-op's NumPy `forward` computes; a chain with an op ONNX has no exact equivalent for (an i4
+op's NumPy `forward` computes (IREE's affine dequantize / quantize as DequantizeLinear /
+QuantizeLinear, which 3.13 lowers to them); a chain with an op ONNX has no exact equivalent for (an i4
 dequantize, a max over a dim that may be empty) is not expressible (`refuse`) and stays linalg."""
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class _Chain:
             return g.one("Expand", [up, self.ints([static_size(out.dims[i]) if i in dims else 1 for i in range(out.rank)])])
         if name == "reverse":
             return self.reverse(x, op.get("dim"))
-        if name == "dequantize":
+        if name in ("dequantize", "dequantize_affine"):  # (DequantizeLinear is what 3.13 makes the affine op of)
             value = g.one("DequantizeLinear", [x, self.scalar(op.get("scale"), "f32"),
                                                 self.g.const([op.get("zero_point")], "i8", shape=[])])
             return value if out.elt == "f32" else g.one("Cast", [value], to=ONNX_TYPE[out.elt])
@@ -128,6 +129,9 @@ class _Chain:
             if t.elt != "f32":
                 m = g.one("Cast", [m], to=ONNX_TYPE["f32"])
             return g.one("QuantizeLinear", [m, self.scalar(1.0, "f32"),
+                                            self.g.const([op.get("zero_point")], "i8", shape=[])])
+        if name == "quantize_affine":  # saturate(roundeven(x / scale) + zero point), an f32 x
+            return g.one("QuantizeLinear", [x, self.scalar(op.get("scale"), "f32"),
                                             self.g.const([op.get("zero_point")], "i8", shape=[])])
         if name == "transpose_out":
             return g.one("Transpose", [x], perm=list(op.get("perm")))

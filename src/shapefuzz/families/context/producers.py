@@ -416,6 +416,38 @@ class Dequantize(Producer):
         return [q.astype(np.int8)]
 
 
+def affine_maps(rank: int) -> str:
+    """The four indexing maps of a per-tensor affine (de)quantize: value, scale, zero point, result."""
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    whole, scalar = f"affine_map<({dims}) -> ({dims})>", f"affine_map<({dims}) -> ()>"
+    return ", ".join((whole, scalar, scalar, whole))
+
+
+class DequantizeAffine(Dequantize):
+    """i8 to the operand's float type through IREE's `iree_linalg_ext.dequantize_affine` (what ONNX's
+    DequantizeLinear and PT2E's dequantize lower to in 3.13, and what its QDQ-to-integer-math
+    rewrite reads): `(q - zero_point) * scale`, a per-tensor f32 scale and i64 zero point."""
+    name, attrs = "dequantize_affine", {"scale": "float", "zero_point": "int"}
+
+    def sources(self, op, out):
+        need(is_float(out.elt), "dequantize_affine: from i8 to a float operand")
+        need(-128 <= op.get("zero_point") <= 127 and op.get("scale") > 0, "dequantize_affine: an i8 zero point")
+        return [out.with_elt("i8")]
+
+    def emit(self, op, e, ins, in_tys, out):
+        scale, zp = e.const(op.get("scale"), "f32"), e.const(op.get("zero_point"), "i64")
+        init = e.empty(out, [e.dim(ins[0], in_tys[0], i) for i in range(out.rank)])
+        name = e.fresh("dq")
+        e.line(f"{name} = iree_linalg_ext.dequantize_affine <indexing_maps = [{affine_maps(out.rank)}], "
+               f"quant_min = -128, quant_max = 127> ins({ins[0]}, {scale}, {zp} : {in_tys[0].text()}, f32, i64) "
+               f"outs({init} : {out.text()}) -> {out.text()}")
+        return name
+
+    def invert(self, op, y, in_tys, rng):
+        q = np.clip(np.rint(y.astype(np.float64) / op.get("scale")) + op.get("zero_point"), -128, 127)
+        return [q.astype(np.int8)]
+
+
 class Cast(Producer):
     """`arith.extf` from f16 (to an f32 operand) or `arith.truncf` from f32 values exact in f16."""
     name, attrs = "cast", {"from": "str"}
@@ -463,7 +495,7 @@ class ToStatic(Producer):
 
 
 PRODUCERS: dict[str, Producer] = {p.name: p for p in (ToStatic(), Pad(), Transpose(), Expand(), Collapse(), Slice(), Concat(),
-                                                       Broadcast(), Reverse(), Dequantize(), Cast())}
+                                                       Broadcast(), Reverse(), Dequantize(), Cast(), DequantizeAffine())}
 
 
 def apply(op: ContextOp, xs: list[np.ndarray], out: Ty) -> np.ndarray:

@@ -6,18 +6,57 @@ rules on static types), and an op that does not fit is skipped."""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import numpy as np
 from hypothesis import strategies as st
 
 from shapefuzz.families.context.chain import MAX_PER_SIDE, Chain, ContextOp, canonical, consumers_of
 from shapefuzz.families.context.consumers import CONSUMERS
+from shapefuzz.families.context.ops import OPS
 from shapefuzz.families.context.producers import NP, PRODUCERS
 from shapefuzz.families.context.types import Ty, is_float
 
-PRODUCER_NAMES = tuple(PRODUCERS)
-CONSUMER_NAMES = tuple(CONSUMERS)
+# The affine (de)quantize ops come as a QDQ pair (`_draw_qdq`), never one at a time from the pool.
+QDQ_OPS = ("dequantize_affine", "quantize_affine")
+PRODUCER_NAMES = tuple(name for name in PRODUCERS if name not in QDQ_OPS)
+CONSUMER_NAMES = tuple(name for name in CONSUMERS if name not in QDQ_OPS)
+QDQ_SHARE = 4  # one chain in QDQ_SHARE starts as the QDQ pattern (`_draw_qdq`)
+_left_out: set[str] = set()  # ops a campaign's swarm epoch leaves out (campaign/allocation.py)
+
+
+@contextlib.contextmanager
+def leaving_out(ops: tuple[str, ...]) -> Iterator[None]:
+    """Chains drawn inside never use these ops (while any of its side is left); restored after."""
+    before = set(_left_out)
+    _left_out.update(ops)
+    try:
+        yield
+    finally:
+        _left_out.clear()
+        _left_out.update(before)
+
+
+def _held(op: ContextOp | None) -> bool:
+    """Whether a case header holds the op: its attributes read back (`ContextOp.from_json`: a
+    list of at most 8 values, ...). Stacked collapses grow an operand past 8 dims, and a pad drawn
+    on it then named a candidate no header could hold (its draw failed as the family's bug); such
+    an op is skipped like one that does not fit."""
+    if op is None:
+        return False
+    try:
+        ContextOp.from_json(op.to_json(), OPS)
+    except ValueError:
+        return False
+    return True
+
+
+def _allowed(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names not left out (all of them when nothing is left out: the draws stay what they were)."""
+    if not _left_out:
+        return names
+    return tuple(n for n in names if n not in _left_out) or names
 
 
 # The largest operand (in elements) a producer is drawn for: its sizes are found by inverting the
@@ -155,6 +194,34 @@ def _draw_consumer(draw: Any, name: str, j: int, t: Ty) -> ContextOp | None:
     return None
 
 
+def _draw_qdq(draw: Any, operands: list[int], outer: dict[int, tuple[Ty, tuple[int, ...]]],
+              outs: list[tuple[int, Ty]]) -> list[ContextOp]:
+    """The QDQ pattern frontends export around an op: its (first two) free operands made by IREE's
+    affine dequantize from i8 (their innermost producers), and for half of them an affine
+    quantize of the first result. Around a contraction it is what 3.13's QDQ-to-integer-math
+    rewrite matches; around a gather, a quantized embedding table (which 3.13's affine
+    quantization propagation moves past the gather). Updates `outer`."""
+    chain: list[ContextOp] = []
+    for i in operands:
+        op = ContextOp.make("dequantize_affine", operand=i, scale=draw(st.sampled_from((0.125, 0.25, 0.5, 1.0))),
+                            zero_point=draw(st.integers(-20, 20)))
+        try:
+            outer[i] = outward(op, *outer[i])
+        except ValueError:
+            continue
+        chain.insert(0, op)
+    if chain and outs and draw(st.booleans()):
+        j, t = outs[0]
+        op = ContextOp.make("quantize_affine", result=j, scale=draw(st.sampled_from((0.25, 0.5, 1.0, 2.0))),
+                            zero_point=draw(st.integers(-10, 10)))
+        try:
+            CONSUMERS[op.op].result(op, t)
+            chain.append(op)
+        except ValueError:  # an f16 result: no affine quantize of it here
+            pass
+    return chain
+
+
 def draw_chain(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes: list[tuple[int, ...]],
                fixed: tuple[int, ...], consumers_ok: bool, tries: int = 3, nonnegative: tuple[int, ...] = ()) -> Chain:
     """A chain of 0-4 producers and 0-4 consumers, at least one op where one fits (a few tries).
@@ -177,11 +244,15 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         n_prod, n_cons = (1, 0) if free and (not outs or draw(st.booleans())) else (0, 1)
     chain: list[ContextOp] = []
     outer = {i: (args[i], tuple(shapes[i])) for i in free}
+    if free and draw(st.integers(0, QDQ_SHARE - 1)) == 0:
+        chain = _draw_qdq(draw, free[:2], outer, [(j, results[j]) for j in outs])
+        n_prod = min(n_prod, MAX_PER_SIDE - sum(op.is_producer for op in chain))
+        n_cons = min(n_cons, MAX_PER_SIDE - sum(not op.is_producer for op in chain))
     for _ in range(n_prod):
         i = draw(st.sampled_from(free))
         t, s = outer[i]
-        op = _draw_producer(draw, draw(st.sampled_from(PRODUCER_NAMES)), i, t, s, i in nonnegative)
-        if op is None:
+        op = _draw_producer(draw, draw(st.sampled_from(_allowed(PRODUCER_NAMES))), i, t, s, i in nonnegative)
+        if op is None or not _held(op):
             continue
         try:
             outer[i] = outward(op, t, s)
@@ -194,9 +265,9 @@ def _draw_once(draw: Any, args: tuple[Ty, ...], results: tuple[Ty, ...], shapes:
         t = results[j]
         for c in steps:
             t = CONSUMERS[c.op].result(c, t)
-        op = _draw_consumer(draw, draw(st.sampled_from(CONSUMER_NAMES)), j, t)
+        op = _draw_consumer(draw, draw(st.sampled_from(_allowed(CONSUMER_NAMES))), j, t)
         try:
-            if op is not None:
+            if op is not None and _held(op):
                 CONSUMERS[op.op].result(op, t)
                 chain.append(op)
         except ValueError:

@@ -16,6 +16,8 @@ so the family's inputs and the chain's reference judge both spellings:
     cast_out   to.dtype                   quantize   mul.Scalar, round, clamp, add.Scalar, to.dtype
     transpose_out  as transpose           reshape    flatten.using_ints
     reduce     sum.dim_IntList or amax    softmax    softmax.int
+    dequantize_affine  quantized_decomposed.dequantize_per_tensor (PT2E)
+    quantize_affine    quantized_decomposed.quantize_per_tensor (PT2E)
 
 A chain with an op torch has no exact form for (an i4 dequantize: torch has no i4; a max over a
 dim that may be empty: -3e38 in linalg, -inf in torch) is not expressible (`refuse`) and stays
@@ -175,9 +177,19 @@ class _Chain:
             y = b.to_dtype(x, out.elt, "deq")
             y = self.scalar_op("sub.Scalar", y, b.int(op.get("zero_point")), INT, alpha=True)
             return self.scalar_op("mul.Scalar", y, b.float(op.get("scale")), "!torch.float")
+        if name == "dequantize_affine":  # PT2E's, which 3.13 makes IREE's affine dequantize of
+            y = self.out("deq", out)
+            return self.quantized_decomposed("dequantize_per_tensor", x, op, [(b.none(), "!torch.none")], y)
         if name == "cast":
             return b.to_dtype(x, out.elt, "cast")
         raise ValueError(f"context: {name} has no torch form")
+
+    def quantized_decomposed(self, kind: str, x: TV, op: ContextOp, tail: list[tuple[str, str]], out: TV) -> TV:
+        """PT2E's per-tensor `quantized_decomposed.<kind>` of x: scale, zero point, the i8 range."""
+        b = self.b
+        operands = [(x.name, x.type), (b.float(op.get("scale")), "!torch.float"), (b.int(op.get("zero_point")), INT),
+                    (b.int(-128), INT), (b.int(127), INT), (b.int(SCALAR_TYPE["i8"]), INT)] + tail
+        return b.op(f"torch.quantized_decomposed.{kind}", operands, out)
 
     # ------------------------------------------------------------------ consumers
 
@@ -213,6 +225,8 @@ class _Chain:
             r = self.clamp(b.unary("torch.aten.round", m, "round"), -256.0, 256.0)
             z = self.clamp(self.scalar_op("add.Scalar", r, b.int(op.get("zero_point")), INT, alpha=True), -128.0, 127.0)
             return b.to_dtype(z, "i8", "q")
+        if name == "quantize_affine":
+            return self.quantized_decomposed("quantize_per_tensor", x, op, [], self.out("q", out))
         if name == "transpose_out":
             return self.permute(x, list(op.get("perm")), out)
         if name == "reshape":

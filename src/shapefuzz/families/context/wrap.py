@@ -21,10 +21,10 @@ from typing import Any, Iterator
 import numpy as np
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable
+from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable, ReleaseGate
 from shapefuzz.families.context import compose
-from shapefuzz.families.context.chain import KEY, Chain, inner_drops, outermost_drops
-from shapefuzz.families.context.strategy import draw_chain
+from shapefuzz.families.context.chain import KEY, Chain, ContextOp, inner_drops, outermost_drops
+from shapefuzz.families.context.strategy import QDQ_OPS, draw_chain, leaving_out
 from shapefuzz.families.frontends import linalg_params
 
 ONNX = "onnx"
@@ -55,13 +55,15 @@ def share() -> float:
 
 
 @contextlib.contextmanager
-def sharing(fraction: float | None) -> Iterator[None]:
-    """Draws inside get a chain at this share (None: as set); the setting is restored after."""
+def sharing(fraction: float | None, left_out: tuple[str, ...] = ()) -> Iterator[None]:
+    """Draws inside get a chain at this share (None: as set), with the ops `left_out` never
+    drawn (a swarm epoch); the settings are restored after."""
     before = dict(_share)
     if fraction is not None:
         set_share(fraction)
     try:
-        yield
+        with leaving_out(left_out):
+            yield
     finally:
         _share.update(before)
 
@@ -257,11 +259,59 @@ def with_context(family: Family) -> Family:
             return None
         return compose.root_inputs_of(plan(p), inputs)
 
+    def affine_example() -> FamilyParams:
+        """The family's example with IREE's affine dequantize on its first free float operand
+        (the release gate's example: what a release must parse for a QDQ chain)."""
+        q = linalg_params(family.load(family.example))
+        args, _ = compose.root_types(root(q))
+        fixed = tuple(family.fixed_operands(q))
+        i = next(i for i, t in enumerate(args) if t.elt in ("f32", "f16") and i not in fixed)
+        return q.replace(context=(ContextOp.make("dequantize_affine", operand=i, scale=0.5, zero_point=-3),))
+
     hooks = HookTable(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference,
                       compare=compare, equivalent_forms=equivalent_forms, features=features,
                       shrink_candidates=shrink_candidates, is_valid=is_valid, context_onnx_model=onnx_model,
                       context_root_operands=root_operands)
-    return dataclasses.replace(family, hooks=hooks, export_rule=export_rule)
+
+    def torch_affine_example() -> FamilyParams:
+        """`affine_example` in torch: PT2E's dequantize before the family's torch form."""
+        from shapefuzz.families.frontends import spelled, spellings_for
+
+        q = affine_example()
+        torch = next(s for s in spellings_for(family.name) if s.frontend == TORCH)
+        return spelled(q.replace(context=()), torch).replace(context=q.context)
+
+    def affine(frontend: str) -> Any:
+        return lambda p: p.frontend == frontend and any(op.op in QDQ_OPS for op in p.context)
+
+    gates = family.release_gates
+    if family.name in QDQ_FAMILIES:  # the roots a QDQ chain is drawn around (a free float operand)
+        plain = lambda p: p.replace(context=generic_quantization(p.context))  # noqa: E731
+        gates += (ReleaseGate("context affine quantization", "iree_linalg_ext.dequantize_affine", affine(LINALG),
+                              affine_example, instead=plain),
+                  ReleaseGate("context torch quantization", "torch.quantized_decomposed.dequantize_per_tensor",
+                              affine(TORCH), torch_affine_example, instead=plain))
+    return dataclasses.replace(family, hooks=hooks, export_rule=export_rule, release_gates=gates)
+
+
+# The families whose roots take a free float operand (a QDQ chain is drawn around them:
+# `strategy._draw_qdq`); checked by tests/test_quantized_chains.py.
+QDQ_FAMILIES = ("conv", "conv_transpose", "scatter", "topk", "pool", "sort", "gather", "reduce", "attention", "matmul",
+                "norm")
+
+
+def generic_quantization(chain: Chain) -> Chain:
+    """The chain with each affine (de)quantize as the generic-bodied op of the same values (what
+    a release without IREE's affine ops parses)."""
+    plain = {"dequantize_affine": "dequantize", "quantize_affine": "quantize"}
+    out = []
+    for op in chain:
+        if op.op in plain:
+            extra: dict[str, Any] = {"from": "i8"} if op.op == "dequantize_affine" else {}
+            where: dict[str, Any] = {"operand": op.operand} if op.is_producer else {"result": op.result}
+            op = ContextOp.make(plain[op.op], **where, **extra, scale=op.get("scale"), zero_point=op.get("zero_point"))
+        out.append(op)
+    return tuple(out)
 
 
 __all__ = ["KEY", "SHARE", "bare", "set_share", "share", "sharing", "with_context"]

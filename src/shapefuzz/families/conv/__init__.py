@@ -12,7 +12,10 @@ paddings), plus the choices that do not change what it computes:
 - `pad_form`: "none" (no padding op; only when all pads are 0), "pad" (`tensor.pad`) or "insert"
   (`linalg.fill` of the padded shape and `tensor.insert_slice`);
 - `bias`: "none", "epilogue" (added after the convolution) or "init" (broadcast into the
-  accumulator before it).
+  accumulator before it);
+- for a quantized i8 case, `input_zp` / `filter_zp` (the `_q` named ops, subtracted in the
+  generic's body, or operands shifted before a named op without a `_q` twin) and `qdq` (both
+  through `iree_linalg_ext.dequantize_affine` into an f32 conv, scaled back to i32).
 
 The Python side computes types, maps and SSA names; `templates/conv.mlir.j2` lays out the IR.
 The NumPy reference works on one canonical form: input [n, G, C, *spatial], filter
@@ -21,11 +24,12 @@ G = channels, C = 1, F = multiplier)."""
 
 from __future__ import annotations
 
-from shapefuzz.families.base import Family
+from shapefuzz.families.base import LINALG, Family
+from shapefuzz.families.gates import ReleaseGate
 from shapefuzz.families.conv.forms import (
     FEATURES, canonical_loop_perm, equivalent_forms, features, is_valid, with_changes)
 from shapefuzz.families.conv.params import (
-    DTYPES, KINDS, LAYOUTS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for,
+    DTYPES, KINDS, LAYOUTS, QUANTIZED_OPS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for,
     output_labels, permuted)
 from shapefuzz.families.conv.reference import compare, export_rule, make_inputs, reference
 from shapefuzz.families.conv.render import render
@@ -39,6 +43,29 @@ from shapefuzz.families.conv.strategy import (
     pick, strategy)
 
 
+def _quantized_example(**changes) -> Params:
+    """A small quantized NCHW conv (the release gates' example)."""
+    return Params.from_json({
+        "rank": 2, "kind": "regular", "layout": "nchw_fchw", "compute_layout": "nchw_fchw", "form": "named",
+        "loop_perm": [], "dtype": "i8", "acc": "i32", "n": 1, "g": 1, "c": 2, "f": 2, "m": 1, "spatial": [3, 3],
+        "kernel": [2, 2], "strides": [1, 1], "dilations": [1, 1], "pad_lo": [0, 0], "pad_hi": [0, 0],
+        "pad_form": "none", "pad_value": 0, "input_dyn": [False] * 4, "filter_dyn": [False] * 4, "bias": "none",
+        "epilogue": "none", "big": False, "input_zp": -1, "filter_zp": 1, **changes})
+
+
+# The quantized forms (issue 45): the `_q` named ops, IREE's affine dequantize (the qdq form) and
+# PT2E's dequantize in torch; a release that does not parse one gets the same integers another way.
+RELEASE_GATES = (
+    ReleaseGate("form named _q", "the linalg.conv_*_q named ops",
+                lambda p: (p.form == "named" and not p.qdq and bool(p.input_zp or p.filter_zp)
+                           and p.compute_layout in QUANTIZED_OPS and p.frontend == LINALG),
+                _quantized_example, instead=lambda p: p.replace(form="generic", loop_perm=canonical_loop_perm(p))),
+    ReleaseGate("form qdq", "iree_linalg_ext.dequantize_affine", lambda p: p.qdq and p.frontend == LINALG,
+                lambda: _quantized_example(qdq=True), instead=lambda p: p.replace(qdq=False)),
+    ReleaseGate("torch qdq spelling", "torch.quantized_decomposed.dequantize_per_tensor",
+                lambda p: p.qdq and p.frontend == "torch", lambda: _quantized_example(qdq=True, frontend="torch"),
+                instead=lambda p: p.replace(frontend=LINALG)),
+)
 RARE_CONJUNCTION = ("dyn:none", "dtype:f32", "pad:zero")
 
 
@@ -54,4 +81,4 @@ EXAMPLE = {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout":
 FEATURE_DRAWS = 300
 FAMILY = Family.define("conv", Params, globals())
 
-__all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes']
+__all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes', 'RELEASE_GATES', 'QUANTIZED_OPS']

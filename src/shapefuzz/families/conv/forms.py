@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from shapefuzz.families.conv.params import (
-    LAYOUTS, Params, boundary_labels, filter_labels, input_labels, layouts_for, output_labels)
-from shapefuzz.families.conv.shapes import compute_labels, loop_labels, out_dyn, out_spatial
+    I8_MAX, I8_MIN, LAYOUTS, QDQ_MAX_REDUCTION, QUANTIZED_OPS, Params, boundary_labels, filter_labels, input_labels,
+    layouts_for, output_labels)
+from shapefuzz.families.conv.shapes import compute_labels, loop_labels, out_dyn, out_spatial, reduction_size
 
 
 # --------------------------------------------------------------------------------------------
@@ -52,7 +53,9 @@ def _equivalent_forms(p: Params) -> list[Params]:
     forms.append(with_changes(p, pad_form=other_pad))
     if p.bias != "none":
         forms.append(with_changes(p, bias="init" if p.bias == "epilogue" else "epilogue"))
-    return [q for q in forms if q != p]
+    if p.dtype == "i8":  # the same integers through dequantize and an f32 conv, or not
+        forms.append(with_changes(p, qdq=not p.qdq))
+    return [q for q in forms if q != p and not quantization_problem(q)]
 
 
 # Features the strategy must reach (the family contract test draws and checks each).
@@ -64,7 +67,7 @@ FEATURES = (
     "dilation>1", "kernel:has1", "filter:dyn", "bias:epilogue", "bias:init", "epilogue:relu",
     "dtype:f32", "dtype:f16", "dtype:i32", "dtype:i8", "acc:f16", "big",
     "class1:ncdhw-kernel1", "perm:input", "perm:filter", "perm:output", "perm:compute", "red-order:differs",
-    "result:static-of-dyn", "result:dyn-of-static",
+    "result:static-of-dyn", "result:dyn-of-static", "zp:nonzero", "zp:extreme", "named:q", "qdq",
 )  # fmt: skip
 
 
@@ -118,6 +121,14 @@ def features(p: Params) -> list[str]:
         feats.append("red-order:differs")
     if p.rank == 3 and LAYOUTS[p.layout].input.startswith("nc") and 1 in p.kernel:
         feats.append("class1:ncdhw-kernel1")
+    if p.input_zp or p.filter_zp:
+        feats.append("zp:nonzero")
+        if {p.input_zp, p.filter_zp} & {I8_MIN, I8_MAX}:
+            feats.append("zp:extreme")
+        if p.form == "named" and not p.qdq and p.compute_layout in QUANTIZED_OPS:
+            feats.append("named:q")
+    if p.qdq:
+        feats.append("qdq")
     return feats
 
 
@@ -142,4 +153,17 @@ def is_valid(p: Params) -> bool:
         return False
     if len(p.input_dyn) != len(input_labels(io)) or len(p.filter_dyn) != len(filter_labels(io)):
         return False
-    return all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p.spatial)
+    return not quantization_problem(p) and all(o >= 1 for o in out_spatial(p)) and all(s >= 1 for s in p.spatial)
+
+
+def quantization_problem(p: Params) -> str:
+    """Why the zero points or the qdq form do not fit the case ("" when they do)."""
+    for name, zp in (("input_zp", p.input_zp), ("filter_zp", p.filter_zp)):
+        if zp and p.dtype != "i8":
+            return f"{name}: zero points only with i8 operands"
+        if not I8_MIN <= zp <= I8_MAX:
+            return f"{name} {zp} is not an i8 value ({I8_MIN}..{I8_MAX})"
+    if p.qdq and (p.dtype != "i8" or p.bias == "init" or reduction_size(p) > QDQ_MAX_REDUCTION):
+        return (f"qdq: an i8 case without a bias in the accumulator, reducing at most {QDQ_MAX_REDUCTION} "
+                "terms (its f32 sums are then exact)")
+    return ""

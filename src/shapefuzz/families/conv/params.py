@@ -61,6 +61,16 @@ def _layouts() -> dict[str, Layout]:
 
 
 LAYOUTS = _layouts()
+# The layouts whose named op has a quantized twin taking scalar zero points (`ins(x, w, x_zp, w_zp)`;
+# linalg 3.13 has these seven, and no 1-D, NCW, NCHW depthwise or NCDHW one).
+QUANTIZED_OPS = {lay: f"{LAYOUTS[lay].named_op}_q" for lay in (
+    "nhwc_hwcf", "nhwc_fhwc", "nchw_fchw", "ngchw_gfchw", "nhwc_hwc", "nhwc_hwcm", "ndhwc_dhwcf")}
+I8_MAX = (1 << 7) - 1
+I8_MIN = -I8_MAX - 1
+# The qdq form's dequantize scales (input, filter: powers of two) and the largest reduction whose
+# f32 partial sums are all exact: |(x - x_zp)(w - w_zp)| <= 255 * 255, summed below 2^24.
+QDQ_SCALES = (0.5, 0.25)
+QDQ_MAX_REDUCTION = (1 << 24) // (((1 << 8) - 1) ** 2)
 Kind = Literal["regular", "grouped", "depthwise", "depthwise_m"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 DTYPES = {"f32": ("f32",), "f16": ("f32", "f16"), "i32": ("i32",), "i8": ("i32",)}
@@ -139,6 +149,12 @@ class Params(FamilyParams):
     # boundary output order), overriding what the operands imply (empty: derived). A dim may be
     # static although the operands give it as `?`, or `?` although they fix it.
     result_dyn: tuple[bool, ...] = ()
+    # Quantized i8 cases: zero points subtracted from the (padded) input and the filter, as the
+    # `_q` named ops and ONNX ConvInteger do; with `qdq` both go through IREE's affine dequantize
+    # into an f32 convolution whose result is scaled back to i32 (3.13's QDQ rewrite matches it).
+    input_zp: int = 0
+    filter_zp: int = 0
+    qdq: bool = False
 
     @classmethod
     def upgrade(cls, data: dict) -> dict:

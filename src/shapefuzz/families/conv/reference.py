@@ -9,7 +9,7 @@ import numpy as np
 
 from shapefuzz.families.base import DTYPE_TOLERANCE, EXACT
 from shapefuzz.families.common import count_mismatch, is_float, np_dtype, shape_mismatch, values_mismatch
-from shapefuzz.families.conv.params import LAYOUTS, Params, boundary_labels
+from shapefuzz.families.conv.params import I8_MAX, I8_MIN, LAYOUTS, Params, boundary_labels
 from shapefuzz.families.conv.shapes import (
     bias_labels, bias_shape, filter_shape, input_shape, out_spatial, reduction_size)
 from shapefuzz.model import Mismatch
@@ -20,10 +20,17 @@ from shapefuzz.model import Mismatch
 
 
 def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
+    """Float operands are small multiples of 1/4; integers small, except a quantized i8 case
+    (zero points, or the qdq form): its input and filter span the whole i8 range, a quarter of
+    them at -128 or 127."""
     rng = np.random.default_rng(seed)
     dtype = p.dtype
 
     def draw(shape, acc_type=False):
+        if dtype == "i8" and _quantized(p) and not acc_type:
+            vals = rng.integers(I8_MIN, I8_MAX + 1, size=shape)
+            edge = rng.random(shape) < 0.25
+            return np.where(edge, rng.choice(np.array([I8_MIN, I8_MAX]), size=shape), vals).astype(np.int8)
         if is_float(dtype):
             # Small multiples of 1/4: f32 products and sums are exact.
             vals = rng.integers(-4, 5, size=shape) / 4.0
@@ -32,10 +39,14 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
         vals = rng.integers(-lim, lim + 1, size=shape)
         return vals.astype(np.int32 if acc_type else np_dtype(dtype))
 
-    arrays = [draw(input_shape(p)), draw(filter_shape(p))]
+    arrays = [draw(tuple(input_shape(p))), draw(tuple(filter_shape(p)))]
     if p.bias != "none":
         arrays.append(draw(bias_shape(p), acc_type=True))
     return arrays
+
+
+def _quantized(p: Params) -> bool:
+    return bool(p.input_zp or p.filter_zp or p.qdq)
 
 
 def _canonical_names(kind: str) -> dict[str, str]:
@@ -90,9 +101,11 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
     io = LAYOUTS[p.layout]
     kind = p.kind
     wide = np.float64 if is_float(p.dtype) else np.int64
-    x = inputs[0].astype(wide)
-    w = inputs[1].astype(wide)
-    pad_value: np.number[Any] = wide(np_dtype(p.dtype).type(p.pad_value))
+    # zero points come off every input value, padding included (the padded tensor is what the
+    # `_q` op, or the dequantize, reads), and off every filter value
+    x = inputs[0].astype(wide) - p.input_zp
+    w = inputs[1].astype(wide) - p.filter_zp
+    pad_value: Any = wide(np_dtype(p.dtype).type(p.pad_value)) - p.input_zp
     if absolute:
         x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
     b_in, b_filt, b_out = boundary_labels(p)

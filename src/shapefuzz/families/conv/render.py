@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from shapefuzz.families.common import IndexValues, is_float, tensor_type
-from shapefuzz.families.conv.params import LAYOUTS, Params, boundary_labels
+from shapefuzz.families.conv.forms import quantization_problem
+from shapefuzz.families.conv.params import LAYOUTS, QDQ_SCALES, QUANTIZED_OPS, Params, boundary_labels
 from shapefuzz.families.conv.shapes import (
     bias_labels, compute_labels, declared_out_dyn, label_size, loop_labels, out_dyn)
 from shapefuzz.templates import render_template
@@ -109,6 +110,9 @@ def _elem_literal(value, elem: str) -> str:
 
 
 def render(p: Params) -> str:
+    why = quantization_problem(p)
+    if why:  # a header's params (a user's case file): one line, exit 2
+        raise ValueError(f"not a conv case: {why}")
     io = LAYOUTS[p.layout]
     cl = LAYOUTS[p.compute_layout]
     rank, kind, dtype, acc = p.rank, p.kind, p.dtype, p.acc
@@ -161,9 +165,32 @@ def render(p: Params) -> str:
         steps.append(step)
         conv_in = padded
 
+    # Quantized operands: zero points for the `_q` op or the generic's body, operands shifted for
+    # a named op without a `_q` twin, or both dequantized into an f32 conv (the qdq form).
+    conv_filt, conv_dtype, conv_acc, named_op, zero_points = cfilt, dtype, acc, cl.named_op, False
+    in_role = (lambda lab: ("pad", "p" + lab[1:]) if lab[0] == "s" else ("pad", lab)) if p.pad_form != "none" \
+        else (lambda lab: ("in", lab))
+    if p.qdq:
+        conv_in = _requantized(b, steps, "dequantize", conv_in, in_role, "%input_real", "f32",
+                               scale=repr(QDQ_SCALES[0]), zp=p.input_zp, stem="%input_q")
+        conv_filt = _requantized(b, steps, "dequantize", cfilt, lambda lab: ("filt", lab), "%filter_real", "f32",
+                                 scale=repr(QDQ_SCALES[1]), zp=p.filter_zp, stem="%filter_q")
+        conv_dtype = conv_acc = "f32"
+    elif p.input_zp or p.filter_zp:
+        steps.append({"op": "zero_points", "input_zp": p.input_zp, "filter_zp": p.filter_zp})
+        if p.form == "named" and cl.name in QUANTIZED_OPS:
+            named_op, zero_points = QUANTIZED_OPS[cl.name], True
+        elif p.form == "named":
+            conv_in = _requantized(b, steps, "shift", conv_in, in_role, "%input_shifted", "i32", zp="%input_zp")
+            conv_filt = _requantized(b, steps, "shift", cfilt, lambda lab: ("filt", lab), "%filter_shifted", "i32",
+                                     zp="%filter_zp")
+            conv_dtype = "i32"
+        else:
+            zero_points = True
+
     # Accumulator init.
-    out_c = tensor("%conv", c_out, lambda lab: declared_out_dyn(p, lab), acc)
-    init = _Tensor("%init", out_c.labels, out_c.sizes, out_c.dyn, acc)
+    out_c = tensor("%conv", c_out, lambda lab: declared_out_dyn(p, lab), conv_acc)
+    init = _Tensor("%init", out_c.labels, out_c.sizes, out_c.dyn, conv_acc)
     out_dyn_values = b.dyn_values("out", out_c)
     if p.bias == "init":
         assert bias is not None
@@ -171,14 +198,14 @@ def render(p: Params) -> str:
                       "bias_map": _broadcast_map(out_c.labels, bias.labels)})
     else:
         steps.append({"op": "fill", "dst": init, "dyn_values": out_dyn_values,
-                      "value": _elem_literal(0, acc)})
+                      "value": _elem_literal(0, conv_acc)})
 
     # The convolution.
-    conv: dict[str, Any] = {"op": p.form, "inp": conv_in, "filt": cfilt, "init": init, "dst": out_c,
-            "acc": acc, "dtype": dtype}
+    conv = {"op": p.form, "inp": conv_in, "filt": conv_filt, "init": init, "dst": out_c,
+            "acc": conv_acc, "dtype": conv_dtype, "zero_points": zero_points}
     if p.form == "named":
-        assert cl.named_op is not None
-        conv["named_op"] = cl.named_op
+        assert named_op is not None
+        conv["named_op"] = named_op
         conv["strides"] = ", ".join(map(str, p.strides))
         conv["dilations"] = ", ".join(map(str, p.dilations))
         conv["rank"] = rank
@@ -191,22 +218,26 @@ def render(p: Params) -> str:
         in_lab = [lab if lab[0] != "s" else lab for lab in conv_in.labels]
         conv["maps"] = [
             f"affine_map<({dims}) -> ({', '.join(_index_expr(lab, d, p) for lab in in_lab)})>",
-            f"affine_map<({dims}) -> ({', '.join(d[lab] for lab in cfilt.labels)})>",
+            f"affine_map<({dims}) -> ({', '.join(d[lab] for lab in conv_filt.labels)})>",
             f"affine_map<({dims}) -> ({', '.join(d[lab] for lab in out_c.labels)})>",
         ]
         conv["iterators"] = ", ".join(
             '"parallel"' if lab in par else '"reduction"' for lab in order)
-    conv["ext"] = _ext_op(dtype, acc)
+    conv["ext"] = _ext_op(conv_dtype, conv_acc)
     steps.append(conv)
+    result = out_c
+    if p.qdq:  # the f32 result back to the i32 the boundary returns
+        result = _Tensor("%conv_i", out_c.labels, out_c.sizes, out_c.dyn, acc)
+        steps.append({"op": "rescale", "src": out_c, "dst": result, "init": "%conv_i_init",
+                      "dyn_values": out_dyn_values, "inverse": repr(1.0 / (QDQ_SCALES[0] * QDQ_SCALES[1]))})
 
     # Back to the boundary layout.
-    result = out_c
     out_io = b_out
-    if out_c.labels != out_io:
+    if result.labels != out_io:
         res = tensor("%conv_t", out_io, lambda lab: declared_out_dyn(p, lab), acc)
-        steps.append({"op": "transpose", "src": out_c, "dst": res, "init": "%conv_t_init",
+        steps.append({"op": "transpose", "src": result, "dst": res, "init": "%conv_t_init",
                       "dyn_values": b.dyn_values("out", res),
-                      "perm": _transpose_perm(out_c.labels, out_io)})
+                      "perm": _transpose_perm(result.labels, out_io)})
         result = res
 
     # Epilogue: bias add and/or relu.
@@ -226,6 +257,16 @@ def render(p: Params) -> str:
 
     return render_template(
         "conv.mlir.j2", args=args, result=result, index=b.index.ops(), steps=steps)
+
+
+def _requantized(b: _Builder, steps: list[dict], op: str, src: _Tensor, role, name: str, elem: str, **extra) -> _Tensor:
+    """A "dequantize" (to f32) or "shift" (to i32, zero point off) step of `src`, its result
+    named `name`: the same labels and sizes, its `?` sizes from the function's arguments (`role`:
+    label -> (role, label) for `_Builder.value`)."""
+    dst = _Tensor(name, src.labels, src.sizes, src.dyn, elem)
+    dyn_values = [b.value(*role(lab)) for lab, d in zip(src.labels, src.dyn) if d]
+    steps.append({"op": op, "src": src, "dst": dst, "init": f"{name}_init", "dyn_values": dyn_values, **extra})
+    return dst
 
 
 def _broadcast_map(labels: list[str], bias_labels_: list[str]) -> str:

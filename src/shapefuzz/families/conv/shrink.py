@@ -38,7 +38,8 @@ def _reduce_rank(p: Params, drop: int) -> Params | None:
 # Swarm knobs: each removes one feature from a drawn case (Family.swarm_strategy).
 SWARM = {
     "static": lambda p: p.replace(input_dyn=[False] * len(p.input_dyn), filter_dyn=[False] * len(p.filter_dyn)),
-    "f32": lambda p: p.replace(dtype="f32", acc="f32"),
+    "f32": lambda p: p.replace(dtype="f32", acc="f32", input_zp=0, filter_zp=0, qdq=False),
+    "no-zero-points": lambda p: p.replace(input_zp=0, filter_zp=0),
     "no-padding": lambda p: p.replace(pad_lo=[0] * p.rank, pad_hi=[0] * p.rank, pad_form="none", pad_value=0),
     "stride-1": lambda p: p.replace(strides=[1] * p.rank),
     "dilation-1": lambda p: p.replace(dilations=[1] * p.rank),
@@ -125,8 +126,12 @@ def shrink_candidates(p: Params) -> list[Params]:
         cands.append(with_changes(p, bias="none"))
     if p.epilogue != "none":
         cands.append(with_changes(p, epilogue="none"))
+    if p.qdq:
+        cands.append(with_changes(p, qdq=False))
+    if p.input_zp or p.filter_zp:
+        cands.append(with_changes(p, input_zp=0, filter_zp=0))
     if p.dtype != "f32":
-        cands.append(with_changes(p, dtype="f32", acc="f32",
+        cands.append(with_changes(p, dtype="f32", acc="f32", input_zp=0, filter_zp=0, qdq=False,
                            pad_value=p.pad_value if is_float(p.dtype) else p.pad_value))
     return [with_changes(q, pad_form="pad") if q.pad_form == "none" and (any(q.pad_lo) or any(q.pad_hi)) else q
             for q in cands]

@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 import numpy as np
 
 from shapefuzz.families.common import is_float, np_dtype
+from shapefuzz.families.conv.forms import quantization_problem
 from shapefuzz.families.conv.params import (
-    DTYPES, LAYOUTS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for, output_labels,
+    DTYPES, I8_MAX, I8_MIN, LAYOUTS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for, output_labels,
     permuted)
 from shapefuzz.families.conv.shapes import input_shape, loop_labels, out_dyn, output_shape
 
@@ -202,6 +203,8 @@ def params_from_seed(seed: int, regime: str = "small") -> Params:
         declared = [d != f for d, f in zip(derived, flips)]
         params["result_dyn"] = declared if declared != derived else []
     _fit_budget(params, regime)
+    if dtype == "i8":  # drawn last, so every earlier choice of a seed stays as it was
+        _quantize(rng, params)
     if regime == "large":
         _grow_input(params, LARGE_MIN_INPUT_BYTES)
         while _input_bytes(params) > LARGE_MAX_INPUT_BYTES and max(params["c"], params["n"]) > 64:
@@ -210,6 +213,23 @@ def params_from_seed(seed: int, regime: str = "small") -> Params:
             sp = params["spatial"]
             sp[max(range(len(sp)), key=lambda j: sp[j])] //= 2
     return Params.from_json(params)
+
+
+# Zero points of a quantized i8 case: the extremes often, against inputs that reach them.
+ZERO_POINTS = [0, 1, -1, 5, -9, I8_MAX, I8_MIN, I8_MAX, I8_MIN]
+
+
+def _quantize(rng: random.Random, d: dict) -> None:
+    """Two i8 cases in three get zero points (the padding, where there is one, often the input's
+    zero point: a real zero, what ONNX's ConvInteger pads with); one in three of those that
+    reduce few enough terms, and a share of the rest, go through dequantize (the qdq form)."""
+    if pick(rng, (False, True, True)):
+        d["input_zp"], d["filter_zp"] = pick(rng, ZERO_POINTS), pick(rng, ZERO_POINTS)
+        if d["pad_form"] != "none" and pick(rng, (False, True)):
+            d["pad_value"] = d["input_zp"]
+    d["qdq"] = pick(rng, (False, False, True))
+    if d["qdq"] and quantization_problem(Params.from_json(d)):
+        d["qdq"] = False
 
 
 def _input_bytes(d: dict) -> int:

@@ -16,6 +16,7 @@ Formulation keys (all give the same numbers; `equivalent_forms` swaps them):
   form      "named" | "generic"        the forward conv
   flip      "extract" | "map"
   pad_mode  "pad" (insert, then tensor.pad) | "insert" (one strided insert at offset lo)
+  zero_dest "fill" | "constant"        the zero tensor x is inserted into (a constant where static)
   x_expand  "early" (group dim split at the function entry) | "late" (right before the conv)
   w_order   "fused" (one generic flips and transposes) | "split" (flip, expand, linalg.transpose)
   fwd_layout  permutation of the forward filter's logical dims [G?, F, C, K_1..K_r]
@@ -27,7 +28,7 @@ from __future__ import annotations
 from shapefuzz.families.base import Family
 from shapefuzz.families.conv_transpose.forms import FEATURES, dyn_nc, equivalent_forms, features, simplest_form
 from shapefuzz.families.conv_transpose.params import (
-    DTYPES, EXPANDS, FAMILY_NAME, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS)
+    DTYPES, EXPANDS, FAMILY_NAME, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS, ZERO_DESTS)
 from shapefuzz.families.conv_transpose.reference import (
     TOLERANCE, compare, export_rule, make_inputs, reference, reference_naive)
 from shapefuzz.families.conv_transpose.render import render
@@ -52,4 +53,4 @@ EXAMPLE = {"rank": 1, "dtype": "f16", "n": 5, "groups": 1, "ci": 2, "co": 2, "in
 FEATURE_DRAWS = 300
 FAMILY = Family.define("conv_transpose", Params, globals())
 
-__all__ = ['DTYPES', 'EXPANDS', 'FAMILY', 'FAMILY_NAME', 'FEATURES', 'FLIPS', 'FORMS', 'PAD_MODES', 'Params', 'SWARM', 'TOLERANCE', 'W_ORDERS', 'X_LAYOUTS', 'canonical', 'channel_pos', 'compare', 'dyn_nc', 'equivalent_forms', 'export_rule', 'features', 'fwd_labels', 'is_valid', 'make_inputs', 'named_allowed', 'named_fwd_layouts', 'out_shape', 'out_sizes', 'reduction_transposed', 'reference', 'reference_naive', 'render', 'shrink_candidates', 'simplest_form', 'strategy', 'w_logical_shape', 'w_shape', 'x_shape']
+__all__ = ['DTYPES', 'EXPANDS', 'FAMILY', 'FAMILY_NAME', 'FEATURES', 'FLIPS', 'FORMS', 'PAD_MODES', 'Params', 'SWARM', 'TOLERANCE', 'W_ORDERS', 'X_LAYOUTS', 'ZERO_DESTS', 'canonical', 'channel_pos', 'compare', 'dyn_nc', 'equivalent_forms', 'export_rule', 'features', 'fwd_labels', 'is_valid', 'make_inputs', 'named_allowed', 'named_fwd_layouts', 'out_shape', 'out_sizes', 'reduction_transposed', 'reference', 'reference_naive', 'render', 'shrink_candidates', 'simplest_form', 'strategy', 'w_logical_shape', 'w_shape', 'x_shape']

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from shapefuzz.families.conv_transpose.params import Params
-from shapefuzz.families.conv_transpose.shapes import canonical, fwd_labels, named_allowed, reduction_transposed
+from shapefuzz.families.conv_transpose.shapes import (
+    canonical, constant_zero_dest, fwd_labels, named_allowed, reduction_transposed)
 
 
 # ----------------------------------------------------------------------------- metamorphic forms
@@ -25,6 +26,8 @@ def equivalent_forms(p: Params) -> list[Params]:
     add(pad_mode="insert" if p.pad_mode == "pad" else "pad")
     add(w_order="split" if p.w_order == "fused" else "fused")
     add(flip="map" if p.flip == "extract" else "extract")
+    if constant_zero_dest(p):
+        add(zero_dest="fill" if p.zero_dest == "constant" else "constant")
     if p.form == "generic":
         if named_allowed(p):
             add(form="named", fwd_layout=ident)
@@ -42,6 +45,7 @@ def simplest_form(p: Params) -> dict[str, Any]:
         "x_expand": "late",
         "w_order": "fused",
         "fwd_layout": list(range(len(fwd_labels(p)))),
+        "zero_dest": "fill",
     }
 
 
@@ -57,6 +61,7 @@ FEATURES = (
     "x_expand:early", "x_expand:late", "stride>1", "dilation>1", "out_pad>0",
     "pad:zero", "pad:nonzero", "pad:asym", "kernel:has1", "w_layout:torch", "w_layout:permuted",
     "w_red:transposed", "fwd_red:transposed", "channels:large", "x_layout:nc", "x_layout:nhc",
+    "zero_dest:fill", "zero_dest:constant",
 )  # fmt: skip
 
 
@@ -112,4 +117,6 @@ def features(p: Params) -> list[str]:
     if max(p.ci, p.co) > 17:
         f.append("channels:large")
     f.append(f"x_layout:{p.x_layout}")
+    if constant_zero_dest(p):
+        f.append(f"zero_dest:{p.zero_dest}")
     return f

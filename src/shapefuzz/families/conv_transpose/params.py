@@ -22,6 +22,8 @@ EXPANDS: tuple[Expand, ...] = get_args(Expand)
 WOrder = Literal["fused", "split"]
 W_ORDERS: tuple[WOrder, ...] = get_args(WOrder)
 XLayout = Literal["nc", "nhc"]  # the input's channels first, or last
+ZeroDest = Literal["fill", "constant"]
+ZERO_DESTS: tuple[ZeroDest, ...] = get_args(ZeroDest)
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,7 @@ class Params(FamilyParams):
     # spatial..., G*Ci] and out [N, out..., G*Co], the group dim split off the channels at the
     # end and the forward conv a channels-last linalg.generic.
     x_layout: XLayout = "nc"
+    # The zero tensor x is inserted into (zero insertion, padding): a `linalg.fill` of a
+    # `tensor.empty`, or a splat `arith.constant` as iree-turbine's backward-data lowering writes
+    # it (static shapes only; the form IREE's strided-insert preprocessing passes rewrite).
+    zero_dest: ZeroDest = "fill"

@@ -52,7 +52,11 @@ class _Builder:
     def apply(self, operand: str, scale: int, const: int) -> str:
         return self.index.apply([(scale, operand)], const)
 
-    def zeros(self, shape: Sequence[int | str]) -> str:
+    def zeros(self, shape: Sequence[int | str], dest: bool = False) -> str:
+        """A zero tensor of `shape`; `dest`: one x is inserted into, a splat constant when the
+        params ask for one (and the shape is static)."""
+        if dest and self.p.zero_dest == "constant" and all(isinstance(d, int) for d in shape):
+            return self.step("zero_constant", stem="z", type=_ty(shape, self.dtype), zero=_ZERO[self.dtype])
         return self.step(
             "zeros",
             stem="z",
@@ -121,13 +125,13 @@ class _Builder:
         if p.pad_mode == "insert":
             if any(s[t] > 1 for t in range(r)) or any(lo) or any(hi):
                 padded = lead + [spatial(t, lo[t] + hi[t]) for t in range(r)] + trail
-                z = self.zeros(padded)
+                z = self.zeros(padded, dest=True)
                 cur = self._insert(cur, cur_shape, z, padded, around(lo, 0), around(s, 1))
                 cur_shape = padded
         else:
             if any(s[t] > 1 for t in range(r)):
                 inserted = lead + [spatial(t, 0) for t in range(r)] + trail
-                z = self.zeros(inserted)
+                z = self.zeros(inserted, dest=True)
                 cur = self._insert(cur, cur_shape, z, inserted, [0] * len(cur_shape), around(s, 1))
                 cur_shape = inserted
             if any(lo) or any(hi):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from shapefuzz.families.conv_transpose.params import DTYPES, EXPANDS, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS
+from shapefuzz.families.conv_transpose.params import (
+    DTYPES, EXPANDS, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS, ZERO_DESTS)
 
 
 # ----------------------------------------------------------------------------- shapes
@@ -97,7 +98,7 @@ def is_valid(p: Params) -> bool:
             return False
         if p.form not in FORMS or p.flip not in FLIPS or p.pad_mode not in PAD_MODES:
             return False
-        if p.x_expand not in EXPANDS or p.w_order not in W_ORDERS:
+        if p.x_expand not in EXPANDS or p.w_order not in W_ORDERS or p.zero_dest not in ZERO_DESTS:
             return False
         if p.form == "named" and (not named_allowed(p) or list(p.fwd_layout) not in named_fwd_layouts(p)):
             return False
@@ -106,6 +107,19 @@ def is_valid(p: Params) -> bool:
     return True
 
 
+def constant_zero_dest(p: Params) -> bool:
+    """Whether the zero tensor x is inserted into can be a constant: there is an insert (a stride
+    above 1, or the insert form with padding) and x, so the tensor, is static."""
+    if any(p.input_dyn):
+        return False
+    full = [d * (k - 1) for d, k in zip(p.dilations, p.kernel)]
+    lo = [f - pad for f, pad in zip(full, p.pad_lo)]
+    hi = [f - pad + op for f, pad, op in zip(full, p.pad_hi, p.out_pad)]
+    return any(s > 1 for s in p.strides) or (p.pad_mode == "insert" and (any(lo) or any(hi)))
+
+
 def canonical(p: Params) -> Params:
     """Keys that a configuration ignores get one value, so equal computations have equal params."""
-    return p.replace(x_expand="late") if p.groups == 1 and p.x_expand != "late" else p
+    if p.groups == 1 and p.x_expand != "late":
+        p = p.replace(x_expand="late")
+    return p.replace(zero_dest="fill") if p.zero_dest != "fill" and not constant_zero_dest(p) else p

@@ -35,7 +35,7 @@ def _normalize(p: FamilyParams) -> FamilyParams:
     assert isinstance(p, Params)
     n_fwd = (3 if p.groups > 1 else 2) + p.rank  # forward filter dims [G?, F, C, K...]
     return p.replace(form="named" if named_allowed(p) else "generic", flip="extract", pad_mode="pad",
-                x_expand="late", w_order="fused", fwd_layout=list(range(n_fwd)))
+                x_expand="late", w_order="fused", fwd_layout=list(range(n_fwd)), zero_dest="fill")
 
 
 def _torch_build(p: FamilyParams, bnd: Boundary) -> str:

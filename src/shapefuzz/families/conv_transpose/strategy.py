@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 import numpy as np
 
-from shapefuzz.families.conv_transpose.params import EXPANDS, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS
+from shapefuzz.families.conv_transpose.params import EXPANDS, FLIPS, FORMS, PAD_MODES, Params, W_ORDERS, ZERO_DESTS
 from shapefuzz.families.conv_transpose.shapes import canonical, is_valid, out_shape
 
 
@@ -106,6 +106,8 @@ def _params(draw: Any, regime: str = "small") -> Params:
         p["x_layout"] = "nhc"
         p["input_dyn"] = [dyn[0], *dyn[2:], dyn[1]]
         p["form"] = "generic"
+    # The zero tensor x is inserted into (drawn last too): a fill, or a constant where static.
+    p["zero_dest"] = draw(st.sampled_from(ZERO_DESTS))
     q = canonical(Params(**p))
     while large and _work(q) > _MAX_WORK_LARGE:  # channels first, keeping the large spatial sizes
         if max(q.ci, q.co) > 16:

@@ -1,12 +1,15 @@
 """The matmul family: `linalg.matmul` / `batch_matmul` (one or two batch dims), A or B stored
 transposed, one operand broadcast across the batch, matvec / vecmat edges, any dim `?` (K
 included), f32 / f16 / bf16 operands accumulated in f32 (an f16 / bf16 result rounded once),
-i8 x i8 -> i32 with zero points (MatMulInteger: (a - a_zp)(b - b_zp), exactly), and a Gemm
+i8 x i8 -> i32 with zero points (MatMulInteger: (a - a_zp)(b - b_zp), exactly; per tensor, per row
+of A or per column of B, an operand read as u8), and a Gemm
 epilogue on 2-D cases (alpha * A.B + beta * C). Forms the metamorphic oracle compares: the named
 op (indexing maps for transposes and broadcasts), one `linalg.generic`, `linalg.contract`, the
-transpose / broadcast materialized before a plain op, and the quantized named ops (params.py).
-Spellings: `torch.aten.mm` / `bmm` / `matmul` / `mv` / `addmm`; ONNX MatMul, Gemm (transA,
-transB, alpha, beta, C) and MatMulInteger (spellings.py)."""
+transpose / broadcast materialized before a plain op, the quantized named ops, and the qdq form
+(both operands through `iree_linalg_ext.dequantize_affine` into an f32 contraction: what 3.13's
+QDQ-to-integer-math rewrite matches) (params.py). Spellings: `torch.aten.mm` / `bmm` / `matmul` /
+`mv` / `addmm`, PT2E's dequantize ops; ONNX MatMul, Gemm (transA, transB, alpha, beta, C),
+MatMulInteger and DequantizeLinear (spellings.py)."""
 
 from __future__ import annotations
 
@@ -44,6 +47,17 @@ RELEASE_GATES = (
                 lambda p: p.form == "named" and p.frontend == LINALG and (p.trans_a or p.trans_b or p.bcast != "none"),
                 # a batch_matmul with a broadcast operand: 3.2.0 parses a 2-D matmul's maps but not these
                 lambda: Params("f32", "f32", (2,), (False,), 2, 2, 2, False, False, False, bcast="a"),
+                instead=lambda p: p.replace(form="generic")),
+    # The qdq form (new for 3.13's QDQ rewrite): IREE's affine dequantize in linalg, PT2E's
+    # dequantize ops in torch; a release without them gets the same integer matmul as a generic.
+    ReleaseGate("form qdq", "iree_linalg_ext.dequantize_affine",
+                lambda p: p.form == "qdq" and p.frontend == LINALG,
+                lambda: Params("i8", "i32", (), (), 2, 2, 2, False, False, False, form="qdq", a_zp=-1, a_zp_per="row"),
+                instead=lambda p: p.replace(form="generic")),
+    ReleaseGate("torch qdq spelling", "torch.quantized_decomposed.dequantize_per_tensor and _per_channel",
+                lambda p: p.form == "qdq" and p.frontend == "torch",
+                lambda: Params("i8", "i32", (), (), 2, 2, 2, False, False, False, form="qdq", a_zp_per="row",
+                               frontend="torch"),
                 instead=lambda p: p.replace(form="generic")),
 )
 

@@ -17,10 +17,13 @@ Out = Literal["f32", "f16", "bf16", "i32"]  # the accumulator, or the operand ty
 # The named op (`linalg.matmul` / `batch_matmul` with indexing maps for a transposed or broadcast
 # operand; `matvec` / `vecmat` and their batch ops for a vector operand, a transposed matrix operand
 # swapping the two), one `linalg.generic`, `linalg.contract`, the transpose and broadcast
-# materialized by `linalg.transpose` / `linalg.broadcast` before a plain op, and
-# `linalg.quantized_matmul` / `quantized_batch_matmul` for plain i8 cases.
-Form = Literal["named", "generic", "contract", "materialized", "quantized"]
-FORMS: tuple[Form, ...] = get_args(Form)
+# materialized by `linalg.transpose` / `linalg.broadcast` before a plain op,
+# `linalg.quantized_matmul` / `quantized_batch_matmul` for i8 cases (transposes and broadcasts
+# materialized before it), and "qdq": both i8
+# operands through `iree_linalg_ext.dequantize_affine` into an f32 contraction whose result is
+# scaled back and converted to i32 (the pattern 3.13's QDQ-to-integer-math rewrite matches).
+Form = Literal["named", "generic", "contract", "materialized", "quantized", "qdq"]
+FORMS: tuple[str, ...] = get_args(Form)
 Vec = Literal["", "matvec", "vecmat"]
 VECS: tuple[Vec, ...] = get_args(Vec)
 Bcast = Literal["none", "a", "b"]  # which operand has no batch dims
@@ -32,6 +35,12 @@ SCALES = (1.0, 0.5, 2.0, 0.25)  # alpha and beta: powers of two keep every sum e
 # constants of the loaded modules, and a new one would change what recorded seeds draw.
 I8_MAX = (1 << 7) - 1
 I8_MIN = -I8_MAX - 1
+U8_MAX = (1 << 8) - 1
+ZpPer = Literal["tensor", "row", "col"]  # one zero point, one per row of A (M), one per column of B (N)
+# The qdq form's dequantize scales (powers of two) and the largest K whose f32 partial sums are
+# all exact: |(a - a_zp)(b - b_zp)| <= 255 * 255, and K of them stay below 2^24.
+QDQ_SCALES = (0.25, 0.5)
+QDQ_MAX_K = (1 << 24) // (U8_MAX * U8_MAX)
 
 
 @dataclass(frozen=True)
@@ -51,8 +60,12 @@ class Params(FamilyParams):
     bcast: Bcast = "none"
     vec: Vec = ""
     form: Form = "named"
-    a_zp: int = 0
+    a_zp: int = 0  # the zero point (per tensor), or the first of A's per-row ones
     b_zp: int = 0
+    a_zp_per: ZpPer = "tensor"  # "row": one zero point per row of A
+    b_zp_per: ZpPer = "tensor"  # "col": one per column of B
+    a_unsigned: bool = False  # A's i8 storage read as u8 (0..255; ONNX MatMulInteger's uint8)
+    b_unsigned: bool = False
     alpha: float = 1.0
     beta: float = 1.0
     bias: Bias = "none"
@@ -115,12 +128,17 @@ def problem(p: Params) -> str:
         return "a vector operand: N = 1 (matvec) or M = 1 (vecmat), and it is not transposed"
     if (p.vec == "matvec" and p.n_dyn) or (p.vec == "vecmat" and p.m_dyn):
         return "the dim a vector operand drops is not dynamic"
-    for name, zp in (("a_zp", p.a_zp), ("b_zp", p.b_zp)):
-        if zp and not p.quantized:
-            return f"{name}: zero points only with i8 operands"
-        if not I8_MIN <= zp <= I8_MAX:
-            return (f"{name} {zp} is not an i8 value: a MatMulInteger zero point has its operand's type "
-                    f"(int8, {I8_MIN}..{I8_MAX})")
+    for name, zp, unsigned in (("a_zp", p.a_zp, p.a_unsigned), ("b_zp", p.b_zp, p.b_unsigned)):
+        if (zp or unsigned) and not p.quantized:
+            return f"{name}: zero points and unsigned operands only with i8 operands"
+        lo, hi, kind = (0, U8_MAX, "a u8") if unsigned else (I8_MIN, I8_MAX, "an i8")
+        if not lo <= zp <= hi:
+            return (f"{name} {zp} is not {kind} value: a MatMulInteger zero point has its operand's type "
+                    f"({'uint8' if unsigned else 'int8'}, {lo}..{hi})")
+    if p.a_zp_per not in ("tensor", "row") or p.b_zp_per not in ("tensor", "col"):
+        return "a_zp_per is tensor or row; b_zp_per is tensor or col"
+    if (p.a_zp_per != "tensor" or p.b_zp_per != "tensor") and (p.batch or p.vec or not p.quantized):
+        return "per-row / per-column zero points only on a plain 2-D i8 case"
     if p.alpha not in SCALES or p.beta not in SCALES or p.bias not in BIASES:
         return f"alpha and beta are one of {SCALES}; bias one of {BIASES}"
     if (p.epilogue or p.beta != 1.0) and (p.batch or p.vec or p.quantized):
@@ -142,6 +160,20 @@ def forms_for(p: Params) -> tuple[str, ...]:
         forms.insert(0, "named")
     if len(p.batch) <= 1 and not p.vec and not plain:
         forms.append("materialized")
-    if p.quantized and len(p.batch) <= 1 and not p.vec and plain:
-        forms.append("quantized")
+    per_tensor = p.a_zp_per == "tensor" and p.b_zp_per == "tensor"
+    signed = not p.a_unsigned and not p.b_unsigned
+    if p.quantized and len(p.batch) <= 1 and not p.vec and per_tensor and signed:
+        forms.append("quantized")  # scalar zero points, signed operands; a transpose / broadcast materialized
+    if p.quantized and p.k <= QDQ_MAX_K:
+        forms.append("qdq")
     return tuple(forms)
+
+
+def zero_points(p: Params, operand: str) -> list[int]:
+    """An operand's zero points ("a" or "b"): one, or one per row of A / column of B. The first is
+    the params' own; the rest cycle through the type's extremes and its middle, so a per-row case
+    meets every edge in its first rows."""
+    base, per, unsigned = (p.a_zp, p.a_zp_per, p.a_unsigned) if operand == "a" else (p.b_zp, p.b_zp_per, p.b_unsigned)
+    cycle = (base, 0, U8_MAX, 1 << 7, 1, U8_MAX - 1) if unsigned else (base, I8_MIN, I8_MAX, 0, -1, 1)
+    count = {"tensor": 1, "row": p.m, "col": p.n}[per]
+    return [cycle[i % len(cycle)] for i in range(count)]

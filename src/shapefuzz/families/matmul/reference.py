@@ -3,22 +3,24 @@ with |x| <= 2 (exact in f16 and bf16), so every product and every f32 sum of the
 order: an f32 result is compared exactly. An f16 / bf16 result is the exact sum rounded once;
 a frontend may accumulate in that type, so it is judged within the error bound of a K-term sum in
 it: u * (|c| + (K + 2) * (|alpha| * sum_k |a||b| + |beta * bias|)), u the type's unit roundoff.
-i8 operands span the whole range (a quarter of them at -128 or 127) and are summed exactly in
-int64: (a - a_zp) . (b - b_zp), wrapped to i32 as `arith.addi` would (the strategy keeps K small
-enough that nothing wraps)."""
+i8 operands span the whole range (a quarter of them at -128 or 127; an operand read as u8 is a
+uint8 array over 0..255, a quarter at 0 or 255) and are summed exactly in int64: (a - a_zp) .
+(b - b_zp), a zero point per row of A or per column of B where the case has them, wrapped to i32
+as `arith.addi` would (the strategy keeps K small enough that nothing wraps). The qdq form computes
+the same in f32 (every partial sum exact, params.QDQ_MAX_K), scaled back to i32 exactly."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from shapefuzz.families.common import count_mismatch, shape_mismatch, values_mismatch
-from shapefuzz.families.matmul.params import I8_MAX, I8_MIN, Params, a_shape, b_shape, bias_shape
+from shapefuzz.families.matmul.params import I8_MAX, I8_MIN, U8_MAX, Params, a_shape, b_shape, bias_shape, zero_points
 from shapefuzz.model import Mismatch
 
 UNIT_ROUNDOFF = {"f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 # What crosses the function boundary (.npy carries no bf16: bf16 operands and results travel as f32).
 BOUNDARY = {"f32": "f32", "f16": "f16", "bf16": "f32", "i8": "i8", "i32": "i32"}
-_NUMPY = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "i32": np.int32}
+_NUMPY = {"f32": np.float32, "f16": np.float16, "i8": np.int8, "u8": np.uint8, "i32": np.int32}
 
 
 def boundary_elt(elt: str) -> str:
@@ -32,10 +34,11 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     x: np.ndarray  # i8 values or float quarters
     for i, shape in enumerate(shapes):
         if p.quantized:
-            x = rng.integers(I8_MIN, I8_MAX + 1, size=tuple(shape))
+            lo, hi = (0, U8_MAX) if (p.a_unsigned, p.b_unsigned)[i] else (I8_MIN, I8_MAX)
+            x = rng.integers(lo, hi + 1, size=tuple(shape))
             edge = rng.random(tuple(shape)) < 0.25
-            x = np.where(edge, rng.choice(np.array([I8_MIN, I8_MAX]), size=tuple(shape)), x)
-            elt = "i8"
+            x = np.where(edge, rng.choice(np.array([lo, hi]), size=tuple(shape)), x)
+            elt = "u8" if lo == 0 else "i8"
         else:
             x = rng.integers(-8, 9, size=tuple(shape)) / 4.0
             elt = boundary_elt(p.dtype if i < 2 else p.out)
@@ -44,12 +47,15 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
 
 
 def _logical(p: Params, inputs: list[np.ndarray], wide: type) -> tuple[np.ndarray, np.ndarray]:
-    """A as [.., M, K] and B as [.., K, N] in a wide type, zero points subtracted."""
-    a: np.ndarray = inputs[0].astype(wide) - p.a_zp
-    b: np.ndarray = inputs[1].astype(wide) - p.b_zp
+    """A as [.., M, K] and B as [.., K, N] in a wide type, zero points subtracted (a u8 operand is a
+    uint8 array: it widens to 0..255)."""
+    a: np.ndarray = inputs[0].astype(wide)
+    b: np.ndarray = inputs[1].astype(wide)
     a = a[..., None, :] if p.vec == "vecmat" else (np.swapaxes(a, -1, -2) if p.trans_a else a)
     b = b[..., :, None] if p.vec == "matvec" else (np.swapaxes(b, -1, -2) if p.trans_b else b)
-    return a, b
+    a_zp: np.ndarray = np.array(zero_points(p, "a"), dtype=wide)
+    b_zp: np.ndarray = np.array(zero_points(p, "b"), dtype=wide)
+    return a - (a_zp[:, None] if p.a_zp_per == "row" else a_zp[0]), b - (b_zp[None, :] if p.b_zp_per == "col" else b_zp[0])
 
 
 def _drop_vec(p: Params, c: np.ndarray) -> np.ndarray:

@@ -3,10 +3,10 @@ types, sizes and affine maps all follow from those names."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from shapefuzz.families.common import IndexValues, tensor_type
-from shapefuzz.families.matmul.params import Params, problem
+from shapefuzz.families.matmul.params import I8_MAX, I8_MIN, QDQ_SCALES, U8_MAX, Params, problem, zero_points
 from shapefuzz.families.matmul.reference import boundary_elt
 from shapefuzz.templates import render_template
 
@@ -85,26 +85,38 @@ def render(p: Params) -> str:
     bias_dims = {"none": [], "row": ["n"], "full": ["m", "n"]}[p.bias]
     if p.bias != "none":
         args.append(f"%bias: {sh.type(bias_dims, out_b)}")
-    acc = p.acc
-    constants = [f"%zero = arith.constant {'0' if p.quantized else '0.0'} : {acc}"]
+    acc = "f32" if p.form == "qdq" else p.acc  # the qdq form contracts in f32
+    constants = [f"%zero = arith.constant {'0' if acc == 'i32' else '0.0'} : {acc}"]
     # The operands as the contraction reads them: (value, dims, element type).
-    ops: list[tuple[str, list[str], str]] = [("%a", a_dims, a_in), ("%b", b_dims, b_in)]
-    preps = []
-    zps = [p.a_zp, p.b_zp]
+    ops: list[list[Any]] = [["%a", a_dims, a_in], ["%b", b_dims, b_in]]  # [value, dims, element type]
+    preps: list[dict] = []
+    dequantized: list[dict] = []
+    zp_ins: list[tuple[str, str, list[str]]] = []  # per-row / per-column zero points the generic reads
     for i, name in enumerate(("a", "b")):
-        if zps[i]:
-            constants.append(f"%{name}_zp = arith.constant {zps[i]} : i32")
+        zp = _ZeroPoint(p, name)
         value, dims, elt = ops[i]
+        if p.form == "qdq":
+            dequantized.append(_dequantize(p, sh, zp, value, dims, constants))
+            ops[i] = [f"%{name}_real", dims, "f32"]
+            continue
+        constants += zp.constants()
         if p.dtype == "bf16":
             lines = ["%t = arith.truncf %x : f32 to bf16", "linalg.yield %t : bf16"]
             preps.append(_elementwise(sh, f"%{name}_bf16", [(value, dims, elt)], dims, "bf16", lines))
-            ops[i] = (f"%{name}_bf16", dims, "bf16")
-        elif zps[i] and p.form not in ("generic", "quantized"):
-            lines = ["%w = arith.extsi %x : i8 to i32", f"%s = arith.subi %w, %{name}_zp : i32", "linalg.yield %s : i32"]
-            preps.append(_elementwise(sh, f"%{name}_shifted", [(value, dims, elt)], dims, "i32", lines))
-            ops[i] = (f"%{name}_shifted", dims, "i32")
+            ops[i] = [f"%{name}_bf16", dims, "bf16"]
+        elif zp.shifts and p.form == "generic" and zp.vector:
+            zp_ins.append((zp.value, zp.type, [zp.dim]))
+        elif zp.widens and p.form not in ("generic", "quantized"):
+            shifted_ins = [(value, dims, elt)] + ([(zp.value, [zp.dim], "i32")] if zp.vector else [])
+            lines = [f"%w = {zp.widen} %x : i8 to i32"] + (
+                [f"%s = arith.subi %w, {'%z' if zp.vector else zp.value} : i32", "linalg.yield %s : i32"]
+                if zp.values != [0] else ["linalg.yield %w : i32"])
+            prep = _elementwise(sh, f"%{name}_shifted", shifted_ins, dims, "i32", lines, names=("%x", "%z"))
+            prep["in_types"][1:] = [zp.type] if zp.vector else []  # the vector is static (a constant)
+            preps.append(prep)
+            ops[i] = [f"%{name}_shifted", dims, "i32"]
     materialized = []
-    if p.form == "materialized":
+    if p.form in ("materialized", "quantized"):  # the quantized named ops take no maps either
         for i, (name, trans) in enumerate((("a", p.trans_a), ("b", p.trans_b))):
             value, dims, elt = ops[i]
             if trans:
@@ -112,24 +124,28 @@ def render(p: Params) -> str:
                 materialized.append({"kind": "transpose", "res": f"%{name}_t", "src": value, "src_type": sh.type(dims, elt),
                                      "out_type": sh.type(new, elt), "sizes": sh.sizes(new),
                                      "dims": list(range(len(dims) - 2)) + [len(dims) - 1, len(dims) - 2]})
-                ops[i] = (f"%{name}_t", new, elt)
+                ops[i] = [f"%{name}_t", new, elt]
             if p.bcast == name:
                 value, dims, elt = ops[i]
                 new = _batch(p) + dims
                 materialized.append({"kind": "broadcast", "res": f"%{name}_bc", "src": value, "src_type": sh.type(dims, elt),
                                      "out_type": sh.type(new, elt), "sizes": sh.sizes(new), "dims": list(range(len(p.batch)))})
-                ops[i] = (f"%{name}_bc", new, elt)
+                ops[i] = [f"%{name}_bc", new, elt]
     acc_type = sh.type(c_dims, acc)
-    ins = [v for v, _, _ in ops]
-    in_types = [sh.type(d, e) for _, d, e in ops]
+    ins: list[str] = [v for v, _, _ in ops]
+    in_types: list[str] = [sh.type(d, e) for _, d, e in ops]
     maps = [_map(loops, ops[0][1]), _map(loops, ops[1][1]), _map(loops, c_dims)]
     iterators = ", ".join(['"parallel"'] * (len(loops) - 1) + ['"reduction"'])
     body: list[str] = []
     block_args: list[str] = []
-    if p.form == "generic":
+    if p.form in ("generic", "qdq"):
         op = "generic"
-        block_args = [f"%x: {ops[0][2]}", f"%y: {ops[1][2]}", f"%acc_in: {acc}"]
-        body = _product_body(p, ops[0][2], ops[1][2])
+        ins += [value for value, _, _ in zp_ins]
+        in_types += [ty for _, ty, _ in zp_ins]
+        maps = maps[:2] + [_map(loops, dims) for _, _, dims in zp_ins] + maps[2:]
+        block_args = [f"%x: {ops[0][2]}", f"%y: {ops[1][2]}"] + [
+            f"{value}_in: i32" for value, _, _ in zp_ins] + [f"%acc_in: {acc}"]
+        body = _product_body(p, ops[0][2], ops[1][2], acc)
     elif p.form == "contract":
         op = "linalg.contract"
     elif p.form == "quantized":
@@ -145,32 +161,90 @@ def render(p: Params) -> str:
         if p.vec or (not p.trans_a and not p.trans_b and p.bcast == "none"):
             maps = []
     epilogue = None
-    if p.epilogue or p.out != acc:
+    if p.form == "qdq":
+        epilogue = _rescale(sh, c_dims)
+    elif p.epilogue or p.out != acc:
         epilogue = _epilogue(p, sh, c_dims, bias_dims, acc_type, out_b)
     acc_sizes = sh.sizes(c_dims)  # before the index values are laid out
     return render_template(
         "matmul.mlir.j2", args=args, result_type=result_type, index=iv.ops(), constants=constants, preps=preps,
-        materialized=materialized, acc_sizes=acc_sizes, acc_type=acc_type, acc_elt=acc, op=op, maps=maps,
+        dequantized=dequantized, materialized=materialized, acc_sizes=acc_sizes, acc_type=acc_type, acc_elt=acc, op=op, maps=maps,
         iterators=iterators, ins=ins, in_types=in_types, block_args=block_args, body=body, epilogue=epilogue,
         result="%res" if epilogue else "%mm")
 
 
-def _product_body(p: Params, ea: str, eb: str) -> list[str]:
+def _product_body(p: Params, ea: str, eb: str, acc: str) -> list[str]:
+    """The generic's body: each operand widened (i8 to i32, zero point subtracted: a scalar, or the
+    per-row / per-column block argument), multiplied and added; the qdq form's operands are
+    already real (f32), its body exactly the multiply and the add."""
     lines, names = [], []
-    for v, e, zp, n in (("%x", ea, p.a_zp, "a"), ("%y", eb, p.b_zp, "b")):
-        if p.quantized:
-            lines.append(f"{v}w = arith.extsi {v} : i8 to i32")
-            if zp:
-                lines.append(f"{v}s = arith.subi {v}w, %{n}_zp : i32")
-            names.append(f"{v}s" if zp else f"{v}w")
-        elif e != "f32":
+    for v, e, n in (("%x", ea, "a"), ("%y", eb, "b")):
+        zp = _ZeroPoint(p, n)
+        if p.quantized and p.form != "qdq":
+            lines.append(f"{v}w = {zp.widen} {v} : i8 to i32")
+            if zp.shifts:
+                lines.append(f"{v}s = arith.subi {v}w, {zp.value + '_in' if zp.vector else zp.value} : i32")
+            names.append(f"{v}s" if zp.shifts else f"{v}w")
+        elif e != acc:
             lines.append(f"{v}w = arith.extf {v} : {e} to f32")
             names.append(f"{v}w")
         else:
             names.append(v)
-    kind = "i" if p.quantized else "f"
-    return lines + [f"%prod = arith.mul{kind} {names[0]}, {names[1]} : {p.acc}",
-                    f"%sum = arith.add{kind} %acc_in, %prod : {p.acc}", f"linalg.yield %sum : {p.acc}"]
+    kind = "i" if acc == "i32" else "f"
+    return lines + [f"%prod = arith.mul{kind} {names[0]}, {names[1]} : {acc}",
+                    f"%sum = arith.add{kind} %acc_in, %prod : {acc}", f"linalg.yield %sum : {acc}"]
+
+
+class _ZeroPoint:
+    """One operand's zero points as the MLIR names them: a scalar i32 `%a_zp`, or per row of A /
+    per column of B a `tensor<Mxi32>` constant `%a_zpv` indexed by that dim; how it widens."""
+
+    def __init__(self, p: Params, name: str) -> None:
+        self.name = name
+        self.values = zero_points(p, name)
+        self.vector = (p.a_zp_per if name == "a" else p.b_zp_per) != "tensor"
+        self.unsigned = p.a_unsigned if name == "a" else p.b_unsigned
+        self.dim = "m" if name == "a" else "n"
+        self.value = f"%{name}_zpv" if self.vector else f"%{name}_zp"
+        self.type = f"tensor<{len(self.values)}xi32>" if self.vector else "i32"
+        self.widen = "arith.extui" if self.unsigned else "arith.extsi"
+        # whether the operand needs a widening of its own before a named op (a zero point to
+        # subtract, or a u8 operand that named ops would sign-extend)
+        self.shifts = self.vector or self.values != [0]
+        self.widens = self.shifts or self.unsigned
+
+    def constants(self) -> list[str]:
+        if self.vector:
+            return [f"{self.value} = arith.constant dense<[{', '.join(map(str, self.values))}]> : {self.type}"]
+        return [f"{self.value} = arith.constant {self.values[0]} : i32"] if self.shifts else []
+
+
+def _dequantize(p: Params, sh: "_Shapes", zp: _ZeroPoint, value: str, dims: list[str], constants: list[str]) -> dict:
+    """`iree_linalg_ext.dequantize_affine` of one stored operand: (q - zero point) * scale in f32,
+    the zero point an i64 scalar (as ONNX's importer writes it) or a per-row / per-column i32
+    vector, a u8 operand marked `input_unsigned`."""
+    name, scale = zp.name, QDQ_SCALES[0 if zp.name == "a" else 1]
+    constants.append(f"%{name}_scale = arith.constant {scale!r} : f32")
+    if zp.vector:
+        constants.append(f"%{name}_zpq = arith.constant dense<[{', '.join(map(str, zp.values))}]> : {zp.type}")
+    else:
+        constants.append(f"%{name}_zpq = arith.constant {zp.values[0]} : i64")
+    whole = _map(dims, dims)
+    lo, hi = (0, U8_MAX) if zp.unsigned else (I8_MIN, I8_MAX)
+    return {"res": f"%{name}_real", "sizes": sh.sizes(dims), "out_type": sh.type(dims, "f32"),
+            "ins": [value, f"%{name}_scale", f"%{name}_zpq"],
+            "in_types": [sh.type(dims, "i8"), "f32", zp.type if zp.vector else "i64"],
+            "maps": [whole, _map(dims, []), _map(dims, [zp.dim] if zp.vector else []), whole],
+            "attrs": f"quant_min = {lo}, quant_max = {hi}" + (", input_unsigned" if zp.unsigned else "")}
+
+
+def _rescale(sh: "_Shapes", c_dims: list[str]) -> dict:
+    """The qdq form's f32 result (the scales' product times the integer one) back to i32: exact,
+    the integer result being below 2^24 and the scales powers of two."""
+    inverse = 1.0 / (QDQ_SCALES[0] * QDQ_SCALES[1])
+    lines = [f"%inv = arith.constant {inverse!r} : f32", "%xi = arith.mulf %x, %inv : f32",
+             "%r = arith.fptosi %xi : f32 to i32", "linalg.yield %r : i32"]
+    return _elementwise(sh, "%res", [("%mm", c_dims, "f32")], c_dims, "i32", lines)
 
 
 def _elementwise(sh: _Shapes, res: str, ins: list[tuple[str, list[str], str]], dims: list[str], out_elt: str,

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 
 from shapefuzz.families.common import SMALL_SIZES, draw_dyn_flags, dyn_features
 from shapefuzz.families.matmul.params import (
-    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, Params, Vec, a_shape, b_shape, c_shape, forms_for, problem)
+    BCASTS, BIASES, DTYPES, I8_MAX, I8_MIN, SCALES, U8_MAX, Params, Vec, a_shape, b_shape, c_shape, forms_for, problem)
 
 _K = SMALL_SIZES + (31, 33, 64, 65, 127, 129, 257, 1025)
 _LARGE = (127, 128, 129, 255, 256, 257, 512, 513, 1023, 1024, 1025, 2049)
 _BATCH = (1, 1, 2, 3, 4, 5, 7)
 _ZP = (0, 0, 1, -1, 3, -7, I8_MAX, I8_MIN)
+_ZP_U8 = (0, 0, 1, 1 << 7, U8_MAX - 1, U8_MAX)  # an operand read as u8 (ONNX's uint8)
 MAX_ELEMENTS = 1 << 15
 MAX_ELEMENTS_LARGE = 1 << 22
 
@@ -60,7 +61,19 @@ def _params(draw: st.DrawFn, regime: str = "small") -> Params:
     while _largest(p) > cap:  # halve the largest of M, N, K until every operand fits
         field = max(("m", "n", "k"), key=lambda f: p[f])
         p = p.replace(**{field: max(1, p[field] // 2)})
-    return p.replace(form=draw(st.sampled_from(forms_for(p))))
+    # the quantized named op first where it writes the case: its cases are rare (plain layouts
+    # only), and since the qdq form (and u8 / per-row operands, drawn after) share them
+    forms = sorted(forms_for(p), key=lambda form: form != "quantized")
+    p = p.replace(form=draw(st.sampled_from(forms)))
+    if dtype == "i8" and p.form != "quantized":  # (the quantized named op takes neither)
+        # one operand in four read as u8; on a plain 2-D case, one in three with a zero point per
+        # row of A / per column of B (MatMulInteger's vectors)
+        for side, per in (("a", "row"), ("b", "col")):
+            if draw(st.integers(0, 3)) == 0:
+                p = p.replace(**{f"{side}_unsigned": True, f"{side}_zp": draw(st.sampled_from(_ZP_U8))})
+            if not nb and not vec and draw(st.integers(0, 2)) == 0:
+                p = p.replace(**{f"{side}_zp_per": per})
+    return p
 
 
 def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
@@ -74,8 +87,8 @@ def equivalent_forms(p: Params) -> list[Params]:
 FEATURES = (
     "dtype:f32", "dtype:f16", "dtype:bf16", "dtype:i8", "out:narrow", "batch:0", "batch:1", "batch:2",
     "bcast:a", "bcast:b", "trans:a", "trans:b", "vec:matvec", "vec:vecmat", "form:named", "form:generic",
-    "form:contract", "form:materialized", "form:quantized", "dyn:none", "dyn:all", "dyn:mixed", "k:dynamic",
-    "zp:nonzero", "zp:extreme", "epilogue", "bias:row", "bias:full", "unit-batch", "m=1", "n=1", "k=1", "k>1024",
+    "form:contract", "form:materialized", "form:quantized", "form:qdq", "dyn:none", "dyn:all", "dyn:mixed",
+    "k:dynamic", "zp:nonzero", "zp:extreme", "zp:row", "zp:col", "u8", "epilogue", "bias:row", "bias:full", "unit-batch", "m=1", "n=1", "k=1", "k>1024",
 )  # fmt: skip
 
 
@@ -93,8 +106,12 @@ def features(p: Params) -> list[str]:
         feats.append("k:dynamic")
     if p.a_zp or p.b_zp:
         feats.append("zp:nonzero")
-    if I8_MAX in (abs(p.a_zp), abs(p.b_zp)) or I8_MIN in (p.a_zp, p.b_zp):
+    if any(zp in ((0, U8_MAX) if unsigned else (I8_MIN, I8_MAX))  # an end of the operand's range
+           for zp, unsigned in ((p.a_zp, p.a_unsigned), (p.b_zp, p.b_unsigned))):
         feats.append("zp:extreme")
+    feats += [f"zp:{per}" for per in (p.a_zp_per, p.b_zp_per) if per != "tensor"]
+    if p.a_unsigned or p.b_unsigned:
+        feats.append("u8")
     if p.epilogue:
         feats.append("epilogue")
     if p.bias != "none":
@@ -107,6 +124,10 @@ def features(p: Params) -> list[str]:
     return feats
 
 
+# every integer-only choice off: what a float case must have
+_INTEGER_OFF = dict(a_zp=0, b_zp=0, a_zp_per="tensor", b_zp_per="tensor", a_unsigned=False, b_unsigned=False)
+
+
 def _with_form(p: Params, **changes: Any) -> Params:
     """The params changed, in their form when it still writes them, else the generic form."""
     q = p.replace(**changes)
@@ -115,7 +136,7 @@ def _with_form(p: Params, **changes: Any) -> Params:
 
 SWARM = {
     "static": lambda p: p.replace(batch_dyn=[False] * len(p.batch), m_dyn=False, n_dyn=False, k_dyn=False),
-    "f32": lambda p: _with_form(p, dtype="f32", out="f32", a_zp=0, b_zp=0),
+    "f32": lambda p: _with_form(p, dtype="f32", out="f32", **_INTEGER_OFF),
     "no-transpose": lambda p: _with_form(p, trans_a=False, trans_b=False),
     "no-broadcast": lambda p: _with_form(p, bcast="none"),
     "generic": lambda p: p.replace(form="generic"),
@@ -153,10 +174,15 @@ def shrink_candidates(p: Params) -> list[Params]:
         add(alpha=1.0, beta=1.0, bias="none")
     if p.a_zp or p.b_zp:
         add(a_zp=0, b_zp=0)
+    if p.a_zp_per != "tensor" or p.b_zp_per != "tensor":
+        add(a_zp_per="tensor", b_zp_per="tensor")
+    for side in ("a", "b"):
+        if p[f"{side}_unsigned"]:  # the same bits read signed: a zero point over 127 becomes 127
+            add(**{f"{side}_unsigned": False, f"{side}_zp": min(p[f"{side}_zp"], I8_MAX)})
     if p.out != p.acc:
         add(out=p.acc)
     if p.dtype != "f32":
-        add(dtype="f32", out="f32", a_zp=0, b_zp=0)
+        add(dtype="f32", out="f32", **_INTEGER_OFF)
     if p.form not in ("named", "generic"):
         add(form="generic")
     if p.big:

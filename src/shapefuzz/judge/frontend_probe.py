@@ -1,0 +1,78 @@
+"""The IREE side of the frontend pass search (`triage.frontend_pass`): the failing lane's
+`--compile-to=input` with the module written after each pass that changed it, and each
+intermediate's static twin compiled from the start and run. Entry point: `place_frontend_pass`,
+which adds the pass to a localization already placed in a frontend conversion."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from shapefuzz.process.cleanup import temp_dir
+from shapefuzz.process.sandbox import Limits
+from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.judge.iree_probe import IreeProbe
+from shapefuzz.triage.codegen_pass import trimmed
+from shapefuzz.triage.frontend_pass import FrontendFinding, conversion_states, find_frontend_pass, onnx_lowering
+from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
+from shapefuzz.triage.localize_types import Values
+
+TORCH_INPUT = "--iree-input-type=torch"
+_ONNX_OP = 'torch.operator "onnx.'
+_DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)
+_FLAGS = ("--compile-to=input", "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
+          "--mlir-print-ir-module-scope", "--mlir-disable-threading")
+
+
+def frontend_finding(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                     toolchain: Toolchain, compare=None, onnx: bool = False, seconds: float = 60.0) -> FrontendFinding:
+    """The conversion pass of `text` (a torch or ONNX program) that makes `lane` compute wrong
+    values; `onnx`: placed in the ONNX import (its torch spelling right), so the pass that lowered
+    its ONNX ops is named when the static-twin search names none."""
+    end = time.monotonic() + seconds
+    with temp_dir("frontend") as tmp:
+        probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
+        # a module past the ONNX lowering is torch's: compiled as torch input, its static twin's
+        # casts are folded before the decompositions (the ONNX pipeline decomposes first; measured)
+        as_torch = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare, (TORCH_INPUT,))
+        result, _ = probe._compile(probe._path(".mlir", text), lane, *_FLAGS, limits=_DUMP)
+        if not result.ok:
+            return FrontendFinding(evidence="its conversion could not be dumped pass by pass")
+        states = conversion_states(text, result.stderr)
+
+        def judge(module: str) -> Values:
+            if time.monotonic() >= end:
+                return Values.UNUSABLE
+            return (probe if _ONNX_OP in module else as_torch).finish(module, "start", lane)
+
+        found = find_frontend_pass(states, [np.shape(a) for a in inputs], judge, lane)
+        if not found.pass_name and onnx:
+            lowered = onnx_lowering(states)
+            if lowered.pass_name:
+                return replace(lowered, evidence=f"{found.evidence}; {lowered.evidence}, and the torch spelling "
+                                                 "of the same computation, which does not go through it, is right")
+        return found
+
+
+def place_frontend_pass(loc: Localization, text: str, lane: str, inputs: Sequence[np.ndarray],
+                        expected: Sequence[np.ndarray], toolchain: Toolchain, compare=None,
+                        seconds: float = 60.0) -> Localization:
+    """`loc`, placed in a frontend conversion, with the pass of it that makes the values wrong (its
+    evidence extended either way)."""
+    if not loc.frontend or seconds < 2.0:
+        return loc
+    start = time.monotonic()
+    found = frontend_finding(text, lane, inputs, expected, toolchain, compare, loc.frontend == "onnx", seconds)
+    took = time.monotonic() - start
+    if not found.pass_name:
+        return replace(loc, seconds=loc.seconds + took, evidence=f"{loc.evidence}; {found.evidence}")
+    name = FRONTEND_NAMES.get(loc.frontend, loc.frontend)
+    return replace(loc, pass_name=found.pass_name, pass_class=found.pass_class, pattern=found.pattern,
+                   ir_before=trimmed(found.before), ir_after=trimmed(found.after), seconds=loc.seconds + took,
+                   evidence=f"{loc.evidence}; in the {name} conversion: {found.evidence}")
+
+
+__all__ = ["frontend_finding", "place_frontend_pass"]
