@@ -6,7 +6,7 @@ reference), two ways:
   context share, one large round in `--large-every`), each timed once per step (validate, inputs,
   reference) outside the per-process memo; prints the seconds per family, chain or not, and
   regime, the top costs first, and the total per step. A large round's lanes only compile here, so
-  its check pays for the validation alone (as `IreeTarget.check` does); `--all-large` times its
+  its check pays for the validation alone (`judge.campaign_check.expectation_on`); `--all-large` times its
   inputs and reference too (what it cost before that).
 
       PYTHONPATH=src .venv/bin/python bench/bench_reference.py --draw 400 --seed 1

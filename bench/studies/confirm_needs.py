@@ -25,7 +25,7 @@ from pathlib import Path
 
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.bucket_book import BLOW_UPS, MAX_SIBLING_LANES, settled_by_check
-from shapefuzz.campaign.cause_ties import cause_key
+from shapefuzz.campaign.causes.cause_ties import cause_key
 from shapefuzz.campaign.outcomes import Failure, Triage
 from shapefuzz.model import Status
 

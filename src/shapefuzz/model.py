@@ -24,6 +24,12 @@ class Stage(str, enum.Enum):
         return list(Stage).index(self)
 
 
+def text_of(value: str) -> str:
+    """A stage's or status's text, given the enum or the text: in an f-string a str enum prints
+    its name (`Stage.RUN`), so what formats one takes its text first."""
+    return str(value.value) if isinstance(value, enum.Enum) else value
+
+
 class Status(str, enum.Enum):
     """What happened at the stage reached."""
 
@@ -147,6 +153,18 @@ class Verdict(str, enum.Enum):
     FLAKY = "flaky"  # failed once, then passed on its re-runs
     ERROR = "error"  # campaign: our own code raised on it (the traceback is kept)
     LOST = "lost"  # campaign: the worker died or ran past its deadline
+
+
+class Triage(str, enum.Enum):
+    """What a failure (a campaign's bucket, a corpus entry) is judged to be, with its evidence kept
+    beside it (the rules: `triage/verdict.py`). Only compiler bugs count as findings; the rest are
+    listed apart, never dropped."""
+
+    COMPILER_BUG = "compiler bug"
+    TARGET_LIMIT = "target limit"  # something the target does not support
+    SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
+    FLAKY = "flaky"  # passed on its re-runs and failed on none
+    OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
 
 
 @dataclass(frozen=True)

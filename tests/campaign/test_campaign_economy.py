@@ -220,7 +220,7 @@ def test_a_limited_lane_is_never_compiled(tmp_path, monkeypatch):
     toolchain, log = _fake_toolchain(tmp_path, monkeypatch)
     target = IreeTarget(toolchain, tmp_path / "corpus")
     candidate = Candidate("k", "topk", 1, (), "{}", F16)
-    monkeypatch.setattr(IreeTarget, "_expectation", lambda self, c: None)
+    monkeypatch.setattr("shapefuzz.judge.campaign_check.case_expectation", lambda case, seed: None)
     outcome = target.check(candidate, ("llvm-cpu", "vmvx"))
     calls = log.read_text()
     assert "backends=llvm-cpu" in calls and "vmvx" not in calls  # f16 on vmvx: not compiled at all
@@ -347,10 +347,11 @@ def test_a_bug_every_backend_shares_is_a_compiler_bug_once_a_form_matches_the_re
     """A strided conv_transpose that every CPU backend of 3.13 gets wrong in the padded form (the
     strided insert + pad bug class): the confirming re-run finds that the zero-insertion form
     matches the NumPy reference on llvm-cpu, so the verdict is compiler bug, not ours."""
-    from shapefuzz.campaign.iree import IreeTarget, every_run_mismatches
+    from shapefuzz.campaign.iree import IreeTarget, statuses
     from shapefuzz.case import Case
     from shapefuzz.families import get_family, render_case
     from shapefuzz.iree.toolchain import find_toolchain
+    from shapefuzz.triage.verdict import every_run_mismatches
 
     params = {"ci": 2, "co": 1, "dilations": [1], "dtype": "f32", "input_dyn": [True, False, False],
               "flip": "extract", "form": "named", "fwd_layout": [0, 1, 2], "groups": 1, "spatial": [3],
@@ -360,7 +361,7 @@ def test_a_bug_every_backend_shares_is_a_compiler_bug_once_a_form_matches_the_re
     target = IreeTarget(find_toolchain(), tmp_path / "corpus")
     candidate = Candidate(case.case_id, "conv_transpose", 0, (), case.params_json, render_case(case))
     outcome = target.confirm(candidate, ("llvm-cpu", "vmvx"))
-    assert every_run_mismatches(outcome, target.toolchain.probe) == ["llvm-cpu", "vmvx"]
+    assert every_run_mismatches(statuses(outcome), target.toolchain.probe) == ["llvm-cpu", "vmvx"]
     assert "matches it on llvm-cpu" in outcome.reference_form
     verdict, evidence = target.triage(candidate, outcome.failures[0], outcome)
     assert verdict == Triage.COMPILER_BUG and "the reference is right" in evidence

@@ -1,4 +1,4 @@
-"""A cause is a typed value (campaign/cause.py) whose JSON is what `report --json` and `triage
+"""A cause is a typed value (campaign/causes/cause.py) whose JSON is what `report --json` and `triage
 --json` always printed; a bucket's triage verdict and shrink state are enums, text only in the
 store; an environment fault reaches the engine as a value on the finished task, never found by
 searching traceback text (issue 32, item 2)."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.cause import Cause, Symptom
+from shapefuzz.campaign.causes.cause import Cause, Symptom
 from shapefuzz.campaign.cluster.node import ToolchainSpec, run_task
 from shapefuzz.campaign.worker_pool import Task, WorkerPool
 from shapefuzz.campaign.report.summary import json_text, summarize

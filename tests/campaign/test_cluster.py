@@ -219,14 +219,16 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     candidate = target.generate(row.family, row.seed)
     assert candidate.key == row.key
     pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
-    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure().signature, 30.0,
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure.signature, 30.0,
                                                                                   candidate.input_seed)))
     done = []
     while not done:
         done = pool.wait(1.0)
     pool.close()
     assert not done[0].error and not done[0].lost, done[0].error
-    text, entry = done[0].value[:2]  # (text, entry, findings met while shrinking)
+    shrunk = done[0].value  # a ShrinkOutcome: the entry's reproducer, the entry, what was met while shrinking
+    text, entry = shrunk.text, shrunk.entry
+    assert text is not None and entry is not None
     assert target.size(text) < target.size(candidate.text) and Path(entry).parent == corpus and (Path(entry) / "meta.json").exists()
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.crossings import NO, SAME_FAILURE, SAME_PASS_AND_OP, crossings
-from shapefuzz.campaign.crosstrigger import cross_trigger, judge
+from shapefuzz.campaign.causes.crossings import NO, SAME_FAILURE, SAME_PASS_AND_OP, crossings
+from shapefuzz.campaign.causes.crosstrigger import cross_trigger, judge
 from shapefuzz.campaign.localizing import LOCALIZE_META
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore
@@ -22,6 +22,7 @@ from shapefuzz.corpus.store import save_finding
 from shapefuzz.model import BackendResult, Signature, Stage, Status
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.severity import Severity
 
 FOLD = Localization("dispatch-creation", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
                     "every lane tried computes it wrong; omitting it fixes it", certain=True)
@@ -95,7 +96,8 @@ def test_causes_at_one_pass_run_each_others_reproducers_and_merge_when_they_cros
 
 
 def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
-    corpus_free = BucketRow(sig="vmvx/compile/error: x", sig_json={"message": "'linalg.generic' op inferred operand"}, backend="vmvx",
+    corpus_free = BucketRow(sig="vmvx/compile/error: x", sig_json={"backend": "vmvx", "stage": "compile", "status": "error",
+                                                                       "message": "'linalg.generic' op inferred operand"}, backend="vmvx",
                             stage="compile", status="error", family="pool", count=1, first_seen=1.0, last_seen=1.0, first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=1, repro_text="x",
                             detail=FOLD_ERROR, corpus_entry="", shrunk_size=None)
     where = {"iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass"}
@@ -108,7 +110,8 @@ def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
     elsewhere = _result("vmvx", "compile", "error", "'linalg.generic' op inferred operand", OTHER_ERROR)
     assert judge(elsewhere, corpus_free, where, "", "")[0] == NO
     wrong = dataclasses.replace(corpus_free, stage="compare", status="mismatch", detail="",
-                                sig_json={"message": "wrong values in pool"})
+                                sig_json={"backend": "vmvx", "stage": "compare", "status": "mismatch",
+                                          "message": "wrong values in pool"})
     assert judge(_result("vmvx", "compare", "mismatch", "wrong values in conv"), wrong, where, "", "")[0] == SAME_FAILURE
     assert judge(_result("vmvx", "compile", "ok"), wrong, where, "", "")[0] == "cannot tell"
     # a failure in the pass against a wrong value: the same op kind is read from the two reproducers
@@ -125,7 +128,8 @@ def test_a_function_level_failure_in_another_dispatch_kind_is_not_the_same_failu
     """The #31 audit's argmax and attention both "failed to distribute" (the diagnostic names no op;
     the report splits them by the dispatch's name): the argmax's reproducer failing so on the
     attention's lane is the argmax's bug seen there, never a merge of the two."""
-    attention = BucketRow(sig="cuda-sm80/compile/error: x", sig_json={"message": DISTRIBUTE}, backend="cuda-sm80",
+    attention = BucketRow(sig="cuda-sm80/compile/error: x", sig_json={"backend": "cuda-sm80", "stage": "compile",
+                                                                          "status": "error", "message": DISTRIBUTE}, backend="cuda-sm80",
                           stage="compile", status="error", family="attention", count=1, first_seen=1.0, last_seen=1.0,
                           first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k", repro_size=1,
                           repro_text="x", detail="in main_dispatch_0_attention_2x4xf32\n" + VECTOR_DISTRIBUTE,
@@ -163,7 +167,7 @@ def test_a_run_time_out_of_memory_that_gives_the_bounds_size_on_llvm_cpu_is_the_
                     POOL.format(op="iree_linalg_ext.topk"))
     store = _store(tmp_path, [oom, stack], {})
     before = {c.name: c for c in summarize(store).causes}
-    assert before["cause-oom"].severity == "sizing bug"  # an out-of-memory run of a 1x1 module
+    assert before["cause-oom"].severity == Severity.SIZING_BUG  # an out-of-memory run of a 1x1 module
     assert cross_trigger(store, summarize(store).causes, toolchain, 120.0) == 1
     (run,) = crossings(store)
     assert (run.source, run.target, run.lane, run.verdict) == (oom.sig, stack.sig, "llvm-cpu", SAME_FAILURE), run

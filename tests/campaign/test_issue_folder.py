@@ -6,14 +6,15 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.report.issue_texts import IssueTexts
 from shapefuzz.campaign.outcomes import Triage
+from shapefuzz.triage.severity import Severity
 
 
 def _cause(name: str) -> Cause:
     return Cause(name=name, triage=Triage.COMPILER_BUG, evidence="", identity="i", failing_pass="P",
-                 component="c", scope="s", lanes=("llvm-cpu",), severity="compile error", severity_rank=5,
+                 component="c", scope="s", lanes=("llvm-cpu",), severity=Severity.COMPILE_ERROR,
                  localized=None, reported="", known=False, regression=None, backends=("llvm-cpu",),
                  stage="compile", status="error", message="m", buckets=(), count=1, first_seen=0.0, new=True,
                  rehits=0, rehit_seconds=0.0, corpus_entries=(), symptoms=(), merged=(), shrunk=True)

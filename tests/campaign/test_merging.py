@@ -22,6 +22,7 @@ from shapefuzz.triage.excerpt import excerpt
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.severity import Severity
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "coverage"
 FOLD = Localization("dispatch-creation", "iree-dispatch-creation-fold-unit-extent-dims", "FoldUnitExtentDimsPass",
@@ -158,7 +159,7 @@ def test_a_run_time_failure_localized_to_a_pass_merges_with_its_compile_error_on
     store = _store(tmp_path / "b", [run, error], {run.sig: FOLD}, hits=[("cand-run", error.sig, "vulkan-spirv")])
     (cause,) = summarize(store).causes
     assert cause.name == "cause-run" and cause.merged == ("cause-error",)
-    assert cause.stage == "run" and cause.severity == "miscompiled shape"  # the worst symptom leads (OUT_OF_RANGE from compiled code: a miscompiled shape)
+    assert cause.stage == "run" and cause.severity == Severity.MISCOMPILED_SHAPE  # the worst symptom leads (OUT_OF_RANGE from compiled code: a miscompiled shape)
     assert [(s.severity, s.lanes) for s in cause.symptoms] == [("miscompiled shape", ("vmvx",)),
                                                                ("compile error", ("vulkan-spirv",))]
     summary = summarize(store)
@@ -250,7 +251,7 @@ def test_one_limit_message_from_the_bound_and_from_a_real_size_is_two_bugs(tmp_p
     assert set(causes) == {"cause-stack", "cause-shared.limit"}, list(causes)
     assert sorted(causes["cause-stack"].buckets) == sorted([stack.sig, bound.sig])
     assert causes["cause-shared.limit"].buckets == (real.sig,) and causes["cause-shared.limit"].severity == \
-        "resource limit"
+        Severity.RESOURCE_LIMIT
     store.close()
 
 
@@ -328,12 +329,12 @@ def test_a_function_level_diagnostic_is_split_by_what_the_dispatch_computes(tmp_
 def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_taken_from(tmp_path):
     """A cause split after its range was taken (the campaign's shared-memory limit: the range came
     from the top-k's entry, and the top-k is now a cause of its own) keeps its name, not the range."""
-    from shapefuzz.campaign.cause_facts import set_regression
+    from shapefuzz.campaign.causes.cause_facts import set_regression
 
     row = _row("rocm-gfx942", "compile", "error", "x", "conv", 1.0, "cause-a", entry=str(tmp_path / "corpus" / "entry-a"))
     store = _store(tmp_path, [row])
     set_regression(store, "cause-a", {"text": "present in every release tried (3.0.0–3.13.0)", "entry": "entry-b"})
     assert summarize(store).causes[0].regression is None
     set_regression(store, "cause-a", {"text": "fails since 3.6.0, passes in 3.0.0", "entry": "entry-a"})
-    assert summarize(store).causes[0].regression["text"] == "fails since 3.6.0, passes in 3.0.0"
+    assert summarize(store).causes[0].regression_text == "fails since 3.6.0, passes in 3.0.0"
     store.close()

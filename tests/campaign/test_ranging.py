@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.recheck.bisect import bisect_entry
-from shapefuzz.campaign.cause_facts import bisect_causes, mark_unranged, ranged_entries, set_regression
+from shapefuzz.campaign.causes.cause_facts import bisect_causes, mark_unranged, ranged_entries, set_regression
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
 from shapefuzz.campaign.ranging import RangeWorker, Stopped, due_causes
@@ -20,6 +20,7 @@ from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
 from shapefuzz.triage.issue import regression_line
+from shapefuzz.campaign.causes.cause import Regression
 
 OLD = ["3.0.0", "3.6.0", "3.12.0", "3.13.0"]
 
@@ -151,7 +152,8 @@ def test_triage_bisect_takes_again_a_range_that_said_no_range_and_the_campaign_d
         Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "boom"), "func.func @main() {\n  return\n}\n",
         ("llvm-cpu",), None, 0, None, None, "3.13.0", [], "error: boom"))
     no_range = {"text": "no range: only 3.13.0 could tell (the other releases were stepped over)", "entry": path.name}
-    cause = dataclasses.replace(summarize(store).causes[0], corpus_entries=(str(path),), regression=no_range)
+    cause = dataclasses.replace(summarize(store).causes[0], corpus_entries=(str(path),),
+                                regression=Regression.of(no_range))
     check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
     assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v, only_new=False) == 0
     assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v, only_new=False,
@@ -235,8 +237,9 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_fro
     assert [d.entry for d in due_causes(rows, tmp_path / "corpus", set(), set())] == [str(small)]  # in-campaign range
     check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
     assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 1
-    record = summarize(store).causes[0].regression
-    assert record["entry"] == small.name
+    regression = summarize(store).causes[0].regression
+    assert regression is not None and regression.entry == small.name
+    record = regression.to_json()  # as meta.json's bug record keeps it
     meta = {"bug": {"regression": record}}
     assert "taken on" not in regression_line(meta, small.name)
     assert f"taken on the cause's corpus entry `{big.name}`" in regression_line(

@@ -129,8 +129,8 @@ def test_a_campaign_check_discards_a_candidate_whose_reference_is_undefined(tool
         raise UndefinedReference("context: quantize would cast NaN to i8")
 
     compiled = []
-    monkeypatch.setattr(campaign_iree.IreeTarget, "_run_expectation", lambda self, c, lanes: undefined())
-    monkeypatch.setattr("shapefuzz.judge.oracle.check_module", lambda *a, **k: compiled.append(a))
+    monkeypatch.setattr("shapefuzz.judge.campaign_check.expectation_on", undefined)
+    monkeypatch.setattr("shapefuzz.judge.campaign_check.check_module", lambda *a, **k: compiled.append(a))
     target = campaign_iree.IreeTarget(toolchain, tmp_path / "corpus")
     case = Case.make("norm", _batch())
     candidate = campaign_iree.Candidate(case.case_id, "norm", 1, (), case.params_json, "// text\n")

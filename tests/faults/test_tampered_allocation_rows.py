@@ -10,7 +10,7 @@ import pytest
 from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.database import CampaignStore, CellRecord, CellRow
 from shapefuzz.campaign.rows import CorruptStoreError
-from shapefuzz.campaign.verdicts import bucket_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage
 
 
 @pytest.mark.parametrize("sql, column", [

@@ -99,7 +99,7 @@ def test_a_failure_round_trips_through_the_store_with_an_equal_signature(tmp_pat
     store = CampaignStore(tmp_path / "c", create=False)
     back = store.bucket(str(sig))
     assert back is not None and back.sig == failure.key == str(sig)  # the bucket key text is str(Signature)
-    assert back.failure() == failure and back.failure().signature == sig
+    assert back.failure == failure and back.failure.signature == sig
     raw_sig, raw_outcome = store.db.execute("SELECT sig_json, outcome FROM buckets, candidates").fetchone()
     assert list(json.loads(raw_sig)) == ["backend", "stage", "status", "message", "identity", "strong", "failing_pass"]
     assert json.loads(raw_sig)["status"] == "mismatch" and raw_outcome == '{"llvm-cpu": ["mismatch", 0.5]}'

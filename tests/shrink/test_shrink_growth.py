@@ -93,8 +93,8 @@ def test_an_issue_text_s_mismatch_matches_its_reproducer(toolchain, tmp_path, mo
     result = shrink_run.shrink_file("c.mlir", big_text, toolchain, ("llvm-cpu",), out=str(tmp_path / "min.mlir"),
                                     signature=failure.signature, seed=seed, recheck=False)
     assert result.confirmed and result.minimized == small_text
-    _, saved, _ = target.save_shrunk(result)
-    assert saved == entry
+    shrunk = target.save_shrunk(result)
+    assert shrunk is not None and shrunk.entry == entry
     meta = load_entry(entry).meta
     assert "1 of 1 elements differ" in meta["detail"] and "actual output" in meta["detail"]
     text = to_issue(plan(load_entry(entry), toolchain), IssueContext("IREE 3.13", ()), "files")

@@ -131,8 +131,10 @@ def test_a_campaign_shrink_saves_the_shrunk_case_with_its_inputs(toolchain, tmp_
     first = target.check(grown, ("llvm-cpu",))
     assert len(first.failures) == 1, first  # the same bug, in a case with room to shrink
     job = ShrinkJob("llvm-cpu", first.failures[0].signature, 60.0, grown.input_seed)
-    smaller, entry, _ = target.shrink(Candidate(grown.key, "conv", 5, grown.features, grown.payload, grown.text), job)
-    assert smaller is not None and smaller != grown.text
+    shrunk = target.shrink(Candidate(grown.key, "conv", 5, grown.features, grown.payload, grown.text), job)
+    assert shrunk is not None
+    smaller, entry = shrunk.text, shrunk.entry
+    assert smaller is not None and smaller != grown.text and entry is not None
     saved = load_entry(entry)
     assert saved.inputs and saved.expected, "the shrunk entry lost its input and expected arrays"
     assert (Path(entry) / "reproducer.mlir").read_text().strip() == smaller.strip()

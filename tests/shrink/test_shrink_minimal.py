@@ -146,14 +146,17 @@ def test_a_shrink_result_never_stands_for_a_smaller_reproducer_the_entry_already
     target = IreeTarget(toolchain, corpus)
     result = ShrinkResult(large, middle, ShrinkTarget({"llvm-cpu": sig}, ("llvm-cpu",), 5.0), measure(large),
                           measure(middle), 1.0, Stats(), None, confirmed=True)
-    text, saved, found = target.save_shrunk(result)
-    assert Path(saved) == entry and found == []
+    shrunk = target.save_shrunk(result)
+    assert shrunk is not None and shrunk.entry is not None
+    text, saved, found = shrunk.text, shrunk.entry, shrunk.found
+    assert Path(saved) == entry and found == ()
     assert load_entry(entry).mlir == small  # the corpus kept its smaller file
     assert text == small  # was `middle`: the campaign recorded a larger file than the entry holds
 
     result = ShrinkResult(large, _text(2), result.target, measure(large), measure(_text(2)), 1.0, Stats(), None,
                           confirmed=True)
-    assert target.save_shrunk(result)[0] == _text(2) == load_entry(entry).mlir  # a smaller one replaces it
+    shrunk = target.save_shrunk(result)
+    assert shrunk is not None and shrunk.text == _text(2) == load_entry(entry).mlir  # a smaller one replaces it
 
 
 def _pool_chain():

@@ -7,11 +7,12 @@ import json
 
 import pytest
 
-from shapefuzz.campaign.cause_facts import annotate_corpus
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause_facts import annotate_corpus
+from shapefuzz.campaign.causes.cause import Cause, Regression
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.corpus import Finding, load_entry, rebuild_index, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.triage.severity import Severity
 
 SIG = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "failed to legalize operation 'arith.constant'")
 
@@ -42,10 +43,10 @@ def test_a_cause_s_record_is_written_as_json_values(tmp_path):
     path = _entry(tmp_path)
     cause = Cause(name="cause-0123456789", triage=Triage.COMPILER_BUG, evidence="", identity="",
                   failing_pass="iree-llvmcpu-lower-executable-target", component="codegen for llvm-cpu",
-                  scope="default pipeline", lanes=("llvm-cpu",), severity="compile error", severity_rank=5,
+                  scope="default pipeline", lanes=("llvm-cpu",), severity=Severity.COMPILE_ERROR,
                   localized=None, reported="", known=False,
-                  regression={"text": "fails in every release tried (3.12.0, 3.13.0)", "tried": ["3.12.0", "3.13.0"],
-                              "first_fixed": None},
+                  regression=Regression.of({"text": "fails in every release tried (3.12.0, 3.13.0)",
+                                            "tried": ["3.12.0", "3.13.0"], "first_fixed": None}),
                   backends=("llvm-cpu",), stage="compile", status="error", message="m", buckets=(), count=1,
                   first_seen=0.0, new=True, rehits=0, rehit_seconds=0.0, corpus_entries=(str(path),), symptoms=(),
                   merged=(), shrunk=False)

@@ -7,13 +7,14 @@ import dataclasses
 
 import pytest
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.case import Case
 from shapefuzz.families import render_case
 from shapefuzz.families.generate import draw_params
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.triage.issue import chain_text, reproducer_chain
+from shapefuzz.triage.severity import Severity
 
 # The keys `report --json` printed for a cause before chains existed, in their order.
 CAUSE_KEYS = ["identity", "failing_pass", "component", "scope", "lanes", "severity", "severity_rank", "localized",
@@ -34,7 +35,7 @@ def _chain_case() -> Case:
 def _cause(**changes) -> Cause:
     cause = Cause(name="cause-0123456789", triage=Triage.COMPILER_BUG, evidence="", identity="i",
                   failing_pass="FoldUnitExtentDimsPass", component="global-optimization", scope="default pipeline",
-                  lanes=("llvm-cpu",), severity="compile error", severity_rank=5, localized=None, reported="",
+                  lanes=("llvm-cpu",), severity=Severity.COMPILE_ERROR, localized=None, reported="",
                   known=False, regression=None, backends=("llvm-cpu",), stage="compile", status="error",
                   message="m", buckets=(), count=1, first_seen=0.0, new=True, rehits=0, rehit_seconds=0.0,
                   corpus_entries=(), symptoms=(), merged=(), shrunk=True)

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
-from shapefuzz.campaign.iree import IreeTarget, outcome_of, vulkan_verdict
+from shapefuzz.campaign.iree import IreeTarget, outcome_of
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
+from shapefuzz.triage.verdict import vulkan_verdict
 
 X_PLUS_X = """func.func @main(%x: tensor<{n}xi8>) -> tensor<{n}xi8> {{
   %r = arith.addi %x, %x : tensor<{n}xi8>

@@ -20,6 +20,7 @@ from shapefuzz.model import Signature
 from shapefuzz.triage.component import DISPATCH_CREATION
 from shapefuzz.triage.issue import issue_title
 from shapefuzz.triage.localize import CODEGEN, Localization, Values, localize, pass_runs, pipeline_text
+from shapefuzz.triage.severity import Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLD_POOL = ROOT / "corpus" / "llvm-cpu-compare-mismatch-8dbed37c070f"  # ONNX max pool, kernel 3x1, dynamic batch
@@ -323,7 +324,7 @@ def test_a_wrong_value_and_a_compile_error_in_one_pass_from_one_minimized_form_a
     store.set_meta(LOCALIZE_META + wrong.sig, json.dumps(fold_pool.to_json()))
     (cause,) = summarize(store).causes  # two engine causes (no message in common), one bug
     assert cause.name == "cause-wrong" and cause.merged == ("cause-error",)
-    assert cause.severity == "wrong values" and cause.failing_pass == "iree-dispatch-creation-fold-unit-extent-dims"
+    assert cause.severity == Severity.WRONG_VALUES and cause.failing_pass == "iree-dispatch-creation-fold-unit-extent-dims"
     assert [(s.severity, s.lanes) for s in cause.symptoms] == [("wrong values", ("llvm-cpu",)),
                                                                ("compile error", ("vmvx",))]
     assert "wrong values on llvm-cpu; compile error on vmvx" in markdown(summarize(store))

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from shapefuzz.campaign.cause_facts import lead_fields
+from shapefuzz.campaign.causes.cause_facts import lead_fields
 from shapefuzz.campaign.localizing import component_of_localization
 from shapefuzz.campaign.database import BucketRow
 from shapefuzz.campaign.outcomes import BucketState, Triage
@@ -20,6 +20,7 @@ from shapefuzz.model import Stage
 from shapefuzz.triage.component import DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH
 from shapefuzz.triage.issue import issue_title
 from shapefuzz.triage.localize import Localization, Values, with_frontend
+from shapefuzz.triage.severity import Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLD_POOL = ROOT / "corpus" / "llvm-cpu-compare-mismatch-8dbed37c070f"  # ONNX max pool: FoldUnitExtentDims
@@ -92,7 +93,7 @@ def test_a_cause_placed_in_a_frontend_is_named_and_filed_as_the_frontends():
     loc = with_frontend(NOT_FOUND, "onnx", "llvm-cpu", R, W)
     fields = lead_fields([_row("llvm-cpu"), _row("vmvx")], localized=loc)
     assert fields["component"] == FRONTEND_TORCH and "frontend:torch" in fields["identity"]
-    assert fields["scope"] == "default pipeline" and fields["severity"] == "wrong values"
+    assert fields["scope"] == "default pipeline" and fields["severity"] == Severity.WRONG_VALUES
     other = lead_fields([_row("llvm-cpu")], localized=FOLD)
     assert other["identity"] != fields["identity"] and other["component"] == DISPATCH_CREATION
     # the report form's components: "Frontends" only for a bug in a frontend

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits
 from shapefuzz.campaign.iree import failure_of
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore
-from shapefuzz.campaign.outcomes import BucketState, Triage
+from shapefuzz.campaign.outcomes import BucketState, ShrinkOutcome, Triage
 from shapefuzz.corpus import Finding, load_entry, save_finding
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.model import ProcessResult, Signature, Stage, Status
@@ -342,7 +342,7 @@ class ShrinkFinds(FakeTarget):
     def shrink(self, candidate, lanes):
         new = Candidate("shrunk-1", candidate.group, candidate.seed, (), candidate.payload, "y" * 5)
         sig = Signature("a", Stage.COMPILE, Status.ERROR, "found-while-shrinking")
-        return None, None, [(new, Failure(sig, "error: found-while-shrinking"))]
+        return ShrinkOutcome(found=((new, Failure(sig, "error: found-while-shrinking")),))
 
 
 def test_issue_export_of_a_crash_holds_the_crashing_frame(tmp_path):

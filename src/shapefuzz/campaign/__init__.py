@@ -1,7 +1,8 @@
 """Campaigns: long, parallel, resumable fuzzing runs that bucket failures and keep every finding.
 
 `engine` (the loop, steering, bucketing; no IREE), `pool` (worker processes), `store` (SQLite
-state), `iree` (the IREE target the engine drives), `report` and `progress` (what the user sees),
+state), `iree` (the IREE target the engine drives), `causes` (one bug each: its buckets tied, split
+and merged, its verdict and bug fields), `report` and `progress` (what the user sees),
 `run` (puts them together for `shapefuzz fuzz`).
 
 The names below are loaded on first use: a worker process imports `campaign.iree` and

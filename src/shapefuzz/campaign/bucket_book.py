@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Callable
 
 from shapefuzz.campaign.allocation import Allocation, new_causes
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Sightings
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
@@ -24,10 +24,10 @@ from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
-from shapefuzz.campaign.verdicts import bucket_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkState, Stats, Target,
-    TaskKind, Triage, Verdict, one_line,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkOutcome, ShrinkState, Stats,
+    Target, TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.files import disk_full
@@ -60,8 +60,8 @@ def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, 
                evidence: str, shrink: ShrinkState = ShrinkState.NONE) -> BucketRow:
     """A bucket's first row: the failure, with the candidate as its reproducer."""
     signature = failure.signature
-    return BucketRow(sig=failure.key, sig_json=failure.fields(), backend=failure.lane, stage=signature.stage.value,
-                     status=signature.status.value, family=candidate.group, count=1, first_seen=now, last_seen=now,
+    return BucketRow(sig=failure.key, sig_json=failure.fields(), backend=failure.lane, stage=signature.stage,
+                     status=signature.status, family=candidate.group, count=1, first_seen=now, last_seen=now,
                      first_wall=wall, last_wall=wall, state=state, repro_key=candidate.key,
                      repro_size=candidate.length, repro_text=candidate.text, detail=failure.detail[:8000],
                      corpus_entry="", shrunk_size=None, triage=Triage(triage), evidence=evidence, shrink=shrink)
@@ -387,7 +387,7 @@ class BucketBook:
                 if lane is not None and lane[0] == Status.OK:
                     self.passed[sig] += 1
                 failed = sig in again or bucket.backend in on_lane
-                if not failed and self.reruns[sig] < reruns_for(Status(bucket.status)):
+                if not failed and self.reruns[sig] < reruns_for(bucket.status):
                     self.pending_confirm[candidate.key].append(sig)  # it may still fail: re-run it again
                     again_lanes.append(bucket.backend)
                     continue
@@ -395,7 +395,7 @@ class BucketBook:
                     state = BucketState.FLAKY
             runs, passes = self.reruns.pop(sig, 0), self.passed.pop(sig, 0)
             flaky = state == BucketState.FLAKY
-            failure = bucket.failure()
+            failure = bucket.failure
             rejudge = bucket.triage == Triage.OURS or (
                 bucket.triage == Triage.SUSPECTED_DRIVER and checked is not None)
             if not flaky and rejudge and sig in again:
@@ -412,7 +412,7 @@ class BucketBook:
                 bucket = replace(bucket, triage=Triage(triage), evidence=evidence)
             if flaky:
                 why = (f"passed on {passes} of its {runs} re-run{'s' if runs > 1 else ''} and failed on none"
-                       if bucket.status != "oom" else
+                       if bucket.status != Status.OOM else
                        "ran out of memory under the campaign's cap but not under the full cap on its re-run "
                        "(it needs more memory than the campaign allows, not without bound)")
                 bucket = replace(bucket, triage=Triage.FLAKY, evidence=why)
@@ -428,7 +428,7 @@ class BucketBook:
 
     @staticmethod
     def _compile_timeout(bucket: BucketRow) -> bool:
-        return bucket.stage == "compile" and bucket.status == "timeout"
+        return bucket.stage == Stage.COMPILE and bucket.status == Status.TIMEOUT
 
     def _file_faces(self, candidate: Candidate, faces: list[tuple[str, Failure]]) -> None:
         """Pending buckets whose lane failed another way on the confirming re-run: the same input on
@@ -446,7 +446,7 @@ class BucketBook:
 
     def _save_bucket(self, bucket: BucketRow, candidate: Candidate, flaky: bool,
                      failure: Failure | None = None) -> None:
-        failure = failure or bucket.failure()
+        failure = failure or bucket.failure
         shared = [] if flaky or bucket.saving is not None else self._cause_entries(bucket)
         if len(shared) >= MAX_ENTRIES_PER_CAUSE:
             entry = shared[0]  # its cause has examples enough in the corpus
@@ -489,7 +489,7 @@ class BucketBook:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         assert task.job is not None  # a shrink task carries its job
         sig = task.job.key
-        result = done.value
+        result: ShrinkOutcome | None = done.value
         self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)
         bucket = self.buckets.get(sig)
         if bucket is None:
@@ -500,17 +500,17 @@ class BucketBook:
         if done.error or done.lost:
             self._say(f"shrinking {sig} stopped: {one_line(done.error)}")
             state = ShrinkState.FAILED
-        elif result:
-            text, entry = result[0], result[1]
+        elif result is not None:
+            text = result.text
             # one shrink per bucket, from its reproducer: smaller than that is smaller than all so far
             if text is not None and self._smaller(text, bucket.repro_text):
-                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=entry or bucket.corpus_entry)
+                bucket = replace(bucket, shrunk_size=len(text), corpus_entry=result.entry or bucket.corpus_entry)
                 self._say(f"shrunk {sig}: {bucket.repro_size} -> {len(text)} bytes")
         bucket = replace(bucket, shrink=state)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
-        if result and not (done.error or done.lost) and len(result) > 2:
-            self._shrink_findings(list(result[2]))
+        if result is not None and not (done.error or done.lost):
+            self._shrink_findings(list(result.found))
 
     def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
         """New failures met while shrinking (confirmed by the shrinker's re-checks) go through the

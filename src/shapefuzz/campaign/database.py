@@ -17,6 +17,7 @@ from shapefuzz.campaign.rows import RowReader, meta_object, meta_seconds, meta_s
 from shapefuzz.campaign.outcomes import BucketState, Failure, ShrinkState, Triage, Verdict
 from shapefuzz.campaign.store_tables import CELL_KINDS, SCHEMA as _SCHEMA, CellRecord, CellRow
 from shapefuzz.errors import CorpusError
+from shapefuzz.model import Stage, Status
 
 FORMAT_VERSION = 2  # 2: buckets carry cause, triage, re-hit costs and a persisted shrink state
 DB_NAME = "campaign.sqlite"
@@ -50,11 +51,14 @@ class CandidateRow:
 
 @dataclass(frozen=True, kw_only=True)
 class BucketRow:
+    """One bucket as the store keeps it. Read its failure as `failure` (its signature, identity and
+    detail, typed) and `stage`/`status` as the enums; `sig_json` is the stored form, written back as read."""
+
     sig: str
     sig_json: dict[str, Any]
     backend: str
-    stage: str
-    status: str
+    stage: Stage
+    status: Status
     family: str
     count: int
     first_seen: float
@@ -79,9 +83,20 @@ class BucketRow:
     rehit_seconds: float = 0.0
     shrink: ShrinkState = ShrinkState.NONE  # not asked for / pending / done / failed / skipped (another of its cause)
 
+    def __post_init__(self) -> None:
+        # a row built from the stage's and status's text holds the enums all the same
+        object.__setattr__(self, "stage", Stage(self.stage))
+        object.__setattr__(self, "status", Status(self.status))
+
+    @property
     def failure(self) -> Failure:
         """The typed failure this bucket holds (its key `sig` is str() of its signature)."""
         return Failure.from_fields(self.sig_json, self.detail)
+
+    @property
+    def message(self) -> str:
+        """Its signature's (normalized) message."""
+        return self.failure.signature.message
 
 
 def _is_corrupt(error: sqlite3.Error) -> bool:
@@ -331,7 +346,7 @@ class CampaignStore:
     def _put_bucket(db: sqlite3.Connection, b: BucketRow) -> None:
         db.execute(
             f"INSERT OR REPLACE INTO buckets ({_BUCKET_COLUMNS}) VALUES ({','.join('?' * 24)})",
-            (b.sig, json.dumps(b.sig_json), b.backend, b.stage, b.status, b.family, b.count, b.first_seen,
+            (b.sig, json.dumps(b.sig_json), b.backend, Stage(b.stage).value, Status(b.status).value, b.family, b.count, b.first_seen,
              b.last_seen, b.first_wall, b.last_wall, BucketState(b.state).value, b.repro_key, b.repro_size,
              b.repro_text, b.detail, b.corpus_entry if b.saving is None else f"?{b.saving}", b.shrunk_size,
              b.cause, "" if b.triage is None else Triage(b.triage).value, b.evidence, b.rehits, b.rehit_seconds,
@@ -516,8 +531,8 @@ def _bucket(path: Path, r: tuple) -> BucketRow:
         entry, saving = "", int(digits)
     sig_json = b.json_object("sig_json", r[1])
     row = BucketRow(
-        sig=b.text("sig", r[0]), sig_json=sig_json, backend=b.text("backend", r[2]), stage=b.text("stage", r[3]),
-        status=b.text("status", r[4]), family=b.text("family", r[5]), count=b.integer("count", r[6]),
+        sig=b.text("sig", r[0]), sig_json=sig_json, backend=b.text("backend", r[2]), stage=b.choice("stage", r[3], Stage),
+        status=b.choice("status", r[4], Status), family=b.text("family", r[5]), count=b.integer("count", r[6]),
         first_seen=b.seconds("first_seen", r[7]), last_seen=b.seconds("last_seen", r[8]),
         first_wall=b.seconds("first_wall", r[9]), last_wall=b.seconds("last_wall", r[10]),
         state=b.choice("state", r[11], BucketState), repro_key=b.text("repro_key", r[12], max_len=200),
@@ -528,7 +543,7 @@ def _bucket(path: Path, r: tuple) -> BucketRow:
         rehits=b.integer("rehits", r[21]), rehit_seconds=b.seconds("rehit_seconds", r[22]),
         shrink=b.choice("shrink", r[23], ShrinkState))
     try:  # the signature it holds: what confirming, saving and reporting rebuild
-        row.failure()
+        row.failure  # noqa: B018
         typed = all(isinstance(sig_json[k], str) for k in ("backend", "stage", "status", "message"))
     except (KeyError, TypeError, ValueError, AttributeError):
         typed = False

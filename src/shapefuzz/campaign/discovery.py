@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.database import BucketRow, CandidateRow
-from shapefuzz.campaign.verdicts import cause_triage
+from shapefuzz.campaign.causes.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import Triage, Verdict
 
 if TYPE_CHECKING:

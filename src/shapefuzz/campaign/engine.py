@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Protocol
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
-from shapefuzz.campaign.cause_ties import Causes, faces
+from shapefuzz.campaign.causes.cause_ties import Causes, faces
 from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
@@ -40,7 +40,7 @@ from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
 from shapefuzz.campaign.database import BucketRow, CampaignStore
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
     BucketState, Candidate, Failure, Outcome, ShrinkJob, ShrinkState, Stats, Target, TaskKind, Triage, shaped_target,
 )
@@ -271,7 +271,7 @@ class Engine:
         if (taken := self.shrinks.pop()) is None:
             return None
         candidate, bucket = taken
-        job = ShrinkJob(bucket.backend, bucket.failure().signature, float(f"{limit:.3f}"), candidate.input_seed)
+        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     @contextlib.contextmanager

@@ -1,25 +1,49 @@
-"""The IREE side of a campaign: the `Target` the engine drives. Draws cases from the families'
-Hypothesis strategies, checks them with the oracle on the chosen backends (in worker
-processes), and saves confirmed buckets into the corpus. The engine never imports this."""
+"""The IREE side of a campaign: the `Target` the engine drives, a thin adapter over the rooms that
+do the work. Drawing is the families' (`families/generate.py`: a release-parsable draw, a
+neighbour), checking and confirming the judge's (`judge/campaign_check.py` over the oracle, in
+worker processes), a bucket's verdict triage's (`triage/verdict.py`), shrinking the shrinker's
+(`shrink/run.py`), saving the corpus's; this module turns their values into the campaign's
+(`Candidate`, `Outcome`, `Failure`). The engine never imports this."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
-from shapefuzz.process.cleanup import temp_dir
+from shapefuzz.campaign.onnx_contradiction import onnx_contradiction
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, Triage,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, Candidate, Failure, Outcome, ShrinkJob, ShrinkOutcome, Triage,
 )
-from shapefuzz.case import Case
-from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget
-from shapefuzz.families import FAMILY_MODULES
+from shapefuzz.case import Case, case_from_mlir
+from shapefuzz.corpus import META, REPRODUCER, entry_id, make_finding, save_finding, update_meta
+from shapefuzz.coverage.probe import action_log_support
+from shapefuzz.errors import EnvironmentFault, ShapefuzzError
+from shapefuzz.families import FAMILY_MODULES, get_family
 from shapefuzz.families.base import Family
+from shapefuzz.families.context.strategy import CONSUMER_NAMES, PRODUCER_NAMES
+from shapefuzz.families.context.wrap import with_context
+from shapefuzz.families.frontends import with_frontends
 from shapefuzz.families.gates import Gated
-from shapefuzz.model import CheckReport, Signature, Stage, Status, Verdict
+from shapefuzz.families.generate import draw_for_release, neighbour_params
+from shapefuzz.files import child, read_bytes, safe_name
+from shapefuzz.invoke.execute import COMPILE_ABORT_GRACE, DEFAULT_BUDGET, Budget, tool_seconds
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.iree.mlirinfo import module_traits
+from shapefuzz.iree.toolchain import Toolchain, ToolchainProbe
+from shapefuzz.judge.campaign_check import check_lanes, expectation_on, form_matching_reference, second_judge
+from shapefuzz.judge.onnx_judge import DISAGREE, JUDGE_LANE, preload
+from shapefuzz.judge.oracle import Expectation, case_expectation
+from shapefuzz.model import CheckReport, Signature, Status, Verdict
+from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.sandbox import GIB
-from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.process.worktime import skip, take, timed
+from shapefuzz.schema import is_int, load_json
+from shapefuzz.shrink.run import ShrinkResult, shrink_file
+from shapefuzz.size import size_of, smaller
+from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.verdict import Seen, every_run_mismatches, verdict
 
 _FAMILIES: dict[str, Family] = {}
 
@@ -28,9 +52,6 @@ def load_family(name: str) -> Family:
     """One family's module, imported on its own (a family that does not import yet does not
     take the others down with it)."""
     if name not in _FAMILIES:
-        from shapefuzz.families.context.wrap import with_context
-        from shapefuzz.families.frontends import with_frontends
-
         # With its torch and ONNX spellings and its context chains, as the registry serves it, so
         # campaigns draw them too (and render, feed and judge a chain case as one computation).
         _FAMILIES[name] = with_context(with_frontends(importlib.import_module(f"shapefuzz.families.{name}").FAMILY))
@@ -50,15 +71,6 @@ def available_families(names: tuple[str, ...]) -> tuple[tuple[str, ...], list[st
 
 
 KNOWN_FAMILIES = tuple(FAMILY_MODULES)
-
-_RELEASE_DRAWS = 8  # draws of a family before giving up on one this release parses
-
-
-def _redraw_seed(seed: int, attempt: int) -> int:
-    import hashlib
-
-    return int.from_bytes(hashlib.sha256(f"{seed}:release:{attempt}".encode()).digest()[:6], "big")
-
 
 # Candidate checks run under this address-space cap; a new out-of-memory bucket is confirmed once
 # under the full cap (the budget's) before it is filed. Measured with bench/bench_memory.py on
@@ -112,8 +124,6 @@ class IreeTarget:
 
     def chain_ops(self) -> tuple[tuple[str, ...], ...]:
         """The chain ops a swarm epoch may leave out, by side; none when `--context-share` pins the share."""
-        from shapefuzz.families.context.strategy import CONSUMER_NAMES, PRODUCER_NAMES
-
         return () if self.context_share is not None else (PRODUCER_NAMES, CONSUMER_NAMES)
 
     def generate_shaped(self, group: str, seed: int, large: bool, chain: bool, left_out: tuple[str, ...]) -> Candidate:
@@ -122,19 +132,9 @@ class IreeTarget:
         return self._generate(group, seed, large, 1.0 if chain else 0.0, left_out)
 
     def _generate(self, group: str, seed: int, large: bool, share: float, left_out: tuple[str, ...] = ()) -> Candidate:
-        from shapefuzz.families.generate import draw_params
-
         family = load_family(group)
-        params = None
-        for attempt in range(_RELEASE_DRAWS):
-            drawn = draw_params(group, seed if attempt == 0 else _redraw_seed(seed, attempt),
-                                regime="large" if large else "small", swarm=True, context_share=share,
-                                left_out=left_out)
-            params = self.gated.params(group, drawn)
-            if params is not None:
-                break
-        if params is None:
-            raise ValueError(f"{_RELEASE_DRAWS} draws of {group} were all forms this release cannot parse")
+        params = draw_for_release(group, seed, self.gated, regime="large" if large else "small", swarm=True,
+                                  context_share=share, left_out=left_out)
         case = Case.make(group, params)
         text = case.header() + "\n" + family.render(case.params)
         features = tuple(family.features(case.params)) + (("regime:large",) if large else ())
@@ -151,49 +151,29 @@ class IreeTarget:
         return Candidate(case.case_id, group, seed, tuple(family.features(params)), case.params_json, text)
 
     def neighbour(self, candidate: Candidate, seed: int) -> Candidate | None:
-        """A small change of the candidate's parameters (coverage feedback draws these near
-        candidates that reached new passes or patterns): one of its family's shrink steps, swarm
-        projections (a feature switched off) or equivalent forms, chosen by `seed`."""
-        import random
-
+        """A small change of the candidate's parameters (`families.generate.neighbour_params`),
+        chosen by `seed`; None when its family offers none."""
         family = load_family(candidate.group)
-        params = family.load(case_of_candidate(candidate).params)
-        rng = random.Random(seed)
-        kind = rng.choice(("shrink", "swarm", "form"))
-        if kind == "swarm" and family.swarm_knobs:
-            options = [family.apply_swarm(params, [knob]) for knob in sorted(family.swarm_knobs)]
-        elif kind == "form":
-            options = family.equivalent_forms(params)
-        else:
-            options = family.shrink_candidates(params)
-        options = [p for p in options if p != params] or family.shrink_candidates(params)
-        options = [q for q in (self.gated.params(candidate.group, p) for p in options) if q is not None and q != params]
-        if not options:
+        changed = neighbour_params(family, candidate.group, family.load(case_of_candidate(candidate).params), seed,
+                                   self.gated)
+        if changed is None:
             return None
-        changed = rng.choice(options)
         case = Case.make(candidate.group, changed)
         return Candidate(case.case_id, candidate.group, seed, tuple(family.features(changed)), case.params_json,
                          case.header() + "\n" + family.render(changed))
 
     def coverage_support(self) -> str:
         """"" when this compiler writes the action log coverage is read from, else why not."""
-        from shapefuzz.coverage.probe import action_log_support
-
         return action_log_support(self.toolchain)
 
     def ineligible(self, candidate: Candidate, lanes: tuple[str, ...]) -> set[str]:
         """The lanes that cannot take the candidate, decided before compiling: a known limit of the
         target (they would only report it unsupported), or a variant whose flags change none of its
         ops (it would compile as its base lane does)."""
-        from shapefuzz.iree.backends import BACKENDS
-        from shapefuzz.iree.mlirinfo import module_traits
-
         traits = module_traits(candidate.text)
         return {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].ineligible_for(traits)}
 
     def size(self, text: str) -> tuple[int, ...]:
-        from shapefuzz.size import size_of
-
         return astuple(size_of(text))
 
     def deadline(self, lanes: tuple[str, ...]) -> float:
@@ -202,13 +182,8 @@ class IreeTarget:
 
     def corpus_count(self, failure: Failure) -> tuple[str, int]:
         """(the corpus entry this failure goes to, how many times it was saved so far)."""
-        from shapefuzz.corpus import META, entry_id
-        from shapefuzz.schema import is_int, load_json
-
         folder = self.corpus_dir / entry_id(failure.signature)
         try:
-            from shapefuzz.files import read_bytes
-
             meta = load_json(read_bytes(folder / META).decode("utf-8"), META)  # bounded, never a FIFO
         except (OSError, ValueError):
             return str(folder), 0
@@ -217,12 +192,11 @@ class IreeTarget:
 
     def save(self, candidate: Candidate, failure: Failure, flaky: bool, cause: str = "",
              triage: Triage | None = None, evidence: str = "") -> str:
-        from shapefuzz.corpus import make_finding, save_finding
-
         # The arrays only for a lane that runs the module here: a large round's compile failure on a
         # GPU lane keeps none (replay makes them from the header where it runs), as its check built
         # none, and this is the campaign's own process (a large attention's reference is 17 GB).
-        expectation = self._expectation(candidate) if self._runs_here([failure.lane]) else None
+        expectation = expectation_on(case_of_candidate(candidate), candidate.input_seed, [failure.lane],
+                                     self.toolchain.probe)
         finding = make_finding(
             failure.signature, candidate.text, self.toolchain,
             case=case_of_candidate(candidate), seed=candidate.input_seed,
@@ -233,121 +207,41 @@ class IreeTarget:
         return str(entry)
 
     def rename_cause(self, entry: str, cause: str) -> None:
-        from shapefuzz.corpus import update_meta
-        from shapefuzz.files import child, safe_name
-
         # the entry as the store names it, taken inside this campaign's corpus (a resumed store is read back)
         update_meta(child(self.corpus_dir, Path(entry).name, "corpus entry"), cause=safe_name(cause, "cause"))
 
     def triage(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
         """compiler bug, target limit, suspected driver or ours, with the evidence (flaky is
-        decided by the re-run)."""
-        from shapefuzz.judge.onnx_judge import DISAGREE
+        decided by the re-run): `triage.verdict` over what the check left."""
+        return verdict(failure, self._seen(candidate, failure, outcome), lambda: self._onnx_contradiction(candidate))
 
-        if failure.signature.status == Status.MISMATCH and failure.signature.message.startswith(DISAGREE):
-            return Triage.OURS, f"our two references disagree, so no backend is judged: {failure.detail[:1500]}"
-        contradiction, unchecked = self._onnx_contradiction(candidate)
-        if contradiction:
-            return Triage.OURS, (f"{contradiction}: the importer's types contradict each other, so what the compiler "
-                                 "makes of them is no compiler bug (ours, or upstream ONNX's)")
-        verdict, evidence = self._verdict(candidate, failure, outcome)
-        return verdict, evidence + (f"; {unchecked}" if unchecked else "")
-
-    def _verdict(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> tuple[Triage, str]:
-        """`triage`'s verdict once our references and ONNX's types are not in doubt."""
-        from shapefuzz.iree.backends import BACKENDS
-        from shapefuzz.judge.onnx_judge import JUDGE_LANE
-
-        backend = BACKENDS.get(failure.lane)
-        stage, status = failure.signature.stage, failure.signature.status
-        reason = backend.limit_for_module(candidate.text) if backend else None
-        if reason:
-            return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
-        probe = self.toolchain.probe
-        ran = {lane: st for lane, (st, _) in outcome.lanes.items()
-               if lane in BACKENDS and BACKENDS[lane].executes(probe)}
-        if stage in (Stage.RUN, Stage.COMPARE) and backend is not None:
-            others = {lane: st for lane, st in ran.items() if BACKENDS[lane].driver != backend.driver}
-            agree = sorted(lane for lane, st in others.items() if st == Status.OK)
-            if backend.driver == "vulkan" and agree and len(agree) == len(others):
-                twin = backend.driver_twin
-                twin_runs = bool(twin) and twin in BACKENDS and BACKENDS[twin].executes(probe)
-                return vulkan_verdict(candidate.text, failure, {lane: st for lane, (st, _) in outcome.lanes.items()},
-                                      agree, twin_runs, outcome.earlier.get(failure.lane, ""))
-            wrong = every_run_mismatches(outcome, probe)
-            if status == Status.MISMATCH and wrong and outcome.reference_form:
-                return Triage.COMPILER_BUG, (
-                    f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
-                    f"{outcome.reference_form}: the reference is right, and the bug is shared by every backend")
-            if status == Status.MISMATCH and wrong and outcome.lanes.get(JUDGE_LANE, (None,))[0] == Status.OK:
-                # a second, independent reference (ONNX's own) computed the same values
-                return Triage.COMPILER_BUG, (
-                    f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
-                    "onnx.reference computes the same values as the NumPy reference: the reference is right, "
-                    "and the bug is shared by every backend")
-            if status == Status.MISMATCH and wrong:
-                return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
-                                     "reference: the reference is suspect")
-        from shapefuzz.triage.record import lanes_evidence
-
-        passed = sorted(lane for lane, (st, _) in outcome.lanes.items() if st == Status.OK and lane in BACKENDS)
-        return Triage.COMPILER_BUG, (f"{stage.value}/{status.value} on {failure.lane} for input that verifies"
-                                     f"{lanes_evidence(passed, probe)}")
+    def _seen(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> Seen:
+        """What the check (or its confirming re-run) left for judging `failure`."""
+        return Seen(candidate.text, statuses(outcome), self.toolchain.probe, outcome.earlier, outcome.reference_form,
+                    outcome.lanes.get(JUDGE_LANE, (None,))[0], failure.signature.message.startswith(DISAGREE))
 
     def _onnx_contradiction(self, candidate: Candidate) -> tuple[str, str]:
         """(what ONNX types two ways for a case spelled as an ONNX model, "" for none; what was not
         checked: campaign.onnx_contradiction, which skips a large candidate's references here)."""
-        from shapefuzz.campaign.onnx_contradiction import onnx_contradiction
-
         return onnx_contradiction(candidate, self._expectation)
 
     # --- worker processes ----------------------------------------------------------------------
     def worker_init(self) -> None:
-        """Once per worker, before its first task: the cached probe read, and what every check
-        imports (families, the oracle, ONNX's reference), timed as the worker's start-up and
-        reported with its first check (worktime.take)."""
-        from shapefuzz.process.worktime import timed
-
+        """Once per worker, before its first task: the cached probe read, every family built and
+        ONNX's reference loaded, timed as the worker's start-up and reported with its first check
+        (worktime.take). (The oracle and the families' modules come with this one's imports.)"""
         with timed("start-up"):
             self.toolchain.probe  # noqa: B018
-            import shapefuzz.judge.oracle  # noqa: F401
-            from shapefuzz.families import get_family
-            from shapefuzz.judge.onnx_judge import preload
-
             for name in KNOWN_FAMILIES:
                 get_family(name)
             preload()
 
-    def _expectation(self, candidate: Candidate):
-        from shapefuzz.judge.oracle import case_expectation
-
+    def _expectation(self, candidate: Candidate) -> Expectation:
         return case_expectation(case_of_candidate(candidate), candidate.input_seed)
-
-    def _runs_here(self, lanes: list[str]) -> bool:
-        """Whether one of `lanes` runs the module here (an unknown name counts as one)."""
-        from shapefuzz.iree.backends import any_runs_here
-
-        return any_runs_here(lanes, self.toolchain.probe)
-
-    def _run_expectation(self, candidate: Candidate, lanes: list[str]):
-        """The expectation a check on `lanes` needs: None when none of them executes here (a large
-        round's compile-only lanes), which use no inputs and no NumPy reference (for a large case the
-        most costly part of a worker's time outside the compiler); the case is still validated."""
-        from shapefuzz.families import validate_case
-        from shapefuzz.process.worktime import timed
-
-        if self._runs_here(lanes):
-            return self._expectation(candidate)
-        with timed("reference"):
-            validate_case(case_of_candidate(candidate))
-        return None
 
     def check(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """Under the campaign's memory cap and half the time limits; lanes that cannot support what the candidate uses
         (a known target limit, told by its types) are not compiled, only counted unsupported."""
-        from shapefuzz.invoke.execute import tool_seconds
-        from shapefuzz.process.worktime import take
-
         before = tool_seconds()
         outcome = self._check(candidate, lanes, scaled(capped(self.budget, self.memory_cap), CHECK_TIME_FACTOR))
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
@@ -357,83 +251,41 @@ class IreeTarget:
         short by the campaign's cap is filed only if it blows past the full cap too. When every
         backend that ran disagrees with the reference, the case's equivalent forms are checked on
         the reference lane: one that matches the reference shows the reference is right."""
-        from shapefuzz.invoke.execute import tool_seconds
-        from shapefuzz.process.worktime import take
-
         before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
-        if every_run_mismatches(outcome, self.toolchain.probe):
-            outcome = replace(outcome, reference_form=self._form_matching_reference(candidate))
+        if every_run_mismatches(statuses(outcome), self.toolchain.probe):
+            outcome = replace(outcome, reference_form=form_matching_reference(
+                case_of_candidate(candidate), self.toolchain, candidate.input_seed, self.budget))
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
 
-    def _form_matching_reference(self, candidate: Candidate) -> str:
-        from shapefuzz.iree.backends import REFERENCE_BACKEND
-        from shapefuzz.judge.oracle import check_forms, form_difference
-
-        case = case_of_candidate(candidate)
-        forms = check_forms(case, (REFERENCE_BACKEND,), self.toolchain, candidate.input_seed, self.budget,
-                            confirm=False)
-        for form, report in forms.reports:
-            if form != case and report.verdict == Verdict.PASS:
-                return (f"form [{form_difference(case.params, form.params)}] of the same computation matches "
-                        f"it on {REFERENCE_BACKEND}")
-        return ""
-
     def _check(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
-        import errno
-
-        from shapefuzz.errors import EnvironmentFault
-
-        try:
-            return self._check_lanes(candidate, lanes, budget)
-        except OSError as error:  # our temporary files: a full TMPDIR is the machine, not the compiler
-            if error.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EROFS, errno.ENOENT):
-                raise EnvironmentFault(f"{error.filename or 'temporary file'}: {error.strerror}") from None
-            raise
-
-    def _check_lanes(self, candidate: Candidate, lanes: tuple[str, ...], budget: Budget) -> Outcome:
-        from shapefuzz.iree.backends import BACKENDS
-        from shapefuzz.errors import UndefinedReference
-        from shapefuzz.invoke.execute import tool_seconds
-        from shapefuzz.judge.oracle import check_module
-
-        limited = {lane for lane in lanes if lane in BACKENDS and BACKENDS[lane].limit_for_module(candidate.text)}
-        checked = [lane for lane in lanes if lane not in limited]
+        """`judge.campaign_check.check_lanes` as the campaign's outcome: a case the release cannot
+        parse said so, the second judge as one more lane, limited lanes counted unsupported."""
+        case = case_of_candidate(candidate)
         before = tool_seconds()
-        # (a large attention's reference, 8x16x4096x4096 scores or 17 GB, once took a worker with it
-        # for compile-only lanes: 151 s and 383 s of two context-bench campaigns)
-        try:
-            expectation = self._run_expectation(candidate, checked)
-        except UndefinedReference as error:  # the generator's slip: discarded, never judged
-            return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + str(error))
-        report = check_module(candidate.text, checked,
-                              expectation, self.toolchain, budget, confirm=False,
-                              instrument=candidate.instrument)
-        outcome = outcome_of(report, tool_seconds() - before)
-        if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case_of_candidate(candidate).params):
+        checked = check_lanes(candidate.text, case, candidate.input_seed, lanes, self.toolchain, budget,
+                              candidate.instrument)
+        if checked.report is None:  # the generator's slip: discarded, never judged
+            return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + checked.undefined)
+        outcome = outcome_of(checked.report, tool_seconds() - before)
+        if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case.params):
             return replace(outcome, error=NOT_FOR_RELEASE + outcome.error)
-        outcome = with_judge(outcome, expectation, self.toolchain.probe)
-        if not limited or outcome.verdict == Verdict.INVALID:
+        outcome = with_judge(outcome, checked.expectation, self.toolchain.probe)
+        if not checked.limited or outcome.verdict == Verdict.INVALID:
             return outcome
-        statuses = {lane: (Status.UNSUPPORTED, 0.0) if lane in limited else outcome.lanes[lane] for lane in lanes}
-        return replace(outcome, lanes=statuses)
+        return replace(outcome, lanes={lane: (Status.UNSUPPORTED, 0.0) if lane in checked.limited else outcome.lanes[lane]
+                                       for lane in lanes})
 
-    def shrink(self, candidate: Candidate, job: ShrinkJob):
-        """(smaller text or None, corpus entry or None, new findings) once the shrunk reproducer
-        is confirmed and saved (it replaces the entry's reproducer, being smaller), else None."""
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> ShrinkOutcome | None:
+        """The shrink and its corpus write (`save_shrunk`); None when the candidate did not fail
+        with the job's signature in isolation, or nothing came of it."""
         result = self.shrink_only(candidate, job)
         return None if result is None else self.save_shrunk(result)
 
-    def shrink_only(self, candidate: Candidate, job: ShrinkJob):
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> ShrinkResult | None:
         """The shrink without the corpus write (a cluster node returns this to the head): its
         `ShrinkResult`, or None when the candidate did not fail with the job's signature in
         isolation (another failure is not shrunk in its place). Trials run with the job's input seed."""
-
-        from shapefuzz.errors import EnvironmentFault, ShapefuzzError
-        from shapefuzz.shrink.run import shrink_file
-
-        from shapefuzz.process.worktime import skip
-
         with temp_dir("shrink") as tmp:
             path = str(Path(tmp) / "candidate.mlir")
             try:
@@ -451,21 +303,14 @@ class IreeTarget:
                 skip()  # a shrink's time is not split (its share is the engine's to bound)
         return result
 
-    def save_shrunk(self, result):
+    def save_shrunk(self, result: ShrinkResult) -> ShrinkOutcome | None:
         """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
-        handed back as (candidate, failure) pairs for the engine's buckets: nothing is written
-        into the corpus behind the campaign's back. (the entry's reproducer after the save, or None
-        when nothing was saved; entry or None; found), or None when there is nothing."""
-        from shapefuzz.corpus import REPRODUCER, make_finding, save_finding
-        from shapefuzz.files import read_bytes
-        from shapefuzz.size import smaller
-
-        found = [self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings]
+        handed back for the engine's buckets: nothing is written into the corpus behind the
+        campaign's back. None when there is nothing to tell."""
+        found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings)
         if not result.confirmed or not smaller(result.minimized, result.original):
-            return (None, None, found) if found else None
-        from shapefuzz.judge.oracle import case_expectation
-
+            return ShrinkOutcome(found=found) if found else None
         signature = next(iter(result.target.signatures.values()))
         case = case_of(result.minimized)
         # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
@@ -477,13 +322,12 @@ class IreeTarget:
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
-        return read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found
+        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found)
 
-    def _shrink_finding(self, result, signature: Signature, text: str, report: CheckReport):
+    def _shrink_finding(self, result: ShrinkResult, signature: Signature, text: str,
+                        report: CheckReport) -> tuple[Candidate, Failure]:
         """A new failure met while shrinking, as a candidate of its own (its text, the family and
         input seed of the candidate it came from) with its failure."""
-        import hashlib
-
         detail = next((r.detail for r in report.failures if r.signature == signature), "")
         case, origin = case_of(text), case_of(result.original)
         key = "shrunk-" + hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -492,98 +336,32 @@ class IreeTarget:
         return found, failure_of(signature, detail)
 
 
-def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree: list[str],
-                   twin_runs: bool = True, earlier: str = "") -> tuple[Triage, str]:
-    """A wrong value or run failure only on a Vulkan lane (`agree`: the other drivers' lanes, all
-    right) is blamed on the driver only after the lane's twin, another target on the same Mesa
-    driver (default profile and llvmpipe), ran it, and after IREE's i8/i16 emulation and Mesa's
-    loop limit were considered (see triage.driver). `lanes`: every lane's status so far;
-    `twin_runs`: whether the twin executes here at all; `earlier`: what an earlier run of the
-    lane said (wrong values that change from run to run are a race in the generated code)."""
-    from shapefuzz.iree.backends import BACKENDS
-    from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
-
-    backend = BACKENDS[failure.lane]
-    status = failure.signature.status
-    what = "wrong numbers" if status == Status.MISMATCH else f"a run failure ({status.value})"
-    seen = (f"{what} only on {failure.lane} (Mesa's software Vulkan device, the only one here), while "
-            f"{', '.join(agree)} agree with the NumPy reference")
-    twin = backend.driver_twin or ""
-    twin_status = lanes.get(twin)
-    narrow = narrow_words_lost(text, backend.emulated)
-    emulation = (f"; {failure.lane} has no 8/16-bit storage, so IREE emulates {'/'.join(backend.emulated)} in 32-bit "
-                 f"words, and the module holds a {narrow}: an emulated tensor whose byte size is not a multiple "
-                 "of 4 loses its last word (IREE's emulation, codegen for SPIR-V)") if narrow else ""
-    if twin_status == Status.OK and twin_runs:  # a twin that only compiled here says nothing about values
-        return Triage.COMPILER_BUG, (
-            f"{seen}, and {twin}, another target on the same Mesa driver, is right: two targets disagreeing on "
-            f"one driver is the compiler's (codegen for SPIR-V){emulation}")
-    if twin_status is None or not twin_status.is_failure or not twin_runs:  # not run there (yet), or it cannot take it
-        if narrow:
-            return Triage.COMPILER_BUG, f"{seen}{emulation}"
-        why = ("its confirming re-run runs it there" if twin_runs and twin_status is None else
-               f"{twin} cannot check it here" if twin else "no other Vulkan target to check it against")
-        return Triage.SUSPECTED_DRIVER, (
-            f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
-            "settle it: the same module on a hardware GPU or on another Vulkan implementation")
-    limit = loop_limit_reached(text)
-    if limit:
-        return Triage.SUSPECTED_DRIVER, f"{seen}; {twin} on the same driver fails too ({twin_status.value}), and {limit}"
-    if status == Status.MISMATCH and earlier and earlier[:4000] != failure.detail[:4000]:
-        return Triage.COMPILER_BUG, (
-            f"{seen}; {twin} on the same driver fails too, and the wrong values change from run to run "
-            f"(first: {earlier[:300]}; again: {failure.detail[:300]}): a race in the code IREE generates for "
-            "both targets (a missing barrier), not a limit of the driver")
-    return Triage.SUSPECTED_DRIVER, (
-        f"{seen}; {twin} on the same driver fails too ({twin_status.value}) and no known limit explains it: the "
-        "driver, or SPIR-V codegen both targets share; would settle it: the same module on a hardware GPU or on "
-        "another Vulkan implementation")
-
-
 def case_of_candidate(candidate: Candidate) -> Case:
     """The case a candidate's payload holds (its family and parameters)."""
     return Case(candidate.group, candidate.payload)
 
 
 def case_of(text: str):
-    from shapefuzz.case import case_from_mlir
-
     return case_from_mlir(text)
 
 
-def every_run_mismatches(outcome: Outcome, probe) -> list[str]:
-    """The executing backends that ran the candidate, when there are at least two and every one
-    of them gave wrong numbers (the reference is then suspect), else []."""
-    from shapefuzz.iree.backends import BACKENDS
-
-    ran = {lane: st for lane, (st, _) in outcome.lanes.items() if lane in BACKENDS and BACKENDS[lane].executes(probe)}
-    wrong = sorted(lane for lane, st in ran.items() if st == Status.MISMATCH)
-    return wrong if len(ran) >= 2 and len(wrong) == len(ran) else []
+def statuses(outcome: Outcome) -> dict[str, Status]:
+    """Each lane's status in `outcome` (its seconds left out)."""
+    return {lane: status for lane, (status, _) in outcome.lanes.items()}
 
 
 def failure_of(signature: Signature, detail: str) -> Failure:
     """A failing lane with the bug identity the engine groups causes by (`strong` when the
     compiler said where it failed, see triage.identity)."""
-    from shapefuzz.triage.identity import identity_of
-
     ident = identity_of(signature.stage.value, signature.status.value, signature.message, detail)
     return Failure(signature, detail, ident.key, ident.strong, ident.failing_pass)
 
 
-def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
+def with_judge(outcome: Outcome, expectation: Expectation | None, probe: ToolchainProbe) -> Outcome:
     """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
     report count how often it ran and disagreed; only where some lane executed the candidate."""
-    from shapefuzz.iree.backends import BACKENDS
-    from shapefuzz.judge.onnx_judge import JUDGE_LANE
-
-    executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != Status.UNSUPPORTED
-                   for lane in outcome.lanes)
-    if expectation is None or not executed or outcome.verdict == Verdict.INVALID:
-        return outcome
-    second = expectation.second
-    if second is None:
-        return outcome
-    return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
+    second = second_judge(statuses(outcome), outcome.verdict, expectation, probe)
+    return outcome if second is None else replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: second})
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

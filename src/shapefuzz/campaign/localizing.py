@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.cause_ties import split_cause
+from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
-from shapefuzz.campaign.merging import split_by_dispatch_kind, split_real_limits
+from shapefuzz.campaign.causes.merging import split_by_dispatch_kind, split_real_limits
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
 from shapefuzz.schema import SchemaError, load_json

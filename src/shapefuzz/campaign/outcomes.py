@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from shapefuzz.model import Signature, Status, Verdict  # one Verdict: the oracle's, with ERROR and LOST
+from shapefuzz.model import Signature, Status, Triage, Verdict  # one Verdict: the oracle's, with ERROR and LOST
 
 INPUT_SEED_MODULUS = 1 << 31  # a candidate's inputs are drawn with its seed modulo this (NumPy and the corpus take it)
 
@@ -29,17 +29,6 @@ class BucketState(str, enum.Enum):
     CONFIRMED = "confirmed"  # failed on a re-run (the same way, or another: its other face), or never passed one
     FLAKY = "flaky"  # passed on its re-runs and failed on none
     UNCONFIRMED = "unconfirmed"  # confirmation turned off
-
-
-class Triage(str, enum.Enum):
-    """What a bucket is judged to be, with its evidence kept beside it. Only compiler bugs count
-    as findings; the rest are listed apart, never dropped."""
-
-    COMPILER_BUG = "compiler bug"
-    TARGET_LIMIT = "target limit"  # something the target does not support
-    SUSPECTED_DRIVER = "suspected driver"  # wrong only on the software Vulkan device
-    FLAKY = "flaky"  # passed on its re-runs and failed on none
-    OURS = "ours"  # input that should not have verified, or a reference every backend disagrees with
 
 
 class ShrinkState(str, enum.Enum):
@@ -126,6 +115,18 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class ShrinkOutcome:
+    """What a shrink task gave the campaign (a check's is its `Outcome`): the corpus entry's
+    reproducer once a smaller text was saved into it, and that entry (both None when nothing was
+    saved), and the new failures met while shrinking, each with the candidate it came as, for the
+    engine's buckets (nothing is written into the corpus behind the campaign's back)."""
+
+    text: str | None = None
+    entry: str | None = None
+    found: tuple[tuple[Candidate, Failure], ...] = ()
+
+
+@dataclass(frozen=True)
 class Outcome:
     verdict: Verdict
     lanes: dict[str, tuple[Status, float]]  # lane -> (status, seconds)
@@ -181,9 +182,7 @@ class Target(Protocol):
     def deadline(self, lanes: tuple[str, ...]) -> float: ...
     def corpus_count(self, failure: Failure) -> tuple[str, int]: ...
     def size(self, text: str) -> tuple[int, ...]: ...  # the one "smaller" order (shrinker, corpus, campaign)
-    # (the entry's reproducer once a smaller text was saved, or None; corpus entry or None;
-    #  [(candidate, failure) met while shrinking]) or None
-    def shrink(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
+    def shrink(self, candidate: Candidate, job: ShrinkJob) -> ShrinkOutcome | None: ...  # None: nothing to tell
 
 
 @runtime_checkable
@@ -223,8 +222,8 @@ class SplitShrinkTarget(Protocol):
     """A target whose shrink runs in two halves on a cluster: the search on a node, returned as a
     value (`shrink_only`), and the corpus write on the head (`save_shrunk`); `shrink` is both."""
 
-    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> Any: ...
-    def save_shrunk(self, result: Any) -> Any: ...
+    def shrink_only(self, candidate: Candidate, job: ShrinkJob) -> Any: ...  # the shrinker's own result, or None
+    def save_shrunk(self, result: Any) -> ShrinkOutcome | None: ...
 
 
 def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
@@ -280,7 +279,7 @@ class Stats:
     messages: list[str] = field(default_factory=list)
 
 
-__all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome",
+__all__ = ["NOT_FOR_RELEASE", "UNDEFINED_REFERENCE", "EnvironmentCondition", "Verdict", "TaskKind", "BucketState", "Triage", "ShrinkState", "ShrinkJob", "Candidate", "Failure", "Outcome", "ShrinkOutcome",
            "Target", "LaneRules", "CoverageTarget", "ShapedTarget", "SplitShrinkTarget", "coverage_target", "lane_rules",
            "perform", "shaped_target",
            "one_line", "Stats"]

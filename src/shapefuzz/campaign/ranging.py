@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.process import interrupts
-from shapefuzz.campaign.cause_facts import ranged_entries, set_regression, smallest_first
+from shapefuzz.campaign.causes.cause_facts import ranged_entries, set_regression, smallest_first
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 
 NICENESS = 5  # a bisect compile yields the CPU to the campaign's workers
 POLL_SECONDS = 10.0  # how often the store is read for causes that became ready
@@ -72,7 +72,7 @@ def due_causes(rows: Sequence[BucketRow], corpus: Path | None, done_causes: set[
         saved.sort(key=lambda pair: pair[0].shrunk_size or pair[0].repro_size or 10**12)
         entry = smallest_first(e for _, e in saved)[0]  # the one its issue text shows (report.summary)
         best = next(b for b, e in saved if e == entry)
-        idents = (identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in [best, *members])
+        idents = (identity_of(b.stage, b.status, b.message, b.detail) for b in [best, *members])
         out.append(Due(name, entry, next((i.failing_pass for i in idents if i.failing_pass), "")))
     return out
 

@@ -250,11 +250,11 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
     (`ranging`, stopped first), over the releases in the toolchain cache, within its own budget: the
     background fetch gets at most half of it to finish (what is not fetched by then is left out and
     said). A cause left without one says "no range: <why>" (with no other release at all, that too)."""
-    from shapefuzz.campaign.cause_facts import mark_unranged
+    from shapefuzz.campaign.causes.cause_facts import mark_unranged
 
     import time
 
-    from shapefuzz.campaign.cause_facts import bisect_causes
+    from shapefuzz.campaign.causes.cause_facts import bisect_causes
     from shapefuzz.recheck.regression import local_releases
 
     say = lambda text: progress("message", text)  # noqa: E731
@@ -285,9 +285,9 @@ def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, pr
 def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain, budget: float | None,
                     progress: ProgressFn, reason: str, messages: list[str]) -> Summary:
     """Where each new wrong value or run-time failure starts (campaign.localizing), within its budget
-    (None: the step's default); then which causes at one pass cross-trigger (campaign.crosstrigger),
+    (None: the step's default); then which causes at one pass cross-trigger (campaign.causes.crosstrigger),
     within at most a minute more."""
-    from shapefuzz.campaign.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
+    from shapefuzz.campaign.causes.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
     from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
     seconds = DEFAULT_LOCALIZE_SECONDS if budget is None else budget
@@ -296,7 +296,7 @@ def _localize_phase(store: CampaignStore, summary: Summary, toolchain: Toolchain
     say = lambda text: progress("message", text)  # noqa: E731
     if localize_causes(store, new, toolchain, seconds, say):
         summary = _resummarized(summary, store, reason, messages)
-    # then the causes placed at one pass run each other's reproducers (campaign.crosstrigger)
+    # then the causes placed at one pass run each other's reproducers (campaign.causes.crosstrigger)
     if cross_trigger(store, summary.causes, toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
         summary = _resummarized(summary, store, reason, messages)
     return summary
@@ -491,7 +491,7 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
         if fetcher is not None:
             fetcher.stop()
         if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
-            from shapefuzz.campaign.cause_facts import annotate_corpus
+            from shapefuzz.campaign.causes.cause_facts import annotate_corpus
             from shapefuzz.corpus import rebuild_index
 
             # before the issue texts are written: they quote each entry's bug record (its regression range)

@@ -18,10 +18,10 @@ from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.cause_ties import Causes
+from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.localizing import split_as_reported
-from shapefuzz.campaign.verdicts import cause_triage
+from shapefuzz.campaign.causes.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
 from shapefuzz.case import case_from_mlir
 from shapefuzz.errors import InvalidInputError
@@ -38,9 +38,9 @@ def frontend_spelled(bucket: BucketRow) -> bool:
 
 
 def severity_rank(bucket: BucketRow) -> int:
-    """The bucket's severity as an order (0: wrong values), as `campaign.cause_facts` ranks its cause."""
+    """The bucket's severity as an order (0: wrong values), as `campaign.causes.cause_facts` ranks its cause."""
     elements = measure(bucket.repro_text).elements if bucket.repro_text else None
-    return int(severity_of(bucket.stage, bucket.status, bucket.sig_json.get("message", ""), bucket.detail, elements))
+    return int(severity_of(bucket.stage, bucket.status, bucket.message, bucket.detail, elements))
 
 
 def choose(members: Iterable[BucketRow], lane_seconds: Callable[[BucketRow], float]) -> BucketRow | None:

@@ -35,7 +35,7 @@ from shapefuzz.cli.params import Duration
 def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | None, do_localize: bool,
            localize_time: float | None, fetch_releases: int | None, as_json: bool) -> None:
     """List CAMPAIGN's causes as bugs (and with --bisect, find since when each fails)."""
-    from shapefuzz.campaign.cause_facts import annotate_corpus, bisect_causes
+    from shapefuzz.campaign.causes.cause_facts import annotate_corpus, bisect_causes
     from shapefuzz.campaign.report.summary import summarize, write_report
     from shapefuzz.campaign.database import DB_NAME, CampaignStore
     from shapefuzz.errors import UsageError
@@ -49,7 +49,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
     try:
         summary = summarize(store, "triage")
         if do_localize:
-            from shapefuzz.campaign.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
+            from shapefuzz.campaign.causes.crosstrigger import DEFAULT_CROSS_SECONDS, cross_trigger
             from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS, localize_causes
 
             seconds = DEFAULT_LOCALIZE_SECONDS if localize_time is None else float(localize_time)
@@ -79,7 +79,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
                f"({sum(c.new for c in findings)} new), in severity order:")
     for c in summary.causes:
         known = "new" if c.new else f"known{': ' + c.reported if c.reported else ''}"
-        click.echo(f"{c.name}  [{c.triage.value}; {c.severity}; {known}]")
+        click.echo(f"{c.name}  [{c.triage.value}; {c.severity.label}; {known}]")
         click.echo(f"    {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                    + f"; {c.scope}; lanes: {', '.join(c.lanes)}")
         click.echo(f"    {c.message[:160]}")

@@ -4,6 +4,7 @@ re-drawn from its seed alone."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import Counter
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from shapefuzz.process import interrupts
 from shapefuzz.case import Case
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.families import get_family
+from shapefuzz.families.base import Family, FamilyParams
+from shapefuzz.families.gates import Gated
 
 _ATTEMPTS = 50  # strategies may filter; a seed whose draw is rejected moves on to the next sub-seed
 
@@ -68,6 +71,46 @@ def draw_params(family: str, seed: int, *, regime: str = "small", swarm: bool = 
     fam = get_family(family)
     with sharing(context_share, left_out):
         return draw(fam.swarm_strategy(regime) if swarm else fam.strategy(regime), seed)
+
+
+RELEASE_DRAWS = 8  # draws of a family before giving up on one a release parses
+
+
+def redraw_seed(seed: int, attempt: int) -> int:
+    """The seed of a case's `attempt`-th draw again, after forms its release cannot parse."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:release:{attempt}".encode()).digest()[:6], "big")
+
+
+def draw_for_release(family: str, seed: int, gated: Gated, *, regime: str = "small", swarm: bool = False,
+                     context_share: float | None = None, left_out: tuple[str, ...] = ()):
+    """`draw_params`, with a form the release cannot parse (`gated`, families/gates.py) drawn as an
+    equivalent form it can, or drawn again under another seed (`redraw_seed`) up to RELEASE_DRAWS
+    times in all; ValueError when every one of them was such a form."""
+    for attempt in range(RELEASE_DRAWS):
+        drawn = draw_params(family, seed if attempt == 0 else redraw_seed(seed, attempt), regime=regime, swarm=swarm,
+                            context_share=context_share, left_out=left_out)
+        params = gated.params(family, drawn)
+        if params is not None:
+            return params
+    raise ValueError(f"{RELEASE_DRAWS} draws of {family} were all forms this release cannot parse")
+
+
+def neighbour_params(family: Family, name: str, params: FamilyParams, seed: int, gated: Gated) -> FamilyParams | None:
+    """A small change of a case's typed `params` (coverage feedback draws these near cases that
+    reached new passes or patterns): one of the family's shrink steps, swarm projections (a
+    feature switched off) or equivalent forms, chosen by `seed`, in a form the release parses
+    (`gated`); None when there is none."""
+    rng = random.Random(seed)
+    kind = rng.choice(("shrink", "swarm", "form"))
+    if kind == "swarm" and family.swarm_knobs:
+        options = [family.apply_swarm(params, [knob]) for knob in sorted(family.swarm_knobs)]
+    elif kind == "form":
+        options = family.equivalent_forms(params)
+    else:
+        options = family.shrink_candidates(params)
+    options = [p for p in options if p != params] or family.shrink_candidates(params)
+    options = [q for q in (gated.params(name, p) for p in options) if q is not None and q != params]
+    return rng.choice(options) if options else None
 
 
 def draw_case(family: str, seed: int, *, regime: str = "small", swarm: bool = False,

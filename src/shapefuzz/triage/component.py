@@ -8,6 +8,7 @@ import re
 from typing import Iterable
 
 from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.model import text_of
 from shapefuzz.triage.localize import CODEGEN, Localization
 from shapefuzz.triage.severity import miscompiled_shape
 
@@ -53,6 +54,7 @@ def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[st
     "wrong code" and the target (no pass fails). A run-time failure whose `output` (message and
     detail) says the compiled code computed a size or range wrong is wrong code, not the runtime's."""
     lanes = sorted(lanes)
+    stage, status = text_of(stage), text_of(status)  # (the enums count as their text)
     target = ", ".join(dict.fromkeys(_target_of(lane) for lane in lanes)) or "?"
     if stage == "run" and miscompiled_shape(stage, output):
         return f"wrong code for {target} (a shape or size computed wrong fails at run time)"

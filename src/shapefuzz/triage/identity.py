@@ -8,7 +8,7 @@ features are dropped, and so is the op a diagnostic is attached to once the fail
 message is one bug). An identity is *strong* when the compiler said where it failed (a pass or
 crash frames): failures with equal strong identities are one cause at once. A weak identity
 (wrong values, a timeout without a stack, running out of memory, a runtime error) says nothing about where, so
-two buckets sharing one become one cause only once a candidate hits both (see campaign.cause_ties).
+two buckets sharing one become one cause only once a candidate hits both (see campaign.causes.cause_ties).
 A compile timeout stopped with SIGABRT (sandbox) is placed by the pass on its stack, never by its
 top frames or its wall-clock: two hangs in one pass are one cause, in two passes two.
 """
@@ -19,7 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from shapefuzz.model import Signature, Status
+from shapefuzz.model import Signature, Status, text_of
 from shapefuzz.triage.signature import first_error_line, normalize
 from shapefuzz.triage.failing_pass import crash_frames, failing_pass, hang_place
 
@@ -137,7 +137,9 @@ def fold_message(message: str, pass_known: bool) -> str:
 
 def identity_of(stage: str, status: str, message: str, output: str = "", action_log: str | None = None) -> Identity:
     """The identity of a failure: its stage, status, normalized signature `message` and the raw
-    `output` of the tool (the failing pass and crash frames are read from it)."""
+    `output` of the tool (the failing pass and crash frames are read from it). A `Stage` or
+    `Status` counts as its text (in an f-string a str enum prints its name, `Stage.RUN`)."""
+    stage, status = text_of(stage), text_of(status)
     if status == "timeout":  # the same message whether the signature says where or not (older entries)
         message, passname = "timeout", hang_place(output) if output and stage == "compile" else None
     else:

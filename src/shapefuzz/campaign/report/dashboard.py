@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from shapefuzz import __version__
 from shapefuzz.campaign.report import plots
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.discovery import lines as discovery_lines
 from shapefuzz.campaign.report.issue_texts import IssueTexts
@@ -58,7 +58,7 @@ def _link(target: Path | None, base: Path) -> str | None:
 
 def _regression(cause: Cause, entry_meta: dict[str, Any] | None) -> str:
     """"fails from X (worked in Y)", from the cause or its entry's recorded bisect; "" if unknown."""
-    if cause.regression:  # the campaign's own record (triage), {"text": ...}
+    if cause.regression:  # the campaign's own record (triage)
         return cause.regression_text
     bisect = (entry_meta or {}).get("bisect")
     if not isinstance(bisect, dict) or not bisect.get("first_failing"):
@@ -95,7 +95,7 @@ def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[
         issue = issues.write(cause, members) if issues is not None else None
         passes = sorted({str(b.get("failing_pass") or "") for b in members} - {""})
         rows.append({
-            "cause": cause.name, "triage": cause.triage.value, "severity": cause.severity,
+            "cause": cause.name, "triage": cause.triage.value, "severity": cause.severity.label,
             "new": cause.new, "lanes": list(cause.backends), "scope": cause.scope, "reported": cause.reported,
             "component": cause.component or ("runtime" if cause.stage == "run" else "compiler"),
             "failing_pass": cause.failing_pass or ", ".join(passes),

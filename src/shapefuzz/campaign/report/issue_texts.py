@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from typing import Any, Callable
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 
 from shapefuzz.errors import ShapefuzzError
 from shapefuzz.files import UnsafeName, child, fresh_dir, real_dir, safe_name
@@ -31,7 +31,7 @@ ISSUES_DIR = "issues"
 
 
 def one_bug_lines(cause: Cause) -> list[str]:
-    """For a cause that is one bug seen several ways (campaign.merging): each symptom with its lanes,
+    """For a cause that is one bug seen several ways (campaign.causes.merging): each symptom with its lanes,
     and the causes merged into it."""
     seen = cause.symptoms
     lines = []

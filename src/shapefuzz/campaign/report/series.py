@@ -52,9 +52,9 @@ def build(store: CampaignStore, summary: Summary) -> Series:
     rank: dict[str, float] = {}
     for cause in summary.causes:
         by_triage[cause.triage.value].append(cause.first_seen)
-        if cause.severity and cause.is_finding:
-            by_severity[cause.severity].append(cause.first_seen)
-            rank[cause.severity] = float(cause.severity_rank)
+        if cause.is_finding:
+            by_severity[cause.severity.label].append(cause.first_seen)
+            rank[cause.severity.label] = float(cause.severity_rank)
     order = [t.value for t in Triage]
     series.causes_by_triage = {k: Step(tuple(sorted(by_triage[k]))) for k in sorted(by_triage, key=order.index)}
     series.causes_by_severity = {k: Step(tuple(sorted(by_severity[k]))) for k in sorted(by_severity, key=rank.__getitem__)}

@@ -14,12 +14,12 @@ from typing import Any
 
 from shapefuzz.campaign.allocation import allocation_summary
 from shapefuzz.campaign.report.allocation_table import allocation_lines, allocation_markdown
-from shapefuzz.campaign.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
+from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
-from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crossings import crossed
+from shapefuzz.campaign.causes.cause import Cause, Regression
+from shapefuzz.campaign.causes.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
-from shapefuzz.campaign.merging import entry_meta, entry_reproducer, merge_causes, symptoms
+from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.shrinkorder import not_shrunk_why
 from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
@@ -27,7 +27,7 @@ from shapefuzz.campaign.discovery import (
     UNOBSERVED, Discovery, compiler_bug_causes, estimate, seen_by, sightings, lines as discovery_lines,
 )
 from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
-from shapefuzz.campaign.verdicts import bucket_triage, cause_triage
+from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
@@ -167,7 +167,7 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     causes = _causes(rows, session_start, store, failing)
     cause_of = {sig: c.name for c in causes for sig in c.buckets}
     buckets = [
-        {"signature": b.sig, "backend": b.backend, "stage": b.stage, "status": b.status, "family": b.family,
+        {"signature": b.sig, "backend": b.backend, "stage": b.stage.value, "status": b.status.value, "family": b.family,
          "count": b.count, "state": b.state.value, "first_seen": round(b.first_seen, 1), "last_seen": round(b.last_seen, 1),
          "reproducer": b.repro_key, "reproducer_bytes": b.repro_size, "shrunk_bytes": b.shrunk_size,
          "corpus_entry": b.corpus_entry, "cause": cause_of.get(b.sig, ""), "triage": bucket_triage(b).value,
@@ -208,20 +208,20 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
 
 
 def _regression(store: CampaignStore, names: list[str], members: list[BucketRow],
-                ranges: dict[str, dict]) -> dict | None:
+                ranges: dict[str, dict]) -> Regression | None:
     """The range kept under the cause's name (or a name it had before merging), else one taken
     during the campaign under the name its buckets had then; only one taken from an entry the
     cause holds, and a finished range before a "no range: ..."."""
     held = {Path(b.corpus_entry).name for b in members}
     found = [r for n in names if (r := regression_of(store, n)) and r.get("entry") in held]
     found += [r for n, r in sorted(ranges.items()) if n not in names and r.get("entry") in held]
-    return next((r for r in found if finished(r)), found[0] if found else None)
+    return Regression.of(next((r for r in found if finished(r)), found[0] if found else None))
 
 
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
             action_passes: dict[str, str] | None = None) -> list[Cause]:
     """The buckets grouped by cause (a bucket from before causes existed is its own), each with
-    its bug fields (campaign.cause_facts), in severity order, new before known."""
+    its bug fields (campaign.causes.cause_facts), in severity order, new before known."""
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
     for b in rows:
         groups[b.cause or b.sig].append(b)
@@ -257,8 +257,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,
-            backends=tuple(sorted({b.backend for b in members})), stage=lead.stage, status=lead.status,
-            message=lead.sig_json.get("message", ""), buckets=tuple(b.sig for b in members),
+            backends=tuple(sorted({b.backend for b in members})), stage=lead.stage.value, status=lead.status.value,
+            message=lead.message, buckets=tuple(b.sig for b in members),
             count=sum(b.count for b in members), first_seen=round(first, 1),
             new=first >= session_start and not reported, rehits=sum(b.rehits for b in members),
             rehit_seconds=round(sum(b.rehit_seconds for b in members), 1),
@@ -359,7 +359,7 @@ def text_lines(s: Summary) -> list[str]:
         lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
                      + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
-        lines.append(f"    {c.severity}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
+        lines.append(f"    {c.severity.label}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
         if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
             lines.append(f"    inside a chain: {c.chain}")
@@ -508,7 +508,7 @@ def markdown(s: Summary) -> str:
         known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
-                c.triage.value, c.severity, c.component, c.where,
+                c.triage.value, c.severity.label, c.component, c.where,
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
                 c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from shapefuzz.campaign.cause import Cause
-from shapefuzz.campaign.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
+from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.causes.crossings import CANNOT_TELL, NO, SAME_FAILURE, SAME_PASS_AND_OP, Crossing, crossings, keep
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.model import Stage
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.process.time_bounds import time_bound
 
@@ -47,7 +48,7 @@ def op_kind(message: str) -> str:
 def judge(result, target: BucketRow, where: Iterable[str], source_text: str, target_text: str) -> tuple[str, str]:
     """(verdict, what it did) for one run's `BackendResult` against the `target` bucket, which
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
-    from shapefuzz.campaign.merging import dispatch_kind
+    from shapefuzz.campaign.causes.merging import dispatch_kind
     from shapefuzz.triage.identity import identity_of
     from shapefuzz.recheck.regression import Failure
     from shapefuzz.triage.severity import from_dynamic_dim_bound
@@ -56,28 +57,28 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
         return CANNOT_TELL, f"no verdict on {target.backend}" + (f" ({result.status.value})" if result else "")
     if not result.failed or result.signature is None:
         if _RANK[target.stage] > _RANK.get(result.stage.value, 0):
-            return CANNOT_TELL, f"passes {result.stage.value}; cannot reach {target.stage} here"
+            return CANNOT_TELL, f"passes {result.stage.value}; cannot reach {target.stage.value} here"
         return NO, f"passes {result.stage.value}"
     message = result.signature.message
     got = identity_of(result.stage.value, result.status.value, message, result.detail)
-    want = identity_of(target.stage, target.status, target.sig_json.get("message", ""), target.detail)
+    want = identity_of(target.stage, target.status, target.message, target.detail)
     said = f"{got.stage}/{got.status}" + (f" in {got.failing_pass}" if got.failing_pass else "") + f": {message[:120]}"
-    if from_dynamic_dim_bound(f"{target.sig_json.get('message', '')}\n{target.detail}") and \
+    if from_dynamic_dim_bound(f"{target.message}\n{target.detail}") and \
             from_dynamic_dim_bound(f"{message}\n{result.detail}"):
         return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
-    kinds = dispatch_kind(message, result.detail), dispatch_kind(target.sig_json.get("message", ""), target.detail)
+    kinds = dispatch_kind(message, result.detail), dispatch_kind(target.message, target.detail)
     if all(kinds) and kinds[0] != kinds[1]:
         # a diagnostic on the whole function says what failed only through the dispatch's name: an
         # argmax that "failed to distribute" on the attention's lane is the argmax's bug seen there
         return NO, f"{said} (dispatch kind {kinds[0]}, not {kinds[1]})"
     if (got.stage, got.status) == (want.stage, want.status):
-        if target.stage == "compare":
+        if target.stage == Stage.COMPARE:
             return SAME_FAILURE, said  # wrong values there too
-        if got.key == want.key or (target.stage == "run" and got.message == want.message):
+        if got.key == want.key or (target.stage == Stage.RUN and got.message == want.message):
             return SAME_FAILURE, said
     if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
                                 for name in where):
-        op_kinds = {op_kind(message)} - {""}, {op_kind(target.sig_json.get("message", ""))} - {""}
+        op_kinds = {op_kind(message)} - {""}, {op_kind(target.message)} - {""}
         same = op_kinds[0] == op_kinds[1] if all(op_kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
         if same:
             return SAME_PASS_AND_OP, said
@@ -92,7 +93,7 @@ def cross_trigger(store: CampaignStore, causes: Iterable[Cause], toolchain, seco
     the real compiler). Returns how many runs were made."""
     from shapefuzz.campaign.report.coverage_summary import failing_passes
     from shapefuzz.campaign.localizing import localizations
-    from shapefuzz.campaign.merging import bound_pairs, cross_pairs
+    from shapefuzz.campaign.causes.merging import bound_pairs, cross_pairs
 
     end = time.monotonic() + seconds
     rows = {b.sig: b for b in store.buckets()}

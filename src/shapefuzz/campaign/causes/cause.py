@@ -6,11 +6,12 @@ only at the JSON boundary (`to_json`: the keys and order `report --json` printed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.localize import Localization
+from shapefuzz.triage.severity import Severity
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,24 +34,52 @@ class Symptom:
                 "severity": self.severity}
 
 
+@dataclass(frozen=True)
+class Regression:
+    """A cause's regression range as the store keeps it: `recheck.regression.regression_range`'s
+    record, or the "no range: <why>" a phase that could not take it left (`unfinished`). Its text
+    ("fails since X, passes in Y"), the corpus entry it was taken from; the record itself is kept
+    whole (`to_json`) for what is written from it: `report --json`, meta.json's `bug`."""
+
+    text: str
+    entry: str
+    unfinished: bool
+    record: tuple[tuple[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+    @staticmethod
+    def of(record: Mapping[str, Any] | None) -> "Regression | None":
+        """The range a stored record holds; None for none (or an empty one)."""
+        if not record:
+            return None
+        return Regression(str(record.get("text", "")), str(record.get("entry") or ""), bool(record.get("unfinished")),
+                          tuple(record.items()))
+
+    @property
+    def taken(self) -> bool:
+        """A range that was taken (not a "no range: ..." left by a phase that could not finish)."""
+        return not self.unfinished
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.record)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Cause:
     name: str  # "cause-<hash>", the engine's name for it (JSON: "cause")
     triage: Triage
     evidence: str  # why that verdict
-    # the bug fields (campaign.cause_facts.lead_fields)
+    # the bug fields (campaign.causes.cause_facts.lead_fields)
     identity: str
     failing_pass: str
     component: str
     scope: str
     lanes: tuple[str, ...]
-    severity: str  # the label
-    severity_rank: int  # lower is more severe
+    severity: Severity  # how bad (triage.severity): its label in what is written
     localized: Localization | None
     # whether it is known, and since when it fails
     reported: str  # the URL of an entry of it marked reported upstream, or ""
     known: bool  # reported, or seen in an earlier session
-    regression: Mapping[str, Any] | None  # the bisect record kept in the store ({"text": ...})
+    regression: Regression | None  # the range kept in the store
     # what the campaign saw
     backends: tuple[str, ...]
     stage: str
@@ -64,10 +93,20 @@ class Cause:
     rehit_seconds: float
     corpus_entries: tuple[str, ...]  # entry folders inside the campaign's corpus
     symptoms: tuple[Symptom, ...]
-    merged: tuple[str, ...]  # the causes merged into it (campaign.merging)
+    merged: tuple[str, ...]  # the causes merged into it (campaign.causes.merging)
     shrunk: bool  # an example of it went through the shrinker
     chain: str = ""  # the context ops its reproducer keeps around the root ("pad(operand 0) → conv"); "": none
     not_shrunk: str = ""  # a compiler bug with no shrunk example: why (shrinkorder.not_shrunk_why); else ""
+
+    @property
+    def severity_rank(self) -> int:
+        """Lower is more severe."""
+        return int(self.severity)
+
+    @property
+    def range_taken(self) -> bool:
+        """Whether its regression range was taken (not absent, not a "no range: ...")."""
+        return self.regression is not None and self.regression.taken
 
     @property
     def is_finding(self) -> bool:
@@ -101,7 +140,7 @@ class Cause:
     @property
     def regression_text(self) -> str:
         """"fails since X, passes in Y" / "fails in every release tried (...)", or ""."""
-        return str(self.regression.get("text", "")) if self.regression else ""
+        return self.regression.text if self.regression else ""
 
     def lanes_text(self) -> str:
         """Its lanes; for one bug seen several ways, each symptom with its lanes and the causes
@@ -116,11 +155,11 @@ class Cause:
         """As `report --json` and `triage --json` print it (the keys and their order unchanged)."""
         return {
             "identity": self.identity, "failing_pass": self.failing_pass, "component": self.component,
-            "scope": self.scope, "lanes": list(self.lanes), "severity": self.severity,
+            "scope": self.scope, "lanes": list(self.lanes), "severity": self.severity.label,
             "severity_rank": self.severity_rank,
             "localized": self.localized.to_json() if self.localized is not None else None,
             "reported": self.reported, "known": self.known,
-            "regression": dict(self.regression) if self.regression is not None else None,
+            "regression": self.regression.to_json() if self.regression is not None else None,
             "cause": self.name, "triage": self.triage.value, "evidence": self.evidence,
             "backends": list(self.backends), "stage": self.stage, "status": self.status, "message": self.message,
             "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
@@ -130,4 +169,4 @@ class Cause:
             | ({"not_shrunk": self.not_shrunk} if self.not_shrunk else {})  # keys only when said: as before otherwise
 
 
-__all__ = ["Cause", "Symptom"]
+__all__ = ["Cause", "Regression", "Symptom"]

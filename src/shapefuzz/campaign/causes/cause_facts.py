@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from shapefuzz.campaign.cause import Cause
+from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.model import Status
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
 from shapefuzz.process.time_bounds import time_bound
@@ -32,22 +33,21 @@ def lead_fields(members: list[BucketRow], action_passes: dict[str, str] | None =
     or run-time failure, from where it was `localized` (the pass, the component and the identity)."""
     lanes = sorted({b.backend for b in members})
     lead = members[0]
-    ident = identity_of(lead.stage, lead.status, lead.sig_json.get("message", ""), lead.detail)
-    passes = [identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail) for b in members]
+    ident = identity_of(lead.stage, lead.status, lead.message, lead.detail)
+    passes = [identity_of(b.stage, b.status, b.message, b.detail) for b in members]
     logged = action_passes or {}
     failing = next((i.failing_pass for i in [ident, *passes] if i.failing_pass), "") or \
         next((logged[b.sig] for b in members if logged.get(b.sig)), "")
-    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == "crash"), ())
+    frames = next((tuple(crash_frames(b.detail, 64)) for b in members if b.status == Status.CRASH), ())
     component = component_of(lead.stage, lead.status, failing, frames, lanes,
-                             f"{lead.sig_json.get('message', '')}\n{lead.detail}")
+                             f"{lead.message}\n{lead.detail}")
     ident, failing, component = placed(ident, failing, component, localized, lead.stage, lanes)
-    severity = min((severity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail,
+    severity = min((severity_of(b.stage, b.status, b.message, b.detail,
                                 measure(b.repro_text).elements if b.repro_text else None)
                     for b in members), default=Severity.COMPILE_ERROR)
     return {
         "identity": ident.key, "failing_pass": failing, "component": component,
-        "scope": scope_of(lanes, component), "lanes": tuple(lanes), "severity": severity.label,
-        "severity_rank": int(severity), "localized": localized,
+        "scope": scope_of(lanes, component), "lanes": tuple(lanes), "severity": severity, "localized": localized,
     }
 
 
@@ -105,7 +105,7 @@ def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> in
     unfinished, so `triage --bisect` takes it later); returns how many."""
     marked = 0
     for cause in causes:
-        if not cause.is_finding or not cause.new or finished(cause.regression) or not cause.corpus_entries:
+        if not cause.is_finding or not cause.new or cause.range_taken or not cause.corpus_entries:
             continue
         set_regression(store, cause.name, {"text": f"no range: {why}", "unfinished": True,
                                            "entry": Path(cause.corpus_entries[0]).name})
@@ -117,7 +117,7 @@ def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
     """A cause's corpus entries, the smallest reproducer first (`size.size_of`; ties and entries
     whose reproducer cannot be read keep their order, the unreadable last). The first is the one
     its issue text shows and a regression range is taken from (`bisect_causes`)."""
-    from shapefuzz.campaign.merging import entry_reproducer
+    from shapefuzz.campaign.causes.merging import entry_reproducer
 
     def key(pair: tuple[int, str]) -> tuple[bool, Size | None, int]:
         text = entry_reproducer(pair[1])
@@ -144,7 +144,7 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
         for cause in causes:
             if not cause.is_finding or (only_new and not cause.new):
                 continue
-            if finished(cause.regression) and not (again_without_range and cause.regression_text.startswith("no range")):
+            if cause.range_taken and not (again_without_range and cause.regression_text.startswith("no range")):
                 continue
             current = cause.name
             if seconds is not None and bound.left() <= 0:
@@ -183,14 +183,14 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
                 safe_name(cause.name, "cause")  # the store's text is copied into meta.json only when a plain name
                 old = load_entry(Path(entry)).meta.get("bug") or {}
                 record = {**old, "component": cause.component, "scope": cause.scope, "lanes": list(cause.lanes),
-                          "severity": cause.severity}
+                          "severity": cause.severity.label}
                 if cause.failing_pass:
                     record["failing_pass"] = cause.failing_pass
                 if cause.localized is not None:
                     record["localized"] = cause.localized.to_json()
                 if cause.regression:
-                    record["regression"] = dict(cause.regression)
-                if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.merging)
+                    record["regression"] = cause.regression.to_json()
+                if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.causes.merging)
                     record["symptoms"] = [s.text for s in cause.symptoms]
                 record = as_json_value(record)  # JSON values all through, never a value's repr
                 if record != old or load_entry(Path(entry)).meta.get("cause") != cause.name:

@@ -15,7 +15,7 @@
   causes whose buckets name different places.
 - **Cross-triggering**: two causes that name one pass, whatever their symptoms (two compile errors
   too), are one bug when one's minimized reproducer, run on the other's lane, gave the other's
-  failure or failed in that pass on the same kind of op (`crossed`, from campaign.crosstrigger,
+  failure or failed in that pass on the same kind of op (`crossed`, from campaign.causes.crosstrigger,
   which runs them: `cross_pairs` says which).
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
@@ -39,19 +39,20 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable
 
-from shapefuzz.campaign.cause import Symptom
-from shapefuzz.campaign.cause_ties import split_cause
+from shapefuzz.campaign.causes.cause import Symptom
+from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow
+from shapefuzz.model import Stage, Status
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
 from shapefuzz.recheck.regression import pass_key
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
-LOCALIZED_STAGES = ("compare", "run")
+LOCALIZED_STAGES = (Stage.COMPARE, Stage.RUN)
 # where a bucket localized to a phase only breaks ("codegen": each target's own): never one pass
 _PHASE_KEYS = frozenset(pass_key(p) for p in (*PHASES, CODEGEN))
-FAILING_STAGES = ("compile", "verify")
+FAILING_STAGES = (Stage.COMPILE, Stage.VERIFY)
 
 
 def entry_reproducer(entry: str) -> str | None:
@@ -96,7 +97,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     """`groups` (cause -> buckets) with the causes that are one bug merged (module doc): by one
     reproducer (`reproducer(bucket)` its text), then by one pass. `hits`: (candidate, bucket, lane);
     `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
-    (campaign.crosstrigger)."""
+    (campaign.causes.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
     digest = {b.sig: reproducer_digest(reproducer(b)) if _own_entry(b) else "" for b in every}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
@@ -159,7 +160,7 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
                 action_passes: dict[str, str] | None = None,
                 ) -> list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]]:
     """Two causes whose minimized reproducers are worth running on each other's lanes
-    (campaign.crosstrigger): causes that name one pass and are not apart, each as its buckets
+    (campaign.causes.crosstrigger): causes that name one pass and are not apart, each as its buckets
     that break there, and that pass's names."""
     every = [b for members in groups.values() for b in members]
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
@@ -177,11 +178,11 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
 def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow], list[BucketRow]]]:
     """A sizing bug that names no size (a run-time out-of-memory on a small module) and a cause whose
     size comes from the dynamic-dim bound: worth running the first's reproducer on the second's lane
-    (campaign.crosstrigger): if it gives a size from the bound there, they are one bug."""
+    (campaign.causes.crosstrigger): if it gives a size from the bound there, they are one bug."""
     bound = [members for members in groups.values() if any(_from_bound(b) for b in members)]
     out = []
     for members in groups.values():
-        unsized = [b for b in members if b.status == "oom" and b.stage == "run"]
+        unsized = [b for b in members if b.status == Status.OOM and b.stage == Stage.RUN]
         if unsized and not any(_from_bound(b) for b in members):
             out += [(unsized, [b for b in other if _from_bound(b)]) for other in bound]
     return out
@@ -202,7 +203,7 @@ def split_real_limits(groups: dict[str, list[BucketRow]]) -> dict[str, list[Buck
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
         real = [b for b in members if b.sig not in bound and severity_of(
-            b.stage, b.status, b.sig_json.get("message", ""), b.detail) == Severity.RESOURCE_LIMIT]
+            b.stage, b.status, b.message, b.detail) == Severity.RESOURCE_LIMIT]
         if real and len(real) < len(members) and any(b.sig in bound for b in members):
             out[name] = [b for b in members if b not in real]
             out[f"{name}.limit"] = real
@@ -216,10 +217,9 @@ def _own_entry(b: BucketRow) -> bool:
     bucket names one of the cause's (a sort's bucket named a conv's entry), which says nothing of
     its program."""
     from shapefuzz.corpus.entry import entry_id
-    from shapefuzz.model import Signature
 
     try:
-        return bool(b.corpus_entry) and Path(b.corpus_entry).name == entry_id(Signature.from_json(b.sig_json))
+        return bool(b.corpus_entry) and Path(b.corpus_entry).name == entry_id(b.failure.signature)
     except (KeyError, ValueError):
         return False
 
@@ -239,7 +239,7 @@ def split_by_dispatch_kind(groups: dict[str, list[BucketRow]]) -> dict[str, list
     sizes again, whatever computes them)."""
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
-        out.update(split_cause(name, members, lambda b: dispatch_kind(b.sig_json.get("message", ""), b.detail),
+        out.update(split_cause(name, members, lambda b: dispatch_kind(b.message, b.detail),
                                lambda i, key: f".{key}"))
     return out
 
@@ -257,7 +257,7 @@ def _first(members: list[BucketRow]) -> float:
 
 def _from_bound(b: BucketRow) -> bool:
     """A sizing bug whose output names a size made from the dynamic-dim bound (module doc)."""
-    message = b.sig_json.get("message", "")
+    message = b.message
     return severity_of(b.stage, b.status, message, b.detail) == Severity.SIZING_BUG and \
         from_dynamic_dim_bound(f"{message}\n{b.detail}")
 
@@ -276,7 +276,7 @@ def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[s
         names = [pass_key(n) for n in (loc.pass_name.split("{", 1)[0], loc.pass_class) if n]
         return frozenset(names) or frozenset([loc.phase])
     if b.stage in FAILING_STAGES:
-        found = identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+        found = identity_of(b.stage, b.status, b.message, b.detail).failing_pass
         found = found or action_passes.get(b.sig, "")
         if found and loc is not None and loc.certain and loc.phase:  # canonicalize placed by its phase
             return frozenset([f"{pass_key(found.split('{', 1)[0])} ({loc.phase})"])
@@ -296,7 +296,7 @@ def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bo
 
 
 def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
-    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.sig_json.get("message", "")),
+    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.message),
                                           b.first_seen))
 
 
@@ -305,7 +305,7 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
     severe first."""
     out: dict[tuple[str, str, str], list[str]] = {}
     for b in _most_severe_first(members):
-        key = (b.stage, b.status, b.sig_json.get("message", ""))
+        key = (b.stage.value, b.status.value, b.message)
         if b.backend not in out.setdefault(key, []):
             out[key].append(b.backend)
     return tuple(Symptom(stage=s, status=st, message=m, lanes=tuple(lanes), severity=severity_of(s, st, m).label)

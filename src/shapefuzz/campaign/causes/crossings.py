@@ -1,5 +1,5 @@
 """The cross-trigger runs kept in a campaign's store (meta `crossings`): what the report merges by,
-and what the cross-triggering step (`campaign.crosstrigger`) appends to, one run at a time."""
+and what the cross-triggering step (`campaign.causes.crosstrigger`) appends to, one run at a time."""
 
 from __future__ import annotations
 
