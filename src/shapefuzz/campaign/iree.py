@@ -258,8 +258,13 @@ class IreeTarget:
         from shapefuzz.iree.backends import BACKENDS
         from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
+        from shapefuzz.triage.target_limits import limit_of_failure
+
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.signature.stage, failure.signature.status
+        gap = limit_of_failure(failure.lane, stage.value, status.value, failure.signature.message, failure.detail)
+        if gap is not None:  # a documented gap, with its rule and diagnostic (triage.target_limits)
+            return Triage.TARGET_LIMIT, gap.evidence
         reason = backend.limit_for_module(candidate.text) if backend else None
         if reason:
             return Triage.TARGET_LIMIT, f"{failure.lane}: {reason}"
@@ -502,6 +507,7 @@ def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree:
     lane said (wrong values that change from run to run are a race in the generated code)."""
     from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
+    from shapefuzz.triage.target_limits import device_limit
 
     backend = BACKENDS[failure.lane]
     status = failure.signature.status
@@ -527,8 +533,9 @@ def vulkan_verdict(text: str, failure: Failure, lanes: dict[str, Status], agree:
             f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
             "settle it: the same module on a hardware GPU or on another Vulkan implementation")
     limit = loop_limit_reached(text)
-    if limit:
-        return Triage.SUSPECTED_DRIVER, f"{seen}; {twin} on the same driver fails too ({twin_status.value}), and {limit}"
+    if limit:  # a documented limit of the device (triage.target_limits), met by both targets on it
+        return Triage.TARGET_LIMIT, (f"{device_limit('llvmpipe-loop-limit', failure.lane, limit).evidence}; {seen}; "
+                                     f"{twin} on the same driver fails too ({twin_status.value})")
     if status == Status.MISMATCH and earlier and earlier[:4000] != failure.detail[:4000]:
         return Triage.COMPILER_BUG, (
             f"{seen}; {twin} on the same driver fails too, and the wrong values change from run to run "

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from shapefuzz.model import Signature, Status
 from shapefuzz.triage.signature import first_error_line, normalize
 from shapefuzz.triage.failing_pass import crash_frames, failing_pass, hang_place
+from shapefuzz.triage.target_limits import LIMIT_PREFIX
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
@@ -57,10 +58,11 @@ class Identity:
     failing_pass: str  # "" when the output does not say
     frames: tuple[str, ...]  # a crash's top compiler frames (normalized), else ()
     message: str  # the message with what varies between hits of one bug folded
+    limit: bool = False  # a documented target gap (triage.target_limits): its rule says where, on every lane
 
     @property
     def strong(self) -> bool:
-        return bool(self.failing_pass or self.frames)
+        return bool(self.failing_pass or self.frames or self.limit)
 
     @property
     def key(self) -> str:
@@ -138,6 +140,8 @@ def fold_message(message: str, pass_known: bool) -> str:
 def identity_of(stage: str, status: str, message: str, output: str = "", action_log: str | None = None) -> Identity:
     """The identity of a failure: its stage, status, normalized signature `message` and the raw
     `output` of the tool (the failing pass and crash frames are read from it)."""
+    if message.startswith(LIMIT_PREFIX):  # one gap is one cause, whichever pass and lane met it
+        return Identity(stage, status, "", (), message, limit=True)
     if status == "timeout":  # the same message whether the signature says where or not (older entries)
         message, passname = "timeout", hang_place(output) if output and stage == "compile" else None
     else:
