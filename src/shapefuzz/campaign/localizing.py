@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.limits_apart import split_target_limits
 from shapefuzz.campaign.causes.merging import split_by_dispatch_kind, split_real_limits
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.triage.component import component_of_place
@@ -166,11 +167,12 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
 
 def split_as_reported(groups: dict[str, list[BucketRow]],
                       located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
-    """The engine's causes split as the report splits them before merging: by localized place, then
+    """The engine's causes split as the report splits them before merging: target limits apart from
+    bugs (campaign.limits_apart), by localized place, then
     real limits apart from the dynamic-dim bound, then a function-level diagnostic by dispatch kind.
     The report's causes are these (some merged after), and the shrink plan shrinks one bucket of
     each, so every cause the report shows has its own shrunk example."""
-    return split_by_dispatch_kind(split_real_limits(split_by_localization(groups, located)))
+    return split_by_dispatch_kind(split_real_limits(split_by_localization(split_target_limits(groups), located)))
 
 
 def _merge_same_place(groups: dict[str, list[BucketRow]],

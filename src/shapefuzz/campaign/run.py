@@ -480,6 +480,13 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                                           engine.stats.messages)
             if config.shrink and reason != "interrupted" and not head_lost:
                 summary = _shrink_phase(engine, store, summary, reason, engine.stats.messages)
+            if config.localize_seconds != 0 and reason != "interrupted" and not head_lost:
+                # what each issue text says of its (shrunk) reproducer, from its own runs (campaign.shown_runs)
+                from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS
+                from shapefuzz.campaign.shown_runs import shown_facts
+
+                shown_facts(summary.causes, toolchain, DEFAULT_LOCALIZE_SECONDS if config.localize_seconds is None
+                            else config.localize_seconds, lambda text: progress("message", text), config.corpus_dir)
             if config.bisect_seconds > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
                 summary = _regression_phase(store, summary, config.bisect_seconds, progress, reason,
                                             engine.stats.messages, fetcher, ranging)

@@ -57,6 +57,9 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
                 summary = summarize(store, "triage")
             if cross_trigger(store, summary.causes, session.toolchain, min(DEFAULT_CROSS_SECONDS, seconds), say):
                 summary = summarize(store, "triage")
+            from shapefuzz.campaign.shown_runs import shown_facts
+
+            shown_facts(summary.causes, session.toolchain, seconds, say)  # what the issue texts say of their reproducers
         if do_bisect:
             from shapefuzz.recheck.regression import releases_to_try
 

@@ -44,6 +44,22 @@ def _check_bug(value: Any, field: str) -> None:
             schema.text(str(item), where, max_len=2000)
 
 
+def _check_record(value: Any, field: str) -> None:
+    """A record about the shown reproducer (`shown`, `cpus`): an object of text, and lists of text or
+    of objects of text (each lane's or CPU's verdict), read back only through its own `from_json`."""
+    for key, item in schema.obj(value, field).items():
+        where = f"{field}.{key}"
+        if isinstance(item, list):
+            for i, element in enumerate(item):
+                if isinstance(element, dict):
+                    for k, v in element.items():
+                        schema.text(v, f"{where}[{i}].{k}", max_len=2000)
+                else:
+                    schema.text(element, f"{where}[{i}]", max_len=2000)
+        else:
+            schema.text(item, where, max_len=2000)
+
+
 def _version(value: str, field: str) -> None:
     if not re.fullmatch(r"\S{1,100}", value):  # as parse_version reads it; exports quote it anyway
         raise SchemaError(f"{field}: {value[:40]!r} is not a version")
@@ -98,6 +114,8 @@ def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, An
         "cause": lambda v, f: s.text(v, f, max_len=64),
         "triage": lambda v, f: s.text(v, f, max_len=64),
         "triage_evidence": lambda v, f: s.text(v, f, max_len=4000),
+        "triage_evidence_of": lambda v, f: s.text(v, f, max_len=64),  # the digest of its program (triage.shown)
+        "shown": _check_record, "cpus": _check_record,  # the shown reproducer's own runs, on lanes and on CPUs
         "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
         "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
         "import_command": lambda v, f: s.text_list(v, f),

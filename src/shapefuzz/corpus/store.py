@@ -35,6 +35,7 @@ from shapefuzz.files import atomic_write, fsync_dir, named, open_regular
 from shapefuzz.schema import SchemaError
 from shapefuzz.size import smaller
 from shapefuzz.triage.record import as_json_value, bug_record, kept_bug_fields, read_bug
+from shapefuzz.triage.shown import reproducer_digest
 
 _TMP_PREFIX, _OLD_PREFIX, _LOCK = ".tmp-", ".old-", ".lock"
 MAX_SIGHTING_KEYS = 1000  # sightings' keys an entry keeps (meta.json `sighting_keys`)
@@ -75,6 +76,8 @@ def _new_meta(finding: Finding, eid: str, when: str, sizes: Sizes) -> dict[str, 
         "cause": finding.cause,
         "triage": finding.triage,
         "triage_evidence": comment_text(finding.evidence, 2000),
+        # which program the evidence describes: a later, smaller reproducer makes it another's (triage.shown)
+        "triage_evidence_of": reproducer_digest(finding.mlir) if finding.evidence else "",
         "bug": bug_record(finding.signature.to_json(), scrub(finding.detail), finding.backends, finding.mlir),
         **({"origin": comment_text(finding.origin, 500)} if finding.origin else {}),
     }
@@ -238,6 +241,8 @@ def save_finding(
         meta["cause"] = finding.cause or old_meta.get("cause", "")
         meta["triage"] = finding.triage or old_meta.get("triage", "")
         meta["triage_evidence"] = comment_text(finding.evidence, 2000) or old_meta.get("triage_evidence", "")
+        if finding.evidence:  # of this finding's program, which may not be the entry's reproducer
+            meta["triage_evidence_of"] = reproducer_digest(finding.mlir)
         if smaller(_with_newline(finding.mlir), old_text):  # never a larger file
             case = finding.case
             meta.update(

@@ -19,9 +19,16 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
+from shapefuzz.triage.shown import (
+    COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
+    shown_runs_of, triage_text)
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
     backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
+
+
+RECHECKED = "With this toolchain, on each backend (this reproducer, re-checked here):"
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,11 @@ class IssueContext:
     verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
     detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
     host_cpu: str = ""  # what `--iree-llvmcpu-target-cpu=host` is on the machine that writes the report
+    # the shown reproducer's own runs on its lanes (triage.shown): what "Reproduces on" may name; None: none known
+    shown: ShownRuns | None = None
+    verdicts_header: str = RECHECKED  # what the `verdicts` lines are of
+    reported: str = ""  # the upstream issue a corpus entry of this bug was marked reported as (`corpus mark`)
+    cpus: CpuSpread | None = None  # the reproducer compiled for other CPUs than the host (None: meta.json's record)
 
 
 def issue_plan(entry: CorpusEntry, toolchain: Toolchain, expect: str = "auto") -> Plan:
@@ -66,9 +78,11 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
         lines.insert(0, "the reproducer does not verify with this toolchain: "
                         + text((report.verify_error.strip().splitlines() or ["?"])[0][:200]))
     detail = ""
+    runs = []
     for r in report.results:
         if r.failed and r.backend == p.backend.name:
             detail = scrub(r.detail)
+        runs.append(_lane_run(r, p.entry.signature, str((p.entry.meta.get("bug") or {}).get("identity") or "")))
         if r.failed:
             same = r.signature == p.entry.signature
             what = "fails the same way (this issue)" if same else f"fails differently: {code(r.signature)}"
@@ -79,7 +93,44 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
         else:
             what = "passes (matches the reference)" if r.stage == Stage.COMPARE else f"passes {r.stage.value}"
         lines.append(f"{text(r.backend)}: {what}")
-    return IssueContext(version_text, tuple(lines), detail, host_cpu_of(p, toolchain))
+    # the runs just made are this reproducer's own; a verdict the campaign re-derived from its runs is kept
+    kept = shown_runs_of(p.entry.meta, p.entry.mlir)
+    own_runs = ShownRuns(reproducer_digest(p.entry.mlir), tuple(runs), triage=kept.triage if kept else "",
+                         evidence=kept.evidence if kept else "")
+    return IssueContext(version_text, tuple(lines), detail, host_cpu_of(p, toolchain), shown=own_runs,
+                        reported=str(p.entry.meta.get("reported") or ""), cpus=_cpus(p, toolchain))
+
+
+def _cpus(p: Plan, toolchain: Toolchain) -> CpuSpread | None:
+    """The entry's record of other CPUs when it is of this reproducer and complete, else taken here
+    (within `recheck.cpus`' bound; None when its lane does not compile for the host CPU)."""
+    from shapefuzz.recheck.cpus import cpu_spread
+
+    known = cpu_spread_of(p.entry.meta, p.entry.mlir)
+    if known is not None and not known.left:
+        return known
+    try:
+        return cpu_spread(p.entry, toolchain)
+    except ShapefuzzError:
+        return known
+
+
+def _lane_run(r, signature, identity: str) -> LaneRun:
+    """One lane's result on the shown reproducer as `triage.shown` records it."""
+    from shapefuzz.triage.identity import identity_of
+
+    if r.failed:
+        same = r.signature is not None and same_failure(
+            r.signature, identity_of(r.stage.value, r.status.value, r.signature.message, r.detail).key, signature,
+            identity)
+        return LaneRun(r.backend, SAME if same else OTHER,
+                       "fails the same way" if same else f"fails differently ({r.signature})")
+    if r.status == Status.UNSUPPORTED:
+        return LaneRun(r.backend, UNSUPPORTED, "unsupported by the target")
+    if r.status == Status.SKIPPED or r.stage == Stage.COMPILE:
+        return LaneRun(r.backend, COMPILES, "compiles (not executed here)")
+    return LaneRun(r.backend, PASSES, "passes (matches the reference)" if r.stage == Stage.COMPARE
+                   else f"passes {r.stage.value}")
 
 
 def host_cpu_of(p: Plan, toolchain: Toolchain) -> str:
@@ -227,21 +278,33 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                                  + (f", inside the chain {chain}" if chain else "") + "); "
                                  f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
-    context_lines += ["- With this toolchain, on each backend:"] + [f"  - {line}" for line in context.verdicts]
+    context_lines += [f"- {context.verdicts_header}"] + [f"  - {line}" for line in context.verdicts]
     ladder = (entry.meta.get("bug") or {}).get("ladder")
     if isinstance(ladder, dict) and ladder.get("verdict"):  # bundle-judge --save of a ladder bundle
         context_lines.append("- " + text(f"On the device, each context op dropped in turn: {ladder['verdict']} "
                                          f"(still failing: {ladder.get('failing') or 'none'})."))
     triage = entry.meta.get("triage") or entry.meta.get("triage_verdict")
-    if triage:
-        evidence = entry.meta.get("triage_evidence")
-        context_lines.append("- " + text(f"Triage: {triage if isinstance(triage, str) else json.dumps(triage, sort_keys=True)}"
-                                         + (f" ({evidence})" if evidence else "")))
-    context_lines.append("- Reproduces on: " + ", ".join(lane_lines(entry.meta, sig.backend)) + ".")
+    if isinstance(triage, str) and triage:  # its evidence only where it describes this reproducer (triage.shown)
+        context_lines.append("- " + text("Triage: " + triage_text({**entry.meta, "triage": triage}, entry.mlir,
+                                                                   context.shown)))
+    elif triage:
+        context_lines.append("- " + text(f"Triage: {json.dumps(triage, sort_keys=True)}"))
+    holds, unchecked = reproduces_on(entry.meta, sig.backend, context.shown)
+    context_lines.append("- Reproduces on: " + (", ".join(lane_lines({"bug": {"lanes": holds}}, holds[0]))
+                                                if holds else "none of the lanes it was re-checked on") + ".")
+    if unchecked:  # where other candidates of its cause failed: said as such, never as this reproducer's
+        context_lines.append("- " + text("Not re-checked with this reproducer: " + ", ".join(unchecked)
+                                         + " (where the cause's other candidates failed)") + ".")
+    if context.reported:
+        context_lines.append("- " + text(f"Already reported upstream: {context.reported}") + ".")
     if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd:
         context_lines.append("- " + text(f"The compile targets this machine's CPU (--iree-llvmcpu-target-cpu=host, "
                                          f"which is {context.host_cpu} here); on another CPU it may not reproduce: "
                                          f"pass --iree-llvmcpu-target-cpu={context.host_cpu} to compile as here."))
+    spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
+    if spread is not None:  # the same reproducer compiled for other CPUs (recheck.cpus): is it the machine's?
+        context_lines.append("- " + text(f"Compiled for other CPUs (--iree-llvmcpu-target-cpu=X, this reproducer, "
+                                         f"on {spread.lane}): {spread.text}."))
     regression = regression_line(entry.meta, entry.id)
     if regression:
         context_lines.append(regression)
@@ -255,6 +318,10 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     tracker = tracker_of(entry.meta)
     route = [f"<!-- File at: {comment(tracker.url)} ({comment(tracker.name)}: {comment(tracker.why)}) -->"] \
         if tracker.filed else [f"<!-- Not for filing: {comment(tracker.why)} -->"]
+    if context.reported:  # a corpus entry of this bug was marked reported: add to that issue, file no duplicate
+        route += [f"<!-- Already reported: {comment(context.reported)} -->", "",
+                  f"**Already reported upstream**: <{text(context.reported)}>. Add what this text shows to that "
+                  "issue rather than filing a new one."]
     if tracker.name == "torch-mlir":  # the same steps reproduce it; the fix belongs to torch-mlir
         route += ["", f"**For torch-mlir** (<{TORCH_MLIR_URL}>): {text(tracker.why)}. The steps below reproduce it "
                       "with `iree-compile`, which runs torch-mlir's conversions on this torch-dialect IR."]

@@ -30,6 +30,7 @@ from shapefuzz.model import (BackendResult, CheckReport, Mismatch, ProcessResult
                              reruns_for)
 from shapefuzz.judge.onnx_judge import DISAGREE, SecondOpinion, show
 from shapefuzz.triage.signature import classify, normalize, signature_for
+from shapefuzz.triage.target_limits import limit_in_output
 from shapefuzz.iree.toolchain import Toolchain, find_toolchain
 from shapefuzz.triage.excerpt import excerpt, short_frame
 from shapefuzz.triage.failing_pass import HANG_STACK_FRAMES, raw_frames
@@ -191,6 +192,9 @@ def _finish_backend(
                   excerpt(text.strip(), CRASH_DETAIL if status == Status.CRASH else 4000))
         sig = placed_timeout(signature_for(backend.name, Stage.COMPILE, status, compiled), text) \
             if status.is_failure else None
+        gap = limit_in_output(backend.name, Stage.COMPILE.value, status.value, text) if sig is not None else None
+        if gap is not None and sig is not None:  # a documented gap: its own bucket, never a bug's (triage.target_limits)
+            sig = replace(sig, message=gap.rule.message)
         return BackendResult(backend.name, Stage.COMPILE, status, detail, sig, compiled.seconds, compiled.seconds), None
     if not backend.executes(probe) or expectation is None:
         note = "compiled; not executed here" if expectation is not None else "compiled"

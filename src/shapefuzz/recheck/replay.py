@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.iree.backends import BACKENDS, any_runs_here
+from shapefuzz.triage.target_limits import limit_of_failure
 from shapefuzz.corpus import (
     EXPECTED_FAILING,
     EXPECTED_FIXED,
@@ -129,7 +130,7 @@ def _one_line(text: str, limit: int = 200) -> str:
     return (lines[0] if lines else "")[:limit]
 
 
-def _expectation(entry: CorpusEntry):
+def entry_expectation(entry: CorpusEntry):
     """Inputs, reference and comparison for an entry; None when the file brings none (check_file then)."""
     from shapefuzz.judge.oracle import Expectation, case_expectation, case_label, onnx_judge_for
 
@@ -179,6 +180,10 @@ def _judge(entry: CorpusEntry, report: CheckReport, backend: str, started: float
     if result.failed:
         outcome = ReplayOutcome.STILL_FAILING if result.signature == entry.signature else ReplayOutcome.CHANGED
         detail = "" if outcome == ReplayOutcome.STILL_FAILING else f"now {result.stage.value}/{result.status.value}"
+        gap = limit_of_failure(backend, result.stage.value, result.status.value, result.signature.message, result.detail) \
+            if outcome == ReplayOutcome.CHANGED and result.signature is not None else None
+        if gap is not None:  # a documented gap of the target now (triage.target_limits): no bug of the entry's
+            detail = "now reported as a target limit: " + _one_line(gap.evidence)
         return replace(base, outcome=outcome, now=result.signature, detail=detail, flaky=result.flaky)
     if result.status.value == "skipped":
         return replace(base, outcome=ReplayOutcome.NOT_RUNNABLE, detail=_one_line(result.detail) or "skipped")
@@ -205,7 +210,7 @@ def check_entry(entry: CorpusEntry, toolchain: Toolchain, backends: Sequence[str
 
         validate_case(entry.case)  # a header its family cannot build is an input error, as when referenced
         return check_module(entry.mlir, backends, None, toolchain, budget, confirm)
-    expectation = _expectation(entry)
+    expectation = entry_expectation(entry)
     if expectation is None:
         from shapefuzz.judge.modulecheck import check_file
 

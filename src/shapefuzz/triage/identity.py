@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from shapefuzz.model import Signature, Status, text_of
 from shapefuzz.triage.signature import first_error_line, normalize
 from shapefuzz.triage.failing_pass import crash_frames, failing_pass, hang_place
+from shapefuzz.triage.target_limits import LIMIT_PREFIX
 
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
@@ -57,10 +58,11 @@ class Identity:
     failing_pass: str  # "" when the output does not say
     frames: tuple[str, ...]  # a crash's top compiler frames (normalized), else ()
     message: str  # the message with what varies between hits of one bug folded
+    limit: bool = False  # a documented target gap (triage.target_limits): its rule says where, on every lane
 
     @property
     def strong(self) -> bool:
-        return bool(self.failing_pass or self.frames)
+        return bool(self.failing_pass or self.frames or self.limit)
 
     @property
     def key(self) -> str:
@@ -140,6 +142,8 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     `output` of the tool (the failing pass and crash frames are read from it). A `Stage` or
     `Status` counts as its text (in an f-string a str enum prints its name, `Stage.RUN`)."""
     stage, status = text_of(stage), text_of(status)
+    if message.startswith(LIMIT_PREFIX):  # one gap is one cause, whichever pass and lane met it
+        return Identity(stage, status, "", (), message, limit=True)
     if status == "timeout":  # the same message whether the signature says where or not (older entries)
         message, passname = "timeout", hang_place(output) if output and stage == "compile" else None
     else:

@@ -14,6 +14,7 @@ from shapefuzz.iree.toolchain import ToolchainProbe
 from shapefuzz.model import Signature, Stage, Status, Triage
 from shapefuzz.triage.driver import loop_limit_reached, narrow_words_lost
 from shapefuzz.triage.record import lanes_evidence
+from shapefuzz.triage.target_limits import device_limit, limit_of_failure
 
 
 class FailingLane(Protocol):
@@ -67,6 +68,9 @@ def lane_verdict(failure: FailingLane, seen: Seen) -> tuple[Triage, str]:
     lane = failure.signature.backend
     backend = BACKENDS.get(lane)
     stage, status = failure.signature.stage, failure.signature.status
+    gap = limit_of_failure(lane, stage.value, status.value, failure.signature.message, failure.detail)
+    if gap is not None:  # a documented gap, with its rule and diagnostic (triage.target_limits)
+        return Triage.TARGET_LIMIT, gap.evidence
     reason = backend.limit_for_module(seen.text) if backend else None
     if reason:
         return Triage.TARGET_LIMIT, f"{lane}: {reason}"
@@ -130,8 +134,9 @@ def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status],
             f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
             "settle it: the same module on a hardware GPU or on another Vulkan implementation")
     limit = loop_limit_reached(text)
-    if limit:
-        return Triage.SUSPECTED_DRIVER, f"{seen}; {twin} on the same driver fails too ({twin_status.value}), and {limit}"
+    if limit:  # a documented limit of the device (triage.target_limits), met by both targets on it
+        return Triage.TARGET_LIMIT, (f"{device_limit('llvmpipe-loop-limit', lane, limit).evidence}; {seen}; "
+                                     f"{twin} on the same driver fails too ({twin_status.value})")
     if status == Status.MISMATCH and earlier and earlier[:4000] != failure.detail[:4000]:
         return Triage.COMPILER_BUG, (
             f"{seen}; {twin} on the same driver fails too, and the wrong values change from run to run "

@@ -42,6 +42,7 @@ from typing import Callable, Iterable
 from shapefuzz.campaign.causes.cause import Symptom
 from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow
+from shapefuzz.campaign.limits_apart import apart_by_limit
 from shapefuzz.model import Stage, Status
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.issue import without_header
@@ -190,8 +191,9 @@ def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow
 
 def _apart(xs: list[BucketRow], ys: list[BucketRow], place: dict[str, frozenset[str]]) -> bool:
     # one program failing two ways (wrong values from a pass on one lane, from codegen on another)
-    # is two bugs: buckets that say where they break must name one place
-    return any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
+    # is two bugs: buckets that say where they break must name one place; a target's documented gap
+    # is never one bug with anything else (campaign.limits_apart)
+    return apart_by_limit(xs, ys) or any(place[x.sig] and place[y.sig] and not place[x.sig] & place[y.sig] for x in xs for y in ys)
 
 
 def split_real_limits(groups: dict[str, list[BucketRow]]) -> dict[str, list[BucketRow]]:

@@ -28,6 +28,7 @@ from shapefuzz.markup import code, text
 from shapefuzz.iree.toolchain import Toolchain
 
 ISSUES_DIR = "issues"
+CAMPAIGN_SAW = "In this campaign, on each backend (the cause's candidates, not only this reproducer):"
 
 
 def one_bug_lines(cause: Cause) -> list[str]:
@@ -130,9 +131,11 @@ class IssueTexts:
                cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
         from shapefuzz.export.issue import IssueContext, host_cpu_of, issue_plan, write_issue
+        from shapefuzz.triage.shown import shown_runs_of
 
         entry = load_entry(entry_dir)
         p = issue_plan(entry, toolchain)  # a compile failure's: no NumPy reference built in the campaign's process
+        # the cause's buckets are its candidates' failures, not this reproducer's: said so (triage.shown)
         lines = [f"{text(b['backend'])}: fails the same way in this campaign ({b['count']} hit(s))"
                  if b["signature"] == str(entry.signature) else
                  f"{text(b['backend'])}: {code(b['signature'])} in this campaign (same cause, {b['count']} hit(s))"
@@ -142,5 +145,7 @@ class IssueTexts:
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through
         fresh_dir(out.with_name(out.stem + ".files"))  # no file of an older reproducer; a link removed, not followed
-        write_issue(p, out, toolchain, IssueContext(self.version_text(toolchain), tuple(lines),
-                                                    host_cpu=host_cpu_of(p, toolchain)))
+        write_issue(p, out, toolchain, IssueContext(
+            self.version_text(toolchain), tuple(lines), host_cpu=host_cpu_of(p, toolchain),
+            shown=shown_runs_of(entry.meta, entry.mlir), verdicts_header=CAMPAIGN_SAW,
+            reported=(cause.reported if cause is not None else "") or str(entry.meta.get("reported") or "")))

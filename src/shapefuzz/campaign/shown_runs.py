@@ -1,0 +1,165 @@
+"""The reproducer each issue text shows, re-checked on the lanes the text would name (`triage.shown`).
+
+A cause's verdict and lanes come from the candidates the campaign drew; its issue text shows its first
+corpus entry, shrunk since. After the wrap-up shrinks, within at most a minute (`--localize-time` bounds
+it too; `triage --localize` runs it), each cause whose shown reproducer has no record of its own runs is
+checked, one lane at a time, on the cause's lanes, the other Vulkan target of a Vulkan lane and, for a
+wrong value, the reference lane, with the campaign's own check; its verdict is re-derived from those runs
+by the campaign's own triage (`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module,
+not of the candidate). The record goes into the entry's meta.json `shown`; lanes the time did not reach
+are listed as left, and the text says only what was run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from shapefuzz.campaign.causes.cause import Cause
+from shapefuzz.campaign.outcomes import Candidate, Outcome, Triage, Verdict
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.process.time_bounds import time_bound
+from shapefuzz.triage.shown import (
+    BLOW_UPS, COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, claimed_lanes, reproducer_digest, same_failure,
+    shown_runs_of)
+
+DEFAULT_SHOWN_SECONDS = 60.0  # the whole step
+MAX_LANES = 6  # lanes re-checked for one reproducer
+TIME_IS_UP = "time is up (`shapefuzz triage CAMPAIGN --localize` checks them)"
+
+Check = Callable[[Candidate, str], Outcome]  # one candidate on one lane
+
+
+def lanes_to_check(meta: dict[str, Any], backend: str, cause_lanes: Iterable[str], stage: str, probe) -> list[str]:
+    """The lanes a shown reproducer is checked on: its own, the cause's, each Vulkan lane's twin and,
+    for a wrong value or run failure, the reference lane; those this compiler builds, at most MAX_LANES."""
+    from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
+
+    lanes = [*claimed_lanes(meta, backend), *cause_lanes]
+    lanes += [BACKENDS[lane].driver_twin or "" for lane in lanes if lane in BACKENDS]
+    if stage in (Stage.RUN.value, Stage.COMPARE.value):
+        lanes.append(REFERENCE_BACKEND)
+    picked = [lane for lane in dict.fromkeys(lanes) if lane in BACKENDS and BACKENDS[lane].compiles(probe)]
+    return picked[:MAX_LANES]
+
+
+def lane_run(lane: str, outcome: Outcome, signature: Signature, identity: str) -> LaneRun | None:
+    """One lane's verdict in an outcome (None: the lane gave no result, or passed: the caller says how)."""
+    status = outcome.lanes.get(lane, (None,))[0]
+    if status is None:
+        return None
+    failure = next((f for f in outcome.failures if f.lane == lane), None)
+    if failure is not None:
+        same = same_failure(failure.signature, failure.identity, signature, identity)
+        return LaneRun(lane, SAME if same else OTHER,
+                       "fails the same way" if same else f"fails differently ({failure.signature})")
+    if status == Status.UNSUPPORTED:
+        return LaneRun(lane, UNSUPPORTED, "unsupported by the target")
+    if status == Status.OK:
+        return None  # filled in by the caller, who knows whether the lane executes here
+    return LaneRun(lane, OTHER, f"fails ({status.value})")
+
+
+def recheck_shown(causes: Iterable[Cause], toolchain, seconds: float, say: Callable[[str], None] = lambda text: None,
+                  check: Check | None = None, corpus_dir: Path | None = None) -> int:
+    """Each cause's shown reproducer without a record, checked and recorded (module doc), within
+    `seconds` in all; `check(candidate, lane)` -> its `Outcome` (None: the campaign's real check).
+    Returns how many reproducers got a record."""
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.corpus import load_entry, update_meta
+
+    end = time.monotonic() + seconds
+    target = IreeTarget(toolchain, corpus_dir or Path("."))
+    check = check or (lambda candidate, lane: target.check(candidate, (lane,)))
+    done = 0
+    for cause in causes:
+        if cause.triage == Triage.FLAKY or not cause.corpus_entries:
+            continue
+        try:
+            entry = load_entry(Path(cause.corpus_entries[0]))
+        except Exception:  # noqa: BLE001 - an entry that does not load shows nothing
+            continue
+        if entry.signature.status in BLOW_UPS:
+            continue  # each lane again would cost its full cap or time limit; its confirm judged the lanes
+        candidate = _candidate(entry)
+        known = shown_runs_of(entry.meta, entry.mlir)
+        if candidate is None or (known is not None and not known.left):  # a record cut short is taken again
+            continue
+        lanes = lanes_to_check(entry.meta, entry.signature.backend, cause.lanes, entry.signature.stage.value,
+                               toolchain.probe)
+        identity = str((entry.meta.get("bug") or {}).get("identity") or "")
+        record, outcome = _run(candidate, lanes, entry.signature, identity, end, check, toolchain.probe)
+        failure = next((f for f in outcome.failures if str(f.signature) == str(entry.signature)), None)
+        if failure is not None and not record.left:  # the whole picture: the verdict as the campaign would give it
+            verdict, evidence = target.triage(candidate, failure, outcome)
+            record = replace(record, triage=Triage(verdict).value, evidence=evidence)
+        update_meta(entry.path, shown=record.to_json())
+        done += 1
+        say(f"shown reproducer {entry.id}: " + "; ".join(f"{r.lane} {r.verdict}" for r in record.runs)
+            + (f"; not run on {', '.join(record.left)}: {record.why_left}" if record.left else ""))
+        if record.left:
+            say(f"shown reproducers: {TIME_IS_UP}")
+            return done
+    return done
+
+
+def _candidate(entry) -> Candidate | None:
+    """The entry's reproducer as a candidate of its own (its case header's family and params, its
+    input seed); None for a file without a header (nothing to judge it against)."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.errors import ShapefuzzError
+
+    try:
+        case = case_from_mlir(entry.mlir)
+    except (ShapefuzzError, ValueError):
+        return None
+    if case is None:
+        return None
+    seed = int(entry.meta.get("seed") or 0)
+    return Candidate("shown-" + reproducer_digest(entry.mlir), case.family, seed, (), case.params_json, entry.mlir)
+
+
+def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity: str, end: float, check: Check,
+         probe) -> tuple[ShownRuns, Outcome]:
+    """The candidate on each lane in turn within the step's time: the record and the outcome of every
+    lane that finished (merged, as one check on them all would give it)."""
+    from shapefuzz.iree.backends import BACKENDS
+
+    runs: list[LaneRun] = []
+    merged = Outcome(Verdict.PASS, {})
+    for i, lane in enumerate(lanes):
+        left = end - time.monotonic()
+        if left <= 1.0:
+            return ShownRuns(reproducer_digest(candidate.text), tuple(runs), tuple(lanes[i:]), TIME_IS_UP), merged
+        with time_bound(left) as bound:
+            outcome = check(candidate, lane)
+        if bound.ran_out:
+            return ShownRuns(reproducer_digest(candidate.text), tuple(runs), tuple(lanes[i:]), TIME_IS_UP), merged
+        merged = Outcome(Verdict.FAIL if outcome.failures or merged.failures else outcome.verdict,
+                         {**merged.lanes, **outcome.lanes}, (*merged.failures, *outcome.failures))
+        run = lane_run(lane, outcome, signature, identity)
+        if run is None and lane in outcome.lanes:
+            ran = BACKENDS[lane].executes(probe)
+            run = LaneRun(lane, PASSES if ran else COMPILES,
+                          "passes (matches the reference)" if ran else "compiles (not executed here)")
+        if run is not None:
+            runs.append(run)
+    return ShownRuns(reproducer_digest(candidate.text), tuple(runs)), merged
+
+
+def shown_facts(causes: Iterable[Cause], toolchain, seconds: float, say: Callable[[str], None] = lambda text: None,
+                corpus_dir: Path | None = None) -> None:
+    """What each issue text says of its reproducer, from that reproducer's own runs: on its lanes
+    (`recheck_shown`), then for other CPUs (`campaign.cpu_spreads`), each within at most a minute of
+    `seconds` (the campaign's `--localize-time`)."""
+    from shapefuzz.campaign.cpu_spreads import DEFAULT_SPREAD_SECONDS, spread_causes
+
+    causes = list(causes)
+    started = time.monotonic()
+    recheck_shown(causes, toolchain, min(DEFAULT_SHOWN_SECONDS, seconds), say, corpus_dir=corpus_dir)
+    spread_causes(causes, toolchain, min(DEFAULT_SPREAD_SECONDS, max(0.0, seconds - (time.monotonic() - started))),
+                  say)
+
+
+__all__ = ["DEFAULT_SHOWN_SECONDS", "MAX_LANES", "lane_run", "lanes_to_check", "recheck_shown", "shown_facts"]
