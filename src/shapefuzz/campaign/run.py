@@ -25,11 +25,14 @@ from shapefuzz.campaign.report.progress import Progress, ProgressFn
 from shapefuzz.campaign.report.summary import Summary, summarize, write_report
 from shapefuzz.campaign.folder_lock import hold_campaign
 from shapefuzz.campaign.database import CampaignStore
+from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS
+from shapefuzz.campaign.shown_runs import shown_facts
 from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import ClusterLost, CorpusError, UsageError
 from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
-from shapefuzz.families.gates import release_gates
+from shapefuzz.families.gates import Gated, release_gates
 from shapefuzz.process.sandbox import Limits as ProcessLimits
+from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 from shapefuzz.iree.toolchain import Toolchain
 
 if TYPE_CHECKING:
@@ -349,7 +352,6 @@ def _differ(given: str, stored: str) -> bool:
 
 
 def _stored_config(store: CampaignStore) -> dict | None:
-    from shapefuzz.iree.backends import BACKENDS
     from shapefuzz.campaign.rows import stored_config
 
     return stored_config(store.path, store.get_meta("config"), KNOWN_FAMILIES, tuple(BACKENDS))
@@ -372,7 +374,6 @@ def run_campaign(req: FuzzRequest, toolchain: Toolchain, progress: ProgressFn | 
 
 
 def _start_cluster(config: CampaignConfig, toolchain: Toolchain, progress: ProgressFn):
-    from shapefuzz.iree.backends import REFERENCE_BACKEND
     from shapefuzz.campaign.cluster.setup import start_cluster, toolchain_spec
 
     assert config.cluster is not None  # only called with --cluster
@@ -385,43 +386,90 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
          cluster) -> Summary:
     """The campaign in `folder`; `req` is read once, with what the folder's store holds, into the
     configuration, and never again."""
-    lock = hold_campaign(folder)  # not someone's own folder, not in use; held until the end
-    try:
-        store = CampaignStore(folder)
-    except BaseException:
-        lock.release()
-        raise
-    try:
-        config = build_config(req, _stored_config(store))
-        del req  # from here on, the checked configuration alone
+    return _Session(folder, toolchain, progress, start_method, cluster).run(req)
+
+
+class _Session:
+    """One session of the campaign in its folder, phase by phase (`run`): the configuration, the
+    families and lanes this release takes, the engine, the search, what comes after its budget
+    (localizing, shrinking, regression ranges), the corpus's bug records and the report."""
+
+    def __init__(self, folder: Path, toolchain: Toolchain, progress: ProgressFn, start_method: str, cluster) -> None:
+        self.folder, self.toolchain, self.progress = folder, toolchain, progress
+        self.start_method, self.cluster = start_method, cluster
+        self.head_lost = ""  # the Ray head went away mid-search: said after the report is written
+
+    def say(self, text: str) -> None:
+        self.progress("message", text)
+
+    def run(self, req: FuzzRequest) -> Summary:
+        lock = hold_campaign(self.folder)  # not someone's own folder, not in use; held until the end
+        try:
+            self.store = CampaignStore(self.folder)
+        except BaseException:
+            lock.release()
+            raise
+        try:
+            self.config = self._configuration(req)
+            del req  # from here on, the checked configuration alone
+            families, gated = self._families_this_release_parses()
+            lanes = self._lanes_that_compile()
+            self._record_configuration(lanes)
+            target = self._target(gated)
+            self.fetcher = _start_fetcher(self.config, self.toolchain, self.progress)
+            engine = self._engine(target, families, lanes)
+            reason = self._search(engine)
+            summary = self._summary_of_the_search(engine, reason)
+            summary = self._after_the_budget(engine, summary, reason)
+            self._stop_background_work()
+            self._annotate_corpus(summary)
+            self._write_report(summary)
+            return summary
+        finally:
+            self.store.close()
+            lock.release()
+
+    def _configuration(self, req: FuzzRequest) -> CampaignConfig:
+        """`req` read with what the store holds (a resume); the store's rows checked before anything is written."""
+        config = build_config(req, _stored_config(self.store))
         for line in config.changed_pins:  # given with --force: said, then stored as the campaign's
-            progress("message", f"resuming with other pins (--force): {line}")
-        store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
-        if cluster is not None and not config.jobs_given:  # a task in flight per CPU of the cluster
-            config = dataclasses.replace(config, jobs=cluster.cpus)
-        families, warnings = available_families(config.families)
+            self.say(f"resuming with other pins (--force): {line}")
+        self.store.check_rows()  # a resume reads back only what shapefuzz writes, before it writes anything
+        if self.cluster is not None and not config.jobs_given:  # a task in flight per CPU of the cluster
+            config = dataclasses.replace(config, jobs=self.cluster.cpus)
+        return config
+
+    def _families_this_release_parses(self) -> tuple[tuple[str, ...], Gated]:
+        """The chosen families that import and that this release parses, and the forms it does not."""
+        families, warnings = available_families(self.config.families)
         for line in warnings:
-            progress("message", line)
+            self.say(line)
         if not families:
             raise UsageError("no op family is available: " + "; ".join(warnings))
-        gated = release_gates(toolchain, families)  # forms (or families) this release cannot parse
+        gated = release_gates(self.toolchain, families)  # forms (or families) this release cannot parse
         for line in gated.lines():
-            progress("message", line)
+            self.say(line)
         families = tuple(f for f in families if gated.family_off(f) is None)
         if not families:
-            raise UsageError(f"none of the chosen op families is parsed by IREE {toolchain.probe.version}")
-        probe = toolchain.probe
-        from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
+            raise UsageError(f"none of the chosen op families is parsed by IREE {self.toolchain.probe.version}")
+        return families, gated
 
-        lanes = tuple(b for b in config.backends if BACKENDS[b].compiles(probe))
-        for b in config.backends:
+    def _lanes_that_compile(self) -> tuple[str, ...]:
+        probe = self.toolchain.probe
+        lanes = tuple(b for b in self.config.backends if BACKENDS[b].compiles(probe))
+        for b in self.config.backends:
             if b not in lanes:
-                progress("message", f"backend {b}: {BACKENDS[b].availability(probe)}; skipped")
+                self.say(f"backend {b}: {BACKENDS[b].availability(probe)}; skipped")
         if not lanes:
             raise UsageError("none of the chosen backends compiles with this toolchain")
+        return lanes
+
+    def _record_configuration(self, lanes: tuple[str, ...]) -> None:
+        """What a resume and `shapefuzz report` read back: the lanes' kin and the configuration."""
+        config = self.config
         # lanes that are variants of one target learn their slow kinds together (campaign/lanecost.py)
-        store.set_meta("lane_kin", json.dumps({b: BACKENDS[b].variant_of for b in lanes if BACKENDS[b].variant_of}))
-        store.set_meta("config", json.dumps({
+        self.store.set_meta("lane_kin", json.dumps({b: BACKENDS[b].variant_of for b in lanes if BACKENDS[b].variant_of}))
+        self.store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
             "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
@@ -430,16 +478,23 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
             # given: the allocation leaves the chain share alone on every resume; not given: it allocates chains
             "context_share_pinned": config.context_share is not None,
         }))
+
+    def _target(self, gated: Gated) -> IreeTarget:
+        config = self.config
         budget = DEFAULT_BUDGET
         if config.compile_timeout is not None:
             budget = Budget(DEFAULT_BUDGET.verify, ProcessLimits(timeout=config.compile_timeout), DEFAULT_BUDGET.run)
-        target = IreeTarget(toolchain, config.corpus_dir.resolve(), budget, gated=gated, context_share=config.context_share)
+        target = IreeTarget(self.toolchain, config.corpus_dir.resolve(), budget, gated=gated,
+                            context_share=config.context_share)
         if config.memory_cap is not None:
             target = dataclasses.replace(target, memory_cap=config.memory_cap)
-        fetcher = _start_fetcher(config, toolchain, progress)
-        engine = Engine(target, store, families, lanes, config.seed, config.jobs,
-                        Limits(config.count, config.seconds), shrink=config.shrink, progress=progress,
-                        argv=list(config.argv), start_method=start_method, reference=REFERENCE_BACKEND,
+        return target
+
+    def _engine(self, target: IreeTarget, families: tuple[str, ...], lanes: tuple[str, ...]) -> Engine:
+        config, probe, cluster = self.config, self.toolchain.probe, self.cluster
+        engine = Engine(target, self.store, families, lanes, config.seed, config.jobs,
+                        Limits(config.count, config.seconds), shrink=config.shrink, progress=self.progress,
+                        argv=list(config.argv), start_method=self.start_method, reference=REFERENCE_BACKEND,
                         lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
                         knobs=SteeringKnobs(config.saturate_after, config.explore),
                         coverage=CoverageKnobs(share=config.coverage, steer=config.coverage_steer,
@@ -448,72 +503,88 @@ def _run(req: FuzzRequest, folder: Path, toolchain: Toolchain, progress: Progres
                         compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
                         large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
                         until_saturated=config.until_saturated, allocate=config.allocate)
-        progress("message", f"campaign {folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
-                            f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
-                            + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
-        refresher = Refresher(folder, toolchain, refresh_seconds(), say=lambda text: progress("message", text)).start()
-        ranging = _start_ranging(config, folder, fetcher, progress)
-        head_lost = ""
+        self.say(f"campaign {self.folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
+                 f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
+                 + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))
+        return engine
+
+    def _search(self, engine: Engine) -> str:
+        """The engine's run within its budget, the dashboard refreshed and regression ranges taken
+        beside it; why it stopped (kept in the store for `shapefuzz report`)."""
+        self.refresher = Refresher(self.folder, self.toolchain, refresh_seconds(), say=self.say).start()
+        self.ranging = _start_ranging(self.config, self.folder, self.fetcher, self.progress)
         try:
             reason = engine.run()
         except sqlite3.Error as error:  # a full disk mid-campaign: the last transaction rolled back
-            raise CorpusError(f"campaign database {store.path}: {error}; the campaign stopped with its state "
+            raise CorpusError(f"campaign database {self.store.path}: {error}; the campaign stopped with its state "
                               "intact; run the same command again to resume once there is room") from None
         except ClusterLost as lost:  # the report is still written, from the store, before the one line
-            head_lost, reason = str(lost), "the Ray head went away"
+            self.head_lost, reason = str(lost), "the Ray head went away"
         finally:
-            refresher.stop()
-        if ranging is not None:
-            ranging.budget_spent()  # it goes on while localizing, now with the causes no shrink reached
-        progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
-        progress.close() if hasattr(progress, "close") else None
-        store.set_meta("stopped", reason)  # for `shapefuzz report` later
-        summary = summarize(store, reason, engine.stats.messages)
-        if reason == CORPUS_FULL:
-            _stop_for_full_corpus(engine, summary, folder, config.corpus_dir)
-        if cluster is not None:
-            summary = dataclasses.replace(summary, nodes=cluster.node_rates())
-        try:  # Ctrl-C or SIGTERM while localizing or taking ranges: the report is still written
-            if config.localize_seconds != 0 and reason != "interrupted" and not head_lost and \
-                    any(c.new for c in summary.causes):
-                summary = _localize_phase(store, summary, toolchain, config.localize_seconds, progress, reason,
-                                          engine.stats.messages)
-            if config.shrink and reason != "interrupted" and not head_lost:
-                summary = _shrink_phase(engine, store, summary, reason, engine.stats.messages)
-            if config.localize_seconds != 0 and reason != "interrupted" and not head_lost:
-                # what each issue text says of its (shrunk) reproducer, from its own runs (campaign.shown_runs)
-                from shapefuzz.campaign.localizing import DEFAULT_LOCALIZE_SECONDS
-                from shapefuzz.campaign.shown_runs import shown_facts
+            self.refresher.stop()
+        if self.ranging is not None:
+            self.ranging.budget_spent()  # it goes on while localizing, now with the causes no shrink reached
+        self.progress("tick", engine.snapshot())  # the view's last frame shows the end, not the last tick
+        self.progress.close() if hasattr(self.progress, "close") else None
+        self.store.set_meta("stopped", reason)  # for `shapefuzz report` later
+        return reason
 
-                shown_facts(summary.causes, toolchain, DEFAULT_LOCALIZE_SECONDS if config.localize_seconds is None
-                            else config.localize_seconds, lambda text: progress("message", text), config.corpus_dir)
-            if config.bisect_seconds > 0 and reason != "interrupted" and not head_lost and summary.new_findings:
-                summary = _regression_phase(store, summary, config.bisect_seconds, progress, reason,
-                                            engine.stats.messages, fetcher, ranging)
+    def _summary_of_the_search(self, engine: Engine, reason: str) -> Summary:
+        summary = summarize(self.store, reason, engine.stats.messages)
+        if reason == CORPUS_FULL:
+            _stop_for_full_corpus(engine, summary, self.folder, self.config.corpus_dir)
+        if self.cluster is not None:
+            summary = dataclasses.replace(summary, nodes=self.cluster.node_rates())
+        return summary
+
+    def _after_the_budget(self, engine: Engine, summary: Summary, reason: str) -> Summary:
+        """Localizing the new causes, shrinking those left unshrunk, their regression ranges: none
+        after an interrupt or a lost head."""
+        config, messages = self.config, engine.stats.messages
+        try:  # Ctrl-C or SIGTERM while localizing or taking ranges: the report is still written
+            if config.localize_seconds != 0 and reason != "interrupted" and not self.head_lost and \
+                    any(c.new for c in summary.causes):
+                summary = _localize_phase(self.store, summary, self.toolchain, config.localize_seconds, self.progress,
+                                          reason, messages)
+            if config.shrink and reason != "interrupted" and not self.head_lost:
+                summary = _shrink_phase(engine, self.store, summary, reason, messages)
+            if config.localize_seconds != 0 and reason != "interrupted" and not self.head_lost:
+                # what each issue text says of its (shrunk) reproducer, from its own runs (campaign.shown_runs)
+                shown_facts(summary.causes, self.toolchain, DEFAULT_LOCALIZE_SECONDS if config.localize_seconds is None
+                            else config.localize_seconds, lambda text: self.progress("message", text), config.corpus_dir)
+            if config.bisect_seconds > 0 and reason != "interrupted" and not self.head_lost and summary.new_findings:
+                summary = _regression_phase(self.store, summary, config.bisect_seconds, self.progress, reason,
+                                            messages, self.fetcher, self.ranging)
         except KeyboardInterrupt:
-            store.set_meta("stopped", "interrupted")
+            self.store.set_meta("stopped", "interrupted")
             summary = dataclasses.replace(summary, reason="interrupted")
-        if ranging is not None:
-            ranging.stop(wait=0)
-        if fetcher is not None:
-            fetcher.stop()
-        if config.corpus_dir.is_dir():  # INDEX.md counts causes too; each entry names its own
+        return summary
+
+    def _stop_background_work(self) -> None:
+        if self.ranging is not None:
+            self.ranging.stop(wait=0)
+        if self.fetcher is not None:
+            self.fetcher.stop()
+
+    def _annotate_corpus(self, summary: Summary) -> None:
+        """Each corpus entry's bug record, and INDEX.md, which counts causes too (each entry names its own)."""
+        if self.config.corpus_dir.is_dir():
             from shapefuzz.campaign.causes.cause_facts import annotate_corpus
             from shapefuzz.corpus import rebuild_index
 
             # before the issue texts are written: they quote each entry's bug record (its regression range)
-            annotate_corpus(store, summary.causes, lambda text: progress("message", text))
+            annotate_corpus(self.store, summary.causes, self.say)
 
-            rebuild_index(config.corpus_dir)
-        write_report(summary, folder)
-        write_dashboard(store, summary=summary, issues=refresher.issues)
-        if head_lost:
-            raise ClusterLost(f"{head_lost} ({config.cluster}); the store is intact and {folder / 'report.md'} is "
-                              "written: resume with the same command once a head runs again")
-        return summary
-    finally:
-        store.close()
-        lock.release()
+            rebuild_index(self.config.corpus_dir)
+
+    def _write_report(self, summary: Summary) -> None:
+        """report.md, the issue texts and the dashboard; then a lost head's one line."""
+        write_report(summary, self.folder)
+        write_dashboard(self.store, summary=summary, issues=self.refresher.issues)
+        if self.head_lost:
+            raise ClusterLost(f"{self.head_lost} ({self.config.cluster}); the store is intact and "
+                              f"{self.folder / 'report.md'} is written: resume with the same command once a head "
+                              "runs again")
 
 
 __all__ = ["FuzzRequest", "run_campaign", "build_config", "DEFAULT_CAMPAIGN", "sys"]
