@@ -39,7 +39,7 @@ _OOM_PATTERN = re.compile(
 class Limits:
     """Budget for one child process."""
 
-    timeout: float = 120.0  # seconds of wall clock
+    timeout: float = 120.0  # seconds of wall clock, plus the time it waited for a CPU (STARVED_ALLOWANCE)
     memory_bytes: int | None = 8 * GIB  # address-space cap; None for none
     output_bytes: int = 256 * 1024  # kept of each of stdout and stderr (head and tail)
     # On timeout, first a SIGABRT to the busiest thread and this many seconds to die of it (LLVM's
@@ -350,11 +350,35 @@ def _abort_for_stack(proc: subprocess.Popen, pipes: dict[int, _Capture], grace: 
     _pump(proc, pipes, grace)
 
 
-def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) -> bool:
+# A child that wanted the CPU but waited for it (a loaded machine: more runnable threads than
+# cores) is given that time back, up to this many times its timeout more: a compile that only
+# starved is no hang. A child that sleeps or blocks waits on nothing and gets nothing back.
+STARVED_ALLOWANCE = 2.0
+
+
+def starved_seconds(pid: int) -> float:
+    """How long the child's most-starved thread has waited, runnable, for a CPU (the run delay in
+    /proc/PID/task/TID/schedstat); 0 where the kernel does not say."""
+    worst = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    worst = max(worst, int(f.read().split()[1]))
+            except (OSError, ValueError, IndexError):
+                continue
+    except OSError:
+        return 0.0
+    return worst / 1e9
+
+
+def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float, allowance: float = 0.0) -> bool:
     """Reads the child's output pipes into their captures until it exits (True) or the timeout
     passes (False). Wakes the moment it exits (pidfd); Popen.wait(timeout) polls with sleeps of
-    up to 50 ms, which is most of the cost of a 50 ms verify call."""
-    deadline = time.monotonic() + timeout
+    up to 50 ms, which is most of the cost of a 50 ms verify call. With an `allowance`, the
+    timeout is moved on by the time the child spent starved of a CPU, up to allowance x timeout."""
+    start = time.monotonic()
+    deadline = start + timeout
     try:
         pidfd = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):
@@ -371,6 +395,9 @@ def _pump(proc: subprocess.Popen, pipes: dict[int, _Capture], timeout: float) ->
             if pidfd is None and proc.poll() is not None:
                 return True
             left = deadline - time.monotonic()
+            if left <= 0 and allowance > 0:  # time back for the time it waited for a CPU
+                deadline = start + timeout + min(starved_seconds(proc.pid), allowance * timeout)
+                left = deadline - time.monotonic()  # (asked again at the new deadline: it may starve on)
             if left <= 0:
                 return False
             # (a second at most: an interrupt that is only a flag, as Ray's cancel of a task, is
@@ -499,7 +526,8 @@ def _run_once(argv: tuple[str, ...], limits: Limits, cwd: str | None, env: Mappi
         os.close(err_w)
         timed_out = False
         try:
-            timed_out = not _pump(proc, captures, limits.timeout)
+            # no time back past a step's bound (clipped): the bound is the bound
+            timed_out = not _pump(proc, captures, limits.timeout, 0.0 if clipped else STARVED_ALLOWANCE)
             if timed_out and limits.abort_grace > 0:
                 _abort_for_stack(proc, captures, limits.abort_grace)
         finally:  # also on Ctrl-C or a kill of the worker: take the children down with us
