@@ -8,6 +8,7 @@ import json
 import click
 
 from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.iree.vulkan_drivers import no_vulkan_device_note
 from shapefuzz.families.gates import release_gates
 from shapefuzz.families.registry import FAMILY_MODULES
 from shapefuzz.cli.common import Session, toolchain_options
