@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.triage.component import DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.shown import (
     COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
@@ -101,6 +102,18 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
                          evidence=kept.evidence if kept else "")
     return IssueContext(version_text, tuple(lines), detail, host_cpu_of(p, toolchain), shown=own_runs,
                         reported=str(p.entry.meta.get("reported") or ""), cpus=_cpus(p, toolchain))
+
+
+# where a bug is placed before codegen: the target's CPU is no part of it
+TARGET_INDEPENDENT = (FRONTEND_TORCH, FRONTEND_ONNX, INPUT_GLOBAL_OPT, DISPATCH_CREATION, STREAM_HAL)
+
+
+def cpu_dependent(meta: dict, spread: CpuSpread | None) -> bool:
+    """Whether "on another CPU it may not reproduce" can be true of this bug: not when it is placed
+    in a target-independent phase, nor when every other CPU it was compiled for fails the same way."""
+    if str((meta.get("bug") or {}).get("component") or "") in TARGET_INDEPENDENT:
+        return False
+    return spread is None or not spread.fails_everywhere
 
 
 def _cpus(p: Plan, toolchain: Toolchain) -> CpuSpread | None:
@@ -297,7 +310,8 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
     compile_cmd = " ".join(shlex.quote(w) for w in words)
     steps = import_steps(entry, files) + [
-        f"1. Save the input IR as `reproducer.mlir` (it is also in {code(files + '/')}, with the `.npy` files below):",
+        f"1. Save the input IR as `reproducer.mlir` (it is also in {code(files + '/')}"
+        + (", with the `.npy` files below):" if p.runs and sig.stage != Stage.COMPILE else "):"),
         "", *fenced(without_header(entry.mlir), "mlir"), "",
         "2. Compile it:", "", *fenced(compile_cmd, "sh"),
     ]
@@ -342,11 +356,11 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                                          + " (where the cause's other candidates failed)") + ".")
     if context.reported:
         context_lines.append("- " + text(f"Already reported upstream: {context.reported}") + ".")
-    if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd:
+    spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
+    if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd and cpu_dependent(entry.meta, spread):
         context_lines.append("- " + text(f"The compile targets this machine's CPU (--iree-llvmcpu-target-cpu=host, "
                                          f"which is {context.host_cpu} here); on another CPU it may not reproduce: "
                                          f"pass --iree-llvmcpu-target-cpu={context.host_cpu} to compile as here."))
-    spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
     if spread is not None:  # the same reproducer compiled for other CPUs (recheck.cpus): is it the machine's?
         context_lines.append("- " + text(f"Compiled for other CPUs (--iree-llvmcpu-target-cpu=X, this reproducer, "
                                          f"on {spread.lane}): {spread.text}."))
@@ -425,6 +439,8 @@ def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext 
     from shapefuzz.corpus.onnx_files import MODEL_FILE, entry_model
 
     files = out.with_name(out.stem + ".files")
+    if p.entry.signature.stage == Stage.COMPILE:  # its steps need only iree-compile: no run, no arrays
+        p = replace(p, inputs=None, expected=None)
     written = write_run_module(p, files)
     model = entry_model(p.entry.path, p.entry.meta)
     if model is not None:
