@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from shapefuzz.triage.failing_pass import _ADAPTORS, _DUMP_HEADER, is_dump_header
+from shapefuzz.triage.failing_pass import is_dump_header, is_pass_header
 
 OP_LINES = 8  # of the op a "see current operation" note prints
 LINE_WIDTH = 400  # of any line shown
@@ -57,11 +57,7 @@ def fold_targets(line: str) -> str:
 def _failing_header(lines: list[str]) -> int | None:
     """The index of the innermost (first non-adaptor) IR-dump header, else of the first."""
     headers = [i for i, line in enumerate(lines) if is_dump_header(line)]
-    for i in headers:
-        match = _DUMP_HEADER.match(lines[i])
-        if match and not (_ADAPTORS.search(match.group(1)) or (match.group(2) and _ADAPTORS.search(match.group(2)))):
-            return i
-    return headers[0] if headers else None
+    return next((i for i in headers if is_pass_header(lines[i])), headers[0] if headers else None)
 
 
 def shown_compile_output(detail: str) -> tuple[str, bool]:
