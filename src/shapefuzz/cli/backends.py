@@ -8,6 +8,7 @@ import json
 import click
 
 from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.iree.vulkan_drivers import no_vulkan_device_note
 from shapefuzz.families.gates import release_gates
 from shapefuzz.families.registry import FAMILY_MODULES
 from shapefuzz.cli.common import Session, toolchain_options
@@ -55,4 +56,4 @@ def backends(session: Session, as_json: bool, cluster: str | None) -> None:
     for line in gated.lines() or ["every op family and form parses with this release"]:
         click.echo(f"families:  {line}")
     if not probe.has_device("vulkan"):
-        click.echo("note: no Vulkan device: install Debian's mesa-vulkan-drivers for the software driver", err=True)
+        click.echo(f"note: no Vulkan device: {no_vulkan_device_note()}", err=True)

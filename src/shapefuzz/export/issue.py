@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +19,18 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.triage.component import DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.shown import (
     COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
     shown_runs_of, triage_text)
+from shapefuzz.triage.shown_output import shown_compile_output
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
     backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
 
+OUTPUT_FILE = "output.txt"  # in the files folder: the failure's output the text shows a part of
 RECHECKED = "With this toolchain, on each backend (this reproducer, re-checked here):"
 
 
@@ -101,6 +104,18 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
                         reported=str(p.entry.meta.get("reported") or ""), cpus=_cpus(p, toolchain))
 
 
+# where a bug is placed before codegen: the target's CPU is no part of it
+TARGET_INDEPENDENT = (FRONTEND_TORCH, FRONTEND_ONNX, INPUT_GLOBAL_OPT, DISPATCH_CREATION, STREAM_HAL)
+
+
+def cpu_dependent(meta: dict, spread: CpuSpread | None) -> bool:
+    """Whether "on another CPU it may not reproduce" can be true of this bug: not when it is placed
+    in a target-independent phase, nor when every other CPU it was compiled for fails the same way."""
+    if str((meta.get("bug") or {}).get("component") or "") in TARGET_INDEPENDENT:
+        return False
+    return spread is None or not spread.fails_everywhere
+
+
 def _cpus(p: Plan, toolchain: Toolchain) -> CpuSpread | None:
     """The entry's record of other CPUs when it is of this reproducer and complete, else taken here
     (within `recheck.cpus`' bound; None when its lane does not compile for the host CPU)."""
@@ -153,9 +168,14 @@ def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
     return (["Frontends"] if frontend else []) + parts
 
 
-def _what_happened(p: Plan, context: IssueContext) -> list[str]:
+def shown_detail(p: Plan, context: IssueContext) -> str:
+    """The failure's output the text quotes from (the entry's, else the re-check's)."""
+    return str(p.entry.meta.get("detail") or context.detail).strip()
+
+
+def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
     sig, b = p.entry.signature, p.backend
-    detail = (p.entry.meta.get("detail") or context.detail).strip()
+    detail = shown_detail(p, context)
     target = f"the {code(b.name)} backend ({text(b.description)})"
     if sig.stage == Stage.COMPILE:
         head = {
@@ -200,8 +220,12 @@ def _what_happened(p: Plan, context: IssueContext) -> list[str]:
         head = "Stack when stopped with SIGABRT after the timeout (top frames):" if sig.status == Status.TIMEOUT \
             else "Stack dump (top frames):"
         lines += ["", *fenced("\n".join([*said, head, *frames]), "text")]
-    elif detail:
-        lines += ["", *fenced("\n".join(detail.splitlines()[:40]), "text")]
+    elif detail:  # the diagnostics, the failing pass's header; the whole kept output is attached
+        shown, cut = shown_compile_output(detail)
+        lines += ["", *fenced(shown, "text")]
+        if cut:
+            lines.append("(The output as the corpus entry keeps it, with the IR it prints and the pipeline's outer "
+                         f"passes, is {code(files + '/' + OUTPUT_FILE)}.)")
     if p.expected is not None and sig.stage != Stage.COMPILE:
         lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else ":"), ""]
         lines += fenced("\n".join(_shown(f"result {i}", a) for i, a in enumerate(p.expected)), "text")
@@ -225,14 +249,42 @@ def _culprit_ir(localized: dict) -> list[str]:
     return lines
 
 
-def _shown(name: str, array: np.ndarray, limit: int = 64) -> str:
+def _without_long_inline(run: list[str], p: Plan) -> tuple[list[str], list[int]]:
+    """`run` with each `--expected_output=` of more than INLINE_LIMIT inline values replaced by an
+    `--output=@resultN.npy` (the results written out), and the indices of those results."""
+    out: list[str] = []
+    compared: list[int] = []
+    for w in run:
+        i = len([x for x in out if x.startswith(("--expected_output=", "--output="))])
+        array = (p.expected or [])[i] if i < len(p.expected or []) else None
+        if w.startswith("--expected_output=") and "=@" not in w and array is not None and array.size > INLINE_LIMIT:
+            out.append(f"--output=@result{i}.npy")
+            compared.append(i)
+        else:
+            out.append(w)
+    return out, compared
+
+
+def _compare_command(results: list[int]) -> str:
+    """A NumPy one-liner: how many elements of each written result differ from expected/, and where first."""
+    checks = "; ".join(f"a, e = np.load('result{i}.npy'), np.load('expected/result{i}.npy'); "
+                       f"d = np.argwhere(a != e); print('result {i}:', len(d), 'of', e.size, 'differ', d[:4].tolist()); "
+                       f"bad |= len(d) > 0" for i in results)
+    return f'python3 -c "import numpy as np, sys; bad = False; {checks}; sys.exit(bad)"'
+
+
+INLINE_LIMIT = 64  # values an issue text pastes of one array; more are in its .npy
+
+
+def _shown(name: str, array: np.ndarray, limit: int = INLINE_LIMIT) -> str:
     try:
         element = element_type(array)
     except UsageError:
         element = array.dtype.name
     kind = f"{'x'.join(map(str, array.shape))}x{element}" if array.shape else element
     if array.size > limit:
-        return f"{name}: {kind} ({array.size} elements; see the attached .npy)"
+        first = " ".join(number_text(v) for v in array.reshape(-1)[:8].tolist())
+        return f"{name}: {kind} ({array.size} elements, in the attached .npy; the first: {first} ...)"
     return f"{name}: {kind} = {' '.join(number_text(v) for v in array.reshape(-1).tolist())}"
 
 
@@ -258,7 +310,8 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
     compile_cmd = " ".join(shlex.quote(w) for w in words)
     steps = import_steps(entry, files) + [
-        f"1. Save the input IR as `reproducer.mlir` (it is also in {code(files + '/')}, with the `.npy` files below):",
+        f"1. Save the input IR as `reproducer.mlir` (it is also in {code(files + '/')}"
+        + (", with the `.npy` files below):" if p.runs and sig.stage != Stage.COMPILE else "):"),
         "", *fenced(without_header(entry.mlir), "mlir"), "",
         "2. Compile it:", "", *fenced(compile_cmd, "sh"),
     ]
@@ -266,11 +319,17 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         run = [w for w in run_module_argv(p) if not w.startswith("--output=")]
         if p.ties:  # the exact check would fail a right answer: print the results instead
             run = [w for w in run if not w.startswith("--expected_output=")]
+        run, compared = _without_long_inline(run, p)
         steps += ["", "3. Run it with the inputs (`inputs/argN.npy`)" + ("" if p.ties else " and the expected results "
                   "(`expected/resultN.npy`, the NumPy reference)") + ":", "",
                   *fenced(" ".join(shlex.quote(w) for w in run), "sh"), ""]
         if p.ties:
             steps += [f"({code(f'sh {files}/run.sh')} runs both steps and checks the indices by the values they select.)", ""]
+        elif compared:  # too long to paste: written out and compared with the .npy
+            steps += ["Then compare what it wrote with the expected results (integers are written inline in "
+                      f"{code(files + '/run.sh')}'s {code('--expected_output')}: a `.npy` of integers reads back "
+                      "as signed, which iree-run-module counts as a mismatch with its signless results):", "",
+                      *fenced(_compare_command(compared), "sh"), ""]
         steps += ["Inputs:", "", *fenced("\n".join(_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])), "text")]
     bisect = entry.meta.get("bisect")
     chain = reproducer_chain(entry.mlir)
@@ -297,11 +356,11 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                                          + " (where the cause's other candidates failed)") + ".")
     if context.reported:
         context_lines.append("- " + text(f"Already reported upstream: {context.reported}") + ".")
-    if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd:
+    spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
+    if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd and cpu_dependent(entry.meta, spread):
         context_lines.append("- " + text(f"The compile targets this machine's CPU (--iree-llvmcpu-target-cpu=host, "
                                          f"which is {context.host_cpu} here); on another CPU it may not reproduce: "
                                          f"pass --iree-llvmcpu-target-cpu={context.host_cpu} to compile as here."))
-    spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
     if spread is not None:  # the same reproducer compiled for other CPUs (recheck.cpus): is it the machine's?
         context_lines.append("- " + text(f"Compiled for other CPUs (--iree-llvmcpu-target-cpu=X, this reproducer, "
                                          f"on {spread.lane}): {spread.text}."))
@@ -334,7 +393,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         f"<!-- Suggested title: {comment(title)} -->",
         *route,
         "",
-        "### What happened?", "", *_what_happened(p, context), "",
+        "### What happened?", "", *_what_happened(p, context, files), "",
         "### Steps to reproduce your issue", "", *steps, "",
         *(["### Where in torch-mlir", "", _torch_mlir_place(entry.meta), ""] if tracker.name == "torch-mlir" else
           ["### What component(s) does this issue relate to?", "",
@@ -380,10 +439,17 @@ def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext 
     from shapefuzz.corpus.onnx_files import MODEL_FILE, entry_model
 
     files = out.with_name(out.stem + ".files")
+    if p.entry.signature.stage == Stage.COMPILE:  # its steps need only iree-compile: no run, no arrays
+        p = replace(p, inputs=None, expected=None)
     written = write_run_module(p, files)
     model = entry_model(p.entry.path, p.entry.meta)
     if model is not None:
         atomic_write(files / MODEL_FILE, model.read_bytes())
         written.append(files / MODEL_FILE)
-    atomic_write(out, to_issue(p, context or issue_context(p, toolchain), files.name).encode())
+    context = context or issue_context(p, toolchain)
+    detail = shown_detail(p, context)
+    if detail and shown_compile_output(detail)[1]:  # what the text leaves out of it
+        atomic_write(files / OUTPUT_FILE, (detail + "\n").encode())
+        written.append(files / OUTPUT_FILE)
+    atomic_write(out, to_issue(p, context, files.name).encode())
     return [out, *written]

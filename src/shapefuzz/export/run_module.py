@@ -19,7 +19,8 @@ def run_module_script(p: Plan) -> str:
         "#!/bin/sh",
         f"# Exported by shapefuzz from corpus entry {p.entry.id}",
         f"# signature: {comment_text(p.entry.signature)}",
-        "# Exits non-zero while the bug is there. Needs iree-compile and iree-run-module on PATH.",
+        "# Exits non-zero while the bug is there. Needs iree-compile" + (" and iree-run-module" if p.runs else "")
+        + " on PATH.",
         "set -e",
         'cd "$(dirname "$0")"',
         " ".join(shlex.quote(w) for w in compile_argv),

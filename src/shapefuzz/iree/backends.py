@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from shapefuzz.errors import UsageError
 from shapefuzz.iree.mlirinfo import module_traits
 from shapefuzz.iree.toolchain import ToolchainProbe
+from shapefuzz.iree.vulkan_drivers import no_vulkan_device_note
 
 FlagRule = Callable[[ToolchainProbe], tuple[str, ...] | str | None]  # None: this compiler cannot; str: why not
 
@@ -137,7 +138,7 @@ class Backend:
         if self.driver is None:
             return "compile-only"
         if not probe.has_device(self.driver):
-            hint = " (install Debian's mesa-vulkan-drivers)" if self.driver == "vulkan" else ""
+            hint = f" ({no_vulkan_device_note()})" if self.driver == "vulkan" else ""
             return f"compile-only here: no {self.driver} device{hint}"
         if not probe.runs_on(self.driver, self._gpu_target(probe)):
             return f"compile-only here: {probe.device_note(self.driver)}"

@@ -37,6 +37,11 @@ class CpuSpread:
         return [v.cpu for v in self.verdicts if v.verdict == verdict]
 
     @property
+    def fails_everywhere(self) -> bool:
+        """Every CPU tried besides the host fails the same way (and at least one was tried)."""
+        return bool(self.verdicts) and all(v.verdict == FAILS for v in self.verdicts)
+
+    @property
     def text(self) -> str:
         """One sentence: which CPUs fail the same way and which pass (the host counts among those that
         fail: the reproducer was saved failing there), then what could not be judged or tried."""

@@ -223,6 +223,14 @@ def clean_output(text: str, folds: Iterable[tuple[str, str]] = ()) -> str:
     return _HOST_CPU_ATTR.sub(r'\1"<host>"', strip_ir_dumps(fold_paths(text, folds)))
 
 
+def is_pass_header(line: str) -> bool:
+    """An IR-dump header of a pass that is no pipeline adaptor (the first such names the failing pass)."""
+    match = _DUMP_HEADER.match(line)
+    if match is None:
+        return False
+    return not (_ADAPTORS.search(match.group(1)) or (match.group(2) and _ADAPTORS.search(match.group(2))))
+
+
 def is_dump_header(line: str) -> bool:
     """Whether a line is the header `--mlir-print-ir-after-failure` prints before a dump."""
     return bool(_DUMP_HEADER.fullmatch(line))
@@ -241,5 +249,5 @@ def is_handler_frame(text: str) -> bool:
 
 __all__ = ["HANG_STACK_FRAMES", "PRINT_IR_AFTER_FAILURE", "clean_output", "crash_frames", "enclosing_passes",
            "failing_pass", "frame_of", "hang_pattern", "hang_place",
-           "is_dump_header", "is_generic_pass", "is_handler_frame", "last_pass_in_action_log",
+           "is_dump_header", "is_generic_pass", "is_pass_header", "is_handler_frame", "last_pass_in_action_log",
            "pass_in_frame", "raw_frames", "strip_ir_dumps"]

@@ -1,0 +1,38 @@
+"""A torch or ONNX top-k meets Mesa llvmpipe's loop limit as the sort IREE lowers it to.
+
+The real cases (campaign audit, IREE 3.13, both Vulkan targets on llvmpipe): torch's top 1 of 512 and
+ONNX's top 1 of 323 came out wrong; IREE lowers each to one `iree_linalg_ext.sort` of the whole dim
+(`--compile-to=flow`), about n*(n-1) iterations in one invocation, past the 65,535 limit. Counted as
+n*k (512) the verdict said "no known limit explains it"."""
+
+from __future__ import annotations
+
+from shapefuzz.triage.driver import loop_limit_reached
+
+TORCH = """func.func @main(%a: !torch.vtensor<[{n}],f32>) -> !torch.vtensor<[1],f32> {{
+  %k = torch.constant.int 1
+  %d = torch.constant.int 0
+  %t = torch.constant.bool true
+  %v, %i = torch.aten.topk %a, %k, %d, %t, %t : !torch.vtensor<[{n}],f32>, !torch.int, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1],f32>, !torch.vtensor<[1],si64>
+  return %v : !torch.vtensor<[1],f32>
+}}
+"""
+ONNX = """func.func @main(%a: !torch.vtensor<[{n}],f32>, %k: !torch.vtensor<[1],si64>) -> !torch.vtensor<[1],f32> attributes {{torch.onnx_meta.opset_version = 21 : si64}} {{
+  %v, %i = torch.operator "onnx.TopK"(%a, %k) {{torch.onnx.largest = 0 : si64}} : (!torch.vtensor<[{n}],f32>, !torch.vtensor<[1],si64>) -> (!torch.vtensor<[1],f32>, !torch.vtensor<[1],si64>)
+  return %v : !torch.vtensor<[1],f32>
+}}
+"""
+
+
+def test_a_torch_top_1_of_512_is_a_sort_of_512():
+    said = loop_limit_reached(TORCH.format(n=512))
+    assert "the top 1 of 512 elements, which IREE lowers to a sort of all 512" in said
+    assert "261,632 loop iterations" in said  # 512 * 511
+
+
+def test_an_onnx_top_1_of_323_is_a_sort_of_323():
+    assert "a sort of all 323" in loop_limit_reached(ONNX.format(n=323))
+
+
+def test_a_short_torch_top_k_stays_within_the_limit():
+    assert loop_limit_reached(TORCH.format(n=256)) == ""  # 256 * 255 < 65,535: measured right
