@@ -177,7 +177,8 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
     every = [b for members in groups.values() for b in members]
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     names = list(groups)
-    out, later = [], []
+    out: list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]] = []
+    later: list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]] = []
     for i, a in enumerate(names):
         for c in names[i + 1:]:
             xs, ys = groups[a], groups[c]
