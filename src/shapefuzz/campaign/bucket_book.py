@@ -197,8 +197,8 @@ class BucketBook:
             hits.append((failure.key, failure.lane))
             bucket = self.buckets.get(failure.key)
             if bucket is None:
-                self.causes.add(failure.key, failure.fields())
                 triage, evidence = self.target.triage(candidate, failure, outcome)
+                self.causes.add(failure.key, failure.fields(), evidence)  # a mechanism it names ties families
                 created.append((failure.key, failure.lane, Triage(triage) == Triage.COMPILER_BUG))
                 state = BucketState.PENDING if self.confirm_enabled else BucketState.UNCONFIRMED
                 bucket = new_bucket(failure, candidate, now, wall, state, triage, evidence)
@@ -530,9 +530,9 @@ class BucketBook:
                 self.buckets[failure.key] = bucket
                 self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
                 continue
-            self.causes.add(failure.key, failure.fields())
             outcome = Outcome(Verdict.FAIL, {failure.lane: (failure.signature.status, 0.0)}, (failure,))
             triage, evidence = self.target.triage(candidate, failure, outcome)
+            self.causes.add(failure.key, failure.fields(), evidence)
             bucket = new_bucket(failure, candidate, now, wall, BucketState.CONFIRMED, triage,
                                 f"{how}; {evidence}", ShrinkState.SKIPPED)
             self.buckets[failure.key] = bucket

@@ -194,7 +194,7 @@ class Engine:
         happened; the steering's counts and the lane costs are `self.folded`'s). Returns every
         candidate's key, index, verdict and finishing time by key, and the buckets each candidate hit."""
         for b in sorted(buckets.values(), key=lambda b: (b.first_seen, b.sig)):
-            self.causes.add(b.sig, b.sig_json)
+            self.causes.add(b.sig, b.sig_json, b.evidence)
             if b.state == BucketState.FLAKY:
                 self.steering.ignored.add(b.sig)
         rows = {row.key: row for row in tried_rows(store)}

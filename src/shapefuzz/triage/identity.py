@@ -8,7 +8,9 @@ features are dropped, and so is the op a diagnostic is attached to once the fail
 message is one bug). An identity is *strong* when the compiler said where it failed (a pass or
 crash frames): failures with equal strong identities are one cause at once. A weak identity
 (wrong values, a timeout without a stack, running out of memory, a runtime error) says nothing about where, so
-two buckets sharing one become one cause only once a candidate hits both (see campaign.causes.cause_ties).
+two buckets sharing one become one cause only once a candidate hits both (see campaign.causes.cause_ties),
+unless the bucket's verdict names how it comes about (`mechanism_of`): then its identity is that mechanism
+on that kind of lane, strong, whatever the family.
 A compile timeout stopped with SIGABRT (sandbox) is placed by the pass on its stack, never by its
 top frames or its wall-clock: two hangs in one pass are one cause, in two passes two.
 """
@@ -59,10 +61,11 @@ class Identity:
     frames: tuple[str, ...]  # a crash's top compiler frames (normalized), else ()
     message: str  # the message with what varies between hits of one bug folded
     limit: bool = False  # a documented target gap (triage.target_limits): its rule says where, on every lane
+    mechanism: bool = False  # a wrong value whose verdict named how it comes about (`mechanism_identity`)
 
     @property
     def strong(self) -> bool:
-        return bool(self.failing_pass or self.frames or self.limit)
+        return bool(self.failing_pass or self.frames or self.limit or self.mechanism)
 
     @property
     def key(self) -> str:
@@ -161,6 +164,30 @@ def identity_of(stage: str, status: str, message: str, output: str = "", action_
     return Identity(stage, status, passname or "", frames, fold_message(message, bool(passname)))
 
 
+# How a wrong value (or run failure) comes about, as a bucket's triage verdict names it (triage.verdict):
+# IREE's i8/i16 emulation losing a tensor's last 32-bit word, a race, a documented limit's rule. One
+# mechanism is one bug whatever family showed it (the #43 audit: one i8 emulation bug was a "gather"
+# cause and a "conv" cause, and the gather one shared its name with an unrelated llvm-cpu bug).
+_MECHANISMS = ((re.compile(r"loses its last word \(IREE's emulation"), "an emulated i8/i16 tensor loses its last 32-bit word"),
+               (re.compile(r"a race in the code IREE generates"), "wrong values that change from run to run (a race)"))
+_LIMIT_RULE = re.compile(r"\btarget limit ([\w.-]+) \(")
+
+
+def mechanism_of(evidence: str) -> str:
+    """The mechanism a triage verdict's evidence names (module comment above), or ""."""
+    for pattern, mechanism in _MECHANISMS:
+        if pattern.search(evidence):
+            return mechanism
+    rule = _LIMIT_RULE.search(evidence)
+    return f"target limit {rule.group(1)}" if rule else ""
+
+
+def mechanism_identity(stage: str, status: str, mechanism: str, lane_kind: str) -> Identity:
+    """A wrong value's identity once its verdict named its mechanism: that mechanism on that kind of
+    lane (its runtime driver), not its family; strong, so two families' buckets are one cause at once."""
+    return Identity(text_of(stage), text_of(status), "", (), f"{mechanism} on {lane_kind}", mechanism=True)
+
+
 def placed_timeout(signature: Signature, output: str) -> Signature:
     """A compile timeout's signature with where it hangs ("timeout in X"), read from the stack its
     SIGABRT printed: hangs in two passes are two buckets. Unchanged without a pass on the stack."""
@@ -181,5 +208,6 @@ def with_localized_pass(ident: Identity, where: str) -> Identity:
     return replace(ident, failing_pass=where) if where and not ident.failing_pass else ident
 
 
-__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "one_pipeline", "pass_frames",
+__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "mechanism_identity", "mechanism_of",
+           "one_pipeline", "pass_frames",
            "placed_timeout", "with_localized_pass"]

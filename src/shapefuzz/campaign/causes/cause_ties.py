@@ -12,19 +12,39 @@ import hashlib
 from typing import Callable, Iterable
 
 from shapefuzz.campaign.database import BucketRow
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.triage.identity import mechanism_identity, mechanism_of
 
 
-def cause_key(fields: dict[str, str]) -> str:
-    """What the buckets of one cause share: the bug identity the target computed (failing pass,
-    crash frames, folded message), else the signature without the backend (older stores)."""
+def cause_key(fields: dict[str, str], evidence: str = "") -> str:
+    """What the buckets of one cause share: for a wrong value or run failure whose triage
+    `evidence` names its mechanism, that mechanism on that kind of lane (triage.identity); else the
+    bug identity the target computed (failing pass, crash frames, folded message), else the
+    signature without the backend (older stores)."""
+    mechanism = _mechanism_key(fields, evidence)
+    if mechanism:
+        return mechanism
     if fields.get("identity"):
         return fields["identity"]
     return f"{fields.get('stage', '')}/{fields.get('status', '')}: {fields.get('message', '')}"
 
 
-def is_strong(fields: dict[str, str]) -> bool:
-    """The identity says where the compiler failed: equal ones are one cause without a tie."""
-    return bool(fields.get("identity")) and bool(fields.get("strong"))
+def is_strong(fields: dict[str, str], evidence: str = "") -> bool:
+    """The identity says where the compiler failed (or how the values go wrong): equal ones are one
+    cause without a tie."""
+    return bool(_mechanism_key(fields, evidence)) or (bool(fields.get("identity")) and bool(fields.get("strong")))
+
+
+def _mechanism_key(fields: dict[str, str], evidence: str) -> str:
+    if fields.get("strong") or fields.get("stage") not in ("compare", "run") or not evidence:
+        return ""  # a place the compiler named stays the identity
+    mechanism = mechanism_of(evidence)
+    if not mechanism:
+        return ""
+    lane = str(fields.get("backend", ""))
+    backend = BACKENDS.get(lane)
+    kind = backend.driver if backend is not None and backend.driver else lane
+    return mechanism_identity(str(fields["stage"]), str(fields.get("status", "")), mechanism, kind).key
 
 
 class Causes:
@@ -37,13 +57,14 @@ class Causes:
         # progress line asks every half second, and a long campaign holds thousands of buckets
         self._named: tuple[dict[str, list[str]], dict[str, str]] | None = None
 
-    def add(self, bucket: str, fields: dict[str, str]) -> None:
+    def add(self, bucket: str, fields: dict[str, str], evidence: str = "") -> None:
+        """A bucket (its fields as stored; `evidence`: its triage verdict's, see `cause_key`)."""
         if bucket not in self.parent:
             self._named = None
             self.parent[bucket] = bucket
-            self.key[bucket] = cause_key(fields)
+            self.key[bucket] = cause_key(fields, evidence)
             self.order[bucket] = len(self.order)
-            if is_strong(fields):  # the same failing pass and message: one bug, whatever the lane
+            if is_strong(fields, evidence):  # the same failing pass and message: one bug, whatever the lane
                 first = self.strong.setdefault(self.key[bucket], bucket)
                 if first != bucket:
                     self.parent[bucket] = self._root(first)

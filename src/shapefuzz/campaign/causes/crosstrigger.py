@@ -3,8 +3,9 @@ localization step, for each two causes that name one pass (`merging.cross_pairs`
 minimized reproducer (its smallest corpus entry breaking there) is run on the other's lane, with its
 own inputs and reference. It *cross-triggers* when it gives the other's failure there (the same
 identity for a compile failure or crash; wrong values, or the same run-time failure, for one that
-fails at run time), or when it fails in the other's pass on the same kind of op (the op a
-diagnostic is attached to, else the compute ops of the two reproducers). A sizing bug that names
+fails at run time), or when it fails in the other's pass with the other's own message (folded; on the
+same op where both name one), or, against a wrong value, in its pass on a compute op both reproducers
+hold (plumbing every program has, `linalg.generic`, fills, reshapes, casts, never counts). A sizing bug that names
 no size (a run-time out-of-memory) is run on the lane of a cause sized from the dynamic-dim bound
 (`merging.bound_pairs`): a size made from the bound there is the same bug. Each run is kept in the
 store (meta `crossings`), so a stopped step resumes and `report` merges by it
@@ -31,12 +32,20 @@ _ANCHOR = re.compile(r"^'([\w.]+)' op ")
 # compute ops of a reproducer (linalg, LinalgExt, torch, ONNX); plumbing that every program has is left out
 _OP = re.compile(r"\b((?:linalg|iree_linalg_ext|torch\.aten)\.[\w.]+|onnx\.\w+)")
 _RANK = {"verify": 0, "compile": 1, "run": 2, "compare": 3}
-_PLUMBING = frozenset({"linalg.yield", "linalg.index", "linalg.fill", "iree_linalg_ext.yield"})
+# ops nearly every program holds (the generic a conv, a scatter and a flip all lower to, fills, empties,
+# reshapes, casts): sharing one says nothing of two reproducers (the #43 audit's b97e42ec0f absorbed two
+# scatter causes because both held a `linalg.generic`)
+_PLUMBING = re.compile(
+    r"(?:linalg\.(?:generic|yield|index|fill|copy|broadcast|transpose)|iree_linalg_ext\.yield"
+    r"|torch\.aten\.(?:empty|new_empty|zeros|ones|full|fill|reshape|view|flatten|unflatten|unsqueeze|squeeze"
+    r"|expand|to|_to_copy|type_as|clone|contiguous|copy|detach)(?:[._]\w+)?"
+    r"|onnx\.(?:Reshape|Cast|CastLike|Constant|ConstantOfShape|Unsqueeze|Squeeze|Flatten|Expand|Identity))")
 
 
 def compute_ops(text: str) -> frozenset[str]:
-    """The compute ops a reproducer names (`linalg.pooling_nchw_max`, `iree_linalg_ext.scatter`, ...)."""
-    return frozenset(_OP.findall(text)) - _PLUMBING
+    """The compute ops a reproducer names (`linalg.pooling_nchw_max`, `iree_linalg_ext.scatter`, ...),
+    plumbing left out (`_PLUMBING`)."""
+    return frozenset(op for op in _OP.findall(text) if not _PLUMBING.fullmatch(op))
 
 
 def op_kind(message: str) -> str:
@@ -49,7 +58,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     """(verdict, what it did) for one run's `BackendResult` against the `target` bucket, which
     breaks in the pass named `where` (its failing pass, or where it was localized)."""
     from shapefuzz.campaign.causes.merging import dispatch_kind
-    from shapefuzz.triage.identity import identity_of
+    from shapefuzz.triage.identity import fold_message, identity_of
     from shapefuzz.recheck.regression import Failure
     from shapefuzz.triage.severity import from_dynamic_dim_bound
 
@@ -78,9 +87,15 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
             return SAME_FAILURE, said
     if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
                                 for name in where):
-        op_kinds = {op_kind(message)} - {""}, {op_kind(target.message)} - {""}
-        same = op_kinds[0] == op_kinds[1] if all(op_kinds) else bool(compute_ops(source_text) & compute_ops(target_text))
-        if same:
+        if target.stage in (Stage.COMPILE, Stage.VERIFY):
+            # the target's own diagnostic, its words folded, and its op where both name one: failing in
+            # that pass with the source's own message is the source's bug seen there, not the target's
+            if fold_message(message, True) != fold_message(target.message, True):
+                return NO, f"{said} (in the pass, not with its message)"
+            ops = op_kind(message), op_kind(target.message)
+            return (SAME_PASS_AND_OP, said) if not all(ops) or ops[0] == ops[1] else (NO, f"{said} (on {ops[0]})")
+        # a wrong value or run failure has no diagnostic to match: a compute op both reproducers hold
+        if compute_ops(source_text) & compute_ops(target_text):
             return SAME_PASS_AND_OP, said
     return NO, said
 

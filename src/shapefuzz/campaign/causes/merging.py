@@ -16,7 +16,9 @@
 - **Cross-triggering**: two causes that name one pass, whatever their symptoms (two compile errors
   too), are one bug when one's minimized reproducer, run on the other's lane, gave the other's
   failure or failed in that pass on the same kind of op (`crossed`, from campaign.causes.crosstrigger,
-  which runs them: `cross_pairs` says which).
+  which runs them: `cross_pairs` says which). Two compile errors of one message shape in different
+  passes (one tiling bug trips the forall pass on one lane, GPUApplyTilingLevel on another) are run
+  too, and one bug when one's reproducer gave the other's very failure.
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
   without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
@@ -44,7 +46,8 @@ from shapefuzz.campaign.causes.cause_ties import split_cause
 from shapefuzz.campaign.database import BucketRow
 from shapefuzz.campaign.limits_apart import apart_by_limit
 from shapefuzz.model import Stage, Status
-from shapefuzz.triage.identity import identity_of
+from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.triage.identity import fold_message, identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
 from shapefuzz.recheck.regression import pass_key
@@ -133,7 +136,13 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
 
-    merged = _union(_union(_union(groups, one_program), one_pass), one_bound)
+    def one_failure(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        # one message shape in two places, and one's reproducer gave the other's very failure there:
+        # one root cause tripping a different pass by shape or lane (never a limit with a bug)
+        return not apart_by_limit(xs, ys) and any(
+            _shape(x) and _shape(x) == _shape(y) and frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys)
+
+    merged = _union(_union(_union(_union(groups, one_program), one_pass), one_failure), one_bound)
     return {name: members if members is groups.get(name) else _most_severe_first(members)
             for name, members in merged.items()}
 
@@ -162,18 +171,43 @@ def cross_pairs(groups: dict[str, list[BucketRow]], located: dict[str, Localizat
                 ) -> list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]]:
     """Two causes whose minimized reproducers are worth running on each other's lanes
     (campaign.causes.crosstrigger): causes that name one pass and are not apart, each as its buckets
-    that break there, and that pass's names."""
+    that break there, and that pass's names; then causes whose compile errors say one message shape
+    in different places (`_shape`), each as those buckets, with no pass (only the other's very
+    failure ties them)."""
     every = [b for members in groups.values() for b in members]
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     names = list(groups)
-    out = []
+    out: list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]] = []
+    later: list[tuple[list[BucketRow], list[BucketRow], frozenset[str]]] = []
     for i, a in enumerate(names):
         for c in names[i + 1:]:
             xs, ys = groups[a], groups[c]
             shared = _cause_passes(xs, place) & _cause_passes(ys, place) - _PHASE_KEYS  # a pass, not a phase
             if shared and not _apart(xs, ys, place):
                 out.append(([b for b in xs if place[b.sig] & shared], [b for b in ys if place[b.sig] & shared], shared))
-    return out
+            elif (alike := _shapes(xs) & _shapes(ys)) and not apart_by_limit(xs, ys):
+                later.append((_alike_first([b for b in xs if _shape(b) in alike], ys),
+                              _alike_first([b for b in ys if _shape(b) in alike], xs), frozenset()))
+    return out + later  # after the pairs at one pass: the step's time goes to those first
+
+
+def _shape(b: BucketRow) -> str:
+    """A compile error's message as its shape (folded, the op it is attached to dropped), "" for
+    anything else: one root cause tripping different passes says it alike ("inferred input/output
+    operand #N has shape's dimension #N to be greater than or equal to N, but found N")."""
+    return fold_message(b.message, True) if b.stage in FAILING_STAGES and b.status == Status.ERROR else ""
+
+
+def _shapes(members: list[BucketRow]) -> set[str]:
+    return {_shape(b) for b in members} - {""}
+
+
+def _alike_first(members: list[BucketRow], others: list[BucketRow]) -> list[BucketRow]:
+    """`members` with those on a lane of the same runtime driver as one of `others` first: the run
+    goes to the first one's lane (one tiling bug trips the forall pass on rocm-gfx942 and
+    GPUApplyTilingLevel on its single-dispatch variant)."""
+    drivers = {getattr(BACKENDS.get(b.backend), "driver", None) for b in others} - {None}
+    return sorted(members, key=lambda b: getattr(BACKENDS.get(b.backend), "driver", None) not in drivers)
 
 
 def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow], list[BucketRow]]]:
