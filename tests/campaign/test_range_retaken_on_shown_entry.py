@@ -125,3 +125,17 @@ def test_a_cause_left_without_a_range_on_its_shown_entry_says_so(tmp_path):
     cause = dataclasses.replace(summarize(store).causes[0])
     assert cause.regression_text == "no range: the bisect budget ran out" and cause.regression.entry == small.name
     store.close()
+
+
+def test_triage_bisect_retakes_a_range_an_older_shapefuzz_took_and_the_campaign_keeps_it(tmp_path):
+    """A range recorded without the reproducer's digest was judged the old way (cause-0f4e3e1518's
+    "3.12.0–3.13.0", with 3.6.0 misread): `triage --bisect` takes it again, the campaign does not."""
+    entry = _entry(tmp_path, "llvm-cpu", SMALL)
+    store = _store(tmp_path, [_row(entry, 1.0, 40)])
+    set_regression(store, "cause-a", {"text": "present in every release tried (3.12.0–3.13.0)", "entry": entry.name})
+    cause = summarize(store).causes[0]
+    check = lambda e, v: ReplayResult(e.id, e.path, ReplayOutcome.STILL_FAILING, "failing", e.signature)  # noqa: E731
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v) == 0
+    assert bisect_causes(store, [cause], None, OLD, check=check, installer=lambda v: v, again_without_range=True) == 1
+    assert summarize(store).causes[0].regression_text == "present in every release tried (3.0.0–3.13.0)"
+    store.close()

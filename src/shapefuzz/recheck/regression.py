@@ -4,9 +4,12 @@ the releases in the toolchain cache (a campaign fetches a spread of them in the 
 record: "fails since X, passes in Y", or "present in every release tried (X–Y)", with the releases
 tried and those stepped over.
 
-An old release shows "the same failure" when it fails at the same stage with the same status and,
-where both name one, in the same pass (for wrong values: still wrong against the saved NumPy
-reference), never by message text: messages change across releases (the 2^53-1 dim bound reads
+An old release shows "the same failure" when it fails as the reproducer itself fails at the current
+release (compiled first: a cause's pass may come from another, unshrunk example): at the same stage
+with the same status and, where both name one, in the same pass however spelled, or for a compile
+error with the same first error line word for word (a pass renamed); for wrong values: still wrong
+against the saved NumPy reference. Never told apart by message text: messages change across
+releases (the 2^53-1 dim bound reads
 "unbounded stack allocations" at 3.2, "exceeded stack allocation limit" at 3.8 and "overflows 64
 bits" at 3.13). A release that cannot parse the reproducer (custom syntax changes: 3.13's
 `iree_linalg_ext.attention` is "expected 'ins'" to 3.12) is tried again on it printed in generic
@@ -230,10 +233,11 @@ def own_failure(entry: CorpusEntry, toolchain: Toolchain, failing: str = "") -> 
     """What the other releases are judged against: the reproducer's own failure at the current
     release (`toolchain`), read from its output as theirs are (its pass, never one a cause took from
     another, unshrunk example: a shrink may move a failure to another pass), with that release's
-    verdict. A compile failure only (elsewhere no output names a pass): for the rest, or when the
-    reproducer does not fail here at its recorded stage and status, `recorded_failure` with None."""
+    verdict. A compile error or crash only (elsewhere no output names a pass, and an out-of-memory
+    or a timeout costs its full cap again): for the rest, or when the reproducer does not fail here
+    at its recorded stage and status, `recorded_failure` with None."""
     recorded = recorded_failure(entry, failing)
-    if entry.signature.stage != Stage.COMPILE:
+    if entry.signature.stage != Stage.COMPILE or entry.signature.status.value not in ("error", "crash"):
         return recorded, None
     base, failed = _lane_result(entry, toolchain)
     if failed is None:
@@ -389,8 +393,9 @@ def _verdict_word(probe: Probe | None) -> str:
 
 
 def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], None] = lambda _: None) -> str:
-    """A corpus entry's regression range over `versions`, judged by the failing (or localized) pass
-    its `bug` record names, written into that record (`corpus rederive --bisect`); returns its text."""
+    """A corpus entry's regression range over `versions` (judged by the failure its reproducer shows
+    at the current release, else the failing or localized pass its `bug` record names), written into
+    that record (`corpus rederive --bisect`); returns its text."""
     from shapefuzz.corpus import load_entry, update_meta
 
     entry = load_entry(path)

@@ -157,7 +157,7 @@ def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
         each = str(record.get("releases") or "")
         return (f"- Regression range over released wheels: {markup.text(record['text'])}." + how
                 + (f" Each release: {markup.text(each)}." if each else "")
-                + (f" Could not tell: {markup.text(stepped[:400])}." if stepped else ""))
+                + (f" Could not tell: {markup.text(stepped[:1500])}." if stepped else ""))
     return None
 
 

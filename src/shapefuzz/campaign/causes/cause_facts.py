@@ -136,9 +136,9 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
                   only_new: bool = True, again_without_range: bool = False, **bisect_kwargs: Any) -> int:
     """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
     that has none yet, or one taken on another reproducer than the one its issue shows (with
-    `again_without_range`, also one whose range said "no range: ...", as `triage --bisect` asks:
-    the cache or the checks may tell more now), from its smallest corpus entry, within `seconds`
-    (None: no limit). Each range is kept in the store at once, so a stopped
+    `again_without_range`, also one whose range said "no range: ..." or was taken by an older
+    shapefuzz, as `triage --bisect` asks: the cache or the checks may tell more now), from its
+    smallest corpus entry, within `seconds` (None: no limit). Each range is kept in the store at once, so a stopped
     phase resumes (summarize again to see them). Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.recheck.regression import regression_range
@@ -151,7 +151,10 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
             if not cause.is_finding or (only_new and not cause.new):
                 continue
             on_shown = cause.regression is not None and cause.regression.shown  # else retaken on the shown one
-            if cause.range_taken and on_shown and not (again_without_range and cause.regression_text.startswith("no range")):
+            # asked again: a "no range", or a range an older shapefuzz took (no digest: judged the old way)
+            again = again_without_range and cause.regression is not None and (
+                cause.regression_text.startswith("no range") or not cause.regression.to_json().get("reproducer"))
+            if cause.range_taken and on_shown and not again:
                 continue
             current = cause.name
             if seconds is not None and bound.left() <= 0:
