@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from shapefuzz.process import interrupts
 from shapefuzz.campaign.causes.cause_facts import ranged_entries, set_regression, smallest_first
@@ -44,13 +44,18 @@ class Due:
     failing_pass: str
 
 
-def due_causes(rows: Sequence[BucketRow], corpus: Path | None, done_causes: set[str], done_entries: set[str],
+def due_causes(rows: Sequence[BucketRow], corpus: Path | None, ranged: Mapping[str, set[str]],
                final: bool = False) -> list[Due]:
     """The compiler-bug causes (by the store's cause names) ready for a range, oldest first: each
     bucket confirmed, an entry saved, and its shrink done or none pending (`final`: pending ones
     too, the campaign is over). The entry is the cause's smallest saved one (a shrunk example where
-    there is one). Causes and entries already ranged are left out."""
+    there is one): the one its issue text shows. A cause is due again whenever that entry, or its
+    reproducer, is not the one its range was taken on (`ranged`: entry id -> the reproducer digests
+    ranged, `cause_facts.ranged_entries`): a shrink that ends after a range, or a smaller example,
+    is ranged anew, never left with a range of a text the issue does not show."""
+    from shapefuzz.campaign.causes.merging import entry_reproducer
     from shapefuzz.campaign.report.summary import stored_entry
+    from shapefuzz.recheck.regression import reproducer_digest
     from shapefuzz.triage.identity import identity_of
 
     groups: dict[str, list[BucketRow]] = collections.defaultdict(list)
@@ -58,7 +63,7 @@ def due_causes(rows: Sequence[BucketRow], corpus: Path | None, done_causes: set[
         groups[b.cause or b.sig].append(b)
     out = []
     for name, members in sorted(groups.items(), key=lambda kv: min(b.first_seen for b in kv[1])):
-        if name in done_causes or cause_triage(members) != Triage.COMPILER_BUG:
+        if cause_triage(members) != Triage.COMPILER_BUG:
             continue
         if any(b.state == BucketState.PENDING for b in members):
             continue  # not confirmed yet: its verdict may change
@@ -66,11 +71,14 @@ def due_causes(rows: Sequence[BucketRow], corpus: Path | None, done_causes: set[
                 and not any(b.shrink == ShrinkState.DONE for b in members):
             continue  # a shrunk example is coming: bisecting it costs less
         saved = [(b, stored_entry(b.corpus_entry, corpus)) for b in members if bucket_triage(b) == Triage.COMPILER_BUG]
-        saved = [(b, e) for b, e in saved if e and Path(e).name not in done_entries]
+        saved = [(b, e) for b, e in saved if e]
         if not saved:
             continue
         saved.sort(key=lambda pair: pair[0].shrunk_size or pair[0].repro_size or 10**12)
         entry = smallest_first(e for _, e in saved)[0]  # the one its issue text shows (report.summary)
+        text, done = entry_reproducer(entry), ranged.get(Path(entry).name)
+        if done is not None and (text is None or "" in done or reproducer_digest(text) in done):
+            continue  # ranged on this text ("": a range from before digests; none readable: as ranged)
         best = next(b for b, e in saved if e == entry)
         idents = (identity_of(b.stage, b.status, b.message, b.detail) for b in [best, *members])
         out.append(Due(name, entry, next((i.failing_pass for i in idents if i.failing_pass), "")))
@@ -149,8 +157,7 @@ class RangeWorker:
     def _loop(self, store: CampaignStore, versions: list[str]) -> None:
         self.say(f"regression ranges: taken during the campaign over {', '.join(versions)}")
         while not self._stop.is_set():
-            causes, entries = ranged_entries(store)
-            for due in due_causes(store.buckets(), self.corpus, causes, entries, final=self._final.is_set()):
+            for due in due_causes(store.buckets(), self.corpus, ranged_entries(store), final=self._final.is_set()):
                 self._check_stop()
                 started = time.monotonic()
                 record = self.ranger(due.entry, versions, due.failing_pass, self._check_stop)
@@ -163,19 +170,20 @@ class RangeWorker:
 
 
 def take_range(entry_path: str, versions: Sequence[str], failing: str, check_stop: Callable[[], None]) -> dict[str, Any]:
-    """One cause's range over `versions` (`regression.regression_range`), the releases the entry was
-    saved with trusted; `check_stop` runs before each release's compile."""
+    """One cause's range over `versions` (`regression.regression_range`: judged by the failure the
+    entry's reproducer shows at the current release, `failing` only where it names no pass), the
+    releases the entry was saved with trusted where that run does not tell; `check_stop` runs
+    before each release's compile."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.recheck.regression import regression_range, same_failure_check
+    from shapefuzz.recheck.regression import local_installer, regression_range
 
     entry = load_entry(Path(entry_path))
-    judge = same_failure_check(failing)
 
-    def check(e, toolchain):
+    def installer(version: str):
         check_stop()
-        return judge(e, toolchain)
+        return local_installer(version)
 
-    return regression_range(entry, versions, check=check, failing=failing, trust_seen=True)
+    return regression_range(entry, versions, installer=installer, failing=failing, trust_seen=True)
 
 
 __all__ = ["Due", "RangeWorker", "Stopped", "due_causes", "take_range"]

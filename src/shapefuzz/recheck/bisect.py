@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ToolchainError, UsageError
@@ -162,17 +162,22 @@ def not_monotone(runs: Sequence[tuple[bool, Sequence[str]]]) -> bool:
     return sum(1 for fails, _ in runs if fails) > 1
 
 
-EXHAUSTIVE = 6  # up to this many releases (a campaign's spread) every one is tried: the history is shown whole
+# up to this many releases every one is tried and the history is shown whole: a cache of a campaign's
+# spread and a few more (an audit's cache held 7 and the bisect over them left 3.2.0 to 3.4.0 untried);
+# a small reproducer compiles in seconds on each
+EXHAUSTIVE = 10
 
 
 def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str], None] = lambda _: None,
                  check: Callable[[CorpusEntry, Toolchain], ReplayResult] | None = None,
                  installer: Callable[[str], Toolchain] | None = None,
-                 trusted: Collection[str] = (), exhaustive: bool = False) -> BisectResult:
+                 trusted: Collection[str] = (), exhaustive: bool = False,
+                 known: Mapping[str, ReplayResult] | None = None) -> BisectResult:
     """Binary search for the first failing and first fixed release among `versions` (oldest first).
     Assumes the bug appears once and goes away once; releases that cannot tell are stepped over.
     `trusted`: releases the entry is known to fail with (the campaign that saved it just saw it
-    fail there), taken as failing without a compile. `exhaustive`: every release is tried and
+    fail there), taken as failing without a compile; `known`: releases whose verdict was already
+    taken (by the caller's own compile), kept as they are. `exhaustive`: every release is tried and
     nothing is assumed (a bug fixed and broken again shows as such): first failing is the start of
     the newest failing run, first fixed the first passing release after it."""
     versions = sorted(versions, key=version_key)
@@ -182,6 +187,7 @@ def bisect_entry(entry: CorpusEntry, versions: Sequence[str], say: Callable[[str
         v: Probe(v, ReplayResult(entry.id, entry.path, ReplayOutcome.STILL_FAILING, entry.expected_state,
                                  entry.signature, detail="the failure the campaign saw"))
         for v in versions if v in trusted}
+    probes.update({v: Probe(v, result) for v, result in (known or {}).items() if v in versions})
 
     def probe(index: int) -> bool | None:
         version = versions[index]

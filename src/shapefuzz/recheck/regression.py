@@ -4,9 +4,12 @@ the releases in the toolchain cache (a campaign fetches a spread of them in the 
 record: "fails since X, passes in Y", or "present in every release tried (X–Y)", with the releases
 tried and those stepped over.
 
-An old release shows "the same failure" when it fails at the same stage with the same status and,
-where both name one, in the same pass (for wrong values: still wrong against the saved NumPy
-reference), never by message text: messages change across releases (the 2^53-1 dim bound reads
+An old release shows "the same failure" when it fails as the reproducer itself fails at the current
+release (compiled first: a cause's pass may come from another, unshrunk example): at the same stage
+with the same status and, where both name one, in the same pass however spelled, or for a compile
+error with the same first error line word for word (a pass renamed); for wrong values: still wrong
+against the saved NumPy reference. Never told apart by message text: messages change across
+releases (the 2^53-1 dim bound reads
 "unbounded stack allocations" at 3.2, "exceeded stack allocation limit" at 3.8 and "overflows 64
 bits" at 3.13). A release that cannot parse the reproducer (custom syntax changes: 3.13's
 `iree_linalg_ext.attention` is "expected 'ins'" to 3.12) is tried again on it printed in generic
@@ -16,14 +19,17 @@ steps over it."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from shapefuzz.iree.backends import BACKENDS
-from shapefuzz.recheck.bisect import EXHAUSTIVE, bisect_entry, history, history_text, not_monotone
+from shapefuzz.recheck.bisect import (EXHAUSTIVE, BisectResult, Probe, bisect_entry, history, history_text,
+                                      not_monotone)
 from shapefuzz.corpus import CorpusEntry
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.model import Stage, Verdict
@@ -36,7 +42,10 @@ from shapefuzz.triage.failing_pass import failing_pass
 # Pipelines a pass moves between across releases (FoldUnitExtentDims: iree-flow- at 3.0,
 # iree-dispatch-creation- at 3.13): an argument's namespace is not part of what the pass is.
 _NAMESPACE = re.compile(r"^(?:iree-)?(?:flow|dispatch-creation|global-opt|preprocessing|stream|codegen|hal|util|abi|"
-                        r"input-conversion|vm)-")
+                        r"input-conversion|vm|torch)-")
+# MLIR's core passes whose class is not their argument spelled another way: `Canonicalizer` (3.0 to
+# 3.6 print the class so, `CanonicalizerPass` later) is `canonicalize`, `Inliner` is `inline`
+_CLASS_NAMED = ((re.compile(r"canonicalizer$"), "canonicalize"), (re.compile(r"^inliner$"), "inline"))
 
 
 def pass_key(name: str) -> str:
@@ -49,14 +58,20 @@ def pass_key(name: str) -> str:
     name = _NAMESPACE.sub("", name.rsplit("::", 1)[-1].lower())
     name = re.sub(r"[^a-z0-9]", "", name)
     name = re.sub(r"^iree", "", name)
-    return re.sub(r"(?:forfunc)?(?:pass)?$", "", name)
+    name = re.sub(r"(?:forfunc)?(?:pass)?$", "", name)
+    for pattern, argument in _CLASS_NAMED:
+        name = pattern.sub(argument, name)
+    return name
 
 
 # a pass a release names by the wrapper that runs it: IREE 3.13's failing link step reads
 # `iree-hal-serialize-all-executables`, 3.6's the `SerializeTargetExecutablesPass` it runs per target
 # (measured: one f16 softmax's "undefined symbol: fmaxf" in both). Causes are still placed (and
 # paired for merging) by `pass_key`, which keeps the two names apart
-_SAME_PASS = {"serializeallexecutables": "serializetargetexecutables"}
+_SAME_PASS = {"serializeallexecutables": "serializetargetexecutables",
+              # renamed: a 1-D reversed dot product fails at 3.2 to 3.6 in the first, at 3.12 and 3.13 in
+              # the second, with the same error word for word (measured)
+              "llvmcputilerootandfuseproducerconsumer": "llvmcputileandfuseproducerconsumer"}
 
 
 def same_pass_key(name: str) -> str:
@@ -67,11 +82,13 @@ def same_pass_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class Failure:
-    """What "the same failure" is judged on: stage, status and the failing pass ("" unknown)."""
+    """What "the same failure" is judged on: stage, status and the failing pass ("" unknown); for a
+    compile error, its first error line too ("" unknown), never compared unless both have one."""
 
     stage: str
     status: str
     failing_pass: str = ""
+    error: str = ""
 
     def same_as(self, other: "Failure") -> bool:
         if (self.stage, self.status) != (other.stage, other.status):
@@ -80,33 +97,58 @@ class Failure:
             return True  # a pass is compared only where both name one
         mine, theirs = same_pass_key(self.failing_pass), same_pass_key(other.failing_pass)
         short, long = sorted((mine, theirs), key=len)
-        return mine == theirs or (len(short) >= 8 and long.endswith(short))  # "codegen" prefixes come and go
+        if mine == theirs or (len(short) >= 8 and long.endswith(short)):  # "codegen" prefixes come and go
+            return True
+        # the same reproducer stopped by the same error word for word: a pass renamed or its work moved
+        # into another (3.0's iree-llvmcpu-tile does what 3.13's tile-and-fuse-producer-consumer does)
+        return bool(self.error) and self.error == other.error
 
     def __str__(self) -> str:
         return f"{self.stage}/{self.status}" + (f" in {self.failing_pass}" if self.failing_pass else "")
 
 
+def observed_failure(result: Any) -> Failure:
+    """A lane's failure as a check saw it (`judge`'s result: stage, status, the compiler's output in
+    `detail`), named as every release's is: the failing pass read from that output, and for a
+    compile error its first error line (the location dropped)."""
+    from shapefuzz.triage.signature import first_error_line
+
+    status = result.status.value
+    error = first_error_line(result.detail).strip() if status == "error" else ""
+    return Failure(result.stage.value, status, failing_pass(result.detail) or "", error)
+
+
 def recorded_failure(entry: CorpusEntry, failing: str = "") -> Failure:
     """The entry's failure as recorded: its signature's stage and status, and the failing pass the
-    cause names (else the entry's `bug` record)."""
+    cause names (else the entry's `bug` record). What a release is judged against only where the
+    reproducer's own failure at the current release could not be read (`own_failure`)."""
     bug = entry.meta.get("bug")
     failing = failing or (str(bug.get("failing_pass") or "") if isinstance(bug, dict) else "")
     return Failure(entry.signature.stage.value, entry.signature.status.value, failing)
 
 
+def reproducer_digest(mlir: str) -> str:
+    """What a range records of the reproducer it was taken on: a shrink rewrites an entry's
+    reproducer in place, and a range of the text before says nothing of the one after."""
+    return hashlib.sha256(mlir.encode("utf-8", "replace")).hexdigest()[:16]
+
+
 GENERIC_FORM = "on its generic form"  # in a probe's detail: the release read the reprinted reproducer
 
 
-def same_failure_check(failing: str = "", printer: Callable[[], Toolchain | None] | None = None
-                       ) -> Callable[[CorpusEntry, Toolchain], ReplayResult]:
-    """A bisect `check`: the entry on its lane with this release, judged by `Failure.same_as`.
-    STILL_FAILING: the same failure; FIXED: passes; NOT_RUNNABLE/UNREADABLE (cannot tell, said
-    in `detail`): fails another way, no such lane here, or the reproducer does not parse. A
-    release that cannot parse it is tried again on its generic form (`reprint.reprinted`), printed
-    by `printer()` (default: the pinned wheels); a verdict taken so says GENERIC_FORM."""
+def same_failure_check(failing: str = "", printer: Callable[[], Toolchain | None] | None = None,
+                       want: Failure | None = None) -> Callable[[CorpusEntry, Toolchain], ReplayResult]:
+    """A bisect `check`: the entry on its lane with this release, judged by `Failure.same_as`
+    against `want` (the reproducer's own failure at the current release, `own_failure`; default:
+    `recorded_failure(entry, failing)`). STILL_FAILING: the same failure; FIXED: passes;
+    NOT_RUNNABLE/UNREADABLE (cannot tell, said in `detail`): fails another way, no such lane here,
+    or the reproducer does not parse. A release that cannot parse it is tried again on its generic
+    form (`reprint.reprinted`), printed by `printer()` (default: the pinned wheels); a verdict taken
+    so says GENERIC_FORM."""
 
     def check(entry: CorpusEntry, toolchain: Toolchain) -> ReplayResult:
-        result = _judged(entry, toolchain, failing)
+        target = want or recorded_failure(entry, failing)
+        result = _judged(entry, toolchain, target)
         if result.outcome != ReplayOutcome.UNREADABLE or not result.detail.startswith(_UNPARSED):
             return result
         writer = _printer(printer)
@@ -117,7 +159,7 @@ def same_failure_check(failing: str = "", printer: Callable[[], Toolchain | None
         again = reprinted(entry.mlir, writer, toolchain)
         if again.text is None:
             return replace(result, detail=f"{result.detail}; {again.why}")
-        retried = _judged(replace(entry, mlir=again.text), toolchain, failing)
+        retried = _judged(replace(entry, mlir=again.text), toolchain, target)
         if retried.outcome == ReplayOutcome.UNREADABLE:
             return replace(result, detail=f"{result.detail}; on its generic form too")
         return replace(retried, seconds=result.seconds + retried.seconds,
@@ -139,14 +181,16 @@ def _printer(printer: Callable[[], Toolchain | None] | None) -> Toolchain | None
         return None
 
 
-def _judged(entry: CorpusEntry, toolchain: Toolchain, failing: str) -> ReplayResult:
-    """One release's verdict on the entry as written (see `same_failure_check`)."""
+def _lane_result(entry: CorpusEntry, toolchain: Toolchain) -> tuple[ReplayResult, Any]:
+    """The entry checked on its lane with this release: a NOT_RUNNABLE or UNREADABLE result saying
+    why it cannot tell, with None; or the bare result (its timing) with the lane's failing result
+    (a judge result: stage, status, detail) or None when it passes."""
     started = time.monotonic()
-    sig, want = entry.signature, recorded_failure(entry, failing)
+    sig = entry.signature
     base = ReplayResult(entry.id, entry.path, ReplayOutcome.NOT_RUNNABLE, entry.expected_state, sig)
     why = not_runnable_here(sig, toolchain)
     if why:
-        return replace(base, detail=why)
+        return replace(base, detail=why), None
     probe = toolchain.probe
     lanes = [sig.backend]
     if sig.stage == Stage.COMPARE and entry.expected is None and entry.case is None:  # judged by vote
@@ -154,27 +198,54 @@ def _judged(entry: CorpusEntry, toolchain: Toolchain, failing: str) -> ReplayRes
     try:
         report = check_entry(entry, toolchain, lanes, confirm=False)
     except ShapefuzzError as error:
-        return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200])
+        return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=str(error).splitlines()[0][:200]), None
     seconds = time.monotonic() - started
     if report.verdict == Verdict.INVALID:
         first = (report.verify_error.strip().splitlines() or ["?"])[0]
         first = re.sub(r"^\S*?:\d+:\d+:\s*(?:error:\s*)?", "", first)[:160]  # no temporary file's path
-        return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds,
-                       detail=f"{_UNPARSED} ({first})")
+        return replace(base, outcome=ReplayOutcome.UNREADABLE, seconds=seconds, detail=f"{_UNPARSED} ({first})"), None
     result = next((r for r in report.results if r.backend == sig.backend), None)
     if result is None or result.status.value in ("skipped", "unsupported"):
         return replace(base, seconds=seconds, detail=f"no verdict on {sig.backend}"
-                       + (f" ({result.status.value})" if result else ""))
+                       + (f" ({result.status.value})" if result else "")), None
     if result.failed:
-        now = Failure(result.stage.value, result.status.value, failing_pass(result.detail) or "")
-        if want.same_as(now):
-            return replace(base, outcome=ReplayOutcome.STILL_FAILING, now=result.signature, seconds=seconds,
-                           detail=f"the same failure ({now})")
-        return replace(base, now=result.signature, seconds=seconds,
-                       detail=f"fails another way ({now}, not {want}): cannot tell")
+        return replace(base, now=result.signature, seconds=seconds), result
     if sig.stage.rank > result.stage.rank:
-        return replace(base, seconds=seconds, detail=f"passes {result.stage.value}; cannot reach {sig.stage.value}")
-    return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}")
+        return replace(base, seconds=seconds, detail=f"passes {result.stage.value}; cannot reach {sig.stage.value}"), None
+    return replace(base, outcome=ReplayOutcome.FIXED, seconds=seconds, detail=f"passes {result.stage.value}"), None
+
+
+def _judged(entry: CorpusEntry, toolchain: Toolchain, want: Failure) -> ReplayResult:
+    """One release's verdict on the entry as written (see `same_failure_check`)."""
+    base, failed = _lane_result(entry, toolchain)
+    if failed is None:
+        return base
+    now = observed_failure(failed)
+    if want.same_as(now):
+        return replace(base, outcome=ReplayOutcome.STILL_FAILING, detail=f"the same failure ({now})")
+    return replace(base, detail=f"fails another way ({now}, not {want}): cannot tell")
+
+
+OWN_FAILURE = "the failure this reproducer shows"  # in the current release's probe detail
+
+
+def own_failure(entry: CorpusEntry, toolchain: Toolchain, failing: str = "") -> tuple[Failure, ReplayResult | None]:
+    """What the other releases are judged against: the reproducer's own failure at the current
+    release (`toolchain`), read from its output as theirs are (its pass, never one a cause took from
+    another, unshrunk example: a shrink may move a failure to another pass), with that release's
+    verdict. A compile error or crash only (elsewhere no output names a pass, and an out-of-memory
+    or a timeout costs its full cap again): for the rest, or when the reproducer does not fail here
+    at its recorded stage and status, `recorded_failure` with None."""
+    recorded = recorded_failure(entry, failing)
+    if entry.signature.stage != Stage.COMPILE or entry.signature.status.value not in ("error", "crash"):
+        return recorded, None
+    base, failed = _lane_result(entry, toolchain)
+    if failed is None:
+        return recorded, None
+    now = observed_failure(failed)
+    if (now.stage, now.status) != (recorded.stage, recorded.status):
+        return recorded, None
+    return now, replace(base, outcome=ReplayOutcome.STILL_FAILING, detail=f"{OWN_FAILURE} ({now})")
 
 
 def local_releases(current: str | None = None, say: Callable[[str], None] | None = None) -> list[str]:
@@ -216,47 +287,115 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
                      installer: Callable[[str], Toolchain] | None = None, failing: str = "",
                      trust_seen: bool = False) -> dict[str, Any]:
     """The range over `versions` (see module doc) as a JSON-able record with a `text`. Without a
-    `check`, each release is judged by the same failure (`same_failure_check(failing)`).
-    `trust_seen`: the releases the entry was saved with fail without a compile (a campaign's own
-    entry, on the toolchain that just found it)."""
-    trusted = {v.split("rc")[0] for v in entry.toolchain_versions} if trust_seen else set()
-    result = bisect_entry(entry, versions, say, check or same_failure_check(failing), installer or local_installer,
-                          trusted=trusted, exhaustive=len(versions) <= EXHAUSTIVE)
+    `check`, the reproducer is first compiled at the current release (the newest it was saved with,
+    else the newest of `versions`) and each other release is judged by the failure it shows there
+    (`own_failure`; `failing`, the cause's pass, only where it shows none). `trust_seen`: the
+    releases the entry was saved with fail without a compile where that did not tell (a
+    campaign's own entry, on the toolchain that just found it). Every release is tried up to
+    EXHAUSTIVE of them; past that they are bisected and the text names the ones left untried."""
+    versions = sorted(dict.fromkeys(versions), key=version_key)
+    installer = installer or local_installer
+    seen = {v.split("rc")[0] for v in entry.toolchain_versions}
+    known: dict[str, ReplayResult] = {}
+    if check is None:
+        current = next((v for v in reversed(versions) if v in seen), versions[-1] if versions else "")
+        want, here = _reference(entry, current, installer, failing)
+        if here is not None:
+            known[current] = here
+            say(f"  {current}: {here.detail}")
+        check = same_failure_check(want=want)
+    if trust_seen:
+        for version in (v for v in versions if v in seen and v not in known):
+            known[version] = ReplayResult(entry.id, entry.path, ReplayOutcome.STILL_FAILING, entry.expected_state,
+                                          entry.signature, detail="the failure the campaign saw")
+    result = bisect_entry(entry, versions, say, check, installer, known=known, exhaustive=len(versions) <= EXHAUSTIVE)
     runs = history(result.probes)
-    tried = sorted((p.version for p in result.probes if p.verdict is not None), key=version_key)
-    stepped = sorted((p for p in result.probes if p.verdict is None), key=lambda p: version_key(p.version))
-    span = f"{tried[0]}–{tried[-1]}" if len(tried) > 1 else ", ".join(tried)
-    if not tried:
-        text = "no range: no release could tell (each was stepped over)"
-    elif not_monotone(runs):  # shown as it is, never folded into one range
-        text = f"{history_text(runs)}: " + ("a regression of a fixed bug" if runs[-1][0] else
-                                            "fixed, broken again and fixed again")
-    elif result.first_failing is None:
-        text = f"fails in none of the releases tried ({', '.join(tried)})"
-    elif len(tried) == 1:
-        text = f"no range: only {tried[0]} could tell (the other releases were stepped over)"
-    elif result.last_passing is None and result.first_failing == tried[0]:
-        text = f"present in every release tried ({span})" if not result.first_fixed else \
-            f"fails up to {result.first_fixed}, which passes (tried {', '.join(tried)})"
-    elif result.last_passing is not None:
-        text = f"fails since {result.first_failing}, passes in {result.last_passing}"
-    else:
-        text = f"fails since {result.first_failing} or earlier (the release before could not tell)"
+    probes = {p.version: p for p in result.probes}
+    tried = [v for v in versions if v in probes and probes[v].verdict is not None]
+    stepped = [probes[v] for v in versions if v in probes and probes[v].verdict is None]
+    untried = [v for v in versions if v not in probes]
+    text, said = _range_text(result, versions, tried, runs)
+    if untried and set(untried) - said:  # bisected: these were assumed to read as their neighbours
+        text += f"; {_spans([v for v in untried if v not in said], versions)} not tried (bisected)"
     if result.first_fixed and result.first_fixed not in text:  # (said once: "fails up to X, which passes")
         text += f"; fixed in {result.first_fixed}"
-    generic = [p.version for p in sorted(result.probes, key=lambda p: version_key(p.version))
-               if p.verdict is not None and p.result is not None and GENERIC_FORM in p.result.detail]
+    generic = [v for v in tried if GENERIC_FORM in getattr(probes[v].result, "detail", "")]
     if generic and tried:
         text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
-    return {"text": text, "entry": entry.id, "first_failing": result.first_failing or "",
+    return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir),
+            "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
             "tried": ", ".join(tried), "history": history_text(runs), "note": result.note, "generic_form": ", ".join(generic),
+            "releases": "; ".join(f"{v} {_verdict_word(probes.get(v))}" for v in versions),
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
+def _reference(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
+               failing: str) -> tuple[Failure, ReplayResult | None]:
+    """`own_failure` at the `current` release, or the recorded failure when that release is not here."""
+    from shapefuzz.errors import ToolchainError
+
+    if not current:
+        return recorded_failure(entry, failing), None
+    try:
+        return own_failure(entry, installer(current), failing)
+    except (ToolchainError, UsageError, OSError, subprocess.SubprocessError):
+        return recorded_failure(entry, failing), None
+
+
+def _range_text(result: BisectResult, versions: Sequence[str], tried: Sequence[str],
+                runs: Sequence[tuple[bool, Sequence[str]]]) -> tuple[str, set[str]]:
+    """The range's sentence, claiming nothing of a release that was not tried or could not tell,
+    and the untried releases it names."""
+    if not tried:
+        return "no range: no release could tell (each was stepped over)", set()
+    if not_monotone(runs):  # shown as it is, never folded into one range
+        return f"{history_text(runs)}: " + ("a regression of a fixed bug" if runs[-1][0] else
+                                            "fixed, broken again and fixed again"), set()
+    first = result.first_failing
+    if first is None:
+        return f"fails in none of the releases tried ({', '.join(tried)})", set()
+    if len(tried) == 1:
+        return f"no range: only {tried[0]} could tell (the other releases were stepped over)", set()
+    span = f"{tried[0]}–{tried[-1]}"
+    verdicts = {p.version: p.verdict for p in result.probes}
+    passing = [v for v in tried if verdicts[v] is False and version_key(v) < version_key(first)]
+    if not passing:  # (first == tried[0]: the history is monotone)
+        return (f"present in every release tried ({span})" if not result.first_fixed else
+                f"fails up to {result.first_fixed}, which passes (tried {', '.join(tried)})"), set()
+    below = passing[-1]
+    between = versions[versions.index(below) + 1:versions.index(first)]
+    if not between:
+        return f"fails since {first}, passes in {below}", set()
+    untried = [v for v in between if v not in verdicts]
+    unknown = [v for v in between if v in verdicts]
+    gaps = ([f"{_spans(untried, versions)} not tried"] if untried else []) + \
+        ([f"{_spans(unknown, versions)} could not tell"] if unknown else [])
+    return f"fails since {first} or earlier, passes in {below} ({'; '.join(gaps)})", set(untried)
+
+
+def _spans(chosen: Sequence[str], versions: Sequence[str]) -> str:
+    """`3.2.0–3.4.0, 3.12.0`: the chosen releases, each run of neighbours in `versions` as one span."""
+    runs: list[list[str]] = []
+    for version in sorted(chosen, key=versions.index):
+        if runs and versions.index(version) == versions.index(runs[-1][-1]) + 1:
+            runs[-1].append(version)
+        else:
+            runs.append([version])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
+
+
+def _verdict_word(probe: Probe | None) -> str:
+    """A release's verdict in the record's `releases` list: what each release said."""
+    if probe is None:
+        return "not tried"
+    return {True: "fails", False: "passes", None: "could not tell"}[probe.verdict]
+
+
 def range_into_entry(path: Path, versions: Sequence[str], say: Callable[[str], None] = lambda _: None) -> str:
-    """A corpus entry's regression range over `versions`, judged by the failing (or localized) pass
-    its `bug` record names, written into that record (`corpus rederive --bisect`); returns its text."""
+    """A corpus entry's regression range over `versions` (judged by the failure its reproducer shows
+    at the current release, else the failing or localized pass its `bug` record names), written into
+    that record (`corpus rederive --bisect`); returns its text."""
     from shapefuzz.corpus import load_entry, update_meta
 
     entry = load_entry(path)

@@ -32,6 +32,20 @@ _RUN_ON = re.compile(r"(\w+)(?:<[^>]*>)?::runOnOperation\b")
 _NOT_A_PASS = re.compile(r"(?:Adaptor|PassManager|PassExecutor)$")
 
 
+# a pass's command-line argument, as releases up to 3.6 print it in parentheses (options, if any, dropped)
+_PAREN_ARGUMENT = re.compile(r"([\w.-]+)(?:\{.*\})?")
+
+
+def _header_argument(match: re.Match[str]) -> str | None:
+    """The pass argument a dump header names: `Failed: canonicalize{...}` (3.12 and later) or
+    `Failed (canonicalize)` (3.0 to 3.6, which print the class without its `Pass` suffix,
+    `Canonicalizer`), so one pass reads alike whichever release failed in it."""
+    if match.group(2):
+        return match.group(2)
+    paren = _PAREN_ARGUMENT.fullmatch(match.group(4) or "")
+    return paren.group(1) if paren else None
+
+
 def pass_in_frame(frame: str) -> str | None:
     """The pass class whose `runOnOperation` a frame is, or None (the pass manager's own are none)."""
     found = _RUN_ON.search(frame)
@@ -43,7 +57,7 @@ def failing_pass(output: str, action_log: str | Path | None = None) -> str | Non
     or None when the output does not say. Compile errors: the IR-dump header; crashes: the
     backtrace; else the action log's last pass begun and not completed."""
     for match in _DUMP_HEADER.finditer(output):
-        cls, arg = match.group(1), match.group(2)
+        cls, arg = match.group(1), _header_argument(match)
         if not (_ADAPTORS.search(cls) or (arg and _ADAPTORS.search(arg))):
             return arg or _short_class(cls)
     frames = crash_frames(output, limit=64)
@@ -74,7 +88,7 @@ def enclosing_passes(output: str) -> list[str]:
     inliner prints both); pipeline adaptors left out."""
     found = []
     for match in _DUMP_HEADER.finditer(output):
-        cls, arg = match.group(1), match.group(2)
+        cls, arg = match.group(1), _header_argument(match)
         if not (_ADAPTORS.search(cls) or (arg and _ADAPTORS.search(arg))):
             found.append(arg or _short_class(cls))
     return list(dict.fromkeys(found))

@@ -142,19 +142,22 @@ def with_gaps_said(frames: list[str]) -> list[str]:
 
 
 def regression_line(meta: dict[str, Any], shown: str = "") -> str | None:
-    """The cause's range; where it was taken from another of its entries than the one `shown`,
-    that entry is named (its reproducer may fail in other releases than this one)."""
+    """The range taken on this reproducer, with each release's verdict; None where there is none, or
+    the one kept was taken on another entry than the one `shown` (its reproducer, its lane: what
+    another entry's releases said is not this one's, and a campaign retakes it on this one)."""
     record = (meta.get("bug") or {}).get("regression")
     if isinstance(record, dict) and record.get("text"):
         stepped = str(record.get("stepped_over") or "")
         ranged = str(record.get("entry") or "")
-        elsewhere = f" (taken on the cause's corpus entry {markup.code(ranged)}, not this reproducer)" \
-            if shown and ranged and ranged != shown else ""
+        if shown and ranged and ranged != shown:
+            return None
         generic = str(record.get("generic_form") or "")
         how = (f" To reproduce it with {markup.text(generic)}, print it in generic form first "
                f"({markup.code('iree-opt --mlir-print-op-generic')} of the release that found it).") if generic else ""
-        return (f"- Regression range over released wheels: {markup.text(record['text'])}{elsewhere}." + how
-                + (f" Could not tell: {markup.text(stepped[:400])}." if stepped else ""))
+        each = str(record.get("releases") or "")
+        return (f"- Regression range over released wheels: {markup.text(record['text'])}." + how
+                + (f" Each release: {markup.text(each)}." if each else "")
+                + (f" Could not tell: {markup.text(stepped[:1500])}." if stepped else ""))
     return None
 
 

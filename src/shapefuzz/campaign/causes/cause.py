@@ -45,6 +45,7 @@ class Regression:
     entry: str
     unfinished: bool
     record: tuple[tuple[str, Any], ...] = field(default=(), compare=False, repr=False)
+    shown: bool = True  # taken on the reproducer the cause's issue shows, as it reads now (else retaken)
 
     @staticmethod
     def of(record: Mapping[str, Any] | None) -> "Regression | None":

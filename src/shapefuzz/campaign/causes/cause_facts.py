@@ -94,19 +94,24 @@ def finished(record: Mapping[str, Any] | None) -> bool:
     return bool(record and not record.get("unfinished"))
 
 
-def ranged_entries(store: CampaignStore) -> tuple[set[str], set[str]]:
-    """The cause names and corpus entry ids that already have a finished range."""
-    done = {name: r for name, r in regressions(store).items() if finished(r)}
-    return set(done), {str(r.get("entry") or "") for r in done.values()} - {""}
+def ranged_entries(store: CampaignStore) -> dict[str, set[str]]:
+    """Each corpus entry id with a finished range, with the digests of the reproducers it was taken
+    on (`regression.reproducer_digest`; "" for a range recorded before they were)."""
+    done: dict[str, set[str]] = {}
+    for record in regressions(store).values():
+        if finished(record) and record.get("entry"):
+            done.setdefault(str(record["entry"]), set()).add(str(record.get("reproducer") or ""))
+    return done
 
 
 def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> int:
-    """`no range: <why>` kept for each new compiler-bug cause still without a range (marked
-    unfinished, so `triage --bisect` takes it later); returns how many."""
+    """`no range: <why>` kept for each new compiler-bug cause still without a range on the
+    reproducer its issue shows (marked unfinished, so `triage --bisect` takes it later); returns how many."""
     marked = 0
     for cause in causes:
-        if not cause.is_finding or not cause.new or cause.range_taken or not cause.corpus_entries:
-            continue
+        on_shown = cause.regression is not None and cause.regression.shown
+        if not cause.is_finding or not cause.new or (cause.range_taken and on_shown) or not cause.corpus_entries:
+            continue  # (a range of another reproducer than the issue's is no range of it)
         set_regression(store, cause.name, {"text": f"no range: {why}", "unfinished": True,
                                            "entry": Path(cause.corpus_entries[0]).name})
         marked += 1
@@ -130,9 +135,10 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
                   versions: Sequence[str], say: Callable[[str], None] = lambda text: None,
                   only_new: bool = True, again_without_range: bool = False, **bisect_kwargs: Any) -> int:
     """A regression range for each compiler-bug cause (new ones only, unless `only_new` is False)
-    that has none yet (with `again_without_range`, also one whose range said "no range: ...", as
-    `triage --bisect` asks: the cache or the checks may tell more now), from its smallest corpus
-    entry, within `seconds` (None: no limit). Each range is kept in the store at once, so a stopped
+    that has none yet, or one taken on another reproducer than the one its issue shows (with
+    `again_without_range`, also one whose range said "no range: ..." or was taken by an older
+    shapefuzz, as `triage --bisect` asks: the cache or the checks may tell more now), from its
+    smallest corpus entry, within `seconds` (None: no limit). Each range is kept in the store at once, so a stopped
     phase resumes (summarize again to see them). Returns how many were taken."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.recheck.regression import regression_range
@@ -144,7 +150,11 @@ def bisect_causes(store: CampaignStore, causes: Iterable[Cause], seconds: float 
         for cause in causes:
             if not cause.is_finding or (only_new and not cause.new):
                 continue
-            if cause.range_taken and not (again_without_range and cause.regression_text.startswith("no range")):
+            on_shown = cause.regression is not None and cause.regression.shown  # else retaken on the shown one
+            # asked again: a "no range", or a range an older shapefuzz took (no digest: judged the old way)
+            again = again_without_range and cause.regression is not None and (
+                cause.regression_text.startswith("no range") or not cause.regression.to_json().get("reproducer"))
+            if cause.range_taken and on_shown and not again:
                 continue
             current = cause.name
             if seconds is not None and bound.left() <= 0:
@@ -181,15 +191,20 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
         for entry in cause.corpus_entries:  # inside the corpus (report.stored_entry)
             try:
                 safe_name(cause.name, "cause")  # the store's text is copied into meta.json only when a plain name
-                old = load_entry(Path(entry)).meta.get("bug") or {}
+                loaded = load_entry(Path(entry))
+                old = loaded.meta.get("bug") or {}
                 record = {**old, "component": cause.component, "scope": cause.scope, "lanes": list(cause.lanes),
                           "severity": cause.severity.label}
                 if cause.failing_pass:
                     record["failing_pass"] = cause.failing_pass
                 if cause.localized is not None:
                     record["localized"] = cause.localized.to_json()
-                if cause.regression:
+                # a range only in the entry it was taken on (each release's reason is that entry's
+                # lane's and reproducer's), and none kept that another entry or text gave
+                if cause.regression and _ranged_on(cause.regression.to_json(), loaded.id, loaded.mlir):
                     record["regression"] = cause.regression.to_json()
+                elif not _ranged_on(record.get("regression"), loaded.id, loaded.mlir):
+                    record.pop("regression", None)
                 if len(cause.symptoms) > 1:  # one bug seen several ways (campaign.causes.merging)
                     record["symptoms"] = [s.text for s in cause.symptoms]
                 record = as_json_value(record)  # JSON values all through, never a value's repr
@@ -199,6 +214,16 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
             except Exception as error:  # noqa: BLE001 - one broken entry must not hide the rest
                 say(f"could not annotate {entry}: {error}")
     return written
+
+
+def _ranged_on(record: Any, entry_id: str, mlir: str) -> bool:
+    """Whether a range record was taken on this entry's reproducer as it reads now (one that names
+    no entry, as none this version writes, is taken as the cause's)."""
+    from shapefuzz.recheck.regression import reproducer_digest
+
+    if not isinstance(record, Mapping) or record.get("entry", entry_id) != entry_id:
+        return False
+    return not record.get("reproducer") or record["reproducer"] == reproducer_digest(mlir)
 
 
 __all__ = ["annotate_corpus", "bisect_causes", "smallest_first", "finished", "mark_unranged", "ranged_entries", "regressions", "lead_fields", "regression_of", "reported_entries", "reported_url", "set_regression"]

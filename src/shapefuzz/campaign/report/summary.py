@@ -6,6 +6,7 @@ time as an SVG written by hand and a text sparkline. Rendered as terminal text, 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import html
 import json
 from dataclasses import dataclass, field
@@ -208,14 +209,27 @@ def stored_entry(stored: str, corpus: Path | None) -> str:
 
 
 def _regression(store: CampaignStore, names: list[str], members: list[BucketRow],
-                ranges: dict[str, dict]) -> Regression | None:
+                ranges: dict[str, dict], shown: str) -> Regression | None:
     """The range kept under the cause's name (or a name it had before merging), else one taken
     during the campaign under the name its buckets had then; only one taken from an entry the
-    cause holds, and a finished range before a "no range: ..."."""
+    cause holds: first one taken on the reproducer its issue shows (`shown`, as it reads now),
+    then a finished range before a "no range: ..."; one taken elsewhere says so (`Regression.shown`)."""
+    from shapefuzz.recheck.regression import reproducer_digest
+
     held = {Path(b.corpus_entry).name for b in members}
     found = [r for n in names if (r := regression_of(store, n)) and r.get("entry") in held]
     found += [r for n, r in sorted(ranges.items()) if n not in names and r.get("entry") in held]
-    return Regression.of(next((r for r in found if finished(r)), found[0] if found else None))
+    text = entry_reproducer(shown) if shown else None
+    digest = reproducer_digest(text) if text is not None else None
+
+    def on_shown(record: dict) -> bool:
+        return bool(shown) and record.get("entry") == Path(shown).name and \
+            (not record.get("reproducer") or record.get("reproducer") == digest)
+
+    record = next((r for r in found if on_shown(r) and finished(r)), None) or \
+        next((r for r in found if on_shown(r)), None) or next((r for r in found if finished(r)), found[0] if found else None)
+    regression = Regression.of(record)
+    return dataclasses.replace(regression, shown=on_shown(record)) if regression is not None and record else regression
 
 
 def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | None = None,
@@ -245,15 +259,15 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
             triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
         reported = reported_url(members, bug["identity"], known)
-        # a range taken from one of its own entries (a cause split since keeps its old name's)
-        regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges) \
-            if store is not None else None
         # its first entry (the issue text's, the range's): of the lead's kind, the smallest (as
         # campaign.ranging takes it), not an un-shrunk sibling that merged first
         entries = tuple(dict.fromkeys(e for kind in (True, False) for e in smallest_first(dict.fromkeys(
             e for e in (stored_entry(b.corpus_entry, corpus) for b in sorted(
                 (b for b in members if ((b.stage, b.status) == (lead.stage, lead.status)) == kind),
                 key=lambda b: b.shrunk_size or b.repro_size or 10**12)) if e))))
+        # a range taken from one of its own entries (a cause split since keeps its old name's)
+        regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges,
+                                 entries[0] if entries else "") if store is not None else None
         out.append(Cause(
             **bug, reported=reported, known=bool(reported) or first < session_start, regression=regression,
             name=name, triage=triage, evidence=evidence,

@@ -1,0 +1,66 @@
+"""A range judges each release by the failure the reproducer itself shows at the current release,
+never by a pass the cause took from another, unshrunk example. An audit (cause-7af5034ab8) found
+"no range: only 3.13.0 could tell" for a reproducer that 3.0.0, 3.6.0 and 3.12.0 fail with the same
+error: the cause's pass (tile-and-distribute-to-workgroups-using-forall-op) came from the unshrunk
+bucket, while the shown reproducer fails in iree-llvmcpu-tile-and-fuse-producer-consumer at 3.12
+and 3.13, iree-llvmcpu-tile-root-and-fuse-producer-consumer (its name before) at 3.2 to 3.6 and
+iree-llvmcpu-tile at 3.0, with the same error word for word."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapefuzz.corpus import Finding, load_entry, save_finding, update_meta
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.recheck.regression import OWN_FAILURE, Failure, regression_range
+
+# the audit's 11-line form of cause-7af5034ab8: a reduction read reversed, tiled to a size-1 slice
+REVERSED_DOT = """func.func @main(%x: tensor<2xf16>, %w: tensor<2xf16>) -> tensor<f16> {
+  %cst = arith.constant 0.000000e+00 : f16
+  %e = tensor.empty() : tensor<f16>
+  %z = linalg.fill ins(%cst : f16) outs(%e : tensor<f16>) -> tensor<f16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (1 - d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%x, %w : tensor<2xf16>, tensor<2xf16>) outs(%z : tensor<f16>) {
+  ^bb0(%a: f16, %b: f16, %acc: f16):
+    %m = arith.mulf %a, %b : f16
+    %s = arith.addf %acc, %m : f16
+    linalg.yield %s : f16
+  } -> tensor<f16>
+  return %r : tensor<f16>
+}
+"""
+STALE = "iree-codegen-tile-and-distribute-to-workgroups-using-forall-op"  # the unshrunk bucket's pass
+ERROR = ("'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to be greater than or "
+         "equal to 2, but found 1")
+
+
+def test_the_same_error_word_for_word_in_a_renamed_pass_is_the_same_failure():
+    now = Failure("compile", "error", "iree-llvmcpu-tile-and-fuse-producer-consumer", ERROR)
+    assert now.same_as(Failure("compile", "error", "iree-llvmcpu-tile", ERROR))  # 3.0's pass for that step
+    assert not now.same_as(Failure("compile", "error", "iree-llvmcpu-tile", ERROR.replace("2", "3")))
+    assert not now.same_as(Failure("compile", "error", "iree-llvmcpu-tile"))  # no error to compare: the pass decides
+    assert not now.same_as(Failure("compile", "crash", "iree-llvmcpu-tile", ERROR))
+
+
+@pytest.mark.iree
+def test_a_range_is_judged_by_the_reproducers_own_failure_not_the_causes_stale_pass(toolchain, tmp_path):
+    """Real IREE: the releases of the toolchain cache (skipped if none older is cached) and the pinned
+    wheels, the cause's pass a stale one: every release fails the same way."""
+    from shapefuzz.iree.releases import cached_versions, installed_version, version_key
+
+    pinned = installed_version()
+    older = [v for v in ("3.0.0", "3.6.0", "3.12.0") if v in cached_versions()]
+    if not pinned or not older:
+        pytest.skip("none of IREE 3.0.0, 3.6.0, 3.12.0 is in the toolchain cache "
+                    "(`shapefuzz --iree-version 3.12.0 backends` fetches one)")
+    sig = Signature("llvm-cpu", Stage.COMPILE, Status.ERROR, "'linalg.generic' op inferred input/output operand #N")
+    path, _ = save_finding(tmp_path, Finding(sig, REVERSED_DOT, ("llvm-cpu",), None, 0, None, None,
+                                             toolchain.probe.version, [], f"error: {ERROR}"))
+    update_meta(path, bug={"failing_pass": STALE})  # what annotate_corpus wrote from the cause
+    versions = sorted([*older, pinned], key=version_key)
+    said: list[str] = []
+    record = regression_range(load_entry(path), versions, said.append, failing=STALE, trust_seen=True)
+    # the pinned release compiled it (never trusted) and named the pass this reproducer fails in
+    assert any(OWN_FAILURE in line and "tile-and-fuse-producer-consumer" in line for line in said), said
+    assert record["text"] == f"present in every release tried ({versions[0]}–{pinned})", record
+    assert record["tried"] == ", ".join(versions) and not record["stepped_over"]
+    assert record["releases"] == "; ".join(f"{v} fails" for v in versions)
