@@ -61,6 +61,19 @@ def describe(form: str) -> str:
     return f"operand: {form} ({DESCRIPTIONS.get(form, 'unknown form')})" if form else ""
 
 
+def reproducer_operand(mlir: str | None) -> str:
+    """`describe` of the form a reproducer's case header names ("": none, no header, a broken one)."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.errors import ShapefuzzError
+
+    try:
+        case = case_from_mlir(mlir) if mlir else None
+    except (ShapefuzzError, ValueError):
+        return ""
+    form = case.params.get("operand") if case is not None and isinstance(case.params, dict) else None
+    return describe(form) if isinstance(form, str) and form in OPERANDS else ""
+
+
 # ----------------------------------------------------------------------------- values and literals
 
 

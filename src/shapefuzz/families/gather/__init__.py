@@ -39,17 +39,18 @@ def largest_operand(p: Params) -> list[int]:
     return largest_shape(p)
 
 
-# One small case of each root-operand form (its release gate's example; tests compile each).
+# One small case of each root-operand form (its release gate's example; tests compile each): in the
+# extract form, which every release parses (a gate's example needs nothing but its form).
 OPERAND_EXAMPLES = {
     "const": {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
               "batch_shape": [4], "batch_dyn": [True], "implicit_depth": False, "index_dtype": "i64",
-              "index_layout": "strided", "operand": "const"},
+              "index_layout": "plain", "form": "extract", "operand": "const"},
     "folded": {"dtype": "i32", "src_shape": [5, 4, 2], "src_dyn": [False, True, False], "depth": 2,
                "dimension_map": [1, 0], "batch_shape": [3, 2], "batch_dyn": [False, True], "implicit_depth": False,
                "index_dtype": "i32", "index_layout": "plain", "form": "extract", "operand": "folded"},
     "scalar": {"dtype": "f16", "src_shape": [7, 3], "src_dyn": [True, True], "depth": 1, "dimension_map": [0],
                "batch_shape": [], "batch_dyn": [], "implicit_depth": False, "index_dtype": "i32",
-               "index_layout": "plain", "operand": "scalar"},
+               "index_layout": "plain", "form": "extract", "operand": "scalar"},
 }
 EXAMPLE = {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
            "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
