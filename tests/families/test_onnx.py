@@ -92,11 +92,14 @@ def test_both_references_agree_on_drawn_cases(family):
     fam = get_family(family)
     spelling = next(s for s in spellings_for(family) if s.frontend == "onnx")
     judged = 0
-    for seed in range(12):
+    for seed in range(40):  # the first 12 draws, and on until two were judged (a root-operand form is not)
+        if seed >= 12 and judged >= 2:
+            break
         case = Case.make(family, draw_params(family, seed, swarm=True))
         p = fam.load(case.params)
-        if p.frontend != "onnx" and spelling.expressible(p.replace(frontend="linalg")):
-            assert "rejected the model" not in fam.render(spelled(p.replace(frontend="linalg"), spelling))
+        q = p.replace(frontend="linalg", operand="")  # (a root-operand form is not ONNX's to spell)
+        if p.frontend != "onnx" and spelling.expressible(q):
+            assert "rejected the model" not in fam.render(spelled(q, spelling))
         inputs = fam.make_inputs(case.params, seed)
         opinion = onnx_judge.second_opinion(case, inputs, fam.reference(case.params, inputs))
         if opinion is not None and opinion.results is not None:

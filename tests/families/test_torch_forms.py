@@ -82,7 +82,7 @@ def test_drawn_cases_verify_in_each_spelling(family, frontend, toolchain):
     spelling = _spelling(family, frontend)
     texts = []
     for seed in range(40):
-        q = linalg_params(draw(fam.strategy(), seed))
+        q = linalg_params(draw(fam.strategy(), seed)).replace(operand="")  # (a root-operand form is linalg's)
         if spelling.expressible(q):
             texts.append(render_case(Case.make(family, spelled(q, spelling))))
     assert len(texts) >= 8, f"only {len(texts)} of 40 {family} draws have a {frontend} spelling"

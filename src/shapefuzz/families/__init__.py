@@ -10,6 +10,7 @@ from shapefuzz.errors import UsageError
 from shapefuzz.families.base import Family, FamilyParams, all_static
 from shapefuzz.families.context.wrap import with_context
 from shapefuzz.families.frontends import with_frontends
+from shapefuzz.families.operands import with_operands
 from shapefuzz.families.registry import DEFAULT_FAMILIES, FAMILY_MODULES, own_family
 
 T = TypeVar("T")
@@ -20,13 +21,13 @@ def all_families() -> dict[str, Family]:
 
 
 def get_family(name: str) -> Family:
-    """The family with its frontend spellings as equivalent forms, and its root op drawn inside
-    producer/consumer chains (`context/`). Built afresh on each call (a cheap wrapper over the
+    """The family with its frontend spellings as equivalent forms, its root op drawn inside
+    producer/consumer chains (`context/`), and its root-operand forms (`operands`). Built afresh on each call (a cheap wrapper over the
     package's FAMILY): the strategies it hands out are new objects each time, as the draws
     recorded so far were made with."""
     if name not in FAMILY_MODULES:
         raise UsageError(f"unknown op family {name!r}; choose from {', '.join(sorted(FAMILY_MODULES))}")
-    return with_context(with_frontends(own_family(name)))
+    return with_operands(with_context(with_frontends(own_family(name))))
 
 
 def _big_ints(value: Any, limit: int) -> list[int]:

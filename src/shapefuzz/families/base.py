@@ -14,7 +14,7 @@ import dataclasses
 import inspect
 import itertools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Literal, Protocol, TypeVar, get_args
 
 import numpy as np
 
@@ -43,6 +43,11 @@ def all_static(value: Any, key: str = "") -> Any:
 
 
 LINALG = "linalg"  # the frontend of the hand-written forms
+# A root-operand form (`operands.py`): "" the plain operands, else an operand as a dense non-splat
+# constant, computed inside the graph from constants, a 0-d tensor, or (torch) without static rank.
+Operand = Literal["", "const", "folded", "scalar", "unranked"]
+OPERANDS: tuple[str, ...] = get_args(Operand)[1:]
+FRONTEND_OPERANDS = ("unranked",)  # forms of a frontend's spelling, not of the family's linalg forms
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,13 +58,15 @@ class FamilyParams:
     `frontend` says how the case is spelled: "linalg" (the family's own forms; left out of the
     JSON) or a frontend dialect ("torch", see frontends.py) rendering the same computation.
     `context` is the producer/consumer chain drawn around the root op (`context/chain.py`: a
-    tuple of `ContextOp`, JSON a list of op objects; left out of the JSON when empty)."""
+    tuple of `ContextOp`, JSON a list of op objects; left out of the JSON when empty).
+    `operand` is the root-operand form (`operands.py`; left out of the JSON when plain, "")."""
 
     # Names older case headers used for a field: {old name: field name}.
     RENAMED: ClassVar[dict[str, str]] = {}
 
     frontend: str = dataclasses.field(default=LINALG, kw_only=True)
     context: tuple[Any, ...] = dataclasses.field(default=(), kw_only=True)
+    operand: Operand = dataclasses.field(default="", kw_only=True)
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -107,6 +114,8 @@ class FamilyParams:
                if f.name != "context"}
         if out.get("frontend") == LINALG:
             del out["frontend"]  # linalg cases keep the headers they always had
+        if not out.get("operand"):
+            del out["operand"]  # and so do cases with plain operands
         if self.context:  # context-free cases too
             out["context"] = [op.to_json() for op in self.context]
         return out
@@ -230,6 +239,11 @@ def dtype_tolerance_rule(p: Any) -> dict[str, Any]:
     return dict(DTYPE_TOLERANCE)
 
 
+def no_operand_forms(p: Any) -> tuple[str, ...]:
+    """The root-operand forms of a family that declares none: no case takes one."""
+    return ()
+
+
 def no_fixed_operands(p: Any) -> tuple[int, ...]:
     """The operands of a family that declares none: every float operand's values are free."""
     return ()
@@ -260,6 +274,9 @@ class Family(Generic[P]):
                     (a family of many ops: its op)
     INT_LIMIT       (optional) the largest magnitude an integer of its params may have read back
                     from a file (default 2**31; onnx_op's constants span int64)
+    operand_forms(p) -> (str, ...)  (optional) the root-operand forms of its linalg forms that write
+                    the case (`operands.py`: "const", "folded", "scalar"), p's own form ignored
+    OPERAND_EXAMPLES  (optional) {form: params of one small case in it} (the form's release gate)
     """
 
     name: str
@@ -293,6 +310,9 @@ class Family(Generic[P]):
     int_limit: int = 1 << 31
     # What a mismatch's signature names (None: the family's name), from typed params.
     mismatch_label: Callable[[Any], str] | None = None
+    # The root-operand forms that write a case (`operands.py`), and a small example of each.
+    operand_forms: Callable[[Any], tuple[str, ...]] = no_operand_forms
+    operand_examples: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.hooks, HookTable):
@@ -319,6 +339,8 @@ class Family(Generic[P]):
             no_context=namespace.get("NO_CONTEXT", ""),
             int_limit=namespace.get("INT_LIMIT", 1 << 31),
             mismatch_label=namespace.get("mismatch_label"),
+            operand_forms=namespace.get("operand_forms", no_operand_forms),
+            operand_examples=dict(namespace.get("OPERAND_EXAMPLES", {})),
         )
 
     def label(self, params: P | Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import LINALG, Family, FamilyParams, HookTable
+from shapefuzz.families.base import FRONTEND_OPERANDS, LINALG, Family, FamilyParams, HookTable
 from shapefuzz.families.registry import spellings_module
 from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import boundary
@@ -40,7 +40,10 @@ def frontend_of(p: FamilyParams | Mapping[str, Any]) -> str:
 
 
 def linalg_params(p: FamilyParams) -> FamilyParams:
-    """The case without its frontend: the family's own parameters."""
+    """The case without its frontend: the family's own parameters (a root-operand form of the
+    frontend's spelling, `operands.py`'s "unranked", goes with it)."""
+    if p.operand in FRONTEND_OPERANDS:
+        p = p.replace(operand="")
     return p.replace(frontend=LINALG) if p.frontend != LINALG else p
 
 
@@ -124,6 +127,8 @@ def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:
     ONNX writes the whole chain (`context/onnx_chain`)."""
     if p.frontend == "onnx":
         return p
+    if p.operand and p.operand not in FRONTEND_OPERANDS:  # a constant or scalar operand ONNX's spelling does not take
+        return None
     spelling = next((s for s in spellings_for(family.name) if s.frontend == "onnx"), None)
     q = linalg_params(p)
     if spelling is None or not spelling.expressible(q.replace(context=())):

@@ -146,8 +146,9 @@ def second_opinion(case: Case, inputs: list[np.ndarray], expected: list[np.ndarr
     spelling = model_spelling(family.name)
     q = onnx_params(family, p)
     model = onnx_model(family, q) if q is not None else None
-    if model is None and spelling is not None and not p.context:  # no ONNX spelling: other ONNX ops may compute it
-        # (the root alone: never for a chain, whose ONNX model is the whole chain's or none)
+    if model is None and spelling is not None and not p.context and not p.operand:
+        # no ONNX spelling: other ONNX ops may compute it (the root alone: never for a chain, whose
+        # ONNX model is the whole chain's or none, nor a root-operand form, which they do not take)
         q = linalg_params(p)
         model = spelling.stand_in(q, lambda: boundary(family.render(q)))  # rendered only if it builds one
     if model is None or not _fits(model, inputs):

@@ -537,8 +537,9 @@ class FormsReport:
 
 def form_difference(base: dict, other: dict) -> str:
     """The parameters in which `other` differs from `base`, as `key=value` pairs. A key left out
-    of the JSON takes its default (`frontend` is left out for the linalg forms)."""
-    defaults = {"frontend": "linalg"}
+    of the JSON takes its default (`frontend` is left out for the linalg forms, `operand` for the
+    plain operands)."""
+    defaults = {"frontend": "linalg", "operand": ""}
     keys = sorted(set(base) | set(other))
     changed = [f"{k}={other.get(k, defaults.get(k))!r}" for k in keys
                if base.get(k, defaults.get(k)) != other.get(k, defaults.get(k))]

@@ -98,6 +98,9 @@ class Cause:
     shrunk: bool  # an example of it went through the shrinker
     chain: str = ""  # the context ops its reproducer keeps around the root ("pad(operand 0) → conv"); "": none
     not_shrunk: str = ""  # a compiler bug with no shrunk example: why (shrinkorder.not_shrunk_why); else ""
+    # the root-operand form its reproducer uses ("operand: const (a dense non-splat constant)",
+    # families/operands.describe); "": the plain operands
+    operand: str = ""
 
     @property
     def severity_rank(self) -> int:
@@ -166,7 +169,7 @@ class Cause:
             "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
             "rehits": self.rehits, "rehit_seconds": self.rehit_seconds, "corpus_entries": list(self.corpus_entries),
             "symptoms": [s.to_json() for s in self.symptoms], "merged": list(self.merged), "shrunk": self.shrunk,
-        } | ({"chain": self.chain} if self.chain else {}) \
+        } | ({"chain": self.chain} if self.chain else {}) | ({"operand": self.operand} if self.operand else {}) \
             | ({"not_shrunk": self.not_shrunk} if self.not_shrunk else {})  # keys only when said: as before otherwise
 
 

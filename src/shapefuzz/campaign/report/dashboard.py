@@ -100,6 +100,7 @@ def cause_rows(summary: Summary, base: Path, issues: IssueTexts | None) -> list[
             "component": cause.component or ("runtime" if cause.stage == "run" else "compiler"),
             "failing_pass": cause.failing_pass or ", ".join(passes),
             "regression": _regression(cause, meta), "message": cause.message, "chain": cause.chain,
+            "operand": cause.operand,
             "stage": cause.stage, "status": cause.status, "hits": cause.count,
             "first_seen": format_duration(cause.first_seen), "evidence": cause.evidence,
             "entry": _link(entry / "meta.json", base) if entry else None,

@@ -32,6 +32,7 @@ from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.files import UnsafeName, atomic_write, child
+from shapefuzz.families.operands import reproducer_operand
 from shapefuzz.triage.issue import entry_chain
 from shapefuzz.markup import cell, code, code_cell, fenced, text
 from shapefuzz.process.worktime import PARTS
@@ -283,6 +284,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             # the context ops it needs, read as export --format issue reads them: a device ladder's
             # saved verdict, else what its (minimal, once shrunk) reproducer keeps; "": a plain family bug
             chain=entry_chain(entry_meta(entries[0]), entry_reproducer(entries[0]))[0] if entries else "",
+            operand=reproducer_operand(entry_reproducer(entries[0])) if entries else "",  # the form it needs
         ))
     return sorted(out, key=lambda c: (not c.is_finding, c.severity_rank, not c.new, c.first_seen))
 
@@ -377,6 +379,8 @@ def text_lines(s: Summary) -> list[str]:
                      + f"; {c.scope}" + (f"; {c.regression_text}" if c.regression else ""))
         if c.chain:  # the context ops its minimal reproducer keeps; none: a plain family bug
             lines.append(f"    inside a chain: {c.chain}")
+        if c.operand:  # the root-operand form its minimal reproducer keeps
+            lines.append(f"    {c.operand}")
         if c.not_shrunk:
             lines.append(f"    not shrunk: {c.not_shrunk}")
         if c.one_bug_seen_several_ways:
@@ -523,7 +527,8 @@ def markdown(s: Summary) -> str:
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
                 c.triage.value, c.severity.label, c.component, c.where,
-                c.scope + (f"; inside a chain: {c.chain}" if c.chain else ""), c.regression_text or "-", known,
+                c.scope + (f"; inside a chain: {c.chain}" if c.chain else "") + (f"; {c.operand}" if c.operand else ""),
+                c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
                 c.evidence + (f"; not shrunk: {c.not_shrunk}" if c.not_shrunk else "")))]) + " |")
     out += allocation_markdown(s.allocation)

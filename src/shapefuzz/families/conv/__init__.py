@@ -32,6 +32,7 @@ from shapefuzz.families.conv.params import (
     DTYPES, KINDS, LAYOUTS, QUANTIZED_OPS, Layout, Params, boundary_labels, filter_labels, input_labels, layouts_for,
     output_labels, permuted)
 from shapefuzz.families.conv.reference import compare, export_rule, make_inputs, reference
+from shapefuzz.families.conv.operands import operand_forms
 from shapefuzz.families.conv.render import render
 from shapefuzz.families.conv.shapes import (
     bias_labels, bias_shape, compute_labels, declared_out_dyn, filter_shape, input_shape, label_size, loop_labels,
@@ -73,6 +74,17 @@ def largest_operand(p: Params) -> list[int]:
     return input_shape(p)
 
 
+# One small case of each root-operand form (its release gate's example; tests compile each).
+_SMALL = {"rank": 2, "kind": "regular", "layout": "nhwc_hwcf", "compute_layout": "nchw_fchw", "form": "named",
+          "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 1, "g": 1, "c": 2, "f": 3, "m": 1, "spatial": [4, 3],
+          "kernel": [2, 2], "strides": [1, 1], "dilations": [1, 1], "pad_lo": [0, 1], "pad_hi": [0, 0],
+          "pad_form": "pad", "pad_value": 0, "input_dyn": [True, False, False, False],
+          "filter_dyn": [False, False, False, False], "bias": "none", "epilogue": "none", "big": False}
+OPERAND_EXAMPLES = {
+    "const": {**_SMALL, "operand": "const"},
+    "scalar": {**_SMALL, "dtype": "i32", "acc": "i32", "epilogue": "relu", "operand": "scalar"},
+    "folded": {**_SMALL, "bias": "epilogue", "filter_dyn": [False, False, True, False], "operand": "folded"},
+}
 EXAMPLE = {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout": "nwc_wc", "form": "named",
            "loop_perm": [], "dtype": "f32", "acc": "f32", "n": 2, "g": 1, "c": 4, "f": 1, "m": 1, "spatial": [2],
            "kernel": [1], "strides": [1], "dilations": [1], "pad_lo": [3], "pad_hi": [1], "pad_form": "pad",
@@ -81,4 +93,4 @@ EXAMPLE = {"rank": 1, "kind": "depthwise", "layout": "nwc_wc", "compute_layout":
 FEATURE_DRAWS = 300
 FAMILY = Family.define("conv", Params, globals())
 
-__all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes', 'RELEASE_GATES', 'QUANTIZED_OPS']
+__all__ = ['BATCH', 'BIG_CHANNELS', 'BIG_SPATIAL', 'CHANNELS', 'DILATION', 'DTYPES', 'FAMILY', 'FEATURES', 'KERNEL', 'KINDS', 'LARGE_CHANNELS', 'LARGE_MAX_INPUT_BYTES', 'LARGE_MIN_INPUT_BYTES', 'LARGE_SPATIAL', 'LAYOUTS', 'Layout', 'MAX_MACS', 'MAX_MACS_BIG', 'PAD', 'Params', 'SPATIAL', 'STRIDE', 'SWARM', 'bias_labels', 'bias_shape', 'boundary_labels', 'canonical_loop_perm', 'compare', 'compute_labels', 'declared_out_dyn', 'equivalent_forms', 'export_rule', 'features', 'filter_labels', 'filter_shape', 'input_labels', 'input_shape', 'is_valid', 'label_size', 'layouts_for', 'loop_labels', 'macs', 'make_inputs', 'out_dyn', 'out_size', 'out_spatial', 'output_labels', 'output_shape', 'params_from_seed', 'permuted', 'pick', 'reduction_size', 'reference', 'render', 'shrink_candidates', 'strategy', 'with_changes', 'RELEASE_GATES', 'QUANTIZED_OPS', 'operand_forms', 'OPERAND_EXAMPLES']

@@ -9,6 +9,7 @@ import numpy as np
 
 from shapefuzz.families.base import DTYPE_TOLERANCE, EXACT
 from shapefuzz.families.common import count_mismatch, is_float, np_dtype, shape_mismatch, values_mismatch
+from shapefuzz.families.conv.operands import operands, scalar_input
 from shapefuzz.families.conv.params import I8_MAX, I8_MIN, LAYOUTS, Params, boundary_labels
 from shapefuzz.families.conv.shapes import (
     bias_labels, bias_shape, filter_shape, input_shape, out_spatial, reduction_size)
@@ -42,6 +43,10 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     arrays = [draw(tuple(input_shape(p))), draw(tuple(filter_shape(p)))]
     if p.bias != "none":
         arrays.append(draw(bias_shape(p), acc_type=True))
+    if p.operand == "folded":  # the filter is the graph's own (the other arguments keep their values)
+        del arrays[1]
+    if p.operand == "scalar":
+        arrays.append(scalar_input(p, rng))
     return arrays
 
 
@@ -103,8 +108,9 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
     wide = np.float64 if is_float(p.dtype) else np.int64
     # zero points come off every input value, padding included (the padded tensor is what the
     # `_q` op, or the dequantize, reads), and off every filter value
-    x = inputs[0].astype(wide) - p.input_zp
-    w = inputs[1].astype(wide) - p.filter_zp
+    x_in, w_in, bias_in, init = operands(p, inputs)
+    x = x_in.astype(wide) - p.input_zp
+    w = w_in.astype(wide) - p.filter_zp
     pad_value: Any = wide(np_dtype(p.dtype).type(p.pad_value)) - p.input_zp
     if absolute:
         x, w, pad_value = np.abs(x), np.abs(w), abs(pad_value)
@@ -114,8 +120,10 @@ def _exact_result(p: Params, inputs: list[np.ndarray], absolute: bool = False) -
     oc = _conv_canonical(p, xc, wc, pad_value)
     out = _from_canonical(oc, ["n", "G", "F", *[f"o{i}" for i in range(p.rank)]],
                           b_out, kind)
-    if p.bias != "none":
-        bias = inputs[2].astype(wide)
+    if init is not None:  # the accumulator the sums start at (boundary layout, or a 0-d scalar)
+        out = out + (np.abs(init) if absolute else init).astype(wide)
+    if bias_in is not None:
+        bias = bias_in.astype(wide)
         if absolute:
             bias = np.abs(bias)
         labels = b_out

@@ -7,6 +7,8 @@ from typing import Any
 
 from shapefuzz.families.common import IndexValues, is_float, tensor_type
 from shapefuzz.families.conv.forms import quantization_problem
+from shapefuzz.families.conv.operands import filter_values, init_in_compute_layout
+from shapefuzz.families.operands import constant_lines, doubled_lines
 from shapefuzz.families.conv.params import LAYOUTS, QDQ_SCALES, QUANTIZED_OPS, Params, boundary_labels
 from shapefuzz.families.conv.shapes import (
     bias_labels, compute_labels, declared_out_dyn, label_size, loop_labels, out_dyn)
@@ -127,11 +129,16 @@ def render(p: Params) -> str:
     inp = tensor("%input", b_in, lambda lab: in_dyn[lab], dtype)
     filt = tensor("%filter", b_filt, lambda lab: filt_dyn[lab], dtype)
     b = _Builder(p, inp, filt)
-    args = [{"name": inp.name, "type": inp.type}, {"name": filt.name, "type": filt.type}]
+    args = [{"name": inp.name, "type": inp.type}] + ([] if p.operand == "folded" else [{"name": filt.name, "type": filt.type}])
+    # a folded filter is computed first, from constants: every size read from it is then defined
+    folded = doubled_lines(filt.name, filter_values(p), dtype, filt.type) if p.operand == "folded" else []
     bias = None
     if p.bias != "none":
         bias = tensor("%bias", bias_labels(kind), lambda lab: out_dyn(p, lab), acc)
         args.append({"name": bias.name, "type": bias.type})
+    scalar = _Tensor("%scalar", [], [], [], acc)
+    if p.operand == "scalar":
+        args.append({"name": scalar.name, "type": scalar.type})
     steps: list[dict] = []
 
     # Inputs into the compute layout.
@@ -196,6 +203,11 @@ def render(p: Params) -> str:
         assert bias is not None
         steps.append({"op": "bias_init", "bias": bias, "dst": init, "dyn_values": out_dyn_values,
                       "bias_map": _broadcast_map(out_c.labels, bias.labels)})
+    elif p.operand == "scalar":  # the 0-d argument broadcast, as a bias would be
+        steps.append({"op": "bias_init", "bias": scalar, "dst": init, "dyn_values": out_dyn_values,
+                      "bias_map": _broadcast_map(out_c.labels, [])})
+    elif p.operand == "const":
+        steps.append({"op": "lines", "lines": constant_lines(init.name, init_in_compute_layout(p), conv_acc, init.type)})
     else:
         steps.append({"op": "fill", "dst": init, "dyn_values": out_dyn_values,
                       "value": _elem_literal(0, conv_acc)})
@@ -256,7 +268,7 @@ def render(p: Params) -> str:
         result = res
 
     return render_template(
-        "conv.mlir.j2", args=args, result=result, index=b.index.ops(), steps=steps)
+        "conv.mlir.j2", args=args, result=result, index=b.index.ops(), steps=steps, folded=folded)
 
 
 def _requantized(b: _Builder, steps: list[dict], op: str, src: _Tensor, role, name: str, elem: str, **extra) -> _Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from shapefuzz.families.base import LINALG, Family, EXACT
 from shapefuzz.families.gates import ReleaseGate
+from shapefuzz.families.gather.operands import operand_forms
 from shapefuzz.families.gather.params import Params
 from shapefuzz.families.gather.reference import compare, make_inputs, reference
 from shapefuzz.families.gather.render import render
@@ -16,7 +17,8 @@ from shapefuzz.families.gather.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, largest_shape, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES",
+           "operand_forms", "OPERAND_EXAMPLES"]
 
 def export_rule(p: Params) -> dict:
     return dict(EXACT)  # a gather moves values
@@ -37,6 +39,19 @@ def largest_operand(p: Params) -> list[int]:
     return largest_shape(p)
 
 
+# One small case of each root-operand form (its release gate's example; tests compile each): in the
+# extract form, which every release parses (a gate's example needs nothing but its form).
+OPERAND_EXAMPLES = {
+    "const": {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
+              "batch_shape": [4], "batch_dyn": [True], "implicit_depth": False, "index_dtype": "i64",
+              "index_layout": "plain", "form": "extract", "operand": "const"},
+    "folded": {"dtype": "i32", "src_shape": [5, 4, 2], "src_dyn": [False, True, False], "depth": 2,
+               "dimension_map": [1, 0], "batch_shape": [3, 2], "batch_dyn": [False, True], "implicit_depth": False,
+               "index_dtype": "i32", "index_layout": "plain", "form": "extract", "operand": "folded"},
+    "scalar": {"dtype": "f16", "src_shape": [7, 3], "src_dyn": [True, True], "depth": 1, "dimension_map": [0],
+               "batch_shape": [], "batch_dyn": [], "implicit_depth": False, "index_dtype": "i32",
+               "index_layout": "plain", "form": "extract", "operand": "scalar"},
+}
 EXAMPLE = {"dtype": "f32", "src_shape": [9, 3], "src_dyn": [True, False], "depth": 1, "dimension_map": [0],
            "batch_shape": [4], "batch_dyn": [True], "implicit_depth": True, "index_dtype": "i64",
            "index_layout": "plain"}

@@ -17,6 +17,7 @@ import math
 
 from shapefuzz.families.base import EXACT, LINALG, Family, elementwise_rule
 from shapefuzz.families.gates import ReleaseGate
+from shapefuzz.families.matmul.operands import operand_forms
 from shapefuzz.families.matmul.params import Params, a_shape, b_shape
 from shapefuzz.families.matmul.reference import UNIT_ROUNDOFF, compare, make_inputs, reference
 from shapefuzz.families.matmul.render import render
@@ -24,7 +25,8 @@ from shapefuzz.families.matmul.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "RELEASE_GATES",
+           "operand_forms", "OPERAND_EXAMPLES"]
 
 
 def export_rule(p: Params) -> dict:
@@ -32,7 +34,8 @@ def export_rule(p: Params) -> dict:
     bound reference.py derives, taken at its largest (|a|, |b|, |bias| <= 2)."""
     if p.out not in UNIT_ROUNDOFF:
         return dict(EXACT)
-    s = 4.0 * p.k * abs(p.alpha) + 2.0 * abs(p.beta) * (p.bias != "none")
+    s = 4.0 * p.k * abs(p.alpha) + 2.0 * abs(p.beta) * (p.bias != "none") \
+        + 2.0 * abs(p.alpha) * (p.operand in ("const", "scalar"))  # an accumulator's start, |c| <= 2
     return elementwise_rule(0.0, UNIT_ROUNDOFF[p.out] * (p.k + 3) * s)
 
 
@@ -69,6 +72,14 @@ def largest_operand(p: Params) -> list[int]:
     return max(a_shape(p), b_shape(p), key=math.prod)
 
 
+# One small case of each root-operand form (its release gate's example; tests compile each).
+_SMALL = {"dtype": "f32", "out": "f32", "batch": [], "batch_dyn": [], "m": 3, "n": 4, "k": 5, "m_dyn": False,
+          "n_dyn": True, "k_dyn": False}
+OPERAND_EXAMPLES = {
+    "const": {**_SMALL, "operand": "const"},
+    "scalar": {**_SMALL, "dtype": "i8", "out": "i32", "form": "generic", "a_zp": 3, "operand": "scalar"},
+    "folded": {**_SMALL, "trans_b": True, "form": "generic", "operand": "folded"},
+}
 EXAMPLE = {"dtype": "f16", "out": "f16", "batch": [], "batch_dyn": [], "m": 5, "n": 3, "k": 17, "m_dyn": True,
            "n_dyn": False, "k_dyn": True, "trans_a": True, "alpha": 0.5, "beta": 2.0, "bias": "row"}
 FEATURE_DRAWS = 512

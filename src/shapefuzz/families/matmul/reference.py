@@ -7,13 +7,16 @@ i8 operands span the whole range (a quarter of them at -128 or 127; an operand r
 uint8 array over 0..255, a quarter at 0 or 255) and are summed exactly in int64: (a - a_zp) .
 (b - b_zp), a zero point per row of A or per column of B where the case has them, wrapped to i32
 as `arith.addi` would (the strategy keeps K small enough that nothing wraps). The qdq form computes
-the same in f32 (every partial sum exact, params.QDQ_MAX_K), scaled back to i32 exactly."""
+the same in f32 (every partial sum exact, params.QDQ_MAX_K), scaled back to i32 exactly. A case
+with a root-operand form (operands.py) starts its sum at the constant or scalar accumulator (added
+before alpha, as the IR does), or reads B's values from its constant."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from shapefuzz.families.common import count_mismatch, shape_mismatch, values_mismatch
+from shapefuzz.families.matmul.operands import operands, scalar_input
 from shapefuzz.families.matmul.params import I8_MAX, I8_MIN, U8_MAX, Params, a_shape, b_shape, bias_shape, zero_points
 from shapefuzz.model import Mismatch
 
@@ -43,14 +46,23 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
             x = rng.integers(-8, 9, size=tuple(shape)) / 4.0
             elt = boundary_elt(p.dtype if i < 2 else p.out)
         out.append(np.ascontiguousarray(x.astype(_NUMPY[elt])))
+    if p.operand == "folded":  # B is the graph's own (the other arguments keep their plain values)
+        del out[1]
+    if p.operand == "scalar":
+        out.append(scalar_input(p, rng))
     return out
+
+
+def _b_dtype(p: Params) -> type:
+    return (np.uint8 if p.b_unsigned else np.int8) if p.quantized else _NUMPY[boundary_elt(p.dtype)]
 
 
 def _logical(p: Params, inputs: list[np.ndarray], wide: type) -> tuple[np.ndarray, np.ndarray]:
     """A as [.., M, K] and B as [.., K, N] in a wide type, zero points subtracted (a u8 operand is a
     uint8 array: it widens to 0..255)."""
-    a: np.ndarray = inputs[0].astype(wide)
-    b: np.ndarray = inputs[1].astype(wide)
+    a_in, b_in, _, _ = operands(p, inputs, _b_dtype(p))
+    a: np.ndarray = a_in.astype(wide)
+    b: np.ndarray = b_in.astype(wide)
     a = a[..., None, :] if p.vec == "vecmat" else (np.swapaxes(a, -1, -2) if p.trans_a else a)
     b = b[..., :, None] if p.vec == "matvec" else (np.swapaxes(b, -1, -2) if p.trans_b else b)
     a_zp: np.ndarray = np.array(zero_points(p, "a"), dtype=wide)
@@ -78,9 +90,13 @@ def exact(p: Params, inputs: list[np.ndarray]) -> np.ndarray:
     """The result before its final rounding (float64, or int64 for i8)."""
     wide = np.int64 if p.quantized else np.float64
     a, b = _logical(p, inputs, wide)
-    c = _drop_vec(p, np.matmul(a, b)) * (1 if p.quantized else p.alpha)
-    if p.bias != "none":
-        c = c + p.beta * inputs[2].astype(np.float64)
+    _, _, bias, init = operands(p, inputs, _b_dtype(p))
+    c = _drop_vec(p, np.matmul(a, b))
+    if init is not None:  # the accumulator the sum starts at (a constant, or a scalar broadcast)
+        c = c + init.astype(wide)
+    c = c * (1 if p.quantized else p.alpha)
+    if bias is not None:
+        c = c + p.beta * bias.astype(np.float64)
     return c
 
 
@@ -98,9 +114,12 @@ def tolerance(p: Params, inputs: list[np.ndarray]) -> np.ndarray | float:
     if p.out not in UNIT_ROUNDOFF:
         return 0.0
     a, b = _logical(p, inputs, np.float64)
+    _, _, bias, init = operands(p, inputs, _b_dtype(p))
     s = abs(p.alpha) * _drop_vec(p, np.matmul(np.abs(a), np.abs(b)))
-    if p.bias != "none":
-        s = s + abs(p.beta) * np.abs(inputs[2].astype(np.float64))
+    if init is not None:
+        s = s + abs(p.alpha) * np.abs(init.astype(np.float64))
+    if bias is not None:
+        s = s + abs(p.beta) * np.abs(bias.astype(np.float64))
     return UNIT_ROUNDOFF[p.out] * (np.abs(exact(p, inputs)) + (p.k + 2) * s)
 
 

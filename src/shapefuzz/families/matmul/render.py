@@ -7,7 +7,9 @@ from typing import Any, Sequence
 
 from shapefuzz.families.common import IndexValues, tensor_type
 from shapefuzz.families.matmul.params import I8_MAX, I8_MIN, QDQ_SCALES, U8_MAX, Params, problem, zero_points
+from shapefuzz.families.matmul.operands import b_values, init_values
 from shapefuzz.families.matmul.reference import boundary_elt
+from shapefuzz.families.operands import constant_lines, doubled_lines
 from shapefuzz.templates import render_template
 
 
@@ -81,11 +83,15 @@ def render(p: Params) -> str:
     sh.sources = [("%a", a_type, a_dims), ("%b", b_type, b_dims)]
     out_b = boundary_elt(p.out)
     result_type = sh.type(c_dims, out_b)
-    args = [f"%a: {a_type}", f"%b: {b_type}"]
+    args = [f"%a: {a_type}"] + ([] if p.operand == "folded" else [f"%b: {b_type}"])
+    # a folded B is computed first, from constants: every size read from it is then defined
+    folded = doubled_lines("%b", b_values(p), b_in, b_type) if p.operand == "folded" else []
     bias_dims = {"none": [], "row": ["n"], "full": ["m", "n"]}[p.bias]
     if p.bias != "none":
         args.append(f"%bias: {sh.type(bias_dims, out_b)}")
     acc = "f32" if p.form == "qdq" else p.acc  # the qdq form contracts in f32
+    if p.operand == "scalar":
+        args.append(f"%s: tensor<{acc}>")
     constants = [f"%zero = arith.constant {'0' if acc == 'i32' else '0.0'} : {acc}"]
     # The operands as the contraction reads them: (value, dims, element type).
     ops: list[list[Any]] = [["%a", a_dims, a_in], ["%b", b_dims, b_in]]  # [value, dims, element type]
@@ -168,9 +174,24 @@ def render(p: Params) -> str:
     acc_sizes = sh.sizes(c_dims)  # before the index values are laid out
     return render_template(
         "matmul.mlir.j2", args=args, result_type=result_type, index=iv.ops(), constants=constants, preps=preps,
+        folded=folded, init_lines=_init_lines(p, acc, acc_type, acc_sizes, c_dims),
         dequantized=dequantized, materialized=materialized, acc_sizes=acc_sizes, acc_type=acc_type, acc_elt=acc, op=op, maps=maps,
         iterators=iterators, ins=ins, in_types=in_types, block_args=block_args, body=body, epilogue=epilogue,
         result="%res" if epilogue else "%mm")
+
+
+def _init_lines(p: Params, acc: str, acc_type: str, sizes: list[str], c_dims: list[str]) -> list[str]:
+    """The accumulator `%acc` of a root-operand form: a non-splat constant, or the scalar argument
+    broadcast; none (a zero fill, in the template) for the plain operands."""
+    if p.operand == "const":
+        return constant_lines("%acc", init_values(p), acc, acc_type)
+    if p.operand != "scalar":
+        return []
+    ident, parallel = _map(c_dims, c_dims), ", ".join(['"parallel"'] * len(c_dims))
+    return [f"%acc_e = tensor.empty({', '.join(sizes)}) : {acc_type}",
+            f"%acc = linalg.generic {{indexing_maps = [{_map(c_dims, [])}, {ident}], iterator_types = [{parallel}]}} "
+            f"ins(%s : tensor<{acc}>) outs(%acc_e : {acc_type}) {{",
+            f"^bb0(%sv: {acc}, %o: {acc}):", f"  linalg.yield %sv : {acc}", f"}} -> {acc_type}"]
 
 
 def _product_body(p: Params, ea: str, eb: str, acc: str) -> list[str]:

@@ -8,6 +8,7 @@ ReduceMin and ArgMax / ArgMin (spellings.py). Arg indices are judged by the valu
 from __future__ import annotations
 
 from shapefuzz.families.base import Family, EXACT
+from shapefuzz.families.reduce.operands import operand_forms
 from shapefuzz.families.reduce.params import Params
 from shapefuzz.families.reduce.reference import compare, make_inputs, reference
 from shapefuzz.families.reduce.render import render
@@ -15,7 +16,8 @@ from shapefuzz.families.reduce.strategy import (
     FEATURES, SWARM, equivalent_forms, features, is_valid, shrink_candidates, strategy)
 
 __all__ = ["FAMILY", "Params", "FEATURES", "SWARM", "compare", "equivalent_forms", "features", "is_valid",
-           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule"]
+           "make_inputs", "reference", "render", "shrink_candidates", "strategy", "export_rule", "operand_forms",
+           "OPERAND_EXAMPLES"]
 
 def export_rule(p: Params) -> dict:
     """`compare` for exported tests: sums (exact inputs) and extremes exactly; an arg-max as a top-k
@@ -35,6 +37,15 @@ def largest_operand(p: Params) -> list[int]:
     return list(p.shape)
 
 
+# One small case of each root-operand form (its release gate's example; tests compile each).
+OPERAND_EXAMPLES = {
+    "const": {"kind": "sum", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1], "keepdims": True,
+              "form": "reduce", "operand": "const"},
+    "folded": {"kind": "max", "dtype": "i32", "shape": [4, 3, 5], "in_dyn": [False, True, False], "dims": [0, 2],
+               "keepdims": False, "operand": "folded"},
+    "scalar": {"kind": "sum", "dtype": "f16", "shape": [6, 5], "in_dyn": [False, True], "dims": [0, 1],
+               "keepdims": False, "acc": "f32", "form": "reduce", "operand": "scalar"},
+}
 EXAMPLE = {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],
            "keepdims": True, "use": "both", "index_dtype": "i64"}
 FAMILY = Family.define("reduce", Params, globals())

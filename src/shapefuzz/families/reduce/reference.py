@@ -1,13 +1,16 @@
 """The reduce family's inputs, reference and comparison. Inputs are small multiples of 1/4, so every
 sum is exact in any order (f32 accumulation of f16 inputs included; an f16 accumulator only where
 its partial sums stay below 512); max / min are exact. Arg-max / arg-min indices are judged by the
-value they select (in range, and the extreme of their slice), never by which of tied positions."""
+value they select (in range, and the extreme of their slice), never by which of tied positions.
+A root-operand form's init (operands.py) is where the reduction starts: added to a sum, one more
+candidate of a max or min."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from shapefuzz.families.common import count_mismatch, np_dtype, shape_mismatch, values_mismatch
+from shapefuzz.families.reduce.operands import scalar_input, start
 from shapefuzz.families.reduce.params import ARG_KINDS, Params, out_shape
 from shapefuzz.model import Mismatch, MismatchKind
 
@@ -22,7 +25,8 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
         x = rng.integers(-8, 9, size=shape) / 4.0
     else:
         x = rng.integers(-1000, 1001, size=shape)
-    return [np.ascontiguousarray(x.astype(np_dtype(p.dtype)))]
+    out = [np.ascontiguousarray(x.astype(np_dtype(p.dtype)))]
+    return out + ([scalar_input(p, rng)] if p.operand == "scalar" else [])
 
 
 def _extreme(p: Params, x: np.ndarray) -> np.ndarray:
@@ -33,10 +37,16 @@ def _extreme(p: Params, x: np.ndarray) -> np.ndarray:
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
     x = inputs[0]
     shape = out_shape(p)
+    init = start(p, inputs)
     if p.kind == "sum":
         wide = x.astype(np.float64 if x.dtype.kind == "f" else np.int64).sum(axis=tuple(p.dims))
+        if init is not None:
+            wide = wide + init.astype(wide.dtype)
         return [np.array(wide.astype(np_dtype(p.out_elt))).reshape(shape)]
-    value = np.array(_extreme(p, x)).reshape(shape)
+    extreme = np.array(_extreme(p, x))
+    if init is not None:  # the init is one more candidate
+        extreme = (np.maximum if p.kind == "max" else np.minimum)(extreme, init.astype(extreme.dtype))
+    value = np.array(extreme).reshape(shape)
     if p.kind not in ARG_KINDS:
         return [value]
     fn = np.argmax if p.kind == "argmax" else np.argmin

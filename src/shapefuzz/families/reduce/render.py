@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from shapefuzz.families.common import Dim, expand_step, is_float, loop_dims, tensor_type
+from shapefuzz.families.operands import constant_lines, doubled_lines
+from shapefuzz.families.reduce.operands import init_values
 from shapefuzz.families.reduce.params import ARG_KINDS, Params, kept
 from shapefuzz.templates import render_template
 
@@ -44,6 +46,9 @@ def render(p: Params) -> str:
         steps.append({"out": "%red", "src": "%input", "src_type": in_type, "dims": list(p.dims),
                       "out_type": tensor_type(red_shape, acc, red_dyn), "sizes": [size[i] for i in keep if p.in_dyn[i]],
                       "in_elt": elt, "widen": elt != acc})
+    for each in steps:
+        each.update(init=f"{each['out']}_init", init_lines=None)  # None: the identity's fill
+    _operand_init(p, steps[0], acc)
     final = steps[-1]["out"]
     if arg:
         val, idx = "%red#0", "%red#1"
@@ -92,7 +97,24 @@ def render(p: Params) -> str:
         out_map=f"affine_map<({loop_dims(rank)}) -> ({', '.join(out_exprs)})>",
         iterators=", ".join('"reduction"' if i in p.dims else '"parallel"' for i in range(rank)),
         parallel=", ".join(['"parallel"'] * rank), in_sizes=[size[i] for i in range(rank) if p.in_dyn[i]],
-        iota_type=tensor_type(p.shape, p.index_dtype, p.in_dyn), expands=expands,
+        iota_type=tensor_type(p.shape, p.index_dtype, p.in_dyn), expands=expands, scalar=p.operand == "scalar",
     )
+
+
+def _operand_init(p: Params, step: dict[str, Any], acc: str) -> None:
+    """A root-operand form's init for the (one) reduction step, in place of the identity's fill."""
+    name, out_type = step["init"], step["out_type"]
+    if p.operand == "const":
+        step["init_lines"] = constant_lines(name, init_values(p), acc, out_type)
+    elif p.operand == "folded":
+        step["init_lines"] = doubled_lines(name, init_values(p), acc, out_type)
+    elif p.operand == "scalar" and out_type == f"tensor<{acc}>":  # a 0-d result starts at the argument itself
+        step.update(init="%init_arg", init_lines=[])
+    elif p.operand == "scalar":
+        rank = len(kept(p))
+        step["init_lines"] = [
+            f"{step['out']}_e = tensor.empty({', '.join(step['sizes'])}) : {out_type}",
+            f"{name} = linalg.broadcast ins(%init_arg : tensor<{acc}>) outs({step['out']}_e : {out_type}) "
+            f"dimensions = [{', '.join(map(str, range(rank)))}]"]
 
 

@@ -63,7 +63,10 @@ def strategy(regime: str = "small") -> st.SearchStrategy[Params]:
 
 
 def equivalent_forms(p: Params) -> list[Params]:
-    return [p.replace(form=form) for form in FORMS]
+    forms = [p.replace(form=form) for form in FORMS]
+    if p.operand in ("const", "folded"):  # the same init values, as a constant or computed from one
+        forms.append(p.replace(operand="folded" if p.operand == "const" else "const"))
+    return forms
 
 
 FEATURES = (

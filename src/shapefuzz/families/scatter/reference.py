@@ -1,12 +1,16 @@
-"""The scatter family's inputs (exact in every combining order), NumPy reference, comparison and export rule."""
+"""The scatter family's inputs (exact in every combining order), NumPy reference, comparison and export
+rule. A root-operand form's original or indices (operands.py) are read from the same constants the
+module holds, or from its 0-d argument."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from shapefuzz.families.base import EXACT
 from shapefuzz.families.common import FLOAT_DTYPES, compare_arrays, np_dtype
-from shapefuzz.families.scatter.params import Params, n_batch, n_coords
+from shapefuzz.families.scatter.params import Params, n_batch, n_coords, shape_table
 from shapefuzz.model import Mismatch
 
 
@@ -44,7 +48,59 @@ def make_inputs(p: Params, seed: int) -> list[np.ndarray]:
     indices = cols.reshape(list(p.batch_shape) + ([] if p.implicit_depth else [d])).astype(idt)
     original = _values(rng, p, list(p.orig_shape), "original")
     updates = _values(rng, p, list(p.batch_shape) + list(window), "updates")
-    return [original, indices, updates]
+    if p.operand == "const":  # the original is the module's own (operands.py)
+        return [indices, updates]
+    if p.operand == "folded":
+        return [original, updates]
+    return [original, indices if p.operand != "scalar" else np.array(indices.reshape(()), copy=True), updates]
+
+
+# The root-operand forms' operands (operands.py renders them; its docstring says how the indices are made).
+
+
+def step(p: Params) -> int:
+    """The folded indices' stride through the flat coordinates: odd, from 3, prime to their count."""
+    n, s = n_coords(p), 3
+    while math.gcd(s, n) != 1:
+        s += 2
+    return s
+
+
+def strides(sizes: tuple[int, ...] | list[int]) -> list[int]:
+    """Row-major strides of `sizes`."""
+    out: list[int] = []
+    acc = 1
+    for size in reversed(sizes):
+        out.insert(0, acc)
+        acc *= size
+    return out
+
+
+def iota_indices(p: Params) -> np.ndarray:
+    """The "folded" indices ([batch..., depth], or [batch...] with an implicit depth)."""
+    batch = list(p.batch_shape)
+    count = int(np.prod(batch, dtype=np.int64)) if batch else 1
+    lin = np.arange(count, dtype=np.int64) // (2 if p.duplicates else 1)
+    flat = (step(p) * lin + 1) % n_coords(p)
+    indexed = list(p.orig_shape[: p.depth])
+    coord = [(flat // st) % size for st, size in zip(strides(indexed), indexed)]
+    cols = np.stack([coord[q] for q in p.dimension_map], axis=-1)
+    return cols.reshape(batch + ([] if p.implicit_depth else [p.depth]))
+
+
+def constant_original(p: Params) -> np.ndarray:
+    """The "const" original: the plain case's at seed 0."""
+    return make_inputs(p.replace(operand=""), 0)[0]
+
+
+def arguments(p: Params, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(original, indices, updates) as the plain case's arguments hold them."""
+    if p.operand == "const":
+        return constant_original(p), inputs[0], inputs[1]
+    if p.operand == "folded":
+        return inputs[0], iota_indices(p).astype(np_dtype(p.index_dtype)), inputs[1]
+    original, indices, updates = inputs
+    return original, indices.reshape([n for n, _ in shape_table(p)["indices"]]), updates
 
 
 def _combine(comb: str, u: np.ndarray, o: np.ndarray) -> np.ndarray:
@@ -64,7 +120,7 @@ def _combine(comb: str, u: np.ndarray, o: np.ndarray) -> np.ndarray:
 
 
 def reference(p: Params, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    original, indices, updates = inputs
+    original, indices, updates = arguments(p, inputs)
     d = p.depth
     out = original.copy()
     nb = n_batch(p)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from shapefuzz.families.common import FLOAT_DTYPES, Dim, Reshape, collapse_step, expand_step, split_step, tensor_type
+from shapefuzz.families.operands import constant_lines, static_type
+from shapefuzz.families.scatter.operands import iota_lines
+from shapefuzz.families.scatter.reference import constant_original
 from shapefuzz.families.scatter.params import Params, shape_table
 from shapefuzz.templates import render_template
 
@@ -104,4 +107,26 @@ def render(p: Params) -> str:
             extract_prefix=", ".join(f"%g_b{i}" for i in range(k)),
         )
     ctx["dim_ops"] = dim_ops
+    ctx.update(_operand_form(p, orig_ty, idx_ty, upd_ty))
     return render_template("scatter.mlir.j2", **ctx)
+
+
+def _operand_form(p: Params, orig_ty: str, idx_ty: str, upd_ty: str) -> dict[str, Any]:
+    """The function's arguments, and the lines that make a root-operand form's operand first (every
+    size read from it is then defined): the original as a constant, the indices as an iota-like
+    generic, or the 0-d index argument expanded to the [1] the op takes."""
+    args = [("%original", orig_ty), ("%indices", idx_ty), ("%updates", upd_ty)]
+    pre: list[str] = []
+    if p.operand == "const":
+        pre = constant_lines("%original", constant_original(p), p.dtype, orig_ty)
+        del args[0]
+    elif p.operand == "folded":
+        static = static_type([n for n, _ in shape_table(p)["indices"]], p.index_dtype)
+        pre = iota_lines(p, "%indices" if static == idx_ty else "%indices_iota", static, p.index_dtype)
+        if static != idx_ty:
+            pre.append(f"%indices = tensor.cast %indices_iota : {static} to {idx_ty}")
+        del args[1]
+    elif p.operand == "scalar":
+        args[1] = ("%indices_arg", f"tensor<{p.index_dtype}>")
+        pre = [f"%indices = tensor.expand_shape %indices_arg [] output_shape [1] : tensor<{p.index_dtype}> into {idx_ty}"]
+    return {"args": args, "pre": pre}
