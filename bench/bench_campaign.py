@@ -24,6 +24,7 @@ same compiler and runtime calls in a plain loop:
 
 from __future__ import annotations
 
+import collections
 import os
 import sqlite3
 import subprocess
@@ -40,7 +41,9 @@ from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.iree import load_family
 from shapefuzz.campaign.outcomes import INPUT_SEED_MODULUS
 from shapefuzz.campaign.report.progress import Progress
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
+from shapefuzz.campaign.task_log import breakdown, task_rows
 from shapefuzz.case import Case
 from shapefuzz.invoke.execute import verify_argv
 from shapefuzz.iree.mlirinfo import function_info
@@ -51,11 +54,18 @@ def economy(toolchain, args, folder: Path) -> dict:
     """One timed default campaign; the figures come from its store, as `shapefuzz fuzz` reports them."""
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=args.seed, campaign=str(folder),
-                          corpus=str(folder / "corpus"))
+                          corpus=str(folder / "corpus"), localize_time=args.localize_time,
+                          bisect_time=args.bisect_time)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
     wall = time.perf_counter() - start
-    worker = summary.worker_seconds
+    store = CampaignStore(folder, create=False)
+    try:  # the store's totals: the shrinks after the budget (the wrap-up phase) included
+        worker = {"check": summary.worker_seconds.get("check", 0.0),
+                  **{kind: store.worker_time(kind) for kind in ("confirm", "shrink")}}
+        tasks = breakdown(task_rows(store))
+    finally:
+        store.close()
     total = sum(worker.values()) or 1.0
     return {
         "wall": round(wall, 1), "active": round(summary.active_seconds, 1), "candidates": summary.candidates,
@@ -67,6 +77,8 @@ def economy(toolchain, args, folder: Path) -> dict:
         "buckets": len(summary.buckets), "verdicts": summary.verdicts,
         "unsupported_lanes": sum(r.unsupported for r in summary.backends.values()),
         "cause_list": [(c.triage.value, c.stage, c.status, c.message[:100], list(c.backends)) for c in summary.causes],
+        "shrunk_findings": sum(c.shrunk for c in summary.findings), "tasks": tasks,
+        "verdict_counts": dict(collections.Counter(c.triage.value for c in summary.causes)),
     }
 
 
@@ -135,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="economy mode: workers (default 2)")
     parser.add_argument("--keep", default=None, help="economy mode: keep the campaign in this folder")
     parser.add_argument("--verbose", action="store_true", help="economy mode: show the campaign's progress")
+    parser.add_argument("--localize-time", default=None, help="economy mode: the localization step's budget (0: off)")
+    parser.add_argument("--bisect-time", default=None, help="economy mode: the regression phase's budget (0: off)")
     parser.add_argument("--overhead", action="store_true", help="the older overhead figures instead")
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--ops", default=None, help="default: every family")
@@ -164,10 +178,22 @@ def economy_figures(args, figures: harness.Figures) -> dict:
     figures.add("candidates/min", r["per_minute"], "/min")
     for kind, share in r["worker_share"].items():
         figures.add(f"worker time in {kind}", 100 * share, "%")
+    share = r["worker_share"]
+    figures.add("worker time in confirm + shrink", 100 * (share.get("confirm", 0) + share.get("shrink", 0)), "%",
+                goal="<= 35")
     figures.add("worker time", sum(r["worker_seconds"].values()), "s")
     figures.add("time re-hitting saturated buckets", r["rehit_seconds"], "s")
     figures.add("distinct causes", r["causes"])
     figures.add("compiler-bug causes", r["findings"])
+    figures.add("compiler-bug causes shrunk", r["shrunk_findings"])
+    figures.add("causes by verdict", ", ".join(f"{v} {n}" for v, n in sorted(r["verdict_counts"].items())))
+    for kind, groups in sorted(r["tasks"].items()):  # where confirm and shrink seconds went (campaign/task_log.py)
+        for group, values in sorted(groups.items()):
+            if not group.startswith("tasks"):
+                counts = groups.get("tasks " + group, {})
+                figures.add(f"{kind} seconds {group}", ", ".join(
+                    f"{k} {v:.0f}" + (f" ({counts[k]:.0f})" if k in counts else "")
+                    for k, v in sorted(values.items(), key=lambda kv: -kv[1])))
     figures.add("causes set apart", apart)
     figures.add("buckets", r["buckets"])
     figures.add("lane-candidates unsupported (target limits)", r["unsupported_lanes"])

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from shapefuzz.campaign import task_log
 from shapefuzz.campaign.allocation import Allocation, new_causes
 from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
@@ -354,7 +355,11 @@ class BucketBook:
         if self.causes.tie([*(f.key for f in known), *unrun]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
             self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
+        pending = [self.buckets[sig] for sig in self.pending_confirm.get(candidate.key, [])]
         self._settle(candidate, outcome, task.lanes, checked)
+        task_log.record(self.store, TaskKind.CONFIRM.value, candidate.key, candidate.group, pending,
+                        task_log.confirm_lanes(task.lanes, pending, probed, outcome.lanes if outcome else {}),
+                        done.seconds, task_log.confirm_result(self.buckets, pending), self._active())
 
     def _settle(self, candidate: Candidate, outcome: Outcome | None, rerun: tuple[str, ...],
                 checked: dict | None = None) -> None:
@@ -509,6 +514,9 @@ class BucketBook:
         bucket = replace(bucket, shrink=state)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
+        task_log.record(self.store, TaskKind.SHRINK.value, task.candidate.key, task.candidate.group, [bucket],
+                        {bucket.backend: ("own", done.seconds)}, done.seconds,
+                        task_log.shrink_result(state, bucket, result), self._active(), result.facts if result else {})
         if result is not None and not (done.error or done.lost):
             self._shrink_findings(list(result.found))
 

@@ -307,10 +307,10 @@ class IreeTarget:
         """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
         handed back for the engine's buckets: nothing is written into the corpus behind the
-        campaign's back. None when there is nothing to tell."""
+        campaign's back. With the shrinker's figures (`ShrinkResult.facts`) for the task log."""
         found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings)
         if not result.confirmed or not smaller(result.minimized, result.original):
-            return ShrinkOutcome(found=found) if found else None
+            return ShrinkOutcome(found=found, facts=result.facts())
         signature = next(iter(result.target.signatures.values()))
         case = case_of(result.minimized)
         # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
@@ -322,7 +322,7 @@ class IreeTarget:
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
-        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found)
+        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found, result.facts())
 
     def _shrink_finding(self, result: ShrinkResult, signature: Signature, text: str,
                         report: CheckReport) -> tuple[Candidate, Failure]:

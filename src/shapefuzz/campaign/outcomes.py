@@ -124,6 +124,7 @@ class ShrinkOutcome:
     text: str | None = None
     entry: str | None = None
     found: tuple[tuple[Candidate, Failure], ...] = ()
+    facts: dict[str, Any] = field(default_factory=dict)  # the shrinker's figures, for the task log
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,10 @@ class Stats:
     per_pass: dict[str, list[int]] = field(default_factory=dict)  # name -> [proposed, tried, accepted]
     set_aside: dict[str, str] = field(default_factory=dict)  # pass name -> why
     predicate_errors: list[str] = field(default_factory=list)
+    # when the last step was accepted: trials so far then, and seconds into the run (what the run
+    # spent after it shrank nothing)
+    trials_at_accept: int = 0
+    accepted_at: float = 0.0
 
 
 class _Stop(Exception):
@@ -202,6 +206,7 @@ class Problem:
                     best = min(winners, key=keyed.__getitem__)
                     self.current, self.current_key = best, keyed[best]
                     self.stats.accepted += 1
+                    self.stats.trials_at_accept, self.stats.accepted_at = self.stats.trials, self.elapsed()
                     counts[2] += 1
                     if self.on_accept is not None:
                         self.on_accept(Accepted(pass_name, self.elapsed(), best))

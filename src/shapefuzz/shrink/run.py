@@ -133,6 +133,16 @@ class ShrinkResult:
     commands: list[str] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
     finding_paths: list[str] = field(default_factory=list)
+    # where the run's seconds went: the first check, the --compile-to phase search, the trials, the
+    # re-checks of failures met while shrinking, the final re-check
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def facts(self) -> dict:
+        """The run's figures, as a campaign's task log keeps them (campaign/task_log.py)."""
+        s = self.stats
+        return {"trials": s.trials, "steps": s.accepted, "tail_trials": s.trials - s.trials_at_accept,
+                "stopped": self.stopped_because or "", "seconds": {k: round(v, 3) for k, v in self.timings.items()},
+                "tail_seconds": round(max(0.0, self.timings.get("trials", 0.0) - s.accepted_at), 3)}
 
 
 def shrink_text(
@@ -200,6 +210,7 @@ def shrink_file(
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
                                  signature, recheck)
     check_seconds = time.monotonic() - start  # what one check of the file costs: the yardstick below
+    timings = {"first check": check_seconds}
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
 
@@ -209,7 +220,9 @@ def shrink_file(
     # the final re-check runs the file twice; the phase search compiles it about four times
     reserve = 2 * check_seconds if confirm else 0.0
     if target.compile_only and ((t := left()) is None or t - reserve > PHASE_SEARCH_CHECKS * check_seconds):
+        began = time.monotonic()
         target = replace(target, phase=earliest_phase(text, toolchain, target))
+        timings["phase search"] = time.monotonic() - began
     phase = f", compiling up to --compile-to={target.phase}" if target.phase else ""
     say(f"trial compile timeout {target.compile_timeout:.1f}s{phase}; {jobs} job(s)")
     out = out or default_output(path)
@@ -223,20 +236,24 @@ def shrink_file(
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
     remaining = None if (t := left()) is None else max(0.0, t - reserve)
+    began = time.monotonic()
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining, accepted
     )
+    timings["trials"] = time.monotonic() - began
     _write(out, best)
     result = ShrinkResult(
         original=text, minimized=best, target=target, before=before, after=measure(best),
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
-        out_path=out,
+        out_path=out, timings=timings,
     )
     if problem.stopped_because != "interrupted":
+        began = time.monotonic()
         with time_bound(left()) as confirming:  # (the reserve kept for them; None: no limit)
             result.findings = oracle.confirmed_findings()
         if confirming.ran_out:
             result.findings = []
+        timings["findings"] = time.monotonic() - began
     elif jobs > 1:  # the trials still running on other threads: their compiles killed now, not awaited at exit
         cancel_running()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
@@ -253,10 +270,12 @@ def shrink_file(
     if confirm and best == text:
         result.confirmed = True  # unchanged: the first check just showed it fails this way
     elif confirm and problem.stopped_because != "interrupted":
+        began = time.monotonic()
         with time_bound(left()) as rechecking:  # the final re-check is within the limit too
             result.confirmed, result.detail = _confirm(best, toolchain, target)
         if rechecking.ran_out:
             result.confirmed, result.detail = False, RECHECK_CUT
+        timings["recheck"] = time.monotonic() - began
         result.seconds = time.monotonic() - start
     if corpus:
         result.saved = save_to_corpus(corpus, result, toolchain)
