@@ -50,12 +50,17 @@ from shapefuzz.iree.mlirinfo import function_info
 from shapefuzz.iree.toolchain import find_toolchain
 
 
+def _budget(value: str | None) -> str | float | None:
+    """A step's budget as typed: "0" is a number (off), as the CLI passes it; else the text."""
+    return 0.0 if value is not None and value.strip() == "0" else value
+
+
 def economy(toolchain, args, folder: Path) -> dict:
     """One timed default campaign; the figures come from its store, as `shapefuzz fuzz` reports them."""
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=args.seed, campaign=str(folder),
-                          corpus=str(folder / "corpus"), localize_time=args.localize_time,
-                          bisect_time=args.bisect_time)
+                          corpus=str(folder / "corpus"), localize_time=_budget(args.localize_time),
+                          bisect_time=_budget(args.bisect_time))
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
     wall = time.perf_counter() - start

@@ -59,6 +59,7 @@ class Stats:
     # spent after it shrank nothing)
     trials_at_accept: int = 0
     accepted_at: float = 0.0
+    gaps: list[int] = field(default_factory=list)  # the trials each accepted step took since the one before
 
 
 class _Stop(Exception):
@@ -206,6 +207,7 @@ class Problem:
                     best = min(winners, key=keyed.__getitem__)
                     self.current, self.current_key = best, keyed[best]
                     self.stats.accepted += 1
+                    self.stats.gaps.append(self.stats.trials - self.stats.trials_at_accept)
                     self.stats.trials_at_accept, self.stats.accepted_at = self.stats.trials, self.elapsed()
                     counts[2] += 1
                     if self.on_accept is not None:

@@ -140,7 +140,7 @@ class ShrinkResult:
     def facts(self) -> dict:
         """The run's figures, as a campaign's task log keeps them (campaign/task_log.py)."""
         s = self.stats
-        return {"trials": s.trials, "steps": s.accepted, "tail_trials": s.trials - s.trials_at_accept,
+        return {"trials": s.trials, "steps": s.accepted, "tail_trials": s.trials - s.trials_at_accept, "gaps": s.gaps,
                 "stopped": self.stopped_because or "", "seconds": {k: round(v, 3) for k, v in self.timings.items()},
                 "tail_seconds": round(max(0.0, self.timings.get("trials", 0.0) - s.accepted_at), 3)}
 
