@@ -23,6 +23,7 @@ from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
+from shapefuzz.campaign.trial_book import TrialBook
 from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.causes.verdicts import bucket_triage
@@ -84,8 +85,9 @@ class BucketBook:
                  sightings: Sightings, shrinks: ShrinkPlan, retries: Retries, tried: set[str], stats: Stats,
                  active: Callable[[], float], revive: Callable[[CandidateRow], Candidate | None],
                  say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3,
-                 allocation: Allocation | None = None) -> None:
+                 allocation: Allocation | None = None, trials: TrialBook | None = None) -> None:
         self.target, self.store, self.session = target, store, session
+        self.trials = trials if trials is not None else TrialBook()  # runs a shrink need not repeat
         self.allocation = allocation  # what each check spent and found, per cell (written with it)
         self.buckets, self.causes, self.plan = buckets, causes, plan
         self.steering, self.lane_cost, self.coverage, self.sightings = steering, lane_cost, coverage, sightings
@@ -188,6 +190,7 @@ class BucketBook:
             what = "is not judged" if outcome.error.startswith(UNDEFINED_REFERENCE) else "does not verify"
             self._say(f"candidate {candidate.key} ({candidate.group}) {what} ({why}): {one_line(outcome.error)}")
         now, wall = self._active(), time.time()
+        self.trials.add(outcome.trials)
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         settled: list[str] = []  # of those, the lanes whose check confirms their bucket (settled_by_check)
@@ -276,12 +279,15 @@ class BucketBook:
         way, the buckets are tied into one cause instead of staying apart ("-2"). Not for a blow-up
         (out of memory, timeout): its re-run under the full caps costs a blow-up per lane (a reduce
         OOM on a ROCm lane: about a minute each), and lanes that blow up on one candidate share
-        little more than that."""
-        keys = {self.causes.key[f.key] for f in outcome.failures
+        little more than that. Nor a known bucket already in the new one's cause (equal identities
+        that say where the compiler failed are one cause at once): its re-run could tie nothing."""
+        names = self.causes.name_of()
+        keys = {self.causes.key[f.key]: names.get(f.key) for f in outcome.failures
                 if f.key in self.causes.key and self.buckets[f.key].count == 1
                 and f.signature.status not in BLOW_UPS}
         siblings = [b.backend for sig, b in self.buckets.items()
-                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.plan.now]
+                    if self.causes.key.get(sig) in keys and names.get(sig) != keys[self.causes.key[sig]]
+                    and b.backend not in checked and b.backend in self.plan.now]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
 
     def _base_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
@@ -338,6 +344,7 @@ class BucketBook:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds,
                                   outcome.split if outcome else None)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
+        self.trials.add(outcome.trials if outcome is not None else ())
         probed = self.base_probes.pop(candidate.key, ())
         checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, for a driver suspicion
         if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
@@ -518,6 +525,7 @@ class BucketBook:
                         {bucket.backend: ("own", done.seconds)}, done.seconds,
                         task_log.shrink_result(state, bucket, result), self._active(), result.facts if result else {})
         if result is not None and not (done.error or done.lost):
+            self.trials.add(result.trials)
             self._shrink_findings(list(result.found))
 
     def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:

@@ -39,6 +39,7 @@ from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
+from shapefuzz.campaign.trial_book import TrialBook
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
@@ -184,7 +185,7 @@ class Engine:
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
                                self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
                                self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after,
-                               allocation=self.allocation)
+                               allocation=self.allocation, trials=TrialBook())
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
@@ -271,7 +272,8 @@ class Engine:
         if (taken := self.shrinks.pop()) is None:
             return None
         candidate, bucket = taken
-        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed)
+        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed,
+                        self.book.trials.on(bucket.backend))  # what its lane already ran: not run again
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     @contextlib.contextmanager

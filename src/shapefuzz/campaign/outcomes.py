@@ -49,6 +49,7 @@ class ShrinkJob:
     signature: Signature
     seconds: float
     input_seed: int
+    trials: tuple[Any, ...] = ()  # runs on its lane the campaign already made (Outcome.trials): not repeated
 
     def __post_init__(self) -> None:
         if self.backend != self.signature.backend:  # our bug: a job that could only fail to reproduce
@@ -125,6 +126,7 @@ class ShrinkOutcome:
     entry: str | None = None
     found: tuple[tuple[Candidate, Failure], ...] = ()
     facts: dict[str, Any] = field(default_factory=dict)  # the shrinker's figures, for the task log
+    trials: tuple[Any, ...] = ()  # the compiles it ran (as Outcome.trials), for later shrinks on the lane
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,9 @@ class Outcome:
     earlier: dict[str, str] = field(default_factory=dict)
     # the worker's seconds outside compiler and runtime, by part (worktime.PARTS), for the report
     split: dict[str, float] = field(default_factory=dict)
+    # its failing lanes as runs a shrink of the candidate need not repeat (the target's own records,
+    # each with a `lane` and a `key`: shrink.trials), kept by the campaign's TrialBook
+    trials: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ predicate, the result does not depend on the number of jobs or on which trial fi
 
 A pass that raises or takes longer than `pass_timeout` to propose is set aside for the rest of
 the run (and reported); a predicate that raises counts as "not interesting". Ctrl-C, the time
-limit and `stop()` end the run with the best text so far.
+limit, `stop()` and `stall_trials` trials in a row that shrank nothing end the run with the best
+text so far.
 """
 
 from __future__ import annotations
@@ -82,8 +83,12 @@ class Problem:
         verify_chunk: int = 48,
         on_accept: Callable[[Accepted], None] | None = None,
         admissible: Callable[[str], bool] | None = None,
+        stall_trials: int | None = None,
     ) -> None:
         self.current = initial
+        # stop ("stalled") once this many trials in a row, since the start or the last accepted step,
+        # shrank nothing (None: run to the fixpoint)
+        self.stall_trials = stall_trials
         # a bound no accepted text may pass, beside the key (e.g. never more bytes than the start)
         self.admissible = admissible
         self.current_key = key(initial)
@@ -203,6 +208,10 @@ class Problem:
                 self._seen.update(batch)
                 verdicts = self._evaluate(batch)
                 winners = [t for t, ok in zip(batch, verdicts) if ok]
+                if not winners and self.stall_trials is not None \
+                        and self.stats.trials - self.stats.trials_at_accept >= self.stall_trials:
+                    self.stopped_because = "stalled"
+                    raise _Stop
                 if winners:
                     best = min(winners, key=keyed.__getitem__)
                     self.current, self.current_key = best, keyed[best]
