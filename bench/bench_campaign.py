@@ -60,7 +60,7 @@ def economy(toolchain, args, folder: Path) -> dict:
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=args.seed, campaign=str(folder),
                           corpus=str(folder / "corpus"), localize_time=_budget(args.localize_time),
-                          bisect_time=_budget(args.bisect_time))
+                          bisect_time=_budget(args.bisect_time), shrink_share=args.shrink_share)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
     wall = time.perf_counter() - start
@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--verbose", action="store_true", help="economy mode: show the campaign's progress")
     parser.add_argument("--localize-time", default=None, help="economy mode: the localization step's budget (0: off)")
     parser.add_argument("--bisect-time", default=None, help="economy mode: the regression phase's budget (0: off)")
+    parser.add_argument("--shrink-share", type=float, default=None, help="economy mode: --shrink-share (default: fuzz's)")
     parser.add_argument("--overhead", action="store_true", help="the older overhead figures instead")
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--ops", default=None, help="default: every family")

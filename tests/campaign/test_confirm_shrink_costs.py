@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import BucketState, ShrinkOutcome, TaskKind, Verdict
@@ -117,3 +119,43 @@ def test_a_confirm_leaves_a_row_with_each_lanes_role(tmp_path):
     (row,) = task_rows(engine.store)
     assert row.kind == "confirm" and row.what == "compile/crash" and row.result == "confirmed"
     assert row.lanes == {"y": ["own", 0.5], "x": ["sibling", 0.5]}  # x: a known bucket of its identity
+
+
+@dataclass(frozen=True)
+class OursBook(Book):
+    """Triage by message: `ours` for a message that starts with "ours", else a compiler bug."""
+
+    def triage(self, candidate, failure, outcome):
+        from shapefuzz.campaign.outcomes import Triage
+
+        return (Triage.OURS if failure.signature.message.startswith("ours") else Triage.COMPILER_BUG), "fake"
+
+
+def test_only_a_confirm_of_an_ours_bucket_asks_for_the_equivalent_forms(tmp_path):
+    for message, forms in (("ours: every backend disagrees", True), ("wrong values in topk", False)):
+        engine = Engine(OursBook(str(tmp_path / "corpus")), CampaignStore(tmp_path / message[:4]), ("g",), LANES, 1,
+                        1, Limits(count=10), start_method="fork", reference="ref", lanes_per_candidate=2)
+        c = _candidate(1)
+        _finish(engine, TaskKind.CHECK, c, ("ref", "x"),
+                _outcome(("ref", "x"), {"x": (Stage.COMPARE, Status.MISMATCH, message)}))
+        candidate, lanes = engine.book.next_confirm()
+        assert candidate == c and lanes == ("x",) and candidate.forms is forms
+
+
+@pytest.mark.iree
+def test_the_confirm_searches_the_forms_only_when_asked(toolchain, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from shapefuzz.campaign import iree as campaign_iree
+
+    wrong = Outcome(Verdict.FAIL, {"llvm-cpu": (Status.MISMATCH, 0.1), "vmvx": (Status.MISMATCH, 0.1)}, ())
+    searched: list[str] = []
+    target = campaign_iree.IreeTarget(toolchain, tmp_path / "corpus")
+    monkeypatch.setattr(campaign_iree.IreeTarget, "_check", lambda self, candidate, lanes, budget: wrong)
+    monkeypatch.setattr(campaign_iree, "case_of_candidate", lambda candidate: None)
+    monkeypatch.setattr(campaign_iree, "form_matching_reference",
+                        lambda case, toolchain, seed, budget: searched.append("forms") or "form [x] matches")
+    c = _candidate(1)
+    assert target.confirm(c, ("llvm-cpu", "vmvx")).reference_form == "" and searched == []
+    assert target.confirm(replace(c, forms=True), ("llvm-cpu", "vmvx")).reference_form == "form [x] matches"
+    assert searched == ["forms"]

@@ -106,8 +106,14 @@ class BucketBook:
         self._sizes: dict[str, tuple[int, ...]] = {}
 
     def next_confirm(self) -> tuple[Candidate, tuple[str, ...]] | None:
-        """The next confirming re-run (candidate, lanes), or None."""
-        return self.confirm_queue.popleft() if self.confirm_queue else None
+        """The next confirming re-run (candidate, lanes), or None; the candidate asks for the
+        equivalent forms (`Candidate.forms`) only where a bucket it confirms is `ours`."""
+        if not self.confirm_queue:
+            return None
+        candidate, lanes = self.confirm_queue.popleft()
+        doubt = any(self.buckets[s].triage == Triage.OURS for s in self.pending_confirm.get(candidate.key, ())
+                    if s in self.buckets)
+        return replace(candidate, forms=doubt), lanes
 
     def requeue_pending(self) -> None:
         """Buckets whose re-run was in flight when the last session stopped: confirm them now.

@@ -259,11 +259,13 @@ class IreeTarget:
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """The same check again, on the failing lanes only, under the full caps and limits: a blow-up cut
         short by the campaign's cap is filed only if it blows past the full cap too. When every
-        backend that ran disagrees with the reference, the case's equivalent forms are checked on
-        the reference lane: one that matches the reference shows the reference is right."""
+        backend that ran disagrees with the reference, and the reference is in doubt (`ours`:
+        `candidate.forms`; a bucket the check's reference lane got right never is), the case's
+        equivalent forms are checked on the reference lane: one that matches the reference shows
+        the reference is right."""
         before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
-        if every_run_mismatches(statuses(outcome), self.toolchain.probe):
+        if candidate.forms and every_run_mismatches(statuses(outcome), self.toolchain.probe):
             outcome = replace(outcome, reference_form=form_matching_reference(
                 case_of_candidate(candidate), self.toolchain, candidate.input_seed, self.budget))
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
