@@ -156,6 +156,6 @@ def test_the_confirm_searches_the_forms_only_when_asked(toolchain, tmp_path, mon
     monkeypatch.setattr(campaign_iree, "form_matching_reference",
                         lambda case, toolchain, seed, budget: searched.append("forms") or "form [x] matches")
     c = _candidate(1)
-    assert target.confirm(c, ("llvm-cpu", "vmvx")).reference_form == "" and searched == []
-    assert target.confirm(replace(c, forms=True), ("llvm-cpu", "vmvx")).reference_form == "form [x] matches"
+    assert target.confirm(replace(c, forms=False), ("llvm-cpu", "vmvx")).reference_form == "" and searched == []
+    assert target.confirm(c, ("llvm-cpu", "vmvx")).reference_form == "form [x] matches"  # asked (the default)
     assert searched == ["forms"]

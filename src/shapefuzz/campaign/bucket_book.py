@@ -543,7 +543,9 @@ class BucketBook:
     def _file_found(self, candidate: Candidate, failures: list[Failure], how: str) -> None:
         """Failures met outside a candidate's check (a shrink's re-checks, a confirm's probe of a
         plain lane), each already seen twice or checked under the full limits: a bucket with a
-        triage verdict, tied to the candidate's other buckets that share its key, then saved."""
+        triage verdict, tied to the candidate's other buckets that share its key, then saved, and
+        its shrink planned as any new bucket's (one met in the final phase was never shrunk: five
+        causes of one 6-minute campaign said "not shrunk" for it)."""
         now, wall = self._active(), time.time()
         for failure in failures:
             bucket = self.buckets.get(failure.key)
@@ -565,6 +567,8 @@ class BucketBook:
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
             self._save_bucket(self.buckets[failure.key], candidate, False, failure)
+            # (no lane seconds known here: the cause's other buckets, whose check cost is known, go first)
+            self.shrinks.plan([failure.key], candidate, Outcome(Verdict.FAIL, {}))
 
     def _add_hits(self, candidate: str, hits: list[tuple[str, str]], updates: list[BucketRow]) -> None:
         """Hits outside a candidate's check, in the store and in the discovery counts (a sighting

@@ -71,9 +71,10 @@ class Candidate:
     text: str  # the reproducer (MLIR)
     index: int = -1
     instrument: tuple[str, ...] = ()  # lanes to compile with the action log (coverage feedback)
-    # a confirming re-run also asks whether an equivalent form matches the reference: only when a
-    # bucket it confirms is `ours` (the reference in doubt); not part of what the candidate is
-    forms: bool = field(default=False, compare=False)
+    # a confirming re-run also asks whether an equivalent form matches the reference where every lane
+    # it ran disagrees with it; the bucket book turns this off unless a bucket it confirms is `ours`
+    # (the reference in doubt). Not part of what the candidate is.
+    forms: bool = field(default=True, compare=False)
 
     @property
     def length(self) -> int:
