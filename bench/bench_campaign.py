@@ -3,8 +3,12 @@
 
 Default (the economy figures of issue "Campaigns that spend their time on new bugs"): one timed
 campaign on the default families and backends with --jobs 2, as a new user would run it, then
-prints candidates per minute, the share of worker time in checks / confirmations / shrinks, the
-time spent re-hitting saturated buckets, and the distinct causes found (findings = compiler bugs).
+prints candidates per minute, the share of worker time in checks / confirmations / shrinks (as
+report.md counts them, until the budget was spent, and with the shrinks after it), the time spent
+re-hitting saturated buckets, the distinct causes found (findings = compiler bugs) and how many were
+shrunk, and where confirm and shrink seconds went (the store's task log, campaign/task_log.py).
+--localize-time 0 --bisect-time 0 leave out the steps after the budget that neither confirms nor
+shrinks; --shrink-share passes fuzz's.
 
     .venv/bin/python bench/bench_campaign.py --time 20m            # the reference measurement
     .venv/bin/python bench/bench_campaign.py --time 4m --keep DIR  # a short look, campaign kept
@@ -76,6 +80,9 @@ def economy(toolchain, args, folder: Path) -> dict:
         "wall": round(wall, 1), "active": round(summary.active_seconds, 1), "candidates": summary.candidates,
         "per_minute": round(summary.rate_per_min, 1), "jobs": args.jobs,
         "worker_share": {k: round(v / total, 3) for k, v in worker.items()},
+        # as report.md counts them: until the budget was spent (the final phase's shrinks left out)
+        "report_share": {k: round(v / (sum(summary.worker_seconds.values()) or 1.0), 3)
+                         for k, v in summary.worker_seconds.items()},
         "worker_seconds": {k: round(v, 1) for k, v in worker.items()},
         "rehit_seconds": round(summary.rehit_seconds, 1),
         "causes": len(summary.causes), "findings": len(summary.findings), "set_apart": summary.set_apart,
@@ -182,11 +189,16 @@ def economy_figures(args, figures: harness.Figures) -> dict:
     figures.add("candidates", r["candidates"])
     figures.add("active time", r["active"], "s")
     figures.add("candidates/min", r["per_minute"], "/min")
+    for kind, share in r["report_share"].items():
+        figures.add(f"worker time in {kind} (as report.md: until the budget was spent)", 100 * share, "%")
+    share = r["report_share"]
+    figures.add("worker time in confirm + shrink (as report.md)", 100 * (share.get("confirm", 0) + share.get("shrink", 0)),
+                "%", goal="<= 35")
     for kind, share in r["worker_share"].items():
-        figures.add(f"worker time in {kind}", 100 * share, "%")
+        figures.add(f"worker time in {kind} (with the shrinks after the budget)", 100 * share, "%")
     share = r["worker_share"]
-    figures.add("worker time in confirm + shrink", 100 * (share.get("confirm", 0) + share.get("shrink", 0)), "%",
-                goal="<= 35")
+    figures.add("worker time in confirm + shrink (with the shrinks after the budget)",
+                100 * (share.get("confirm", 0) + share.get("shrink", 0)), "%")
     figures.add("worker time", sum(r["worker_seconds"].values()), "s")
     figures.add("time re-hitting saturated buckets", r["rehit_seconds"], "s")
     figures.add("distinct causes", r["causes"])

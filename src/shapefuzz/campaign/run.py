@@ -306,8 +306,7 @@ def _resummarized(summary: Summary, store: CampaignStore, reason: str, messages:
     """The summary after a phase past the budget changed the store: its causes, and its buckets
     with them (a shrink there can meet a new bucket, which a cause then names)."""
     fresh = summarize(store, reason, messages)
-    return dataclasses.replace(summary, causes=fresh.causes, buckets=fresh.buckets, timeline=fresh.timeline,
-                               worker_seconds=fresh.worker_seconds)  # (the shrinks after the budget counted)
+    return dataclasses.replace(summary, causes=fresh.causes, buckets=fresh.buckets, timeline=fresh.timeline)
 
 
 WRAP_UP_SHRINK_SECONDS = 180.0  # the most wall time the shrinks of causes split after the budget may take
