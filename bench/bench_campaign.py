@@ -3,8 +3,12 @@
 
 Default (the economy figures of issue "Campaigns that spend their time on new bugs"): one timed
 campaign on the default families and backends with --jobs 2, as a new user would run it, then
-prints candidates per minute, the share of worker time in checks / confirmations / shrinks, the
-time spent re-hitting saturated buckets, and the distinct causes found (findings = compiler bugs).
+prints candidates per minute, the share of worker time in checks / confirmations / shrinks (as
+report.md counts them, until the budget was spent, and with the shrinks after it), the time spent
+re-hitting saturated buckets, the distinct causes found (findings = compiler bugs) and how many were
+shrunk, and where confirm and shrink seconds went (the store's task log, campaign/task_log.py).
+--localize-time 0 --bisect-time 0 leave out the steps after the budget that neither confirms nor
+shrinks; --shrink-share passes fuzz's.
 
     .venv/bin/python bench/bench_campaign.py --time 20m            # the reference measurement
     .venv/bin/python bench/bench_campaign.py --time 4m --keep DIR  # a short look, campaign kept
@@ -24,6 +28,7 @@ same compiler and runtime calls in a plain loop:
 
 from __future__ import annotations
 
+import collections
 import os
 import sqlite3
 import subprocess
@@ -40,33 +45,52 @@ from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.campaign.iree import load_family
 from shapefuzz.campaign.outcomes import INPUT_SEED_MODULUS
 from shapefuzz.campaign.report.progress import Progress
+from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.run import FuzzRequest, run_campaign
+from shapefuzz.campaign.task_log import breakdown, task_rows
 from shapefuzz.case import Case
 from shapefuzz.invoke.execute import verify_argv
 from shapefuzz.iree.mlirinfo import function_info
 from shapefuzz.iree.toolchain import find_toolchain
 
 
+def _budget(value: str | None) -> str | float | None:
+    """A step's budget as typed: "0" is a number (off), as the CLI passes it; else the text."""
+    return 0.0 if value is not None and value.strip() == "0" else value
+
+
 def economy(toolchain, args, folder: Path) -> dict:
     """One timed default campaign; the figures come from its store, as `shapefuzz fuzz` reports them."""
     request = FuzzRequest(ops=args.ops, backends=tuple(args.backends.split(",")) if args.backends else None,
                           time=args.time, jobs=args.jobs, seed=args.seed, campaign=str(folder),
-                          corpus=str(folder / "corpus"))
+                          corpus=str(folder / "corpus"), localize_time=_budget(args.localize_time),
+                          bisect_time=_budget(args.bisect_time), shrink_share=args.shrink_share)
     start = time.perf_counter()
     summary = run_campaign(request, toolchain, Progress(quiet=not args.verbose))
     wall = time.perf_counter() - start
-    worker = summary.worker_seconds
+    store = CampaignStore(folder, create=False)
+    try:  # the store's totals: the shrinks after the budget (the wrap-up phase) included
+        worker = {"check": summary.worker_seconds.get("check", 0.0),
+                  **{kind: store.worker_time(kind) for kind in ("confirm", "shrink")}}
+        tasks = breakdown(task_rows(store))
+    finally:
+        store.close()
     total = sum(worker.values()) or 1.0
     return {
         "wall": round(wall, 1), "active": round(summary.active_seconds, 1), "candidates": summary.candidates,
         "per_minute": round(summary.rate_per_min, 1), "jobs": args.jobs,
         "worker_share": {k: round(v / total, 3) for k, v in worker.items()},
+        # as report.md counts them: until the budget was spent (the final phase's shrinks left out)
+        "report_share": {k: round(v / (sum(summary.worker_seconds.values()) or 1.0), 3)
+                         for k, v in summary.worker_seconds.items()},
         "worker_seconds": {k: round(v, 1) for k, v in worker.items()},
         "rehit_seconds": round(summary.rehit_seconds, 1),
         "causes": len(summary.causes), "findings": len(summary.findings), "set_apart": summary.set_apart,
         "buckets": len(summary.buckets), "verdicts": summary.verdicts,
         "unsupported_lanes": sum(r.unsupported for r in summary.backends.values()),
         "cause_list": [(c.triage.value, c.stage, c.status, c.message[:100], list(c.backends)) for c in summary.causes],
+        "shrunk_findings": sum(c.shrunk for c in summary.findings), "tasks": tasks,
+        "verdict_counts": dict(collections.Counter(c.triage.value for c in summary.causes)),
     }
 
 
@@ -135,6 +159,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="economy mode: workers (default 2)")
     parser.add_argument("--keep", default=None, help="economy mode: keep the campaign in this folder")
     parser.add_argument("--verbose", action="store_true", help="economy mode: show the campaign's progress")
+    parser.add_argument("--localize-time", default=None, help="economy mode: the localization step's budget (0: off)")
+    parser.add_argument("--bisect-time", default=None, help="economy mode: the regression phase's budget (0: off)")
+    parser.add_argument("--shrink-share", type=float, default=None, help="economy mode: --shrink-share (default: fuzz's)")
     parser.add_argument("--overhead", action="store_true", help="the older overhead figures instead")
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--ops", default=None, help="default: every family")
@@ -162,12 +189,29 @@ def economy_figures(args, figures: harness.Figures) -> dict:
     figures.add("candidates", r["candidates"])
     figures.add("active time", r["active"], "s")
     figures.add("candidates/min", r["per_minute"], "/min")
+    for kind, share in r["report_share"].items():
+        figures.add(f"worker time in {kind} (as report.md: until the budget was spent)", 100 * share, "%")
+    share = r["report_share"]
+    figures.add("worker time in confirm + shrink (as report.md)", 100 * (share.get("confirm", 0) + share.get("shrink", 0)),
+                "%", goal="<= 35")
     for kind, share in r["worker_share"].items():
-        figures.add(f"worker time in {kind}", 100 * share, "%")
+        figures.add(f"worker time in {kind} (with the shrinks after the budget)", 100 * share, "%")
+    share = r["worker_share"]
+    figures.add("worker time in confirm + shrink (with the shrinks after the budget)",
+                100 * (share.get("confirm", 0) + share.get("shrink", 0)), "%")
     figures.add("worker time", sum(r["worker_seconds"].values()), "s")
     figures.add("time re-hitting saturated buckets", r["rehit_seconds"], "s")
     figures.add("distinct causes", r["causes"])
     figures.add("compiler-bug causes", r["findings"])
+    figures.add("compiler-bug causes shrunk", r["shrunk_findings"])
+    figures.add("causes by verdict", ", ".join(f"{v} {n}" for v, n in sorted(r["verdict_counts"].items())))
+    for kind, groups in sorted(r["tasks"].items()):  # where confirm and shrink seconds went (campaign/task_log.py)
+        for group, values in sorted(groups.items()):
+            if not group.startswith("tasks"):
+                counts = groups.get("tasks " + group, {})
+                figures.add(f"{kind} seconds {group}", ", ".join(
+                    f"{k} {v:.0f}" + (f" ({counts[k]:.0f})" if k in counts else "")
+                    for k, v in sorted(values.items(), key=lambda kv: -kv[1])))
     figures.add("causes set apart", apart)
     figures.add("buckets", r["buckets"])
     figures.add("lane-candidates unsupported (target limits)", r["unsupported_lanes"])

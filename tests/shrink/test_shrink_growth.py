@@ -109,6 +109,7 @@ class _Stopped:
         per_pass: dict = {}
         set_aside: dict = {}
         predicate_errors: list = []
+        trials_at_accept, accepted_at, gaps = 0, 0.0, []  # type: ignore[var-annotated]
 
 
 class _NoFindings:

@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from typing import Callable
 
+from shapefuzz.campaign import task_log
 from shapefuzz.campaign.allocation import Allocation, new_causes
 from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
@@ -22,6 +23,7 @@ from shapefuzz.campaign.lanes import LanePlan
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
+from shapefuzz.campaign.trial_book import TrialBook
 from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.causes.verdicts import bucket_triage
@@ -83,8 +85,9 @@ class BucketBook:
                  sightings: Sightings, shrinks: ShrinkPlan, retries: Retries, tried: set[str], stats: Stats,
                  active: Callable[[], float], revive: Callable[[CandidateRow], Candidate | None],
                  say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3,
-                 allocation: Allocation | None = None) -> None:
+                 allocation: Allocation | None = None, trials: TrialBook | None = None) -> None:
         self.target, self.store, self.session = target, store, session
+        self.trials = trials if trials is not None else TrialBook()  # runs a shrink need not repeat
         self.allocation = allocation  # what each check spent and found, per cell (written with it)
         self.buckets, self.causes, self.plan = buckets, causes, plan
         self.steering, self.lane_cost, self.coverage, self.sightings = steering, lane_cost, coverage, sightings
@@ -103,8 +106,14 @@ class BucketBook:
         self._sizes: dict[str, tuple[int, ...]] = {}
 
     def next_confirm(self) -> tuple[Candidate, tuple[str, ...]] | None:
-        """The next confirming re-run (candidate, lanes), or None."""
-        return self.confirm_queue.popleft() if self.confirm_queue else None
+        """The next confirming re-run (candidate, lanes), or None; the candidate asks for the
+        equivalent forms (`Candidate.forms`) only where a bucket it confirms is `ours`."""
+        if not self.confirm_queue:
+            return None
+        candidate, lanes = self.confirm_queue.popleft()
+        doubt = any(self.buckets[s].triage == Triage.OURS for s in self.pending_confirm.get(candidate.key, ())
+                    if s in self.buckets)
+        return replace(candidate, forms=doubt), lanes
 
     def requeue_pending(self) -> None:
         """Buckets whose re-run was in flight when the last session stopped: confirm them now.
@@ -187,6 +196,7 @@ class BucketBook:
             what = "is not judged" if outcome.error.startswith(UNDEFINED_REFERENCE) else "does not verify"
             self._say(f"candidate {candidate.key} ({candidate.group}) {what} ({why}): {one_line(outcome.error)}")
         now, wall = self._active(), time.time()
+        self.trials.add(outcome.trials)
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         settled: list[str] = []  # of those, the lanes whose check confirms their bucket (settled_by_check)
@@ -275,12 +285,15 @@ class BucketBook:
         way, the buckets are tied into one cause instead of staying apart ("-2"). Not for a blow-up
         (out of memory, timeout): its re-run under the full caps costs a blow-up per lane (a reduce
         OOM on a ROCm lane: about a minute each), and lanes that blow up on one candidate share
-        little more than that."""
-        keys = {self.causes.key[f.key] for f in outcome.failures
+        little more than that. Nor a known bucket already in the new one's cause (equal identities
+        that say where the compiler failed are one cause at once): its re-run could tie nothing."""
+        names = self.causes.name_of()
+        keys = {self.causes.key[f.key]: names.get(f.key) for f in outcome.failures
                 if f.key in self.causes.key and self.buckets[f.key].count == 1
                 and f.signature.status not in BLOW_UPS}
         siblings = [b.backend for sig, b in self.buckets.items()
-                    if self.causes.key.get(sig) in keys and b.backend not in checked and b.backend in self.plan.now]
+                    if self.causes.key.get(sig) in keys and names.get(sig) != keys[self.causes.key[sig]]
+                    and b.backend not in checked and b.backend in self.plan.now]
         return list(dict.fromkeys(siblings))[:MAX_SIBLING_LANES]
 
     def _base_lanes(self, outcome: Outcome, checked: tuple[str, ...]) -> tuple[str, ...]:
@@ -337,6 +350,7 @@ class BucketBook:
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds,
                                   outcome.split if outcome else None)
         self.store.add_time(TaskKind.CONFIRM.value, done.seconds, task.candidate.group)
+        self.trials.add(outcome.trials if outcome is not None else ())
         probed = self.base_probes.pop(candidate.key, ())
         checked = self.driver_checks.pop(candidate.key, None)  # the check's lanes, for a driver suspicion
         if outcome is not None and probed:  # a failure new to a probed base lane: the variant's flags are not needed
@@ -354,7 +368,11 @@ class BucketBook:
         if self.causes.tie([*(f.key for f in known), *unrun]):  # a sibling lane failed the same way
             renamed = self._renamed_causes()
             self._add_hits(candidate.key, [(f.key, f.lane) for f in known], list(renamed.values()))
+        pending = [self.buckets[sig] for sig in self.pending_confirm.get(candidate.key, [])]
         self._settle(candidate, outcome, task.lanes, checked)
+        task_log.record(self.store, TaskKind.CONFIRM.value, candidate.key, candidate.group, pending,
+                        task_log.confirm_lanes(task.lanes, pending, probed, outcome.lanes if outcome else {}),
+                        done.seconds, task_log.confirm_result(self.buckets, pending), self._active())
 
     def _settle(self, candidate: Candidate, outcome: Outcome | None, rerun: tuple[str, ...],
                 checked: dict | None = None) -> None:
@@ -509,7 +527,11 @@ class BucketBook:
         bucket = replace(bucket, shrink=state)
         self.buckets[sig] = bucket
         self.store.put_bucket(bucket)
+        task_log.record(self.store, TaskKind.SHRINK.value, task.candidate.key, task.candidate.group, [bucket],
+                        {bucket.backend: ("own", done.seconds)}, done.seconds,
+                        task_log.shrink_result(state, bucket, result), self._active(), result.facts if result else {})
         if result is not None and not (done.error or done.lost):
+            self.trials.add(result.trials)
             self._shrink_findings(list(result.found))
 
     def _shrink_findings(self, found: list[tuple[Candidate, Failure]]) -> None:
@@ -521,7 +543,9 @@ class BucketBook:
     def _file_found(self, candidate: Candidate, failures: list[Failure], how: str) -> None:
         """Failures met outside a candidate's check (a shrink's re-checks, a confirm's probe of a
         plain lane), each already seen twice or checked under the full limits: a bucket with a
-        triage verdict, tied to the candidate's other buckets that share its key, then saved."""
+        triage verdict, tied to the candidate's other buckets that share its key, then saved, and
+        its shrink planned as any new bucket's (one met in the final phase was never shrunk: five
+        causes of one 6-minute campaign said "not shrunk" for it)."""
         now, wall = self._active(), time.time()
         for failure in failures:
             bucket = self.buckets.get(failure.key)
@@ -543,6 +567,8 @@ class BucketBook:
             renamed = self._renamed_causes()
             self.store.add_hits(candidate.key, [], list(renamed.values()))
             self._save_bucket(self.buckets[failure.key], candidate, False, failure)
+            # (no lane seconds known here: the cause's other buckets, whose check cost is known, go first)
+            self.shrinks.plan([failure.key], candidate, Outcome(Verdict.FAIL, {}))
 
     def _add_hits(self, candidate: str, hits: list[tuple[str, str]], updates: list[BucketRow]) -> None:
         """Hits outside a candidate's check, in the store and in the discovery counts (a sighting

@@ -39,6 +39,7 @@ from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
+from shapefuzz.campaign.trial_book import TrialBook
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
@@ -92,7 +93,10 @@ class Snapshot:
 
 
 MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
-UNSHRUNK_CAUSE_SECONDS = 60.0  # worker time a cause with no shrunk example may take after the budget, past the share
+# Worker time a cause with no shrunk example may take after the budget, past the share: 60 s paid a
+# check of the file and two runs of the re-check besides the trials; those are the campaign's own now
+# (shrink/trials.py), and at 30 s a 3-minute final phase on 2 jobs reaches 12 causes, not 6.
+UNSHRUNK_CAUSE_SECONDS = 30.0
 
 
 # --- the loop -----------------------------------------------------------------------------------
@@ -184,7 +188,7 @@ class Engine:
         self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
                                self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
                                self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after,
-                               allocation=self.allocation)
+                               allocation=self.allocation, trials=TrialBook())
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
 
@@ -271,7 +275,8 @@ class Engine:
         if (taken := self.shrinks.pop()) is None:
             return None
         candidate, bucket = taken
-        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed)
+        job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed,
+                        self.book.trials.on(bucket.backend))  # what its lane already ran: not run again
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     @contextlib.contextmanager

@@ -41,6 +41,7 @@ from shapefuzz.process.sandbox import GIB
 from shapefuzz.process.worktime import skip, take, timed
 from shapefuzz.schema import is_int, load_json
 from shapefuzz.shrink.run import ShrinkResult, shrink_file
+from shapefuzz.shrink.trials import CHECK, Trial, trial
 from shapefuzz.size import size_of, smaller
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.verdict import Seen, every_run_mismatches, verdict
@@ -95,6 +96,15 @@ def capped(budget: Budget, memory_bytes: int | None) -> Budget:
 # and one compile took 60-120 s; each timeout cost 120 s to find and 240 s to confirm (three of
 # them took a quarter of a 20-minute campaign's worker time), now 60 s and 120 s.
 CHECK_TIME_FACTOR = 0.5
+
+# A campaign's shrink of a hang or an out-of-memory bucket, whose every step costs the full limit
+# (120 s a compile), takes at most one trial that reaches it, and none unless its time covers that
+# trial and the final re-check (two more runs): three full limits, more than a shrink's 300 s, so in
+# a default campaign such a shrink stops on the confirm's run it is handed (its first check).
+BLOWUP_TRIALS = 1
+# A campaign's shrink stops once this many trials in a row shrank nothing: in the 6-minute campaigns
+# measured for it no accepted step took more than 4 trials since the step before (29 steps).
+STALL_TRIALS = 16
 
 # Candidates drawn inside a producer/consumer chain (families/context), unless --context-share says.
 CONTEXT_SHARE = 0.5
@@ -249,11 +259,13 @@ class IreeTarget:
     def confirm(self, candidate: Candidate, lanes: tuple[str, ...]) -> Outcome:
         """The same check again, on the failing lanes only, under the full caps and limits: a blow-up cut
         short by the campaign's cap is filed only if it blows past the full cap too. When every
-        backend that ran disagrees with the reference, the case's equivalent forms are checked on
-        the reference lane: one that matches the reference shows the reference is right."""
+        backend that ran disagrees with the reference, and the reference is in doubt (`ours`:
+        `candidate.forms`; a bucket the check's reference lane got right never is), the case's
+        equivalent forms are checked on the reference lane: one that matches the reference shows
+        the reference is right."""
         before = tool_seconds()
         outcome = self._check(replace(candidate, instrument=()), lanes, self.budget)  # coverage was read once
-        if every_run_mismatches(statuses(outcome), self.toolchain.probe):
+        if candidate.forms and every_run_mismatches(statuses(outcome), self.toolchain.probe):
             outcome = replace(outcome, reference_form=form_matching_reference(
                 case_of_candidate(candidate), self.toolchain, candidate.input_seed, self.budget))
         return replace(outcome, tool_seconds=tool_seconds() - before, split=take())
@@ -268,6 +280,7 @@ class IreeTarget:
         if checked.report is None:  # the generator's slip: discarded, never judged
             return Outcome(Verdict.INVALID, {}, (), 0.0, UNDEFINED_REFERENCE + checked.undefined)
         outcome = outcome_of(checked.report, tool_seconds() - before)
+        outcome = replace(outcome, trials=failing_trials(checked.report, candidate, budget))
         if outcome.verdict == Verdict.INVALID and not self.gated.accepts(candidate.group, case.params):
             return replace(outcome, error=NOT_FOR_RELEASE + outcome.error)
         outcome = with_judge(outcome, checked.expectation, self.toolchain.probe)
@@ -294,6 +307,7 @@ class IreeTarget:
                     signature=job.signature, time_limit=job.seconds,
                     compile_timeout=self.budget.compile.timeout, seed=job.input_seed,
                     recheck=False,  # the campaign's confirming re-run already showed it is no fluke
+                    trials=job.trials, blowup_trials=BLOWUP_TRIALS, stall_trials=STALL_TRIALS,
                 )
             except EnvironmentFault:
                 raise  # our machine, not the case: the engine keeps the shrink pending
@@ -307,10 +321,10 @@ class IreeTarget:
         """A shrink's result on the campaign's side: the smaller reproducer into the corpus when it
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
         handed back for the engine's buckets: nothing is written into the corpus behind the
-        campaign's back. None when there is nothing to tell."""
+        campaign's back. With the shrinker's figures (`ShrinkResult.facts`) for the task log."""
         found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings)
         if not result.confirmed or not smaller(result.minimized, result.original):
-            return ShrinkOutcome(found=found) if found else None
+            return ShrinkOutcome(found=found, facts=result.facts(), trials=tuple(result.trials))
         signature = next(iter(result.target.signatures.values()))
         case = case_of(result.minimized)
         # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
@@ -322,7 +336,8 @@ class IreeTarget:
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
-        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found)
+        return ShrinkOutcome(read_bytes(Path(entry) / REPRODUCER).decode(), str(entry), found, result.facts(),
+                             tuple(result.trials))
 
     def _shrink_finding(self, result: ShrinkResult, signature: Signature, text: str,
                         report: CheckReport) -> tuple[Candidate, Failure]:
@@ -362,6 +377,15 @@ def with_judge(outcome: Outcome, expectation: Expectation | None, probe: Toolcha
     report count how often it ran and disagreed; only where some lane executed the candidate."""
     second = second_judge(statuses(outcome), outcome.verdict, expectation, probe)
     return outcome if second is None else replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: second})
+
+
+def failing_trials(report: CheckReport, candidate: Candidate, budget: Budget) -> tuple[Trial, ...]:
+    """The check's failing lanes as trials a shrink of the candidate can find instead of checking
+    it again (shrink.trials): each under the limits it ran with; not a lane compiled with the
+    action log (other flags: another compile)."""
+    return tuple(trial(candidate.text, r.backend, CHECK, r.signature, r.seconds, budget.compile.timeout,
+                       budget.compile.memory_bytes, r.detail, seed=candidate.input_seed)
+                 for r in report.failures if r.signature is not None and r.backend not in candidate.instrument)
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

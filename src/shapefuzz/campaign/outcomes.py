@@ -49,6 +49,7 @@ class ShrinkJob:
     signature: Signature
     seconds: float
     input_seed: int
+    trials: tuple[Any, ...] = ()  # runs on its lane the campaign already made (Outcome.trials): not repeated
 
     def __post_init__(self) -> None:
         if self.backend != self.signature.backend:  # our bug: a job that could only fail to reproduce
@@ -70,6 +71,10 @@ class Candidate:
     text: str  # the reproducer (MLIR)
     index: int = -1
     instrument: tuple[str, ...] = ()  # lanes to compile with the action log (coverage feedback)
+    # a confirming re-run also asks whether an equivalent form matches the reference where every lane
+    # it ran disagrees with it; the bucket book turns this off unless a bucket it confirms is `ours`
+    # (the reference in doubt). Not part of what the candidate is.
+    forms: bool = field(default=True, compare=False)
 
     @property
     def length(self) -> int:
@@ -124,6 +129,8 @@ class ShrinkOutcome:
     text: str | None = None
     entry: str | None = None
     found: tuple[tuple[Candidate, Failure], ...] = ()
+    facts: dict[str, Any] = field(default_factory=dict)  # the shrinker's figures, for the task log
+    trials: tuple[Any, ...] = ()  # the compiles it ran (as Outcome.trials), for later shrinks on the lane
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,9 @@ class Outcome:
     earlier: dict[str, str] = field(default_factory=dict)
     # the worker's seconds outside compiler and runtime, by part (worktime.PARTS), for the report
     split: dict[str, float] = field(default_factory=dict)
+    # its failing lanes as runs a shrink of the candidate need not repeat (the target's own records,
+    # each with a `lane` and a `key`: shrink.trials), kept by the campaign's TrialBook
+    trials: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,19 @@ CREATE TABLE IF NOT EXISTS allocation (
     requests INTEGER NOT NULL, misses INTEGER NOT NULL,          -- draws that asked for it; of another shape
     PRIMARY KEY (kind, name)
 );
+-- Where confirm and shrink time went (campaign/task_log.py), added to format 2 like the tables above:
+-- one row per confirming re-run and per shrink, read by benchmarks only.
+CREATE TABLE IF NOT EXISTS tasks (
+    kind TEXT NOT NULL,            -- confirm / shrink
+    candidate TEXT NOT NULL, family TEXT NOT NULL,
+    buckets TEXT NOT NULL,         -- JSON list: the buckets it ran for
+    what TEXT NOT NULL,            -- their kinds, stage/status, comma-separated
+    lanes TEXT NOT NULL,           -- JSON {lane: [role, seconds]}
+    seconds REAL NOT NULL,         -- the worker's wall time for the task
+    result TEXT NOT NULL,          -- what came of it
+    facts TEXT NOT NULL DEFAULT '{}',  -- JSON: a shrink's figures (trials, steps, seconds by part)
+    finished REAL NOT NULL         -- campaign-active seconds
+);
 -- A resume and its checkpoints read candidates in index order, or those from an index on.
 CREATE INDEX IF NOT EXISTS candidates_by_idx ON candidates (idx);
 """

@@ -13,7 +13,8 @@ predicate, the result does not depend on the number of jobs or on which trial fi
 
 A pass that raises or takes longer than `pass_timeout` to propose is set aside for the rest of
 the run (and reported); a predicate that raises counts as "not interesting". Ctrl-C, the time
-limit and `stop()` end the run with the best text so far.
+limit, `stop()` and `stall_trials` trials in a row that shrank nothing end the run with the best
+text so far.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class Stats:
     per_pass: dict[str, list[int]] = field(default_factory=dict)  # name -> [proposed, tried, accepted]
     set_aside: dict[str, str] = field(default_factory=dict)  # pass name -> why
     predicate_errors: list[str] = field(default_factory=list)
+    # when the last step was accepted: trials so far then, and seconds into the run (what the run
+    # spent after it shrank nothing)
+    trials_at_accept: int = 0
+    accepted_at: float = 0.0
+    gaps: list[int] = field(default_factory=list)  # the trials each accepted step took since the one before
 
 
 class _Stop(Exception):
@@ -77,8 +83,12 @@ class Problem:
         verify_chunk: int = 48,
         on_accept: Callable[[Accepted], None] | None = None,
         admissible: Callable[[str], bool] | None = None,
+        stall_trials: int | None = None,
     ) -> None:
         self.current = initial
+        # stop ("stalled") once this many trials in a row, since the start or the last accepted step,
+        # shrank nothing (None: run to the fixpoint)
+        self.stall_trials = stall_trials
         # a bound no accepted text may pass, beside the key (e.g. never more bytes than the start)
         self.admissible = admissible
         self.current_key = key(initial)
@@ -198,10 +208,16 @@ class Problem:
                 self._seen.update(batch)
                 verdicts = self._evaluate(batch)
                 winners = [t for t, ok in zip(batch, verdicts) if ok]
+                if not winners and self.stall_trials is not None \
+                        and self.stats.trials - self.stats.trials_at_accept >= self.stall_trials:
+                    self.stopped_because = "stalled"
+                    raise _Stop
                 if winners:
                     best = min(winners, key=keyed.__getitem__)
                     self.current, self.current_key = best, keyed[best]
                     self.stats.accepted += 1
+                    self.stats.gaps.append(self.stats.trials - self.stats.trials_at_accept)
+                    self.stats.trials_at_accept, self.stats.accepted_at = self.stats.trials, self.elapsed()
                     counts[2] += 1
                     if self.on_accept is not None:
                         self.on_accept(Accepted(pass_name, self.elapsed(), best))

@@ -8,20 +8,21 @@ import shlex
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.judge.modulecheck import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.files import atomic_write
 from shapefuzz.invoke.execute import compile_command
-from shapefuzz.model import CheckReport, Signature, Status
-from shapefuzz.process.sandbox import cancel_running, resume
+from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
+from shapefuzz.process.sandbox import Limits, cancel_running, resume
 from shapefuzz.shrink import mlirtext
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
-    SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
+    BLOWUPS, SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
 )
+from shapefuzz.shrink.trials import CHECK, COMPILE, Trial, TrialCache
 from shapefuzz.size import Metrics, byte_size, measure, sort_key
 from shapefuzz.process.time_bounds import time_bound, unless_cut
 from shapefuzz.shrink.params import has_case, shrink_params
@@ -29,7 +30,11 @@ from shapefuzz.iree.toolchain import Toolchain
 
 
 RECHECK_CUT = "not confirmed: the time limit ran out during the final re-check (give a longer --time)"
-PHASE_SEARCH_CHECKS = 6  # the --compile-to phase search is worth it with room for this many checks
+BLOWUPS_SPENT = "its trials at the full limit spent"  # a hang's or out-of-memory's step budget
+NO_ROOM = "no room for a step at the full limit"  # a blow-up's limit does not cover one trial and the re-check
+# The --compile-to phase search (about five compiles) is worth it with room for this many checks: in
+# 6-minute campaigns it took 38 of 185 shrink seconds at 6, most shrinks then having 10-50 s in all.
+PHASE_SEARCH_CHECKS = 20
 
 
 def _passes(named) -> list[Pass]:
@@ -66,16 +71,24 @@ def find_target(
     seed: int = 0,
     signature: Signature | None = None,
     recheck: bool = True,
+    cache: TrialCache | None = None,
 ) -> tuple[Target, CheckReport]:
     """Check the file (re-running failures unless `recheck` is off: a campaign's bucket was
     confirmed already) and choose the failure to keep: exactly `signature` when given (a campaign's
     bucket: another failure is never kept in its place), else the one on `backend`, else the one a
-    user's `signature_text` names, else the first; user errors otherwise."""
+    user's `signature_text` names, else the first; user errors otherwise. Without `recheck`, a check
+    of the same text on the signature's lane in `cache` (the campaign's check or confirming re-run
+    of its bucket, under limits that end it the same) is that check: the file is not checked again."""
     if signature is not None:
         backend = signature.backend
     if backend is not None and backend not in backends:
         backends = (*backends, backend)
-    report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=recheck, seed=seed)
+    known = _known_check(text, backends, compile_timeout, seed, cache, signature) \
+        if signature is not None and not recheck else None
+    if known is not None:
+        report = known
+    else:
+        report, _ = check_file(text, backends, toolchain, compile_timeout=compile_timeout, confirm=recheck, seed=seed)
     if report.verify_error:
         first = report.verify_error.strip().splitlines()[0] if report.verify_error.strip() else "unknown error"
         raise InvalidInputError(f"{name} does not verify, so there is nothing to shrink: {first}")
@@ -116,6 +129,22 @@ def find_target(
     return Target(signatures, check_backends, timeout, seed=seed), report
 
 
+def _known_check(text: str, backends: Sequence[str], timeout: float, seed: int, cache: TrialCache | None,
+                 signature: Signature) -> CheckReport | None:
+    """The check of `text` on `backends` as `cache` holds it (every backend's, the signature's lane
+    failing with it: a hang stopped in another pass is checked again), or None."""
+    if cache is None:
+        return None
+    memory = Limits(timeout=timeout).memory_bytes
+    found = [cache.find(text, b, CHECK, None, seed, timeout, memory) for b in backends]
+    if not all(t is not None and (t.lane != signature.backend or t.signature == signature) for t in found):
+        return None
+    results = tuple(BackendResult(t.lane, t.signature.stage if t.signature else Stage.RUN,
+                                  t.signature.status if t.signature else Status.OK, t.detail, t.signature,
+                                  t.seconds, t.seconds) for t in found if t is not None)
+    return CheckReport(Verdict.FAIL if any(r.failed for r in results) else Verdict.PASS, results)
+
+
 @dataclass
 class ShrinkResult:
     original: str
@@ -130,9 +159,22 @@ class ShrinkResult:
     confirmed: bool | None = None  # the final re-check (None when skipped)
     detail: str = ""  # the kept failure's output on the minimized text (its mismatch, its error)
     out_path: str | None = None
+    trials: list[Trial] = field(default_factory=list)  # the compiles it ran (shrink.trials), for others to find
+    cache_hits: int = 0  # compiles it found already run instead of running them
     commands: list[str] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
     finding_paths: list[str] = field(default_factory=list)
+    # where the run's seconds went: the first check, the --compile-to phase search, the trials, the
+    # re-checks of failures met while shrinking, the final re-check
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def facts(self) -> dict:
+        """The run's figures, as a campaign's task log keeps them (campaign/task_log.py)."""
+        s = self.stats
+        return {"trials": s.trials, "steps": s.accepted, "tail_trials": s.trials - s.trials_at_accept, "gaps": s.gaps,
+                "stopped": self.stopped_because or "", "seconds": {k: round(v, 3) for k, v in self.timings.items()},
+                "cache_hits": self.cache_hits,
+                "tail_seconds": round(max(0.0, self.timings.get("trials", 0.0) - s.accepted_at), 3)}
 
 
 def shrink_text(
@@ -143,8 +185,15 @@ def shrink_text(
     jobs: int = 1,
     time_limit: float | None = None,
     on_accept: Callable[[Accepted], None] | None = None,
+    cache: TrialCache | None = None,
+    blowup_trials: int | None = None,
+    stall_trials: int | None = None,
+    finding_seconds: float = 0.0,
 ) -> tuple[str, Problem, SameSignature]:
+    """The trials, within `time_limit` less twice `finding_seconds` (what one check costs) for each
+    new failure met, which is re-checked after them."""
     oracle = SameSignature(toolchain, target, known)
+    oracle.cache, oracle.blowup_trials = cache, blowup_trials
     limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
     with time_bound(time_limit):  # each trial's compile ends with the limit (a hang's trials had 120 s each)
         # a trial or a verify the limit cuts is "not interesting" (the engine stops at its deadline next)
@@ -152,8 +201,19 @@ def shrink_text(
         verifier = unless_cut(Verifier(toolchain), lambda texts: [False] * len(texts))
         problem = Problem(
             text, interesting, sort_key, prefilter=verifier, jobs=jobs, time_limit=time_limit, on_accept=on_accept,
-            admissible=lambda candidate: byte_size(candidate) <= limit,
+            admissible=lambda candidate: byte_size(candidate) <= limit, stall_trials=stall_trials,
         )
+        def spent() -> None:  # a blow-up's trials at the full limit spent (blowup_trials)
+            problem.stopped_because = problem.stopped_because or BLOWUPS_SPENT
+            problem.stop()
+
+        oracle.stop = spent
+
+        def keep_room() -> None:  # a new failure met: its re-check (two runs) comes out of the trials' time
+            if problem.deadline is not None:
+                problem.deadline -= 2 * finding_seconds
+
+        oracle.on_finding = keep_room
         best = problem.run(tiers_for(text, target, toolchain))
     return best, problem, oracle
 
@@ -186,20 +246,32 @@ def shrink_file(
     on_step: Callable[[Accepted, Metrics], None] | None = None,  # a live view's hook
     signature: Signature | None = None,
     recheck: bool = True,
+    trials: Iterable[Trial] = (),
+    blowup_trials: int | None = None,
+    stall_trials: int | None = None,
 ) -> ShrinkResult:
     """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
     (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same).
     With `signature` (a campaign's bucket), the file must fail with exactly that signature, as
     normalized by a re-check, or nothing is shrunk (UsageError). `time_limit` bounds the whole
     run, the first check and the final re-check included: a campaign gives shrinks a share of its
-    worker time, and a shrink of a slow-compiling case that ran past it took that time from checks."""
+    worker time, and a shrink of a slow-compiling case that ran past it took that time from checks.
+
+    `trials`: compiles already run (a campaign's: its check of the file, other shrinks' trials on
+    the lane; shrink.trials), found there instead of run again. `blowup_trials`: for a blow-up
+    target (a timeout or out of memory, every step of which costs the full limit), at most that
+    many trials may reach the limit, and none starts unless the limit covers one and the final
+    re-check. `stall_trials`: stop once that many trials in a row shrank nothing."""
     say = progress or (lambda line: None)
     resume()  # an earlier interrupted shrink in this process (a test) cancelled its stragglers' calls
     start = time.monotonic()
+    cache = TrialCache(trials)
     # (the first check has the --compile-timeout it was given: what it costs is taken from the limit)
     target, report = find_target(text, path, toolchain, backends, signature_text, backend, compile_timeout, seed,
-                                 signature, recheck)
-    check_seconds = time.monotonic() - start  # what one check of the file costs: the yardstick below
+                                 signature, recheck, cache)
+    timings = {"first check": time.monotonic() - start}
+    # what one check of the file costs, the yardstick below (a check found in `trials` took its seconds)
+    check_seconds = max([timings["first check"], *(r.seconds for r in report.failures)])
     for b, s in target.signatures.items():
         say(f"keeping: {s}")
 
@@ -209,7 +281,9 @@ def shrink_file(
     # the final re-check runs the file twice; the phase search compiles it about four times
     reserve = 2 * check_seconds if confirm else 0.0
     if target.compile_only and ((t := left()) is None or t - reserve > PHASE_SEARCH_CHECKS * check_seconds):
-        target = replace(target, phase=earliest_phase(text, toolchain, target))
+        began = time.monotonic()
+        target = replace(target, phase=earliest_phase(text, toolchain, target, cache))
+        timings["phase search"] = time.monotonic() - began
     phase = f", compiling up to --compile-to={target.phase}" if target.phase else ""
     say(f"trial compile timeout {target.compile_timeout:.1f}s{phase}; {jobs} job(s)")
     out = out or default_output(path)
@@ -223,20 +297,29 @@ def shrink_file(
         say(f"[{step.seconds:6.1f}s] {step.pass_name:<18} elements {m.elements}, ops {m.ops}, lines {m.lines}")
 
     remaining = None if (t := left()) is None else max(0.0, t - reserve)
+    blowup = blowup_trials is not None and any(s.status in BLOWUPS for s in target.signatures.values())
+    room = not blowup or remaining is None or remaining >= target.compile_timeout
+    began = time.monotonic()
     best, problem, oracle = shrink_text(
-        text, toolchain, target, frozenset(report.signatures), jobs, remaining, accepted
+        text, toolchain, target, frozenset(report.signatures), jobs, remaining if room else 0.0, accepted,
+        cache, blowup_trials if blowup else None, stall_trials, check_seconds,
     )
+    if not room:
+        problem.stopped_because = NO_ROOM
+    timings["trials"] = time.monotonic() - began
     _write(out, best)
     result = ShrinkResult(
         original=text, minimized=best, target=target, before=before, after=measure(best),
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
-        out_path=out,
+        out_path=out, timings=timings, trials=cache.added,
     )
     if problem.stopped_because != "interrupted":
+        began = time.monotonic()
         with time_bound(left()) as confirming:  # (the reserve kept for them; None: no limit)
             result.findings = oracle.confirmed_findings()
         if confirming.ran_out:
             result.findings = []
+        timings["findings"] = time.monotonic() - began
     elif jobs > 1:  # the trials still running on other threads: their compiles killed now, not awaited at exit
         cancel_running()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
@@ -253,23 +336,47 @@ def shrink_file(
     if confirm and best == text:
         result.confirmed = True  # unchanged: the first check just showed it fails this way
     elif confirm and problem.stopped_because != "interrupted":
+        began = time.monotonic()
         with time_bound(left()) as rechecking:  # the final re-check is within the limit too
-            result.confirmed, result.detail = _confirm(best, toolchain, target)
+            result.confirmed, result.detail = _confirm(best, toolchain, target, cache)
         if rechecking.ran_out:
             result.confirmed, result.detail = False, RECHECK_CUT
+        timings["recheck"] = time.monotonic() - began
         result.seconds = time.monotonic() - start
+    result.cache_hits = cache.hits
     if corpus:
         result.saved = save_to_corpus(corpus, result, toolchain)
     return result
 
 
-def _confirm(text: str, toolchain: Toolchain, target: Target) -> tuple[bool, str]:
+def _confirm(text: str, toolchain: Toolchain, target: Target, cache: TrialCache | None = None) -> tuple[bool, str]:
     """Re-run the minimized file (twice): whether it still fails the same way, and the kept
-    failure's output on it (what the entry and its issue text then show)."""
-    report, _ = check_file(text, target.check_backends, toolchain, compile_timeout=max(target.compile_timeout, 30.0),
+    failure's output on it (what the entry and its issue text then show). The trial that accepted
+    it, where it was a whole compile or check as this one (in `cache`), is the first of the two: one
+    re-run that fails the same way confirms it; else both runs as before."""
+    timeout = max(target.compile_timeout, 30.0)
+    if cache is not None and _tried_whole(text, target, cache, timeout):
+        again, _ = check_file(text, target.check_backends, toolchain, compile_timeout=timeout, confirm=False,
+                              seed=target.seed)
+        got = {r.backend: r.signature for r in again.failures}
+        if all(got.get(b) == s for b, s in target.signatures.items()):
+            return True, kept_detail(again, target)
+    report, _ = check_file(text, target.check_backends, toolchain, compile_timeout=timeout,
                            confirm=True, seed=target.seed)
     got = {r.backend: r.signature for r in report.failures if not r.flaky}
     return all(got.get(b) == s for b, s in target.signatures.items()), kept_detail(report, target)
+
+
+def _tried_whole(text: str, target: Target, cache: TrialCache, timeout: float) -> bool:
+    """Whether a trial of `text` in `cache` failed with the kept signature on every kept backend as
+    a whole compile (a compile-only failure, no --compile-to phase) or a whole check under
+    `timeout` would: the final re-check's first run, run already."""
+    if target.compile_only and target.phase is not None:
+        return False
+    mode, seed = (COMPILE, None) if target.compile_only else (CHECK, target.seed)
+    memory = Limits(timeout=timeout).memory_bytes
+    found = {b: cache.find(text, b, mode, None, seed, timeout, memory) for b in target.signatures}
+    return all(t is not None and t.signature == target.signatures[b] for b, t in found.items())
 
 
 def kept_detail(report: CheckReport, target: Target) -> str:
