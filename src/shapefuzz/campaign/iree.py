@@ -257,6 +257,7 @@ class IreeTarget:
         """`triage`'s verdict once our references and ONNX's types are not in doubt."""
         from shapefuzz.iree.backends import BACKENDS
         from shapefuzz.judge.onnx_judge import JUDGE_LANE
+        from shapefuzz.judge.xla_judge import JUDGE_LANE as XLA_LANE
 
         backend = BACKENDS.get(failure.lane)
         stage, status = failure.signature.stage, failure.signature.status
@@ -279,11 +280,13 @@ class IreeTarget:
                 return Triage.COMPILER_BUG, (
                     f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
                     f"{outcome.reference_form}: the reference is right, and the bug is shared by every backend")
-            if status == Status.MISMATCH and wrong and outcome.lanes.get(JUDGE_LANE, (None,))[0] == Status.OK:
-                # a second, independent reference (ONNX's own) computed the same values
+            judged = next((name for lane, name in ((JUDGE_LANE, "onnx.reference"), (XLA_LANE, "XLA"))
+                           if outcome.lanes.get(lane, (None,))[0] == Status.OK), None)
+            if status == Status.MISMATCH and wrong and judged:
+                # a second, independent reference (ONNX's own, or XLA) computed the same values
                 return Triage.COMPILER_BUG, (
                     f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
-                    "onnx.reference computes the same values as the NumPy reference: the reference is right, "
+                    f"{judged} computes the same values as the NumPy reference: the reference is right, "
                     "and the bug is shared by every backend")
             if status == Status.MISMATCH and wrong:
                 return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "
@@ -571,10 +574,10 @@ def failure_of(signature: Signature, detail: str) -> Failure:
 
 
 def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
-    """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
-    report count how often it ran and disagreed; only where some lane executed the candidate."""
+    """The second judge (ONNX's reference, or XLA for a StableHLO case) as one more lane of the
+    outcome, so the store and report count how often it ran and disagreed; only where some lane
+    executed the candidate."""
     from shapefuzz.iree.backends import BACKENDS
-    from shapefuzz.judge.onnx_judge import JUDGE_LANE
 
     executed = any(lane in BACKENDS and BACKENDS[lane].executes(probe) and outcome.lanes[lane][0] != Status.UNSUPPORTED
                    for lane in outcome.lanes)
@@ -583,7 +586,7 @@ def with_judge(outcome: Outcome, expectation, probe) -> Outcome:
     second = expectation.second
     if second is None:
         return outcome
-    return replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: (second.status, round(second.seconds, 4))})
+    return replace(outcome, lanes={**outcome.lanes, second.lane: (second.status, round(second.seconds, 4))})
 
 
 def outcome_of(report: CheckReport, tool_seconds: float) -> Outcome:

@@ -2,7 +2,8 @@
 Each name is a package `shapefuzz.families.<name>` holding everything about the family: its
 `FAMILY` (params, render, reference, comparison and export rule, strategy, forms, features,
 shrink candidates, and the example its tests run) and, where a frontend can write its cases, a
-`spellings` module (`SPELLINGS`: torch and ONNX `Spelling`s; `ONNX_MODEL`: the ONNX graph builder).
+`spellings` module (`SPELLINGS`: torch and ONNX `Spelling`s; `ONNX_MODEL`: the ONNX graph builder)
+and, where StableHLO can, a `stablehlo` module (`SPELLING`).
 Adding a family is its package, its template in `templates/`, its tests, and its name here."""
 
 from __future__ import annotations
@@ -34,12 +35,23 @@ def own_family(name: str) -> Family:
     for other in FAMILY_MODULES:
         importlib.import_module(f"shapefuzz.families.{other}")
         spellings_module(other)
+        stablehlo_module(other)
     return importlib.import_module(f"shapefuzz.families.{name}").FAMILY
+
+
+def stablehlo_module(name: str) -> ModuleType | None:
+    """The family's `stablehlo` module (its StableHLO `SPELLING`), or None (an unknown family, or
+    one not spelled in StableHLO)."""
+    return _submodule(name, "stablehlo")
 
 
 def spellings_module(name: str) -> ModuleType | None:
     """The family's `spellings` module, or None (an unknown family, or one no frontend writes)."""
+    return _submodule(name, "spellings")
+
+
+def _submodule(name: str, part: str) -> ModuleType | None:
     if name not in FAMILY_MODULES:
         return None
-    module = f"shapefuzz.families.{name}.spellings"
+    module = f"shapefuzz.families.{name}.{part}"
     return importlib.import_module(module) if importlib.util.find_spec(module) is not None else None
