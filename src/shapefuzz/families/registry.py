@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from shapefuzz.families.base import Family
 
 FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention",
-                  "matmul", "norm", "onnx_op")
+                  "matmul", "norm", "onnx_op", "intloop")
 # What a campaign draws when `--ops` is not given: a family joins once a short campaign limited
 # to it showed no false alarm (onnx_op, ONNX's own operators, is swept by `shapefuzz onnx-ops`
 # and drawn by `fuzz --ops onnx_op`).

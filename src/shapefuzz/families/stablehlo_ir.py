@@ -74,9 +74,11 @@ def literal(value: float | int, elt: str) -> str:
 class HloBuilder:
     """Collects op lines; hands out fresh SSA names and builds shape tensors for `?` dims."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_name: int = 0) -> None:
+        """`first_name`: where the SSA name counter starts (a region's builder starts apart from
+        the function's, so their names never meet)."""
         self.body: list[str] = []
-        self._count = 0
+        self._count = first_name
         self._consts: dict[tuple[str, str], HV] = {}
         self._sizes: dict[tuple[str, int], str] = {}
 
@@ -190,8 +192,12 @@ class HloBuilder:
 
     def splat(self, value: float | int, like: HV, elt: str | None = None) -> HV:
         """A constant broadcast to `like`'s shape (its dynamic dims read from it)."""
+        return self.spread(self.const(value, elt or like.elt), like)
+
+    def spread(self, scalar: HV, like: HV) -> HV:
+        """A scalar (`tensor<elt>`) value broadcast to `like`'s shape."""
         parts: list[DimSource] = [(like, i) for i in range(like.rank)]
-        return self.broadcast(self.const(value, elt or like.elt), parts, [], "splat")
+        return self.broadcast(scalar, parts, [], "splat")
 
     def reshape(self, x: HV, parts: Sequence[DimSource], stem: str = "rs") -> HV:
         out = self.value(stem, [self.dim_of(p) for p in parts], x.elt)

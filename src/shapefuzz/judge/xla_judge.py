@@ -21,6 +21,7 @@ import importlib.util
 import os
 import re
 import time
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,6 +45,10 @@ def available() -> bool:
 def _client() -> Any:
     """The XLA CPU client (importing jax takes seconds: once per process, on first use)."""
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # jax warns at every fork of a process it runs in; ours fork only to exec iree-compile and
+    # iree-run-module (subprocess: no Python, no lock of jax's runs in the child), and a campaign's
+    # workers are spawned, never forked
+    warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
     import jax
     import jax.extend.backend
 
