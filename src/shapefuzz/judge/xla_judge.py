@@ -38,7 +38,10 @@ _ELT = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "int
 
 def available() -> bool:
     """Whether jax and jaxlib are installed (the `[xla]` extra)."""
-    return importlib.util.find_spec("jax") is not None and importlib.util.find_spec("jaxlib") is not None
+    try:
+        return importlib.util.find_spec("jax") is not None and importlib.util.find_spec("jaxlib") is not None
+    except (ImportError, ValueError):  # a broken install, or one masked in sys.modules
+        return False
 
 
 @functools.cache

@@ -86,4 +86,5 @@ def is_valid(p: Params) -> bool:
 
 def arguments(p: Params) -> list[tuple[list[int], str]]:
     """(shape, element type) of each argument: x, y, and the trip count where passed in."""
-    return [(list(p.shape), p.dtype)] * 2 + ([([], "i32")] if p.trips_input else [])
+    state: tuple[list[int], str] = (list(p.shape), p.dtype)
+    return [state, state] + ([([], "i32")] if p.trips_input else [])
