@@ -2,7 +2,7 @@
 `stablehlo.while`): drawn at their share, they verify, compile with `--iree-input-type=stablehlo`
 and match the family's NumPy reference on llvm-cpu; the while loop carries its integer state; a
 `stablehlo.*` op the module holds and the release does not lower is unsupported, one IREE's own
-preprocessing made is a compile failure; and three IREE 3.13 bugs the spellings found stay pinned."""
+preprocessing made is a compile failure; and four IREE 3.13 bugs the spellings found stay pinned."""
 
 from __future__ import annotations
 
@@ -193,6 +193,21 @@ def test_known_bug_dot_general_with_two_dynamic_free_dims(toolchain):
     if r.status == Status.OK:
         pytest.fail("IREE now compiles this dot_general: update this test")
     assert r.status == Status.ERROR and r.signature is not None and "dynamic_reshape" in r.detail
+
+
+@pytest.mark.iree
+def test_known_bug_depthwise_convolution_with_a_dynamic_feature_dim(toolchain):
+    """ConvertStableHloToIreeInputDialects builds an invalid linalg.generic for a depthwise
+    convolution (feature_group_count = C) whose input feature dim is `?` (not drawn: the spelling
+    writes no `?` dim in a grouped case)."""
+    text = ("func.func @main(%x: tensor<1x11x?xf32>, %w: tensor<3x1x32xf32>) -> tensor<1x9x32xf32> {\n"
+            "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [1], "
+            "pad = [[0, 0]], rhs_dilate = [1]} {batch_group_count = 1 : i64, feature_group_count = 32 : i64} : "
+            "(tensor<1x11x?xf32>, tensor<3x1x32xf32>) -> tensor<1x9x32xf32>\n  return %0 : tensor<1x9x32xf32>\n}\n")
+    r = _compile(text, toolchain)
+    if r.status == Status.OK:
+        pytest.fail("IREE now compiles a depthwise stablehlo.convolution with a dynamic feature dim: update this test")
+    assert r.status == Status.ERROR and "'linalg.generic' op unexpected result less than 0" in r.detail
 
 
 @pytest.mark.iree

@@ -13,8 +13,10 @@ padding value, or the input's zero point, as a `stablehlo.pad` first), and `feat
 - bias: broadcast to the output along its dims and added; relu: `maximum` with zero.
 
 Not written (3.13 does not lower them: "failed to legalize operation 'stablehlo.convolution'"
-with a `?` spatial dim, and no `stablehlo.dynamic_reshape`): a `?` spatial or kernel dim, and a
-`?` dim in a grouped or multiplier case (its merge is a reshape)."""
+with a `?` spatial dim, or with `feature_group_count` > 1 and a `?` batch; and no
+`stablehlo.dynamic_reshape`, which a grouped case's merge needs): a `?` spatial or kernel dim, and
+any `?` dim in a grouped or depthwise case. (A depthwise one with a `?` input feature dim makes
+3.13 build an invalid `linalg.generic`: tests/families/test_stablehlo_spellings.py.)"""
 
 from __future__ import annotations
 
@@ -32,8 +34,8 @@ def _expressible(p: FamilyParams) -> bool:
     b_in, b_f, _ = boundary_labels(p)
     spatial = any(d for lab, d in zip(b_in, p.input_dyn) if lab[0] == "s") or \
         any(d for lab, d in zip(b_f, p.filter_dyn) if lab[0] == "k")
-    merged = p.kind in ("grouped", "depthwise_m") and (any(p.input_dyn) or any(p.filter_dyn))
-    return not spatial and not merged and not p.result_dyn
+    grouped = p.kind != "regular" and (any(p.input_dyn) or any(p.filter_dyn))
+    return not spatial and not grouped and not p.result_dyn
 
 
 def _normalize(p: FamilyParams) -> FamilyParams:
