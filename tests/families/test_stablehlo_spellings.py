@@ -2,7 +2,7 @@
 `stablehlo.while`): drawn at their share, they verify, compile with `--iree-input-type=stablehlo`
 and match the family's NumPy reference on llvm-cpu; the while loop carries its integer state; a
 `stablehlo.*` op the module holds and the release does not lower is unsupported, one IREE's own
-preprocessing made is a compile failure; and four IREE 3.13 bugs the spellings found stay pinned."""
+preprocessing made is a compile failure; and five IREE 3.13 bugs the spellings found stay pinned."""
 
 from __future__ import annotations
 
@@ -107,6 +107,15 @@ def test_an_op_the_module_holds_and_the_release_does_not_lower_is_a_gap_one_iree
     assert unlowered_op(error) == "stablehlo.dynamic_reshape"  # without the module: as before
 
 
+def test_a_stablehlo_only_wrong_value_is_placed_in_its_conversion():
+    from shapefuzz.triage.localize import Localization, Values, with_frontend
+
+    loc = with_frontend(Localization(evidence="no pass found"), "stablehlo", "llvm-cpu", Values.RIGHT)
+    assert loc.frontend == "stablehlo" and "the bug is in the StableHLO input conversion" in loc.evidence
+    wrong = with_frontend(Localization(), "stablehlo", "llvm-cpu", Values.WRONG)
+    assert not wrong.frontend and "not the StableHLO input conversion's" in wrong.evidence
+
+
 @pytest.mark.iree
 @pytest.mark.parametrize("family", STABLEHLO_FAMILIES)
 def test_drawn_cases_verify_in_stablehlo(family, toolchain):
@@ -208,6 +217,22 @@ def test_known_bug_depthwise_convolution_with_a_dynamic_feature_dim(toolchain):
     if r.status == Status.OK:
         pytest.fail("IREE now compiles a depthwise stablehlo.convolution with a dynamic feature dim: update this test")
     assert r.status == Status.ERROR and "'linalg.generic' op unexpected result less than 0" in r.detail
+
+
+@pytest.mark.iree
+def test_known_bug_mixed_precision_depthwise_convolution(toolchain):
+    """A depthwise convolution whose result type is wider than its operands' (i8 x i8 -> i32, as
+    JAX's preferred_element_type writes it): its lowering collapses the filter into the result's
+    element type ("expected collapsed type to be 'tensor<3x5xi8>', but got 'tensor<3x5xi32>'"). The
+    same case in linalg and torch compiles and is right."""
+    text = ("func.func @main(%x: tensor<1x8x5xi8>, %w: tensor<3x1x5xi8>) -> tensor<1x6x5xi32> {\n"
+            "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [1], "
+            "pad = [[0, 0]], rhs_dilate = [1]} {batch_group_count = 1 : i64, feature_group_count = 5 : i64} : "
+            "(tensor<1x8x5xi8>, tensor<3x1x5xi8>) -> tensor<1x6x5xi32>\n  return %0 : tensor<1x6x5xi32>\n}\n")
+    r = _compile(text, toolchain)
+    if r.status == Status.OK:
+        pytest.fail("IREE now compiles a mixed-precision depthwise stablehlo.convolution: update this test")
+    assert r.status == Status.ERROR and "'tensor.collapse_shape' op expected collapsed type" in r.detail
 
 
 @pytest.mark.iree
