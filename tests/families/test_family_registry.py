@@ -13,7 +13,7 @@ import pytest
 
 from shapefuzz.families import FAMILY_MODULES, get_family
 from shapefuzz.families.onnx_models import model_spelling
-from shapefuzz.families.registry import spellings_module
+from shapefuzz.families.registry import spellings_module, stablehlo_module
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "shapefuzz"
 
@@ -29,18 +29,21 @@ def test_a_family_is_a_package_that_holds_its_spellings(name):
     if package.FAMILY.params_type.__dataclass_fields__["frontend"].default == "onnx":  # onnx_op: its own form is ONNX
         assert frontends == [] and model is not None and model.family == name
         return
+    if set(package.FAMILY.no_spelling) == {"torch", "onnx"}:  # intloop: StableHLO's spelling alone
+        assert frontends == [] and model is None and stablehlo_module(name) is not None
+        return
     assert {s.family for s in module.SPELLINGS} == {name}
     assert frontends in (["torch"], ["torch", "onnx"]), frontends  # the order draws depend on
     assert (model is not None) == ("onnx" in frontends) and (model is None or model.family == name)
 
 
 def test_unknown_names_have_no_spellings():
-    assert spellings_module("nope") is None and model_spelling("nope") is None
+    assert spellings_module("nope") is None and model_spelling("nope") is None and stablehlo_module("nope") is None
     assert spellings_module("registry") is None  # a module of families/, not a family
 
 
 def test_the_shared_toolkit_holds_no_family_spelling():
-    for name in ("torch_forms.py", "onnx_forms.py", "onnx_models.py", "frontends.py"):
+    for name in ("torch_forms.py", "onnx_forms.py", "onnx_models.py", "frontends.py", "stablehlo_ir.py"):
         text = (SRC / "families" / name).read_text()
         assert "Spelling(\"" not in text, name
         assert not any(f"families.{f} import" in text or f"families import {f}" in text for f in FAMILY_MODULES), name

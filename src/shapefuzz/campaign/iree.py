@@ -34,6 +34,7 @@ from shapefuzz.iree.mlirinfo import module_traits
 from shapefuzz.iree.toolchain import Toolchain, ToolchainProbe
 from shapefuzz.judge.campaign_check import check_lanes, expectation_on, form_matching_reference, second_judge
 from shapefuzz.judge.onnx_judge import DISAGREE, JUDGE_LANE, preload
+from shapefuzz.judge.xla_judge import JUDGE_LANE as XLA_LANE
 from shapefuzz.judge.oracle import Expectation, case_expectation
 from shapefuzz.model import CheckReport, Signature, Status, Verdict
 from shapefuzz.process.cleanup import temp_dir
@@ -226,9 +227,13 @@ class IreeTarget:
         return verdict(failure, self._seen(candidate, failure, outcome), lambda: self._onnx_contradiction(candidate))
 
     def _seen(self, candidate: Candidate, failure: Failure, outcome: Outcome) -> Seen:
-        """What the check (or its confirming re-run) left for judging `failure`."""
+        """What the check (or its confirming re-run) left for judging `failure`: the second judge is
+        ONNX's reference, or XLA for a StableHLO case, whichever ran."""
+        judged = next(((lane, name) for lane, name in ((JUDGE_LANE, "onnx.reference"), (XLA_LANE, "XLA"))
+                       if lane in outcome.lanes), (JUDGE_LANE, "onnx.reference"))
         return Seen(candidate.text, statuses(outcome), self.toolchain.probe, outcome.earlier, outcome.reference_form,
-                    outcome.lanes.get(JUDGE_LANE, (None,))[0], failure.signature.message.startswith(DISAGREE))
+                    outcome.lanes.get(judged[0], (None,))[0], failure.signature.message.startswith(DISAGREE),
+                    second_judge_name=judged[1])
 
     def _onnx_contradiction(self, candidate: Candidate) -> tuple[str, str]:
         """(what ONNX types two ways for a case spelled as an ONNX model, "" for none; what was not
@@ -373,10 +378,13 @@ def failure_of(signature: Signature, detail: str) -> Failure:
 
 
 def with_judge(outcome: Outcome, expectation: Expectation | None, probe: ToolchainProbe) -> Outcome:
-    """The second judge (ONNX's reference) as one more lane of the outcome, so the store and
-    report count how often it ran and disagreed; only where some lane executed the candidate."""
+    """The second judge (ONNX's reference, or XLA for a StableHLO case) as one more lane of the
+    outcome, so the store and report count how often it ran and disagreed; only where some lane
+    executed the candidate."""
     second = second_judge(statuses(outcome), outcome.verdict, expectation, probe)
-    return outcome if second is None else replace(outcome, lanes={**outcome.lanes, JUDGE_LANE: second})
+    if second is None or expectation is None or expectation.second is None:
+        return outcome
+    return replace(outcome, lanes={**outcome.lanes, expectation.second.lane: second})
 
 
 def failing_trials(report: CheckReport, candidate: Candidate, budget: Budget) -> tuple[Trial, ...]:

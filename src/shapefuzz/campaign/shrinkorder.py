@@ -25,16 +25,15 @@ from shapefuzz.campaign.causes.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
 from shapefuzz.case import case_from_mlir
 from shapefuzz.errors import InvalidInputError
-from shapefuzz.iree.input_dialect import is_torch
+from shapefuzz.iree.input_dialect import is_frontend
 from shapefuzz.size import measure, size_of
 from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
 
 
 def frontend_spelled(bucket: BucketRow) -> bool:
-    """Whether the bucket's reproducer is a torch or ONNX spelling (torch-dialect input) rather
-    than linalg."""
-    return is_torch(bucket.repro_text)
+    """Whether the bucket's reproducer is a torch, ONNX or StableHLO spelling rather than linalg."""
+    return is_frontend(bucket.repro_text)
 
 
 def severity_rank(bucket: BucketRow) -> int:

@@ -158,13 +158,13 @@ def host_cpu_of(p: Plan, toolchain: Toolchain) -> str:
 
 def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
     """The report form's components: "Frontends" only for a bug placed in a frontend conversion
-    (a torch or ONNX spelling whose bug is IREE's says nothing about frontends); an entry with
-    no component yet goes by its spelling."""
-    from shapefuzz.iree.input_dialect import is_torch
+    (a torch, ONNX or StableHLO spelling whose bug is IREE's says nothing about frontends); an
+    entry with no component yet goes by its spelling."""
+    from shapefuzz.iree.input_dialect import is_frontend
 
     parts = ["Runtime"] if stage == Stage.RUN else ["Compiler"]
     placed = str((meta.get("bug") or {}).get("component") or "")
-    frontend = placed.startswith("frontend:") if placed else is_torch(mlir)
+    frontend = placed.startswith("frontend:") if placed else is_frontend(mlir)
     return (["Frontends"] if frontend else []) + parts
 
 

@@ -7,9 +7,12 @@ or `"onnx"` (absent means the hand-written linalg forms), and `with_frontends` e
 - `equivalent_forms` of a linalg case include its torch spelling (where PyTorch can write it)
   and those of a torch case include the linalg forms, so `check --forms` names a frontend-only
   failure as such;
-- the strategy draws a torch spelling for one case in four that PyTorch can write, and an ONNX
-  one (`onnx_forms`) for another (features `frontend:torch` / `frontend:onnx`), so campaigns reach
-  IREE's torch and ONNX lowerings;
+- the strategy draws a torch spelling for one case in five that PyTorch can write, an ONNX one
+  (`onnx_forms`) for another and a StableHLO one (the family's `stablehlo` module, over
+  `stablehlo_ir`) for a third (features `frontend:torch` / `frontend:onnx` / `frontend:stablehlo`),
+  so campaigns reach IREE's torch, ONNX and StableHLO input conversions;
+- a release whose `iree-opt` does not parse the family's StableHLO example is gated (`gates.py`):
+  its StableHLO cases are drawn in linalg;
 - a torch case shrinks through the family's candidates, kept in the same spelling.
 """
 
@@ -21,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from shapefuzz.families.base import FRONTEND_OPERANDS, LINALG, Family, FamilyParams, HookTable
-from shapefuzz.families.registry import spellings_module
+from shapefuzz.families.base import FRONTEND_OPERANDS, LINALG, Family, FamilyParams, HookTable, ReleaseGate
+from shapefuzz.families.registry import spellings_module, stablehlo_module
 from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import boundary
 
@@ -30,8 +33,10 @@ if TYPE_CHECKING:
     import onnx
 
 KEY = "frontend"
-# Of every SHARE draws, one is spelled in torch and one in ONNX, where the frontend can write the case.
-SHARE = 4
+STABLEHLO = "stablehlo"
+# Of every SHARE draws, one is spelled in torch, one in ONNX and one in StableHLO, where the
+# frontend can write the case.
+SHARE = 5
 
 
 def frontend_of(p: FamilyParams | Mapping[str, Any]) -> str:
@@ -53,9 +58,22 @@ def spelled(p: FamilyParams, spelling: Spelling) -> FamilyParams:
 
 def spellings_for(family: str) -> list[Spelling]:
     """The frontends' spellings of a family, in its package's order (torch, then onnx): its
-    `spellings` module's SPELLINGS (none for an unknown family)."""
-    module = spellings_module(family)
-    return [] if module is None else list(module.SPELLINGS)
+    `spellings` module's SPELLINGS (none for an unknown family), then its `stablehlo` module's."""
+    module, hlo = spellings_module(family), stablehlo_module(family)
+    return ([] if module is None else list(module.SPELLINGS)) + ([] if hlo is None else [hlo.SPELLING])
+
+
+def stablehlo_gate(family: Family, spelling: Spelling) -> ReleaseGate:
+    """The StableHLO spelling is off for a release whose `iree-opt` does not parse the family's
+    example spelled in it (a build without the StableHLO input plugin, or an older syntax): such a
+    release draws the case in linalg instead."""
+
+    def example() -> FamilyParams:
+        p = family.load(spelling.example or family.example)
+        return spelled(p, spelling)
+
+    return ReleaseGate(f"{STABLEHLO} spelling", "the StableHLO dialect as spelled (--iree-input-type=stablehlo)",
+                       lambda p: p.frontend == STABLEHLO, example, instead=lambda p: linalg_params(p))
 
 
 def with_frontends(family: Family) -> Family:
@@ -118,7 +136,8 @@ def with_frontends(family: Family) -> Family:
     hooks = HookTable(own, strategy=strategy, render=render, make_inputs=linalg("make_inputs"),
                       reference=linalg("reference"), compare=linalg("compare"), equivalent_forms=equivalent_forms,
                       features=features, shrink_candidates=shrink_candidates, is_valid=is_valid)
-    return dataclasses.replace(family, hooks=hooks)
+    gates = tuple(family.release_gates) + tuple(stablehlo_gate(family, s) for s in spellings.values() if s.frontend == STABLEHLO)
+    return dataclasses.replace(family, hooks=hooks, release_gates=gates)
 
 
 def onnx_params(family: Family, p: FamilyParams) -> FamilyParams | None:

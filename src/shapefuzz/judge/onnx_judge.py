@@ -31,12 +31,14 @@ class SecondOpinion:
     disagreement: str  # "" when the references agree, else both results
     note: str = ""
     seconds: float = 0.0
+    lane: str = JUDGE_LANE  # the campaign lane it is counted as ("xla-reference" for XLA's, `xla_judge`)
 
     @property
     def status(self) -> Status:
         """As a campaign lane reports it: ok, mismatch, or unsupported (ONNX's reference could not
         run the model: grouped ConvTranspose, GatherElements over more than 64 along its axis; or
-        computes it wrong, a known `reference_gap`: MaxPool's pads read as per-axis pairs)."""
+        computes it wrong, a known `reference_gap`: MaxPool's pads read as per-axis pairs; XLA
+        could not run the module)."""
         return Status.UNSUPPORTED if self.results is None else Status.MISMATCH if self.disagreement else Status.OK
 
 

@@ -23,7 +23,7 @@ from shapefuzz.case import Case
 from shapefuzz.coverage.actionlog import failing_pass, log_flags, read_action_log, strip_noise
 from shapefuzz.coverage.probe import action_log_support
 from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget, compile_module, run_module, verify
-from shapefuzz.iree.input_dialect import input_type_flags, is_torch, unlowered_op
+from shapefuzz.iree.input_dialect import input_type_flags, is_frontend, unlowered_op
 from shapefuzz.families.common import compare_arrays
 from shapefuzz.iree.mlirinfo import function_info, module_traits
 from shapefuzz.model import (BackendResult, CheckReport, Mismatch, ProcessResult, Signature, Stage, Status, Verdict,
@@ -80,8 +80,8 @@ def _unsupported(backend: Backend, stage: Stage, reason: str, detail: str, secon
 
 
 def _as_frontend_gap(result: BackendResult, mlir_text: str) -> BackendResult:
-    """A torch op this release cannot lower is a frontend gap, not a finding: "unsupported"."""
-    op = unlowered_op(result.detail) if result.failed and is_torch(mlir_text) else None
+    """A torch or StableHLO op this release cannot lower is a frontend gap, not a finding: "unsupported"."""
+    op = unlowered_op(result.detail, mlir_text) if result.failed and is_frontend(mlir_text) else None
     if op is None:
         return result
     return replace(result, status=Status.UNSUPPORTED, signature=None,
@@ -487,14 +487,17 @@ def case_label(case: Case) -> str:
 
 
 def onnx_judge_for(case: Case, inputs: list[np.ndarray], expected: list[np.ndarray]) -> Callable[[], SecondOpinion | None]:
-    """The second judge of `expected` for this case, asked when a backend has run (`Expectation.judge`)."""
+    """The second judge of `expected` for this case, asked when a backend has run (`Expectation.judge`):
+    XLA for a case spelled in StableHLO where jax is installed (`xla_judge`), else ONNX's reference."""
 
     def judge() -> SecondOpinion | None:
-        from shapefuzz.judge.onnx_judge import second_opinion
+        from shapefuzz.judge import onnx_judge, xla_judge
 
         with timed("judge"):
+            if case.params.get("frontend") == "stablehlo" and xla_judge.available():
+                return xla_judge.second_opinion(case, inputs, expected)
             try:
-                return second_opinion(case, inputs, expected)
+                return onnx_judge.second_opinion(case, inputs, expected)
             except Exception as error:  # noqa: BLE001 - building the model failed: the case is still judged by NumPy
                 return SecondOpinion(None, "", f"no ONNX model: {type(error).__name__}: {str(error)[:200]}")
 

@@ -48,7 +48,8 @@ _ADAPTOR = "iree-op-pipeline-adaptor"
 # named as the pass that makes values wrong (measured: a GenericVectorization bug shared by every
 # lane went away without iree-global-opt-generalize-linalg-named-ops)
 _FORM_ONLY = re.compile(r"generalize")
-FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import"}  # Localization.frontend -> what converts it
+# Localization.frontend -> what converts it
+FRONTEND_NAMES = {"torch": "torch-mlir", "onnx": "ONNX import", "stablehlo": "StableHLO input"}
 NO_CONST_EVAL = "--iree-opt-const-eval=false"  # no constant expression is evaluated at compile time
 CONST_EVAL_PASS = "iree-consteval-jit-globals"
 # what a record keeps (a corpus entry's meta.json refuses more): the evidence, and each IR around the pass
@@ -464,7 +465,7 @@ def frontend_open(loc: Localization) -> bool:
 
 def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
                   torch: Values | None = None) -> Localization:
-    """`loc` for a program spelled in `spelling` ("torch", "onnx"), given how the same computation
+    """`loc` for a program spelled in `spelling` ("torch", "onnx", "stablehlo"), given how the same computation
     written in linalg (and, for ONNX, in torch) came out on `lane`: in the frontend conversion
     when the linalg form is right there (the torch form wrong too: torch-mlir's lowering, which
     the ONNX import goes through; right: the ONNX import), or when a right lane showed the IR
@@ -478,7 +479,8 @@ def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
     wrong_after_input = loc.certain and loc.phase == PHASES[0] and bool(loc.finished_by)
     if linalg != Values.RIGHT and not wrong_after_input:
         return loc
-    which = "torch" if spelling == "torch" or torch == Values.WRONG else "onnx"
+    which = spelling if spelling not in ("torch", "onnx") else \
+        "torch" if spelling == "torch" or torch == Values.WRONG else "onnx"
     name = FRONTEND_NAMES[which]
     told = []
     if wrong_after_input:

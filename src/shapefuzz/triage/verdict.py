@@ -39,6 +39,7 @@ class Seen:
     reference_form: str = ""
     second_judge: Status | None = None  # ONNX's own reference (onnx.reference), where it judged
     references_disagree: bool = False  # our two references gave different values: no backend is judged
+    second_judge_name: str = "onnx.reference"  # which reference the second judge is (XLA for StableHLO)
 
 
 def _no_contradiction() -> tuple[str, str]:
@@ -88,10 +89,10 @@ def lane_verdict(failure: FailingLane, seen: Seen) -> tuple[Triage, str]:
                 f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
                 f"{seen.reference_form}: the reference is right, and the bug is shared by every backend")
         if status == Status.MISMATCH and wrong and seen.second_judge == Status.OK:
-            # a second, independent reference (ONNX's own) computed the same values
+            # a second, independent reference (ONNX's own, or XLA) computed the same values
             return Triage.COMPILER_BUG, (
                 f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy reference, but "
-                "onnx.reference computes the same values as the NumPy reference: the reference is right, "
+                f"{seen.second_judge_name} computes the same values as the NumPy reference: the reference is right, "
                 "and the bug is shared by every backend")
         if status == Status.MISMATCH and wrong:
             return Triage.OURS, (f"every backend that ran it ({', '.join(wrong)}) disagrees with the NumPy "

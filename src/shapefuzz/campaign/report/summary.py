@@ -460,14 +460,18 @@ def shrunk_line(s: Summary) -> str:
 
 
 def judge_line(s: Summary) -> str:
-    """How often ONNX's reference judged a candidate and disagreed with the NumPy reference."""
+    """How often a second judge (ONNX's reference; XLA for StableHLO cases) judged a candidate and
+    disagreed with the NumPy reference: one sentence per judge that ran, joined by "; "."""
     from shapefuzz.judge.onnx_judge import JUDGE_LANE
+    from shapefuzz.judge.xla_judge import JUDGE_LANE as XLA_LANE
 
-    row = s.backends.get(JUDGE_LANE)
-    if row is None:
-        return ""
-    return (f"second judge (onnx.reference): {row.cases - row.unsupported} candidate(s) judged, {row.failures} "
-            f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
+    parts = []
+    for lane, name in ((JUDGE_LANE, "onnx.reference"), (XLA_LANE, "XLA")):
+        row = s.backends.get(lane)
+        if row is not None:
+            parts.append(f"second judge ({name}): {row.cases - row.unsupported} candidate(s) judged, {row.failures} "
+                         f"disagreement(s) with the NumPy reference (triaged ours), {row.unsupported} it could not run")
+    return "; ".join(parts)
 
 
 def outside(s: Summary) -> dict[str, float]:
