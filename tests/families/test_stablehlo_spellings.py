@@ -122,7 +122,7 @@ def test_drawn_cases_verify_in_stablehlo(family, toolchain):
     fam, spelling = get_family(family), _spelling(family)
     texts: list[str] = []
     for seed in range(200):  # a conv with a `?` spatial dim has none: most draws of some families
-        q = linalg_params(draw(fam.strategy(), seed))
+        q = linalg_params(draw(fam.strategy(), seed)).replace(operand="")  # its plain operands: StableHLO takes no form
         if spelling.expressible(q):
             texts.append(render_case(Case.make(family, spelled(q, spelling))))
         if len(texts) == 20:
