@@ -219,8 +219,10 @@ def _shrink_on_a_node(address: str, toolchain, folder: Path) -> None:
     candidate = target.generate(row.family, row.seed)
     assert candidate.key == row.key
     pool = RayPool(cluster, target, 1, ToolchainSpec(), target.save_shrunk)
-    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, ShrinkJob(bucket.backend, bucket.failure().signature, 30.0,
-                                                                                  candidate.input_seed)))
+    # Up to 90 s of shrinking (it stops at its fixpoint): 30 s, on two cores loaded by another
+    # test worker and more, once ended before the first smaller text was accepted.
+    job = ShrinkJob(bucket.backend, bucket.failure().signature, 90.0, candidate.input_seed)
+    pool.submit(Task(1, TaskKind.SHRINK, candidate, (bucket.backend,), 300.0, job))
     done = []
     while not done:
         done = pool.wait(1.0)
