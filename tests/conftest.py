@@ -3,6 +3,7 @@ import os
 import pytest
 
 from shapefuzz.iree.toolchain import find_toolchain
+from support.xdist_groups import group_items
 
 
 # No campaign started by a test downloads IREE releases for its regression phase (tests of the
@@ -21,10 +22,13 @@ def has_vulkan(toolchain):
     return toolchain.probe.has_device("vulkan")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
-    """Marks by cost: a test that uses the real toolchain must say so (`-m "not iree"` skips it)."""
+    """Marks by cost: a test that uses the real toolchain must say so (`-m "not iree"` skips it).
+    Then the tests that share a pytest-xdist worker (support/xdist_groups.py says which and why)."""
     unmarked = [item.nodeid for item in items
                 if "toolchain" in getattr(item, "fixturenames", ()) and item.get_closest_marker("iree") is None]
     if unmarked:
         raise pytest.UsageError("these tests use the real IREE toolchain without @pytest.mark.iree: "
                                 + ", ".join(unmarked))
+    group_items(items)

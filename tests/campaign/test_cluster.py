@@ -283,7 +283,8 @@ def test_node_removed_mid_campaign_loses_nothing(cluster, toolchain, tmp_path):
 def test_ctrl_c_then_head_kill_then_resume(cluster, tmp_path):
     """Ctrl-C stops the campaign with its store intact; kill -9 of the head leaves no task of it
     running on the cluster; the same command resumes and counts each candidate once."""
-    rc, _ = cluster
+    rc, nodes = cluster
+    raylets = _raylets(nodes.values())
     camp = tmp_path / "camp"
     cmd = [*SHAPEFUZZ, "fuzz", "--cluster", rc.address, "--ops", "one_hot", "--backends", "llvm-cpu,vmvx",
            "--count", "4", "--jobs", "2", "--seed", "4", "--no-shrink", "--campaign", str(camp),
@@ -298,18 +299,18 @@ def test_ctrl_c_then_head_kill_then_resume(cluster, tmp_path):
         return proc
 
     proc = run_until_candidates(1)
-    busy = _running_tasks()
+    busy = _running_tasks(raylets)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert "interrupted" in out, err
-    _gone(busy, "Ctrl-C left tasks running on the cluster")
+    _gone(busy, raylets, "Ctrl-C left tasks running on the cluster")
     first = _count(camp)
     proc = run_until_candidates(first + 1)
-    busy = _running_tasks()
+    busy = _running_tasks(raylets)
     assert busy, "the campaign had tasks running on the cluster"
     proc.kill()
     proc.wait()
-    _gone(busy, "tasks of the killed head still run on the cluster")
+    _gone(busy, raylets, "tasks of the killed head still run on the cluster")
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     rows, _, _ = _store(camp)
@@ -328,23 +329,42 @@ def _count(folder: Path) -> int:
         con.close()
 
 
-def _gone(pids: set[int], why: str) -> None:
+def _gone(pids: set[int], raylets: set[int], why: str) -> None:
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and pids & _running_tasks():
+    while time.monotonic() < deadline and pids & _running_tasks(raylets):
         time.sleep(0.5)
-    assert not pids & _running_tasks(), why
+    assert not pids & _running_tasks(raylets), why
 
 
-def _running_tasks() -> set[int]:
-    """Pids of Ray workers running a shapefuzz check now (Ray titles a busy worker by its task)."""
+def _raylets(nodes) -> set[int]:
+    """The pids of these Ray nodes' raylets (each starts its node's workers)."""
+    return {info.process.pid for node in nodes for info in node.all_processes.get("raylet", [])}
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _running_tasks(raylets: set[int]) -> set[int]:
+    """Pids of this cluster's Ray workers running a shapefuzz check now (Ray titles a busy worker by
+    its task). Only workers under these raylets: another cluster on the machine (another test
+    process's, or another user's campaign) has busy workers of the same title."""
     pids = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "cmdline").read_bytes().startswith(b"ray::shapefuzz-check"):
-                    pids.add(int(entry.name))
+                if not (entry / "cmdline").read_bytes().startswith(b"ray::shapefuzz-check"):
+                    continue
             except OSError:
-                pass
+                continue
+            pid = ancestor = int(entry.name)
+            while ancestor > 1 and ancestor not in raylets:
+                ancestor = _parent(ancestor)
+            if ancestor in raylets:
+                pids.add(pid)
     return pids
 
 

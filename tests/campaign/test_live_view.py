@@ -16,10 +16,14 @@ import pytest
 SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
 TMUX = shutil.which("tmux")
 BAR = "━"
+# A tmux server of this process's own (`-L`): the machine's default server may have been started by
+# another test process or person, and its sessions would run commands in that server's environment.
+SOCKET = f"sfz-live-{os.getpid()}"
 
 
 def _tmux(*argv: str) -> str:
-    return subprocess.run([TMUX, *argv], capture_output=True, text=True, timeout=30, check=True).stdout
+    return subprocess.run([TMUX, "-L", SOCKET, *argv], capture_output=True, text=True, timeout=30,
+                          check=True).stdout
 
 
 def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> list[str]:
@@ -40,7 +44,7 @@ def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> lis
                 break
             time.sleep(0.2)
     finally:
-        subprocess.run([TMUX, "kill-session", "-t", session], capture_output=True, timeout=30)
+        subprocess.run([TMUX, "-L", SOCKET, "kill-session", "-t", session], capture_output=True, timeout=30)
     assert done.exists(), "the command did not finish:\n" + (screens[-1] if screens else "")
     assert done.read_text().strip() == "0", screens[-1]
     return screens

@@ -215,10 +215,11 @@ def test_onnx_reference_is_not_asked_for_a_conv_transpose_it_would_spend_seconds
     from shapefuzz.judge.oracle import case_expectation
 
     big = case_expectation(Case.make("conv_transpose", _BIG_CONV_TRANSPOSE), 0)
-    start = time.perf_counter()
+    # This process's CPU time (the reference would run here): a loaded machine stretches the wall clock only.
+    start = time.process_time()
     second = big.second
     assert second is not None and second.results is None and "not asked for 37,748,736 multiply-adds" in second.note
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
     small = case_expectation(Case.make("conv_transpose", {**_BIG_CONV_TRANSPOSE, "n": 1, "ci": 2, "co": 3,
                                                           "spatial": [5, 4]}), 0).second
     assert small is not None and small.results is not None and not small.disagreement  # still judged

@@ -467,11 +467,11 @@ def test_signature_normalization_is_linear():
     from shapefuzz.triage.signature import normalize, signature_for
 
     for line in ("a/" * 60000, "a" * 120000, "loc(" * 30000, "Assertion `" * 20000, "a." * 60000):
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time of this process (where the work is): deaf to a loaded machine
         result = ProcessResult(("iree-compile",), 1, None, False, False, "", f"x.mlir:1:1: error: {line}\n" * 4, 0.1)
         signature_for("llvm-cpu", Stage.COMPILE, Status.ERROR, result)
         normalize(line)
-        assert time.perf_counter() - start < 2.0, line[:12]
+        assert time.process_time() - start < 2.0, line[:12]
     assert normalize("at /src/a/b.cc:12:3 in %arg0: tensor<4x?x8xf32> 'x.mlir:3'") == \
         "at <path> in %_: tensor<NxNxNxf32> '<file>'"
 

@@ -66,9 +66,11 @@ def test_faulty_compilers_cost_one_candidate_each(tmp_path):
     # The fake picks a fault from the module's checksum (1 in 5 a segfault): 20 candidates make
     # every fault likely whatever the families render (12 drew no segfault once torch spellings
     # changed the texts).
+    # No shrink or localization after it (the fakes' causes would keep them for a minute): those
+    # steps under faulty compilers are test_guard_time_bounds' and triage/'s.
     result = _fuzz(tmp_path, "--campaign", str(camp), "--count", "20", "--ops", "topk,scatter",
-                   "--backends", "rocm-gfx942", "--jobs", "2", "--compile-timeout", "2", "--json", mode="mix",
-                   timeout=240)
+                   "--backends", "rocm-gfx942", "--jobs", "2", "--compile-timeout", "2", "--json",
+                   "--no-shrink", "--no-localize", mode="mix", timeout=240)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["candidates"] == 20
@@ -83,8 +85,11 @@ def test_faulty_compilers_cost_one_candidate_each(tmp_path):
 
 def test_backend_that_keeps_hanging_is_set_aside(tmp_path):
     camp = tmp_path / "camp"
+    # (no shrink or localization of the timeout cause after it: a hang's shrink and placing are
+    # test_guard_time_bounds' and triage/test_hang_place's, and here they took a minute)
     result = _fuzz(tmp_path, "--campaign", str(camp), "--count", "20", "--ops", "topk", "--backends",
-                   "rocm-gfx942", "--jobs", "2", "--compile-timeout", "1", "--json", mode="hang", timeout=240)
+                   "rocm-gfx942", "--jobs", "2", "--compile-timeout", "1", "--json", "--no-shrink", "--no-localize",
+                   mode="hang", timeout=240)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert "rocm-gfx942" in summary["set_aside"]
@@ -109,8 +114,8 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     argv = [SHAPEFUZZ, "--iree-bin", str(bin_dir), "fuzz", "--campaign", str(camp), "--count", "30",
             "--ops", "topk,scatter", "--backends", "rocm-gfx942,rocm-gfx90a", "--jobs", "2",
             # Shrinking against this fake turns up the other fake buckets as new (counted) sightings;
-            # here only the kill and the resume may count.
-            "--no-shrink"]
+            # here only the kill and the resume may count (and no localization after each run).
+            "--no-shrink", "--no-localize"]
     env = fake_env(tmp_path, "words", FAKE_IREE_DELAY="0.05")
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, cwd=tmp_path)
