@@ -292,6 +292,11 @@ class HloBuilder:
         return "\n".join(lines) + "\n"
 
 
+def int_list(values: Sequence[int]) -> str:
+    """A dimension-numbers list as StableHLO writes it: `[0, 2]`."""
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
 def _ints(values: Sequence[int]) -> str:
     return (": " + ", ".join(map(str, values))) if values else ""
 
@@ -323,4 +328,4 @@ def region(args: Sequence[tuple[str, str]], body: Sequence[str], results: Sequen
     return "({\n" + "\n".join(lines) + "\n})"
 
 
-__all__ = ["HV", "HloBuilder", "DimSource", "boundary_values", "literal", "region", "scalar_type", "tensor_type"]
+__all__ = ["HV", "HloBuilder", "DimSource", "boundary_values", "int_list", "literal", "region", "scalar_type", "tensor_type"]

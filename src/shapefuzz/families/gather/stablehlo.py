@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.gather.params import Params, arg_index_dyn, arg_index_shape
-from shapefuzz.families.stablehlo_ir import HV, HloBuilder, boundary_values
+from shapefuzz.families.stablehlo_ir import HV, HloBuilder, boundary_values, int_list
 from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import Boundary
 
@@ -26,9 +26,6 @@ def _normalize(p: FamilyParams) -> FamilyParams:
     assert isinstance(p, Params)
     return p.replace(form="linalg_ext")
 
-
-def _ints(values: list[int]) -> str:
-    return "[" + ", ".join(map(str, values)) + "]"
 
 
 def _build(p: FamilyParams, bnd: Boundary) -> str:
@@ -46,8 +43,8 @@ def _build(p: FamilyParams, bnd: Boundary) -> str:
     batch_dims = [d for i, d in enumerate(used.dims) if i != vector_dim or p.implicit_depth][:nb]
     out = b.value("gathered", list(batch_dims) + list(src.dims[p.depth:]), src.elt)
     window = list(range(nb, nb + r - p.depth))
-    numbers = (f"offset_dims = {_ints(window)}, collapsed_slice_dims = {_ints(list(range(p.depth)))}, "
-               f"start_index_map = {_ints(list(p.dimension_map))}, index_vector_dim = {vector_dim}")
+    numbers = (f"offset_dims = {int_list(window)}, collapsed_slice_dims = {int_list(list(range(p.depth)))}, "
+               f"start_index_map = {int_list(list(p.dimension_map))}, index_vector_dim = {vector_dim}")
     sizes = ", ".join(map(str, [1] * p.depth + list(p.src_shape[p.depth:])))
     b.line(f'{out.name} = "stablehlo.gather"({src.name}, {used.name}) <{{dimension_numbers = #stablehlo.gather<{numbers}>, '
            f'indices_are_sorted = false, slice_sizes = array<i64: {sizes}>}}> : ({src.type}, {used.type}) -> {out.type}')

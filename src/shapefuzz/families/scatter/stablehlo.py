@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from shapefuzz.families.base import FamilyParams
 from shapefuzz.families.scatter.params import Params, shape_table
-from shapefuzz.families.stablehlo_ir import HloBuilder, boundary_values, region, scalar_type
+from shapefuzz.families.stablehlo_ir import HloBuilder, boundary_values, int_list, region, scalar_type
 from shapefuzz.families.torch_forms import Spelling
 from shapefuzz.families.torch_ir import Boundary
 
@@ -23,9 +23,6 @@ def _normalize(p: FamilyParams) -> FamilyParams:
     assert isinstance(p, Params)
     return p.replace(form="linalg_ext")
 
-
-def _ints(values: list[int]) -> str:
-    return "[" + ", ".join(map(str, values)) + "]"
 
 
 def _build(p: FamilyParams, bnd: Boundary) -> str:
@@ -42,8 +39,8 @@ def _build(p: FamilyParams, bnd: Boundary) -> str:
         body, result = [f"%combined = stablehlo.{_COMBINE[p.combiner]} %current, %update : {st}"], "%combined"
     computation = region([("%current", st), ("%update", st)], body, [(result, st)])
     out = b.value("scattered", orig.dims, orig.elt)
-    numbers = (f"update_window_dims = {_ints(list(range(nb, nb + r - d)))}, inserted_window_dims = {_ints(list(range(d)))}, "
-               f"scatter_dims_to_operand_dims = {_ints(list(p.dimension_map))}, index_vector_dim = {nb}")
+    numbers = (f"update_window_dims = {int_list(list(range(nb, nb + r - d)))}, inserted_window_dims = {int_list(list(range(d)))}, "
+               f"scatter_dims_to_operand_dims = {int_list(list(p.dimension_map))}, index_vector_dim = {nb}")
     b.line(f'{out.name} = "stablehlo.scatter"({orig.name}, {idx.name}, {upd.name}) <{{indices_are_sorted = false, '
            f'scatter_dimension_numbers = #stablehlo.scatter<{numbers}>, unique_indices = {"true" if p.unique else "false"}}}> '
            f'{computation} : ({orig.type}, {idx.type}, {upd.type}) -> {out.type}')
