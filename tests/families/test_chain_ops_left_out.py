@@ -9,6 +9,7 @@ from __future__ import annotations
 from shapefuzz.campaign.run import FuzzRequest, build_config
 from shapefuzz.families import get_family
 from shapefuzz.families.context.strategy import CONSUMER_NAMES, PRODUCER_NAMES
+from shapefuzz.families.frontends import frontend_of
 from shapefuzz.families.generate import draw_params
 
 SEEDS = range(40)
@@ -36,7 +37,8 @@ def test_a_chain_is_drawn_or_not_as_asked():
     family = get_family("matmul")
     chained = [draw_params("matmul", seed, swarm=True, context_share=1.0) for seed in SEEDS]
     bare = [draw_params("matmul", seed, swarm=True, context_share=0.0) for seed in SEEDS]
-    assert sum(bool(p.context) for p in chained) > 0.8 * len(SEEDS)
+    chainable = [p for p in chained if frontend_of(p) != "stablehlo"]  # a StableHLO spelling takes no chain
+    assert sum(bool(p.context) for p in chainable) > 0.8 * len(chainable)
     assert not any(p.context for p in bare)
     assert all(not any(f.startswith("context:") for f in family.features(p)) for p in bare)
 

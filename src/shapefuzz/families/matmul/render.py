@@ -91,7 +91,7 @@ def render(p: Params) -> str:
         args.append(f"%bias: {sh.type(bias_dims, out_b)}")
     acc = "f32" if p.form == "qdq" else p.acc  # the qdq form contracts in f32
     if p.operand == "scalar":
-        args.append(f"%s: tensor<{acc}>")
+        args.append(f"%scalar_init: tensor<{acc}>")
     constants = [f"%zero = arith.constant {'0' if acc == 'i32' else '0.0'} : {acc}"]
     # The operands as the contraction reads them: (value, dims, element type).
     ops: list[list[Any]] = [["%a", a_dims, a_in], ["%b", b_dims, b_in]]  # [value, dims, element type]
@@ -190,7 +190,7 @@ def _init_lines(p: Params, acc: str, acc_type: str, sizes: list[str], c_dims: li
     ident, parallel = _map(c_dims, c_dims), ", ".join(['"parallel"'] * len(c_dims))
     return [f"%acc_e = tensor.empty({', '.join(sizes)}) : {acc_type}",
             f"%acc = linalg.generic {{indexing_maps = [{_map(c_dims, [])}, {ident}], iterator_types = [{parallel}]}} "
-            f"ins(%s : tensor<{acc}>) outs(%acc_e : {acc_type}) {{",
+            f"ins(%scalar_init : tensor<{acc}>) outs(%acc_e : {acc_type}) {{",
             f"^bb0(%sv: {acc}, %o: {acc}):", f"  linalg.yield %sv : {acc}", f"}} -> {acc_type}"]
 
 
