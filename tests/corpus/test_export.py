@@ -259,7 +259,9 @@ def _scatter_with_duplicates():
     for seed in range(400):
         case = draw_case("scatter", seed)
         p = case.params
-        if p.get("duplicates") and p.get("frontend", "linalg") == "linalg" and np.prod(p["orig_shape"]) <= 256:
+        # plain operands: a constant index form meets a known canonicalize bug of 3.13 (not what this tests)
+        if (p.get("duplicates") and p.get("frontend", "linalg") == "linalg" and not p.get("operand")
+                and np.prod(p["orig_shape"]) <= 256):
             return case
     pytest.skip("no scatter case with duplicate coordinates among the first 400 seeds")
 
