@@ -99,6 +99,9 @@ def test_a_shrink_is_handed_what_its_lane_already_ran(tmp_path):
     gib = 1024 ** 3
     checked = trial(c.text, "x", CHECK, Signature("x", *ERROR), 0.5, 60.0, 2 * gib, "error", seed=c.input_seed)
     _finish(engine, TaskKind.CHECK, c, ("ref", "x"), _outcome(("ref", "x"), {"x": ERROR}, trials=(checked,)))
+    bigger = _candidate(9)  # re-hits the bucket; its reproducer stays the smaller one: no shrink starts there
+    rehit = trial(bigger.text, "x", CHECK, Signature("x", *ERROR), 0.5, 60.0, 2 * gib, "error", seed=bigger.input_seed)
+    _finish(engine, TaskKind.CHECK, bigger, ("ref", "x"), _outcome(("ref", "x"), {"x": ERROR}, trials=(rehit,)))
     task = engine._next_shrink(30.0)
     assert task is not None and task.job is not None and task.job.trials == (checked,)
     shrunk = trial("smaller text", "x", COMPILE, None, 0.2, 5.0, 8 * gib)

@@ -73,6 +73,12 @@ def test_the_first_check_of_a_campaign_bucket_is_the_campaigns_own(monkeypatch):
                                             recheck=False, cache=cache)
     assert target.signatures == {LANE: ERROR} and report.signatures == (ERROR,) and cache.hits == 1
     assert target.compile_timeout == 7.5  # calibrated from the campaign's 1.5 s, as from a check of its own
+    # a hang that hung again at the full limit, its stop landing in another pass, is the same hang
+    placed = Signature(LANE, Stage.COMPILE, Status.TIMEOUT, "timeout in ConvertConvToChannelsLastPass")
+    again = TrialCache([trial("module C", LANE, CHECK, placed, 122.0, 120.0, GIB8, seed=7)])
+    target, report = shrink_run.find_target("module C", "c.mlir", None, (LANE,), signature=HANG, seed=7,
+                                            compile_timeout=120.0, recheck=False, cache=again)
+    assert target.signatures == {LANE: HANG} and report.signatures == (HANG,)
     # a hang the check cut at half the limit is not a hang at the full one: checked again
     half = TrialCache([trial("module B", LANE, CHECK, HANG, 60.0, 60.0, GIB8, seed=7)])
     with pytest.raises(AssertionError, match="checked again"):

@@ -196,7 +196,6 @@ class BucketBook:
             what = "is not judged" if outcome.error.startswith(UNDEFINED_REFERENCE) else "does not verify"
             self._say(f"candidate {candidate.key} ({candidate.group}) {what} ({why}): {one_line(outcome.error)}")
         now, wall = self._active(), time.time()
-        self.trials.add(outcome.trials)
         updates: dict[str, BucketRow] = {}
         new_lanes: list[str] = []
         settled: list[str] = []  # of those, the lanes whose check confirms their bucket (settled_by_check)
@@ -229,6 +228,9 @@ class BucketBook:
             updates[failure.key] = bucket
         if self.causes.tie([f.key for f in outcome.failures]) or new_lanes:
             updates.update(self._renamed_causes())
+        # a shrink starts from a bucket's reproducer: the check of those it now is, not of every re-hit
+        kept = {f.lane for f in outcome.failures if self.buckets[f.key].repro_key == candidate.key}
+        self.trials.add(t for t in outcome.trials if t.lane in kept)
         cells = []
         if self.allocation is not None:
             found = new_causes(created, self.causes.members(), self.causes.name_of()) if created else {}

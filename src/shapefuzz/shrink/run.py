@@ -132,17 +132,25 @@ def find_target(
 def _known_check(text: str, backends: Sequence[str], timeout: float, seed: int, cache: TrialCache | None,
                  signature: Signature) -> CheckReport | None:
     """The check of `text` on `backends` as `cache` holds it (every backend's, the signature's lane
-    failing with it: a hang stopped in another pass is checked again), or None."""
+    failing with it), or None. A hang that hung again at the full limit is the same hang wherever its
+    second stop landed (as the campaign's confirm counts it: BucketBook._settle): its own signature."""
     if cache is None:
         return None
     memory = Limits(timeout=timeout).memory_bytes
     found = [cache.find(text, b, CHECK, None, seed, timeout, memory) for b in backends]
-    if not all(t is not None and (t.lane != signature.backend or t.signature == signature) for t in found):
+    if not all(t is not None and (t.lane != signature.backend or _same_failure(t.signature, signature))
+               for t in found):
         return None
     results = tuple(BackendResult(t.lane, t.signature.stage if t.signature else Stage.RUN,
-                                  t.signature.status if t.signature else Status.OK, t.detail, t.signature,
+                                  t.signature.status if t.signature else Status.OK, t.detail,
+                                  signature if t.lane == signature.backend else t.signature,
                                   t.seconds, t.seconds) for t in found if t is not None)
     return CheckReport(Verdict.FAIL if any(r.failed for r in results) else Verdict.PASS, results)
+
+
+def _same_failure(got: Signature | None, want: Signature) -> bool:
+    """`got` is `want`, or both hangs at one stage (a hang's stop lands where the abort finds it)."""
+    return got == want or (got is not None and got.status == want.status == Status.TIMEOUT and got.stage == want.stage)
 
 
 @dataclass

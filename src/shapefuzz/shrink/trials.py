@@ -21,7 +21,9 @@ from shapefuzz.model import Signature, Status
 
 CHECK = "check"  # a whole check: verify, compile, run and judge (with the inputs of `seed`)
 COMPILE = "compile"  # a compile alone, up to `phase` (None: the full compile)
-DETAIL_CHARS = 8000  # of a failing trial's output (what a bucket keeps)
+# of a failing trial's output: its first lines (a trial is a cache entry; the bucket and the entry keep
+# the whole output, and every shrink job on the lane carries its lane's trials)
+DETAIL_CHARS = 600
 
 
 def digest(text: str) -> str:
