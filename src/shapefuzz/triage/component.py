@@ -13,6 +13,7 @@ from shapefuzz.triage.severity import miscompiled_shape
 
 FRONTEND_TORCH = "frontend: torch-mlir conversion"
 FRONTEND_ONNX = "frontend: ONNX import"
+FRONTEND_STABLEHLO = "frontend: StableHLO input conversion"  # IREE's own plugin: filed with IREE
 INPUT_GLOBAL_OPT = "IREE input / global optimization"
 DISPATCH_CREATION = "IREE dispatch creation"
 STREAM_HAL = "IREE stream / HAL lowering"
@@ -23,6 +24,7 @@ UNKNOWN = "compiler (pass unknown)"
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), c) for p, c in (
     (r"onnx", FRONTEND_ONNX),
     (r"^(?:convert-)?torch|torch-?to|^TorchTo|^ConvertTorch|torch::|^decompose-complex-ops|tm-?tensor", FRONTEND_TORCH),
+    (r"stablehlo|GatherToTorchIndexSelect|DotGeneralToDot", FRONTEND_STABLEHLO),
     (r"^iree-(?:dispatch-creation|flow)|DispatchCreation|::Flow::|^(?:FoldUnitExtentDims|FormDispatchRegions|"
      r"CloneProducersIntoDispatchRegions|FuseMultiUseElementwiseProducer|ElementwiseOpFusion|BubbleUpExpandShapes|"
      r"CollapseDimensions|FormScalarDispatches|SetEncoding|FusionPreprocessing)Pass$", DISPATCH_CREATION),
@@ -82,7 +84,7 @@ def component_of_place(loc: Localization, lanes: Iterable[str]) -> str:
     not localized."""
     lanes = sorted(lanes)
     if loc.frontend:
-        return FRONTEND_ONNX if loc.frontend == "onnx" else FRONTEND_TORCH
+        return {"onnx": FRONTEND_ONNX, "stablehlo": FRONTEND_STABLEHLO}.get(loc.frontend, FRONTEND_TORCH)
     if loc.phase == CODEGEN:  # the target's, or the compile-time evaluator's (`target`) when it computed the value
         return component_of("compile", "error", "iree-codegen", (), [loc.target] if loc.target else lanes)
     found = _PHASE_COMPONENT.get(loc.phase, "")
@@ -115,5 +117,5 @@ def needs_flag(lanes: Iterable[str], component: str = "") -> bool:
     return scope_of(lanes, component) != "default pipeline"
 
 
-__all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
+__all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_STABLEHLO", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
            "UNKNOWN", "component_of", "component_of_place", "needs_flag", "scope_of", "variant_flags"]
