@@ -1,4 +1,4 @@
-"""StableHLO spellings of the families (conv, matmul, reduce, sort, gather, scatter, and intloop's
+"""StableHLO spellings of the families (conv, conv_transpose, matmul, reduce, sort, gather, scatter, and intloop's
 `stablehlo.while`): drawn at their share, they verify, compile with `--iree-input-type=stablehlo`
 and match the family's NumPy reference on llvm-cpu; the while loop carries its integer state; a
 `stablehlo.*` op the module holds and the release does not lower is unsupported, one IREE's own
@@ -17,7 +17,7 @@ from shapefuzz.invoke.execute import verify_many
 from shapefuzz.judge.oracle import check_case, check_module
 from shapefuzz.model import Stage, Status, Verdict
 
-STABLEHLO_FAMILIES = ("conv", "matmul", "reduce", "sort", "gather", "scatter", "intloop")
+STABLEHLO_FAMILIES = ("conv", "conv_transpose", "matmul", "reduce", "sort", "gather", "scatter", "intloop")
 
 
 def _spelling(family: str):
@@ -31,7 +31,7 @@ def _stablehlo(family: str, params: dict):
 # Small cases of each op, each using the op's own attributes: conv with dimension numbers on a
 # permuted layout, strides, dilations, asymmetric padding and a non-zero padding value (an explicit
 # stablehlo.pad); a grouped conv (feature_group_count); dot_general with batch and contracting dims
-# (A transposed) and a dynamic batch; a variadic reduce (argmax); a gather and a scatter with a
+# (A transposed) and a dynamic batch; a grouped transposed conv (lhs_dilate, a reversed kernel); a variadic reduce (argmax); a gather and a scatter with a
 # permuted dimension map; a stable sort; the while loop with a dynamic trip count.
 CASES = {
     "conv": {"rank": 2, "kind": "regular", "layout": "nhwc_hwcf", "compute_layout": "nhwc_hwcf", "form": "named",
@@ -39,6 +39,11 @@ CASES = {
              "kernel": [3, 2], "strides": [2, 1], "dilations": [1, 2], "pad_lo": [1, 0], "pad_hi": [0, 2], "pad_form": "pad",
              "pad_value": 0.5, "input_dyn": [True, True, False, False], "filter_dyn": [False, False, True, False],
              "bias": "epilogue", "epilogue": "relu", "big": False, "input_perm": [0, 3, 1, 2]},
+    "conv_transpose": {"rank": 2, "dtype": "f32", "n": 2, "groups": 2, "ci": 2, "co": 3, "spatial": [3, 4],
+                       "kernel": [3, 2], "strides": [2, 3], "dilations": [1, 2], "pad_lo": [1, 0], "pad_hi": [2, 1],
+                       "out_pad": [1, 0], "input_dyn": [False] * 4, "w_layout": [1, 0, 3, 2], "form": "generic",
+                       "flip": "extract", "pad_mode": "pad", "x_expand": "late", "w_order": "fused",
+                       "fwd_layout": [0, 1, 2, 3, 4], "x_layout": "nhc"},
     "matmul": {"dtype": "f32", "out": "f32", "batch": [3], "batch_dyn": [True], "m": 4, "n": 5, "k": 6, "m_dyn": False,
                "n_dyn": False, "k_dyn": True, "trans_a": True, "trans_b": False},
     "reduce": {"kind": "argmax", "dtype": "f32", "shape": [3, 17], "in_dyn": [True, False], "dims": [1],

@@ -17,7 +17,7 @@ from shapefuzz.families.gates import Gated, release_gates
 from shapefuzz.iree.toolchain import find_toolchain
 from support.fakes import make_fake_toolchain
 
-SPELLED = ("conv", "matmul", "reduce", "sort", "gather", "scatter", "intloop")
+SPELLED = ("conv", "conv_transpose", "matmul", "reduce", "sort", "gather", "scatter", "intloop")
 
 
 def _without_stablehlo(folder: Path) -> Path:
