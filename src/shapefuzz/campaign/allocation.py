@@ -24,7 +24,8 @@ every family -> every lane): a cell with no record draws at its family's rate, n
 
 The allocation: a cell's share of check time is `FLOOR` of a uniform share plus the rest in
 proportion to base share x rate (the base shares are today's defaults: one draw in eight large,
-half of the small ones in chains); its share of draws is that share divided by its mean cost per
+half of the small ones in chains; the families of the brief's bug classes, `CORE_FAMILIES`, weigh
+`CORE_WEIGHT` times the others, so twelve families do not thin the five the tool was built for); its share of draws is that share divided by its mean cost per
 candidate, so a slow cell is paid for by what it finds, not by how long it takes, and a cell that
 finds nothing still keeps FLOOR / cells of the time.
 
@@ -51,6 +52,7 @@ from shapefuzz.campaign.database import CELL_KINDS, CampaignStore, CellRecord, C
 from shapefuzz.campaign.lanecost import compiled
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.campaign.steering import pairs
+from shapefuzz.families.registry import CORE_FAMILIES, CORE_WEIGHT
 
 
 SHAPES = ("bare", "chain", "large")
@@ -223,6 +225,11 @@ class Allocation:
         own = _sum(self._members(group, shape))
         return max(1e-3, _cost(own.seconds, own.checks, families.get(group, (0.0, root_cost))[1]))
 
+    @staticmethod
+    def weight(group: str) -> float:
+        """A family's base weight: CORE_WEIGHT for the brief's bug classes' families, else 1."""
+        return CORE_WEIGHT if group in CORE_FAMILIES else 1.0
+
     def time_shares(self, cells: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
         """Each cell's share of check time: FLOOR of a uniform share, the rest by base share x rate."""
         if not cells:
@@ -230,8 +237,10 @@ class Allocation:
         groups = {g for g, _ in cells}
         shapes = {s for _, s in cells}
         base_total = sum(BASE_SHARE[s] for s in shapes)
+        weight_total = sum(self.weight(g) for g in groups)
         parents = self._parents()
-        value = {c: BASE_SHARE[c[1]] / base_total / len(groups) * self.rate(*c, parents) for c in cells}
+        value = {c: BASE_SHARE[c[1]] / base_total * self.weight(c[0]) / weight_total * self.rate(*c, parents)
+                 for c in cells}
         total = sum(value.values()) or 1.0
         return {c: FLOOR / len(cells) + (1 - FLOOR) * v / total for c, v in value.items()}
 

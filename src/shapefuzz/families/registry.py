@@ -22,6 +22,12 @@ FAMILY_MODULES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool"
 # to it showed no false alarm (onnx_op, ONNX's own operators, is swept by `shapefuzz onnx-ops`
 # and drawn by `fuzz --ops onnx_op`; intloop: 88 candidates in 90 s on llvm-cpu, 3 compiler-bug
 # causes, nothing triaged ours).
+# The families of the brief's five bug classes (conv layouts, mixed dims in scatter and one_hot,
+# conv-transpose decompositions, equivalent formulations, multi-result topk and sort): what the tool
+# was built to hunt. The allocation gives each CORE_WEIGHT times another family's base share of
+# check time (campaign/allocation.py), so breadth does not thin them.
+CORE_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "sort")
+CORE_WEIGHT = 2.0
 DEFAULT_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention",
                     "matmul", "norm", "intloop")
 
