@@ -181,7 +181,7 @@ class BucketBook:
 
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
-        outcome: Outcome | None = done.value
+        outcome = done.outcome
         if self.retries.fault(task, done):
             return
         if outcome is None:
@@ -350,7 +350,7 @@ class BucketBook:
 
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
-        outcome: Outcome | None = done.value
+        outcome = done.outcome
         if self.retries.fault(task, done):
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds,
@@ -513,7 +513,7 @@ class BucketBook:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         assert task.job is not None  # a shrink task carries its job
         sig = task.job.key
-        result: ShrinkOutcome | None = done.value
+        result = done.shrunk
         self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)
         bucket = self.buckets.get(sig)
         if bucket is None:
