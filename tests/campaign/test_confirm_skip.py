@@ -43,8 +43,9 @@ class Book(InertTargetParts):
 
 def _engine(tmp_path: Path) -> tuple[Engine, Book]:
     target = Book(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), EngineConfig(("g",), LANES, 1, 1, Limits(count=10),
-                    start_method="fork", reference="ref", lanes_per_candidate=2, shrink=True))
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), LANES, 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                                 lanes_per_candidate=2, shrink=True))
     return engine, target
 
 

@@ -133,8 +133,9 @@ class FewCauses(InertTargetParts):
 
 
 def _engine(folder: Path, count: int, until: float | None) -> Engine:
-    return Engine(FewCauses(str(folder / "corpus")), CampaignStore(folder / "camp"), EngineConfig(("g",), ("a", "b"), 5, 1,
-                  Limits(count=count), start_method="fork", until_saturated=until))
+    return Engine(FewCauses(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                  EngineConfig(("g",), ("a", "b"), 5, 1, Limits(count=count), start_method="fork",
+                               until_saturated=until))
 
 
 def test_until_saturated_ends_a_campaign_whose_causes_stop_coming_and_survives_a_resume(tmp_path):

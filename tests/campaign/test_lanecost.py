@@ -94,9 +94,10 @@ class SlowLaneTarget(InertTargetParts):
 
 
 def _engine(folder: Path, count: int, share: float) -> Engine:
-    return Engine(SlowLaneTarget(str(folder / "corpus")), CampaignStore(folder / "camp"), EngineConfig(("heavy", "light"), LANES,
-                  7, 1, Limits(count=count), start_method="fork", reference="ref", lanes_per_candidate=2,
-                  coverage=CoverageKnobs(share=share), confirm=False))
+    return Engine(SlowLaneTarget(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                  EngineConfig(("heavy", "light"), LANES, 7, 1, Limits(count=count), start_method="fork",
+                               reference="ref", lanes_per_candidate=2, coverage=CoverageKnobs(share=share),
+                               confirm=False))
 
 
 def _slow_share(rows, group: str) -> float:

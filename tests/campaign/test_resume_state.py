@@ -66,9 +66,9 @@ class Mixed(InertTargetParts):
 
 
 def _engine(tmp_path: Path, count: int) -> Engine:
-    return Engine(Mixed(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), EngineConfig(GROUPS, LANES, 3, 2,
-                  Limits(count=count), start_method="fork", reference="a", lanes_per_candidate=2,
-                  knobs=SteeringKnobs(saturate_after=2)))
+    return Engine(Mixed(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                  EngineConfig(GROUPS, LANES, 3, 2, Limits(count=count), start_method="fork", reference="a",
+                               lanes_per_candidate=2, knobs=SteeringKnobs(saturate_after=2)))
 
 
 def _replay_every_row(store: CampaignStore) -> tuple[Steering, LaneCost]:

@@ -56,9 +56,9 @@ class TwoLaneTarget(Target):
 
 
 def _run(tmp_path: Path, target: TwoLaneTarget, share: float) -> Engine:
-    engine = Engine(target, CampaignStore(tmp_path / "c"), EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=8),
-                    start_method="fork", shrink=True, shrink_share=share, min_shrink_seconds=0.01,
-                    shrink_seconds=1.0))
+    engine = Engine(target, CampaignStore(tmp_path / "c"),
+                    EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=8), start_method="fork", shrink=True,
+                                 shrink_share=share, min_shrink_seconds=0.01, shrink_seconds=1.0))
     engine.run()
     return engine
 

@@ -78,7 +78,8 @@ class _Target:
 
 def _engine(tmp_path: Path) -> tuple[Engine, _Target]:
     target = _Target(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "c"), EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=0), shrink=True))
+    engine = Engine(target, CampaignStore(tmp_path / "c"),
+                    EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=0), shrink=True))
     return engine, target
 
 

@@ -109,8 +109,9 @@ class Book(InertTargetParts):
 
 
 def _engine(tmp_path: Path) -> Engine:
-    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), EngineConfig(("g",), ("ref", "x"), 1, 1,
-                  Limits(count=10), start_method="fork", reference="ref", lanes_per_candidate=2))
+    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                  EngineConfig(("g",), ("ref", "x"), 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                               lanes_per_candidate=2))
 
 
 def _candidate(n: int) -> Candidate:

@@ -82,7 +82,8 @@ class BucketBook:
                  set_aside_after: int = 3) -> None:
         self.target, self.store, self.state = target, store, state
         self.allocation = guides.allocation  # what each check spent and found, per cell (written with it)
-        self.plan, self.steering, self.lane_cost, self.coverage = guides.plan, guides.steering, guides.lane_cost, coverage
+        self.plan, self.steering, self.lane_cost = guides.plan, guides.steering, guides.lane_cost
+        self.coverage = coverage
         self.shrinks, self.retries = shrinks, retries
         self._active, self._revive, self._say = state.active, revive, state.say
         self.confirm_enabled, self.set_aside_after = confirm, set_aside_after

@@ -36,7 +36,8 @@ class Drawing:
     def __init__(self, target: Target, state: CampaignState, guides: Guides, *, groups: tuple[str, ...], seed: int,
                  draws: int, known: Callable[[str], bool], next_index: int) -> None:
         self.target, self.groups, self.seed, self.draws = target, groups, seed, max(1, draws)
-        self.plan, self.steering, self.lane_cost, self.stats = guides.plan, guides.steering, guides.lane_cost, state.stats
+        self.plan, self.steering, self.lane_cost = guides.plan, guides.steering, guides.lane_cost
+        self.stats = state.stats
         # the allocation draws by yield when it is on (campaign/allocation.py); else steering does
         allocation = guides.allocation
         self.allocation = allocation if allocation is not None and allocation.on else None

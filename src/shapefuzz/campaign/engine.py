@@ -9,11 +9,11 @@ keeps everything in the campaign store so a kill at any instant loses at most th
 The loop is here, and the wiring: the engine is configured by one frozen `EngineConfig`
 (`engine_config.py`), keeps what its parts share in one `CampaignState` (`state.py`: buckets,
 causes, candidates tried, sightings, stats, the clock) and owns its parts, each built from that
-state and what else it uses, by name — the lane plan (`lanes.py`), the drawing part (`drawing.py`: candidates and their lanes), saturation
-steering (`steering.py`) and coverage steering (`coverage_steering.py`, which calls back only through its
-`CoverageHost`), the tasks in flight (`inflight.py`) and their retries (`retries.py`), the shrink
-plan (`shrinkorder.py`), and the bucket book (`bucket_book.py`: finished tasks into buckets, causes, saves
-and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
+state and what else it uses, by name — the lane plan (`lanes.py`), the drawing part (`drawing.py`:
+candidates and their lanes), saturation steering (`steering.py`) and coverage steering
+(`coverage_steering.py`, which calls back only through its `CoverageHost`), the tasks in flight
+(`inflight.py`) and their retries (`retries.py`), the shrink plan (`shrinkorder.py`), and the bucket
+book (`bucket_book.py`: finished tasks into buckets, causes, saves and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
 `values.py` (re-exported here)."""
 
 from __future__ import annotations
