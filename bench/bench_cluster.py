@@ -34,7 +34,7 @@ from typing import Any
 import harness
 
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, REFERENCE_BACKEND
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.campaign.report.progress import Progress
@@ -161,8 +161,9 @@ def capacity(toolchain, count: int, work: Path, free_draws: bool) -> dict[str, A
     lanes = tuple(b for b in DEFAULT_BACKENDS if BACKENDS[b].compiles(toolchain.probe))
     store = CampaignStore(folder)
     groups = ("conv", "conv_transpose", "scatter", "one_hot", "topk")
-    engine = Engine(target, store, groups, lanes, 1, 64, Limits(count=count), reference=REFERENCE_BACKEND,
-                    lanes_per_candidate=2, pool_factory=InlinePool)
+    engine = Engine(target, store,
+                    EngineConfig(groups, lanes, 1, 64, Limits(count=count), reference=REFERENCE_BACKEND,
+                                 lanes_per_candidate=2), pool_factory=InlinePool)
     start, cpu = time.perf_counter(), time.process_time()
     engine.run()
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu

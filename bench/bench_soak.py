@@ -32,7 +32,7 @@ from pathlib import Path
 
 import harness
 
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import summarize, write_report
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Triage, Verdict
@@ -192,8 +192,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def soak(args, folder: Path, target: SoakTarget, figures: harness.Figures) -> dict:
-    engine = Engine(target, CampaignStore(folder), ("g",), LANES, 1, args.jobs, Limits(count=args.count),
-                    start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
+    engine = Engine(target, CampaignStore(folder),
+                    EngineConfig(("g",), LANES, 1, args.jobs, Limits(count=args.count), start_method="fork",
+                                 reference="ref", lanes_per_candidate=2, shrink=False))
     watch = engine.observer = SoakWatch(engine, args.count)
     reason = engine.run()
     watch.close_tenth()
@@ -222,8 +223,9 @@ def soak(args, folder: Path, target: SoakTarget, figures: harness.Figures) -> di
     store = CampaignStore(folder)
     store.check_rows()  # what `fuzz --campaign` reads first
     check_s, clock = _since(clock), _clock()
-    again = Engine(target, store, ("g",), LANES, 1, args.jobs, Limits(count=args.count),
-                   start_method="fork", reference="ref", lanes_per_candidate=2, shrink=False)
+    again = Engine(target, store,
+                   EngineConfig(("g",), LANES, 1, args.jobs, Limits(count=args.count), start_method="fork",
+                                reference="ref", lanes_per_candidate=2, shrink=False))
     again_reason = again.run()
     resume_s = _since(clock)
     again.store.close()

@@ -21,6 +21,7 @@ from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcom
 from shapefuzz.campaign.outcomes import Verdict
 from shapefuzz.model import Signature, Stage, Status
 from support.engine_fakes import InertTargetParts
+from support.engines import build_engine
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,8 @@ class YieldTarget(InertTargetParts):
 
 def _engine(folder: Path, target, groups, count, lanes=("a", "b"), **kw) -> Engine:
     kw.setdefault("allocate", True)
-    return Engine(target, CampaignStore(folder), groups, lanes, 7, 1, Limits(count=count), start_method="fork",
-                  confirm=False, **kw)
+    return build_engine(target, CampaignStore(folder), groups, lanes, 7, 1, Limits(count=count), start_method="fork",
+                        confirm=False, **kw)
 
 
 def _families(engine: Engine) -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import BucketState, ShrinkOutcome, TaskKind, Verdict
 from shapefuzz.campaign.task_log import breakdown, task_rows
 from shapefuzz.campaign.worker_pool import Done
@@ -37,8 +37,9 @@ class Book(InertTargetParts):
 
 
 def _engine(tmp_path: Path) -> Engine:
-    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), LANES, 1, 1,
-                  Limits(count=10), start_method="fork", reference="ref", lanes_per_candidate=2, shrink=True)
+    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                  EngineConfig(("g",), LANES, 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                               lanes_per_candidate=2, shrink=True))
 
 
 def _candidate(n: int) -> Candidate:
@@ -136,8 +137,9 @@ class OursBook(Book):
 
 def test_only_a_confirm_of_an_ours_bucket_asks_for_the_equivalent_forms(tmp_path):
     for message, forms in (("ours: every backend disagrees", True), ("wrong values in topk", False)):
-        engine = Engine(OursBook(str(tmp_path / "corpus")), CampaignStore(tmp_path / message[:4]), ("g",), LANES, 1,
-                        1, Limits(count=10), start_method="fork", reference="ref", lanes_per_candidate=2)
+        engine = Engine(OursBook(str(tmp_path / "corpus")), CampaignStore(tmp_path / message[:4]),
+                        EngineConfig(("g",), LANES, 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                                     lanes_per_candidate=2))
         c = _candidate(1)
         _finish(engine, TaskKind.CHECK, c, ("ref", "x"),
                 _outcome(("ref", "x"), {"x": (Stage.COMPARE, Status.MISMATCH, message)}))

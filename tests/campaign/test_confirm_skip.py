@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shapefuzz.campaign.bucket_book import settled_by_check
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.model import Signature, Stage, Status, reruns_for
@@ -43,8 +43,9 @@ class Book(InertTargetParts):
 
 def _engine(tmp_path: Path) -> tuple[Engine, Book]:
     target = Book(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g",), LANES, 1, 1, Limits(count=10),
-                    start_method="fork", reference="ref", lanes_per_candidate=2, shrink=True)
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), LANES, 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                                 lanes_per_candidate=2, shrink=True))
     return engine, target
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from shapefuzz.campaign.coverage_map import CoverageBook, CoverageKnobs, frontier_counts, frontier_lanes
 from shapefuzz.campaign.report.coverage_summary import coverage_rows, coverage_summary, failing_passes
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import json_text, markdown, summarize, text_lines
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict
@@ -32,6 +32,7 @@ from shapefuzz.coverage.actionlog import (
 
 from support.campaign_fakes import fake_env, make_fake_iree  # noqa: E402
 from support.engine_fakes import InertTargetParts  # noqa: E402
+from support.engines import build_engine  # noqa: E402
 from support.coverage_target import CoveredTarget  # noqa: F401
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "coverage"
@@ -149,9 +150,9 @@ def test_a_dynamic_result_is_a_known_limit_of_single_dispatch_lanes(tmp_path):
 
 def _engine(folder: Path, count: int, share: float = 1.0, lanes=("ref", "wide", "narrow", "other"), **kw) -> Engine:
     target = CoveredTarget(str(folder / "corpus"))
-    return Engine(target, CampaignStore(folder / "camp"), ("g",), lanes, 3, 1, Limits(count=count),
-                  start_method="fork", reference="ref", lanes_per_candidate=2,
-                  coverage=CoverageKnobs(share=share, neighbours=0.5), confirm=False, **kw)
+    return build_engine(target, CampaignStore(folder / "camp"), ("g",), lanes, 3, 1, Limits(count=count),
+                        start_method="fork", reference="ref", lanes_per_candidate=2,
+                        coverage=CoverageKnobs(share=share, neighbours=0.5), confirm=False, **kw)
 
 
 def test_new_patterns_make_frontier_candidates_and_their_neighbours_are_drawn(tmp_path):
@@ -230,10 +231,10 @@ class LessonTarget(CoveredTarget):
 
 
 def _lesson_engine(folder: Path, count: int) -> Engine:
-    return Engine(LessonTarget(str(folder / "corpus")), CampaignStore(folder / "camp"), ("g",),
-                  ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=count), start_method="fork",
-                  reference="ref", lanes_per_candidate=2, coverage=CoverageKnobs(share=1e-9, neighbours=0.0),
-                  confirm=False)
+    return Engine(LessonTarget(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                  EngineConfig(("g",), ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=count),
+                               start_method="fork", reference="ref", lanes_per_candidate=2,
+                               coverage=CoverageKnobs(share=1e-9, neighbours=0.0), confirm=False))
 
 
 def test_a_lane_that_keeps_teaching_gets_the_slot_and_one_that_re_hits_a_known_bucket_gives_it_up(tmp_path):
@@ -247,10 +248,10 @@ def test_a_lane_that_keeps_teaching_gets_the_slot_and_one_that_re_hits_a_known_b
     book = engine.coverage.book
     assert book.lane_gains[("g", "stuck")] <= 1.0 < book.lane_gains[("g", "lively")]
     # plain rotation (coverage measured, not steered by) shares the slot out evenly
-    flat = Engine(LessonTarget(str(tmp_path / "c2")), CampaignStore(tmp_path / "camp2"), ("g",),
-                  ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=60), start_method="fork",
-                  reference="ref", lanes_per_candidate=2, confirm=False,
-                  coverage=CoverageKnobs(share=1e-9, neighbours=0.0, steer=False))
+    flat = Engine(LessonTarget(str(tmp_path / "c2")), CampaignStore(tmp_path / "camp2"),
+                  EngineConfig(("g",), ("ref", "stuck", "lively", "quiet"), 3, 1, Limits(count=60),
+                               start_method="fork", reference="ref", lanes_per_candidate=2, confirm=False,
+                               coverage=CoverageKnobs(share=1e-9, neighbours=0.0, steer=False)))
     flat.run()
     slots = [r.backends[1] for r in flat.store.candidates()]
     assert min(slots.count(lane) for lane in ("stuck", "lively", "quiet")) >= 15
@@ -290,9 +291,10 @@ class CostTarget(CoveredTarget):
 
 
 def test_of_two_lanes_that_teach_alike_the_cheaper_gets_more_slots(tmp_path):
-    engine = Engine(CostTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",),
-                    ("ref", "cheap", "dear"), 3, 1, Limits(count=80), start_method="fork", reference="ref",
-                    lanes_per_candidate=2, coverage=CoverageKnobs(share=1e-9, neighbours=0.0), confirm=False)
+    engine = Engine(CostTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), ("ref", "cheap", "dear"), 3, 1, Limits(count=80), start_method="fork",
+                                 reference="ref", lanes_per_candidate=2,
+                                 coverage=CoverageKnobs(share=1e-9, neighbours=0.0), confirm=False))
     engine.run()
     slots = [r.backends[1] for r in sorted(engine.store.candidates(), key=lambda r: r.idx)]
     assert "dear" in slots  # tried, then priced
@@ -325,9 +327,10 @@ class FamilyTarget(CoveredTarget):
 
 
 def test_a_familys_first_compile_on_a_lane_is_no_frontier(tmp_path):
-    engine = Engine(FamilyTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g", "h"),
-                    ("ref", "a", "b"), 3, 1, Limits(count=40), start_method="fork", reference="ref",
-                    lanes_per_candidate=2, coverage=CoverageKnobs(share=1.0, neighbours=0.0), confirm=False)
+    engine = Engine(FamilyTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g", "h"), ("ref", "a", "b"), 3, 1, Limits(count=40), start_method="fork",
+                                 reference="ref", lanes_per_candidate=2,
+                                 coverage=CoverageKnobs(share=1.0, neighbours=0.0), confirm=False))
     engine.run()
     family = {r.key: r.family for r in engine.store.candidates()}
     firsts = {}
@@ -343,9 +346,10 @@ def test_a_familys_first_compile_on_a_lane_is_no_frontier(tmp_path):
 
 def test_steered_draws_on_rotation_lanes_swap_an_ineligible_lane_for_the_next(tmp_path):
     target = CoveredTarget(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g",), ("ref", "wide", "narrow", "other"), 3, 1,
-                    Limits(count=60), start_method="fork", reference="ref", lanes_per_candidate=2, confirm=False,
-                    coverage=CoverageKnobs(share=1.0, neighbours=0.0, lanes=False))
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), ("ref", "wide", "narrow", "other"), 3, 1, Limits(count=60),
+                                 start_method="fork", reference="ref", lanes_per_candidate=2, confirm=False,
+                                 coverage=CoverageKnobs(share=1.0, neighbours=0.0, lanes=False)))
     engine.run()
     rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
     assert all(r.backends[0] == "ref" and len(r.backends) == 2 for r in rows)
@@ -359,9 +363,10 @@ def test_steered_draws_on_rotation_lanes_swap_an_ineligible_lane_for_the_next(tm
 def test_plain_rotation_swaps_an_ineligible_lane_for_the_next_without_steering(tmp_path, knobs):
     # At 3.3.0, 5 of 11 conv_transpose candidates given rocm-gfx942's single-dispatch lane were
     # refused by it (a dynamic result): without --steer the slot is now the next lane's too.
-    engine = Engine(CoveredTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",),
-                    ("ref", "wide", "narrow", "other"), 3, 1, Limits(count=40), start_method="fork", reference="ref",
-                    lanes_per_candidate=2, confirm=False, coverage=CoverageKnobs(neighbours=0.0, **knobs))
+    engine = Engine(CoveredTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), ("ref", "wide", "narrow", "other"), 3, 1, Limits(count=40),
+                                 start_method="fork", reference="ref", lanes_per_candidate=2, confirm=False,
+                                 coverage=CoverageKnobs(neighbours=0.0, **knobs)))
     engine.run()
     rows = sorted(engine.store.candidates(), key=lambda r: r.idx)
     odd = [r for r in rows if json.loads(r.payload)["n"] % 2]

@@ -18,7 +18,7 @@ import pytest
 
 from shapefuzz.campaign import discovery
 from shapefuzz.campaign.discovery import SaturationWatch, below_since, chao1, estimate, good_turing
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict
@@ -133,8 +133,9 @@ class FewCauses(InertTargetParts):
 
 
 def _engine(folder: Path, count: int, until: float | None) -> Engine:
-    return Engine(FewCauses(str(folder / "corpus")), CampaignStore(folder / "camp"), ("g",), ("a", "b"), 5, 1,
-                  Limits(count=count), start_method="fork", until_saturated=until)
+    return Engine(FewCauses(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                  EngineConfig(("g",), ("a", "b"), 5, 1, Limits(count=count), start_method="fork",
+                               until_saturated=until))
 
 
 def test_until_saturated_ends_a_campaign_whose_causes_stop_coming_and_survives_a_resume(tmp_path):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from support.engine_fakes import InertTargetParts
 
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import TaskKind, Verdict
 from shapefuzz.model import Signature, Stage, Status
 
@@ -52,8 +52,9 @@ class Watch:
 
 
 def _campaign(folder, observer=None):
-    engine = Engine(EveryFifth(str(folder / "corpus")), CampaignStore(folder / "camp"), ("g",), ("a", "b", "c"), 3, 1,
-                    Limits(count=30), start_method="fork", reference="a", lanes_per_candidate=2, observer=observer)
+    engine = Engine(EveryFifth(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                    EngineConfig(("g",), ("a", "b", "c"), 3, 1, Limits(count=30), start_method="fork", reference="a",
+                                 lanes_per_candidate=2), observer=observer)
     reason = engine.run()
     rows = [(r.key, r.verdict, r.backends) for r in engine.store.candidates()]
     buckets = sorted((b.sig, b.state, b.cause) for b in engine.store.buckets())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.coverage_map import CoverageKnobs
-from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Limits, Outcome
 from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost, lane_seconds, substitute
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import CampaignStore
@@ -94,9 +94,10 @@ class SlowLaneTarget(InertTargetParts):
 
 
 def _engine(folder: Path, count: int, share: float) -> Engine:
-    return Engine(SlowLaneTarget(str(folder / "corpus")), CampaignStore(folder / "camp"), ("heavy", "light"), LANES,
-                  7, 1, Limits(count=count), start_method="fork", reference="ref", lanes_per_candidate=2,
-                  coverage=CoverageKnobs(share=share), confirm=False)
+    return Engine(SlowLaneTarget(str(folder / "corpus")), CampaignStore(folder / "camp"),
+                  EngineConfig(("heavy", "light"), LANES, 7, 1, Limits(count=count), start_method="fork",
+                               reference="ref", lanes_per_candidate=2, coverage=CoverageKnobs(share=share),
+                               confirm=False))
 
 
 def _slow_share(rows, group: str) -> float:

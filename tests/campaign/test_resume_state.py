@@ -17,7 +17,7 @@ import pytest
 
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.discovery import Sightings
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.lanecost import SLOW_SECONDS, LaneCost, lane_seconds
 from shapefuzz.campaign.outcomes import BucketState, TaskKind, Verdict
 from shapefuzz.campaign.resume_state import SNAPSHOT_KEY, Folded
@@ -66,9 +66,9 @@ class Mixed(InertTargetParts):
 
 
 def _engine(tmp_path: Path, count: int) -> Engine:
-    return Engine(Mixed(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), GROUPS, LANES, 3, 2,
-                  Limits(count=count), start_method="fork", reference="a", lanes_per_candidate=2,
-                  knobs=SteeringKnobs(saturate_after=2))
+    return Engine(Mixed(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                  EngineConfig(GROUPS, LANES, 3, 2, Limits(count=count), start_method="fork", reference="a",
+                               lanes_per_candidate=2, knobs=SteeringKnobs(saturate_after=2)))
 
 
 def _replay_every_row(store: CampaignStore) -> tuple[Steering, LaneCost]:

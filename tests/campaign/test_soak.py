@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.bucket_book import MAX_ENTRIES_PER_CAUSE
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Verdict
@@ -138,8 +138,8 @@ class EveryLane(InertTargetParts):
 
 def test_a_cause_on_many_lanes_writes_a_bounded_number_of_corpus_entries(tmp_path):
     lanes = tuple(f"lane{i}" for i in range(7))
-    engine = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 1, 1,
-                    Limits(count=30), start_method="fork")
+    engine = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), lanes, 1, 1, Limits(count=30), start_method="fork"))
     engine.run()
     buckets = engine.store.buckets()
     assert len(buckets) == 7 and len({b.cause for b in buckets}) == 1 and all(b.state == "confirmed" for b in buckets)
@@ -151,8 +151,8 @@ def test_a_cause_on_many_lanes_writes_a_bounded_number_of_corpus_entries(tmp_pat
     cause = summarize(engine.store).causes[0]
     assert len(cause.corpus_entries) == MAX_ENTRIES_PER_CAUSE and cause.count > len(buckets)
     engine.store.close()
-    again = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 1, 1,
-                   Limits(count=45), start_method="fork")
+    again = Engine(EveryLane(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                   EngineConfig(("g",), lanes, 1, 1, Limits(count=45), start_method="fork"))
     again.run()  # resumed: nothing is saved again
     assert len(list((tmp_path / "corpus").iterdir())) == MAX_ENTRIES_PER_CAUSE
     again.store.close()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS
 from shapefuzz.iree.mlirinfo import module_traits, op_traits
@@ -133,8 +133,9 @@ class QdqOrConvTarget(InertTargetParts):
 
 def test_a_campaign_draws_the_twin_for_qdq_cases_and_never_for_a_plain_conv(tmp_path):
     lanes = ("llvm-cpu", LANE, "vmvx")
-    engine = Engine(QdqOrConvTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 5, 1,
-                    Limits(count=40), start_method="fork", reference="llvm-cpu", lanes_per_candidate=2, confirm=False)
+    engine = Engine(QdqOrConvTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), lanes, 5, 1, Limits(count=40), start_method="fork", reference="llvm-cpu",
+                                 lanes_per_candidate=2, confirm=False))
     engine.run()
     rows = list(engine.store.candidates())
     qdq = [r for r in rows if not json.loads(r.payload)["n"] % 2]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from shapefuzz.iree.backends import BACKENDS, DEFAULT_BACKENDS, ZNVER4_CPU_FLAGS
-from shapefuzz.campaign.engine import Candidate, Engine, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import NOT_FOR_RELEASE, Verdict
@@ -146,8 +146,9 @@ class KindTarget(InertTargetParts):
 
 def test_a_default_campaign_gives_a_variants_slot_to_the_next_lane_for_a_case_it_cannot_change(tmp_path):
     lanes = ("llvm-cpu", "llvm-cpu-data-tiling", "llvm-cpu-split-reduction", "vmvx", "llvm-cpu-o3")
-    engine = Engine(KindTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), lanes, 5, 1,
-                    Limits(count=60), start_method="fork", reference="llvm-cpu", lanes_per_candidate=2, confirm=False)
+    engine = Engine(KindTarget(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), lanes, 5, 1, Limits(count=60), start_method="fork", reference="llvm-cpu",
+                                 lanes_per_candidate=2, confirm=False))
     engine.run()
     rows = list(engine.store.candidates())
     scatter = [r for r in rows if json.loads(r.payload)["n"] % 2]

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign import engine as engine_module
 from shapefuzz.campaign.database import BucketRow
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.shrinkorder import met_while_shrinking
 from shapefuzz.campaign.localizing import LOCALIZE_META, localizations
 from shapefuzz.campaign.outcomes import BucketState, Verdict
@@ -56,9 +56,9 @@ class TwoLaneTarget(Target):
 
 
 def _run(tmp_path: Path, target: TwoLaneTarget, share: float) -> Engine:
-    engine = Engine(target, CampaignStore(tmp_path / "c"), ("g",), ("a", "b"), 11, 1, Limits(count=8),
-                    start_method="fork", shrink=True, shrink_share=share, min_shrink_seconds=0.01,
-                    shrink_seconds=1.0)
+    engine = Engine(target, CampaignStore(tmp_path / "c"),
+                    EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=8), start_method="fork", shrink=True,
+                                 shrink_share=share, min_shrink_seconds=0.01, shrink_seconds=1.0))
     engine.run()
     return engine
 
@@ -127,7 +127,8 @@ def test_the_wrap_up_divides_what_is_left_of_the_share_among_the_causes_it_shrin
                            status_=Status.MISMATCH, message="wrong values")
     engine = _run(tmp_path, target, 0.0)
     _localize_apart(engine.store)
-    engine.shrink_share, engine.shrink_seconds, engine.active = 1.0, 100.0, lambda: 10.0  # 10 s of share left
+    engine.config = replace(engine.config, shrink_share=1.0, shrink_seconds=100.0)
+    engine.active = lambda: 10.0  # 10 s of share left
     causes = [list(c.buckets) for c in summarize(engine.store).findings]
     assert engine.shrink_causes(causes, localizations(engine.store, engine.store.buckets()), 60.0) == 2
     first, second = [float(line.split()[1]) for line in Path(target.log).read_text().splitlines()]
@@ -139,7 +140,7 @@ def test_a_cause_with_no_shrunk_example_is_shrunk_after_the_budget_even_once_the
                            status_=Status.MISMATCH, message="wrong values")
     engine = _run(tmp_path, target, 0.0)
     _localize_apart(engine.store)
-    engine.shrink_share, engine.active = 0.01, lambda: 1.0  # a share, all of it spent long ago
+    engine.config, engine.active = replace(engine.config, shrink_share=0.01), lambda: 1.0  # a share, all of it spent long ago
     causes = [list(c.buckets) for c in summarize(engine.store).findings]
     assert engine.shrink_causes(causes, localizations(engine.store, engine.store.buckets()), 60.0) == 2
     seconds = [float(line.split()[1]) for line in Path(target.log).read_text().splitlines()]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Engine, Limits
+from shapefuzz.campaign.engine import Engine, EngineConfig, Limits
 from shapefuzz.campaign.outcomes import Candidate, Failure, Outcome, ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.model import Signature, Stage, Status
@@ -78,7 +78,8 @@ class _Target:
 
 def _engine(tmp_path: Path) -> tuple[Engine, _Target]:
     target = _Target(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "c"), ("g",), ("a", "b"), 11, 1, Limits(count=0), shrink=True)
+    engine = Engine(target, CampaignStore(tmp_path / "c"),
+                    EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=0), shrink=True))
     return engine, target
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shapefuzz.campaign.bucket_book import new_bucket
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.report.summary import markdown, summarize, text_lines
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, Triage, Verdict
@@ -24,8 +24,8 @@ TORCH = ("func.func @main(%a: !torch.vtensor<[2],f32>) -> !torch.vtensor<[2],f32
 
 
 def _engine(tmp_path: Path) -> Engine:
-    engine = Engine(Target(str(tmp_path / "corpus")), CampaignStore(tmp_path / "c"), ("g",), ("a", "b"), 11, 1,
-                    Limits(count=0), shrink=True)
+    engine = Engine(Target(str(tmp_path / "corpus")), CampaignStore(tmp_path / "c"),
+                    EngineConfig(("g",), ("a", "b"), 11, 1, Limits(count=0), shrink=True))
     engine.shrinks.known_before = 100.0  # buckets first seen before this are known (from an earlier session)
     return engine
 
@@ -89,9 +89,9 @@ def test_a_causes_linalg_spelling_on_its_cheapest_lane_is_the_one_shrunk(tmp_pat
 def test_the_report_counts_the_compiler_bug_causes_with_a_shrunk_example(tmp_path):
     for shrink, count in ((False, 0), (True, 1)):
         target = Target(str(tmp_path / f"corpus{count}"), shrink_sleep=0.01)
-        engine = Engine(target, CampaignStore(tmp_path / f"c{count}"), ("g",), ("a",), 11, 1, Limits(count=12),
-                        start_method="fork", shrink=shrink, shrink_share=0.0, min_shrink_seconds=0.01,
-                        final_shrink_seconds=5.0)
+        engine = Engine(target, CampaignStore(tmp_path / f"c{count}"),
+                        EngineConfig(("g",), ("a",), 11, 1, Limits(count=12), start_method="fork", shrink=shrink,
+                                     shrink_share=0.0, min_shrink_seconds=0.01, final_shrink_seconds=5.0))
         engine.run()
         summary = summarize(engine.store)
         assert len(summary.findings) == 1
@@ -126,12 +126,13 @@ class KindsTarget(Target):
 def test_pending_shrinks_run_on_resume_most_severe_first(tmp_path):
     target = KindsTarget(str(tmp_path / "corpus"), log=str(tmp_path / "shrinks.log"))
     kw = dict(lanes=("a",), start_method="fork", shrink=True, shrink_share=0.0, min_shrink_seconds=0.01)
-    first = Engine(target, CampaignStore(tmp_path / "c"), ("g",), seed=11, jobs=1, limits=Limits(count=20), **kw)
+    first = Engine(target, CampaignStore(tmp_path / "c"),
+                   EngineConfig(("g",), seed=11, jobs=1, limits=Limits(count=20), **kw))
     first.run()  # no share: every shrink stays pending in the store
     assert sorted(b.shrink for b in first.store.buckets()) == [ShrinkState.PENDING] * 3
     first.store.close()
-    again = Engine(target, CampaignStore(tmp_path / "c"), ("g",), seed=11, jobs=1, limits=Limits(count=20),
-                   final_shrink_seconds=10.0, **kw)
+    again = Engine(target, CampaignStore(tmp_path / "c"),
+                   EngineConfig(("g",), seed=11, jobs=1, limits=Limits(count=20), final_shrink_seconds=10.0, **kw))
     again.run()
     assert Path(target.log).read_text().split() == ["wrong", "boom", "err"]
     assert summarize(again.store).to_json()["shrunk_findings"] == 3

@@ -20,6 +20,7 @@ from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import ShrinkState, TaskKind, Triage, Verdict
 from shapefuzz.model import Signature, Stage, Status
 from support.campaign_fakes import fake_env, make_fake_iree  # noqa: E402
+from support.engines import build_engine  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -86,5 +87,5 @@ class Target:
 
 
 def economy_engine(folder: Path, target, count, lanes=("a", "b"), jobs=1, **kw) -> Engine:
-    return Engine(target, CampaignStore(folder), ("g",), lanes, 11, jobs, Limits(count=count),
-                  start_method="fork", **kw)
+    return build_engine(target, CampaignStore(folder), ("g",), lanes, 11, jobs, Limits(count=count),
+                        start_method="fork", **kw)

@@ -18,6 +18,8 @@ from shapefuzz.campaign.database import FORMAT_VERSION, CampaignStore
 from shapefuzz.errors import CorpusError, UsageError
 from shapefuzz.model import Signature, Stage, Status
 
+from support.engines import build_engine
+
 
 # --- a fake domain: candidates are numbers; behaviour is chosen by the number ------------------
 @dataclass(frozen=True)
@@ -101,4 +103,4 @@ def _slug(sig: str) -> str:
 
 def campaign_engine(tmp_path, target, count=40, lanes=("a", "b"), jobs=2, **kw) -> Engine:
     store = CampaignStore(tmp_path / "camp")
-    return Engine(target, store, ("g1", "g2"), lanes, 7, jobs, Limits(count=count), start_method="fork", **kw)
+    return build_engine(target, store, ("g1", "g2"), lanes, 7, jobs, Limits(count=count), start_method="fork", **kw)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.iree import IreeTarget, outcome_of
 from shapefuzz.campaign.database import CampaignStore
 from shapefuzz.campaign.outcomes import Triage, Verdict
@@ -158,8 +158,9 @@ class TwinTarget:
 def test_a_campaign_checks_the_twin_before_filing_a_driver_suspicion(tmp_path):
     target = TwinTarget()
     # two lanes a candidate: the first gets llvm-cpu and vulkan-spirv, not the twin
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g",), ("llvm-cpu", "vulkan-spirv", "vulkan-llvmpipe"),
-                    7, 1, Limits(count=1), reference="llvm-cpu", lanes_per_candidate=2, start_method="fork")
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g",), ("llvm-cpu", "vulkan-spirv", "vulkan-llvmpipe"), 7, 1, Limits(count=1),
+                                 reference="llvm-cpu", lanes_per_candidate=2, start_method="fork"))
     engine.run()
     (bucket,) = [b for b in engine.buckets.values() if b.backend == "vulkan-spirv"]
     assert "vulkan-llvmpipe" not in engine.plan.lanes_for(0)  # the check did not run the twin; its re-run did

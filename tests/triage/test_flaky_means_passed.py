@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.database import CampaignStore
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits, Outcome
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits, Outcome
 from shapefuzz.campaign.outcomes import BucketState, TaskKind, Verdict
 from shapefuzz.campaign.worker_pool import Done
 from shapefuzz.model import CRASH_RERUNS, ProcessResult, Signature, Stage, Status
@@ -109,8 +109,9 @@ class Book(InertTargetParts):
 
 
 def _engine(tmp_path: Path) -> Engine:
-    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"), ("g",), ("ref", "x"), 1, 1,
-                  Limits(count=10), start_method="fork", reference="ref", lanes_per_candidate=2)
+    return Engine(Book(str(tmp_path / "corpus")), CampaignStore(tmp_path / "camp"),
+                  EngineConfig(("g",), ("ref", "x"), 1, 1, Limits(count=10), start_method="fork", reference="ref",
+                               lanes_per_candidate=2))
 
 
 def _candidate(n: int) -> Candidate:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.campaign.causes.cause_ties import Causes
-from shapefuzz.campaign.engine import Candidate, Engine, Failure, Limits
+from shapefuzz.campaign.engine import Candidate, Engine, EngineConfig, Failure, Limits
 from shapefuzz.campaign.iree import failure_of
 from shapefuzz.campaign.report.summary import summarize
 from shapefuzz.campaign.database import BucketRow, CampaignStore
@@ -255,8 +255,8 @@ def test_a_full_tmpdir_during_a_campaign_files_nothing_and_is_retried(tmp_path, 
     marks.mkdir()
     # crashes: a compile error's confirm would not run its lane, and a confirm must run for "confirm"
     target = DiskFullOnce(str(tmp_path / "corpus"), marks=str(marks), kind=kind, status=Status.CRASH)
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g1",), ("a",), 7, 2, Limits(count=12),
-                    start_method="fork")
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g1",), ("a",), 7, 2, Limits(count=12), start_method="fork"))
     engine.run()
     buckets = engine.store.buckets()
     assert all("space" not in b.sig for b in buckets)
@@ -327,8 +327,9 @@ def test_an_entry_marked_reported_is_known_on_the_next_campaign(tmp_path):
 
 def test_a_shrink_time_finding_is_a_bucket_with_a_triage_verdict(tmp_path):
     target = ShrinkFinds(str(tmp_path / "corpus"))
-    engine = Engine(target, CampaignStore(tmp_path / "camp"), ("g1",), ("a",), 7, 1, Limits(count=12),
-                    start_method="fork", shrink=True, min_shrink_seconds=0.0, shrink_share=1.0)
+    engine = Engine(target, CampaignStore(tmp_path / "camp"),
+                    EngineConfig(("g1",), ("a",), 7, 1, Limits(count=12), start_method="fork", shrink=True,
+                                 min_shrink_seconds=0.0, shrink_share=1.0))
     engine.run()
     found = [b for b in engine.store.buckets() if "found-while-shrinking" in b.sig]
     assert len(found) == 1

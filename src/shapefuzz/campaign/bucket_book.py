@@ -14,21 +14,19 @@ from dataclasses import replace
 from typing import Callable
 
 from shapefuzz.campaign import task_log
-from shapefuzz.campaign.allocation import Allocation, new_causes
+from shapefuzz.campaign.allocation import new_causes
 from shapefuzz.campaign.causes.cause_ties import Causes
 from shapefuzz.campaign.coverage_steering import CoverageSteering
-from shapefuzz.campaign.discovery import Sightings
-from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS, LaneCost
-from shapefuzz.campaign.lanes import LanePlan
+from shapefuzz.campaign.lanecost import KEEP, SLOW_SECONDS
+from shapefuzz.campaign.state import CampaignState, Guides
 from shapefuzz.campaign.worker_pool import Done, Task
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
 from shapefuzz.campaign.trial_book import TrialBook
-from shapefuzz.campaign.steering import Steering
 from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.causes.verdicts import bucket_triage
 from shapefuzz.campaign.outcomes import (
-    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkOutcome, ShrinkState, Stats,
+    NOT_FOR_RELEASE, UNDEFINED_REFERENCE, BucketState, Candidate, Failure, Outcome, ShrinkOutcome, ShrinkState,
     Target, TaskKind, Triage, Verdict, one_line,
 )
 from shapefuzz.iree.backends import BACKENDS
@@ -72,27 +70,22 @@ def new_bucket(failure: Failure, candidate: Candidate, now: float, wall: float, 
 class BucketBook:
     """Turns finished tasks into buckets, causes, saves and shrinks; see the module docstring.
 
-    Its inputs: the `target` (triage, save, size, rename_cause) and the `store`'s `session`; the
-    campaign's `buckets` and `causes` (shared with `shrinks`, the shrink plan it feeds); the lane
-    `plan` (a lane that keeps timing out, `set_aside_after` candidates in a row, is set aside);
-    what learns from each check (`steering`, `lane_cost`, `coverage`, `sightings`); `retries`
-    for tasks our machine failed; `tried`, the candidates checked, which it adds to; `stats`;
-    `active()`, the campaign clock; `revive`, a stored candidate again; `say`, a line for the
-    user; `confirm`: whether a new bucket gets its confirming re-run."""
+    Its inputs: the `target` (triage, save, size, rename_cause), the `store`, the campaign's `state`
+    (what it adds to, its session, clock and `say`); the `guides` and `coverage`, which learn from
+    each check (a lane that keeps timing out, `set_aside_after` candidates in a row, is set aside in
+    the lane plan); `shrinks`, the shrink plan it feeds; `retries` for tasks our machine failed;
+    `revive`, a stored candidate again; `confirm`: whether a new bucket gets its confirming re-run."""
 
-    def __init__(self, target: Target, store: CampaignStore, session: int, buckets: dict[str, BucketRow],
-                 causes: Causes, plan: LanePlan, steering: Steering, lane_cost: LaneCost, coverage: CoverageSteering,
-                 sightings: Sightings, shrinks: ShrinkPlan, retries: Retries, tried: set[str], stats: Stats,
-                 active: Callable[[], float], revive: Callable[[CandidateRow], Candidate | None],
-                 say: Callable[[str], None], confirm: bool = True, set_aside_after: int = 3,
-                 allocation: Allocation | None = None, trials: TrialBook | None = None) -> None:
-        self.target, self.store, self.session = target, store, session
-        self.trials = trials if trials is not None else TrialBook()  # runs a shrink need not repeat
-        self.allocation = allocation  # what each check spent and found, per cell (written with it)
-        self.buckets, self.causes, self.plan = buckets, causes, plan
-        self.steering, self.lane_cost, self.coverage, self.sightings = steering, lane_cost, coverage, sightings
-        self.shrinks, self.retries, self.tried, self.stats = shrinks, retries, tried, stats
-        self._active, self._revive, self._say = active, revive, say
+    def __init__(self, target: Target, store: CampaignStore, state: CampaignState, guides: Guides, *,
+                 coverage: CoverageSteering, shrinks: ShrinkPlan, retries: Retries,
+                 revive: Callable[[CandidateRow], Candidate | None], confirm: bool = True,
+                 set_aside_after: int = 3) -> None:
+        self.target, self.store, self.state = target, store, state
+        self.allocation = guides.allocation  # what each check spent and found, per cell (written with it)
+        self.plan, self.steering, self.lane_cost = guides.plan, guides.steering, guides.lane_cost
+        self.coverage = coverage
+        self.shrinks, self.retries = shrinks, retries
+        self._active, self._revive, self._say = state.active, revive, state.say
         self.confirm_enabled, self.set_aside_after = confirm, set_aside_after
         self.confirm_queue: collections.deque[tuple[Candidate, tuple[str, ...]]] = collections.deque()
         self.pending_confirm: dict[str, list[str]] = collections.defaultdict(list)  # candidate key -> sigs
@@ -104,6 +97,18 @@ class BucketBook:
         self.passed: collections.Counter[str] = collections.Counter()
         self.corpus_full = ""  # why a save failed for a full disk: the campaign stops (engine.CORPUS_FULL)
         self._sizes: dict[str, tuple[int, ...]] = {}
+
+    @property
+    def buckets(self) -> dict[str, BucketRow]:
+        return self.state.buckets
+
+    @property
+    def causes(self) -> Causes:
+        return self.state.causes
+
+    @property
+    def trials(self) -> TrialBook:  # runs a shrink need not repeat
+        return self.state.trials
 
     def next_confirm(self) -> tuple[Candidate, tuple[str, ...]] | None:
         """The next confirming re-run (candidate, lanes), or None; the candidate asks for the
@@ -177,19 +182,19 @@ class BucketBook:
 
     def _finish_check(self, task: Task, done: Done) -> None:
         candidate = task.candidate
-        outcome: Outcome | None = done.value
+        outcome = done.outcome
         if self.retries.fault(task, done):
             return
         if outcome is None:
             verdict = Verdict.LOST if done.lost else Verdict.ERROR
             outcome = Outcome(verdict, {}, (), 0.0, done.error)
             if done.lost:
-                self.stats.lost += 1
+                self.state.stats.lost += 1
             else:
-                self.stats.errors += 1
+                self.state.stats.errors += 1
             self._say(f"candidate {candidate.key} ({candidate.group}): {verdict.value}: {one_line(done.error)}")
         elif outcome.verdict == Verdict.INVALID:
-            self.stats.errors += 1
+            self.state.stats.errors += 1
             # a generator bug only where the release should parse it (families/gates.py)
             why = "its form is one this release cannot parse" if outcome.error.startswith(NOT_FOR_RELEASE) \
                 else "a generator bug"
@@ -215,7 +220,7 @@ class BucketBook:
                 if settled_by_check(failure, triage):
                     settled.append(failure.lane)
                 self.pending_confirm[candidate.key].append(failure.key)
-                self.stats.newest = failure.key
+                self.state.stats.newest = failure.key
             else:
                 bucket = self._kept_smaller(replace(bucket, count=bucket.count + 1, last_seen=now, last_wall=wall),
                                             candidate)
@@ -242,16 +247,16 @@ class BucketBook:
             outcome={lane: [Status(status).value, seconds] for lane, (status, seconds) in outcome.lanes.items()},
             payload=candidate.payload, size=candidate.length, tool_seconds=outcome.tool_seconds,
             task_seconds=done.seconds, finished=now, error=outcome.error[:2000])
-        self.store.record(row, hits, self.session, now, list(updates.values()),
+        self.store.record(row, hits, self.state.session, now, list(updates.values()),
                           coverage=self.coverage.finished(candidate, outcome, now, wall, new_lanes),
                           split=outcome.split, cells=cells)
-        self.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
-        self.tried.add(candidate.key)
+        self.state.sightings.checked(candidate.key, outcome.verdict, [sig for sig, _ in hits])
+        self.state.tried.add(candidate.key)
         self.steering.add(candidate.group, candidate.features, done.seconds)
         for slow in self.lane_cost.record(candidate.group, candidate.features, outcome.lanes):
             self._say(f"{candidate.group} is slow on {slow}: most of its checks there ran past {SLOW_SECONDS:.0f} s; "
                       f"such candidates now take 1 in {round(1 / KEEP)} of the slots they are given there")
-        self.stats.session_done += 1
+        self.state.stats.session_done += 1
         for failure in outcome.failures:
             if failure.lane in new_lanes and self.buckets[failure.key].count == 1:
                 self._say(f"new bucket: {failure.key}  ({candidate.group}, candidate {candidate.key}; "
@@ -346,7 +351,7 @@ class BucketBook:
 
     def _finish_confirm(self, task: Task, done: Done) -> None:
         candidate = task.candidate
-        outcome: Outcome | None = done.value
+        outcome = done.outcome
         if self.retries.fault(task, done):
             return  # its buckets stay pending: not flaky for a full disk
         self.store.add_extra_time(outcome.tool_seconds if outcome else 0.0, done.seconds,
@@ -509,7 +514,7 @@ class BucketBook:
     def _finish_shrink(self, task: Task, done: Done) -> None:
         assert task.job is not None  # a shrink task carries its job
         sig = task.job.key
-        result: ShrinkOutcome | None = done.value
+        result = done.shrunk
         self.store.add_time(TaskKind.SHRINK.value, done.seconds, task.candidate.group)
         bucket = self.buckets.get(sig)
         if bucket is None:
@@ -563,7 +568,7 @@ class BucketBook:
                                 f"{how}; {evidence}", ShrinkState.SKIPPED)
             self.buckets[failure.key] = bucket
             self._add_hits(candidate.key, [(failure.key, failure.lane)], [bucket])
-            self.stats.newest = failure.key
+            self.state.stats.newest = failure.key
             self._say(f"new bucket ({how}): {failure.key}  ({candidate.group})")
             self.causes.tie([failure.key, *self.pending_confirm.get(candidate.key, [])])
             renamed = self._renamed_causes()
@@ -576,7 +581,7 @@ class BucketBook:
         """Hits outside a candidate's check, in the store and in the discovery counts (a sighting
         only when the candidate is one of the campaign's checked candidates)."""
         self.store.add_hits(candidate, hits, updates)
-        self.sightings.hit(candidate, [sig for sig, _ in hits])
+        self.state.sightings.hit(candidate, [sig for sig, _ in hits])
 
     def _watch_timeouts(self, outcome: Outcome) -> None:
         for lane, (status, _) in outcome.lanes.items():

@@ -12,12 +12,11 @@ import random
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from shapefuzz.campaign.allocation import LARGE_FEATURE, Allocation, Request
-from shapefuzz.campaign.lanecost import LaneCost, substitute
-from shapefuzz.campaign.lanes import LanePlan
-from shapefuzz.campaign.steering import Steering
+from shapefuzz.campaign.allocation import LARGE_FEATURE, Request
+from shapefuzz.campaign.lanecost import substitute
+from shapefuzz.campaign.state import CampaignState, Guides
 from shapefuzz.campaign.database import CandidateRow
-from shapefuzz.campaign.outcomes import Candidate, Stats, Target, coverage_target, lane_rules, one_line, shaped_target
+from shapefuzz.campaign.outcomes import Candidate, Target, coverage_target, lane_rules, one_line, shaped_target
 
 if TYPE_CHECKING:
     from shapefuzz.campaign.coverage_steering import CoverageSteering
@@ -30,17 +29,19 @@ def derive_seed(*parts: Any) -> int:
 
 class Drawing:
     """Draws candidates of `groups` from `target`, `draws` at a time (the rarest kept), with
-    indices from `next_index` on. `known(key)`: tried already or in flight (a duplicate); `say`:
-    a line for the user; `stats`: where duplicates and steered-away draws are counted."""
+    indices from `next_index` on, as its `guides` (lane plan, steering, lane costs, allocation)
+    say. `known(key)`: tried already or in flight (a duplicate); the campaign's `state` counts
+    duplicates and steered-away draws, and takes its lines for the user."""
 
-    def __init__(self, target: Target, groups: tuple[str, ...], seed: int, draws: int, plan: LanePlan,
-                 steering: Steering, lane_cost: LaneCost, stats: Stats, known: Callable[[str], bool],
-                 say: Callable[[str], None], next_index: int, allocation: Allocation | None = None) -> None:
+    def __init__(self, target: Target, state: CampaignState, guides: Guides, *, groups: tuple[str, ...], seed: int,
+                 draws: int, known: Callable[[str], bool], next_index: int) -> None:
         self.target, self.groups, self.seed, self.draws = target, groups, seed, max(1, draws)
-        self.plan, self.steering, self.lane_cost, self.stats = plan, steering, lane_cost, stats
+        self.plan, self.steering, self.lane_cost = guides.plan, guides.steering, guides.lane_cost
+        self.stats = state.stats
         # the allocation draws by yield when it is on (campaign/allocation.py); else steering does
+        allocation = guides.allocation
         self.allocation = allocation if allocation is not None and allocation.on else None
-        self._known, self._say = known, say
+        self._known, self._say = known, state.say
         self.next_index = next_index
         self.failed_groups: collections.Counter[str] = collections.Counter()
         self.dead_groups: set[str] = set()

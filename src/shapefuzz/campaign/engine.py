@@ -6,12 +6,14 @@ confirms each new bucket by a re-run and has it saved at once, shrinks one bucke
 within a bounded share of worker time, sets aside a lane (backend) that keeps timing out, and
 keeps everything in the campaign store so a kill at any instant loses at most the tasks in flight.
 
-The loop is here, and the wiring: the engine owns its parts, each built from what it uses — the
-lane plan (`lanes.py`), the drawing part (`drawing.py`: candidates and their lanes), saturation
-steering (`steering.py`) and coverage steering (`coverage_steering.py`, which calls back only through its
-`CoverageHost`), the tasks in flight (`inflight.py`) and their retries (`retries.py`), the shrink
-plan (`shrinkorder.py`), and the bucket book (`book.py`: finished tasks into buckets, causes, saves
-and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
+The loop is here, and the wiring: the engine is configured by one frozen `EngineConfig`
+(`engine_config.py`), keeps what its parts share in one `CampaignState` (`state.py`: buckets,
+causes, candidates tried, sightings, stats, the clock) and owns its parts, each built from that
+state and what else it uses, by name — the lane plan (`lanes.py`), the drawing part (`drawing.py`:
+candidates and their lanes), saturation steering (`steering.py`) and coverage steering
+(`coverage_steering.py`, which calls back only through its `CoverageHost`), the tasks in flight
+(`inflight.py`) and their retries (`retries.py`), the shrink plan (`shrinkorder.py`), and the bucket
+book (`bucket_book.py`: finished tasks into buckets, causes, saves and shrinks). The triage rules over buckets are in `triage_rules.py`, and the values they speak in
 `values.py` (re-exported here)."""
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from shapefuzz.process import interrupts
 from shapefuzz.campaign.allocation import Allocation, resume_allocation
 from shapefuzz.campaign.bucket_book import MAX_SIBLING_LANES, BucketBook
 from shapefuzz.campaign.causes.cause_ties import Causes, faces
-from shapefuzz.campaign.coverage_map import CoverageKnobs
 from shapefuzz.campaign.coverage_steering import CoverageSteering
 from shapefuzz.campaign.discovery import Discovery, SaturationWatch, Sightings, replay
 from shapefuzz.campaign.drawing import Drawing, derive_seed
+from shapefuzz.campaign.engine_config import MIN_SHRINK_SECONDS, EngineConfig, Limits
 from shapefuzz.campaign.inflight import InFlight
 from shapefuzz.campaign.lanecost import LaneCost, lane_kin
 from shapefuzz.campaign.lanes import LanePlan
@@ -38,8 +40,8 @@ from shapefuzz.campaign.worker_pool import Done, Task, WorkerPool
 from shapefuzz.campaign.resume_state import Folded, TriedRow, replay_rows, tried_rows
 from shapefuzz.campaign.retries import Retries
 from shapefuzz.campaign.shrinkorder import ShrinkPlan
+from shapefuzz.campaign.state import CampaignState, Guides
 from shapefuzz.campaign.steering import Steering, SteeringKnobs
-from shapefuzz.campaign.trial_book import TrialBook
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.outcomes import (
@@ -57,12 +59,6 @@ class Observer(Protocol):
     def head_work(self, seconds: float) -> None: ...
 
     def finished(self, done: Done) -> None: ...
-
-
-@dataclass
-class Limits:
-    count: int | None = None  # candidates in the whole campaign
-    seconds: float | None = None  # active seconds in the whole campaign
 
 
 @dataclass
@@ -92,7 +88,6 @@ class Snapshot:
     allocation: str = ""  # the cells drawn most now, with their time and finds (campaign/allocation.py)
 
 
-MIN_SHRINK_SECONDS = 20.0  # a shrink is not started with less time than this
 # Worker time a cause with no shrunk example may take after the budget, past the share: 60 s paid a
 # check of the file and two runs of the re-check besides the trials; those are the campaign's own now
 # (shrink/trials.py), and at 30 s a 3-minute final phase on 2 jobs reaches 12 causes, not 6.
@@ -106,91 +101,88 @@ class Engine:
     book, keep the clock and the progress. Stops when the budget is spent, on Ctrl-C or SIGTERM,
     or when nothing is left to draw. On start it reads the store back into its parts (a resume)."""
 
-    def __init__(
-        self,
-        target: Target,
-        store: CampaignStore,
-        groups: tuple[str, ...],
-        lanes: tuple[str, ...],
-        seed: int,
-        jobs: int,
-        limits: Limits,
-        *,
-        confirm: bool = True,
-        shrink: bool = False,
-        draws: int = 2,
-        set_aside_after: int = 3,
-        reference: str | None = None,
-        lanes_per_candidate: int | None = None,  # None: every lane checks every candidate
-        knobs: SteeringKnobs = SteeringKnobs(),
-        coverage: CoverageKnobs = CoverageKnobs(share=0.0),  # coverage feedback (off unless asked for)
-        shrink_share: float = 0.25,  # most of the worker time background shrinking may take
-        shrink_seconds: float = 300.0,  # most one shrink may take
-        final_shrink_seconds: float = 0.0,  # a phase after the budget for what is still pending
-        min_shrink_seconds: float = MIN_SHRINK_SECONDS,
-        compile_only: tuple[str, ...] = (),  # lanes that only compile here (large rounds go to them)
-        large_every: int = 0,  # every n-th candidate is a large round (0: none)
-        progress: Callable[[str, Any], None] = lambda kind, value: None,
-        argv: list[str] | None = None,
-        start_method: str = "spawn",
-        pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
-        until_saturated: float | None = None,  # stop once the Good-Turing chance stays below this (discovery.py)
-        observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
-        allocate: bool = False,  # draw families, shapes and lanes by yield (allocation.py); kept either way
-    ) -> None:
-        self.target, self.store, self.limits, self.jobs = target, store, limits, jobs
-        self.progress, self.start_method, self.observer = progress, start_method, observer
-        self.pool_factory = pool_factory
+    def __init__(self, target: Target, store: CampaignStore, config: EngineConfig, *,
+                 progress: Callable[[str, Any], None] = lambda kind, value: None,
+                 pool_factory: Callable[[Any, int], Any] | None = None,  # another pool with WorkerPool's interface
+                 observer: Observer | None = None,  # a benchmark's view of the head's work (none in a campaign)
+                 ) -> None:
+        self.target, self.store, self.config = target, store, config
+        self.progress, self.observer, self.pool_factory = progress, observer, pool_factory
         self.pool: WorkerPool | None = None  # or the factory's pool, with WorkerPool's interface
-        self.shrink_enabled, self.shrink_share, self.shrink_seconds = shrink, shrink_share, shrink_seconds
-        self.final_shrink_seconds, self.min_shrink_seconds = final_shrink_seconds, min_shrink_seconds
-        self.stats = Stats()
+        # the one owner of what the parts share (its stats' clock starts here)
+        self.state = state = CampaignState(tell=lambda text: self.progress("message", text))
+        groups, lanes, allocate = config.groups, config.lanes, config.allocate
         aside = store.set_aside_backends()
         self.plan = LanePlan(tuple(lane for lane in lanes if lane not in aside),
-                             reference if reference in lanes else (lanes[0] if lanes else None),
-                             lanes_per_candidate, compile_only, large_every)
+                             config.reference if config.reference in lanes else (lanes[0] if lanes else None),
+                             config.lanes_per_candidate, config.compile_only, config.large_every)
         for lane in lanes:
             if lane in aside:
                 self._say(f"backend {lane} stays set aside: {aside[lane]}")
-        self.session = store.start_session(argv or [])
-        self.active_before = store.active_before(self.session)
-        self._clock_stopped_at: float | None = None  # the active time when the fuzzing ended
-        self.steering = Steering(groups, knobs)
+        state.session = store.start_session(list(config.argv))
+        state.active_before = store.active_before(state.session)
+        self.steering = Steering(groups, config.knobs)
         self.lane_cost = LaneCost(lane_kin(store))
         self.folded = Folded(store, groups, self.lane_cost.kin)  # the replay of the rows, kept at checkpoints
         self.folded.resume()
         if self.folded.note:
             self._say(self.folded.note)
         self.folded.copy_into(self.steering, self.lane_cost)
-        self.causes = Causes()
-        buckets = {b.sig: b for b in store.buckets()}
-        rows, hits = self._resume(store, buckets)
-        self.tried = set(rows)
-        self.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in hits.items() for sig in sigs))
-        self.saturation = None if until_saturated is None else SaturationWatch(
-            until_saturated, replay(rows.values(), hits, buckets.values(), until_saturated))
+        state.buckets = {b.sig: b for b in store.buckets()}
+        rows, hits = self._resume(store, state.buckets)
+        state.tried = set(rows)
+        state.sightings = Sightings(rows.values(), ((key, sig) for key, sigs in hits.items() for sig in sigs))
+        self.saturation = None if config.until_saturated is None else SaturationWatch(
+            config.until_saturated, replay(rows.values(), hits, state.buckets.values(), config.until_saturated))
         self.inflight = InFlight(target.deadline)
-        self.retries = Retries(self.stats, self._say)
+        self.retries = Retries(state)
         shaped = shaped_target(target)
-        self.allocation = Allocation(groups, seed, on=allocate,
-                                     large=allocate and self.plan.large_every > 0 and lanes_per_candidate is not None,
+        self.allocation = Allocation(groups, config.seed, on=allocate,
+                                     large=allocate and self.plan.large_every > 0
+                                     and config.lanes_per_candidate is not None,
                                      chain_ops=shaped.chain_ops() if shaped is not None and allocate else None)
         if allocate:
             self.plan.allocate_large()
         resume_allocation(store, self.allocation, bucket_triage)
         store.set_meta("allocation", self.allocation.settings())  # for the report's weights
-        self.drawing = Drawing(target, groups, seed, draws, self.plan, self.steering, self.lane_cost, self.stats,
-                               self._known, self._say, store.next_index(), self.allocation)
-        self.coverage = CoverageSteering(coverage, target, seed, groups, self.plan, self.steering, self.drawing)
+        guides = Guides(self.plan, self.steering, self.lane_cost, self.allocation)
+        self.drawing = Drawing(target, state, guides, groups=groups, seed=config.seed, draws=config.draws,
+                               known=self._known, next_index=store.next_index())
+        self.coverage = CoverageSteering(config.coverage, target, config.seed, groups, self.plan, self.steering,
+                                         self.drawing)
         self.coverage.resume(store, {r.key: r for r in store.candidates()} if self.coverage.on else {})
-        self.shrinks = ShrinkPlan(store, buckets, self.causes, self.inflight.shrinks, self.drawing.revive,
-                                  self.active_before, shrink, target.size)
-        self.book = BucketBook(target, store, self.session, buckets, self.causes, self.plan, self.steering,
-                               self.lane_cost, self.coverage, self.sightings, self.shrinks, self.retries, self.tried,
-                               self.stats, self.active, self.drawing.revive, self._say, confirm, set_aside_after,
-                               allocation=self.allocation, trials=TrialBook())
+        self.shrinks = ShrinkPlan(store, state, running=self.inflight.shrinks, revive=self.drawing.revive,
+                                  enabled=config.shrink, size=target.size)
+        self.book = BucketBook(target, store, state, guides, coverage=self.coverage, shrinks=self.shrinks,
+                               retries=self.retries, revive=self.drawing.revive, confirm=config.confirm,
+                               set_aside_after=config.set_aside_after)
         self._last_tick = self._last_store_tick = 0.0
         self.book.requeue_pending()
+
+    # what the parts share, the campaign state's (read here by the run, the reports and the tests)
+    @property
+    def stats(self) -> Stats:
+        return self.state.stats
+
+    @property
+    def causes(self) -> Causes:
+        return self.state.causes
+
+    @property
+    def tried(self) -> set[str]:
+        return self.state.tried
+
+    @property
+    def sightings(self) -> Sightings:
+        return self.state.sightings
+
+    @property
+    def session(self) -> int:
+        return self.state.session
+
+    @property
+    def active_before(self) -> float:
+        return self.state.active_before
 
     def _resume(self, store: CampaignStore, buckets: dict[str, BucketRow]
                 ) -> tuple[dict[str, TriedRow], dict[str, list[str]]]:
@@ -232,24 +224,20 @@ class Engine:
 
     # --- clock and budget -----------------------------------------------------------------
     def active(self) -> float:
-        """Seconds of fuzzing in the whole campaign: the clock stops when the fuzzing does, so the
-        shrinks, localizing and ranging after it (each writes the session's time as it ticks) leave
-        the per-minute rates the campaign's."""
-        if self._clock_stopped_at is not None:
-            return self._clock_stopped_at
-        return self.active_before + (time.monotonic() - self.stats.session_start)
+        """Seconds of fuzzing in the whole campaign (`CampaignState.active`: the clock stops when
+        the fuzzing does)."""
+        return self.state.active()
 
     def _stop_clock(self) -> None:
-        if self._clock_stopped_at is None:
-            self._clock_stopped_at = self.active()
+        self.state.stop_clock()
 
     def _count_left(self) -> int | None:
-        if self.limits.count is None:
+        if self.config.limits.count is None:
             return None
-        return self.limits.count - len(self.tried) - self.inflight.checks()
+        return self.config.limits.count - len(self.tried) - self.inflight.checks()
 
     def _time_left(self) -> float | None:
-        return None if self.limits.seconds is None else self.limits.seconds - self.active()
+        return None if self.config.limits.seconds is None else self.config.limits.seconds - self.active()
 
     def budget_spent(self) -> bool:
         left = self._count_left()
@@ -262,13 +250,13 @@ class Engine:
         """Seconds of worker time a new shrink may take now: its share of all worker time so
         far, less what shrinks took and what the running ones may take."""
         used = self.store.worker_time(TaskKind.SHRINK.value) + self.inflight.shrink_seconds()
-        return self.shrink_share * self.jobs * self.active() - used
+        return self.config.shrink_share * self.config.jobs * self.active() - used
 
     def _shrink_limit(self) -> float:
         """How long a shrink started now may run: its share, and no later than the time budget
         (one cut off at the end would lose its work; it stays pending for the next session)."""
         left = self._time_left()
-        limit = min(self.shrink_seconds, self._shrink_allowance())
+        limit = min(self.config.shrink_seconds, self._shrink_allowance())
         return limit if left is None else min(limit, left)
 
     def _next_shrink(self, limit: float) -> Task | None:
@@ -303,7 +291,7 @@ class Engine:
                 task = self.inflight.make(again.kind, again.candidate, again.lanes, again.job)
             elif (confirm := self.book.next_confirm()) is not None:
                 task = self.inflight.make(TaskKind.CONFIRM, *confirm)
-            elif (self.shrinks.queue and not stopping and self._shrink_limit() >= self.min_shrink_seconds
+            elif (self.shrinks.queue and not stopping and self._shrink_limit() >= self.config.min_shrink_seconds
                   and (task := self._next_shrink(self._shrink_limit()))):
                 pass
             elif not stopping and not self.budget_spent() and self.lanes and not self.retries.waiting:
@@ -331,15 +319,15 @@ class Engine:
             return CORPUS_FULL
         if not self.lanes:
             return "every backend is set aside"
-        final = self.final_shrink_seconds > 0 and self.shrink_enabled and bool(self.shrinks.queue)
+        final = self.config.final_shrink_seconds > 0 and self.config.shrink and bool(self.shrinks.queue)
         if self.budget_spent() and not self.book.confirm_queue and not final:
             return "budget already spent"
         if (why := self._saturated()) is not None and not self.book.confirm_queue and not final:
             return why  # saturated when it last stopped, by the store's counts: no pool is started
         if self.pool_factory is not None:
-            pool = self.pool = self.pool_factory(self.target, self.jobs)
+            pool = self.pool = self.pool_factory(self.target, self.config.jobs)
         else:
-            pool = self.pool = WorkerPool(self.target, self.jobs, self.start_method)
+            pool = self.pool = WorkerPool(self.target, self.config.jobs, self.config.start_method)
         previous = signal.signal(signal.SIGTERM, interrupts.handler)  # unwinds like Ctrl-C; the exit code says which
         reason = "budget spent"
         try:
@@ -371,8 +359,8 @@ class Engine:
                     self.inflight.abandon(pool)  # time is up: in-flight candidates are dropped
                     break
             self._stop_clock()
-            if (reason == "budget spent" or reason.startswith("saturated")) and self.final_shrink_seconds > 0 \
-                    and self.shrink_enabled:
+            if (reason == "budget spent" or reason.startswith("saturated")) and self.config.final_shrink_seconds > 0 \
+                    and self.config.shrink:
                 self._final_shrinks(pool)
         except KeyboardInterrupt:
             reason = "interrupted"
@@ -391,7 +379,7 @@ class Engine:
         of wall time, the final phase's by default; `share`: also at most that many seconds of
         worker time in all). What this phase does not reach stays pending in the store, for the
         next session."""
-        seconds = self.final_shrink_seconds if seconds is None else seconds
+        seconds = self.config.final_shrink_seconds if seconds is None else seconds
         end = time.monotonic() + seconds
         spent = self.store.worker_time(TaskKind.SHRINK.value)
         if self.shrinks.queue:
@@ -406,11 +394,11 @@ class Engine:
 
         while True:
             interrupts.check()
-            while pool.idle and self.shrinks.queue and (now := left()) >= self.min_shrink_seconds:
+            while pool.idle and self.shrinks.queue and (now := left()) >= self.config.min_shrink_seconds:
                 # within a share, each pending shrink gets its part of it (never less than the least one
                 # may take): the first does not take it all while others wait with none
-                each = now if share is None else max(self.min_shrink_seconds, now / len(self.shrinks.queue))
-                task = self._next_shrink(min(self.shrink_seconds, now, each))
+                each = now if share is None else max(self.config.min_shrink_seconds, now / len(self.shrinks.queue))
+                task = self._next_shrink(min(self.config.shrink_seconds, now, each))
                 if task is None:
                     break
                 self.inflight.submit(pool, task)
@@ -430,18 +418,18 @@ class Engine:
         and `seconds` of wall time. What is not reached stays pending (the report says why). Returns
         how many of them ran."""
         wanted = self.shrinks.want(causes, located)
-        budget = self.limits.seconds if self.limits.seconds is not None else self.active()
-        share = self.shrink_share * self.jobs * min(self.active(), budget) \
+        budget = self.config.limits.seconds if self.config.limits.seconds is not None else self.active()
+        share = self.config.shrink_share * self.config.jobs * min(self.active(), budget) \
             - self.store.worker_time(TaskKind.SHRINK.value)
         # a cause with no shrunk example at all is worth more than the share's bound: each gets at
         # least UNSHRUNK_CAUSE_SECONDS of worker time here, still within `seconds` of wall time
-        if self.shrink_share > 0:
+        if self.config.shrink_share > 0:
             share = max(share, UNSHRUNK_CAUSE_SECONDS * len(wanted))
-        if not wanted or min(share, seconds) < self.min_shrink_seconds:
+        if not wanted or min(share, seconds) < self.config.min_shrink_seconds:
             return 0
         self._say(f"{len(wanted)} cause(s) the report shows have no shrunk example: shrinking them")
-        pool = self.pool_factory(self.target, self.jobs) if self.pool_factory is not None \
-            else WorkerPool(self.target, self.jobs, self.start_method)
+        pool = self.pool_factory(self.target, self.config.jobs) if self.pool_factory is not None \
+            else WorkerPool(self.target, self.config.jobs, self.config.start_method)
         try:
             self._final_shrinks(pool, seconds, share)
         except KeyboardInterrupt:
@@ -457,8 +445,7 @@ class Engine:
 
     # --- progress -------------------------------------------------------------------------
     def _say(self, text: str) -> None:
-        self.stats.messages.append(text)
-        self.progress("message", text)
+        self.state.say(text)
 
     def _rate(self) -> float:
         session_seconds = time.monotonic() - self.stats.session_start
@@ -490,7 +477,7 @@ class Engine:
             done=len(self.tried), session_done=self.stats.session_done, rate_per_min=rate, buckets=len(real),
             causes=len(named), findings=findings, flaky=len(self.buckets) - len(real), newest=self.stats.newest, active=self.active(),
             left=self._time_left(), count_left=self._count_left(), in_flight=len(self.inflight), lanes=self.lanes,
-            jobs=self.jobs, count_limit=self.limits.count, seconds_limit=self.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
+            jobs=self.config.jobs, count_limit=self.config.limits.count, seconds_limit=self.config.limits.seconds, by_triage=dict(collections.Counter(v.value for v in verdicts.values())),
             newest_causes=tuple(f"{n} ({verdicts[n].value}) {named[n][0].sig}" for n in newest),
             pool=pool_status() if pool_status is not None else "", discovery=self.discovery(),
             allocation=self.allocation.top_line(large_now=self.plan.large_possible()))
@@ -515,5 +502,5 @@ class Engine:
         return min([self.store.next_index()] + [t.candidate.index for t in waiting if t.kind == TaskKind.CHECK])
 
 
-__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "Limits", "Observer", "Snapshot", "Steering",
+__all__ = ["Candidate", "Failure", "Outcome", "Target", "Engine", "EngineConfig", "Limits", "MIN_SHRINK_SECONDS", "Observer", "Snapshot", "Steering",
            "SteeringKnobs", "bucket_triage", "cause_triage", "derive_seed", "MAX_SIBLING_LANES"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
 from shapefuzz.model import Signature, Status, Triage, Verdict  # one Verdict: the oracle's, with ERROR and LOST
 
@@ -236,8 +236,19 @@ class SplitShrinkTarget(Protocol):
     def save_shrunk(self, result: Any) -> ShrinkOutcome | None: ...
 
 
-def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: tuple[str, ...] | ShrinkJob) -> Any:
-    """What the target returns for one task (in a worker process, or on a cluster node)."""
+@overload
+def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: ShrinkJob) -> ShrinkOutcome | None: ...
+@overload
+def perform(target: Target, kind: TaskKind | str, candidate: Candidate, argument: tuple[str, ...]) -> Outcome: ...
+@overload
+def perform(target: Target, kind: TaskKind | str, candidate: Candidate,
+            argument: tuple[str, ...] | ShrinkJob) -> Outcome | ShrinkOutcome | None: ...
+
+
+def perform(target: Target, kind: TaskKind | str, candidate: Candidate,
+            argument: tuple[str, ...] | ShrinkJob) -> Outcome | ShrinkOutcome | None:
+    """What the target returns for one task (in a worker process, or on a cluster node): a check's
+    or a confirm's `Outcome`, a shrink's `ShrinkOutcome` or None."""
     if TaskKind(kind) == TaskKind.SHRINK:
         if not isinstance(argument, ShrinkJob):
             raise TypeError(f"a shrink task takes a ShrinkJob, not {type(argument).__name__}")

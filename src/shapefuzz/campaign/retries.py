@@ -5,21 +5,20 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import Callable
 
+from shapefuzz.campaign.state import CampaignState
 from shapefuzz.campaign.worker_pool import Done, Task
-from shapefuzz.campaign.outcomes import Stats
 
 ENVIRONMENT_RETRY_SECONDS = 30.0  # a task our environment failed is retried after this long
 MAX_ENVIRONMENT_RETRIES = 3
 
 
 class Retries:
-    """The tasks waiting for their retry; counted, and each condition said once, in `stats`."""
+    """The tasks waiting for their retry; counted, and each condition said once, in the
+    campaign's `state` (its stats and its `say`)."""
 
-    def __init__(self, stats: Stats, say: Callable[[str], None]) -> None:
-        self._stats = stats
-        self._say = say
+    def __init__(self, state: CampaignState) -> None:
+        self._state = state
         self.queue: collections.deque[tuple[float, Task]] = collections.deque()  # (when, the task again)
         self.counts: collections.Counter[str] = collections.Counter()
 
@@ -29,16 +28,16 @@ class Retries:
         if done.value is not None or done.environment is None:
             return False
         condition = done.environment.text
-        self._stats.environment_faults += 1
+        self._state.stats.environment_faults += 1
         key = f"{task.kind.value}:{task.candidate.key}:{task.lanes[:1]}:{task.job.key if task.job else ''}"
         self.counts[key] += 1
         if self.counts[key] > MAX_ENVIRONMENT_RETRIES:
-            self._say(f"our environment failed {task.kind.value} of {task.candidate.key} "
+            self._state.say(f"our environment failed {task.kind.value} of {task.candidate.key} "
                       f"{MAX_ENVIRONMENT_RETRIES + 1} times ({condition}); left for the next session")
             return True
-        if condition not in self._stats.conditions:
-            self._stats.conditions.add(condition)
-            self._say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
+        if condition not in self._state.stats.conditions:
+            self._state.stats.conditions.add(condition)
+            self._state.say(f"our environment, not the compiler: {condition}; the {task.kind.value} is retried in "
                       f"{ENVIRONMENT_RETRY_SECONDS:.0f}s (free space in TMPDIR)")
         self.queue.append((time.monotonic() + ENVIRONMENT_RETRY_SECONDS, task))
         return True

@@ -16,7 +16,7 @@ from shapefuzz.campaign.report.dashboard import Refresher, refresh_seconds, writ
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.durations import parse_budget
 from shapefuzz.campaign.config import parse_chance
-from shapefuzz.campaign.engine import CORPUS_FULL, Engine, Limits
+from shapefuzz.campaign.engine import CORPUS_FULL, Engine, EngineConfig, Limits
 from shapefuzz.campaign.outcomes import BucketState
 from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
 from shapefuzz.campaign.steering import SteeringKnobs
@@ -325,7 +325,7 @@ def _shrink_phase(engine: Engine, store: CampaignStore, summary: Summary, reason
     causes = [list(c.buckets) for c in summary.findings if not c.shrunk]
     if not causes:
         return summary
-    seconds = max(WRAP_UP_SHRINK_SECONDS, engine.final_shrink_seconds)
+    seconds = max(WRAP_UP_SHRINK_SECONDS, engine.config.final_shrink_seconds)
     engine.shrink_causes(causes, localizations(store, store.buckets()), seconds)
     # the causes again: shrunk now, or pending with the reason why not
     return _resummarized(summary, store, reason, messages)
@@ -492,17 +492,16 @@ class _Session:
 
     def _engine(self, target: IreeTarget, families: tuple[str, ...], lanes: tuple[str, ...]) -> Engine:
         config, probe, cluster = self.config, self.toolchain.probe, self.cluster
-        engine = Engine(target, self.store, families, lanes, config.seed, config.jobs,
-                        Limits(config.count, config.seconds), shrink=config.shrink, progress=self.progress,
-                        argv=list(config.argv), start_method=self.start_method, reference=REFERENCE_BACKEND,
-                        lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
-                        knobs=SteeringKnobs(config.saturate_after, config.explore),
-                        coverage=CoverageKnobs(share=config.coverage, steer=config.coverage_steer,
-                                               lanes=config.coverage_lanes),
-                        shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
-                        compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
-                        large_every=LARGE_EVERY, pool_factory=cluster.pool_factory if cluster else None,
-                        until_saturated=config.until_saturated, allocate=config.allocate)
+        engine = Engine(target, self.store, EngineConfig(
+            families, lanes, config.seed, config.jobs, Limits(config.count, config.seconds), shrink=config.shrink,
+            argv=tuple(config.argv), start_method=self.start_method, reference=REFERENCE_BACKEND,
+            lanes_per_candidate=config.lanes_per_candidate if config.rotate else None,
+            knobs=SteeringKnobs(config.saturate_after, config.explore),
+            coverage=CoverageKnobs(share=config.coverage, steer=config.coverage_steer, lanes=config.coverage_lanes),
+            shrink_share=config.shrink_share, final_shrink_seconds=config.shrink_time,
+            compile_only=tuple(b for b in lanes if not BACKENDS[b].executes(probe)),
+            large_every=LARGE_EVERY, until_saturated=config.until_saturated, allocate=config.allocate),
+            progress=self.progress, pool_factory=cluster.pool_factory if cluster else None)
         self.say(f"campaign {self.folder}: {', '.join(families)} on {', '.join(engine.lanes)}; "
                  f"{config.jobs} job(s), seed {config.seed}; corpus {config.corpus_dir}"
                  + (f"; resuming after {engine.store.candidate_count()} candidates" if engine.tried else ""))

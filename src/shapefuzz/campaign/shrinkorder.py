@@ -23,6 +23,7 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore, CandidateRow
 from shapefuzz.campaign.localizing import split_as_reported
 from shapefuzz.campaign.causes.verdicts import cause_triage
 from shapefuzz.campaign.outcomes import BucketState, Candidate, Outcome, ShrinkState, Triage
+from shapefuzz.campaign.state import CampaignState
 from shapefuzz.case import case_from_mlir
 from shapefuzz.errors import InvalidInputError
 from shapefuzz.iree.input_dialect import is_frontend
@@ -83,25 +84,33 @@ def not_shrunk_why(members: Iterable[BucketRow]) -> str:
 
 
 class ShrinkPlan:
-    """Which buckets wait for their shrink, and which runs next. `buckets` and `causes` are the
-    campaign's (shared with the bucket book); `store` keeps the plan, so a pending shrink survives
-    a kill; `running()`: the buckets being shrunk now; `revive`: a stored candidate again;
-    `known_before`: active seconds before this session (buckets first seen earlier are known);
-    `size`: the target's order of reproducers (the bucket book's; `size.size_of` for IREE)."""
+    """Which buckets wait for their shrink, and which runs next. The buckets and causes are the
+    campaign's `state`'s (the bucket book files into them); `store` keeps the plan, so a pending
+    shrink survives a kill; `running()`: the buckets being shrunk now; `revive`: a stored candidate
+    again; `enabled`: shrinking is on; `size`: the target's order of reproducers (the bucket book's;
+    `size.size_of` for IREE). Buckets first seen before this session (`state.active_before`) are
+    known ones (`known_before`)."""
 
-    def __init__(self, store: CampaignStore, buckets: dict[str, BucketRow], causes: Causes,
-                 running: Callable[[], set[str]], revive: Callable[[CandidateRow], Candidate | None],
-                 known_before: float, enabled: bool,
+    def __init__(self, store: CampaignStore, state: CampaignState, *, running: Callable[[], set[str]],
+                 revive: Callable[[CandidateRow], Candidate | None], enabled: bool,
                  size: Callable[[str], tuple] = lambda text: astuple(size_of(text))) -> None:
-        self.store, self.buckets, self.causes = store, buckets, causes
+        self.store, self.state = store, state
         self._running, self._revive, self._size = running, revive, size
-        self.known_before, self.enabled = known_before, enabled
+        self.known_before, self.enabled = state.active_before, enabled
         # bucket -> the candidate to shrink (None: revived from the store); run in `pop`'s order
         self.queue: dict[str, Candidate | None] = {}
         self.costs: dict[str, float] = {}  # bucket -> seconds its reproducer's check took on its lane
         self._severities: dict[str, int] = {}  # bucket -> its severity rank
         # bucket -> where it was localized: known after the budget (`want`), splits causes as the report does
         self.located: dict[str, Localization] = {}
+
+    @property
+    def buckets(self) -> dict[str, BucketRow]:
+        return self.state.buckets
+
+    @property
+    def causes(self) -> Causes:
+        return self.state.causes
 
     def units(self, cause: str, members: dict[str, list[str]]) -> list[list[BucketRow]]:
         """A cause's buckets as the causes the report will show (`split_as_reported`), each of

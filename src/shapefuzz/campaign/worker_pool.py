@@ -3,7 +3,8 @@ the compiler and runtime run in the sandbox below it. A worker that dies, or run
 deadline, is killed with its children and replaced, and that task alone is reported lost.
 
 Knows nothing of IREE: a task is (kind, candidate, lanes or a shrink's job) and the worker hands it to the
-`Target`'s check, confirm or shrink (`values.perform`)."""
+`Target`'s check, confirm or shrink (`values.perform`); what comes back is typed (`TaskValue`), and
+read as a check's `Done.outcome` or a shrink's `Done.shrunk`."""
 
 from __future__ import annotations
 
@@ -17,20 +18,27 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import Union
 
 from shapefuzz.process import interrupts
-from shapefuzz.campaign.outcomes import EnvironmentCondition, ShrinkJob, Target, TaskKind, perform
+from shapefuzz.campaign.outcomes import (
+    Candidate, EnvironmentCondition, Outcome, ShrinkJob, ShrinkOutcome, Target, TaskKind, perform,
+)
 from shapefuzz.errors import EnvironmentFault
 from shapefuzz.process.sandbox import become_subreaper, kill_strays
 from shapefuzz.process.worktime import add
+
+
+# What a worker returns for a task: a check's or a confirm's `Outcome`; a shrink's `ShrinkOutcome`, or
+# None when it has nothing to tell (`values.perform`). None too when the task was lost or failed.
+TaskValue = Union[Outcome, ShrinkOutcome, None]
 
 
 @dataclass(frozen=True)
 class Task:
     tid: int
     kind: TaskKind  # which of the target's check, confirm, shrink the worker calls
-    candidate: Any
+    candidate: Candidate
     lanes: tuple[str, ...]
     deadline: float  # seconds of wall clock before the worker is killed
     job: ShrinkJob | None = None  # a shrink's instructions (its lanes are its backend alone)
@@ -44,11 +52,25 @@ class Task:
 @dataclass(frozen=True)
 class Done:
     task: Task
-    value: Any  # what the target returned (None when lost)
+    value: TaskValue  # what the target returned (None when lost)
     seconds: float  # the worker's wall time for the task
     error: str = ""  # a traceback (our bug) or why the worker was lost
     lost: bool = False  # the worker died or ran past the deadline
     environment: EnvironmentCondition | None = None  # our machine failed the task (retried, never its outcome)
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """A check's or a confirm's value (None when lost or failed)."""
+        if self.value is None or isinstance(self.value, Outcome):
+            return self.value
+        raise TypeError(f"a {self.task.kind.value} task returned a {type(self.value).__name__}, not an Outcome")
+
+    @property
+    def shrunk(self) -> ShrinkOutcome | None:
+        """A shrink's value (None when it had nothing to tell, or was lost or failed)."""
+        if self.value is None or isinstance(self.value, ShrinkOutcome):
+            return self.value
+        raise TypeError(f"a {self.task.kind.value} task returned a {type(self.value).__name__}, not a ShrinkOutcome")
 
 
 def _terminate(signum, frame):  # SIGTERM in a worker: unwind, so the sandbox kills its child group
@@ -84,7 +106,8 @@ def _die_with(parent_pid: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | None = None) -> None:
+def _worker_main(conn: multiprocessing.connection.Connection, target: Target, parent_pid: int | None = None,
+                 spawned: float | None = None) -> None:
     if spawned is not None:  # the interpreter's start and the target's imports (unpickling it), before this line
         add("start-up", max(0.0, time.time() - spawned))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -100,18 +123,19 @@ def _worker_main(conn, target, parent_pid: int | None = None, spawned: float | N
         kill_strays(everything=True)
 
 
-def _serve(conn, target: Target) -> None:
+def _serve(conn: multiprocessing.connection.Connection, target: Target) -> None:
     target.worker_init()
     while True:
         interrupts.check()  # a SIGTERM Python swallowed (in a gc callback) still ends the worker
         try:
-            task = conn.recv()
+            task: Task | None = conn.recv()
         except (EOFError, OSError):
             return
         if task is None:
             return
         start = time.perf_counter()
         environment = None
+        value: TaskValue
         try:
             value, error = perform(target, task.kind, task.candidate, task.argument), ""
         except EnvironmentFault as fault:  # our machine, not the candidate: a value the engine retries on
@@ -144,7 +168,7 @@ def _worker_environment():
 
 
 class _Worker:
-    def __init__(self, ctx, target) -> None:
+    def __init__(self, ctx, target: Target) -> None:  # ctx: a multiprocessing context
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, target, os.getpid(), time.time()), daemon=True)
         with _worker_environment():
@@ -164,7 +188,7 @@ class _Worker:
 
 
 class WorkerPool:
-    def __init__(self, target, jobs: int, start_method: str = "spawn") -> None:
+    def __init__(self, target: Target, jobs: int, start_method: str = "spawn") -> None:
         self.target = target
         self.jobs = jobs
         self.ctx = multiprocessing.get_context(start_method)
