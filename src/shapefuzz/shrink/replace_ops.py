@@ -24,8 +24,8 @@ from collections import Counter
 from typing import Iterator
 
 from shapefuzz.iree.mlirinfo import split_top_level
-from shapefuzz.shrink.mlirtext import _RESULTS, _RETURN, _SSA, Func, Stmt, _header_results, _matching, _uses, \
-    functions, statements
+from shapefuzz.shrink.mlirtext import RESULTS, RETURN, SSA, Func, Stmt, functions, header_results, matching, \
+    statements, uses
 
 _SCALAR = re.compile(r"^(?:i\d+|f\d+|bf16)$")  # an element type a constant and arith ops can take
 _BUILTIN_TENSOR = re.compile(r"^tensor<((?:(?:\d+|\?)x)*)([if]\d+|bf16)>$")  # no encoding, no nested type
@@ -106,7 +106,7 @@ def result_type(stmt_text: str) -> str | None:
 
 def _one_result(lines: list[str], s: Stmt) -> str | None:
     """The name of a statement's only result, None for none or a result group ('%r:2')."""
-    m = _RESULTS.match(lines[s.start])
+    m = RESULTS.match(lines[s.start])
     if len(s.results) != 1 or m is None or ":" in m.group(1):
         return None
     return s.results[0]
@@ -115,7 +115,7 @@ def _one_result(lines: list[str], s: Stmt) -> str | None:
 def _arg_list(header: str) -> tuple[int, int, list[str]]:
     """(open, close) of a function header's argument parentheses and its arguments' texts."""
     open_args = header.find("(")
-    close_args = _matching(header, open_args)
+    close_args = matching(header, open_args)
     return open_args, close_args, [a.strip() for a in split_top_level(header[open_args + 1 : close_args])]
 
 
@@ -141,15 +141,15 @@ def _argable(type_text: str) -> bool:
 
 
 def _used_after(lines: list[str], s: Stmt, func: Func, name: str) -> bool:
-    return _uses("".join(lines[s.end : func.close]), name)
+    return uses("".join(lines[s.end : func.close]), name)
 
 
 def _only_returned(lines: list[str], s: Stmt, func: Func, name: str) -> bool:
     """Whether the terminator is the only reader of `name` (cut to an argument, it would leave a
     function that returns its argument: no computation, no failure)."""
     after = lines[s.end : func.close]
-    last = max((i for i, line in enumerate(after) if _RETURN.match(line)), default=None)
-    return last is not None and not _uses("".join(after[:last]), name)
+    last = max((i for i, line in enumerate(after) if RETURN.match(line)), default=None)
+    return last is not None and not uses("".join(after[:last]), name)
 
 
 def _fresh(text: str) -> str:
@@ -162,7 +162,7 @@ def _fresh(text: str) -> str:
 
 # -- what a step leaves dead ----------------------------------------------------------------
 def _counts(text: str) -> Counter[str]:
-    return Counter(_SSA.findall(text))
+    return Counter(SSA.findall(text))
 
 
 def _unused(lines: list[str], func: Func) -> tuple[list[Stmt], list[str]]:
@@ -200,12 +200,12 @@ def tidy(text: str, dead: tuple[set[str], set[str]]) -> str:
     lines = text.splitlines(keepends=True)
     doomed: set[int] = set()
     for func in functions(lines):
-        uses = _counts("".join(lines[func.body[0] : func.body[1]]))
+        reads = _counts("".join(lines[func.body[0] : func.body[1]]))
         for s in reversed(statements(lines, func)):
             own = _counts(s.text(lines))
-            if s.results and s.results[0] not in dead_ops and all(uses[r] == own[r] for r in s.results):
+            if s.results and s.results[0] not in dead_ops and all(reads[r] == own[r] for r in s.results):
                 doomed.update(range(s.start, s.end))
-                uses.subtract(own)
+                reads.subtract(own)
     text = "".join(line for i, line in enumerate(lines) if i not in doomed)
     lines = text.splitlines(keepends=True)
     for func in reversed(functions(lines)):  # from the last, so earlier line numbers hold
@@ -258,10 +258,10 @@ def return_early(text: str) -> Iterator[str]:
     for func in functions(lines):
         stmts = statements(lines, func)
         header = "".join(lines[func.header[0] : func.header[1]])
-        arrow = _header_results(header)
+        arrow = header_results(header)
         if not stmts or arrow is None or _called(lines, func):
             continue
-        if (ret := _RETURN.match(lines[stmts[-1].start].rstrip("\n"))) is None:
+        if (ret := RETURN.match(lines[stmts[-1].start].rstrip("\n"))) is None:
             continue
         res_start, res_end, _ = arrow
         types = value_types(lines, func)
@@ -362,7 +362,7 @@ def replace_ops(text: str) -> Iterator[str]:
                 continue
             body = s.text(lines)
             region_args = set(re.findall(r"(%[\w.$\-]+)\s*:", body.split("{", 1)[1])) if "^" in body else set()
-            operands = [o for o in dict.fromkeys(_SSA.findall(body.split("=", 1)[1]))
+            operands = [o for o in dict.fromkeys(SSA.findall(body.split("=", 1)[1]))
                         if o != name and o not in region_args]
             earlier = {v: vt for v, vt in types.items()
                        if v in operands or v in args or defined.get(v, s.start) < s.start}
@@ -384,11 +384,11 @@ def drop_unused_symbols(text: str) -> Iterator[str]:
     lines = text.splitlines(keepends=True)
     spans = []
     for i, line in enumerate(lines):
-        if (m := _ALIAS.match(line)) and not _uses("".join(lines[:i] + lines[i + 1 :]), m.group(1)):
+        if (m := _ALIAS.match(line)) and not uses("".join(lines[:i] + lines[i + 1 :]), m.group(1)):
             spans.append((i, i + 1))
     for func in functions(lines):
         m = _PRIVATE.search(lines[func.header[0]])
-        if m and not _uses("".join(lines[: func.header[0]] + lines[func.close + 1 :]), "@" + m.group(1)):
+        if m and not uses("".join(lines[: func.header[0]] + lines[func.close + 1 :]), "@" + m.group(1)):
             spans.append((func.header[0], func.close + 1))
     if len(spans) > 1:
         drop = {i for a, b in spans for i in range(a, b)}
