@@ -19,10 +19,10 @@ from shapefuzz.size import shaped_dims
 
 _SHAPED = re.compile(r"\b(tensor|memref|vector)<([^<>]*)>")
 _FREE_INT = re.compile(r"(?<![\w%#@$.^\-])(\d+)(?![\w.])")
-_RESULTS = re.compile(r"^\s*(%[\w.$\-]+(?::\d+)?(?:\s*,\s*%[\w.$\-]+(?::\d+)?)*)\s*=")
-_SSA = re.compile(r"%[\w.$\-]+")
+RESULTS = re.compile(r"^\s*(%[\w.$\-]+(?::\d+)?(?:\s*,\s*%[\w.$\-]+(?::\d+)?)*)\s*=")
+SSA = re.compile(r"%[\w.$\-]+")
 _FUNC = re.compile(r"^\s*func\.func\b")
-_RETURN = re.compile(r"^(\s*)(?:func\.)?return\b(.*)$")
+RETURN = re.compile(r"^(\s*)(?:func\.)?return\b(.*)$")
 
 
 # -- structure ----------------------------------------------------------------------------
@@ -116,7 +116,7 @@ def _as_func(lines: list[str], start: int, end: int) -> list[Func]:
 def statements(lines: list[str], func: Func) -> list[Stmt]:
     out = []
     for start, end in _group(lines, *func.body):
-        match = _RESULTS.match(lines[start])
+        match = RESULTS.match(lines[start])
         results: tuple[str, ...] = ()
         if match:
             results = tuple(r.strip().split(":")[0] for r in match.group(1).split(","))
@@ -124,7 +124,7 @@ def statements(lines: list[str], func: Func) -> list[Stmt]:
     return out
 
 
-def _uses(text: str, name: str) -> bool:
+def uses(text: str, name: str) -> bool:
     return re.search(re.escape(name) + r"(?![\w.$\-])", text) is not None
 
 
@@ -133,7 +133,7 @@ def _rename(text: str, old: str, new: str) -> str:
 
 
 
-def _matching(text: str, open_index: int, pair: str = "()") -> int:
+def matching(text: str, open_index: int, pair: str = "()") -> int:
     depth = 0
     for i in range(open_index, len(text)):
         if text[i] == pair[0]:
@@ -163,7 +163,7 @@ def drop_unused_ops(text: str) -> Iterator[str]:
             if not s.results:
                 continue
             rest = "".join(lines[: s.start] + lines[s.end :])
-            if not any(_uses(rest, r) for r in s.results):
+            if not any(uses(rest, r) for r in s.results):
                 dead.append(s)
     if len(dead) > 1:
         drop = {i for s in dead for i in range(s.start, s.end)}
@@ -202,13 +202,13 @@ def bypass_ops(text: str) -> Iterator[str]:
     rename its uses. Candidates of the wrong type fail verification."""
     lines = text.splitlines(keepends=True)
     for func in functions(lines):
-        args = _SSA.findall("".join(lines[func.header[0] : func.header[1]]))
+        args = SSA.findall("".join(lines[func.header[0] : func.header[1]]))
         for s in statements(lines, func):
-            if len(s.results) != 1 or (m := _RESULTS.match(lines[s.start])) is None or ":" in m.group(1):
+            if len(s.results) != 1 or (m := RESULTS.match(lines[s.start])) is None or ":" in m.group(1):
                 continue
             name = s.results[0]
             body = s.text(lines)
-            operands = [o for o in dict.fromkeys(_SSA.findall(body.split("=", 1)[1])) if o != name]
+            operands = [o for o in dict.fromkeys(SSA.findall(body.split("=", 1)[1])) if o != name]
             # Region arguments (^bb0(%in: f32 ...)) are not visible outside the op.
             region_args = set(re.findall(r"(%[\w.$\-]+)\s*:", body.split("{", 1)[1])) if "^" in body else set()
             choices = [o for o in operands if o not in region_args] + [a for a in args if a not in operands]
@@ -223,14 +223,14 @@ def drop_results(text: str) -> Iterator[str]:
     lines = text.splitlines(keepends=True)
     for func in functions(lines):
         header = "".join(lines[func.header[0] : func.header[1]])
-        arrow = _header_results(header)
+        arrow = header_results(header)
         if arrow is None:
             continue
         res_start, res_end, types = arrow
-        ret_line = next((i for i in range(func.close - 1, func.body[0] - 1, -1) if _RETURN.match(lines[i])), None)
+        ret_line = next((i for i in range(func.close - 1, func.body[0] - 1, -1) if RETURN.match(lines[i])), None)
         if ret_line is None:
             continue
-        ret = _RETURN.match(lines[ret_line].rstrip("\n"))
+        ret = RETURN.match(lines[ret_line].rstrip("\n"))
         assert ret is not None  # the line was picked for matching it
         indent, rest = ret.groups()
         values_text, _, types_text = rest.partition(":")
@@ -253,10 +253,10 @@ def drop_results(text: str) -> Iterator[str]:
             yield "".join(out)
 
 
-def _header_results(header: str) -> tuple[int, int, list[str]] | None:
+def header_results(header: str) -> tuple[int, int, list[str]] | None:
     """(start, end, types) of the result list after '->' in a function header."""
     open_args = header.find("(")
-    close_args = _matching(header, open_args)
+    close_args = matching(header, open_args)
     if close_args < 0:
         return None
     rest = header[close_args + 1 :]
@@ -265,7 +265,7 @@ def _header_results(header: str) -> tuple[int, int, list[str]] | None:
         return None
     start = close_args + 1 + match.end()
     if header[start] == "(":
-        end = _matching(header, start) + 1
+        end = matching(header, start) + 1
         return start, end, split_top_level(header[start + 1 : end - 1])
     # a single type runs up to ' attributes' or ' {'
     stop = re.search(r"\s+(?:attributes\b|\{)", header[start:])
@@ -279,14 +279,14 @@ def drop_unused_args(text: str) -> Iterator[str]:
     for func in functions(lines):
         header = "".join(lines[func.header[0] : func.header[1]])
         open_args = header.find("(")
-        close_args = _matching(header, open_args)
+        close_args = matching(header, open_args)
         if close_args < 0:
             continue
         args = split_top_level(header[open_args + 1 : close_args])
         body = "".join(lines[func.body[0] : func.body[1]])
         for k, arg in enumerate(args):
-            names = _SSA.findall(arg)
-            if names and not _uses(body, names[0]):
+            names = SSA.findall(arg)
+            if names and not uses(body, names[0]):
                 new_args = ", ".join(a.strip() for j, a in enumerate(args) if j != k)
                 new_header = header[: open_args + 1] + new_args + header[close_args:]
                 yield "".join(lines[: func.header[0]] + [new_header] + lines[func.header[1] :])

@@ -17,7 +17,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.invoke.execute import compile_command
 from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.process.sandbox import Limits, cancel_running, resume
-from shapefuzz.shrink import mlirtext
+from shapefuzz.shrink import mlirtext, replace_ops
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     BLOWUPS, SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
@@ -52,6 +52,9 @@ def tiers_for(text: str, target: Target, toolchain: Toolchain | None) -> list[li
         # Only steps that keep the computation are taken on its text (its dead values, blank lines).
         return [[Pass("shrink_params", shrink_params)], _passes(mlirtext.CASE_CLEANUP)]
     tiers.append(_passes(mlirtext.TEXT_STRUCTURE))
+    # the ops around the failing one, and that op itself, once the cheap structure steps are done:
+    # a producer cut to an argument, a consumer cut by an early return, an op by a smaller one
+    tiers.append(_passes(replace_ops.ROOT_PASSES))
     tiers.append(_passes(mlirtext.TEXT_SHAPES))
     detail = _passes(mlirtext.TEXT_DETAIL)
     if toolchain is not None:
