@@ -18,12 +18,16 @@ Measured on IREE 3.13:
 - The passes after the lowering pipeline (conversion to LLVM or SPIR-V, serialization) are not
   replayed: they run at module level, outside what a `pass_pipeline` holds.
 When leaving no pass out makes it right, the configuration is changed (a GPU workgroup of one
-thread, the CPU `Default` pipeline), then the target's flags that switch a pass off are tried."""
+thread, the CPU `Default` pipeline), then the target's flags that switch a pass off are tried. A
+configuration that makes it right names no pass: the strategy-selection pass only chose the pipeline,
+the bad IR is made by one of that pipeline's passes (measured: a stride-2 `extract_slice` folded as
+stride 1 by OptimizeTensorInsertExtractSlices under DoubleTilingExpert, whose omission alone did not
+help because a later canonicalize folds it the same way), so the finding lists them."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -258,6 +262,7 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
     lowerings = sorted(lowerings, key=lambda low: (translation_line(configured, low.function) or (len(configured),))[0])
     faithful: list[Lowering] = []
     notes: list[str] = []
+    omitted: dict[str, list[tuple[str, Values]]] = {}  # each dispatch's omissions and how they came out
     tried = 0
     for lowering in lowerings:
         tick()
@@ -271,7 +276,9 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
         for run in reversed(lowering.candidates()):
             tick()
             tried += 1
-            if probe.lower(lowering.function, lowering.arguments(omit=run.name)) != Values.RIGHT:
+            outcome = probe.lower(lowering.function, lowering.arguments(omit=run.name))
+            omitted.setdefault(lowering.function, []).append((run.name, outcome))
+            if outcome != Values.RIGHT:
                 continue
             before, after = lowering.ir_around(run.name)
             return CodegenFinding(run.name, run.cls, function=lowering.function, ir_before=trimmed(before),
@@ -281,12 +288,12 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
                 f"`executable-configurations`) computes the wrong values on {lane}; the same without {run.name} "
                 f"computes the right ones (the last of its passes that changed the function whose omission does; "
                 f"{tried} omission(s) tried)"))
-    found = _configuration(probe, lowerings, configured, tick)
-    if found is not None:
-        return found
+    chosen = _configuration(probe, lowerings, configured, omitted, tick)
     found = _flags(probe, tick)
     if found is not None:
-        return found
+        return replace(found, evidence="; ".join(filter(None, [chosen.evidence if chosen else "", found.evidence])))
+    if chosen is not None:
+        return chosen
     flags = FLAG_TABLE.get(probe.target_backend(), ())
     return CodegenFinding(evidence="; ".join([*notes, (
         f"leaving out one pass of a dispatch's lowering pipeline at a time names none ({tried} omission(s) tried "
@@ -295,29 +302,42 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
 
 
 def _configuration(probe: CodegenProbe, lowerings: list[Lowering], configured: str,
-                   tick: Callable[[], None]) -> CodegenFinding | None:
+                   omitted: dict[str, list[tuple[str, Values]]], tick: Callable[[], None]) -> CodegenFinding | None:
     """A configuration change that makes the values right: one thread a workgroup (GPU targets),
-    the `Default` pipeline (CPU), each on one dispatch."""
+    the `Default` pipeline (CPU), each on one dispatch. It names no pass (see the module text): its
+    evidence says under which configuration it is right and wrong, and lists the wrong one's passes
+    that changed the function, with those whose omission could not be judged (`omitted`)."""
     lane = probe.lane
     for lowering in lowerings:
         pipeline = pipeline_of(configured, lowering.function)
         workgroup = workgroup_of(configured, lowering.function)
-        strategy, strategy_class = lowering.strategy_pass
-        changes: list[tuple[str, dict]] = []
+        changes: list[tuple[str, str, dict]] = []
         if workgroup and any(n > 1 for n in workgroup):
-            changes.append((f"with `workgroup_size = [{', '.join('1' * len(workgroup))}]` instead of "
-                            f"[{', '.join(map(str, workgroup))}]", {"workgroup": (1,) * len(workgroup)}))
+            changes.append((f"with `workgroup_size = [{', '.join('1' * len(workgroup))}]`",
+                            f"with [{', '.join(map(str, workgroup))}] under {pipeline}", {"workgroup": (1,) * len(workgroup)}))
         if pipeline_of(configured, lowering.function, attribute=True).startswith(_CPU_PIPELINE) and pipeline != "Default":
-            changes.append(("lowered by the `Default` pipeline instead", {"pipeline": _CPU_PIPELINE + "Default>"}))
-        for said, change in changes:
+            changes.append(("under the `Default` pipeline", f"under {pipeline}", {"pipeline": _CPU_PIPELINE + "Default>"}))
+        for right, wrong, change in changes:
             tick()
             if probe.lower(lowering.function, **change) == Values.RIGHT:
-                return CodegenFinding(strategy, strategy_class, function=lowering.function, evidence=(
-                    f"no single pass of @{lowering.function}'s {pipeline} pipeline left out makes it right, but "
-                    f"{said} it computes the right values on {lane}: the configuration {strategy_class} chose "
-                    f"({pipeline}{', workgroup_size ' + str(list(workgroup)) if workgroup else ''}) is what its "
-                    "pipeline miscompiles"))
+                return CodegenFinding(function=lowering.function, evidence=_among(
+                    lowering, pipeline, lane, right, wrong, omitted.get(lowering.function, [])))
     return None
+
+
+def _among(lowering: Lowering, pipeline: str, lane: str, right: str, wrong: str,
+           omitted: list[tuple[str, Values]]) -> str:
+    """The evidence of a configuration that makes it right: where the culprit is left to look."""
+    names = [run.name for run in lowering.candidates()]
+    unjudged = [name for name, outcome in omitted if outcome == Values.UNUSABLE]
+    wrong_too = [name for name, outcome in omitted if outcome == Values.WRONG]
+    return (f"@{lowering.function} computes the right values on {lane} {right}, wrong {wrong}; "
+            f"{lowering.strategy_pass[1]} only chose that configuration, the culprit is among {pipeline}'s passes "
+            f"that changed the function: {', '.join(names) or 'none recorded'} (or the conversion after them, "
+            "which reads the form they leave)"
+            + (f"; left out alone, {len(wrong_too)} of them still compute wrong values (another pass may make "
+               "the same IR)" if wrong_too else "")
+            + (f"; without {', '.join(unjudged)} it does not compile, so those are untried" if unjudged else ""))
 
 
 def _flags(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenFinding | None:
