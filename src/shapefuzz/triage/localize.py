@@ -21,7 +21,8 @@ A localization that runs out of budget or evidence says why ("not localized: ...
 A program spelled in a frontend (torch, ONNX) is converted to linalg inside `input`, by passes a
 replay cannot leave out; `with_frontend` places it there, in the frontend conversion, when the same
 computation written in linalg is right on the failing lane (or the IR is already wrong after
-`input`), and says it is not the frontend's when the linalg form is wrong too."""
+`input`), and says it is not the frontend's when the linalg form is wrong too; either only when the
+two lower to the same algorithm (`algorithm_ops`)."""
 
 from __future__ import annotations
 
