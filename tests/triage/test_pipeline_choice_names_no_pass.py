@@ -7,11 +7,14 @@ lists the wrong pipeline's passes that are left, and no issue title says "after
 
 from __future__ import annotations
 
-from shapefuzz.triage.codegen_pass import find_codegen_pass
+import dataclasses
+
+import pytest
+
+from shapefuzz.triage.codegen_pass import Lowering, find_codegen_pass
 from shapefuzz.triage.issue import issue_title
 from shapefuzz.triage.localize import CODEGEN, localize
 from shapefuzz.triage.localize_types import PassRun, Values
-from shapefuzz.triage.codegen_pass import Lowering
 
 FUNCTION = "main$async_dispatch_0_elementwise_3_i32xi64"
 CONFIGURED = f"""module {{
@@ -85,3 +88,83 @@ def test_the_issue_title_of_such_a_localization_names_the_lanes_codegen_not_a_st
     meta = {"bug": {"component": "codegen for llvm-cpu", "localized": loc.to_json()}}
     title = issue_title(meta, "llvm-cpu", "compare", "mismatch", "wrong values in gather via torch")
     assert title == "[codegen for llvm-cpu] wrong values from llvm-cpu's codegen", title
+
+
+OWN_IR = f"""// -----// IR Dump After LLVMCPULowerExecutableTargetPass: iree-llvmcpu-lower-executable-target //----- //
+func.func @{FUNCTION}() attributes {{translation_info = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>}} {{
+  %alloca = memref.alloca() alignment = 64 : memref<3xi64>
+  return
+}}
+"""
+
+
+class Replayed(StridedSlice):
+    """The same, with the IR its replay as a pass list lowers to: bufferization's stack buffer on the heap."""
+
+    def __init__(self, after, replayed: str) -> None:
+        self.after, self.replayed, self.omitted = after, replayed, 0
+
+    def lowerings(self):
+        return [dataclasses.replace(low, after=self.after) for low in super().lowerings()]
+
+    def replayed_ir(self, function, passes):
+        return self.replayed
+
+    def lower(self, function, passes=None, pipeline="", workgroup=()):
+        self.omitted += passes is not None and len(passes) < len(CHANGED)
+        return super().lower(function, passes, pipeline, workgroup)
+
+
+def test_a_replay_that_lowers_to_other_ir_is_no_evidence_for_any_omission(tmp_path):
+    after = tmp_path / "after.mlir"
+    after.write_text(OWN_IR)
+    on_heap = OWN_IR.replace("DoubleTilingExpert", 'pass_pipeline<"...">').replace(
+        "%alloca = memref.alloca() alignment = 64 : memref<3xi64>", "%alloc = memref.alloc() : memref<3xi64>")
+    probe = Replayed(after, on_heap)
+    found = find_codegen_pass(probe, lambda: None)
+    assert probe.omitted == 0 and not found.pass_name, found.evidence
+    assert found.evidence.startswith(
+        f"@{FUNCTION}'s lowering replayed as a pass list computes wrong values too, but is not the same lowering: "
+        "after the pipeline the replay has `%alloc = memref.alloc() : memref<3xi64>` where the pipeline's own has "
+        "`%alloca = memref.alloca() alignment = 64 : memref<3xi64>`, so no pass was left out of it; "), found.evidence
+    assert "wrong under DoubleTilingExpert" in found.evidence and "left out alone" not in found.evidence
+    # the same IR but for the translation_info it names: the replay is the lowering, each pass is left out
+    probe = Replayed(after, OWN_IR.replace("DoubleTilingExpert", 'pass_pipeline<"...">'))
+    found = find_codegen_pass(probe, lambda: None)
+    assert probe.omitted == len(CHANGED) and "left out alone, 5 of them" in found.evidence, found.evidence
+
+
+# the audited cause's reproducer, its indices made in range (3 5 7: the stride-2 slice picks 3 and 7)
+GATHER = """func.func @main(%source: !torch.vtensor<[13],si8>, %indices: !torch.vtensor<[3],si32>) -> !torch.vtensor<[2],si8> {
+  %false = torch.constant.bool false
+  %int4 = torch.constant.int 4
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int9223372036854775807 = torch.constant.int 9223372036854775807
+  %int2 = torch.constant.int 2
+  %idx641 = torch.aten.to.dtype %indices, %int4, %false, %false, %none : !torch.vtensor<[3],si32>, !torch.int, !torch.bool, !torch.bool, !torch.none -> !torch.vtensor<[3],si64>
+  %idx_s2 = torch.aten.slice.Tensor %idx641, %int0, %int0, %int9223372036854775807, %int2 : !torch.vtensor<[3],si64>, !torch.int, !torch.int, !torch.int, !torch.int -> !torch.vtensor<[2],si64>
+  %gathered3 = torch.aten.index_select %source, %int0, %idx_s2 : !torch.vtensor<[13],si8>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2],si8>
+  return %gathered3 : !torch.vtensor<[2],si8>
+}
+"""
+
+
+@pytest.mark.iree
+def test_the_strided_gather_on_llvm_cpu_is_placed_among_double_tiling_experts_passes(tmp_path, toolchain):
+    """IREE 3.13: the replay as a pass list keeps bufferization's buffer off the stack (and `Default`'s own
+    pass list is wrong too, while `Default` by name is right), so no omission is evidence; `Default` is
+    right, DoubleTilingExpert wrong, and no pass is named."""
+    import numpy as np
+
+    from shapefuzz.judge.iree_probe import IreeProbe
+
+    source = np.array([99, 79, -33, 85, 61, 47, -54, -84, -21, -57, 38, 43, -36], dtype=np.int8)
+    indices = np.array([3, 5, 7], dtype=np.int32)
+    probe = IreeProbe(GATHER, "llvm-cpu", [source, indices], [source[[3, 7]]], toolchain, str(tmp_path))
+    found = find_codegen_pass(probe, lambda: None)
+    assert not found.pass_name and "SelectLoweringStrategy" not in found.pass_class, found.evidence
+    assert "replayed as a pass list computes wrong values too, but is not the same lowering" in found.evidence
+    assert "memref.alloca()" in found.evidence
+    assert "right values on llvm-cpu under the `Default` pipeline, wrong under DoubleTilingExpert" in found.evidence
+    assert "iree-codegen-optimize-tensor-insert-extract-slices" in found.evidence  # among those listed
