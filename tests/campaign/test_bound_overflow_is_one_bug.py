@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, Triage
-from shapefuzz.campaign.report.issue_texts import one_bug_lines
+from shapefuzz.campaign.report.issue_texts import IssueTexts, one_bug_lines
 from shapefuzz.campaign.report.summary import summarize
-from shapefuzz.model import Signature
+from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.triage.identity import identity_of
 from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of, wrapped_bound_product
 
@@ -81,3 +83,25 @@ def test_the_wrapped_vmvx_alloca_joins_the_bounds_cause_with_its_overflow_said_a
     assert not next(s for s in cause.symptoms if s.lanes == ("llvm-cpu",)).note
     said = "\n".join(one_bug_lines(cause))
     assert "one bug, 2 symptoms" in said and "wrapped around int64" in said and "cause-c8172e8a0a" in said
+
+
+@pytest.mark.iree
+def test_the_vmvx_entrys_own_issue_text_says_its_size_is_the_bounds_overflowed(tmp_path: Path, toolchain):
+    from shapefuzz.campaign.causes.cause import Cause
+    from shapefuzz.corpus import make_finding, save_finding
+
+    sig = Signature("vmvx", Stage.COMPILE, Status.ERROR, FLATTEN)
+    module = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  return %x : tensor<4xf32>\n}\n"
+    path, _ = save_finding(tmp_path / "corpus", make_finding(sig, module, toolchain, detail=FLATTEN_DETAIL))
+    cause = Cause(name="cause-c8172e8a0a", triage=Triage.COMPILER_BUG, evidence="", identity="i",
+                  failing_pass="iree-codegen-flatten-memref-subspan", component="codegen for vmvx",
+                  scope="default pipeline", lanes=("vmvx",), severity=Severity.SIZING_BUG, localized=None, reported="",
+                  known=False, regression=None, backends=("vmvx",), stage="compile", status="error", message=FLATTEN,
+                  buckets=(), count=1, first_seen=0.0, new=True, rehits=0, rehit_seconds=0.0,
+                  corpus_entries=(str(path),), symptoms=(), merged=(), shrunk=True)
+    buckets = [{"backend": "vmvx", "signature": str(sig), "count": 1, "state": "confirmed"}]
+    out = IssueTexts(tmp_path / "camp", toolchain).write(cause, buckets)
+    assert out is not None
+    assert ("The size it fails on comes from the 2^53 - 1 bound IREE gives a dynamic dim: its size -8388608 is "
+            "(2^53 - 1)·8388608 wrapped around int64: iree-codegen-flatten-memref-subspan multiplies out the bound's "
+            "size without an overflow check (a second defect, beside the bound).") in out.read_text()

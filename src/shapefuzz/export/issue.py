@@ -22,6 +22,7 @@ from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.component import (DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL,
                                         plain_lanes)
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
+from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
     COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
     scope_said, shown_runs_of, triage_text)
@@ -212,6 +213,9 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
         lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
                                                              if bug.get("failing_pass") else "")
                   + f" ({text(scope_said(p.entry.meta, sig.backend, context.shown))})."]
+    wrapped = overflow_note(detail)
+    if wrapped:  # the dynamic-dim bound's size, overflowed where it fails: the bound's bug, and this pass's own
+        lines += ["", f"The size it fails on comes from the 2^53 - 1 bound IREE gives a dynamic dim: {text(wrapped)}."]
     localized = bug.get("localized") or {}
     if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
         lines += ["", f"Localized by running intermediate IR: {text(localized['evidence'])}."]

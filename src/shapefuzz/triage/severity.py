@@ -103,6 +103,21 @@ def wrapped_bound_product(text: str) -> tuple[int, int] | None:
     return None
 
 
+def overflow_note(detail: str) -> str:
+    """A second defect a bound bug's symptom shows: a size made from the dynamic-dim bound that
+    wrapped around int64 where it was multiplied out (`wrapped_bound_product`),
+    named by the pass the output fails in; "" when none."""
+    from shapefuzz.triage.failing_pass import failing_pass
+
+    wrapped = wrapped_bound_product(detail)
+    if wrapped is None:
+        return ""
+    where = failing_pass(detail)
+    return (f"its size {wrapped[0]} is (2^53 - 1)·{wrapped[1]} wrapped around int64: "
+            f"{where or 'the pass that failed'} multiplies out the bound's size without an overflow check "
+            "(a second defect, beside the bound)")
+
+
 def from_dynamic_dim_bound(text: str) -> bool:
     """Whether an output names a size made from the dynamic-dim bound: "unbounded" (3.2's words),
     or a count that is a multiple (up to 4096) of 2^53 - 1 or of 2^53 (one bug, many messages: the
@@ -164,4 +179,4 @@ def severity_rank(label: str) -> int:
 
 
 __all__ = ["ABSURD_BYTES", "Severity", "absurd_size", "looks_like_pointer", "miscompiled_shape", "severity_of",
-           "severity_rank", "wrapped_bound_product"]
+           "overflow_note", "severity_rank", "wrapped_bound_product"]

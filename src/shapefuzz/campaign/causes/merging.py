@@ -51,8 +51,7 @@ from shapefuzz.triage.identity import fold_message, identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
 from shapefuzz.recheck.regression import pass_key
-from shapefuzz.triage.failing_pass import failing_pass
-from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of, wrapped_bound_product
+from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, overflow_note, severity_of
 
 LOCALIZED_STAGES = (Stage.COMPARE, Stage.RUN)
 # where a bucket localized to a phase only breaks ("codegen": each target's own): never one pass
@@ -351,17 +350,4 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
                          note=notes[(s, st, m)]) for (s, st, m), lanes in out.items())
 
 
-def overflow_note(detail: str) -> str:
-    """A second defect a bound bug's symptom shows: a size made from the dynamic-dim bound that
-    wrapped around int64 where it was multiplied out (`triage.severity.wrapped_bound_product`),
-    named by the pass the output fails in; "" when none."""
-    wrapped = wrapped_bound_product(detail)
-    if wrapped is None:
-        return ""
-    where = failing_pass(detail)
-    return (f"its size {wrapped[0]} is (2^53 - 1)·{wrapped[1]} wrapped around int64: "
-            f"{where or 'the pass that failed'} multiplies out the bound's size without an overflow check "
-            "(a second defect, beside the bound)")
-
-
-__all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_meta", "entry_reproducer", "merge_causes", "overflow_note", "reproducer_digest", "symptoms"]
+__all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_meta", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]
