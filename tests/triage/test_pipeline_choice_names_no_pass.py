@@ -128,6 +128,10 @@ def test_a_replay_that_lowers_to_other_ir_is_no_evidence_for_any_omission(tmp_pa
         "after the pipeline the replay has `%alloc = memref.alloc() : memref<3xi64>` where the pipeline's own has "
         "`%alloca = memref.alloca() alignment = 64 : memref<3xi64>`, so no pass was left out of it; "), found.evidence
     assert "wrong under DoubleTilingExpert" in found.evidence and "left out alone" not in found.evidence
+    # a flag that then makes it right names its pass, after what the replay said
+    probe.with_flags = lambda flags: Values.RIGHT  # type: ignore[method-assign]
+    found = find_codegen_pass(probe, lambda: None)
+    assert found.pass_name == "loop-vectorize" and "is not the same lowering" in found.evidence.split("; ")[0]
     # the same IR but for the translation_info it names: the replay is the lowering, each pass is left out
     probe = Replayed(after, OWN_IR.replace("DoubleTilingExpert", 'pass_pipeline<"...">'))
     found = find_codegen_pass(probe, lambda: None)

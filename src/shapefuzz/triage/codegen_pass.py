@@ -307,10 +307,11 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
                 f"{tried} omission(s) tried)"))
     chosen = _configuration(probe, lowerings, configured, omitted, tick)
     found = _flags(probe, tick)
+    said = [*notes, chosen.evidence] if chosen is not None else notes  # what the replays said first
     if found is not None:
-        return replace(found, evidence="; ".join(filter(None, [chosen.evidence if chosen else "", found.evidence])))
+        return replace(found, evidence="; ".join([*said, found.evidence]))
     if chosen is not None:
-        return replace(chosen, evidence="; ".join([*notes, chosen.evidence]))
+        return replace(chosen, evidence="; ".join(said))
     flags = FLAG_TABLE.get(probe.target_backend(), ())
     return CodegenFinding(evidence="; ".join([*notes, (
         f"leaving out one pass of a dispatch's lowering pipeline at a time names none ({tried} omission(s) tried "
