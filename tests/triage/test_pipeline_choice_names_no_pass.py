@@ -172,3 +172,25 @@ def test_the_strided_gather_on_llvm_cpu_is_placed_among_double_tiling_experts_pa
     assert "memref.alloca()" in found.evidence
     assert "right values on llvm-cpu under the `Default` pipeline, wrong under DoubleTilingExpert" in found.evidence
     assert "iree-codegen-optimize-tensor-insert-extract-slices" in found.evidence  # among those listed
+
+
+def test_a_kept_record_naming_the_strategy_pass_is_taken_again(tmp_path):
+    """The audited campaign's record of 0b7ccb8219.2 (`LLVMCPUSelectLoweringStrategyPass`, codegen) reads as
+    none, so `triage --localize` localizes it again; another codegen pass's record stays."""
+    import json
+
+    from shapefuzz.campaign.database import CampaignStore
+    from shapefuzz.campaign.localizing import LOCALIZE_META, localization_of
+    from shapefuzz.triage.localize import Localization
+
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    old = Localization(CODEGEN, "iree-llvmcpu-select-lowering-strategy", "LLVMCPUSelectLoweringStrategyPass",
+                       "... the configuration LLVMCPUSelectLoweringStrategyPass chose (DoubleTilingExpert) is what its "
+                       "pipeline miscompiles", certain=True, finished_by="vmvx", dispatch=FUNCTION)
+    kept = Localization(CODEGEN, "iree-codegen-generic-vectorization", "GenericVectorizationPass", "...", certain=True)
+    store.set_meta(LOCALIZE_META + "a", json.dumps(old.to_json()))
+    store.set_meta(LOCALIZE_META + "b", json.dumps(kept.to_json()))
+    assert localization_of(store, "a") is None
+    assert localization_of(store, "b") == kept
+    store.close()

@@ -9,6 +9,7 @@ bugs (report `_causes` splits them); the component and the identity follow where
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -27,6 +28,7 @@ LOCALIZE_META = "localize:"
 DEFAULT_LOCALIZE_SECONDS = 180.0  # the whole step (--localize-time)
 PER_BUCKET_SECONDS = 60.0
 LOCALIZED_STAGES = ("compare", "run")
+_STRATEGY = re.compile(r"-select-lowering-strategy$")  # a target's strategy-selection pass, by its argument
 _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
 
 
@@ -37,9 +39,12 @@ def localization_of(store: CampaignStore, sig: str) -> Localization | None:
     if not text:
         return None
     try:
-        return Localization.from_json(load_json(text, "a localization record"))
+        loc = Localization.from_json(load_json(text, "a localization record"))
     except (SchemaError, TypeError, ValueError):
         return None
+    # older versions named the pass that chose a pipeline another pipeline computes right
+    # (`triage.codegen_pass`: that names no pass now): no record, so it is localized again
+    return None if loc is not None and loc.phase == CODEGEN and _STRATEGY.search(loc.pass_name) else loc
 
 
 def localizations(store: CampaignStore | None, rows: Iterable[BucketRow]) -> dict[str, Localization]:
