@@ -33,10 +33,10 @@ Check = Callable[[Candidate, str], Outcome]  # one candidate on one lane
 
 
 def lanes_to_check(meta: dict[str, Any], backend: str, cause_lanes: Iterable[str], stage: str, probe) -> list[str]:
-    """The lanes a shown reproducer is checked on: its own, the cause's, each Vulkan lane's twin and,
-    for a wrong value or run failure, the reference lane; those this compiler builds, at most MAX_LANES."""
+    """The lanes a shown reproducer is checked on: its own, the cause's, each Vulkan lane's twin, each
+    variant lane's plain lane and, for a wrong value or run failure, the reference lane; those this
+    compiler builds, at most MAX_LANES."""
     from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
-
     from shapefuzz.triage.component import plain_lanes
 
     lanes = [*claimed_lanes(meta, backend), *cause_lanes]
