@@ -174,13 +174,14 @@ def test_the_strided_gather_on_llvm_cpu_is_placed_among_double_tiling_experts_pa
     assert "iree-codegen-optimize-tensor-insert-extract-slices" in found.evidence  # among those listed
 
 
-def test_a_kept_record_naming_the_strategy_pass_is_taken_again(tmp_path):
+def test_a_kept_record_naming_the_strategy_pass_names_no_pass_and_is_taken_again(tmp_path):
     """The audited campaign's record of 0b7ccb8219.2 (`LLVMCPUSelectLoweringStrategyPass`, codegen) reads as
-    none, so `triage --localize` localizes it again; another codegen pass's record stays."""
+    placed in codegen without a pass (still apart from the Vulkan i8 cause it would join unplaced), and
+    `triage --localize` localizes it again; another codegen pass's record stays as kept."""
     import json
 
     from shapefuzz.campaign.database import CampaignStore
-    from shapefuzz.campaign.localizing import LOCALIZE_META, localization_of
+    from shapefuzz.campaign.localizing import LOCALIZE_META, localization_of, stale
     from shapefuzz.triage.localize import Localization
 
     store = CampaignStore(tmp_path / "c")
@@ -191,6 +192,11 @@ def test_a_kept_record_naming_the_strategy_pass_is_taken_again(tmp_path):
     kept = Localization(CODEGEN, "iree-codegen-generic-vectorization", "GenericVectorizationPass", "...", certain=True)
     store.set_meta(LOCALIZE_META + "a", json.dumps(old.to_json()))
     store.set_meta(LOCALIZE_META + "b", json.dumps(kept.to_json()))
-    assert localization_of(store, "a") is None
+    read = localization_of(store, "a")
+    assert read is not None and stale(old) and not stale(kept)
+    assert (read.phase, read.pass_name, read.pass_class, read.certain) == (CODEGEN, "", "", True)
+    assert read.evidence.endswith("LLVMCPUSelectLoweringStrategyPass only chose that pipeline: it is not where the "
+                                  "bad IR is made, and no pass is named")
+    assert read.where == "codegen"
     assert localization_of(store, "b") == kept
     store.close()
