@@ -9,7 +9,9 @@ bugs (report `_causes` splits them); the component and the identity follow where
 from __future__ import annotations
 
 import json
+import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -27,12 +29,29 @@ LOCALIZE_META = "localize:"
 DEFAULT_LOCALIZE_SECONDS = 180.0  # the whole step (--localize-time)
 PER_BUCKET_SECONDS = 60.0
 LOCALIZED_STAGES = ("compare", "run")
+_STRATEGY = re.compile(r"-select-lowering-strategy$")  # a target's strategy-selection pass, by its argument
 _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
 
 
 def localization_of(store: CampaignStore, sig: str) -> Localization | None:
     """The localization kept for bucket `sig` (None: none, or a record that does not read back,
-    bounded in size and depth: a hostile store's 200,000-deep one was a RecursionError)."""
+    bounded in size and depth: a hostile store's 200,000-deep one was a RecursionError). A record of an
+    older version that named the pass choosing a pipeline another pipeline computes right (`stale`) is
+    read as placed in codegen without a pass, as `triage.codegen_pass` places it now."""
+    loc = _kept(store, sig)
+    if loc is None or not stale(loc):
+        return loc
+    return replace(loc, pass_name="", pass_class="", evidence=f"{loc.evidence}; {loc.pass_class or loc.pass_name} only "
+                   "chose that pipeline: it is not where the bad IR is made, and no pass is named")
+
+
+def stale(loc: Localization) -> bool:
+    """A kept codegen localization naming a target's strategy-selection pass (older versions): it is
+    localized again when a campaign or `triage --localize` next has time."""
+    return loc.phase == CODEGEN and bool(_STRATEGY.search(loc.pass_name))
+
+
+def _kept(store: CampaignStore, sig: str) -> Localization | None:
     text = store.get_meta(LOCALIZE_META + sig)
     if not text:
         return None
@@ -124,7 +143,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             continue
         for sig in cause.buckets:
             bucket = store.bucket(sig)
-            if bucket is None or not _wanted(bucket) or localization_of(store, sig) is not None:
+            kept = _kept(store, sig)
+            if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
                 continue
             left = end - time.monotonic()
             if left <= 1.0:
@@ -150,14 +170,26 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     return done
 
 
+def place_of(loc: Localization | None, lane: str) -> str:
+    """Where a bucket was localized, as causes are split and merged by it ("" when not): a codegen
+    placement without a pass is its target's codegen ("codegen: codegen for llvm-cpu"), so an llvm-cpu
+    miscompile and a SPIR-V one with one message stay two bugs (audit A: the strided gather on llvm-cpu
+    and the i8 words on Vulkan), while one SPIR-V bug seen on both Vulkan lanes stays one."""
+    if loc is None or not loc.localized:
+        return ""
+    if loc.phase != CODEGEN or loc.pass_name:
+        return loc.where
+    target = re.sub(r" \(.*\)$", "", component_of_place(loc, [lane]))
+    return f"{loc.where}: {target}"
+
+
 def split_by_localization(groups: dict[str, list[BucketRow]],
                           located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
     """Causes whose buckets were localized to different places become one cause per place (the
     first keeps the name, the others get `.2`, `.3`); a bucket not localized stays with the
     cause's first place. Then causes localized to one place with one symptom are merged."""
     def place(b: BucketRow) -> str:
-        loc = located.get(b.sig)
-        return loc.where if loc is not None and loc.localized else ""
+        return place_of(located.get(b.sig), b.backend)
 
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
@@ -183,7 +215,8 @@ def _merge_same_place(groups: dict[str, list[BucketRow]],
     first: dict[tuple[str, ...], str] = {}
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
-        places = {located[b.sig].where if b.sig in located and located[b.sig].certain else "" for b in members}
+        places = {place_of(located[b.sig], b.backend) if b.sig in located and located[b.sig].certain else ""
+                  for b in members}
         lead = members[0]
         key = (places.pop(), lead.stage, lead.status, lead.sig_json.get("message", "")) if len(places) == 1 else ()
         if key and key[0] and key in first:
@@ -195,5 +228,5 @@ def _merge_same_place(groups: dict[str, list[BucketRow]],
     return out
 
 
-__all__ = ["DEFAULT_LOCALIZE_SECONDS", "LOCALIZE_META", "component_of_localization", "localization_of",
+__all__ = ["DEFAULT_LOCALIZE_SECONDS", "LOCALIZE_META", "component_of_localization", "localization_of", "place_of", "stale",
            "localizations", "localize_causes", "split_as_reported", "split_by_localization"]

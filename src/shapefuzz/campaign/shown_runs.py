@@ -3,11 +3,12 @@
 A cause's verdict and lanes come from the candidates the campaign drew; its issue text shows its first
 corpus entry, shrunk since. After the wrap-up shrinks, within at most a minute (`--localize-time` bounds
 it too; `triage --localize` runs it), each cause whose shown reproducer has no record of its own runs is
-checked, one lane at a time, on the cause's lanes, the other Vulkan target of a Vulkan lane and, for a
-wrong value, the reference lane, with the campaign's own check; its verdict is re-derived from those runs
-by the campaign's own triage (`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module,
-not of the candidate). The record goes into the entry's meta.json `shown`; lanes the time did not reach
-are listed as left, and the text says only what was run."""
+checked, one lane at a time, on the cause's lanes, the other Vulkan target of a Vulkan lane, the plain
+lane of a variant lane (rocm-gfx942 of rocm-gfx942-o3) and, for a wrong value, the reference lane, with
+the campaign's own check; its verdict is re-derived from those runs by the campaign's own triage
+(`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module, not of the candidate). The
+record goes into the entry's meta.json `shown`; lanes the time did not reach are listed as left, and the
+text says only what was run."""
 
 from __future__ import annotations
 
@@ -32,12 +33,15 @@ Check = Callable[[Candidate, str], Outcome]  # one candidate on one lane
 
 
 def lanes_to_check(meta: dict[str, Any], backend: str, cause_lanes: Iterable[str], stage: str, probe) -> list[str]:
-    """The lanes a shown reproducer is checked on: its own, the cause's, each Vulkan lane's twin and,
-    for a wrong value or run failure, the reference lane; those this compiler builds, at most MAX_LANES."""
+    """The lanes a shown reproducer is checked on: its own, the cause's, each Vulkan lane's twin, each
+    variant lane's plain lane and, for a wrong value or run failure, the reference lane; those this
+    compiler builds, at most MAX_LANES."""
     from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
+    from shapefuzz.triage.component import plain_lanes
 
     lanes = [*claimed_lanes(meta, backend), *cause_lanes]
-    lanes += [BACKENDS[lane].driver_twin or "" for lane in lanes if lane in BACKENDS]
+    # each variant lane's plain lane: what the text's "only with <flags>" rests on (`triage.shown.scope_said`)
+    lanes += [BACKENDS[lane].driver_twin or "" for lane in lanes if lane in BACKENDS] + plain_lanes(lanes)
     if stage in (Stage.RUN.value, Stage.COMPARE.value):
         lanes.append(REFERENCE_BACKEND)
     picked = [lane for lane in dict.fromkeys(lanes) if lane in BACKENDS and BACKENDS[lane].compiles(probe)]

@@ -19,11 +19,13 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.component import DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL
+from shapefuzz.triage.component import (DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL,
+                                        plain_lanes)
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
+from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
     COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
-    shown_runs_of, triage_text)
+    scope_said, shown_runs_of, triage_text)
 from shapefuzz.triage.shown_output import shown_compile_output
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
@@ -69,8 +71,9 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     version_text = (shown.stdout + shown.stderr).strip() or f"(iree-compile --version exited {shown.returncode})"
     probe = toolchain.probe
     lanes = (p.entry.meta.get("bug") or {}).get("lanes") or []  # every lane where it reproduced
-    names = [b for b in dict.fromkeys([p.backend.name, *p.entry.backends, *lanes])
-             if b in BACKENDS and BACKENDS[b].compiles(probe)]
+    seen = [p.backend.name, *p.entry.backends, *lanes]
+    # each variant lane's plain lane too: the text says "only with <flags>" only where it ran (`scope_said`)
+    names = [b for b in dict.fromkeys([*seen, *plain_lanes(seen)]) if b in BACKENDS and BACKENDS[b].compiles(probe)]
     lines = [f"{text(b)}: not supported by this iree-compile" for b in p.entry.backends
              if b in BACKENDS and not BACKENDS[b].compiles(probe)]
     try:
@@ -209,7 +212,10 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
     if bug.get("component"):
         lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
                                                              if bug.get("failing_pass") else "")
-                  + f" ({text(bug.get('scope', 'default pipeline'))})."]
+                  + f" ({text(scope_said(p.entry.meta, sig.backend, context.shown))})."]
+    wrapped = overflow_note(detail)
+    if wrapped:  # the dynamic-dim bound's size, overflowed where it fails: the bound's bug, and this pass's own
+        lines += ["", f"The size it fails on comes from the 2^53 - 1 bound IREE gives a dynamic dim: {text(wrapped)}."]
     localized = bug.get("localized") or {}
     if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
         lines += ["", f"Localized by running intermediate IR: {text(localized['evidence'])}."]

@@ -80,6 +80,19 @@ class CodegenReplay:
         result, vmfb = self._compile(self._path(".mlir", changed), self.lane, f"--compile-from={CONFIGURED}")
         return self._judge(vmfb, self.lane) if result.ok else Values.UNUSABLE
 
+    def replayed_ir(self, function: str, passes: Sequence[str]) -> str | None:
+        """`function`'s IR after its lowering pass when its translation_info is the pass list `passes`."""
+        configured = self.configured_ir()
+        changed = with_translation(configured, function, passes) if configured else None
+        if changed is None:
+            return None
+        tree = Path(self._path(".tree"))
+        result, _ = self._compile(self._path(".mlir", changed), self.lane, f"--compile-from={CONFIGURED}",
+                                  "--compile-to=executable-targets", "--mlir-print-ir-after-all",
+                                  f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading", limits=_TREE)
+        found = next((low for low in lowerings_in(tree) if low.function == function), None) if result.ok else None
+        return found.after.read_text(errors="replace") if found is not None and found.after is not None else None
+
     def with_flags(self, flags: Sequence[str]) -> Values:
         result, vmfb = self._compile(self._path(".mlir", self.text), self.lane, *flags)
         return self._judge(vmfb, self.lane) if result.ok else Values.UNUSABLE

@@ -20,7 +20,8 @@ from shapefuzz.judge.iree_probe import CALL as _CALL, Compare, IreeProbe
 from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.localize import CODEGEN, Localization, Values, frontend_open, localize, with_frontend
+from shapefuzz.triage.localize import (CODEGEN, Localization, Values, algorithm_ops, frontend_open, localize,
+                                       unlike_text, with_frontend)
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
 FRONTEND_SECONDS = 20.0  # kept for a frontend conversion's pass search (measured: 5 to 15 s)
@@ -76,16 +77,18 @@ def _localize_program(text: str, lane: str, inputs: Sequence[np.ndarray], expect
 
 
 def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
-                    toolchain: Toolchain, compare: Compare | None = None) -> tuple[str, Values, Values | None]:
+                    toolchain: Toolchain, compare: Compare | None = None) -> tuple[str, Values, Values | None, str]:
     """(the case's spelling, how its linalg spelling comes out on `lane`, how its torch spelling
-    does for an ONNX case whose linalg spelling is right, else None): both take and return the same
-    arrays as the case. Nothing is compiled for a linalg case, a lane that does not execute here,
-    or a family that does not load ("linalg", UNUSABLE, None)."""
+    does for an ONNX case whose linalg spelling is right, else None, and why the linalg spelling is
+    no evidence: it lowers to another algorithm than the case's own spelling, compared after `flow` by
+    `triage.localize.unlike_text`; "" when the same): both take and return the same arrays as the case.
+    Nothing is compiled for a linalg case, a lane that does not execute here, or a family that does not
+    load ("linalg", UNUSABLE, None, "")."""
     from shapefuzz.families import get_family
     from shapefuzz.families.base import LINALG
     from shapefuzz.families.frontends import frontend_of, linalg_params, spelled, spellings_for
 
-    nothing = (LINALG, Values.UNUSABLE, None)
+    nothing = (LINALG, Values.UNUSABLE, None, "")
     if case is None or frontend_of(case.params) == LINALG or lane not in BACKENDS \
             or not BACKENDS[lane].executes(toolchain.probe):
         return nothing
@@ -94,19 +97,25 @@ def frontend_values(case, lane: str, inputs: Sequence[np.ndarray], expected: Seq
         p = family.load(case.params)
         q = linalg_params(p)
         texts = [family.render(q)]
+        own = family.render(p)
         torch = next((s for s in spellings_for(family.name) if s.frontend == "torch"), None)
         if p.frontend == "onnx" and torch is not None and torch.expressible(q):
             texts.append(family.render(spelled(q, torch)))
     except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence
         return nothing
     verdicts: list[Values] = []
+    unlike = ""
     with temp_dir("localize") as tmp:
-        for text in texts:
-            probe = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare)
-            verdicts.append(probe.finish(text, "start", lane))
+        for linalg_text in texts:
+            probe = IreeProbe(linalg_text, lane, inputs, expected, toolchain, tmp, compare)
+            verdicts.append(probe.finish(linalg_text, "start", lane))
             if verdicts[0] != Values.RIGHT:  # not the frontend's: which conversion does not matter
                 break
-    return p.frontend, verdicts[0], verdicts[1] if len(verdicts) > 1 else None
+        if verdicts[0] in (Values.RIGHT, Values.WRONG):  # evidence only if it computes the same way
+            flows = [IreeProbe(t, lane, inputs, expected, toolchain, tmp, compare).phase_ir("flow") for t in (own, texts[0])]
+            if flows[0] is not None and flows[1] is not None:
+                unlike = unlike_text(p.frontend, algorithm_ops(flows[0]), algorithm_ops(flows[1]))
+    return p.frontend, verdicts[0], verdicts[1] if len(verdicts) > 1 else None, unlike
 
 
 def family_compare(case, inputs: Sequence[np.ndarray]) -> Compare | None:
@@ -137,15 +146,15 @@ def _localize_entry(entry, toolchain: Toolchain, lane: str, passed: Sequence[str
     compare = family_compare(case, entry.inputs)
     lane = lane or entry.signature.backend
     start = time.monotonic()
-    spelling, linalg, torch = frontend_values(case, lane, entry.inputs, entry.expected, toolchain, compare)
+    spelling, linalg, torch, unlike = frontend_values(case, lane, entry.inputs, entry.expected, toolchain, compare)
     # its linalg spelling right: the frontend's conversion is likely where it breaks, so the search of
     # IREE's passes leaves time for the search of the conversion's
-    reserve = min(FRONTEND_SECONDS, seconds / 3) if linalg == Values.RIGHT else 0.0
+    reserve = min(FRONTEND_SECONDS, seconds / 3) if linalg == Values.RIGHT and not unlike else 0.0
     loc = localize_program(entry.mlir, lane, entry.inputs, entry.expected, toolchain, passed,
                            max(1.0, seconds - reserve - (time.monotonic() - start)), compare)
     if not frontend_open(loc):
         return loc
-    loc = with_frontend(loc, spelling, lane, linalg, torch)
+    loc = with_frontend(loc, spelling, lane, linalg, torch, unlike)
     if not loc.frontend:
         return loc
     from shapefuzz.judge.frontend_probe import place_frontend_pass

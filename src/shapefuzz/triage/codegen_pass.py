@@ -17,13 +17,22 @@ Measured on IREE 3.13:
   passes iree-opt does not register (`arith-expand`) are no obstacle.
 - The passes after the lowering pipeline (conversion to LLVM or SPIR-V, serialization) are not
   replayed: they run at module level, outside what a `pass_pipeline` holds.
+- A list is not always the pipeline: a named CPU pipeline's bufferization puts its buffers on the
+  stack, the same pass in a list on the heap, and that alone went wrong (a strided gather: `Default`
+  right by name, wrong as its own list). So a replay counts only when the function's IR after it is the
+  pipeline's own (`replayed_ir`, where the probe has it).
 When leaving no pass out makes it right, the configuration is changed (a GPU workgroup of one
-thread, the CPU `Default` pipeline), then the target's flags that switch a pass off are tried."""
+thread, the CPU `Default` pipeline), then the target's flags that switch a pass off are tried. A
+configuration that makes it right names no pass: the strategy-selection pass only chose the pipeline,
+the bad IR is made by one of that pipeline's passes (measured: a stride-2 `extract_slice` folded as
+stride 1 by OptimizeTensorInsertExtractSlices under DoubleTilingExpert, which no replay could test),
+so the finding lists them."""
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -54,6 +63,7 @@ class Lowering:
     lowerer: PassRun  # the lowering pass (LLVMCPULowerExecutableTargetPass)
     dumps: tuple[Path, ...] = ()  # each run's IR dump, same order
     before: Path | None = None  # the function before its first pass (None: not dumped)
+    after: Path | None = None  # the function after the lowering pass, its whole pipeline run (None: not dumped)
 
     def arguments(self, omit: str = "") -> list[str]:
         return [r.arg for r in self.runs if r.name != omit]
@@ -83,9 +93,12 @@ class Lowering:
 
 def _body(path: Path) -> str:
     try:
-        text = path.read_text(errors="replace")
+        return _without_header(path.read_text(errors="replace"))
     except OSError:
         return ""
+
+
+def _without_header(text: str) -> str:
     return text.split("\n", 1)[1] if text.startswith("// -----//") else text
 
 
@@ -118,7 +131,8 @@ def lowerings_in(tree: Path) -> list[Lowering]:
             if _CONTAINER.search(run.name):
                 executable = next((e.group(1) for part in folder.parts if (e := _EXECUTABLE_DIR.match(part))), "")
                 function = _FUNC_DIR.match(folder.name).group(1)  # type: ignore[union-attr]
-                found.append((dumps[0].order, Lowering(function, executable, tuple(runs), run, tuple(paths))))
+                found.append((dumps[0].order, Lowering(function, executable, tuple(runs), run, tuple(paths),
+                                                       after=dump.path)))
                 break
             runs.append(run)
             paths.append(dump.path)
@@ -232,6 +246,9 @@ class CodegenProbe(Protocol):
     def target_backend(self) -> str:
         """The lane's codegen target ("llvm-cpu", "vulkan-spirv", "vmvx")."""
 
+    # optional: `replayed_ir(function, passes) -> str | None`, the function's IR after its lowering pass
+    # when its translation_info is the pass list `passes` (None: not dumped): whether a replay is the lowering
+
 
 @dataclass(frozen=True)
 class CodegenFinding:
@@ -258,6 +275,7 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
     lowerings = sorted(lowerings, key=lambda low: (translation_line(configured, low.function) or (len(configured),))[0])
     faithful: list[Lowering] = []
     notes: list[str] = []
+    omitted: dict[str, list[tuple[str, Values]]] = {}  # each dispatch's omissions and how they came out
     tried = 0
     for lowering in lowerings:
         tick()
@@ -266,12 +284,18 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
             notes.append(f"@{lowering.function}'s lowering replayed as a pass list " + (
                 "computes the right values (not the same lowering)" if replayed == Values.RIGHT else "does not compile"))
             continue
+        unlike = _unlike_lowering(probe, lowering)
+        if unlike:
+            notes.append(unlike)
+            continue
         faithful.append(lowering)
         pipeline = pipeline_of(configured, lowering.function)
         for run in reversed(lowering.candidates()):
             tick()
             tried += 1
-            if probe.lower(lowering.function, lowering.arguments(omit=run.name)) != Values.RIGHT:
+            outcome = probe.lower(lowering.function, lowering.arguments(omit=run.name))
+            omitted.setdefault(lowering.function, []).append((run.name, outcome))
+            if outcome != Values.RIGHT:
                 continue
             before, after = lowering.ir_around(run.name)
             return CodegenFinding(run.name, run.cls, function=lowering.function, ir_before=trimmed(before),
@@ -281,12 +305,13 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
                 f"`executable-configurations`) computes the wrong values on {lane}; the same without {run.name} "
                 f"computes the right ones (the last of its passes that changed the function whose omission does; "
                 f"{tried} omission(s) tried)"))
-    found = _configuration(probe, lowerings, configured, tick)
-    if found is not None:
-        return found
+    chosen = _configuration(probe, lowerings, configured, omitted, tick)
     found = _flags(probe, tick)
+    said = [*notes, chosen.evidence] if chosen is not None else notes  # what the replays said first
     if found is not None:
-        return found
+        return replace(found, evidence="; ".join([*said, found.evidence]))
+    if chosen is not None:
+        return replace(chosen, evidence="; ".join(said))
     flags = FLAG_TABLE.get(probe.target_backend(), ())
     return CodegenFinding(evidence="; ".join([*notes, (
         f"leaving out one pass of a dispatch's lowering pipeline at a time names none ({tried} omission(s) tried "
@@ -294,30 +319,70 @@ def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenF
         "replayed)")] + ([f"no flag of {', '.join(f.flag for f in flags)} makes it right"] if flags else [])))
 
 
+def _unlike_lowering(probe: CodegenProbe, lowering: Lowering) -> str:
+    """Why `lowering` replayed as a pass list is not that lowering, though it computes wrong values too
+    ("" when it is, or the probe cannot tell): its IR after the pipeline differs from the pipeline's own
+    (measured on 3.13, llvm-cpu: bufferization in a named pipeline allocates on the stack, as a pass of a
+    list on the heap, and a heap buffer in the dispatch went wrong by itself: the `Default` pipeline was
+    right by name and wrong as its own pass list, so every omission from the list said nothing)."""
+    replayed_ir = getattr(probe, "replayed_ir", None)
+    own = _body(lowering.after) if lowering.after is not None else ""
+    replayed = replayed_ir(lowering.function, lowering.arguments()) if replayed_ir is not None and own else None
+    if replayed is None:
+        return ""
+    ours, theirs = _lines(own), _lines(_without_header(replayed))
+    if ours == theirs:
+        return ""
+    _, i, i_end, j, j_end = next(op for op in difflib.SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
+                                 if op[0] != "equal")
+    said = lambda lines, k, end: f"`{lines[k].strip()[:IR_LINE_CHARS]}`" if k < end else "nothing"  # noqa: E731
+    return (f"@{lowering.function}'s lowering replayed as a pass list computes wrong values too, but is not the same "
+            f"lowering: after the pipeline the replay has {said(theirs, j, j_end)} where the pipeline's own has "
+            f"{said(ours, i, i_end)}, so no pass was left out of it")
+
+
+def _lines(body: str) -> list[str]:
+    """A function's IR as compared: without its `func.func` line, which names the translation_info."""
+    return [line for line in body.strip("\n").splitlines()[1:] if line.strip()]
+
+
 def _configuration(probe: CodegenProbe, lowerings: list[Lowering], configured: str,
-                   tick: Callable[[], None]) -> CodegenFinding | None:
+                   omitted: dict[str, list[tuple[str, Values]]], tick: Callable[[], None]) -> CodegenFinding | None:
     """A configuration change that makes the values right: one thread a workgroup (GPU targets),
-    the `Default` pipeline (CPU), each on one dispatch."""
+    the `Default` pipeline (CPU), each on one dispatch. It names no pass (see the module text): its
+    evidence says under which configuration it is right and wrong, and lists the wrong one's passes
+    that changed the function, with those whose omission could not be judged (`omitted`)."""
     lane = probe.lane
     for lowering in lowerings:
         pipeline = pipeline_of(configured, lowering.function)
         workgroup = workgroup_of(configured, lowering.function)
-        strategy, strategy_class = lowering.strategy_pass
-        changes: list[tuple[str, dict]] = []
+        changes: list[tuple[str, str, dict]] = []
         if workgroup and any(n > 1 for n in workgroup):
-            changes.append((f"with `workgroup_size = [{', '.join('1' * len(workgroup))}]` instead of "
-                            f"[{', '.join(map(str, workgroup))}]", {"workgroup": (1,) * len(workgroup)}))
+            changes.append((f"with `workgroup_size = [{', '.join('1' * len(workgroup))}]`",
+                            f"with [{', '.join(map(str, workgroup))}] under {pipeline}", {"workgroup": (1,) * len(workgroup)}))
         if pipeline_of(configured, lowering.function, attribute=True).startswith(_CPU_PIPELINE) and pipeline != "Default":
-            changes.append(("lowered by the `Default` pipeline instead", {"pipeline": _CPU_PIPELINE + "Default>"}))
-        for said, change in changes:
+            changes.append(("under the `Default` pipeline", f"under {pipeline}", {"pipeline": _CPU_PIPELINE + "Default>"}))
+        for right, wrong, change in changes:
             tick()
             if probe.lower(lowering.function, **change) == Values.RIGHT:
-                return CodegenFinding(strategy, strategy_class, function=lowering.function, evidence=(
-                    f"no single pass of @{lowering.function}'s {pipeline} pipeline left out makes it right, but "
-                    f"{said} it computes the right values on {lane}: the configuration {strategy_class} chose "
-                    f"({pipeline}{', workgroup_size ' + str(list(workgroup)) if workgroup else ''}) is what its "
-                    "pipeline miscompiles"))
+                return CodegenFinding(function=lowering.function, evidence=_among(
+                    lowering, pipeline, lane, right, wrong, omitted.get(lowering.function, [])))
     return None
+
+
+def _among(lowering: Lowering, pipeline: str, lane: str, right: str, wrong: str,
+           omitted: list[tuple[str, Values]]) -> str:
+    """The evidence of a configuration that makes it right: where the culprit is left to look."""
+    names = [run.name for run in lowering.candidates()]
+    unjudged = [name for name, outcome in omitted if outcome == Values.UNUSABLE]
+    wrong_too = [name for name, outcome in omitted if outcome == Values.WRONG]
+    return (f"@{lowering.function} computes the right values on {lane} {right}, wrong {wrong}; "
+            f"{lowering.strategy_pass[1]} only chose that configuration, the culprit is among {pipeline}'s passes "
+            f"that changed the function: {', '.join(names) or 'none recorded'} (or the conversion after them, "
+            "which reads the form they leave)"
+            + (f"; left out alone, {len(wrong_too)} of them still compute wrong values (another pass may make "
+               "the same IR)" if wrong_too else "")
+            + (f"; without {', '.join(unjudged)} it does not compile, so those are untried" if unjudged else ""))
 
 
 def _flags(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenFinding | None:

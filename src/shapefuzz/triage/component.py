@@ -103,6 +103,13 @@ def variant_flags(lane: str) -> tuple[str, ...]:
     return backend.extra_flags if backend is not None and backend.variant_of else ()
 
 
+def plain_lanes(lanes: Iterable[str]) -> list[str]:
+    """The plain target lane of each variant lane in `lanes` (rocm-gfx942 of rocm-gfx942-o3), in order, once:
+    where a claim that it needs the variant's flags is checked."""
+    found = [BACKENDS[lane].variant_of or "" for lane in lanes if variant_flags(lane)]
+    return [lane for lane in dict.fromkeys(found) if lane]
+
+
 def scope_of(lanes: Iterable[str], component: str = "") -> str:
     """"default pipeline" when a plain target's lane reproduces it, else the variant flags it
     needs ("only with --iree-..."). A frontend failure needs no flag wherever it was seen: the
@@ -120,4 +127,4 @@ def needs_flag(lanes: Iterable[str], component: str = "") -> bool:
 
 
 __all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_STABLEHLO", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
-           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "scope_of", "variant_flags"]
+           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "plain_lanes", "scope_of", "variant_flags"]

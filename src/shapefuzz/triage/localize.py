@@ -21,7 +21,8 @@ A localization that runs out of budget or evidence says why ("not localized: ...
 A program spelled in a frontend (torch, ONNX) is converted to linalg inside `input`, by passes a
 replay cannot leave out; `with_frontend` places it there, in the frontend conversion, when the same
 computation written in linalg is right on the failing lane (or the IR is already wrong after
-`input`), and says it is not the frontend's when the linalg form is wrong too."""
+`input`), and says it is not the frontend's when the linalg form is wrong too; either only when the
+two lower to the same algorithm (`algorithm_ops`)."""
 
 from __future__ import annotations
 
@@ -463,15 +464,41 @@ def frontend_open(loc: Localization) -> bool:
     return not (loc.certain and loc.phase and (loc.phase != PHASES[0] or loc.pass_name))
 
 
+_EXT_OP = re.compile(r"\biree_linalg_ext\.(\w+)")
+
+
+def algorithm_ops(ir: str) -> frozenset[str]:
+    """The `iree_linalg_ext` ops a program's IR holds (after `flow`: what its dispatches compute with),
+    their terminator aside: a torch top-k becomes a `sort` of the whole dim, `iree_linalg_ext.topk` stays one."""
+    return frozenset(op for op in _EXT_OP.findall(ir) if op != "yield")
+
+
+def unlike_text(spelling: str, own: frozenset[str], linalg: frozenset[str]) -> str:
+    """Why the linalg spelling's values say nothing of the `spelling` conversion: the two lower to
+    different algorithms (`algorithm_ops` of each after `flow`); "" when they are the same."""
+    if own == linalg:
+        return ""
+    ops = lambda names: " and ".join(f"iree_linalg_ext.{n}" for n in sorted(names)) or "no iree_linalg_ext op"  # noqa: E731
+    return (f"the same computation written in linalg is not the same algorithm after `flow`: it lowers to {ops(linalg)}, "
+            f"the {spelling} spelling to {ops(own)}, so its values say nothing of the "
+            f"{FRONTEND_NAMES.get(spelling, spelling)} conversion")
+
+
 def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
-                  torch: Values | None = None) -> Localization:
+                  torch: Values | None = None, unlike: str = "") -> Localization:
     """`loc` for a program spelled in `spelling` ("torch", "onnx", "stablehlo"), given how the same computation
     written in linalg (and, for ONNX, in torch) came out on `lane`: in the frontend conversion
     when the linalg form is right there (the torch form wrong too: torch-mlir's lowering, which
     the ONNX import goes through; right: the ONNX import), or when a right lane showed the IR
-    already wrong after `input`; when the linalg form is wrong too, not the frontend's (said)."""
+    already wrong after `input`; when the linalg form is wrong too, not the frontend's (said).
+    `unlike` (`unlike_text`): the linalg form lowers to another algorithm, so its values are no evidence
+    either way (audit A: torch's top-1 of 512 is a sort, `iree_linalg_ext.topk` is not; a driver's loop
+    limit was placed in torch-mlir); it is said, and only the IR after `input` can place it there."""
     if spelling not in FRONTEND_NAMES or not frontend_open(loc):
         return loc
+    if unlike and linalg in (Values.RIGHT, Values.WRONG):
+        linalg = Values.UNUSABLE
+        loc = replace(loc, evidence=f"{loc.evidence}; {unlike}" if loc.evidence else unlike)
     if linalg == Values.WRONG:
         said = (f"the same computation written in linalg computes wrong values on {lane} too, so it is not the "
                 f"{FRONTEND_NAMES[spelling]} conversion's")
@@ -496,4 +523,5 @@ def with_frontend(loc: Localization, spelling: str, lane: str, linalg: Values,
 
 
 __all__ = ["CODEGEN", "CONST_EVAL_PASS", "NO_CONST_EVAL", "FRONTEND_NAMES", "Localization", "OMISSION_ORDER", "PHASES", "PassRun", "Probe", "Values",
-           "frontend_open", "localize", "omittable", "pass_runs", "pipeline_text", "with_frontend"]
+           "algorithm_ops", "frontend_open", "localize", "omittable", "pass_runs", "pipeline_text", "unlike_text",
+           "with_frontend"]

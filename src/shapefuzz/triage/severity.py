@@ -66,10 +66,12 @@ def looks_like_pointer(n: int) -> bool:
 
 
 def absurd_size(text: str) -> bool:
-    """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`); an
+    """Whether an output names a size no small input needs (see `_UNBOUNDED`, `ABSURD_BYTES`), or a
+    size made from the dynamic-dim bound that wrapped around int64 (`wrapped_bound_product`); an
     address printed as a size is none (`looks_like_pointer`)."""
     return bool(_UNBOUNDED.search(text)) or any(
-        n >= ABSURD_BYTES and n not in _SENTINELS and not looks_like_pointer(n) for n in _numbers(text))
+        n >= ABSURD_BYTES and n not in _SENTINELS and not looks_like_pointer(n) for n in _numbers(text)) or \
+        wrapped_bound_product(text) is not None
 
 
 # IREE's bound for a dynamic dim without a better one: a scratch buffer sized from it names the
@@ -77,11 +79,51 @@ def absurd_size(text: str) -> bool:
 DYNAMIC_DIM_BOUND = 2**53 - 1
 
 
+# a negative dim of a shaped type (`memref<-131072xf32>`, `tensor<4x-8x?xf32>`): no size, a product that wrapped
+_NEGATIVE_DIM = re.compile(r"(?<=[<x])(-[1-9]\d*)(?=x)")
+_WORD = 2**64
+_BOUND_INVERSE = pow(DYNAMIC_DIM_BOUND, -1, _WORD)  # the bound is odd: every int64 is (2^53 - 1)·k for one k
+MAX_FACTOR = ABSURD_BYTES  # the most a wrapped product's other factor (the static dims it was multiplied by) is
+
+
+def wrapped_bound_product(text: str) -> tuple[int, int] | None:
+    """(n, k) for the first size in `text` that is (2^53 - 1)·k wrapped around int64 for a plausible k
+    (2..2^40: the product of static dims it was multiplied by), or None. Measured on 3.13 (vmvx,
+    audit C): bufferize made a `memref<9007199254740991x32x64x64xf32>` scratch alloca and
+    FlattenMemRefSubspan multiplied it out in int64, 2^70 - 2^17 = -131072, building the invalid
+    `memref<-131072xf32>` that fails as "incorrect number of dynamic sizes": one bound bug, and an
+    overflow check missing where it wrapped. Checked: a negative dim of a shaped type, or a count of
+    2^40 or more that is no multiple of the bound (those `from_dynamic_dim_bound` reads as they are)."""
+    found = [int(m.group(1)) for m in _NEGATIVE_DIM.finditer(text)] + [
+        n for n in _numbers(text) if n < 2**63 and n % DYNAMIC_DIM_BOUND and not looks_like_pointer(n)]
+    for n in found:
+        k = n * _BOUND_INVERSE % _WORD
+        if 2 <= k <= MAX_FACTOR:
+            return n, k
+    return None
+
+
+def overflow_note(detail: str) -> str:
+    """A second defect a bound bug's symptom shows: a size made from the dynamic-dim bound that
+    wrapped around int64 where it was multiplied out (`wrapped_bound_product`),
+    named by the pass the output fails in; "" when none."""
+    from shapefuzz.triage.failing_pass import failing_pass
+
+    wrapped = wrapped_bound_product(detail)
+    if wrapped is None:
+        return ""
+    where = failing_pass(detail)
+    return (f"its size {wrapped[0]} is (2^53 - 1)·{wrapped[1]} wrapped around int64: "
+            f"{where or 'the pass that failed'} multiplies out the bound's size without an overflow check "
+            "(a second defect, beside the bound)")
+
+
 def from_dynamic_dim_bound(text: str) -> bool:
     """Whether an output names a size made from the dynamic-dim bound: "unbounded" (3.2's words),
     or a count that is a multiple (up to 4096) of 2^53 - 1 or of 2^53 (one bug, many messages: the
-    message depends on rank, target and release)."""
-    if re.search(r"\bunbounded\b", text, re.IGNORECASE):
+    message depends on rank, target and release), or such a product wrapped around int64
+    (`wrapped_bound_product`)."""
+    if re.search(r"\bunbounded\b", text, re.IGNORECASE) or wrapped_bound_product(text) is not None:
         return True
     for n in _numbers(text):
         if n >= DYNAMIC_DIM_BOUND and n not in _SENTINELS and \
@@ -137,4 +179,4 @@ def severity_rank(label: str) -> int:
 
 
 __all__ = ["ABSURD_BYTES", "Severity", "absurd_size", "looks_like_pointer", "miscompiled_shape", "severity_of",
-           "severity_rank"]
+           "overflow_note", "severity_rank", "wrapped_bound_product"]

@@ -120,6 +120,34 @@ def reproduces_on(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns 
     return holds, unchecked
 
 
+def scope_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | None) -> str:
+    """The pipeline the issue text says it needs, as the shown reproducer's own runs bear it out: "default
+    pipeline" when a plain lane reproduces it; "only with <flags>" only when each variant lane's plain lane ran
+    this reproducer and passed (for a wrong value, ran it and matched) or failed another way, said with what it
+    did; else "seen with <flags>; not tried on the plain lane (<lane>)" (audit B and C: an O3-only claim for
+    a slow compile the plain lane shares, inferred from the one lane the campaign ran)."""
+    from shapefuzz.triage.component import plain_lanes, scope_of
+
+    bug = meta.get("bug") if isinstance(meta.get("bug"), Mapping) else {}
+    assert isinstance(bug, Mapping)
+    holds, _ = reproduces_on(meta, entry_backend, shown)
+    claimed = scope_of(holds, str(bug.get("component") or ""))
+    if claimed == "default pipeline":
+        return claimed
+    executed = str(meta.get("stage") or "") in ("run", "compare")  # compiling says nothing of values
+    runs = {r.lane: r for r in shown.runs} if shown is not None else {}
+    told, untried = [], []
+    for plain in plain_lanes(holds):
+        run = runs.get(plain)
+        if run is not None and (run.verdict in (PASSES, OTHER) or run.verdict == COMPILES and not executed):
+            told.append(f"{plain} without them {run.what or run.verdict}")
+        else:
+            untried.append(plain)
+    if not untried:
+        return f"{claimed}: {'; '.join(told)}"
+    return f"seen {claimed.removeprefix('only ')}; not tried on the plain lane ({', '.join(untried)})"
+
+
 def evidence_is_of(meta: Mapping[str, Any], mlir: str) -> bool:
     """Whether the triage evidence describes this reproducer: written with the digest of the module it
     was computed on (an entry without one, from before, or written by hand, is taken as recorded)."""
@@ -149,4 +177,5 @@ def triage_text(meta: Mapping[str, Any], mlir: str, shown: ShownRuns | None) -> 
 
 
 __all__ = ["BLOW_UPS", "COMPILES", "LaneRun", "OTHER", "PASSES", "SAME", "ShownRuns", "UNSUPPORTED", "VERDICTS", "claimed_lanes",
-           "evidence_is_of", "one_line", "reproducer_digest", "reproduces_on", "same_failure", "shown_runs_of", "triage_text"]
+           "evidence_is_of", "one_line", "reproducer_digest", "reproduces_on", "same_failure", "scope_said", "shown_runs_of",
+           "triage_text"]

@@ -23,6 +23,7 @@ class Symptom:
     message: str
     lanes: tuple[str, ...]
     severity: str  # its severity's label
+    note: str = ""  # a second defect it shows beside the cause's bug (a size that wrapped on its way), or ""
 
     @property
     def text(self) -> str:
@@ -31,7 +32,7 @@ class Symptom:
 
     def to_json(self) -> dict[str, Any]:
         return {"stage": self.stage, "status": self.status, "message": self.message, "lanes": list(self.lanes),
-                "severity": self.severity}
+                "severity": self.severity} | ({"note": self.note} if self.note else {})
 
 
 @dataclass(frozen=True)

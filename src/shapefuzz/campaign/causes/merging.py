@@ -51,7 +51,7 @@ from shapefuzz.triage.identity import fold_message, identity_of
 from shapefuzz.triage.issue import without_header
 from shapefuzz.triage.localize import CODEGEN, PHASES, Localization
 from shapefuzz.recheck.regression import pass_key
-from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
+from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, overflow_note, severity_of
 
 LOCALIZED_STAGES = (Stage.COMPARE, Stage.RUN)
 # where a bucket localized to a phase only breaks ("codegen": each target's own): never one pass
@@ -340,12 +340,14 @@ def symptoms(members: list[BucketRow]) -> tuple[Symptom, ...]:
     """Each distinct symptom of a cause (stage, status, message) with the lanes that showed it, most
     severe first."""
     out: dict[tuple[str, str, str], list[str]] = {}
+    notes: dict[tuple[str, str, str], str] = {}
     for b in _most_severe_first(members):
         key = (b.stage.value, b.status.value, b.message)
         if b.backend not in out.setdefault(key, []):
             out[key].append(b.backend)
-    return tuple(Symptom(stage=s, status=st, message=m, lanes=tuple(lanes), severity=severity_of(s, st, m).label)
-                 for (s, st, m), lanes in out.items())
+        notes[key] = notes.get(key) or overflow_note(b.detail)
+    return tuple(Symptom(stage=s, status=st, message=m, lanes=tuple(lanes), severity=severity_of(s, st, m).label,
+                         note=notes[(s, st, m)]) for (s, st, m), lanes in out.items())
 
 
 __all__ = ["bound_pairs", "dispatch_kind", "split_by_dispatch_kind", "split_real_limits", "cross_pairs", "entry_meta", "entry_reproducer", "merge_causes", "reproducer_digest", "symptoms"]

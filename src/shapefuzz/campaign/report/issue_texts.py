@@ -39,7 +39,7 @@ def one_bug_lines(cause: Cause) -> list[str]:
     if len(seen) > 1:
         lines.append("one bug, " + str(len(seen)) + " symptoms: " + "; ".join(
             f"{text(s.severity)} on {text(', '.join(s.lanes))} ({code(s.stage + '/' + s.status + ': ' + s.message)})"
-            for s in seen))
+            + (f" — {text(s.note)}" if s.note else "") for s in seen))
     if cause.merged:
         lines.append("merged causes: " + ", ".join(code(name) for name in cause.merged))
     return lines
