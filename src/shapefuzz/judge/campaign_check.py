@@ -52,7 +52,7 @@ def expectation_on(case: Case, seed: int, lanes: Sequence[str], probe: Toolchain
     if any_runs_here(lanes, probe):
         return case_expectation(case, seed)
     if validate:
-        with timed("reference"):
+        with timed("validate"):
             validate_case(case)
     return None
 

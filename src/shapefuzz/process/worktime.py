@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from typing import Iterator
 
 # The parts, in the order reports list them (new ones at the end: a store keeps them by name).
-PARTS = ("start-up", "reference", "judge", "compare", "action log", "inputs", "files", "processes")
+# "validate": a case checked only on lanes that compile here is still rendered and its arrays sized
+# (no inputs, no reference are built for it).
+PARTS = ("start-up", "reference", "judge", "compare", "action log", "inputs", "files", "processes", "validate")
 
 _SPENT: dict[str, float] = {}
 _OPEN = [0]  # timed blocks open now
