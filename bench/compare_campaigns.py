@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-TIME = re.compile(r"seen|wall|time|seconds|started|active|created|finished|when|date|duration|^at$", re.I)
+# (`recent`: the allocation's recent causes are discounted by the check-seconds a cell spent)
+TIME = re.compile(r"seen|wall|time|seconds|started|active|created|finished|when|date|duration|recent|^at$", re.I)
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ?")
 TEMP = re.compile(r"/tmp/shapefuzz-[a-z]+-\d+-\w+")
 
