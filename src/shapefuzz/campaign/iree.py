@@ -337,7 +337,8 @@ class IreeTarget:
         # the shrunk reproducer's own output (its mismatch, its actual values), as its re-check gave it
         finding = make_finding(signature, result.minimized, self.toolchain, case=case, seed=result.target.seed,
                                inputs=expectation.inputs if expectation else None,
-                               expected=expectation.expected if expectation else None, detail=result.detail)
+                               expected=expectation.expected if expectation else None, detail=result.detail,
+                               case_form=result.case_form)  # a text-stage result: its case beside it
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"
