@@ -148,3 +148,22 @@ def test_a_generated_compile_failure_shrinks_past_its_template(toolchain, tmp_pa
     assert entry.meta["case_form"] == "case.mlir"
     kept = (tmp_path / "corpus" / entry.id / "case.mlir").read_text()
     assert json.loads(kept.splitlines()[0].split(": ", 1)[1])["family"] == "conv" and kept.strip() == case_form.strip()
+
+
+@pytest.mark.iree
+def test_a_campaign_hands_back_no_header_less_failure_met_in_the_text_stage(toolchain, tmp_path):
+    """A failure met while shrinking a case's text is plain MLIR: no case the campaign's buckets can
+    check, judge or save (saving it as a case of its family would parse its empty parameters)."""
+    from shapefuzz.campaign.iree import IreeTarget
+    from shapefuzz.model import BackendResult, CheckReport, Verdict
+    from shapefuzz.shrink.engine import Stats
+
+    case = _case()
+    other = Signature("llvm-cpu", Stage.COMPILE, Status.CRASH, "crashed")
+    report = CheckReport(Verdict.FAIL, (BackendResult("llvm-cpu", Stage.COMPILE, Status.CRASH, "", other, 0.1, 0.1),))
+    plain, cased = case_stage.decase(case), case + "// (another text of the case)\n"
+    result = shrink_run.ShrinkResult(case, case, Target({"llvm-cpu": CONV_ERROR}, ("llvm-cpu",), 5.0), measure(case),
+                                     measure(case), 1.0, Stats(), None, findings=[(other, plain, report),
+                                                                                  (other, cased, report)])
+    outcome = IreeTarget(toolchain, tmp_path / "corpus").save_shrunk(result)
+    assert outcome is not None and [c.text for c, _ in outcome.found] == [cased]
