@@ -148,6 +148,9 @@ def test_a_generated_compile_failure_shrinks_past_its_template(toolchain, tmp_pa
     assert entry.meta["case_form"] == "case.mlir"
     kept = (tmp_path / "corpus" / entry.id / "case.mlir").read_text()
     assert json.loads(kept.splitlines()[0].split(": ", 1)[1])["family"] == "conv" and kept.strip() == case_form.strip()
+    from shapefuzz.recheck.replay import ReplayOutcome, replay_entry
+
+    assert replay_entry(entry, toolchain, confirm=False).outcome == ReplayOutcome.STILL_FAILING  # as plain MLIR
 
 
 @pytest.mark.iree
