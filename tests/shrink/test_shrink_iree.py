@@ -117,7 +117,10 @@ def test_the_time_limit_bounds_the_whole_shrink(toolchain, tmp_path):
 
 def test_a_campaign_shrink_saves_the_shrunk_case_with_its_inputs(toolchain, tmp_path):
     """The smaller reproducer replaces the entry's whole payload: its own inputs and NumPy
-    outputs go with it, so the entry's repro.sh still runs on the saved arrays."""
+    outputs go with it, so the entry's repro.sh still runs on the saved arrays. A compile error's
+    case goes on as text past its parameter steps (shrink.case_stage): the header-less reproducer
+    has no arrays of the case (they would not fit its arguments), and the case it was cut from
+    stays beside it (case.mlir) with the arrays of that case's own entry gone with the old payload."""
     import json
 
     from shapefuzz.campaign.iree import IreeTarget
@@ -136,5 +139,13 @@ def test_a_campaign_shrink_saves_the_shrunk_case_with_its_inputs(toolchain, tmp_
     smaller, entry = shrunk.text, shrunk.entry
     assert smaller is not None and smaller != grown.text and entry is not None
     saved = load_entry(entry)
-    assert saved.inputs and saved.expected, "the shrunk entry lost its input and expected arrays"
     assert (Path(entry) / "reproducer.mlir").read_text().strip() == smaller.strip()
+    case_form = (Path(entry) / "case.mlir").read_text()
+    assert "shapefuzz-case" not in smaller and case_form.startswith("// shapefuzz-case:")
+    assert saved.case is None and saved.inputs is None and saved.expected is None, "stale arrays of the grown case"
+    # the case form is the case as its parameter steps shrank it: its own arrays are the family's to make
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.judge.oracle import case_expectation
+
+    case = case_from_mlir(case_form)
+    assert case is not None and case.family == "conv" and case_expectation(case, grown.input_seed).inputs

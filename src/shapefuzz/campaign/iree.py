@@ -327,7 +327,10 @@ class IreeTarget:
         was confirmed, and the new failures met while shrinking (each confirmed by two re-checks)
         handed back for the engine's buckets: nothing is written into the corpus behind the
         campaign's back. With the shrinker's figures (`ShrinkResult.facts`) for the task log."""
-        found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings)
+        # (a failure met in a case's text stage, shrink.case_stage, is plain MLIR: no case, so no
+        # candidate the buckets can check, judge or save; `shapefuzz shrink` reports it)
+        found = tuple(self._shrink_finding(result, sig, text, report) for sig, text, report in result.findings
+                      if case_of(text) is not None)
         if not result.confirmed or not smaller(result.minimized, result.original):
             return ShrinkOutcome(found=found, facts=result.facts(), trials=tuple(result.trials))
         signature = next(iter(result.target.signatures.values()))
@@ -337,7 +340,8 @@ class IreeTarget:
         # the shrunk reproducer's own output (its mismatch, its actual values), as its re-check gave it
         finding = make_finding(signature, result.minimized, self.toolchain, case=case, seed=result.target.seed,
                                inputs=expectation.inputs if expectation else None,
-                               expected=expectation.expected if expectation else None, detail=result.detail)
+                               expected=expectation.expected if expectation else None, detail=result.detail,
+                               case_form=result.case_form)  # a text-stage result: its case beside it
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"

@@ -24,6 +24,8 @@ CORPUS_FORMAT = 1
 DEFAULT_CORPUS = "corpus"
 META = "meta.json"
 REPRODUCER = "reproducer.mlir"
+# the generated case a text-stage reproducer was cut from, with its header (shrink.case_stage)
+CASE_FORM = "case.mlir"
 MODULE = "module.vmfb"  # what the entry's compile command writes
 REPRO_SCRIPT = "repro.sh"
 INDEX = "INDEX.md"
@@ -53,6 +55,8 @@ class Finding:
     evidence: str = ""  # why: what the verdict rests on, and what would settle it
     onnx_model: bytes | None = None  # the ONNX model the reproducer was imported from (kept as model.onnx)
     origin: str = ""  # where it came from when not generated (an ONNX node test)
+    # the parameter-shrunk generated case a header-less reproducer was cut from (kept as case.mlir)
+    case_form: str | None = None
 
 
 def _with_input_type(command: list[str], mlir: str) -> list[str]:
@@ -79,6 +83,7 @@ def make_finding(
     evidence: str = "",
     onnx_model: bytes | None = None,
     origin: str = "",
+    case_form: str | None = None,
 ) -> Finding:
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
@@ -108,6 +113,7 @@ def make_finding(
         evidence=evidence,
         onnx_model=onnx_model if onnx_model is not None else case_model_bytes(case),
         origin=origin,
+        case_form=case_form,
     )
 
 

@@ -118,6 +118,7 @@ def check_meta(meta: Any, folder_name: str, render: bool = True) -> dict[str, An
         "shown": _check_record, "cpus": _check_record,  # the shown reproducer's own runs, on lanes and on CPUs
         "bug": _check_bug, "reported": lambda v, f: s.text(v, f, max_len=2000),
         "onnx_model": lambda v, f: s.one_of(v, f, ("model.onnx",)),
+        "case_form": lambda v, f: s.one_of(v, f, ("case.mlir",)),  # shrink.case_stage's case, beside it
         "import_command": lambda v, f: s.text_list(v, f),
         "origin": lambda v, f: s.text(v, f, max_len=1000),
         "sighting_keys": lambda v, f: s.text_list(v, f, s.ident),  # sightings counted by key (save_finding)

@@ -25,8 +25,8 @@ import numpy as np
 
 from shapefuzz import schema
 from shapefuzz.corpus.entry import (
-    CORPUS_FORMAT, EXPECTED_DIR, EXPECTED_FAILING, EXPECTED_STATES, INPUTS_DIR, META, REPRO_SCRIPT, REPRODUCER,
-    CorpusEntry, Finding, Sizes, UnreadableEntry, entry_id, now_text, reproducer_sizes,
+    CASE_FORM, CORPUS_FORMAT, EXPECTED_DIR, EXPECTED_FAILING, EXPECTED_STATES, INPUTS_DIR, META, REPRO_SCRIPT,
+    REPRODUCER, CorpusEntry, Finding, Sizes, UnreadableEntry, entry_id, now_text, reproducer_sizes,
 )
 from shapefuzz.corpus.schema import check_meta
 from shapefuzz.corpus.views import comment_text, repro_script, scrub, strip_paths
@@ -102,7 +102,10 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
             name = f"{sub}/{stem}{i}.npy"
             np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
             meta[key].append(name)
-    meta.pop("onnx_model", None), meta.pop("import_command", None)
+    meta.pop("onnx_model", None), meta.pop("import_command", None), meta.pop("case_form", None)
+    if finding.case_form is not None:  # the generated case the reproducer was cut from, beside it
+        (folder / CASE_FORM).write_text(_with_newline(finding.case_form))
+        meta["case_form"] = CASE_FORM
     if finding.onnx_model is not None:  # the model the reproducer was imported from, beside it
         from shapefuzz.corpus.onnx_files import MODEL_FILE, model_meta
 

@@ -108,6 +108,14 @@ class Problem:
         self._stop = threading.Event()
         self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
 
+    def rebase(self, text: str, admissible: Callable[[str], bool] | None) -> None:
+        """Go on (`run` again) from `text`, another form of the current text that is not tried
+        (the caller keeps what it started from), under a new `admissible`; stats and deadline carry on."""
+        self.current, self.current_key, self.admissible = text, self.key(text), admissible
+        self._seen.add(text)
+        if self.jobs > 1 and self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs)
+
     # -- control ---------------------------------------------------------------------------
     def stop(self) -> None:
         self._stop.set()

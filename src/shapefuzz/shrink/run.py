@@ -17,7 +17,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.invoke.execute import compile_command
 from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.process.sandbox import Limits, cancel_running, resume
-from shapefuzz.shrink import mlirtext, replace_ops
+from shapefuzz.shrink import case_stage, mlirtext, replace_ops
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     BLOWUPS, SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
@@ -50,6 +50,10 @@ def tiers_for(text: str, target: Target, toolchain: Toolchain | None) -> list[li
         # and every step stays a sound computation. Text passes made compile-only reproducers
         # that verify but read out of bounds or alias an accumulator: a different bug, or none.
         # Only steps that keep the computation are taken on its text (its dead values, blank lines).
+        # A compile-stage failure goes on after them as plain text (`shrink_text`, `case_stage`):
+        # its guard refuses the steps that made those (an index made an input, an aliased or
+        # undefined accumulator, the diagnostic's op gone), and the parameter-shrunk case is kept
+        # beside the result, so replay can still judge that case against its family.
         return [[Pass("shrink_params", shrink_params)], _passes(mlirtext.CASE_CLEANUP)]
     tiers.append(_passes(mlirtext.TEXT_STRUCTURE))
     # the ops around the failing one, and that op itself, once the cheap structure steps are done:
@@ -167,6 +171,10 @@ class ShrinkResult:
     stats: Stats
     stopped_because: str | None
     findings: list[tuple[Signature, str, CheckReport]] = field(default_factory=list)
+    # the parameter-shrunk generated case, where the text stage went on from it (`minimized` then
+    # has no header): replay judges it against its family; None otherwise
+    case_form: str | None = None
+    case_path: str | None = None
     confirmed: bool | None = None  # the final re-check (None when skipped)
     detail: str = ""  # the kept failure's output on the minimized text (its mismatch, its error)
     out_path: str | None = None
@@ -200,9 +208,12 @@ def shrink_text(
     blowup_trials: int | None = None,
     stall_trials: int | None = None,
     finding_seconds: float = 0.0,
+    on_case_form: Callable[[str], None] | None = None,
 ) -> tuple[str, Problem, SameSignature]:
     """The trials, within `time_limit` less twice `finding_seconds` (what one check costs) for each
-    new failure met, which is re-checked after them."""
+    new failure met, which is re-checked after them. A generated case whose kept failure is a
+    compile-stage one goes on as plain text (`case_stage`) once its parameter steps are done;
+    `on_case_form` then gets the parameter-shrunk case, where the text stage changed it."""
     oracle = SameSignature(toolchain, target, known)
     oracle.cache, oracle.blowup_trials = cache, blowup_trials
     limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
@@ -226,7 +237,25 @@ def shrink_text(
 
         oracle.on_finding = keep_room
         best = problem.run(tiers_for(text, target, toolchain))
+        if has_case(best) and case_stage.applies(target.signatures.values()) and problem.stopped_because is None:
+            best = _text_stage(best, problem, target, limit, on_case_form or (lambda case_form: None))
     return best, problem, oracle
+
+
+def _text_stage(case_form: str, problem: Problem, target: Target, limit: int,
+                on_case_form: Callable[[str], None]) -> str:
+    """The text stage of a parameter-shrunk case: its text without the header, shrunk by the text
+    passes under `case_stage.Guard`; the case itself when no text step was taken (the header-less
+    start was never tried on its own)."""
+    start = case_stage.decase(case_form)
+    guard = case_stage.Guard(start, target.signatures.values())
+    problem.rebase(start, lambda candidate: byte_size(candidate) <= limit and guard(candidate))
+    steps = problem.stats.accepted
+    best = problem.run(case_stage.tiers())
+    if problem.stats.accepted == steps:
+        return case_form
+    on_case_form(case_form)
+    return best
 
 
 def default_output(path: str) -> str:
@@ -311,9 +340,10 @@ def shrink_file(
     blowup = blowup_trials is not None and any(s.status in BLOWUPS for s in target.signatures.values())
     room = not blowup or remaining is None or remaining >= target.compile_timeout
     began = time.monotonic()
+    case_forms: list[str] = []
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining if room else 0.0, accepted,
-        cache, blowup_trials if blowup else None, stall_trials, check_seconds,
+        cache, blowup_trials if blowup else None, stall_trials, check_seconds, case_forms.append,
     )
     if not room:
         problem.stopped_because = NO_ROOM
@@ -322,7 +352,7 @@ def shrink_file(
     result = ShrinkResult(
         original=text, minimized=best, target=target, before=before, after=measure(best),
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
-        out_path=out, timings=timings, trials=cache.added,
+        out_path=out, timings=timings, trials=cache.added, case_form=case_forms[-1] if case_forms else None,
     )
     if problem.stopped_because != "interrupted":
         began = time.monotonic()
@@ -334,6 +364,9 @@ def shrink_file(
     elif jobs > 1:  # the trials still running on other threads: their compiles killed now, not awaited at exit
         cancel_running()
     stem = out[: -len(".mlir")] if out.endswith(".mlir") else out
+    if result.case_form is not None:  # the generated case the text stage started from, beside it
+        result.case_path = f"{stem}.case.mlir"
+        _write(result.case_path, result.case_form)
     for i, (_, finding_text, _) in enumerate(result.findings, 1):
         finding_path = f"{stem}.new{i}.mlir"
         _write(finding_path, finding_text)
@@ -410,7 +443,9 @@ def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> l
         detail = result.detail if report is None else ""
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
-        finding = corpus_module.make_finding(signature, text, toolchain, detail=detail, seed=result.target.seed)
+        case_form = result.case_form if report is None else None
+        finding = corpus_module.make_finding(signature, text, toolchain, detail=detail, seed=result.target.seed,
+                                             case_form=case_form)
         folder, _ = corpus_module.save_finding(corpus, finding, sighting=sighting)
         saved.append(str(folder))
     return saved
@@ -442,6 +477,8 @@ def result_lines(result: ShrinkResult) -> list[str]:
     elif result.confirmed is False:
         lines.append("warning: the minimized file did not fail the same way on a re-check (flaky?)")
     lines.append(f"minimized: {result.out_path}")
+    if result.case_path:
+        lines.append(f"case form: {result.case_path} (the parameter-shrunk generated case it was cut from)")
     for signature in result.target.signatures.values():
         lines.append(f"signature: {signature}")
     for command in result.commands:
