@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shapefuzz.case import Case
+from shapefuzz.case import Case, case_from_mlir
+from shapefuzz.errors import ShapefuzzError
 from shapefuzz.model import Signature
 
 if TYPE_CHECKING:
@@ -150,6 +151,20 @@ class EntryView:
     def case(self) -> Case | None:
         family, params = self.meta.get("family"), self.meta.get("params")
         return Case.make(family, params) if family and params is not None else None
+
+    @property
+    def family(self) -> str | None:
+        """The op family it was generated from: meta's, or, for a reproducer cut down as plain text
+        (shrink.case_stage: no family or params of its own), the header of the case it was cut from."""
+        if self.meta.get("family"):
+            return str(self.meta["family"])
+        if self.meta.get("case_form") == CASE_FORM:
+            try:
+                case = case_from_mlir((self.path / CASE_FORM).read_text())
+            except (OSError, UnicodeDecodeError, ShapefuzzError):  # a tampered file: no family to name
+                return None
+            return case.family if case is not None else None
+        return None
 
     @property
     def seed(self) -> int:

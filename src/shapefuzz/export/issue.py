@@ -339,7 +339,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         steps += ["Inputs:", "", *fenced("\n".join(_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])), "text")]
     bisect = entry.meta.get("bisect")
     chain = reproducer_chain(entry.mlir)
-    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.meta.get('family') or 'not generated'}"
+    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.family or 'not generated'}"
                                  + (f", inside the chain {chain}" if chain else "") + "); "
                                  f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
