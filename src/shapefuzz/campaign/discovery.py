@@ -76,7 +76,7 @@ class Discovery:
 
 def good_turing(f1: int, f2: int, n: int) -> tuple[float, tuple[float, float]]:
     """U = f1/n and its 95% interval (Esty 1983), clipped to [0, 1]."""
-    u = f1 / n
+    u = min(1.0, f1 / n)  # (one candidate can be the only sighting of several causes: f1 > n)
     half = Z95 * math.sqrt(max(0.0, f1 * (1 - f1 / n) + 2 * f2)) / n
     return u, (max(0.0, u - half), min(1.0, u + half))
 
