@@ -22,6 +22,17 @@ def has_vulkan(toolchain):
     return toolchain.probe.has_device("vulkan")
 
 
+@pytest.fixture(autouse=True)
+def _no_stop_owed_to_the_next_test():
+    """Tests run many to a pytest-xdist worker: a stop one test left owed or recorded in
+    `process.interrupts` (a command run in-process that took a signal) would be raised by the next
+    test's first sandboxed call, taking the worker down as if it had been Ctrl-C'd."""
+    yield
+    from shapefuzz.process import interrupts
+
+    interrupts.forget()
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     """Marks by cost: a test that uses the real toolchain must say so (`-m "not iree"` skips it).
