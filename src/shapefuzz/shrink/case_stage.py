@@ -45,7 +45,6 @@ _INTEGER = re.compile(r"^tensor<(?:[^<>]*x)?(?:i\d+|index)>$")
 _GATHERS = re.compile(r"\b(?:iree_linalg_ext|tensor|stablehlo)\.(?:gather|scatter)\b")
 _INS = re.compile(r"\bins\(([^:)]*)")
 _OUTS = re.compile(r"\bouts\(([^:)]*)")
-_OP = re.compile(r"=\s*\"?([\w.]+)")
 # ops that read what their `outs` holds (accumulate into it)
 _ACCUMULATES = re.compile(r"conv|matmul|matvec|vecmat|dot|pooling|reduce|mmt4d|contract|scatter")
 
@@ -122,7 +121,7 @@ def aliased_accumulators(text: str) -> int:
         empties: set[str] = set()
         for s in statements(lines, func):
             stmt = s.text(lines)
-            name = m.group(1) if (m := _OP.search(stmt)) else ""
+            name = replace_ops.op_name(stmt)
             if name == "tensor.empty":
                 empties.update(s.results)
             ins = {v for m in _INS.finditer(stmt) for v in SSA.findall(m.group(1))}

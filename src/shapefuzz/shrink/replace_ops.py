@@ -67,7 +67,8 @@ def _scan(text: str) -> tuple[list[tuple[int, int]], list[int]]:
     return markers, braces
 
 
-def _op_name(stmt_text: str) -> str:
+def op_name(stmt_text: str) -> str:
+    """The name of the op a statement runs (`%r = linalg.fill ...` -> "linalg.fill"; "" for none)."""
     m = _OP_NAME.search(stmt_text)
     return m.group(1) if m else ""
 
@@ -82,7 +83,7 @@ def result_type(stmt_text: str) -> str | None:
     """The type of a one-result op as printed: after its last top-level '->', 'to', 'into' or ':'
     (the last of a ':' list), or its `outs` type (a named linalg op that prints none)."""
     head = stmt_text.split("=", 1)[1] if "=" in stmt_text else stmt_text
-    name = _op_name(stmt_text)
+    name = op_name(stmt_text)
     markers, braces = _scan(head)
     if not markers:
         outs = re.search(r"\bouts\([^:]*:\s*([^)]*)\)", head)
@@ -242,7 +243,7 @@ def cut_producers(text: str) -> Iterator[str]:
             continue
         for s in statements(lines, func):
             name = _one_result(lines, s)
-            if name is None or _op_name(lines[s.start]) in _KEEP or not _used_after(lines, s, func, name):
+            if name is None or op_name(lines[s.start]) in _KEEP or not _used_after(lines, s, func, name):
                 continue
             if (t := types.get(name)) is None or not _argable(t) or _only_returned(lines, s, func, name):
                 continue
@@ -268,7 +269,7 @@ def return_early(text: str) -> Iterator[str]:
         returned = [v.strip() for v in split_top_level(ret.group(2).partition(":")[0])]
         for s in stmts[:-1]:
             name = _one_result(lines, s)
-            if name is None or returned == [name] or _op_name(lines[s.start]) in _KEEP:
+            if name is None or returned == [name] or op_name(lines[s.start]) in _KEEP:
                 continue
             if (t := types.get(name)) is None or not _argable(t):
                 continue
@@ -352,11 +353,11 @@ def replace_ops(text: str) -> Iterator[str]:
             continue
         stmts = statements(lines, func)
         args = [a.split(":")[0].strip() for a in _arg_list(header)[2]]
-        empties = {s.results[0] for s in stmts if s.results and _op_name(lines[s.start]) == "tensor.empty"}
+        empties = {s.results[0] for s in stmts if s.results and op_name(lines[s.start]) == "tensor.empty"}
         defined = {r: s.start for s in stmts for r in s.results}  # where each top-level value is defined
         for s in stmts:
             name = _one_result(lines, s)
-            if name is None or _op_name(lines[s.start]) in _KEEP or not _used_after(lines, s, func, name):
+            if name is None or op_name(lines[s.start]) in _KEEP or not _used_after(lines, s, func, name):
                 continue
             if (t := types.get(name)) is None or not _BUILTIN_TENSOR.match(t):
                 continue
