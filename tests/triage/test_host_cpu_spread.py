@@ -50,6 +50,9 @@ def _host(toolchain) -> str:
 
 def _fmaxf_entry(tmp_path, toolchain):
     found = check_module(FMAXF, ["llvm-cpu"], None, toolchain, confirm=False).results[0]
+    if found.signature is None and found.status == Status.OK:  # by the CPU's features, whatever its name
+        pytest.skip(f"this host's CPU ({_host(toolchain)}) compiles f16 max natively (AVX512-FP16): no fmaxf "
+                    "libcall to fail on here")
     assert found.signature is not None and "fmaxf" in found.signature.message  # the real failure, on host
     return save_finding(tmp_path / "corpus", make_finding(found.signature, FMAXF, toolchain, detail=found.detail,
                                                           triage="compiler bug", evidence="compile/error on llvm-cpu"))[0]

@@ -72,6 +72,7 @@ class CampaignConfig:
     context_share: float | None = None  # cases drawn inside a producer/consumer chain (None: families/context's default)
     changed_pins: tuple[str, ...] = ()  # pins a resume changed with --force, one line each (campaign.pins)
     allocate: bool = True  # families, shapes and lanes by yield (campaign/allocation.py); False: by steering and rotation
+    without: tuple[str, ...] = ()  # form groups left out of the draw (campaign/withheld.py)
 
 
 FAIL_ON = ("never", "new")

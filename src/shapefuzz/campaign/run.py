@@ -31,6 +31,7 @@ from shapefuzz.corpus import DEFAULT_CORPUS
 from shapefuzz.errors import ClusterLost, CorpusError, UsageError
 from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.families.gates import Gated, release_gates
+from shapefuzz.campaign.withheld import withhold
 from shapefuzz.process.sandbox import Limits as ProcessLimits
 from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
 from shapefuzz.iree.toolchain import Toolchain
@@ -86,6 +87,7 @@ class FuzzRequest:
     force: bool = False  # `--force`: resume even with pins other than the campaign's (campaign.pins)
     cluster_bind: str | None = None  # `--cluster-bind`: where a `--cluster local` head listens (default 127.0.0.1)
     allocate: bool | None = None  # draw by yield (campaign/allocation.py); None: as stored, else on
+    without: str | None = None  # `--without`: form groups left out of the draw (campaign/withheld.py); None: as stored
 
 
 DEFAULT_BISECT_SECONDS = 120.0
@@ -178,8 +180,11 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
         tuple(stored.get("families") or default_families())
     from shapefuzz.iree.backends import DEFAULT_BACKENDS
 
+    from shapefuzz.campaign.withheld import parse_without, withheld_lanes
+
+    without = parse_without(req.without) if req.without is not None else tuple(stored.get("without") or ())
     backends = keep_order(req.backends, stored.get("backends")) if req.backends else \
-        tuple(stored.get("backends") or DEFAULT_BACKENDS)
+        tuple(stored.get("backends") or withheld_lanes(without, DEFAULT_BACKENDS))
     seconds = parse_duration(req.time) if req.time is not None else None
     if req.count is not None and req.count < 1:
         raise UsageError(f"--count {req.count}: give at least 1")
@@ -243,7 +248,8 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
                           fetch=fetch_knobs(req), cluster=req.cluster, iree_bin=req.iree_bin,
                           iree_version=req.iree_version, context_share=context_share, cluster_bind=cluster_bind,
                           changed_pins=tuple(c.line() for c in changes),
-                          allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False)
+                          allocate=req.allocate if req.allocate is not None else stored.get("allocate", True) is not False,
+                          without=without)
 
 
 def _regression_phase(store: CampaignStore, summary: Summary, seconds: float, progress: ProgressFn, reason: str,
@@ -447,6 +453,7 @@ class _Session:
         if not families:
             raise UsageError("no op family is available: " + "; ".join(warnings))
         gated = release_gates(self.toolchain, families)  # forms (or families) this release cannot parse
+        gated = withhold(gated, families, self.config.without)  # and those the campaign leaves out (--without)
         for line in gated.lines():
             self.say(line)
         families = tuple(f for f in families if gated.family_off(f) is None)
@@ -473,6 +480,7 @@ class _Session:
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
             "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
             "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
+            "without": list(config.without),
             "context_share": CONTEXT_SHARE if config.context_share is None else config.context_share,
             "lanes_per_candidate": config.lanes_per_candidate,
             # given: the allocation leaves the chain share alone on every resume; not given: it allocates chains

@@ -60,6 +60,9 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
               help="Spend check time on families, shapes (alone, in a chain, large) and lanes by the new "
                    "compiler-bug causes a second of each found lately, every one keeping a floor (default); "
                    "--no-allocate: least-tried families and lanes in rotation. A resume keeps the campaign's.")
+@click.option("--without", default=None, metavar="GROUP,...",
+              help="Leave form groups out of the draw, to measure what they add: stablehlo, operands, quantized, "
+                   "lanes (see docs/campaigns.md). A resume keeps the campaign's.")
 @click.option("--fail-on", default=None, help="'new': exit 1 when a new compiler-bug cause was found (default: never).")
 @click.option("--bisect-time", type=Duration(), default=None,
               help="After the budget, take the regression ranges of new compiler-bug causes not taken during the "
@@ -93,7 +96,7 @@ from shapefuzz.families.registry import DEFAULT_FAMILIES
 @click.pass_obj
 def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturated, jobs, seed, campaign_dir, corpus_dir,
          compile_timeout, no_shrink, shrink_time, shrink_share, memory_cap, saturate_after, explore,
-         lanes_per_candidate, coverage_share, steer, context_share, allocate, fail_on, cluster, cluster_bind, bisect_time, localize_time, no_localize, no_bisect,
+         lanes_per_candidate, coverage_share, steer, context_share, allocate, without, fail_on, cluster, cluster_bind, bisect_time, localize_time, no_localize, no_bisect,
          fetch_releases, fetch_disk, force, as_json, plain) -> None:
     """Run (or resume) a campaign until its budget is spent or Ctrl-C; bucket and save findings."""
     from shapefuzz.campaign.report import live
@@ -107,7 +110,7 @@ def fuzz(session: Session, ops, backend_names, time_budget, count, until_saturat
                           coverage_steer=steer, bisect_time=0.0 if no_bisect else bisect_time,
                           localize_time=0.0 if no_localize else localize_time, fetch_releases=fetch_releases, fetch_disk=fetch_disk,
                           until_saturated=until_saturated, context_share=context_share, force=force,
-                          cluster_bind=cluster_bind, allocate=allocate)
+                          cluster_bind=cluster_bind, allocate=allocate, without=without)
     view = None
     if live.wanted(plain):
         from shapefuzz.campaign.run import DEFAULT_CAMPAIGN

@@ -158,13 +158,19 @@ class EntryView:
         (shrink.case_stage: no family or params of its own), the header of the case it was cut from."""
         if self.meta.get("family"):
             return str(self.meta["family"])
-        if self.meta.get("case_form") == CASE_FORM:
-            try:
-                case = case_from_mlir((self.path / CASE_FORM).read_text())
-            except (OSError, UnicodeDecodeError, ShapefuzzError):  # a tampered file: no family to name
-                return None
-            return case.family if case is not None else None
-        return None
+        cut_from = self.cut_from
+        return cut_from.family if cut_from is not None else None
+
+    @property
+    def cut_from(self) -> Case | None:
+        """The generated case a reproducer cut down as plain text was cut from (`case.mlir`, its
+        header read), or None: no case form, or a tampered one."""
+        if self.meta.get("case_form") != CASE_FORM:
+            return None
+        try:
+            return case_from_mlir((self.path / CASE_FORM).read_text())
+        except (OSError, UnicodeDecodeError, ShapefuzzError):  # a tampered file: no case to name
+            return None
 
     @property
     def seed(self) -> int:

@@ -29,7 +29,7 @@ from shapefuzz.triage.shown import (
 from shapefuzz.triage.shown_output import shown_compile_output
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
-    backtrace_lines, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
+    backtrace_lines, cut_chain, entry_chain, issue_title, lane_lines, regression_line, reproducer_chain, without_header)
 
 
 OUTPUT_FILE = "output.txt"  # in the files folder: the failure's output the text shows a part of
@@ -44,6 +44,7 @@ class IssueContext:
     verdicts: tuple[str, ...]  # one line per backend the entry was checked on, with this toolchain
     detail: str = ""  # the error (or mismatch) its own backend gives today, paths cut
     host_cpu: str = ""  # what `--iree-llvmcpu-target-cpu=host` is on the machine that writes the report
+    host_features: str = ""  # the features `host` has there beyond its name's (iree.host_cpu), "" for none
     # the shown reproducer's own runs on its lanes (triage.shown): what "Reproduces on" may name; None: none known
     shown: ShownRuns | None = None
     verdicts_header: str = RECHECKED  # what the `verdicts` lines are of
@@ -103,7 +104,8 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
     kept = shown_runs_of(p.entry.meta, p.entry.mlir)
     own_runs = ShownRuns(reproducer_digest(p.entry.mlir), tuple(runs), triage=kept.triage if kept else "",
                          evidence=kept.evidence if kept else "")
-    return IssueContext(version_text, tuple(lines), detail, host_cpu_of(p, toolchain), shown=own_runs,
+    host = host_cpu_of(p, toolchain)
+    return IssueContext(version_text, tuple(lines), detail, host, host_features_of(host, toolchain), shown=own_runs,
                         reported=str(p.entry.meta.get("reported") or ""), cpus=_cpus(p, toolchain))
 
 
@@ -159,6 +161,13 @@ def host_cpu_of(p: Plan, toolchain: Toolchain) -> str:
     return host_cpu(toolchain) if uses_host_cpu(p.flags) or uses_host_cpu(own) else ""
 
 
+def host_features_of(host: str, toolchain: Toolchain) -> str:
+    """`iree.host_cpu.host_features_beyond_name` where the report names a host CPU, else ""."""
+    from shapefuzz.iree.host_cpu import host_features_beyond_name
+
+    return host_features_beyond_name(toolchain) if host else ""
+
+
 def components(meta: dict, mlir: str, stage: Stage) -> list[str]:
     """The report form's components: "Frontends" only for a bug placed in a frontend conversion
     (a torch, ONNX or StableHLO spelling whose bug is IREE's says nothing about frontends); an
@@ -205,6 +214,12 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
     elif chain:  # a chain case: the ops around the root that the reproducer keeps (none: a plain family bug)
         lines += ["", f"The op is inside a chain of ops, as frontends emit them: {code(chain)}. The reproducer keeps "
                       "these context ops around it (shapefuzz's shrinker drops each one the failure does not need)."]
+    elif cut_chain(p.entry):  # cut down as plain text (shrink.case_stage) from a case drawn inside a chain
+        cut_from = p.entry.cut_from
+        lines += ["", f"It was found as a {cut_from.family if cut_from else 'generated'} case inside a chain of ops, as "
+                      f"frontends emit them: {code(cut_chain(p.entry))} (that case is kept as `case.mlir`). "
+                      "shapefuzz's shrinker then cut the module down as plain MLIR: the reproducer below keeps only "
+                      "the ops the failure needs."]
     elif by_ladder and reproducer_chain(p.entry.mlir):
         lines += ["", "The reproducer keeps the chain of ops it was found with, but run on the device the root op "
                       "alone fails too: a bug of the op itself."]
@@ -308,11 +323,27 @@ def bisect_line(bisect: dict) -> str:
                        f"{comment_text(bisect.get('note') or 'no failing release found')}.")
 
 
+def on_plain_lane(p: Plan, context: IssueContext, toolchain: Toolchain) -> Plan:
+    """The plan on the entry's plain lane when the entry's lane is a variant of it (rocm-gfx942-o3)
+    and the plain lane fails the same way with the shown reproducer: the steps then compile without
+    flags the bug does not need (audit B, 2c1205cadd: an O3 command where plain rocm-gfx942 fails alike)."""
+    from shapefuzz.iree.input_dialect import input_type_flags
+
+    plain = p.backend.variant_of
+    if not plain or plain not in BACKENDS or context.shown is None or plain not in context.shown.lanes(SAME):
+        return p
+    flags = BACKENDS[plain].compile_flags(toolchain.probe)
+    if flags is None:
+        return p
+    return replace(p, backend=BACKENDS[plain], flags=(*flags, *input_type_flags(p.entry.mlir)))
+
+
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
     sig, entry = p.entry.signature, p.entry
     own = entry.meta.get("compile_command")  # the entry's own command, word for word, when it has one
-    words = own if isinstance(own, list) and own[:1] == ["iree-compile"] else \
+    on_plain = p.backend.name != sig.backend  # its variant lane's plain lane fails alike (`on_plain_lane`)
+    words = own if isinstance(own, list) and own[:1] == ["iree-compile"] and not on_plain else \
         ["iree-compile", "reproducer.mlir", *p.flags, "-o", "module.vmfb"]
     compile_cmd = " ".join(shlex.quote(w) for w in words)
     steps = import_steps(entry, files) + [
@@ -343,6 +374,10 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                                  + (f", inside the chain {chain}" if chain else "") + "); "
                                  f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
+    if on_plain:
+        context_lines.append("- " + text(f"Found on {sig.backend} ({BACKENDS[sig.backend].description}); the plain "
+                                         f"{p.backend.name} lane fails the same way with this reproducer, so the "
+                                         "steps compile for it, without the variant's flags."))
     context_lines += [f"- {context.verdicts_header}"] + [f"  - {line}" for line in context.verdicts]
     ladder = (entry.meta.get("bug") or {}).get("ladder")
     if isinstance(ladder, dict) and ladder.get("verdict"):  # bundle-judge --save of a ladder bundle
@@ -364,9 +399,12 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         context_lines.append("- " + text(f"Already reported upstream: {context.reported}") + ".")
     spread = context.cpus or cpu_spread_of(entry.meta, entry.mlir)
     if context.host_cpu and "--iree-llvmcpu-target-cpu=host" in compile_cmd and cpu_dependent(entry.meta, spread):
+        beyond = f", with features beyond {context.host_cpu}'s: {context.host_features}" if context.host_features else ""
+        features = f" --iree-llvmcpu-target-cpu-features={context.host_features}" if context.host_features else ""
         context_lines.append("- " + text(f"The compile targets this machine's CPU (--iree-llvmcpu-target-cpu=host, "
-                                         f"which is {context.host_cpu} here); on another CPU it may not reproduce: "
-                                         f"pass --iree-llvmcpu-target-cpu={context.host_cpu} to compile as here."))
+                                         f"which is {context.host_cpu} here{beyond}); on another CPU it may not "
+                                         f"reproduce: pass --iree-llvmcpu-target-cpu={context.host_cpu}{features} to "
+                                         "compile as here."))
     if spread is not None:  # the same reproducer compiled for other CPUs (recheck.cpus): is it the machine's?
         context_lines.append("- " + text(f"Compiled for other CPUs (--iree-llvmcpu-target-cpu=X, this reproducer, "
                                          f"on {spread.lane}): {spread.text}."))
@@ -447,12 +485,13 @@ def write_issue(p: Plan, out: Path, toolchain: Toolchain, context: IssueContext 
     files = out.with_name(out.stem + ".files")
     if p.entry.signature.stage == Stage.COMPILE:  # its steps need only iree-compile: no run, no arrays
         p = replace(p, inputs=None, expected=None)
+    context = context or issue_context(p, toolchain)
+    p = on_plain_lane(p, context, toolchain)
     written = write_run_module(p, files)
     model = entry_model(p.entry.path, p.entry.meta)
     if model is not None:
         atomic_write(files / MODEL_FILE, model.read_bytes())
         written.append(files / MODEL_FILE)
-    context = context or issue_context(p, toolchain)
     detail = shown_detail(p, context)
     if detail and shown_compile_output(detail)[1]:  # what the text leaves out of it
         atomic_write(files / OUTPUT_FILE, (detail + "\n").encode())

@@ -251,7 +251,48 @@ def replay_entry(entry: CorpusEntry, toolchain: Toolchain, selected: Sequence[st
     except ShapefuzzError as error:
         return replace(base, outcome=ReplayOutcome.UNREADABLE, detail=_one_line(str(error)),
                        seconds=time.monotonic() - started)
-    return _judge(entry, report, sig.backend, started)
+    return judge_case_form(entry, _judge(entry, report, sig.backend, started), toolchain, budget, confirm)
+
+
+def judge_case_form(entry: CorpusEntry, result: ReplayResult, toolchain: Toolchain, budget: Budget = DEFAULT_BUDGET,
+                    confirm: bool = True) -> ReplayResult:
+    """A reproducer cut down as plain text (shrink.case_stage) that passes now: the generated case
+    it was cut from (`case.mlir`), judged on the same lane against its family's NumPy reference,
+    says whether the fix fixed the computation too, or left a wrong value or another failure behind
+    (then CHANGED, with the case's failure). A compile fix alone is not a clean bill: the text
+    reproducer has no reference of its own."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.corpus.entry import CASE_FORM
+    from shapefuzz.families import validate_case
+    from shapefuzz.judge.oracle import case_expectation, check_module
+
+    if result.outcome != ReplayOutcome.FIXED or entry.meta.get("case_form") != CASE_FORM:
+        return result
+    backend, started = entry.signature.backend, time.monotonic()
+    try:
+        text = (entry.path / CASE_FORM).read_text()
+        case = case_from_mlir(text)
+        if case is None:
+            raise ShapefuzzError("it has no shapefuzz-case header")
+        if any_runs_here([backend], toolchain.probe):
+            report = check_module(text, [backend], case_expectation(case, entry.seed), toolchain, budget, confirm)
+        else:  # compile-only lane (rocm, cuda): the case compiles or not, no reference is made
+            validate_case(case)
+            report = check_module(text, [backend], None, toolchain, budget, confirm)
+    except (OSError, UnicodeDecodeError, ShapefuzzError) as error:
+        return replace(result, detail=f"{result.detail}; its case ({CASE_FORM}) could not be judged: "
+                                      f"{_one_line(scrub(str(error)), 120)}")
+    seconds = result.seconds + time.monotonic() - started
+    own = next((r for r in report.results if r.backend == backend), None)
+    if report.verdict == Verdict.INVALID or own is None:
+        why = _one_line(scrub(report.verify_error), 120) if report.verdict == Verdict.INVALID else "no result"
+        return replace(result, seconds=seconds, detail=f"{result.detail}; its case ({CASE_FORM}) was not judged: {why}")
+    if own.failed and own.signature is not None:
+        return replace(result, outcome=ReplayOutcome.CHANGED, now=own.signature, flaky=own.flaky, seconds=seconds,
+                       detail=f"the reproducer passes, but the {case.family} case it was cut from ({CASE_FORM}) now "
+                              f"fails: {own.stage.value}/{own.status.value}: {_one_line(own.signature.message, 120)}")
+    judged = f"matches the {case.family} reference" if own.stage == Stage.COMPARE else f"passes {own.stage.value}"
+    return replace(result, seconds=seconds, detail=f"{result.detail}; the case it was cut from ({CASE_FORM}) {judged}")
 
 
 def record(result: ReplayResult, toolchain_version: str, when: str | None = None) -> None:

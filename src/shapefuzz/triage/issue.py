@@ -49,6 +49,13 @@ def reproducer_chain(mlir: str | None) -> str:
     return chain_text(case.family, case.params) if case is not None else ""
 
 
+def cut_chain(entry: Any) -> str:
+    """`chain_text` of the case a reproducer cut down as plain text was cut from (an entry's
+    `cut_from`, corpus.entry); "" for any other entry, or a case drawn alone."""
+    case = getattr(entry, "cut_from", None)
+    return chain_text(case.family, case.params) if case is not None else ""
+
+
 def entry_chain(meta: Mapping[str, Any], mlir: str | None) -> tuple[str, bool]:
     """The context ops an entry's failure needs, and whether a device ladder said so: the chain
     `bundle-judge --save` wrote into meta.json `bug.chain` (its rungs run on the device, where no

@@ -130,7 +130,7 @@ class IssueTexts:
     def _write(self, entry_dir: Path, buckets: list[dict[str, Any]], out: Path, toolchain: Toolchain,
                cause: Cause | None = None) -> None:
         from shapefuzz.corpus import load_entry
-        from shapefuzz.export.issue import IssueContext, host_cpu_of, issue_plan, write_issue
+        from shapefuzz.export.issue import IssueContext, host_cpu_of, host_features_of, issue_plan, write_issue
         from shapefuzz.triage.shown import shown_runs_of
 
         entry = load_entry(entry_dir)
@@ -145,7 +145,8 @@ class IssueTexts:
                      "backend with the toolchain at hand)")
         real_dir(self.folder)  # a link in its place is replaced, never written through
         fresh_dir(out.with_name(out.stem + ".files"))  # no file of an older reproducer; a link removed, not followed
+        host = host_cpu_of(p, toolchain)
         write_issue(p, out, toolchain, IssueContext(
-            self.version_text(toolchain), tuple(lines), host_cpu=host_cpu_of(p, toolchain),
+            self.version_text(toolchain), tuple(lines), host_cpu=host, host_features=host_features_of(host, toolchain),
             shown=shown_runs_of(entry.meta, entry.mlir), verdicts_header=CAMPAIGN_SAW,
             reported=(cause.reported if cause is not None else "") or str(entry.meta.get("reported") or "")))
