@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from shapefuzz.process.sandbox import Limits, run_sandboxed, starved_seconds
+from shapefuzz.process.sandbox import STARVED_ALLOWANCE, Limits, run_sandboxed, starved_seconds
 
 # Burns `n` seconds of its own CPU time on CPU 0, then exits 0.
 BURN = ("import os, time; os.sched_setaffinity(0, {0}); t = time.process_time()\n"
@@ -32,11 +32,16 @@ def hogs():
 
 
 def test_a_child_starved_of_the_cpu_is_given_that_time_back(hogs):
-    # 0.6 s of CPU beside two hogs on CPU 0 (measured: 2.25x its CPU time idle, more when loaded) takes
-    # 1.35 s or more of wall clock: past its 1 s timeout, within the 3 s the allowance can give
+    # 0.6 s of CPU beside two hogs on CPU 0 (measured: 2.25x its CPU time idle) takes 1.35 s or more
+    # of wall clock: past its 1 s timeout, so it finishes only on time given back. How much it waits
+    # depends on what else runs on CPU 0 (a CI machine's other test worker may run a compile there):
+    # starved past the allowance, it is stopped at the bound, 3 s, and never at its bare timeout.
     result = run_sandboxed([sys.executable, "-c", BURN % 0.6], Limits(timeout=1.0, memory_bytes=None))
-    assert not result.timed_out and result.returncode == 0
-    assert result.seconds > 1.0  # it ran past its timeout, on time it had waited for
+    assert result.seconds > 1.2  # it ran past its timeout, on time it had waited for
+    if result.timed_out:
+        assert result.seconds >= 1.0 * (1 + STARVED_ALLOWANCE) - 0.05  # all the time back was given
+    else:
+        assert result.returncode == 0
 
 
 def test_the_time_back_is_bounded(hogs):
