@@ -12,17 +12,7 @@ import subprocess
 import pytest
 
 from shapefuzz.iree.host_cpu import HOST_FLAG, host_cpu, host_cpu_flags, host_features_beyond_name
-
-FMAXF = """func.func @main(%a: tensor<1xf16>, %b: tensor<1xf16>) -> tensor<1xf16> {
-  %e = tensor.empty() : tensor<1xf16>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<1xf16>, tensor<1xf16>) outs(%e : tensor<1xf16>) {
-  ^bb0(%x: f16, %y: f16, %o: f16):
-    %m = arith.maxnumf %x, %y : f16
-    linalg.yield %m : f16
-  } -> tensor<1xf16>
-  return %r : tensor<1xf16>
-}
-"""
+from support.f16_max import FMAXF
 
 
 def _executable_target(toolchain, tmp_path, *cpu_flags: str) -> str:

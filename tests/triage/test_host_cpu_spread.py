@@ -19,17 +19,8 @@ from shapefuzz.judge.oracle import check_module
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.recheck.cpus import cpu_spread
 from shapefuzz.triage.cpus import FAILS, NOT_JUDGED, PASSES, cpu_spread_of
+from support.f16_max import FMAXF
 
-FMAXF = """func.func @main(%a: tensor<1xf16>, %b: tensor<1xf16>) -> tensor<1xf16> {
-  %e = tensor.empty() : tensor<1xf16>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<1xf16>, tensor<1xf16>) outs(%e : tensor<1xf16>) {
-  ^bb0(%x: f16, %y: f16, %o: f16):
-    %m = arith.maxnumf %x, %y : f16
-    linalg.yield %m : f16
-  } -> tensor<1xf16>
-  return %r : tensor<1xf16>
-}
-"""
 MATMUL = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x2xf32>
