@@ -7,6 +7,8 @@ cell or a code block early, or reach a renderer as live HTML.
 - `fenced`: a code block the content cannot close.
 - `comment`: the inside of an HTML comment with no `--` left (so no `-->` or `--!>`).
 - `text`: plain text, HTML-escaped, backticks escaped (so no code span opens in it).
+- `spans`: text that marks its own code spans with single backticks (our evidence sentences):
+  each pair becomes a `code` span, the rest `text`.
 - `cell`, `code_cell`: the same inside a table row (`|` escaped, one line).
 
 Normal content looks as it did: `code("linalg")` is `` `linalg` `` and `text("a b")` is `a b`."""
@@ -57,6 +59,21 @@ def text(value: Any) -> str:
     return html.escape(str(value), quote=False).replace("\\", "\\\\").replace("`", "\\`")
 
 
+_SPAN = re.compile(r"`([^`]+)`")
+
+
+def spans(value: Any) -> str:
+    """Text whose single-backtick pairs are its own code spans (a sentence we wrote around flags,
+    pass names and IR): each pair becomes a `code` span, the rest `text`; an unpaired backtick
+    is text, so nothing read from the compiler can open a span or reach a renderer as HTML."""
+    body = _one_line(value)
+    out, at = [], 0
+    for m in _SPAN.finditer(body):
+        out += [text(body[at:m.start()]), code(m.group(1))]
+        at = m.end()
+    return "".join(out) + text(body[at:])
+
+
 def cell(value: Any) -> str:
     """Plain text as one table cell: `text`, on one line, with `|` escaped."""
     return text(_one_line(value)).replace("|", "\\|")
@@ -67,4 +84,4 @@ def code_cell(value: Any) -> str:
     return code(value).replace("|", "\\|")
 
 
-__all__ = ["cell", "code", "code_cell", "comment", "fenced", "text"]
+__all__ = ["cell", "code", "code_cell", "comment", "fenced", "spans", "text"]

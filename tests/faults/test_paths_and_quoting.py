@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -97,6 +98,23 @@ def test_code_span_content_survives_rendering():
         rendered = MarkdownIt("commonmark").renderInline(markup.code(value))
         assert rendered == f"<code>{value.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</code>"
     assert markup.code("linalg.generic") == "`linalg.generic`"  # normal content looks as it did
+
+
+@pytest.mark.parametrize("value", ["plain", "a`b", "`<img src=x onerror=alert(1)>` and <img src=x>", "``", "`x` `y",
+                                   "\\`<b>`", "with `--iree-opt-const-eval=false`: `translation_info<pipeline = \"...\">`"])
+def test_spans_are_code_and_the_rest_text(value):
+    """Our evidence sentences mark flags and IR with backticks: those become code spans, nothing else
+    renders as HTML, and what is read stays as it was."""
+    html = MarkdownIt("commonmark").renderInline(markup.spans(value))
+    assert set(live_tags(f"x {markup.spans(value)} y")) <= {"p", "code"} and not injected(markup.spans(value))
+    assert html.count("<code>") == len(re.findall(r"`[^`]+`", value)), html
+    plain = re.sub(r"</?code>", "", html).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    assert plain == re.sub(r"`([^`]+)`", r"\1", value)
+
+
+def test_evidence_flags_render_as_code():
+    said = markup.spans("with `--iree-opt-const-eval=false`: the IR `a<b>` computes right")
+    assert said == "with `--iree-opt-const-eval=false`: the IR `a<b>` computes right"
 
 
 @pytest.mark.parametrize("value", ["--->", "a-->b", "x --!> y", "<!-- -->", "-", "--", "trailing-"])

@@ -16,7 +16,7 @@ from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export.plan import Plan, element_type, number_text
 from shapefuzz.export.run_module import run_module_argv, write_run_module
 from shapefuzz.files import atomic_write
-from shapefuzz.markup import code, comment, fenced, text
+from shapefuzz.markup import code, comment, fenced, spans, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.component import (DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL,
@@ -233,7 +233,7 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
         lines += ["", f"The size it fails on comes from the 2^53 - 1 bound IREE gives a dynamic dim: {text(wrapped)}."]
     localized = bug.get("localized") or {}
     if localized.get("evidence"):  # where a wrong value starts, found by executing intermediate IR
-        lines += ["", f"Localized by running intermediate IR: {text(localized['evidence'])}."]
+        lines += ["", f"Localized by running intermediate IR: {spans(localized['evidence'])}."]
         lines += _culprit_ir(localized)
     frames = backtrace_lines(p.entry.meta)
     if frames:  # a crash: its first lines, then the whole top of the backtrace (whole frames)
