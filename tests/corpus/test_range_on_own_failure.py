@@ -13,24 +13,9 @@ import pytest
 from shapefuzz.corpus import Finding, load_entry, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.recheck.regression import OWN_FAILURE, Failure, regression_range
+from support.reversed_dot import ERROR, REVERSED_DOT
 
-# the audit's 11-line form of cause-7af5034ab8: a reduction read reversed, tiled to a size-1 slice
-REVERSED_DOT = """func.func @main(%x: tensor<2xf16>, %w: tensor<2xf16>) -> tensor<f16> {
-  %cst = arith.constant 0.000000e+00 : f16
-  %e = tensor.empty() : tensor<f16>
-  %z = linalg.fill ins(%cst : f16) outs(%e : tensor<f16>) -> tensor<f16>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (1 - d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%x, %w : tensor<2xf16>, tensor<2xf16>) outs(%z : tensor<f16>) {
-  ^bb0(%a: f16, %b: f16, %acc: f16):
-    %m = arith.mulf %a, %b : f16
-    %s = arith.addf %acc, %m : f16
-    linalg.yield %s : f16
-  } -> tensor<f16>
-  return %r : tensor<f16>
-}
-"""
 STALE = "iree-codegen-tile-and-distribute-to-workgroups-using-forall-op"  # the unshrunk bucket's pass
-ERROR = ("'linalg.generic' op inferred input/output operand #1 has shape's dimension #0 to be greater than or "
-         "equal to 2, but found 1")
 
 
 def test_the_same_error_word_for_word_in_a_renamed_pass_is_the_same_failure():

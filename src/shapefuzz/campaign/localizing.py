@@ -187,12 +187,18 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
                           located: dict[str, Localization]) -> dict[str, list[BucketRow]]:
     """Causes whose buckets were localized to different places become one cause per place (the
     first keeps the name, the others get `.2`, `.3`); a bucket not localized stays with the
-    cause's first place. Then causes localized to one place with one symptom are merged."""
-    def place(b: BucketRow) -> str:
-        return place_of(located.get(b.sig), b.backend)
-
+    cause's first place, and a suspected place ("needs X": no lane computed it right to compare
+    with) that another of its buckets has for certain is that place (audit A: a variant lane's
+    "needs FusionPreprocessingPass" beside the plain lane's certain one was split off as `.2`, one
+    bug). Then causes localized to one place with one symptom are merged."""
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
+        certain = {place_of(located[b.sig], b.backend) for b in members if b.sig in located and located[b.sig].certain}
+
+        def place(b: BucketRow) -> str:
+            where = place_of(located.get(b.sig), b.backend)
+            return where.removeprefix("needs ") if where.removeprefix("needs ") in certain else where
+
         out.update(split_cause(name, members, place, lambda i, where: f".{i + 1}"))
     return _merge_same_place(out, located)
 

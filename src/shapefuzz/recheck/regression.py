@@ -297,9 +297,14 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     installer = installer or local_installer
     seen = {v.split("rc")[0] for v in entry.toolchain_versions}
     known: dict[str, ReplayResult] = {}
+    plain_lane = ""
     if check is None:
         current = next((v for v in reversed(versions) if v in seen), versions[-1] if versions else "")
         want, here = _reference(entry, current, installer, failing)
+        plain = _on_plain_lane(entry, current, installer, want)
+        if plain is not None:  # ranged as the issue's steps compile it: older releases lack the variant's flags
+            entry, here, plain_lane = plain[0], plain[1], plain[0].signature.backend
+            seen = set()  # the releases it was saved with saw the variant lane, not this one
         if here is not None:
             known[current] = here
             say(f"  {current}: {here.detail}")
@@ -322,12 +327,33 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     generic = [v for v in tried if GENERIC_FORM in getattr(probes[v].result, "detail", "")]
     if generic and tried:
         text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
-    return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir),
+    if plain_lane:
+        text += f" (on {plain_lane}, which fails the same way without the variant's flags)"
+    return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir), "lane": plain_lane,
             "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
             "tried": ", ".join(tried), "history": history_text(runs), "note": result.note, "generic_form": ", ".join(generic),
             "releases": "; ".join(f"{v} {_verdict_word(probes.get(v))}" for v in versions),
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
+
+
+def _on_plain_lane(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
+                   want: Failure) -> tuple[CorpusEntry, ReplayResult] | None:
+    """The entry on its variant lane's plain lane (llvm-cpu for llvm-cpu-o3), with the current
+    release's verdict there, when the plain lane fails the same way: a range taken on the variant
+    lane could not tell at a release without its flags (audit A: 3.0.0 has no --iree-opt-level, and
+    a wrong value the plain lane shows there too was ranged "3.6.0-3.13.0")."""
+    from shapefuzz.errors import ToolchainError
+
+    plain = BACKENDS[entry.signature.backend].variant_of if entry.signature.backend in BACKENDS else ""
+    if not current or not plain or plain not in BACKENDS:
+        return None
+    moved = replace(entry, meta={**entry.meta, "signature": {**entry.meta["signature"], "backend": plain}})
+    try:
+        result = _judged(moved, installer(current), want)
+    except (ToolchainError, UsageError, OSError, subprocess.SubprocessError):
+        return None
+    return (moved, result) if result.outcome == ReplayOutcome.STILL_FAILING else None
 
 
 def _reference(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],

@@ -1,0 +1,59 @@
+"""A suspected place that another bucket of the cause has for certain is that place (issue #43, audit A
+of the fresh campaign): a conv_transpose's wrong values were localized to FusionPreprocessingPass for
+certain on llvm-cpu, and on llvm-cpu-o3 to "needs FusionPreprocessingPass" (no other lane computed its
+reproducer right to compare with); the two were split into 96a3e6a75d and 96a3e6a75d.2, one bug (the
+stride the pass drops). A suspected place that no bucket holds for certain still splits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.campaign.localizing import LOCALIZE_META
+from shapefuzz.campaign.outcomes import BucketState, Triage
+from shapefuzz.campaign.report.summary import summarize
+from shapefuzz.model import Signature
+from shapefuzz.triage.identity import identity_of
+from shapefuzz.triage.localize import Localization
+
+WRONG = "wrong values in conv_transpose"
+FUSION = dict(phase="dispatch-creation", pass_name="iree-dispatch-creation-fusion-preprocessing",
+              pass_class="FusionPreprocessingPass")
+
+
+def _row(lane: str, first: float) -> BucketRow:
+    sig = Signature.from_json({"backend": lane, "stage": "compare", "status": "mismatch", "message": WRONG})
+    ident = identity_of("compare", "mismatch", WRONG, "")
+    fields = {**sig.to_json(), "identity": ident.key, "strong": "1" if ident.strong else ""}
+    return BucketRow(sig=str(sig), sig_json=fields, backend=lane, stage="compare", status="mismatch",
+                     family="conv_transpose", count=1, first_seen=first, last_seen=first, first_wall=0.0,
+                     last_wall=0.0, state=BucketState.CONFIRMED, repro_key=f"cand-{lane}", repro_size=10,
+                     repro_text="x", detail="", corpus_entry="", shrunk_size=None, cause="cause-96a3e6a75d",
+                     triage=Triage.COMPILER_BUG)
+
+
+def _causes(tmp_path: Path, located: dict[str, Localization]) -> dict[str, tuple[str, ...]]:
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    for i, (lane, loc) in enumerate(located.items()):
+        row = _row(lane, float(i))
+        store.put_bucket(row)
+        store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
+    causes = {c.name: tuple(sorted(c.buckets)) for c in summarize(store).causes}
+    store.close()
+    return causes
+
+
+def test_a_suspected_place_held_for_certain_by_another_bucket_is_one_cause(tmp_path: Path):
+    causes = _causes(tmp_path, {"llvm-cpu": Localization(**FUSION, certain=True),
+                                "llvm-cpu-o3": Localization(**FUSION, certain=False)})
+    assert list(causes) == ["cause-96a3e6a75d"], causes
+    assert len(causes["cause-96a3e6a75d"]) == 2
+
+
+def test_a_suspected_place_of_another_pass_still_splits(tmp_path: Path):
+    other = dict(FUSION, pass_name="iree-dispatch-creation-fold-unit-extent-dims", pass_class="FoldUnitExtentDimsPass")
+    causes = _causes(tmp_path, {"llvm-cpu": Localization(**FUSION, certain=True),
+                                "llvm-cpu-o3": Localization(**other, certain=False)})
+    assert set(causes) == {"cause-96a3e6a75d", "cause-96a3e6a75d.2"}, causes

@@ -1,0 +1,45 @@
+"""A cause found on a variant lane whose plain lane fails the same way is ranged on the plain lane,
+as its issue text's steps compile it (issue #43 item 4, audit A of the fresh campaign): a wrong value
+found on llvm-cpu-o3 that plain llvm-cpu computes wrong too was ranged "3.6.0-3.13.0" because 3.0.0
+has no --iree-opt-level ("could not tell"), while 3.0.0 gives the same wrong values on plain llvm-cpu.
+Real IREE: the pinned wheels, and the toolchain cache's older releases where there are any."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapefuzz.corpus import Finding, load_entry, save_finding
+from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.recheck.regression import regression_range
+from support.reversed_dot import ERROR, REVERSED_DOT
+
+pytestmark = pytest.mark.iree
+
+
+def _entry(tmp_path, toolchain, lane: str):
+    sig = Signature(lane, Stage.COMPILE, Status.ERROR, "'linalg.generic' op inferred input/output operand #N")
+    path, _ = save_finding(tmp_path, Finding(sig, REVERSED_DOT, (lane,), None, 0, None, None,
+                                             toolchain.probe.version, [], f"error: {ERROR}"))
+    return load_entry(path)
+
+
+def test_a_variant_lane_failure_the_plain_lane_shares_is_ranged_there(toolchain, tmp_path):
+    from shapefuzz.iree.releases import cached_versions, installed_version, version_key
+
+    pinned = installed_version()
+    if not pinned:
+        pytest.skip("the pinned wheels are not a release")
+    versions = sorted([*(v for v in ("3.0.0", "3.6.0") if v in cached_versions()), pinned], key=version_key)
+    record = regression_range(_entry(tmp_path, toolchain, "llvm-cpu-o3"), versions, trust_seen=True)
+    assert record["lane"] == "llvm-cpu", record
+    assert "(on llvm-cpu, which fails the same way without the variant's flags)" in record["text"]
+    assert record["releases"] == "; ".join(f"{v} fails" for v in versions), record  # 3.0.0 tells too
+
+
+def test_a_plain_lane_entry_is_ranged_where_it_is(toolchain, tmp_path):
+    from shapefuzz.iree.releases import installed_version
+
+    if not installed_version():
+        pytest.skip("the pinned wheels are not a release")
+    record = regression_range(_entry(tmp_path, toolchain, "llvm-cpu"), [installed_version()], trust_seen=True)
+    assert record["lane"] == "" and "on llvm-cpu" not in record["text"], record
