@@ -1,11 +1,12 @@
 """The reproducer each issue text shows, re-checked on the lanes the text would name (`triage.shown`).
 
 A cause's verdict and lanes come from the candidates the campaign drew; its issue text shows its first
-corpus entry, shrunk since. After the wrap-up shrinks, within at most a minute (`--localize-time` bounds
-it too; `triage --localize` runs it), each cause whose shown reproducer has no record of its own runs is
-checked, one lane at a time, on the cause's lanes, the other Vulkan target of a Vulkan lane, the plain
-lane of a variant lane (rocm-gfx942 of rocm-gfx942-o3) and, for a wrong value, the reference lane, with
-the campaign's own check; its verdict is re-derived from those runs by the campaign's own triage
+corpus entry, shrunk since. After the wrap-up shrinks, within DEFAULT_SHOWN_SECONDS (`--localize-time`
+bounds it too; `triage --localize` runs it), each cause whose shown reproducer has no record of its own
+runs is checked, one lane at a time, on its own lane, the plain lane of a variant lane (rocm-gfx942 of
+rocm-gfx942-o3), for a wrong value the reference lane, the other Vulkan target of a Vulkan lane and the
+cause's lanes, with the campaign's own check (a compile failure cut down as plain text, with no case to
+judge values by, is compiled on each); its verdict is re-derived from those runs by the campaign's own triage
 (`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module, not of the candidate). The
 record goes into the entry's meta.json `shown`; lanes the time did not reach are listed as left, and the
 text says only what was run."""
@@ -25,7 +26,9 @@ from shapefuzz.triage.shown import (
     BLOW_UPS, COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, claimed_lanes, reproducer_digest, same_failure,
     shown_runs_of)
 
-DEFAULT_SHOWN_SECONDS = 60.0  # the whole step
+# the whole step: one lane at a time, a few seconds a compile (60 s reached 27 of a 20-minute campaign's
+# 66 causes, and the texts of the rest said "not tried on the plain lane")
+DEFAULT_SHOWN_SECONDS = 150.0
 MAX_LANES = 6  # lanes re-checked for one reproducer
 TIME_IS_UP = "time is up (`shapefuzz triage CAMPAIGN --localize` checks them)"
 
@@ -39,11 +42,13 @@ def lanes_to_check(meta: dict[str, Any], backend: str, cause_lanes: Iterable[str
     from shapefuzz.iree.backends import BACKENDS, REFERENCE_BACKEND
     from shapefuzz.triage.component import plain_lanes
 
-    lanes = [*claimed_lanes(meta, backend), *cause_lanes]
-    # each variant lane's plain lane: what the text's "only with <flags>" rests on (`triage.shown.scope_said`)
-    lanes += [BACKENDS[lane].driver_twin or "" for lane in lanes if lane in BACKENDS] + plain_lanes(lanes)
+    claimed = [*claimed_lanes(meta, backend), *cause_lanes]
+    # first its own lane and each variant lane's plain lane: what the text's "only with <flags>" rests on
+    # (`triage.shown.scope_said`; cut at MAX_LANES behind the cause's lanes, the plain lane went unchecked)
+    lanes = [claimed[0], *plain_lanes(claimed), *(BACKENDS[lane].driver_twin or "" for lane in claimed if lane in BACKENDS),
+             *claimed]
     if stage in (Stage.RUN.value, Stage.COMPARE.value):
-        lanes.append(REFERENCE_BACKEND)
+        lanes.insert(1, REFERENCE_BACKEND)
     picked = [lane for lane in dict.fromkeys(lanes) if lane in BACKENDS and BACKENDS[lane].compiles(probe)]
     return picked[:MAX_LANES]
 
@@ -86,16 +91,19 @@ def recheck_shown(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
             continue
         if entry.signature.status in BLOW_UPS:
             continue  # each lane again would cost its full cap or time limit; its confirm judged the lanes
-        candidate = _candidate(entry)
+        candidate, lane_check = _candidate(entry), check
+        cut = candidate is None and entry.signature.stage == Stage.COMPILE
+        if cut:  # cut down as plain text (no case header): compiled on each lane, as its failure needs
+            candidate, lane_check = _text_candidate(entry), _compile_check(entry.mlir, toolchain)
         known = shown_runs_of(entry.meta, entry.mlir)
         if candidate is None or (known is not None and not known.left):  # a record cut short is taken again
             continue
         lanes = lanes_to_check(entry.meta, entry.signature.backend, cause.lanes, entry.signature.stage.value,
                                toolchain.probe)
         identity = str((entry.meta.get("bug") or {}).get("identity") or "")
-        record, outcome = _run(candidate, lanes, entry.signature, identity, end, check, toolchain.probe)
+        record, outcome = _run(candidate, lanes, entry.signature, identity, end, lane_check, toolchain.probe, cut)
         failure = next((f for f in outcome.failures if str(f.signature) == str(entry.signature)), None)
-        if failure is not None and not record.left:  # the whole picture: the verdict as the campaign would give it
+        if failure is not None and not record.left and not cut:  # the verdict as the campaign would give it
             verdict, evidence = target.triage(candidate, failure, outcome)
             record = replace(record, triage=Triage(verdict).value, evidence=evidence)
         update_meta(entry.path, shown=record.to_json())
@@ -124,10 +132,31 @@ def _candidate(entry) -> Candidate | None:
     return Candidate("shown-" + reproducer_digest(entry.mlir), case.family, seed, (), case.params_json, entry.mlir)
 
 
+def _text_candidate(entry) -> Candidate:
+    """A reproducer cut down as plain text, as a candidate to compile (its family: the case it was cut from)."""
+    return Candidate("shown-" + reproducer_digest(entry.mlir), entry.family or "", int(entry.meta.get("seed") or 0), (),
+                     "{}", entry.mlir)
+
+
+def _compile_check(mlir: str, toolchain) -> Check:
+    """Each lane compiles the text (no case: no reference to judge values by, and a compile failure needs none)."""
+    from shapefuzz.campaign.iree import outcome_of
+    from shapefuzz.invoke.execute import DEFAULT_BUDGET, tool_seconds
+    from shapefuzz.judge.oracle import check_module
+
+    def check(candidate: Candidate, lane: str) -> Outcome:
+        before = tool_seconds()
+        report = check_module(mlir, [lane], None, toolchain, DEFAULT_BUDGET, confirm=False)
+        return outcome_of(report, tool_seconds() - before)
+
+    return check
+
+
 def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity: str, end: float, check: Check,
-         probe) -> tuple[ShownRuns, Outcome]:
+         probe, compile_only: bool = False) -> tuple[ShownRuns, Outcome]:
     """The candidate on each lane in turn within the step's time: the record and the outcome of every
-    lane that finished (merged, as one check on them all would give it)."""
+    lane that finished (merged, as one check on them all would give it); `compile_only`: a lane that
+    compiles it says so, whether or not it runs here."""
     from shapefuzz.iree.backends import BACKENDS
 
     runs: list[LaneRun] = []
@@ -144,9 +173,9 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
                          {**merged.lanes, **outcome.lanes}, (*merged.failures, *outcome.failures))
         run = lane_run(lane, outcome, signature, identity)
         if run is None and lane in outcome.lanes:
-            ran = BACKENDS[lane].executes(probe)
-            run = LaneRun(lane, PASSES if ran else COMPILES,
-                          "passes (matches the reference)" if ran else "compiles (not executed here)")
+            ran = BACKENDS[lane].executes(probe) and not compile_only
+            run = LaneRun(lane, PASSES if ran else COMPILES, "passes (matches the reference)" if ran else
+                          "compiles" if compile_only else "compiles (not executed here)")
         if run is not None:
             runs.append(run)
     return ShownRuns(reproducer_digest(candidate.text), tuple(runs)), merged
