@@ -64,8 +64,35 @@ def test_what_the_module_holds():
     assert narrow_words_lost(X_PLUS_X.format(n=3), ("i8", "i16")).startswith("3xi8 (3 bytes)")
     assert narrow_words_lost(X_PLUS_X.format(n=4), ("i8", "i16")) == ""
     assert narrow_words_lost(X_PLUS_X.format(n=3), ()) == ""  # llvmpipe has 8-bit storage
+    # audit B (cause-d9873018bd-2, a "suspected driver"): x + x on 1 x bf16 gives 0 on the default profile
+    assert narrow_words_lost("func.func @f(%a: tensor<1xbf16>)", ("i8", "i16", "bf16")).startswith("1xbf16 (2 bytes)")
+    assert narrow_words_lost("func.func @f(%a: tensor<2xbf16>)", ("i8", "i16", "bf16")) == ""
     assert "?xsi8" in narrow_words_lost("func.func @f(%a: !torch.vtensor<[?],si8>)", ("i8",))
     assert loop_limit_reached(SORT.format(n=512)) and not loop_limit_reached(SORT.format(n=256))
+
+
+# audit B of the fresh campaign (cause-a0c3a29b81, a "suspected driver"): the sort of a `?` dim, run on 258
+# elements on both Vulkan targets; a NumPy replay of its bubble sort stopped at 65,535 iterations gives the
+# device's output exactly
+DYNAMIC_SORT = """func.func @main(%input: tensor<?xf32>) -> (tensor<?xf32>) {
+  %sorted = iree_linalg_ext.sort dimension(0) outs(%input : tensor<?xf32>) {
+  ^bb0(%lhs: f32, %rhs: f32):
+    %pick = arith.cmpf ogt, %lhs, %rhs : f32
+    iree_linalg_ext.yield %pick : i1
+  } -> tensor<?xf32>
+  return %sorted : tensor<?xf32>
+}
+"""
+
+
+def test_a_dynamic_dim_is_read_from_the_runs_argument_shapes():
+    assert loop_limit_reached(DYNAMIC_SORT) == ""  # the text alone does not say
+    assert "up to 258 elements" in loop_limit_reached(DYNAMIC_SORT, [(258,)])
+    assert loop_limit_reached(DYNAMIC_SORT, [(256,)]) == ""  # 256 sort right on both targets
+    both = {"llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH, "vulkan-llvmpipe": Status.MISMATCH}
+    triage, why = vulkan_verdict(DYNAMIC_SORT, _wrong("vulkan-spirv"), both, ["llvm-cpu"], arg_shapes=lambda: [(258,)])
+    assert triage == Triage.TARGET_LIMIT and "more than 256 elements" in why
+    assert vulkan_verdict(DYNAMIC_SORT, _wrong("vulkan-spirv"), both, ["llvm-cpu"])[0] == Triage.SUSPECTED_DRIVER
 
 
 def test_the_verdicts():

@@ -233,7 +233,14 @@ class IreeTarget:
                        if lane in outcome.lanes), (JUDGE_LANE, "onnx.reference"))
         return Seen(candidate.text, statuses(outcome), self.toolchain.probe, outcome.earlier, outcome.reference_form,
                     outcome.lanes.get(judged[0], (None,))[0], failure.signature.message.startswith(DISAGREE),
-                    second_judge_name=judged[1])
+                    second_judge_name=judged[1], arg_shapes=lambda: self._arg_shapes(candidate))
+
+    def _arg_shapes(self, candidate: Candidate) -> list[tuple[int, ...]]:
+        """The shapes of the arguments the check ran the candidate with (its inputs, made again from its seed)."""
+        try:
+            return [tuple(array.shape) for array in self._expectation(candidate).inputs]
+        except (ShapefuzzError, ValueError):  # no case to make them from: the text's static dims only
+            return []
 
     def _onnx_contradiction(self, candidate: Candidate) -> tuple[str, str]:
         """(what ONNX types two ways for a case spelled as an ONNX model, "" for none; what was not

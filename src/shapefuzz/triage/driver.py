@@ -4,29 +4,35 @@ from its text, so a Vulkan-only wrong value is blamed only after they were consi
 Measured on IREE 3.13 with Mesa's llvmpipe (November 2026):
 - IREE's i8/i16 emulation: the default Vulkan profile has no 8- or 16-bit storage, so IREE packs
   i8 into 32-bit words; an i8 tensor whose byte size is not a multiple of 4 loses its last word
-  (`x+x` on 3 x i8 gives `0 0 0`, 4 x i8 is right, 5 x i8 loses its last element). The llvmpipe
-  target on the same driver is right. That is IREE's bug, never the driver's.
+  (`x+x` on 3 x i8 gives `0 0 0`, 4 x i8 is right, 5 x i8 loses its last element); bf16 the same
+  (`x+x` on 1 x bf16 gives 0, 2 and 4 are right). The llvmpipe target on the same driver is right.
+  That is IREE's bug, never the driver's.
 - Mesa llvmpipe's loop limiter: one invocation stops after 65,535 loop iterations, so a sort IREE
-  runs in a single invocation comes out partly unsorted from about 490 elements along the sorted
-  dim (256 sort right), and a single-invocation top-k once n*k passes it (the top 60 of 1,025 right,
-  the top 66 wrong, on both Vulkan targets). That one is the driver's. A torch or ONNX top-k is no
+  runs in a single invocation comes out partly unsorted past 256 elements along the sorted dim (256
+  sort right, 258 do not: a NumPy replay of the bubble sort stopped at 65,535 iterations gives the
+  device's output exactly), and a single-invocation top-k once n*k passes it (the top 60 of 1,025
+  right, the top 66 wrong, on both Vulkan targets). A `?` dim is read from the run's inputs. That one is the driver's. A torch or ONNX top-k is no
   top-k by then: IREE lowers it to a sort of the whole dim (the top 1 of 512 wrong, as a sort of 512)."""
 
 from __future__ import annotations
 
 import math
 import re
+from typing import Sequence
 
 MESA_LOOP_LIMIT = 65_535
 # A single-invocation sort of n elements runs about n*(n-1) inner iterations: past the limit from
-# n = 257 (measured: 256 right, ~490 and more partly unsorted; in between it depends on the loop).
+# n = 257 (measured: 256 right, 258 partly unsorted, as a replay stopped at the limit predicts).
 LOOP_LIMIT_SORT_LENGTH = 257
 
-_BITS = {"i8": 8, "si8": 8, "ui8": 8, "i16": 16, "si16": 16, "ui16": 16}
+_BITS = {"i8": 8, "si8": 8, "ui8": 8, "i16": 16, "si16": 16, "ui16": 16, "bf16": 16}
 _TENSOR = re.compile(r"\btensor<((?:[0-9?]+x)*)([a-z]+\d+)>")
 _TORCH = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*([a-z]+\d+)>")
 _SORTING = re.compile(r"iree_linalg_ext\.(?:sort|topk)|torch\.aten\.(?:sort|topk|argsort)|onnx\.TopK", re.IGNORECASE)
 _STATEMENT_END = re.compile(r"\n\s*(?:%|\^bb|return\b|\}|func\.)|\{\s*\n")
+_MAIN_ARGS = re.compile(r"func\.func\s+(?:public\s+)?@main\((.*?)\)\s*->", re.S)
+_ARG = re.compile(r"(%[\w.$-]+)\s*:\s*(?:tensor<|!torch\.vtensor<)")
+_SSA = re.compile(r"%[\w.$-]+")
 
 
 def _shapes(text: str) -> list[tuple[list[int | None], str]]:
@@ -68,14 +74,37 @@ def _op_texts(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def loop_limit_reached(text: str) -> str:
+def _bound_args(text: str, arg_shapes: Sequence[Sequence[int]]) -> dict[str, list[int]]:
+    """@main's tensor arguments by name -> the shape the run gave each (`arg_shapes`, in order)."""
+    found = _MAIN_ARGS.search(text)
+    if found is None or not arg_shapes:
+        return {}
+    return {m.group(1): list(shape) for m, shape in zip(_ARG.finditer(found.group(1)), arg_shapes)}
+
+
+def _sizes(op: str, bound: dict[str, list[int]]) -> list[list[int]]:
+    """The op's tensor shapes, each `?` dim read from the run's shape of an operand of that rank
+    where the operand is an argument of @main (else left out, as unknown)."""
+    runs = [bound[name] for name in _SSA.findall(op) if name in bound]
+    out = []
+    for shape, _ in _shapes(op):
+        run = next((r for r in runs if len(r) == len(shape)), None) if None in shape else None
+        out.append([d if d is not None else run[i] for i, d in enumerate(shape)] if run is not None
+                   else [d for d in shape if d is not None])
+    return out
+
+
+def loop_limit_reached(text: str, arg_shapes: Sequence[Sequence[int]] = ()) -> str:
     """"" unless the module sorts or takes a top-k in one invocation over more loop iterations
     than Mesa llvmpipe's limit (a sort of n: about n*(n-1); `iree_linalg_ext.topk`, k among n: n*k;
     a torch or ONNX top-k, which IREE lowers to `iree_linalg_ext.sort` of all n then a slice, checked
-    on 3.13 with `--compile-to=flow`: as a sort of n); else what it does, as said in a verdict."""
+    on 3.13 with `--compile-to=flow`: as a sort of n); else what it does, as said in a verdict.
+    `arg_shapes`: the shapes of @main's arguments in the run, for dims the text leaves `?` (audit B:
+    a sort of `tensor<?xf32>` run on 258 elements was a "suspected driver")."""
     worst, said = 0, ""
+    bound = _bound_args(text, arg_shapes)
     for name, op in _op_texts(text):
-        shapes = [[d for d in shape if d is not None] for shape, _ in _shapes(op)]
+        shapes = _sizes(op, bound)
         shapes = [s for s in shapes if s]
         if not shapes:
             continue
@@ -94,7 +123,7 @@ def loop_limit_reached(text: str) -> str:
             worst, said = iterations, what
     if worst > MESA_LOOP_LIMIT:
         return (f"{said}, and a single invocation of Mesa llvmpipe stops after {MESA_LOOP_LIMIT:,} loop iterations "
-                "(a single-invocation sort of about 490 elements or more comes out partly unsorted; the top 60 of "
+                "(a single-invocation sort of more than 256 elements comes out partly unsorted; the top 60 of "
                 "1,025 come out right, the top 66 wrong)")
     return ""
 

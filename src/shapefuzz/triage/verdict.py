@@ -7,7 +7,7 @@ module, the failing lane, every lane's status); nothing is run here. The campaig
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.iree.toolchain import ToolchainProbe
@@ -40,6 +40,8 @@ class Seen:
     second_judge: Status | None = None  # ONNX's own reference (onnx.reference), where it judged
     references_disagree: bool = False  # our two references gave different values: no backend is judged
     second_judge_name: str = "onnx.reference"  # which reference the second judge is (XLA for StableHLO)
+    # the shapes of @main's arguments in the run (for `?` dims: Mesa's loop limit), asked only when needed
+    arg_shapes: Callable[[], Sequence[Sequence[int]]] = field(default=lambda: (), compare=False)
 
 
 def _no_contradiction() -> tuple[str, str]:
@@ -82,7 +84,8 @@ def lane_verdict(failure: FailingLane, seen: Seen) -> tuple[Triage, str]:
         if backend.driver == "vulkan" and agree and len(agree) == len(others):
             twin = backend.driver_twin
             twin_runs = bool(twin) and twin in BACKENDS and BACKENDS[twin].executes(seen.probe)
-            return vulkan_verdict(seen.text, failure, seen.lanes, agree, twin_runs, seen.earlier.get(lane, ""))
+            return vulkan_verdict(seen.text, failure, seen.lanes, agree, twin_runs, seen.earlier.get(lane, ""),
+                                  seen.arg_shapes)
         wrong = every_run_mismatches(seen.lanes, seen.probe)
         if status == Status.MISMATCH and wrong and seen.reference_form:
             return Triage.COMPILER_BUG, (
@@ -103,13 +106,15 @@ def lane_verdict(failure: FailingLane, seen: Seen) -> tuple[Triage, str]:
 
 
 def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status], agree: list[str],
-                   twin_runs: bool = True, earlier: str = "") -> tuple[Triage, str]:
+                   twin_runs: bool = True, earlier: str = "",
+                   arg_shapes: Callable[[], Sequence[Sequence[int]]] = lambda: ()) -> tuple[Triage, str]:
     """A wrong value or run failure only on a Vulkan lane (`agree`: the other drivers' lanes, all
     right) is blamed on the driver only after the lane's twin, another target on the same Mesa
     driver (default profile and llvmpipe), ran it, and after IREE's i8/i16 emulation and Mesa's
     loop limit were considered (see triage.driver). `lanes`: every lane's status so far;
     `twin_runs`: whether the twin executes here at all; `earlier`: what an earlier run of the
-    lane said (wrong values that change from run to run are a race in the generated code)."""
+    lane said (wrong values that change from run to run are a race in the generated code);
+    `arg_shapes()`: the run's argument shapes, for the sizes the text leaves `?`."""
     lane = failure.signature.backend
     backend = BACKENDS[lane]
     status = failure.signature.status
@@ -134,7 +139,7 @@ def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status],
         return Triage.SUSPECTED_DRIVER, (
             f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
             "settle it: the same module on a hardware GPU or on another Vulkan implementation")
-    limit = loop_limit_reached(text)
+    limit = loop_limit_reached(text, arg_shapes())
     if limit:  # a documented limit of the device (triage.target_limits), met by both targets on it
         return Triage.TARGET_LIMIT, (f"{device_limit('llvmpipe-loop-limit', lane, limit).evidence}; {seen}; "
                                      f"{twin} on the same driver fails too ({twin_status.value})")
