@@ -285,6 +285,40 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
     store.close()
 
 
+def test_placements_of_checked_compile_errors_go_before_wrong_values(tmp_path, monkeypatch):
+    """A checker's failure is placed in a second or two, a wrong value's replays take up to a minute: the
+    placements go first (a fresh campaign's 180 s ran out on Vulkan wrong values, and every resource-limit
+    cause kept the checker's name)."""
+    import shapefuzz.judge.localize_probe
+    from shapefuzz.campaign.localizing import localize_causes
+
+    calls = []
+
+    def wrong_value(entry, toolchain, lane, passed, seconds):
+        calls.append("wrong value")
+        return Localization(CODEGEN, evidence="finished by llvm-cpu from stream: right", certain=True)
+
+    def checked(mlir, lane, toolchain, checker, detail, seconds):
+        calls.append(checker)
+        return Localization(CODEGEN, "iree-codegen-iree-comprehensive-bufferize", "", "made the buffer", certain=True)
+
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "localize_entry", wrong_value)
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "place_checked_failure", checked)
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    wrong = dataclasses.replace(_mismatch("llvm-cpu", "pool", 1.0), corpus_entry=str(FOLD_POOL))
+    checker = "iree-llvmcpu-check-ir-before-llvm-conversion"
+    error = dataclasses.replace(wrong, sig="llvm-cpu/compile/error: y", stage="compile", status="error", first_seen=2.0,
+                                sig_json={**wrong.sig_json, "failing_pass": checker},
+                                detail="error: 'memref.alloca' op expected no unbounded stack allocations")
+    for row in (wrong, error):
+        store.put_bucket(row)
+    causes = summarize(store).causes
+    assert localize_causes(store, causes, None, 120.0) == 2
+    assert calls == [checker, "wrong value"]
+    store.close()
+
+
 def test_wrong_values_localized_to_the_same_pass_on_two_lanes_are_one_cause(tmp_path):
     store = CampaignStore(tmp_path / "c")
     store.start_session([])

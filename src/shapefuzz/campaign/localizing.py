@@ -132,12 +132,16 @@ def _wanted(b: BucketRow) -> bool:
 def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, seconds: float,
                     say: Callable[[str], None] = lambda text: None, only_new: bool = True) -> int:
     """Localizes the wrong-value and run-time buckets of the (new) causes that have no record yet,
-    within `seconds` in all; each record is kept at once. Returns how many were taken."""
+    within `seconds` in all; each record is kept at once. Returns how many were taken. The compile
+    errors placed by their phase or maker go first: a second or two each, where a wrong value's
+    replays take up to PER_BUCKET_SECONDS (a fresh campaign's 180 s ran out on wrong values, and
+    every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.judge.localize_probe import localize_entry, place_checked_failure, place_compile_failure
 
     end = time.monotonic() + seconds
     done = 0
+    wanted = []
     for cause in causes:
         if only_new and not cause.new:
             continue
@@ -146,27 +150,30 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             kept = _kept(store, sig)
             if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
                 continue
-            left = end - time.monotonic()
-            if left <= 1.0:
-                say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
-                return done
-            row = store.candidate(bucket.repro_key)
-            passed = [lane for lane, (status, *_rest) in (row.outcome if row else {}).items() if status == "ok"]
-            try:
-                entry = load_entry(Path(bucket.corpus_entry))
-            except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
-                say(f"localization of {sig}: the entry does not load ({error})")
-                continue
-            generic, checker, budget = generic_failing_pass(bucket), checker_failing_pass(bucket), min(PER_BUCKET_SECONDS, left)
-            if generic:
-                loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
-            elif checker:
-                loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
-            else:
-                loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
-            store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
-            say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
-            done += 1
+            wanted.append((sig, bucket))
+    wanted.sort(key=lambda item: not (generic_failing_pass(item[1]) or checker_failing_pass(item[1])))  # stable
+    for sig, bucket in wanted:
+        left = end - time.monotonic()
+        if left <= 1.0:
+            say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
+            return done
+        row = store.candidate(bucket.repro_key)
+        passed = [lane for lane, (status, *_rest) in (row.outcome if row else {}).items() if status == "ok"]
+        try:
+            entry = load_entry(Path(bucket.corpus_entry))
+        except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
+            say(f"localization of {sig}: the entry does not load ({error})")
+            continue
+        generic, checker, budget = generic_failing_pass(bucket), checker_failing_pass(bucket), min(PER_BUCKET_SECONDS, left)
+        if generic:
+            loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
+        elif checker:
+            loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
+        else:
+            loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
+        store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
+        say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
+        done += 1
     return done
 
 
