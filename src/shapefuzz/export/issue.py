@@ -24,7 +24,7 @@ from shapefuzz.triage.component import (DISPATCH_CREATION, FRONTEND_ONNX, FRONTE
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
-    COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, reproducer_digest, reproduces_on, same_failure,
+    COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, component_said, reproducer_digest, reproduces_on, same_failure,
     scope_said, shown_runs_of, triage_text)
 from shapefuzz.triage.shown_output import shown_compile_output
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
@@ -225,7 +225,8 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
                       "alone fails too: a bug of the op itself."]
     bug = p.entry.meta.get("bug") or {}
     if bug.get("component"):
-        lines += ["", f"Where: {text(bug['component'])}" + (f", in the pass {code(bug['failing_pass'])}"
+        lines += ["", f"Where: {text(component_said(p.entry.meta, sig.backend, context.shown))}"
+                  + (f", in the pass {code(bug['failing_pass'])}"
                                                              if bug.get("failing_pass") else "")
                   + f" ({text(scope_said(p.entry.meta, sig.backend, context.shown))})."]
     wrapped = overflow_note(detail)
@@ -417,7 +418,9 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     context_lines = [line for line in context_lines if line]
     if entry.flaky:
         context_lines.append("- Flaky: it did not fail on every run.")
-    title = comment_text(issue_title(entry.meta, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
+    said = {**entry.meta, "bug": {**(entry.meta.get("bug") or {}),
+                                  "component": component_said(entry.meta, sig.backend, context.shown)}}
+    title = comment_text(issue_title(said, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
     tracker = tracker_of(entry.meta)
     route = [f"<!-- File at: {comment(tracker.url)} ({comment(tracker.name)}: {comment(tracker.why)}) -->"] \
         if tracker.filed else [f"<!-- Not for filing: {comment(tracker.why)} -->"]

@@ -49,15 +49,19 @@ def _target_of(lane: str) -> str:
     return base
 
 
+def target_list(lanes: Iterable[str]) -> str:
+    """The targets of `lanes` as a component names them: "codegen for CUDA (cuda-sm80), llvm-cpu"."""
+    return ", ".join(dict.fromkeys(_target_of(lane) for lane in sorted(lanes)))
+
+
 def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[str], lanes: Iterable[str],
                  output: str = "") -> str:
     """Where it fails: frontend conversion, IREE input/global optimization, dispatch creation,
     codegen for a named target, stream/HAL lowering, or the runtime; wrong values say only
     "wrong code" and the target (no pass fails). A run-time failure whose `output` (message and
     detail) says the compiled code computed a size or range wrong is wrong code, not the runtime's."""
-    lanes = sorted(lanes)
     stage, status = text_of(stage), text_of(status)  # (the enums count as their text)
-    target = ", ".join(dict.fromkeys(_target_of(lane) for lane in lanes)) or "?"
+    target = target_list(lanes) or "?"
     if stage == "run" and miscompiled_shape(stage, output):
         return f"wrong code for {target} (a shape or size computed wrong fails at run time)"
     if stage == "run":
@@ -127,4 +131,4 @@ def needs_flag(lanes: Iterable[str], component: str = "") -> bool:
 
 
 __all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_STABLEHLO", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
-           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "plain_lanes", "scope_of", "variant_flags"]
+           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "plain_lanes", "scope_of", "target_list", "variant_flags"]

@@ -120,6 +120,24 @@ def reproduces_on(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns 
     return holds, unchecked
 
 
+def component_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | None) -> str:
+    """The cause's component with its target list cut to what the shown reproducer bears out: a lane
+    it ran on and did not fail this way on is left out, a lane it was not run on stays (audit C of the
+    fresh campaign: "codegen for ..., vmvx, ..." over a reproducer vmvx compiles and runs right)."""
+    from shapefuzz.triage.component import target_list
+
+    bug = meta.get("bug") if isinstance(meta.get("bug"), Mapping) else {}
+    assert isinstance(bug, Mapping)
+    component = str(bug.get("component") or "")
+    claimed = claimed_lanes(meta, entry_backend)
+    if shown is None or not component or len(claimed) < 2:
+        return component
+    holds, unchecked = reproduces_on(meta, entry_backend, shown)
+    kept = [lane for lane in claimed if lane in holds or lane in unchecked] or [entry_backend]
+    before, after = target_list(claimed), target_list(kept)
+    return component.replace(before, after, 1) if before in component else component
+
+
 def scope_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | None) -> str:
     """The pipeline the issue text says it needs, as the shown reproducer's own runs bear it out: "default
     pipeline" when a plain lane reproduces it; "only with <flags>" only when each variant lane's plain lane ran
@@ -176,6 +194,6 @@ def triage_text(meta: Mapping[str, Any], mlir: str, shown: ShownRuns | None) -> 
             + ")")
 
 
-__all__ = ["BLOW_UPS", "COMPILES", "LaneRun", "OTHER", "PASSES", "SAME", "ShownRuns", "UNSUPPORTED", "VERDICTS", "claimed_lanes",
+__all__ = ["BLOW_UPS", "COMPILES", "LaneRun", "OTHER", "PASSES", "SAME", "ShownRuns", "UNSUPPORTED", "VERDICTS", "claimed_lanes", "component_said",
            "evidence_is_of", "one_line", "reproducer_digest", "reproduces_on", "same_failure", "scope_said", "shown_runs_of",
            "triage_text"]
