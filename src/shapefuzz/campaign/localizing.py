@@ -120,11 +120,16 @@ def checker_failing_pass(b: BucketRow) -> str:
     return name if is_checker(name) and offence_of(b.detail or b.sig_json.get("message", "")) else ""
 
 
+def run_oom(b: BucketRow) -> bool:
+    """A run that ran out of memory: placed by the compile's dumps (no run: it would hit the cap again)."""
+    return b.stage == "run" and b.status == "oom"
+
+
 def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), or a compile error
     placed by its phase or its maker, with a corpus entry."""
-    placed = bool(generic_failing_pass(b)) or bool(checker_failing_pass(b))
+    placed = bool(generic_failing_pass(b)) or bool(checker_failing_pass(b)) or run_oom(b)
     return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
             and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
@@ -137,7 +142,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     replays take up to PER_BUCKET_SECONDS (a fresh campaign's 180 s ran out on wrong values, and
     every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.judge.localize_probe import localize_entry, place_checked_failure, place_compile_failure
+    from shapefuzz.judge.localize_probe import localize_entry, place_checked_failure, place_compile_failure, place_run_oom
 
     end = time.monotonic() + seconds
     done = 0
@@ -151,7 +156,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
                 continue
             wanted.append((sig, bucket))
-    wanted.sort(key=lambda item: not (generic_failing_pass(item[1]) or checker_failing_pass(item[1])))  # stable
+    wanted.sort(key=lambda item: not (generic_failing_pass(item[1]) or checker_failing_pass(item[1])
+                                      or run_oom(item[1])))  # (stable)
     for sig, bucket in wanted:
         left = end - time.monotonic()
         if left <= 1.0:
@@ -169,6 +175,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
         elif checker:
             loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
+        elif run_oom(bucket):
+            loc = place_run_oom(entry.mlir, bucket.backend, toolchain, budget)
         else:
             loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
         store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))

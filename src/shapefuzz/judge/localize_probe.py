@@ -249,6 +249,33 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
                                      f"{failing} only refuses it")
 
 
+def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A run that runs out of memory placed at the pass that sized a buffer from a dynamic dim's bound
+    (`triage.culprit.BOUND_SIZED`), when one did: the compile is run again writing the IR after every
+    pass that changed it, and the first dump holding such a buffer names the maker (audit C of the
+    fresh campaign: vmvx's `memref<1x9007199254740991xf32>` filed as the runtime's out-of-memory)."""
+    from shapefuzz.triage.culprit import BOUND_SIZED, dumps_in, first_maker
+
+    start = time.monotonic()
+    with temp_dir("culprit") as tmp:
+        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
+        source = probe._path(".mlir", text)
+        tree = Path(tmp) / "tree"
+        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
+                                   f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
+                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
+        if not result.ok:
+            return Localization(evidence="not localized: the compile failed", seconds=time.monotonic() - start)
+        maker = first_maker(dumps_in(tree), BOUND_SIZED)
+        seconds_taken = time.monotonic() - start
+        if maker is None:
+            return Localization(evidence=f"not localized: no pass's output holds {BOUND_SIZED.what}",
+                                seconds=seconds_taken)
+        return Localization(CODEGEN, maker.pass_name, seconds=seconds_taken, certain=True,
+                            evidence=f"the IR first holds {BOUND_SIZED.what} after {maker.pass_name}; the run "
+                                     "then runs out of memory allocating it")
+
+
 def _pass_word(name: str) -> str:
     """A pass name as compared here: `canonicalize{...}`, `CanonicalizerPass` and `Canonicalizer` alike."""
     word = re.sub(r"[^a-z0-9]", "", name.split("{", 1)[0].rsplit("::", 1)[-1].lower())
@@ -257,4 +284,5 @@ def _pass_word(name: str) -> str:
 
 
 __all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
+           "place_run_oom",
            "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

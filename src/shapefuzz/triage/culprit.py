@@ -23,8 +23,9 @@ _UNBOUNDED = re.compile(r"unbounded stack allocation|overflows (?:\d+|N) bits", 
 _STACK_LIMIT = re.compile(r"exceeded stack allocation limit of (\d+) bytes", re.IGNORECASE)
 _SHARED_LIMIT = re.compile(r"uses (\d+) bytes of shared memory; exceeded the limit of (\d+) bytes", re.IGNORECASE)
 
-_ALLOCA = re.compile(r"memref\.alloca\((?P<dyn>[^)]*)\)[^:\n]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
-_ALLOC = re.compile(r"memref\.alloc\((?P<dyn>[^)]*)\)[^:\n]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
+# (an attribute dict may come first: `memref.alloca() {alignment = 64 : i64} : memref<...>`)
+_ALLOCA = re.compile(r"memref\.alloca\((?P<dyn>[^)]*)\)(?:\s*\{[^{}\n]*\})?[^:\n{]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
+_ALLOC = re.compile(r"memref\.alloc\((?P<dyn>[^)]*)\)(?:\s*\{[^{}\n]*\})?[^:\n{]*:\s*(?P<type>memref<(?:[^<>]|<[^<>]*>)*>)")
 _DUMP_NAME = re.compile(r"^(?P<order>\d+(?:_\d+)*)_(?P<pass>[A-Za-z][\w.-]*)\.mlir$")
 _BITS = {"f64": 64, "i64": 64, "index": 64, "f32": 32, "i32": 32, "f16": 16, "bf16": 16, "i16": 16, "i8": 8,
          "i1": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "f8E4M3FN": 8, "f8E5M2": 8}
@@ -61,6 +62,21 @@ def _unbounded(text: str) -> bool:
         if m.group("dyn").strip() or any(d == "?" or (d.isdigit() and int(d) >= HUGE_DIM) for d in dims):
             return True
     return False
+
+
+def _bound_sized(text: str) -> bool:
+    """A buffer (heap or stack) with a static dim of HUGE_DIM or more: a size made from the bound."""
+    for pattern in (_ALLOCA, _ALLOC):
+        for m in pattern.finditer(text):
+            dims = m.group("type")[len("memref<"):].split(",", 1)[0].split("x")[:-1]
+            if any(d.isdigit() and int(d) >= HUGE_DIM for d in dims):
+                return True
+    return False
+
+
+# what a run that runs out of memory may be allocating: a buffer the compiler sized from the bound
+BOUND_SIZED = Offence("a buffer with a dim of 2^32 or more (a size made from the 2^53 - 1 bound of a dynamic dim)",
+                      _bound_sized)
 
 
 def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = lambda t: True) -> int:
@@ -114,4 +130,4 @@ def first_maker(dumps: Iterable[Dump], offence: Offence) -> Dump | None:
     return None
 
 
-__all__ = ["Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "offence_of"]
+__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "offence_of"]
