@@ -56,8 +56,8 @@ def _bytes(memref: str) -> int | None:
     return count * _BITS[element] // 8
 
 
-def _unbounded(text: str) -> bool:
-    for m in _ALLOCA.finditer(text):
+def _unbounded(text: str, pattern: re.Pattern[str] = _ALLOCA) -> bool:
+    for m in pattern.finditer(text):
         dims = m.group("type")[len("memref<"):].split(",", 1)[0].split("x")[:-1]
         if m.group("dyn").strip() or any(d == "?" or (d.isdigit() and int(d) >= HUGE_DIM) for d in dims):
             return True
@@ -85,6 +85,9 @@ def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = la
 
 def offence_of(output: str) -> Offence | None:
     """The offence a checker's output names (its first error line with its real numbers), or None."""
+    if _UNBOUNDED.search(output) and "'memref.alloc' op" in output:  # a GPU's shared memory: memref.alloc
+        return Offence("an unbounded memref.alloc (a dynamic size, or one made from a dynamic dim's bound)",
+                       lambda text: _unbounded(text, _ALLOC))
     if _UNBOUNDED.search(output):
         return Offence("an unbounded memref.alloca (a dynamic size, or one made from a dynamic dim's bound)",
                        _unbounded)
