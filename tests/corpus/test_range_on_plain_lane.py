@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from shapefuzz.corpus import Finding, load_entry, save_finding
+from shapefuzz.corpus import Finding, load_entry, save_finding, update_meta
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.recheck.regression import regression_range
 from support.reversed_dot import ERROR, REVERSED_DOT
@@ -32,7 +32,7 @@ def test_a_variant_lane_failure_the_plain_lane_shares_is_ranged_there(toolchain,
     versions = sorted([*(v for v in ("3.0.0", "3.6.0") if v in cached_versions()), pinned], key=version_key)
     record = regression_range(_entry(tmp_path, toolchain, "llvm-cpu-o3"), versions, trust_seen=True)
     assert record["lane"] == "llvm-cpu", record
-    assert "(on llvm-cpu, which fails the same way without the variant's flags)" in record["text"]
+    assert "(taken on llvm-cpu, where this reproducer fails the same way; older releases may lack llvm-cpu-o3 or its flags)" in record["text"]
     assert record["releases"] == "; ".join(f"{v} fails" for v in versions), record  # 3.0.0 tells too
 
 
@@ -43,3 +43,24 @@ def test_a_plain_lane_entry_is_ranged_where_it_is(toolchain, tmp_path):
         pytest.skip("the pinned wheels are not a release")
     record = regression_range(_entry(tmp_path, toolchain, "llvm-cpu"), [installed_version()], trust_seen=True)
     assert record["lane"] == "" and "on llvm-cpu" not in record["text"], record
+
+
+def test_a_frontend_crash_found_on_vulkan_llvmpipe_is_ranged_on_llvm_cpu(toolchain, tmp_path):
+    """Audit B: torch-mlir's si8 `aten.mul.Scalar` crash (ConvertTorchToLinalg), found on vulkan-llvmpipe, read
+    "could not tell" at 3.0.0 and 3.6.0 (no llvmpipe target there), which crash the same way on llvm-cpu."""
+    from pathlib import Path
+
+    from shapefuzz.iree.releases import installed_version
+    from shapefuzz.judge.oracle import check_module
+    from shapefuzz.triage.component import FRONTEND_TORCH
+
+    if not installed_version():
+        pytest.skip("the pinned wheels are not a release")
+    text = (Path(__file__).resolve().parents[1] / "data" / "crash_torch_to_linalg.mlir").read_text()
+    result = check_module(text, ["vulkan-llvmpipe"], None, toolchain, confirm=False).results[0]
+    assert result.signature is not None and result.status == Status.CRASH, result.detail[:300]
+    path, _ = save_finding(tmp_path, Finding(result.signature, text, ("vulkan-llvmpipe",), None, 0, None, None,
+                                             toolchain.probe.version, [], result.detail))
+    update_meta(path, bug={"component": FRONTEND_TORCH, "failing_pass": "ConvertTorchToLinalg"})
+    record = regression_range(load_entry(path), [installed_version()], trust_seen=True)
+    assert record["lane"] == "llvm-cpu" and "older releases may lack vulkan-llvmpipe)" in record["text"], record

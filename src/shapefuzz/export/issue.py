@@ -19,8 +19,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, spans, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.component import (DISPATCH_CREATION, FRONTEND_ONNX, FRONTEND_TORCH, INPUT_GLOBAL_OPT, STREAM_HAL,
-                                        plain_lanes)
+from shapefuzz.triage.component import plain_lanes, target_independent
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
@@ -109,14 +108,10 @@ def issue_context(p: Plan, toolchain: Toolchain) -> IssueContext:
                         reported=str(p.entry.meta.get("reported") or ""), cpus=_cpus(p, toolchain))
 
 
-# where a bug is placed before codegen: the target's CPU is no part of it
-TARGET_INDEPENDENT = (FRONTEND_TORCH, FRONTEND_ONNX, INPUT_GLOBAL_OPT, DISPATCH_CREATION, STREAM_HAL)
-
-
 def cpu_dependent(meta: dict, spread: CpuSpread | None) -> bool:
     """Whether "on another CPU it may not reproduce" can be true of this bug: not when it is placed
     in a target-independent phase, nor when every other CPU it was compiled for fails the same way."""
-    if str((meta.get("bug") or {}).get("component") or "") in TARGET_INDEPENDENT:
+    if target_independent(str((meta.get("bug") or {}).get("component") or "")):
         return False
     return spread is None or not spread.fails_everywhere
 

@@ -297,7 +297,7 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     installer = installer or local_installer
     seen = {v.split("rc")[0] for v in entry.toolchain_versions}
     known: dict[str, ReplayResult] = {}
-    plain_lane = ""
+    plain_lane, entry_lane = "", entry.signature.backend
     if check is None:
         current = next((v for v in reversed(versions) if v in seen), versions[-1] if versions else "")
         want, here = _reference(entry, current, installer, failing)
@@ -328,7 +328,8 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     if generic and tried:
         text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
     if plain_lane:
-        text += f" (on {plain_lane}, which fails the same way without the variant's flags)"
+        flags = " or its flags" if entry_lane in BACKENDS and BACKENDS[entry_lane].variant_of else ""
+        text += f" (taken on {plain_lane}, where this reproducer fails the same way; older releases may lack {entry_lane}{flags})"
     return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir), "lane": plain_lane,
             "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
@@ -337,23 +338,40 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
             "stepped_over": "; ".join(f"{p.version}: {p.describe()}" for p in stepped)[:1500]}
 
 
+def _stand_ins(entry: CorpusEntry) -> list[str]:
+    """Lanes a range may be taken on instead of the entry's own, older releases lacking it: its
+    variant lane's plain lane (llvm-cpu for llvm-cpu-o3), and llvm-cpu for a bug placed before codegen
+    (a frontend's conversion: the target is no part of it, and 3.0.0 has no vulkan-llvmpipe)."""
+    from shapefuzz.triage.component import target_independent
+
+    lane = entry.signature.backend
+    out = [BACKENDS[lane].variant_of or ""] if lane in BACKENDS else []
+    bug = entry.meta.get("bug") if isinstance(entry.meta.get("bug"), dict) else {}
+    if target_independent(str((bug or {}).get("component") or "")):
+        out.append("llvm-cpu")
+    return [other for other in dict.fromkeys(out) if other and other != lane and other in BACKENDS]
+
+
 def _on_plain_lane(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
                    want: Failure) -> tuple[CorpusEntry, ReplayResult] | None:
-    """The entry on its variant lane's plain lane (llvm-cpu for llvm-cpu-o3), with the current
-    release's verdict there, when the plain lane fails the same way: a range taken on the variant
-    lane could not tell at a release without its flags (audit A: 3.0.0 has no --iree-opt-level, and
-    a wrong value the plain lane shows there too was ranged "3.6.0-3.13.0")."""
+    """The entry on a stand-in lane (`_stand_ins`), with the current release's verdict there, when
+    it fails the same way there: a range taken on its own lane could not tell at a release without
+    the lane or its flags (audit A: 3.0.0 has no --iree-opt-level, and a wrong value the plain lane
+    shows there too was ranged "3.6.0-3.13.0"; audit B and E: torch-mlir and StableHLO bugs found on
+    vulkan-llvmpipe were ranged from 3.12.0, and 3.0.0 fails the same way on llvm-cpu)."""
     from shapefuzz.errors import ToolchainError
 
-    plain = BACKENDS[entry.signature.backend].variant_of if entry.signature.backend in BACKENDS else ""
-    if not current or not plain or plain not in BACKENDS:
+    if not current:
         return None
-    moved = replace(entry, meta={**entry.meta, "signature": {**entry.meta["signature"], "backend": plain}})
-    try:
-        result = _judged(moved, installer(current), want)
-    except (ToolchainError, UsageError, OSError, subprocess.SubprocessError):
-        return None
-    return (moved, result) if result.outcome == ReplayOutcome.STILL_FAILING else None
+    for lane in _stand_ins(entry):
+        moved = replace(entry, meta={**entry.meta, "signature": {**entry.meta["signature"], "backend": lane}})
+        try:
+            result = _judged(moved, installer(current), want)
+        except (ToolchainError, UsageError, OSError, subprocess.SubprocessError):
+            continue
+        if result.outcome == ReplayOutcome.STILL_FAILING:
+            return moved, result
+    return None
 
 
 def _reference(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],

@@ -49,6 +49,12 @@ def _target_of(lane: str) -> str:
     return base
 
 
+def target_independent(component: str) -> bool:
+    """Whether a bug placed in `component` comes before codegen: its target (and CPU) is no part of it."""
+    return component in (FRONTEND_TORCH, FRONTEND_ONNX, FRONTEND_STABLEHLO, INPUT_GLOBAL_OPT, DISPATCH_CREATION,
+                         STREAM_HAL)
+
+
 def target_list(lanes: Iterable[str]) -> str:
     """The targets of `lanes` as a component names them: "codegen for CUDA (cuda-sm80), llvm-cpu"."""
     return ", ".join(dict.fromkeys(_target_of(lane) for lane in sorted(lanes)))
@@ -131,4 +137,4 @@ def needs_flag(lanes: Iterable[str], component: str = "") -> bool:
 
 
 __all__ = ["DISPATCH_CREATION", "FRONTEND_ONNX", "FRONTEND_STABLEHLO", "FRONTEND_TORCH", "INPUT_GLOBAL_OPT", "RUNTIME", "STREAM_HAL",
-           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "plain_lanes", "scope_of", "target_list", "variant_flags"]
+           "UNKNOWN", "component_of", "component_of_place", "needs_flag", "plain_lanes", "scope_of", "target_independent", "target_list", "variant_flags"]
