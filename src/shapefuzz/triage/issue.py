@@ -72,7 +72,8 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     bug = meta.get("bug") or {}
     component = bug.get("component") or backend
     where = bug.get("failing_pass") or ""
-    first = next((line for line in bug.get("first_lines") or [] if "Please report" not in line), "")
+    said = [line for line in bug.get("first_lines") or [] if "Please report" not in line]
+    first = next((line for line in said if "error:" in line), said[0] if said else "")  # never a `note:` line first
     text = message if not first else first.split("error:", 1)[-1].strip()
     if status == "crash":
         frames = backtrace_lines(meta)
