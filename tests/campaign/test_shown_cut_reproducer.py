@@ -47,6 +47,8 @@ def test_a_cut_reproducer_on_a_variant_lane_is_compiled_on_its_plain_lane(tmp_pa
     verdicts = {run.lane: run.verdict for run in shown.runs}
     assert verdicts["llvm-cpu-o3"] == SAME and verdicts["llvm-cpu"] == SAME, shown
     assert scope_said(entry.meta, "llvm-cpu-o3", shown) == "default pipeline"
+    # its verdict taken again on this reproducer, as the campaign would give it
+    assert shown.triage == "compiler bug" and "for input that verifies" in shown.evidence, shown
 
 
 def test_a_lane_that_compiles_a_cut_reproducer_says_it_compiles(tmp_path, toolchain):

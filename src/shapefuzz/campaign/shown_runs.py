@@ -103,7 +103,7 @@ def recheck_shown(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
         identity = str((entry.meta.get("bug") or {}).get("identity") or "")
         record, outcome = _run(candidate, lanes, entry.signature, identity, end, lane_check, toolchain.probe, cut)
         failure = next((f for f in outcome.failures if str(f.signature) == str(entry.signature)), None)
-        if failure is not None and not record.left and not cut:  # the verdict as the campaign would give it
+        if failure is not None and not record.left:  # the verdict as the campaign would give it
             verdict, evidence = target.triage(candidate, failure, outcome)
             record = replace(record, triage=Triage(verdict).value, evidence=evidence)
         update_meta(entry.path, shown=record.to_json())
