@@ -15,6 +15,11 @@ withheld lane) by form, family and lane. Then default / each other arm.
     .venv/bin/python bench/bench_arms.py --time 20m --seeds 3                  # the issues' comparison
     .venv/bin/python bench/bench_arms.py --time 10m --seeds 1 --arms default,no-new-forms --keep /tmp/arms
     .venv/bin/python bench/bench_arms.py --read /tmp/arms                       # re-read kept campaigns
+
+An hour of campaigns imports shapefuzz's modules as it goes (each campaign's workers start fresh): run it
+from a frozen copy, never a checkout being edited (a first run crashed mid-arm on a half-changed module):
+    git worktree add --detach /tmp/frozen HEAD && cd /tmp/frozen && \
+        PYTHONPATH=/tmp/frozen/src <repo>/.venv/bin/python bench/bench_arms.py --time 20m --seeds 3
 """
 
 from __future__ import annotations
