@@ -20,6 +20,7 @@ from shapefuzz.judge.iree_probe import CALL as _CALL, Compare, IreeProbe
 from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
+from shapefuzz.triage.culprit import Offence
 from shapefuzz.triage.localize import (CODEGEN, Localization, Values, algorithm_ops, frontend_open, localize,
                                        unlike_text, with_frontend)
 
@@ -217,63 +218,60 @@ def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: 
                             seconds=time.monotonic() - start, certain=True, inside=inside)
 
 
+def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, seconds: float,
+                 fails: bool) -> tuple[str, str]:
+    """(the first pass whose output holds `offence`, "") or ("", why not): the compile is run again
+    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`); `fails`: whether
+    it must fail again (a checker's refusal) or compile (a buffer the run cannot allocate)."""
+    from shapefuzz.triage.culprit import dumps_in, first_maker
+
+    with temp_dir("culprit") as tmp:
+        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
+        source = probe._path(".mlir", text)
+        tree = Path(tmp) / "tree"
+        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
+                                   f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
+                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
+        if result.ok == fails:
+            return "", "the compile did not fail again" if fails else "the compile failed"
+        maker = first_maker(dumps_in(tree), offence)
+        return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
+
+
 def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
                           seconds: float = DEFAULT_SECONDS) -> Localization:
     """A compile error in a checker pass (`triage.culprit.is_checker`) placed at the pass that made
-    what it refuses: the compile is run again writing the IR after every pass that changed it
-    (`--mlir-print-ir-tree-dir`), and the first dump holding the offence its `output` names
-    (`triage.culprit.offence_of`) names the maker; the checker stays in the evidence."""
-    from shapefuzz.triage.culprit import dumps_in, first_maker, offence_of
+    what it refuses: the first dump holding the offence its `output` names (`triage.culprit.offence_of`)
+    names the maker; the checker stays in the evidence."""
+    from shapefuzz.triage.culprit import offence_of
 
     start = time.monotonic()
     offence = offence_of(output)
     if offence is None:
         return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
                             seconds=time.monotonic() - start)
-    with temp_dir("culprit") as tmp:
-        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
-        source = probe._path(".mlir", text)
-        tree = Path(tmp) / "tree"
-        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
-                                   f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
-                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        if result.ok:
-            return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
-                                seconds=time.monotonic() - start)
-        maker = first_maker(dumps_in(tree), offence)
-        seconds_taken = time.monotonic() - start
-        if maker is None:
-            return Localization(evidence=f"not localized: no pass's output holds {offence.what}", seconds=seconds_taken)
-        return Localization(CODEGEN, maker.pass_name, seconds=seconds_taken, certain=True,
-                            evidence=f"the IR first holds {offence.what} after {maker.pass_name}; "
-                                     f"{failing} only refuses it")
+    maker, why = _first_maker(text, lane, toolchain, offence, seconds, fails=True)
+    if not maker:
+        why = f"the compile did not fail in {failing} again" if why.startswith("the compile") else why
+        return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
+    return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,
+                        evidence=f"the IR first holds {offence.what} after {maker}; {failing} only refuses it")
 
 
 def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Localization:
     """A run that runs out of memory placed at the pass that sized a buffer from a dynamic dim's bound
-    (`triage.culprit.BOUND_SIZED`), when one did: the compile is run again writing the IR after every
-    pass that changed it, and the first dump holding such a buffer names the maker (audit C of the
-    fresh campaign: vmvx's `memref<1x9007199254740991xf32>` filed as the runtime's out-of-memory)."""
-    from shapefuzz.triage.culprit import BOUND_SIZED, dumps_in, first_maker
+    (`triage.culprit.BOUND_SIZED`), when one did: the first dump holding such a buffer names the maker
+    (audit C of the fresh campaign: vmvx's `memref<1x9007199254740991xf32>` filed as the runtime's
+    out-of-memory)."""
+    from shapefuzz.triage.culprit import BOUND_SIZED
 
     start = time.monotonic()
-    with temp_dir("culprit") as tmp:
-        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
-        source = probe._path(".mlir", text)
-        tree = Path(tmp) / "tree"
-        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
-                                   f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
-                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        if not result.ok:
-            return Localization(evidence="not localized: the compile failed", seconds=time.monotonic() - start)
-        maker = first_maker(dumps_in(tree), BOUND_SIZED)
-        seconds_taken = time.monotonic() - start
-        if maker is None:
-            return Localization(evidence=f"not localized: no pass's output holds {BOUND_SIZED.what}",
-                                seconds=seconds_taken)
-        return Localization(CODEGEN, maker.pass_name, seconds=seconds_taken, certain=True,
-                            evidence=f"the IR first holds {BOUND_SIZED.what} after {maker.pass_name}; the run "
-                                     "then runs out of memory allocating it")
+    maker, why = _first_maker(text, lane, toolchain, BOUND_SIZED, seconds, fails=False)
+    if not maker:
+        return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
+    return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,
+                        evidence=f"the IR first holds {BOUND_SIZED.what} after {maker}; the run then runs out of "
+                                 "memory allocating it")
 
 
 def _pass_word(name: str) -> str:
