@@ -247,6 +247,24 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_fro
     store.close()
 
 
+def test_the_shown_entry_is_the_one_with_the_fewest_ops(tmp_path):
+    """Audit D of the fresh campaign (cause-704499686a): a 62-line unshrunk sibling over 24 elements was
+    shown before the 13-line shrunk reproducer over 206, since elements came first in the order."""
+    from shapefuzz.campaign.causes.cause_facts import smallest_first
+
+    def saved(lane: str, mlir: str) -> str:
+        path, _ = save_finding(tmp_path / "corpus", Finding(
+            Signature(lane, Stage.COMPILE, Status.ERROR, "boom"), mlir, (lane,), None, 0, None, None,
+            "3.13.0", [], "error: boom"))
+        return str(path)
+
+    chain = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n" + "".join(
+        f"  %v{i} = arith.addf %a, %a : tensor<2xf32>\n" for i in range(6)) + "  return %v5 : tensor<2xf32>\n}\n"
+    bare = "func.func @main(%a: tensor<256xf32>) -> tensor<256xf32> {\n  return %a : tensor<256xf32>\n}\n"
+    many, few = saved("rocm-gfx942", chain), saved("llvm-cpu", bare)
+    assert smallest_first([many, few]) == (few, many)
+
+
 def test_the_range_thread_leaves_the_commands_signals_to_the_main_thread_and_its_compilers_get_them():
     """A Ctrl-C the kernel handed the range thread went unseen until the campaign ended (Python
     runs signal handlers in the main thread only): the thread blocks them, and a child it starts
