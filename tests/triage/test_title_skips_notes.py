@@ -15,3 +15,21 @@ def test_the_title_is_the_first_error_not_a_note():
                     "first_lines": FIRST_LINES}}
     title = issue_title(meta, "vmvx", "compile", "error", "failed to legalize operation 'arith.constant'")
     assert "note:" not in title and "failed to legalize operation 'arith.constant'" in title, title
+
+
+def test_a_checkers_refusal_placed_at_its_maker_says_the_maker_made_it():
+    """The fresh campaign re-triaged: "iree-codegen-iree-comprehensive-bufferize (codegen) fails: function ... uses
+    99876 bytes of shared memory" for a failure bufferization did not have: it made the buffer the checker refuses."""
+    from shapefuzz.triage.localize import CODEGEN, Localization
+
+    bufferize = "iree-codegen-iree-comprehensive-bufferize"
+    placed = Localization(CODEGEN, bufferize, seconds=0.4, certain=True,
+                          evidence=f"the IR first holds workgroup (shared) memory over the 65536-byte limit after {bufferize}")
+    meta = {"bug": {"component": "codegen for ROCm (rocm-gfx942)", "failing_pass": bufferize,
+                    "identity": "compile/error [iree-codegen-gpu-check-resource-usage]: function 'dispatch' uses N bytes",
+                    "localized": placed.to_json(),
+                    "first_lines": ["<work>/module.mlir:3:1: error: function 'main_dispatch_0' uses 99876 bytes of shared "
+                                    "memory; exceeded the limit of 65536 bytes"]}}
+    title = issue_title(meta, "rocm-gfx942", "compile", "error", "function 'dispatch' uses N bytes")
+    assert title.startswith(f"[codegen for ROCm (rocm-gfx942)] {bufferize} makes what "
+                            "iree-codegen-gpu-check-resource-usage refuses: function 'main_dispatch_0' uses 99876"), title

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
+from shapefuzz.triage.culprit import is_checker
 from shapefuzz.triage.failing_pass import hang_pattern, pass_in_frame, raw_frames
 from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
 from shapefuzz.triage.record import TOP_FRAMES
@@ -100,9 +101,15 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         text = message
     elif where:
         loc = Localization.from_json(bug.get("localized"))
-        if stage == "compile" and loc is not None and loc.certain and loc.phase:
-            where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
-        text = f"{where} fails: {text}"
+        checker = re.search(r"\[([^\]]+)\]", str(bug.get("identity") or ""))
+        if stage == "compile" and loc is not None and loc.certain and loc.phase and loc.pass_name and \
+                checker and is_checker(checker.group(1)) and loc.pass_name != checker.group(1):
+            # placed at the maker of what a checker refuses: the maker did not fail, it made the buffer
+            text = f"{loc.pass_name} makes what {checker.group(1)} refuses: {text}"
+        else:
+            if stage == "compile" and loc is not None and loc.certain and loc.phase:
+                where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
+            text = f"{where} fails: {text}"
     return f"[{component}] {text}"[:200]
 
 
