@@ -268,8 +268,8 @@ def test_old_release_gates_and_draws_verify(tmp_path):
     old = install("3.2.0")
     gated = release_gates(old, FAMILY_MODULES)
     # the quantized chains and forms (IREE's affine quantization ops, torch's quantized_decomposed
-    # spellings) are newer than 3.2.0 in every family that draws them (one_hot and intloop have no float operand to dequantize)
-    quantized = {(family, f"context {kind} quantization") for family in FAMILY_MODULES if family not in ("onnx_op", "one_hot", "intloop")
+    # spellings) are newer than 3.2.0 in every family that draws them (intloop has no float operand to dequantize)
+    quantized = {(family, f"context {kind} quantization") for family in FAMILY_MODULES if family not in ("onnx_op", "intloop")
                  for kind in ("affine", "torch")}
     assert {(c.family, c.what) for c in gated.closed} == {
         ("gather", "form linalg_ext"), ("attention", "form attention"), ("sort", "torch argsort spelling"),

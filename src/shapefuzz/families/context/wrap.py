@@ -263,10 +263,18 @@ def with_context(family: Family) -> Family:
         """The family's example with IREE's affine dequantize on its first free float operand
         (the release gate's example: what a release must parse for a QDQ chain)."""
         q = linalg_params(family.load(family.example))
+        i = first_free_float(q)
+        if i is None and hasattr(q, "dtype"):  # an integer example (one_hot's i32 values): its f32 form
+            q = q.replace(dtype="f32")
+            i = first_free_float(q)
+        if i is None:
+            raise ValueError(f"{family.name}: its example has no free float operand for a QDQ chain")
+        return q.replace(context=(ContextOp.make("dequantize_affine", operand=i, scale=0.5, zero_point=-3),))
+
+    def first_free_float(q: FamilyParams) -> int | None:
         args, _ = compose.root_types(root(q))
         fixed = tuple(family.fixed_operands(q))
-        i = next(i for i, t in enumerate(args) if t.elt in ("f32", "f16") and i not in fixed)
-        return q.replace(context=(ContextOp.make("dequantize_affine", operand=i, scale=0.5, zero_point=-3),))
+        return next((i for i, t in enumerate(args) if t.elt in ("f32", "f16") and i not in fixed), None)
 
     hooks = HookTable(own, strategy=strategy, render=render, make_inputs=make_inputs, reference=reference,
                       compare=compare, equivalent_forms=equivalent_forms, features=features,
@@ -296,8 +304,10 @@ def with_context(family: Family) -> Family:
 
 # The families whose roots take a free float operand (a QDQ chain is drawn around them:
 # `strategy._draw_qdq`); checked by tests/test_quantized_chains.py.
-QDQ_FAMILIES = ("conv", "conv_transpose", "scatter", "topk", "pool", "sort", "gather", "reduce", "attention", "matmul",
-                "norm")
+# (one_hot too: `strategy._draw_qdq` draws the chain for any root with a free float operand, and without
+# its gate `--without quantized` left one_hot's affine dequantize in, as a release without the op would)
+QDQ_FAMILIES = ("conv", "conv_transpose", "scatter", "one_hot", "topk", "pool", "sort", "gather", "reduce", "attention",
+                "matmul", "norm")
 
 
 def generic_quantization(chain: Chain) -> Chain:
