@@ -118,3 +118,10 @@ def test_a_cause_the_time_does_not_reach_says_so(tmp_path, toolchain):
     entry = load_entry(path)
     record = cpu_spread_of(entry.meta, entry.mlir)
     assert record is not None and not record.left and len(record.verdicts) == 3
+    # a bug placed before codegen (audit D: a torch-mlir conversion's) is no CPU's: its spread is not taken
+    import dataclasses
+
+    from shapefuzz.triage.component import FRONTEND_TORCH
+    fresh = _fmaxf_entry(tmp_path / "torch", toolchain)  # no record yet: only its component keeps it out
+    torch = dataclasses.replace(cause, component=FRONTEND_TORCH, name="cause-torch", corpus_entries=(str(fresh),))
+    assert spread_causes([torch], toolchain, 60.0) == 0 and cpu_spread_of(load_entry(fresh).meta, "") is None

@@ -33,8 +33,12 @@ def spread_causes(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
     spread = spread or cpu_spread
     end = time.monotonic() + seconds
     done = 0
+    from shapefuzz.triage.component import target_independent
+
     for cause in causes:
         if cause.triage != Triage.COMPILER_BUG or not cause.corpus_entries:
+            continue
+        if target_independent(cause.component):  # placed before codegen: no CPU is part of it (audit D)
             continue
         try:
             entry = load_entry(Path(cause.corpus_entries[0]))
