@@ -301,8 +301,8 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     if check is None:
         current = next((v for v in reversed(versions) if v in seen), versions[-1] if versions else "")
         want, here = _reference(entry, current, installer, failing)
-        plain = _on_plain_lane(entry, current, installer, want)
-        if plain is not None:  # ranged as the issue's steps compile it: older releases lack the variant's flags
+        plain = _on_stand_in(entry, current, installer, want)
+        if plain is not None:  # ranged on a lane older releases have (its steps compile for it too, where a variant)
             entry, here, plain_lane = plain[0], plain[1], plain[0].signature.backend
             seen = set()  # the releases it was saved with saw the variant lane, not this one
         if here is not None:
@@ -352,7 +352,7 @@ def _stand_ins(entry: CorpusEntry) -> list[str]:
     return [other for other in dict.fromkeys(out) if other and other != lane and other in BACKENDS]
 
 
-def _on_plain_lane(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
+def _on_stand_in(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
                    want: Failure) -> tuple[CorpusEntry, ReplayResult] | None:
     """The entry on a stand-in lane (`_stand_ins`), with the current release's verdict there, when
     it fails the same way there: a range taken on its own lane could not tell at a release without
