@@ -95,6 +95,19 @@ def test_a_dynamic_dim_is_read_from_the_runs_argument_shapes():
     assert vulkan_verdict(DYNAMIC_SORT, _wrong("vulkan-spirv"), both, ["llvm-cpu"])[0] == Triage.SUSPECTED_DRIVER
 
 
+def test_the_loop_limit_holds_where_the_twin_does_not_take_the_module():
+    """Smoke campaign after audit B: an f16 sort past the limit on vulkan-llvmpipe, which the default profile does
+    not take (no 16-bit storage), read "suspected driver ... vulkan-spirv cannot check it here"."""
+    f16 = SORT.format(n=512).replace("f32", "f16")
+    lanes = {"llvm-cpu": Status.OK, "vulkan-llvmpipe": Status.MISMATCH, "vulkan-spirv": Status.UNSUPPORTED}
+    triage, why = vulkan_verdict(f16, _wrong("vulkan-llvmpipe"), lanes, ["llvm-cpu"])
+    assert triage == Triage.TARGET_LIMIT and "65,535" in why, why
+    assert "vulkan-spirv does not take it (the default Vulkan profile has no 16-bit storage)" in why
+    # a small f16 sort the limit does not explain stays suspected, and says why the twin could not tell
+    triage, why = vulkan_verdict(SORT.format(n=8).replace("f32", "f16"), _wrong("vulkan-llvmpipe"), lanes, ["llvm-cpu"])
+    assert triage == Triage.SUSPECTED_DRIVER and "vulkan-spirv does not take it" in why and "cannot check" not in why
+
+
 def test_the_verdicts():
     lanes = {"llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH}
     sort = SORT.format(n=512)

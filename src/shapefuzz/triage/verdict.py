@@ -134,8 +134,15 @@ def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status],
     if twin_status is None or not twin_status.is_failure or not twin_runs:  # not run there (yet), or it cannot take it
         if narrow:
             return Triage.COMPILER_BUG, f"{seen}{emulation}"
+        refused = BACKENDS[twin].limit_for_module(text) if twin in BACKENDS else None
+        cannot = (f"{twin} does not take it ({refused})" if twin_status == Status.UNSUPPORTED and refused else
+                  f"{twin} does not take it" if twin_status == Status.UNSUPPORTED else f"{twin} cannot check it here")
+        limit = loop_limit_reached(text, arg_shapes()) if twin and (twin_status == Status.UNSUPPORTED or not twin_runs) \
+            else ""
+        if limit:  # the device's documented limit, met on its own: no twin to corroborate it (audit B)
+            return Triage.TARGET_LIMIT, f"{device_limit('llvmpipe-loop-limit', lane, limit).evidence}; {seen}; {cannot}"
         why = ("its confirming re-run runs it there" if twin_runs and twin_status is None else
-               f"{twin} cannot check it here" if twin else "no other Vulkan target to check it against")
+               cannot if twin else "no other Vulkan target to check it against")
         return Triage.SUSPECTED_DRIVER, (
             f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
             "settle it: the same module on a hardware GPU or on another Vulkan implementation")
