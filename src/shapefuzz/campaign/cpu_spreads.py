@@ -29,12 +29,11 @@ def spread_causes(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
     from shapefuzz.judge.cpu_probe import uses_host
     from shapefuzz.recheck.cpus import DEFAULT_CPU_SECONDS, cpu_spread, other_cpus
     from shapefuzz.iree.host_cpu import host_cpu
+    from shapefuzz.triage.component import target_independent
 
     spread = spread or cpu_spread
     end = time.monotonic() + seconds
     done = 0
-    from shapefuzz.triage.component import target_independent
-
     for cause in causes:
         if cause.triage != Triage.COMPILER_BUG or not cause.corpus_entries:
             continue

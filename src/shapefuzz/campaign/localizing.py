@@ -146,7 +146,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
 
     end = time.monotonic() + seconds
     done = 0
-    wanted = []
+    wanted: list[tuple[str, BucketRow, str, str]] = []
     for cause in causes:
         if only_new and not cause.new:
             continue
@@ -155,10 +155,9 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             kept = _kept(store, sig)
             if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
                 continue
-            wanted.append((sig, bucket))
-    wanted.sort(key=lambda item: not (generic_failing_pass(item[1]) or checker_failing_pass(item[1])
-                                      or run_oom(item[1])))  # (stable)
-    for sig, bucket in wanted:
+            wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket)))
+    wanted.sort(key=lambda item: not (item[2] or item[3] or run_oom(item[1])))  # (stable)
+    for sig, bucket, generic, checker in wanted:
         left = end - time.monotonic()
         if left <= 1.0:
             say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
@@ -170,7 +169,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
         except Exception as error:  # noqa: BLE001 - an unreadable entry cannot be localized
             say(f"localization of {sig}: the entry does not load ({error})")
             continue
-        generic, checker, budget = generic_failing_pass(bucket), checker_failing_pass(bucket), min(PER_BUCKET_SECONDS, left)
+        budget = min(PER_BUCKET_SECONDS, left)
         if generic:
             loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
         elif checker:

@@ -221,8 +221,7 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
     bug = p.entry.meta.get("bug") or {}
     if bug.get("component"):
         lines += ["", f"Where: {text(component_said(p.entry.meta, sig.backend, context.shown))}"
-                  + (f", in the pass {code(bug['failing_pass'])}"
-                                                             if bug.get("failing_pass") else "")
+                  + (f", in the pass {code(bug['failing_pass'])}" if bug.get("failing_pass") else "")
                   + f" ({text(scope_said(p.entry.meta, sig.backend, context.shown))})."]
     wrapped = overflow_note(detail)
     if wrapped:  # the dynamic-dim bound's size, overflowed where it fails: the bound's bug, and this pass's own

@@ -219,10 +219,11 @@ def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: 
 
 
 def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, seconds: float,
-                 fails: bool) -> tuple[str, str]:
+                 fails_in: str = "") -> tuple[str, str]:
     """(the first pass whose output holds `offence`, "") or ("", why not): the compile is run again
-    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`); `fails`: whether
-    it must fail again (a checker's refusal) or compile (a buffer the run cannot allocate)."""
+    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`); `fails_in`: the
+    checker it must fail in again (its refusal), or "" when it must compile (a buffer the run cannot
+    allocate)."""
     from shapefuzz.triage.culprit import dumps_in, first_maker
 
     with temp_dir("culprit") as tmp:
@@ -232,8 +233,8 @@ def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, s
         result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
                                    f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
                                    limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        if result.ok == fails:
-            return "", "the compile did not fail again" if fails else "the compile failed"
+        if result.ok == bool(fails_in):
+            return "", f"the compile did not fail in {fails_in} again" if fails_in else "the compile failed"
         maker = first_maker(dumps_in(tree), offence)
         return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
 
@@ -250,9 +251,8 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     if offence is None:
         return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
                             seconds=time.monotonic() - start)
-    maker, why = _first_maker(text, lane, toolchain, offence, seconds, fails=True)
+    maker, why = _first_maker(text, lane, toolchain, offence, seconds, fails_in=failing)
     if not maker:
-        why = f"the compile did not fail in {failing} again" if why.startswith("the compile") else why
         return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
     return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,
                         evidence=f"the IR first holds {offence.what} after {maker}; {failing} only refuses it")
@@ -266,7 +266,7 @@ def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = D
     from shapefuzz.triage.culprit import BOUND_SIZED
 
     start = time.monotonic()
-    maker, why = _first_maker(text, lane, toolchain, BOUND_SIZED, seconds, fails=False)
+    maker, why = _first_maker(text, lane, toolchain, BOUND_SIZED, seconds)
     if not maker:
         return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
     return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,

@@ -297,14 +297,15 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     installer = installer or local_installer
     seen = {v.split("rc")[0] for v in entry.toolchain_versions}
     known: dict[str, ReplayResult] = {}
-    plain_lane, entry_lane = "", entry.signature.backend
+    stand_in, entry_lane = "", entry.signature.backend
     if check is None:
         current = next((v for v in reversed(versions) if v in seen), versions[-1] if versions else "")
         want, here = _reference(entry, current, installer, failing)
-        plain = _on_stand_in(entry, current, installer, want)
-        if plain is not None:  # ranged on a lane older releases have (its steps compile for it too, where a variant)
-            entry, here, plain_lane = plain[0], plain[1], plain[0].signature.backend
-            seen = set()  # the releases it was saved with saw the variant lane, not this one
+        moved = _on_stand_in(entry, current, installer, want)
+        if moved is not None:  # ranged on a lane older releases have (its steps compile for it too, where a variant)
+            entry, here = moved
+            stand_in = entry.signature.backend
+            seen = set()  # the releases it was saved with saw its own lane, not this one
         if here is not None:
             known[current] = here
             say(f"  {current}: {here.detail}")
@@ -327,10 +328,10 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
     generic = [v for v in tried if GENERIC_FORM in getattr(probes[v].result, "detail", "")]
     if generic and tried:
         text += f"; {', '.join(generic)} judged {GENERIC_FORM} (the reproducer's syntax is newer)"
-    if plain_lane:
+    if stand_in:
         flags = " or its flags" if entry_lane in BACKENDS and BACKENDS[entry_lane].variant_of else ""
-        text += f" (taken on {plain_lane}, where this reproducer fails the same way; older releases may lack {entry_lane}{flags})"
-    return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir), "lane": plain_lane,
+        text += f" (taken on {stand_in}, where this reproducer fails the same way; older releases may lack {entry_lane}{flags})"
+    return {"text": text, "entry": entry.id, "reproducer": reproducer_digest(entry.mlir), "lane": stand_in,
             "first_failing": result.first_failing or "",
             "last_passing": result.last_passing or "", "first_fixed": result.first_fixed or "",
             "tried": ", ".join(tried), "history": history_text(runs), "note": result.note, "generic_form": ", ".join(generic),
@@ -353,7 +354,7 @@ def _stand_ins(entry: CorpusEntry) -> list[str]:
 
 
 def _on_stand_in(entry: CorpusEntry, current: str, installer: Callable[[str], Toolchain],
-                   want: Failure) -> tuple[CorpusEntry, ReplayResult] | None:
+                 want: Failure) -> tuple[CorpusEntry, ReplayResult] | None:
     """The entry on a stand-in lane (`_stand_ins`), with the current release's verdict there, when
     it fails the same way there: a range taken on its own lane could not tell at a release without
     the lane or its flags (audit A: 3.0.0 has no --iree-opt-level, and a wrong value the plain lane
