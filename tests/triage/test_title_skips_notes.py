@@ -33,3 +33,20 @@ def test_a_checkers_refusal_placed_at_its_maker_says_the_maker_made_it():
     title = issue_title(meta, "rocm-gfx942", "compile", "error", "function 'dispatch' uses N bytes")
     assert title.startswith(f"[codegen for ROCm (rocm-gfx942)] {bufferize} makes what "
                             "iree-codegen-gpu-check-resource-usage refuses: function 'main_dispatch_0' uses 99876"), title
+
+
+def test_the_maker_title_holds_for_the_record_a_campaign_writes():
+    """The same, from the `bug` record `bug_record` writes: its identity names the maker once placed, so
+    the checker is read from the kept output's IR-dump header (the title had said "... (codegen) fails")."""
+    from shapefuzz.triage.localize import CODEGEN, Localization
+    from shapefuzz.triage.record import bug_record
+
+    bufferize = "iree-codegen-iree-comprehensive-bufferize"
+    detail = ("<work>/module.mlir:3:1: error: function 'main_dispatch_0' uses 99876 bytes of shared memory; exceeded "
+              "the limit of 65536 bytes\n"
+              "// -----// IR Dump After GPUCheckResourceUsagePass Failed: iree-codegen-gpu-check-resource-usage //----- //\n")
+    message = "function '<dispatch>' uses N bytes of shared memory; exceeded the limit of N bytes"
+    bug = bug_record({"backend": "rocm-gfx942", "stage": "compile", "status": "error", "message": message}, detail,
+                     ["rocm-gfx942"], "", Localization(CODEGEN, bufferize, certain=True, evidence="traced"))
+    title = issue_title({"bug": bug, "detail": detail}, "rocm-gfx942", "compile", "error", message)
+    assert f"{bufferize} makes what iree-codegen-gpu-check-resource-usage refuses: function 'main_dispatch_0'" in title, title

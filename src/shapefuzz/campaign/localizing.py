@@ -120,6 +120,20 @@ def checker_failing_pass(b: BucketRow) -> str:
     return name if is_checker(name) and offence_of(b.detail or b.sig_json.get("message", "")) else ""
 
 
+def frontend_refusal_pass(b: BucketRow) -> str:
+    """A compile error's failing pass when it is a torch-mlir conversion whose output fails an op's
+    verifier (`triage.frontend_offence`), else "": such a failure is placed at the pass that made the
+    ill-typed op the conversion refused, where one did."""
+    from shapefuzz.triage.frontend_offence import refused_by_conversion
+    from shapefuzz.triage.identity import identity_of
+
+    if b.stage != "compile" or b.status != "error":
+        return ""
+    message = b.sig_json.get("message", "")
+    name = b.sig_json.get("failing_pass") or identity_of(b.stage, b.status, message, b.detail).failing_pass
+    return name if name and refused_by_conversion(name, message) else ""
+
+
 def run_oom(b: BucketRow) -> bool:
     """A run that ran out of memory: placed by the compile's dumps (no run: it would hit the cap again)."""
     return b.stage == "run" and b.status == "oom"
@@ -129,7 +143,7 @@ def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), or a compile error
     placed by its phase or its maker, with a corpus entry."""
-    placed = bool(generic_failing_pass(b)) or bool(checker_failing_pass(b)) or run_oom(b)
+    placed = bool(generic_failing_pass(b) or checker_failing_pass(b) or frontend_refusal_pass(b)) or run_oom(b)
     return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
             and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
@@ -142,11 +156,12 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     replays take up to PER_BUCKET_SECONDS (a fresh campaign's 180 s ran out on wrong values, and
     every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
-    from shapefuzz.judge.localize_probe import localize_entry, place_checked_failure, place_compile_failure, place_run_oom
+    from shapefuzz.judge.localize_probe import (localize_entry, place_checked_failure, place_compile_failure,
+                                                place_frontend_refusal, place_run_oom)
 
     end = time.monotonic() + seconds
     done = 0
-    wanted: list[tuple[str, BucketRow, str, str]] = []
+    wanted: list[tuple[str, BucketRow, str, str, str]] = []
     for cause in causes:
         if only_new and not cause.new:
             continue
@@ -155,9 +170,10 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             kept = _kept(store, sig)
             if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
                 continue
-            wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket)))
-    wanted.sort(key=lambda item: not (item[2] or item[3] or run_oom(item[1])))  # (stable)
-    for sig, bucket, generic, checker in wanted:
+            wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket),
+                           frontend_refusal_pass(bucket)))
+    wanted.sort(key=lambda item: not (item[2] or item[3] or item[4] or run_oom(item[1])))  # (stable)
+    for sig, bucket, generic, checker, refusing in wanted:
         left = end - time.monotonic()
         if left <= 1.0:
             say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
@@ -174,6 +190,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
         elif checker:
             loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
+        elif refusing:
+            loc = place_frontend_refusal(entry.mlir, bucket.backend, toolchain, refusing, budget)
         elif run_oom(bucket):
             loc = place_run_oom(entry.mlir, bucket.backend, toolchain, budget)
         else:

@@ -258,6 +258,49 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
                         evidence=f"the IR first holds {offence.what} after {maker}; {failing} only refuses it")
 
 
+def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,
+                           seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A torch-mlir conversion's verifier error (`triage.frontend_offence.refused_by_conversion`)
+    placed at the pass that made the ill-typed op it refused: the first dump holding a broadcasting
+    torch op whose shapes contradict its type names the maker, with the ONNX or torch op it
+    rewrote; the conversion stays in the evidence. An input that holds such an op already is not
+    placed (the program, not a pass, made it)."""
+    from shapefuzz.triage.culprit import dumps_in, first_maker
+    from shapefuzz.triage.frontend_offence import ILL_TYPED_BROADCAST, ill_typed_broadcasts
+    from shapefuzz.triage.frontend_pass import entry_function, pattern_of, rewritten_ops
+
+    start = time.monotonic()
+    if ILL_TYPED_BROADCAST.found(text):
+        return Localization(evidence=f"not localized: the input itself holds {ill_typed_broadcasts(text)[0]}",
+                            seconds=time.monotonic() - start)
+    with temp_dir("culprit") as tmp:
+        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
+        source = probe._path(".mlir", text)
+        tree = Path(tmp) / "tree"
+        result, _ = probe._compile(source, lane, "--compile-to=input", "--mlir-print-ir-after-all",
+                                   "--mlir-print-ir-after-change", f"--mlir-print-ir-tree-dir={tree}",
+                                   "--mlir-disable-threading",
+                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
+        if result.ok:
+            return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
+                                seconds=time.monotonic() - start)
+        dumps = dumps_in(tree)
+        maker = first_maker(dumps, ILL_TYPED_BROADCAST)
+        if maker is None:
+            return Localization(evidence=f"not localized: no pass's output holds {ILL_TYPED_BROADCAST.what}",
+                                seconds=time.monotonic() - start)
+        after = maker.path.read_text(errors="replace")
+        index = dumps.index(maker)
+        before = dumps[index - 1].path.read_text(errors="replace") if index > 0 else text
+    ops = rewritten_ops(before, after)
+    pattern = pattern_of(maker.pass_name, ops)
+    rewrote = f" (it rewrote {', '.join(ops)})" if ops else ""
+    return Localization("input", maker.pass_name, seconds=time.monotonic() - start, certain=True, pattern=pattern,
+                        ir_before=entry_function(before), ir_after=entry_function(after),
+                        evidence=f"the IR first holds {ill_typed_broadcasts(after)[0]} after {maker.pass_name}"
+                                 f"{rewrote}; {failing} only refuses it")
+
+
 def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Localization:
     """A run that runs out of memory placed at the pass that sized a buffer from a dynamic dim's bound
     (`triage.culprit.BOUND_SIZED`), when one did: the first dump holding such a buffer names the maker
@@ -282,5 +325,5 @@ def _pass_word(name: str) -> str:
 
 
 __all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
-           "place_run_oom",
+           "place_frontend_refusal", "place_run_oom",
            "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

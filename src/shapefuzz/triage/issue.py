@@ -101,16 +101,30 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         text = message
     elif where:
         loc = Localization.from_json(bug.get("localized"))
-        checker = re.search(r"\[([^\]]+)\]", str(bug.get("identity") or ""))
+        refuser = refusing_pass(meta, stage, status, message)
         if stage == "compile" and loc is not None and loc.certain and loc.phase and loc.pass_name and \
-                checker and is_checker(checker.group(1)) and loc.pass_name != checker.group(1):
-            # placed at the maker of what a checker refuses: the maker did not fail, it made the buffer
-            text = f"{loc.pass_name} makes what {checker.group(1)} refuses: {text}"
+                refuser and loc.pass_name != refuser:
+            # placed at the maker of what a checker (or a conversion) refuses: the maker did not fail, it
+            # made the buffer or the ill-typed op
+            text = f"{loc.pass_name} makes what {refuser} refuses: {text}"
         else:
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
             text = f"{where} fails: {text}"
     return f"[{component}] {text}"[:200]
+
+
+def refusing_pass(meta: Mapping[str, Any], stage: str, status: str, message: str) -> str:
+    """The pass the compiler said failed, as its own output names it (the kept detail's IR-dump header),
+    before any placement renamed the bug's failing pass: a checker or conversion that only refused what
+    an earlier pass made. Else the one the bug's identity names, when that is a checker."""
+    from shapefuzz.triage.identity import identity_of
+
+    said = identity_of(stage, status, message, str(meta.get("detail") or "")).failing_pass
+    if said:
+        return said
+    named = re.search(r"\[([^\]]+)\]", str((meta.get("bug") or {}).get("identity") or ""))
+    return named.group(1) if named and is_checker(named.group(1)) else ""
 
 
 def lane_lines(meta: dict[str, Any], entry_backend: str) -> list[str]:

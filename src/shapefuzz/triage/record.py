@@ -14,7 +14,6 @@ from shapefuzz.size import measure
 from shapefuzz.triage.component import component_of, component_of_place, scope_of
 from shapefuzz.triage.excerpt import MIN_FRAMES
 from shapefuzz.triage.failing_pass import crash_frames, raw_frames
-from shapefuzz.triage.culprit import is_checker
 from shapefuzz.triage.identity import Identity, identity_of, with_localized_pass
 from shapefuzz.triage.localize import Localization
 from shapefuzz.triage.severity import severity_of
@@ -134,8 +133,9 @@ def placed(ident: Identity, failing: str, component: str, localized: Localizatio
     component = component_of_place(localized, lanes) or component
     place = f"frontend:{localized.frontend}" if localized.frontend else localized.pass_name or localized.phase
     ident = with_localized_pass(ident, place if localized.certain else f"needs {place}")
-    if localized.certain and stage == "compile" and (ident.failing_pass == localized.pass_name
-                                                     or is_checker(ident.failing_pass)):
+    # (a compile error is placed only by its phase, or at the maker of what a checker or a conversion
+    # refused: either way, where it is placed is where it breaks)
+    if localized.certain and stage == "compile":
         ident = replace(ident, failing_pass=localized.where)
     return ident, failing, component
 
