@@ -56,13 +56,13 @@ def conflict(operands: list[list[int | None]], result: list[int | None]) -> str:
     if len(result) != rank:
         return f"the result has rank {len(result)}, its operands broadcast to rank {rank}"
     for axis in range(1, rank + 1):
-        sizes = {s[-axis] for s in operands if len(s) >= axis and s[-axis] is not None}
-        wide = sizes - {1}
+        present = [s[-axis] for s in operands if len(s) >= axis]
+        wide = sorted({d for d in present if d is not None and d != 1})
         if len(wide) > 1:
-            return f"sizes {' and '.join(map(str, sorted(wide)))} meet on one axis"
+            return f"sizes {' and '.join(map(str, wide))} meet on one axis"
         got = result[-axis]
-        want = wide.pop() if wide else (1 if sizes == {1} and all(len(s) >= axis and s[-axis] == 1
-                                                                     for s in operands if len(s) >= axis) else None)
+        # the size the operands make: the one static size other than 1, else 1 when every one is 1
+        want = wide[0] if wide else (1 if all(d == 1 for d in present) else None)
         if got is not None and want is not None and got != want:
             return f"the result's size {got} where its operands make {want}"
     return ""
