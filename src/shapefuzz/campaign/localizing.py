@@ -98,12 +98,10 @@ def generic_failing_pass(b: BucketRow) -> str:
     """A compile error's failing pass when it is one that runs in every phase (canonicalize, cse),
     else "": such a failure is placed by its phase (`localize_probe.place_compile_failure`)."""
     from shapefuzz.triage.failing_pass import is_generic_pass
-    from shapefuzz.triage.identity import identity_of
 
     if b.stage != "compile" or b.status in ("timeout", "oom"):
         return ""
-    name = b.sig_json.get("failing_pass") or \
-        identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+    name = _failing_pass(b)
     return name if name and is_generic_pass(name) else ""
 
 
@@ -111,12 +109,10 @@ def checker_failing_pass(b: BucketRow) -> str:
     """A compile error's failing pass when it is a checker that refuses a buffer an earlier pass made
     (`triage.culprit`), else "": such a failure is placed at the pass that made it."""
     from shapefuzz.triage.culprit import is_checker, offence_of
-    from shapefuzz.triage.identity import identity_of
 
     if b.stage != "compile" or b.status != "error":
         return ""
-    name = b.sig_json.get("failing_pass") or \
-        identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
+    name = _failing_pass(b)
     return name if is_checker(name) and offence_of(b.detail or b.sig_json.get("message", "")) else ""
 
 
@@ -125,13 +121,19 @@ def frontend_refusal_pass(b: BucketRow) -> str:
     verifier (`triage.frontend_offence`), else "": such a failure is placed at the pass that made the
     ill-typed op the conversion refused, where one did."""
     from shapefuzz.triage.frontend_offence import refused_by_conversion
-    from shapefuzz.triage.identity import identity_of
 
     if b.stage != "compile" or b.status != "error":
         return ""
-    message = b.sig_json.get("message", "")
-    name = b.sig_json.get("failing_pass") or identity_of(b.stage, b.status, message, b.detail).failing_pass
-    return name if name and refused_by_conversion(name, message) else ""
+    name = _failing_pass(b)
+    return name if name and refused_by_conversion(name, b.sig_json.get("message", "")) else ""
+
+
+def _failing_pass(b: BucketRow) -> str:
+    """The pass a bucket's signature names, else the one its kept output names ("" for none)."""
+    from shapefuzz.triage.identity import identity_of
+
+    return b.sig_json.get("failing_pass") or \
+        identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
 
 
 def run_oom(b: BucketRow) -> bool:

@@ -7,11 +7,12 @@ places a bug in the frontend conversion or clears it (`triage.localize.with_fron
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from shapefuzz.judge.iree_probe import CALL as _CALL, Compare, IreeProbe
 from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.culprit import Offence
+from shapefuzz.triage.culprit import Dump, Offence
 from shapefuzz.triage.localize import (CODEGEN, Localization, Values, algorithm_ops, frontend_open, localize,
                                        unlike_text, with_frontend)
 
@@ -224,19 +225,31 @@ def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, s
     writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`); `fails_in`: the
     checker it must fail in again (its refusal), or "" when it must compile (a buffer the run cannot
     allocate)."""
-    from shapefuzz.triage.culprit import dumps_in, first_maker
+    from shapefuzz.triage.culprit import first_maker
+
+    with _dumps_after_each_pass(text, lane, toolchain, seconds) as (ok, dumps):
+        if ok == bool(fails_in):
+            return "", f"the compile did not fail in {fails_in} again" if fails_in else "the compile failed"
+        maker = first_maker(dumps, offence)
+        return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
+
+
+@contextlib.contextmanager
+def _dumps_after_each_pass(text: str, lane: str, toolchain: Toolchain, seconds: float,
+                           *flags: str) -> Iterator[tuple[bool, list[Dump]]]:
+    """The compile of `text` on `lane` run again writing the IR after every pass that changed it
+    (`--mlir-print-ir-tree-dir`): whether it compiled, and its dumps in pass order, readable inside
+    the block (their folder goes with it)."""
+    from shapefuzz.triage.culprit import dumps_in
 
     with temp_dir("culprit") as tmp:
         probe = IreeProbe(text, lane, (), (), toolchain, tmp)
         source = probe._path(".mlir", text)
         tree = Path(tmp) / "tree"
-        result, _ = probe._compile(source, lane, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
+        result, _ = probe._compile(source, lane, *flags, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
                                    f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
                                    limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        if result.ok == bool(fails_in):
-            return "", f"the compile did not fail in {fails_in} again" if fails_in else "the compile failed"
-        maker = first_maker(dumps_in(tree), offence)
-        return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
+        yield result.ok, dumps_in(tree)
 
 
 def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
@@ -265,26 +278,19 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
     torch op whose shapes contradict its type names the maker, with the ONNX or torch op it
     rewrote; the conversion stays in the evidence. An input that holds such an op already is not
     placed (the program, not a pass, made it)."""
-    from shapefuzz.triage.culprit import dumps_in, first_maker
+    from shapefuzz.triage.culprit import first_maker
     from shapefuzz.triage.frontend_offence import ILL_TYPED_BROADCAST, ill_typed_broadcasts
     from shapefuzz.triage.frontend_pass import entry_function, pattern_of, rewritten_ops
 
     start = time.monotonic()
-    if ILL_TYPED_BROADCAST.found(text):
-        return Localization(evidence=f"not localized: the input itself holds {ill_typed_broadcasts(text)[0]}",
+    held = ill_typed_broadcasts(text)
+    if held:
+        return Localization(evidence=f"not localized: the input itself holds {held[0]}",
                             seconds=time.monotonic() - start)
-    with temp_dir("culprit") as tmp:
-        probe = IreeProbe(text, lane, (), (), toolchain, tmp)
-        source = probe._path(".mlir", text)
-        tree = Path(tmp) / "tree"
-        result, _ = probe._compile(source, lane, "--compile-to=input", "--mlir-print-ir-after-all",
-                                   "--mlir-print-ir-after-change", f"--mlir-print-ir-tree-dir={tree}",
-                                   "--mlir-disable-threading",
-                                   limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        if result.ok:
+    with _dumps_after_each_pass(text, lane, toolchain, seconds, "--compile-to=input") as (ok, dumps):
+        if ok:
             return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
                                 seconds=time.monotonic() - start)
-        dumps = dumps_in(tree)
         maker = first_maker(dumps, ILL_TYPED_BROADCAST)
         if maker is None:
             return Localization(evidence=f"not localized: no pass's output holds {ILL_TYPED_BROADCAST.what}",

@@ -80,10 +80,14 @@ def ill_typed_broadcasts(text: str) -> list[str]:
         why = conflict(shapes, result)
         if why:
             op = re.search(r"torch\.aten\.[\w.]+", m.group(0))
-            shown = " and ".join("[" + ",".join("?" if d is None else str(d) for d in s) + "]" for s in shapes)
-            typed = "[" + ",".join("?" if d is None else str(d) for d in result) + "]"
-            found.append(f"`{op.group(0) if op else 'torch.aten'}` of {shown} typed {typed}: {why}")
+            shown = " and ".join(map(_shown, shapes))
+            found.append(f"`{op.group(0) if op else 'torch.aten'}` of {shown} typed {_shown(result)}: {why}")
     return found
+
+
+def _shown(dims: list[int | None]) -> str:
+    """A torch shape as it prints: `[3,?]`."""
+    return "[" + ",".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 ILL_TYPED_BROADCAST = Offence("a broadcasting torch op whose static shapes contradict its result type",
