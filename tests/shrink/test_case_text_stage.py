@@ -38,17 +38,19 @@ def _case() -> str:
 def _fake_shrink(monkeypatch, signature: Signature, interesting=lambda text: True) -> tuple[str, object, list[str]]:
     monkeypatch.setattr(shrink_run, "SameSignature", lambda toolchain, target, known: interesting)
     monkeypatch.setattr(shrink_run, "Verifier", lambda toolchain: (lambda texts: [True] * len(texts)))
-    forms: list[str] = []
+    stage = shrink_run.TextStage()
     target = Target({"llvm-cpu": signature}, ("llvm-cpu",), 5.0)
-    best, problem, _ = shrink_run.shrink_text(_case(), None, target, frozenset(), on_case_form=forms.append)
-    return best, problem, forms
+    best, problem, _ = shrink_run.shrink_text(_case(), None, target, frozenset(), stage=stage)
+    return best, problem, [stage.case_form] if stage.case_form is not None else []
 
 
 @pytest.mark.parametrize("signature", [
     Signature("llvm-cpu", Stage.COMPARE, Status.MISMATCH, "wrong values in conv"),
     Signature("llvm-cpu", Stage.RUN, Status.CRASH, "segfault"),
 ])
-def test_a_wrong_value_or_run_time_failure_never_gets_the_text_stage(monkeypatch, signature):
+def test_a_wrong_value_or_run_time_failure_never_gets_the_compile_text_stage(monkeypatch, signature):
+    # (a wrong value gets the voted stage, shrink.voted_stage, only with two reference lanes to run:
+    # none without a toolchain)
     best, problem, forms = _fake_shrink(monkeypatch, signature)
     assert case_from_mlir(best) is not None and not forms  # still the case its family's reference judges
     assert not any(name in problem.stats.per_pass for name, _ in replace_ops.ROOT_PASSES)

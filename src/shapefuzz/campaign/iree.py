@@ -344,11 +344,14 @@ class IreeTarget:
         case = case_of(result.minimized)
         # the shrunk case's own inputs and NumPy outputs (a smaller entry replaces the whole payload)
         expectation = case_expectation(case, result.target.seed) if case is not None else None
+        # (a voted text stage's result, shrink.voted_stage: its inputs and the reference lanes' agreed results)
+        inputs = expectation.inputs if expectation else result.inputs
+        expected = expectation.expected if expectation else result.expected
         # the shrunk reproducer's own output (its mismatch, its actual values), as its re-check gave it
         finding = make_finding(signature, result.minimized, self.toolchain, case=case, seed=result.target.seed,
-                               inputs=expectation.inputs if expectation else None,
-                               expected=expectation.expected if expectation else None, detail=result.detail,
-                               case_form=result.case_form)  # a text-stage result: its case beside it
+                               inputs=inputs, expected=expected, detail=result.detail,
+                               case_form=result.case_form,  # a text-stage result: its case beside it
+                               reference="" if expectation else result.reference)
         entry, _ = save_finding(self.corpus_dir, finding, sighting=False)
         # what the entry holds now: the shrunk file, or a smaller one the corpus kept (an earlier
         # shrink's), which the campaign records then: never a larger file than the entry's as "shrunk"

@@ -58,6 +58,9 @@ class Finding:
     origin: str = ""  # where it came from when not generated (an ONNX node test)
     # the parameter-shrunk generated case a header-less reproducer was cut from (kept as case.mlir)
     case_form: str | None = None
+    # where `expected` came from when no family's NumPy reference made it (a voted text stage:
+    # "the results vmvx and llvm-cpu agree on"); "" otherwise
+    reference: str = ""
 
 
 def _with_input_type(command: list[str], mlir: str) -> list[str]:
@@ -85,6 +88,7 @@ def make_finding(
     onnx_model: bytes | None = None,
     origin: str = "",
     case_form: str | None = None,
+    reference: str = "",
 ) -> Finding:
     """The one way a Finding is built (campaign, shrinker, `corpus add`): the compile command
     names the entry's own files, the version is the toolchain's, the case comes from the text's
@@ -115,6 +119,7 @@ def make_finding(
         onnx_model=onnx_model if onnx_model is not None else case_model_bytes(case),
         origin=origin,
         case_form=case_form,
+        reference=reference,
     )
 
 

@@ -103,6 +103,9 @@ def _write_payload(folder: Path, finding: Finding, meta: dict[str, Any]) -> None
             np.save(folder / name, np.require(array, requirements="C"), allow_pickle=False)
             meta[key].append(name)
     meta.pop("onnx_model", None), meta.pop("import_command", None), meta.pop("case_form", None)
+    meta.pop("reference", None)
+    if finding.reference:  # what made expected/ when no family's NumPy reference did (a voted text stage)
+        meta["reference"] = comment_text(finding.reference, 300)
     if finding.case_form is not None:  # the generated case the reproducer was cut from, beside it
         (folder / CASE_FORM).write_text(_with_newline(finding.case_form))
         meta["case_form"] = CASE_FORM

@@ -48,6 +48,7 @@ class FunctionInfo:
     name: str
     args: tuple[TensorType, ...]
     results: int
+    arg_names: tuple[str, ...] = ()  # each argument's SSA name (`%arg0`), in order
 
 
 def split_top_level(text: str) -> list[str]:
@@ -132,10 +133,11 @@ def function_info(text: str, name: str | None = None) -> FunctionInfo:
         chosen = found[0]
     func_name, open_index = chosen
     close = _matching_paren(text, open_index)
-    args = []
+    args, names = [], []
     for arg in split_top_level(text[open_index + 1 : close]):
-        _, _, type_text = arg.partition(":")
+        name, _, type_text = arg.partition(":")
         args.append(parse_tensor_type(type_text.split("{")[0]))
+        names.append(name.strip())
     rest = text[close + 1 :].lstrip()
     results = 0
     if rest.startswith("->"):
@@ -145,7 +147,7 @@ def function_info(text: str, name: str | None = None) -> FunctionInfo:
             results = len(split_top_level(result_text[1:end]))
         else:
             results = 1
-    return FunctionInfo(func_name, tuple(args), results)
+    return FunctionInfo(func_name, tuple(args), results, tuple(names))
 
 
 def check_given_inputs(info: FunctionInfo, inputs: list[np.ndarray]) -> None:

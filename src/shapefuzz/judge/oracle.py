@@ -360,16 +360,11 @@ def _rerun(report: CheckReport, check: Callable[[list[str]], CheckReport]) -> tu
     return passed, notes
 
 
-def _check_once(
-    text: str,
-    backends: Sequence[str],
-    expectation: Expectation | None,
-    toolchain: Toolchain,
-    budget: Budget,
-    function: str,
-    num_results: int,
-    instrument: Collection[str] = (),
-) -> CheckReport:
+def lane_outputs(text: str, backends: Sequence[str], expectation: Expectation | None, toolchain: Toolchain,
+                 budget: Budget, function: str, num_results: int, instrument: Collection[str] = (),
+                 ) -> tuple[dict[str, BackendResult], dict[str, list[np.ndarray]]]:
+    """Each backend's result and, where it ran to an answer, its outputs, unjudged (a check judges
+    them next; the shrinker's voted stage, `shrink.voted_stage`, judges them by two reference lanes)."""
     results: dict[str, BackendResult] = {}
     outputs: dict[str, list[np.ndarray]] = {}
     with temp_dir("check", part="files") as workdir:  # (made and removed with signals held: never left behind)
@@ -384,6 +379,20 @@ def _check_once(
             results[name] = result
             if out is not None:
                 outputs[name] = out
+    return results, outputs
+
+
+def _check_once(
+    text: str,
+    backends: Sequence[str],
+    expectation: Expectation | None,
+    toolchain: Toolchain,
+    budget: Budget,
+    function: str,
+    num_results: int,
+    instrument: Collection[str] = (),
+) -> CheckReport:
+    results, outputs = lane_outputs(text, backends, expectation, toolchain, budget, function, num_results, instrument)
     notes: list[str] = []
     if expectation is not None and outputs:
         expectation.second  # noqa: B018 - ONNX's judgement, timed on its own (see onnx_judge_for)
@@ -518,7 +527,7 @@ def check_case(
     return check_module(render_case(case), backends, case_expectation(case, seed), toolchain, budget, confirm)
 
 
-__all__ = ["Expectation", "check_module", "check_case", "case_expectation", "default_compare", "forget_expectations",
+__all__ = ["Expectation", "check_module", "lane_outputs", "check_case", "case_expectation", "default_compare", "forget_expectations",
            "normalize", "watch_checks"]
 
 

@@ -150,7 +150,11 @@ def entry_expectation(entry: CorpusEntry):
             except Exception:  # noqa: BLE001 - a family that no longer loads: plain comparison
                 compare = None
         if case is None:
-            return Expectation(entry.inputs, entry.expected, compare)
+            # a reproducer cut from a case as plain text (shrink.voted_stage) keeps its case's label, so its
+            # mismatch is the very signature it was saved under ("wrong values in conv")
+            cut_from = entry.cut_from if entry.expected is not None else None
+            return Expectation(entry.inputs, entry.expected, compare,
+                               label=case_label(cut_from) if cut_from is not None else "")
         judge = onnx_judge_for(case, entry.inputs, entry.expected) if entry.expected is not None else None
         return Expectation(entry.inputs, entry.expected, compare, label=case_label(case), judge=judge)
     if case is not None:

@@ -108,10 +108,14 @@ class Problem:
         self._stop = threading.Event()
         self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs) if self.jobs > 1 else None
 
-    def rebase(self, text: str, admissible: Callable[[str], bool] | None) -> None:
+    def rebase(self, text: str, admissible: Callable[[str], bool] | None,
+               is_interesting: Predicate | None = None) -> None:
         """Go on (`run` again) from `text`, another form of the current text that is not tried
-        (the caller keeps what it started from), under a new `admissible`; stats and deadline carry on."""
+        (the caller keeps what it started from), under a new `admissible` (and a new predicate, where
+        given: another judge of the new form); stats and deadline carry on."""
         self.current, self.current_key, self.admissible = text, self.key(text), admissible
+        if is_interesting is not None:
+            self.is_interesting = is_interesting
         self._seen.add(text)
         if self.jobs > 1 and self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs)

@@ -10,14 +10,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.case import case_from_mlir
 from shapefuzz.judge.modulecheck import check_file
 from shapefuzz.errors import InvalidInputError, UsageError
 from shapefuzz.files import atomic_write
 from shapefuzz.invoke.execute import compile_command
 from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.process.sandbox import Limits, cancel_running, resume
-from shapefuzz.shrink import case_stage, mlirtext, replace_ops
+from shapefuzz.shrink import case_stage, mlirtext, replace_ops, voted_stage
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     BLOWUPS, SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
@@ -175,6 +178,12 @@ class ShrinkResult:
     # has no header): replay judges it against its family; None otherwise
     case_form: str | None = None
     case_path: str | None = None
+    stage_note: str = ""  # why a case's text stage was not taken, or kept nothing
+    # a wrong value's voted text stage (shrink.voted_stage): the inputs it was judged on, the two
+    # reference lanes' agreed results, and which lanes those were (None/"" otherwise)
+    inputs: list[np.ndarray] | None = None
+    expected: list[np.ndarray] | None = None
+    reference: str = ""
     confirmed: bool | None = None  # the final re-check (None when skipped)
     detail: str = ""  # the kept failure's output on the minimized text (its mismatch, its error)
     out_path: str | None = None
@@ -192,7 +201,7 @@ class ShrinkResult:
         s = self.stats
         return {"trials": s.trials, "steps": s.accepted, "tail_trials": s.trials - s.trials_at_accept, "gaps": s.gaps,
                 "stopped": self.stopped_because or "", "seconds": {k: round(v, 3) for k, v in self.timings.items()},
-                "cache_hits": self.cache_hits,
+                "cache_hits": self.cache_hits, **({"text_stage": self.stage_note} if self.stage_note else {}),
                 "tail_seconds": round(max(0.0, self.timings.get("trials", 0.0) - s.accepted_at), 3)}
 
 
@@ -208,12 +217,15 @@ def shrink_text(
     blowup_trials: int | None = None,
     stall_trials: int | None = None,
     finding_seconds: float = 0.0,
-    on_case_form: Callable[[str], None] | None = None,
+    stage: TextStage | None = None,
 ) -> tuple[str, Problem, SameSignature]:
     """The trials, within `time_limit` less twice `finding_seconds` (what one check costs) for each
     new failure met, which is re-checked after them. A generated case whose kept failure is a
-    compile-stage one goes on as plain text (`case_stage`) once its parameter steps are done;
-    `on_case_form` then gets the parameter-shrunk case, where the text stage changed it."""
+    compile-stage one goes on as plain text (`case_stage`) once its parameter steps are done, and
+    one whose kept failure is one lane's wrong result as plain text judged by two reference lanes
+    (`voted_stage`); `stage` then says what the text stage did (the case it cut from, the voted
+    judge, or why it was not taken)."""
+    stage = stage if stage is not None else TextStage()
     oracle = SameSignature(toolchain, target, known)
     oracle.cache, oracle.blowup_trials = cache, blowup_trials
     limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
@@ -237,24 +249,65 @@ def shrink_text(
 
         oracle.on_finding = keep_room
         best = problem.run(tiers_for(text, target, toolchain))
-        if has_case(best) and case_stage.applies(target.signatures.values()) and problem.stopped_because is None:
-            best = _text_stage(best, problem, target, limit, on_case_form or (lambda case_form: None))
+        if has_case(best) and problem.stopped_because is None:
+            if case_stage.applies(target.signatures.values()):
+                best = _text_stage(best, problem, target, limit, stage)
+            elif any(s.stage == Stage.COMPARE for s in target.signatures.values()):
+                best = _voted_stage(best, problem, target, limit, toolchain, stage)
     return best, problem, oracle
 
 
-def _text_stage(case_form: str, problem: Problem, target: Target, limit: int,
-                on_case_form: Callable[[str], None]) -> str:
+@dataclass
+class TextStage:
+    """What a case's text stage did: the parameter-shrunk case it cut the result from (None: the
+    result is still a case), the voted judge of a wrong value's steps, or why it was not taken."""
+
+    case_form: str | None = None
+    voted: voted_stage.VotedMismatch | None = None
+    note: str = ""
+
+
+def _text_stage(case_form: str, problem: Problem, target: Target, limit: int, stage: TextStage,
+                interesting: Callable[[str], bool] | None = None) -> str:
     """The text stage of a parameter-shrunk case: its text without the header, shrunk by the text
-    passes under `case_stage.Guard`; the case itself when no text step was taken (the header-less
-    start was never tried on its own)."""
+    passes under `case_stage.Guard` (judged by `interesting` where given, else as before); the case
+    itself when no text step was taken (the header-less start was never tried on its own)."""
     start = case_stage.decase(case_form)
     guard = case_stage.Guard(start, target.signatures.values())
-    problem.rebase(start, lambda candidate: byte_size(candidate) <= limit and guard(candidate))
+    problem.rebase(start, lambda candidate: byte_size(candidate) <= limit and guard(candidate), interesting)
     steps = problem.stats.accepted
     best = problem.run(case_stage.tiers())
     if problem.stats.accepted == steps:
+        stage.note = stage.note or "no text step kept the failure"
         return case_form
-    on_case_form(case_form)
+    stage.case_form = case_form
+    return best
+
+
+def _voted_stage(case_form: str, problem: Problem, target: Target, limit: int, toolchain: Toolchain | None,
+                 stage: TextStage) -> str:
+    """A wrong value's text stage (`voted_stage`): the two reference lanes chosen on the decased
+    start, then the text passes judged by them; the case itself when it is not taken or kept nothing."""
+    case = case_from_mlir(case_form)
+    start = case_stage.decase(case_form)
+    (signature,) = target.signatures.values()
+    why = "no toolchain to run references with" if toolchain is None or case is None else \
+        voted_stage.refusal(case, start, target.signatures.values())
+    if why:
+        stage.note = f"text stage not taken: {why}"
+        return case_form
+    assert toolchain is not None and case is not None
+    budget = voted_stage.budget_for(target.compile_timeout)
+    references, verdict, why = voted_stage.choose_references(start, case, signature, toolchain, target.seed, budget)
+    if references is None or verdict is None:
+        stage.note = f"text stage not taken: {why}"
+        return case_form
+    voted = voted_stage.VotedMismatch(toolchain, signature.backend, references, voted_stage.mismatch_kind(signature),
+                                      voted_stage.known_inputs(start, verdict.inputs), target.seed, budget)
+    voted.verdicts[start] = verdict
+    best = _text_stage(case_form, problem, target, limit, stage, unless_cut(voted, lambda candidate: False))
+    if stage.case_form is not None:
+        stage.voted = voted
     return best
 
 
@@ -340,10 +393,10 @@ def shrink_file(
     blowup = blowup_trials is not None and any(s.status in BLOWUPS for s in target.signatures.values())
     room = not blowup or remaining is None or remaining >= target.compile_timeout
     began = time.monotonic()
-    case_forms: list[str] = []
+    stage = TextStage()
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining if room else 0.0, accepted,
-        cache, blowup_trials if blowup else None, stall_trials, check_seconds, case_forms.append,
+        cache, blowup_trials if blowup else None, stall_trials, check_seconds, stage,
     )
     if not room:
         problem.stopped_because = NO_ROOM
@@ -352,7 +405,7 @@ def shrink_file(
     result = ShrinkResult(
         original=text, minimized=best, target=target, before=before, after=measure(best),
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
-        out_path=out, timings=timings, trials=cache.added, case_form=case_forms[-1] if case_forms else None,
+        out_path=out, timings=timings, trials=cache.added, case_form=stage.case_form, stage_note=stage.note,
     )
     if problem.stopped_because != "interrupted":
         began = time.monotonic()
@@ -382,7 +435,10 @@ def shrink_file(
     elif confirm and problem.stopped_because != "interrupted":
         began = time.monotonic()
         with time_bound(left()) as rechecking:  # the final re-check is within the limit too
-            result.confirmed, result.detail = _confirm(best, toolchain, target, cache)
+            if stage.voted is not None:
+                result.confirmed, result.detail = _confirm_voted(best, stage.voted, result)
+            else:
+                result.confirmed, result.detail = _confirm(best, toolchain, target, cache)
         if rechecking.ran_out:
             result.confirmed, result.detail = False, RECHECK_CUT
         timings["recheck"] = time.monotonic() - began
@@ -409,6 +465,19 @@ def _confirm(text: str, toolchain: Toolchain, target: Target, cache: TrialCache 
                            confirm=True, seed=target.seed)
     got = {r.backend: r.signature for r in report.failures if not r.flaky}
     return all(got.get(b) == s for b, s in target.signatures.items()), kept_detail(report, target)
+
+
+def _confirm_voted(text: str, voted: voted_stage.VotedMismatch, result: ShrinkResult) -> tuple[bool, str]:
+    """The voted stage's result re-run once more (the trial that kept it was the first run): whether
+    the references still agree and the lane still differs; its inputs and the references' results
+    go into `result` (what the entry keeps and replay judges against)."""
+    first = voted.verdicts.get(text)
+    again = voted.judge(text)
+    if first is None or again is None:
+        return False, again.detail if again is not None else ""
+    result.inputs, result.expected = again.inputs, again.expected
+    result.reference = f"the results {voted.references[0]} and {voted.references[1]} agree on"
+    return True, again.detail
 
 
 def _tried_whole(text: str, target: Target, cache: TrialCache, timeout: float) -> bool:
@@ -444,8 +513,11 @@ def save_to_corpus(corpus: str, result: ShrinkResult, toolchain: Toolchain) -> l
         if report is not None:
             detail = next((r.detail for r in report.failures if r.signature == signature), "")
         case_form = result.case_form if report is None else None
+        voted = report is None and result.expected is not None  # a voted text stage's inputs and agreed results
         finding = corpus_module.make_finding(signature, text, toolchain, detail=detail, seed=result.target.seed,
-                                             case_form=case_form)
+                                             case_form=case_form, inputs=result.inputs if voted else None,
+                                             expected=result.expected if voted else None,
+                                             reference=result.reference if voted else "")
         folder, _ = corpus_module.save_finding(corpus, finding, sighting=sighting)
         saved.append(str(folder))
     return saved
@@ -472,6 +544,10 @@ def result_lines(result: ShrinkResult) -> list[str]:
         lines.append(f"note: pass {name} set aside: {reason}")
     for error in s.predicate_errors[:3]:
         lines.append(f"note: a trial raised {error}")
+    if result.stage_note:
+        lines.append(f"note: {result.stage_note}")
+    if result.reference:
+        lines.append(f"expected results: {result.reference} (saved beside the reproducer with its inputs)")
     if result.confirmed is False and result.detail == RECHECK_CUT:
         lines.append(f"note: {RECHECK_CUT}")
     elif result.confirmed is False:

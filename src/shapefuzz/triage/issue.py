@@ -98,7 +98,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
         text = (f"hangs in {where}" + (f", applying {pattern}" if pattern else "")) if where else \
             "compile does not finish (pass unknown)"
     elif stage == "compare":
-        text = message
+        kind, _, family = message.partition(" in ")
+        # a reproducer cut down as text (shrink.voted_stage) may hold none of its family's ops any more
+        text = f"{kind} (cut down from a {family} case)" if meta.get("reference") and family else message
     elif where:
         loc = Localization.from_json(bug.get("localized"))
         refuser = refusing_pass(meta, stage, status, message)
