@@ -19,11 +19,13 @@ _FOLDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\"[^\"\s]*\.(?:mlir|vmfb|npy|cc|cpp|c|h)\"", "<file>"),
         (r"<stdin>(?::\d+)+", "<file>"),
         (r"(?<![\w.\-])[\w.\-]+\.(?:mlir|vmfb|npy)(?::\d+)*", "<file>"),
-        (r"0x[0-9a-fA-F]+", "<addr>"),
+        # an address starts a token: the `0x2` in a shape `60x21` or a type `10xf32` is no address (folded
+        # there, one conv dispatch `main_dispatch_0_conv_60x21x2x16x5_f32` named one bug three ways)
+        (r"(?<![\w.])0x[0-9a-fA-F]+", "<addr>"),
         (r"%[\w.$\-#]+", "%_"),  # SSA values
         (r"\^[\w.$\-]+", "^_"),  # block labels
         (r"@[\w.$\-]*_dispatch_[\w.$\-]*", "@dispatch"),  # dispatch/executable names
-        (r"\b_?\w*_dispatch_\d+\w*", "dispatch"),
+        (r"(?<![\w$])_?[\w$]*_dispatch_\d+\w*", "dispatch"),  # (`main$async_dispatch_1_sort_Dxf32` too)
         (r"(?<=[<x\[ ,(])(?:\d+|\?)(?=x)", "N"),  # dims in shapes: tensor<4x?x8xf32>
         (r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])", "N"),  # free-standing numbers
         (r"#map\d*", "#map"),
