@@ -338,3 +338,25 @@ def test_a_regression_range_is_shown_only_for_a_cause_holding_the_entry_it_was_t
     set_regression(store, "cause-a", {"text": "fails since 3.6.0, passes in 3.0.0", "entry": "entry-a"})
     assert summarize(store).causes[0].regression_text == "fails since 3.6.0, passes in 3.0.0"
     store.close()
+
+
+def test_a_run_out_of_memory_placed_at_a_buffer_sized_from_the_bound_joins_the_bounds_bug(tmp_path):
+    """vmvx's run-time out-of-memory names no size; its placement found bufferize making a
+    `memref<1x9007199254740991xf32>` (the fresh campaign's 2cc03b5ade beside the sort's e8f53be160): one
+    bug with the stack check's 2^53 - 1 sizes. The same out-of-memory not placed at such a buffer stays apart."""
+    from shapefuzz.triage.culprit import BOUND_SIZED
+
+    stack = _row("llvm-cpu", "compile", "error", "'memref.alloca' op stack allocation size overflows N bits", "sort",
+                 1.0, "cause-stack", "error: 'memref.alloca' op stack allocation size overflows 64 bits "
+                 "(memref<9007199254740991xf32>)")
+    oom = _row("vmvx", "run", "oom", "out of memory", "conv_transpose", 2.0, "cause-oom", "out of memory")
+    other = _row("vmvx", "run", "oom", "out of memory (other)", "conv", 3.0, "cause-other", "out of memory")
+    placed = Localization("codegen", "iree-codegen-iree-comprehensive-bufferize", certain=True,
+                          evidence=f"the IR first holds {BOUND_SIZED.what} after iree-codegen-iree-comprehensive-"
+                                   "bufferize; the run then runs out of memory allocating it")
+    unplaced = Localization(evidence="not localized: no pass's output holds a buffer sized from the bound")
+    store = _store(tmp_path, [stack, oom, other], {oom.sig: placed, other.sig: unplaced})
+    causes = {c.name: c for c in summarize(store).causes}
+    assert set(causes) == {"cause-stack", "cause-other"}, list(causes)
+    assert sorted(causes["cause-stack"].buckets) == sorted([stack.sig, oom.sig])
+    store.close()

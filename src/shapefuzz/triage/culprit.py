@@ -79,6 +79,12 @@ BOUND_SIZED = Offence("a buffer with a dim of 2^32 or more (a size made from the
                       _bound_sized)
 
 
+def made_from_bound(evidence: str) -> bool:
+    """Whether a placement's evidence found its buffer sized from the bound (`BOUND_SIZED`): a run
+    that runs out of memory names no size, the IR its maker wrote does."""
+    return BOUND_SIZED.what in evidence
+
+
 def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = lambda t: True) -> int:
     return sum(_bytes(m.group("type")) or 0 for m in pattern.finditer(text) if keep(m.group("type")))
 
@@ -133,4 +139,5 @@ def first_maker(dumps: Iterable[Dump], offence: Offence) -> Dump | None:
     return None
 
 
-__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "offence_of"]
+__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "made_from_bound",
+           "offence_of"]

@@ -21,8 +21,9 @@
   too, and one bug when one's reproducer gave the other's very failure.
 
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
-  without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`) are one
-  bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
+  without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`), and
+  failures that name no size but were placed at the pass that made such a buffer (a run out of memory:
+  `triage.culprit.made_from_bound`), are one bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
   limit", "unbounded", a GPU's shared memory, an HSACO value out of range): the size says where it
   comes from, whatever pass refuses it. A cause that holds both such sizes and real ones (the
   same limit's message, its sizes folded) is split first: the real sizes are a limit of their own.
@@ -129,7 +130,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
                     for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
-    bound = {b.sig for b in every if _from_bound(b)}
+    bound = {b.sig for b in every if _from_bound(b) or _placed_at_bound(located.get(b.sig))}
     # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger)
     bound |= {a for pair in crossings for a in pair if len(pair) == 2 and pair & bound}
 
@@ -296,6 +297,14 @@ def _from_bound(b: BucketRow) -> bool:
     message = b.message
     return severity_of(b.stage, b.status, message, b.detail) == Severity.SIZING_BUG and \
         from_dynamic_dim_bound(f"{message}\n{b.detail}")
+
+
+def _placed_at_bound(loc: Localization | None) -> bool:
+    """A failure that names no size (a run out of memory) placed for certain at the pass that sized a
+    buffer from the bound (`judge.localize_probe.place_run_oom`): one bug with the sizes that name it."""
+    from shapefuzz.triage.culprit import made_from_bound
+
+    return loc is not None and loc.certain and made_from_bound(loc.evidence)
 
 
 def _place(b: BucketRow, located: dict[str, Localization], action_passes: dict[str, str]) -> frozenset[str]:
