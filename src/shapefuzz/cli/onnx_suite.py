@@ -25,8 +25,8 @@ def _names(value: str | None) -> tuple[str, ...] | None:
 
 @click.command("onnx-suite")
 @click.option("--ops", default=None, metavar="OP,...",
-              help="ONNX ops whose node tests to run (default: our families' ops: Conv, ConvTranspose, Gather*, "
-                   "Scatter*, OneHot, TopK, pools).")
+              help="ONNX ops whose node tests to run, or `all` (default: our families' ops: Conv, ConvTranspose, "
+                   "Gather*, Scatter*, OneHot, TopK, pools).")
 @click.option("--tests", "test_names", default=None, metavar="NAME,...", help="Only these node tests (by name).")
 @click.option("--data", "data_dir", type=click.Path(), default=None,
               help="Read node tests from folders `python -m onnx.backend.test.cmd_tools generate-data` wrote "
@@ -39,17 +39,27 @@ def _names(value: str | None) -> tuple[str, ...] | None:
 @click.option("--save", is_flag=True, help="Save each failing test and lane into the corpus, with its origin.")
 @click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--expected", "expected_path", type=click.Path(dir_okay=False), default=None,
+              help="Judge the lane against the expected failures you keep, in the form of IREE's own "
+                   "onnx_ops_<config>.json (expected_compile_failures, expected_run_failures, skip_*): exit 1 "
+                   "only for a failure the file does not expect. Needs one lane (--backends).")
+@click.option("--write-expected", "write_path", type=click.Path(dir_okay=False), default=None,
+              help="Write this run's failures on the lane as such a file (keeping --expected's name, flags and "
+                   "skips, and its entries for tests not run). Needs one lane.")
 @toolchain_options
 @array_cap_option
 @click.pass_obj
 def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs, compile_timeout, no_confirm, save,
-               corpus_dir, as_json) -> None:
-    """Run ONNX's node tests through iree-import-onnx and every lane: pass/fail/unsupported per op and lane.
-    Exit 1 when a test fails on some lane."""
+               corpus_dir, as_json, expected_path, write_path) -> None:
+    """Run ONNX's node tests through iree-import-onnx and every lane: pass/fail/unsupported per op and lane
+    (--ops all: every op's). Exit 1 when a test fails on some lane (with --expected: a failure the list
+    does not expect)."""
     from shapefuzz.errors import UsageError
     from shapefuzz.recheck.onnx_suite import DEFAULT_OPS, FAIL, check_ops, collect, read_folder, run_suite, save_failures, \
         table, to_json
     from shapefuzz.recheck.replay import budget_with
+    from shapefuzz.recheck.expected_failures import judge, judged_lines, lists_for
+    from shapefuzz.recheck.expected_failures import load as load_expected
 
     op_list = check_ops(_names(ops) or DEFAULT_OPS) if ops is not None or data_dir is None else None
     if data_dir is not None:
@@ -66,6 +76,10 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
     if not tests:
         raise UsageError("no node tests to run")
     lanes = backend_names or resolve_backends(None)
+    if (expected_path or write_path) and len(lanes) != 1:
+        raise UsageError(f"--expected and --write-expected judge one lane; give one with --backends "
+                         f"(got {len(lanes)}: {', '.join(lanes[:4])}{', ...' if len(lanes) > 4 else ''})")
+    listed = load_expected(expected_path) if expected_path else None  # a bad file: one line, before any compile
     budget = budget_with(compile_timeout)
 
     def progress(result) -> None:
@@ -79,9 +93,19 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
         click.echo(f"shapefuzz: {interrupts.word(finished.stopped)}: {len(results)} of {len(tests)} node tests "
                    "finished; the table and --save cover those", err=True)
     saved = save_failures(results, corpus_dir, session.toolchain) if save else []
+    judged = judge(results, lanes[0], listed) if listed is not None else None
+    if write_path:
+        from shapefuzz.files import atomic_write
+
+        atomic_write(write_path, (json.dumps(lists_for(results, lanes[0], listed), indent=2) + "\n").encode())
     if as_json:
         payload = to_json(results, lanes)
         payload["saved"] = saved
+        if judged is not None:
+            payload["expected"] = {"file": expected_path, "as_expected": judged.as_expected,
+                                   "unexpected": [dict(zip(("test", "expected", "seen"), u)) for u in judged.unexpected],
+                                   "better_than_listed": [dict(zip(("test", "listed"), n)) for n in judged.newly_passing],
+                                   "skipped": judged.skipped, "not_judged": judged.not_judged}
         click.echo(json.dumps(payload, indent=2))
     else:
         rows = table(results, lanes)
@@ -95,7 +119,12 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
                     click.echo(f"fail: {r.test.name} on {lane}: {lr.why}")
         for line in saved:
             click.echo(line)
-    failed = any(lr.outcome == FAIL for r in results for lr in r.lanes.values())
+        if judged is not None:
+            for line in judged_lines(judged, lanes[0], expected_path):
+                click.echo(line)
+        if write_path:
+            click.echo(f"wrote {write_path}")
+    failed = judged.failed if judged is not None else any(lr.outcome == FAIL for r in results for lr in r.lanes.values())
     if finished.stopped is not None:
         sys.exit(interrupts.exit_code(finished.stopped))
     sys.exit(EXIT_FOUND if failed else EXIT_OK)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -32,6 +33,7 @@ from shapefuzz.iree.toolchain import Toolchain
 DEFAULT_OPS = ("Conv", "ConvTranspose", "Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND",
                "OneHot", "TopK", "MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool")
 _CASE_PACKAGE = "onnx.backend.test.case.node"
+ALL_OPS = "all"  # `--ops all`: every op the wheel has node tests for
 PASS, FAIL, UNSUPPORTED = "pass", "fail", "unsupported"
 
 
@@ -55,6 +57,9 @@ class LaneResult:
     status: str  # the oracle's status on this lane (ok, error, mismatch, unsupported, ...)
     why: str = ""  # signature or reason, one line
     detail: str = ""
+    # where it stopped: "import" (the importer), "compile" (verify, compile), "run" (run, compare); ""
+    # when it passed, or when it was never tried (its arrays do not pass through .npy files)
+    stage: str = ""
 
 
 @dataclass
@@ -76,8 +81,14 @@ def _op_module(op: str) -> str:
 
 
 def check_ops(ops: Sequence[str]) -> tuple[str, ...]:
-    """The ops, each one ONNX's wheel has node tests for (a module under case/node); UsageError otherwise."""
+    """The ops, each one ONNX's wheel has node tests for (a module under case/node), or `all` alone;
+    UsageError otherwise."""
     import importlib.util
+
+    if ALL_OPS in ops:
+        if len(ops) > 1:
+            raise UsageError(f"--ops {ALL_OPS} runs every op's node tests: name no other op beside it")
+        return (ALL_OPS,)
 
     bad = [op for op in ops if not op.isidentifier() or importlib.util.find_spec(_op_module(op)) is None]
     if bad:
@@ -110,24 +121,43 @@ def _npy_trouble(arrays: Sequence[np.ndarray]) -> str:
 
 def collect(ops: Sequence[str]) -> list[NodeTest]:
     """The wheel's node tests whose graph holds one of `ops` (by test name; `_expanded` variants,
-    which spell the op as its function body, are left out)."""
+    which spell the op as its function body, are left out); `ops == ("all",)`: every node test, each
+    named by its graph's first op."""
     from onnx.backend.test.case import node as cases
 
     tests: list[NodeTest] = []
-    for op in check_ops(ops):
-        importlib.import_module(_op_module(op))  # defining the module's classes builds its tests
+    every = tuple(ops) == (ALL_OPS,)
+    modules = _every_module() if every else [_op_module(op) for op in check_ops(ops)]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # the tests' own casts to inf and NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for module in modules:
+            importlib.import_module(module)  # defining the module's classes builds its tests
+    for op in ([ALL_OPS] if every else check_ops(ops)):
         for case in cases._NodeTestCases:  # noqa: SLF001 - the list onnx.backend.test.case.node fills
-            if op not in _main_op(case.model) or case.name.endswith(("_expanded", "_expanded_ver18")):
+            if (not every and op not in _main_op(case.model)) or case.name.endswith(("_expanded", "_expanded_ver18")):
                 continue
-            if any(t.name == case.name for t in tests) or not case.data_sets:
+            if any(t.name == case.name for t in tests) or not case.data_sets or not case.model.graph.node:
                 continue
             inputs, outputs = case.data_sets[0]
             ins, outs = _tensors(inputs), _tensors(outputs)
             if ins is None or outs is None:
                 continue
-            tests.append(NodeTest(case.name, op, case.model, ins, outs, float(case.rtol), float(case.atol),
-                                  f"onnx {onnx_version()} {_op_module(op).replace('.', '/')}.py"))
+            name = case.model.graph.node[0].op_type if every else op
+            tests.append(NodeTest(case.name, name, case.model, ins, outs, float(case.rtol), float(case.atol),
+                                  f"onnx {onnx_version()} {_source(case.model, every, op)}"))
     return tests
+
+
+def _source(model: Any, every: bool, op: str) -> str:
+    return _CASE_PACKAGE.replace(".", "/") if every else f"{_op_module(op).replace('.', '/')}.py"
+
+
+def _every_module() -> list[str]:
+    import pkgutil
+
+    from onnx.backend.test.case import node as cases
+
+    return [f"{_CASE_PACKAGE}.{m.name}" for m in pkgutil.iter_modules(cases.__path__)]
 
 
 def read_folder(folder: str | os.PathLike, ops: Sequence[str] | None = None) -> list[NodeTest]:
@@ -211,10 +241,12 @@ def _compare(rtol: float, atol: float) -> Callable[[list[np.ndarray], list[np.nd
 
 
 def _lane_result(r) -> LaneResult:
+    stage = "compile" if r.stage.value in ("verify", "compile") else "run"
     if r.status == Status.UNSUPPORTED:
-        return LaneResult(UNSUPPORTED, r.status.value, r.detail.splitlines()[0][:200] if r.detail else "", r.detail)
+        return LaneResult(UNSUPPORTED, r.status.value, r.detail.splitlines()[0][:200] if r.detail else "", r.detail,
+                          stage)
     if r.failed:
-        return LaneResult(FAIL, r.status.value, str(r.signature) if r.signature else r.status.value, r.detail)
+        return LaneResult(FAIL, r.status.value, str(r.signature) if r.signature else r.status.value, r.detail, stage)
     return LaneResult(PASS, r.status.value)
 
 
@@ -232,7 +264,7 @@ def run_test(test: NodeTest, lanes: Sequence[str], toolchain: Toolchain, budget:
     try:
         result.mlir = import_model(test.model)
     except ImportFailure as error:
-        result.lanes = {lane: LaneResult(UNSUPPORTED, "import", str(error)[:300]) for lane in lanes}
+        result.lanes = {lane: LaneResult(UNSUPPORTED, "import", str(error)[:300], stage="import") for lane in lanes}
         return result
     expectation = Expectation(list(test.inputs), list(test.outputs), _compare(test.rtol, test.atol),
                               label=f"onnx node test {test.op}")
@@ -241,7 +273,7 @@ def run_test(test: NodeTest, lanes: Sequence[str], toolchain: Toolchain, budget:
     if report.verdict == Verdict.INVALID:  # the importer's output does not verify: the importer's bug
         why = (report.verify_error.strip().splitlines() or ["does not verify"])[0][:300]
         result.lanes = {lane: LaneResult(FAIL, "invalid", f"the imported module does not verify: {why}",
-                                         report.verify_error) for lane in lanes}
+                                         report.verify_error, "import") for lane in lanes}
         return result
     probe = toolchain.probe
     for r in report.results:
