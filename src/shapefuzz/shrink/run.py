@@ -290,13 +290,13 @@ def _voted_stage(case_form: str, problem: Problem, target: Target, limit: int, t
     start, then the text passes judged by them; the case itself when it is not taken or kept nothing."""
     case = case_from_mlir(case_form)
     start = case_stage.decase(case_form)
-    (signature,) = target.signatures.values()
     why = "no toolchain to run references with" if toolchain is None or case is None else \
         voted_stage.refusal(case, start, target.signatures.values())
     if why:
         stage.note = f"text stage not taken: {why}"
         return case_form
     assert toolchain is not None and case is not None
+    (signature,) = target.signatures.values()  # (refusal: one lane's wrong result)
     budget = voted_stage.budget_for(target.compile_timeout)
     references, verdict, why = voted_stage.choose_references(start, case, signature, toolchain, target.seed, budget)
     if references is None or verdict is None:
@@ -407,6 +407,10 @@ def shrink_file(
         seconds=time.monotonic() - start, stats=problem.stats, stopped_because=problem.stopped_because,
         out_path=out, timings=timings, trials=cache.added, case_form=stage.case_form, stage_note=stage.note,
     )
+    kept = stage.voted.verdicts.get(best) if stage.voted is not None else None
+    if kept is not None:  # the voted stage's inputs and agreed results (a final re-check takes them again)
+        result.inputs, result.expected, result.detail = kept.inputs, kept.expected, kept.detail
+        result.reference = voted_stage.reference_words(stage.voted.references)
     if problem.stopped_because != "interrupted":
         began = time.monotonic()
         with time_bound(left()) as confirming:  # (the reserve kept for them; None: no limit)
@@ -476,7 +480,6 @@ def _confirm_voted(text: str, voted: voted_stage.VotedMismatch, result: ShrinkRe
     if first is None or again is None:
         return False, again.detail if again is not None else ""
     result.inputs, result.expected = again.inputs, again.expected
-    result.reference = f"the results {voted.references[0]} and {voted.references[1]} agree on"
     return True, again.detail
 
 

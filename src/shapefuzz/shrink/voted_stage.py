@@ -144,6 +144,11 @@ class VotedMismatch:
         return verdict is not None
 
 
+def reference_words(references: tuple[str, str]) -> str:
+    """What made a voted entry's expected results, as its issue text says it."""
+    return f"the results {references[0]} and {references[1]} agree on"
+
+
 def budget_for(timeout: float) -> Budget:
     return Budget(DEFAULT_BUDGET.verify, Limits(timeout=timeout), DEFAULT_BUDGET.run)
 
@@ -181,4 +186,4 @@ def choose_references(start: str, case: Case, signature: Signature, toolchain: T
 
 
 __all__ = ["REFERENCE_LANES", "Verdict", "VotedMismatch", "budget_for", "choose_references", "inputs_for",
-           "known_inputs", "mismatch_kind", "refusal"]
+           "known_inputs", "mismatch_kind", "reference_words", "refusal"]
