@@ -408,7 +408,7 @@ def shrink_file(
         out_path=out, timings=timings, trials=cache.added, case_form=stage.case_form, stage_note=stage.note,
     )
     kept = stage.voted.verdicts.get(best) if stage.voted is not None else None
-    if kept is not None:  # the voted stage's inputs and agreed results (a final re-check takes them again)
+    if stage.voted is not None and kept is not None:  # its inputs and agreed results (a final re-check retakes them)
         result.inputs, result.expected, result.detail = kept.inputs, kept.expected, kept.detail
         result.reference = voted_stage.reference_words(stage.voted.references)
     if problem.stopped_because != "interrupted":
