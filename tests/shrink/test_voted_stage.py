@@ -63,12 +63,25 @@ def _voted(monkeypatch, outputs: dict[str, list[np.ndarray]]) -> VotedMismatch:
                          voted_stage.budget_for(5.0))
 
 
+def _f(values, dtype=np.float32) -> list[np.ndarray]:
+    return [np.asarray(values, dtype=dtype)]
+
+
+ONES = _f([1.0] * 4)
+
+
 @pytest.mark.parametrize("outputs, kept", [
-    ({"llvm-cpu": [np.ones(4)], "vmvx": [np.ones(4)], "vulkan-spirv": [np.zeros(4)]}, True),
-    ({"llvm-cpu": [np.ones(4)], "vmvx": [np.full(4, 2.0)], "vulkan-spirv": [np.zeros(4)]}, False),  # refs disagree
-    ({"llvm-cpu": [np.ones(4)], "vmvx": [np.ones(4)], "vulkan-spirv": [np.ones(4)]}, False),  # the lane is right now
-    ({"llvm-cpu": [np.ones(4)], "vmvx": [np.ones(4)], "vulkan-spirv": [np.ones(3)]}, False),  # another kind: a shape
-    ({"llvm-cpu": [np.ones(4)], "vulkan-spirv": [np.zeros(4)]}, False),  # a reference did not run to an answer
+    ({"llvm-cpu": ONES, "vmvx": ONES, "vulkan-spirv": _f([0.0] * 4)}, True),
+    ({"llvm-cpu": ONES, "vmvx": _f([2.0] * 4), "vulkan-spirv": _f([0.0] * 4)}, False),  # refs disagree
+    ({"llvm-cpu": ONES, "vmvx": ONES, "vulkan-spirv": ONES}, False),  # the lane is right now
+    ({"llvm-cpu": ONES, "vmvx": ONES, "vulkan-spirv": _f([1.0] * 3)}, False),  # another kind: a shape
+    ({"llvm-cpu": ONES, "vulkan-spirv": _f([0.0] * 4)}, False),  # a reference did not run to an answer
+    # rounding only: an f32 off by 1e-4, an f16 by 2e-2 (over the default tolerances, under clearly wrong)
+    ({"llvm-cpu": ONES, "vmvx": ONES, "vulkan-spirv": _f([1.0001] * 4)}, False),
+    ({"llvm-cpu": _f([1.0] * 4, np.float16), "vmvx": _f([1.0] * 4, np.float16),
+      "vulkan-spirv": _f([1.02] * 4, np.float16)}, False),
+    # references a rounding apart still agree
+    ({"llvm-cpu": ONES, "vmvx": _f([1.000001] * 4), "vulkan-spirv": _f([0.0] * 4)}, True),
 ])
 def test_a_step_is_kept_only_when_both_references_agree_and_the_lane_differs_as_before(monkeypatch, outputs, kept):
     voted = _voted(monkeypatch, outputs)

@@ -3,8 +3,9 @@ steps are done, a generated case that computes wrong values on one lane goes on 
 a compile-stage case does (`shrink.case_stage`: its `// shapefuzz-case:` header removed, the same
 passes under the same `Guard`). The family's NumPy reference describes the header's body, not a
 body the text passes changed, so a step is judged by **two reference lanes that agree**: a text is
-kept when both references run it to the same results and the failing lane, on the same inputs,
-differs from them in the same way (a wrong value stays a wrong value, a wrong shape a wrong shape).
+kept when both references run it to the same results (within rounding) and the failing lane, on the
+same inputs, differs from them in the same way and by far more than rounding (a wrong value stays a
+wrong value, a wrong shape a wrong shape; a float op's precision on one lane is no step of the bug).
 
 The references are chosen on the start, against the case's own NumPy reference: two lanes other
 than the failing one that run here and compute the case right (and the failing lane still wrong).
@@ -35,9 +36,15 @@ from shapefuzz.iree.mlirinfo import FunctionInfo, TensorType, function_info, ran
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.invoke.execute import DEFAULT_BUDGET, Budget
 from shapefuzz.judge.oracle import Expectation, case_expectation, default_compare, lane_outputs
-from shapefuzz.model import Signature, Stage, Status
+from shapefuzz.families.common import compare_arrays
+from shapefuzz.model import Mismatch, Signature, Stage, Status
 from shapefuzz.process.sandbox import Limits
 
+# Two references agree within rounding; the failing lane must differ by far more than rounding, so a
+# text whose only difference is a float op's precision on that lane (an f16 sum, bf16 rounding) is no
+# step of the bug. Integers compare exactly in both.
+_AGREE = {"bf16": (2e-2, 2e-2), "f16": (1e-2, 1e-2), "f32": (1e-5, 1e-5), "f64": (1e-9, 1e-9)}
+_CLEARLY_WRONG = {"bf16": (1e-1, 1e-1), "f16": (1e-1, 1e-1), "f32": (1e-3, 1e-3), "f64": (1e-6, 1e-6)}
 # lanes a reference may come from, the cheapest first (each runs here wherever the toolchain can)
 REFERENCE_LANES = ("llvm-cpu", "vmvx", "vulkan-llvmpipe", "vulkan-spirv")
 # families whose results turn on ties or on the order of colliding writes
@@ -95,6 +102,16 @@ def inputs_for(text: str, known: Known, seed: int) -> list[np.ndarray] | None:
     return arrays
 
 
+def agree(first: list[np.ndarray], second: list[np.ndarray]) -> bool:
+    return compare_arrays(first, second, tolerance=_AGREE) is None
+
+
+def clearly_wrong(expected: list[np.ndarray], got: list[np.ndarray], kind: str) -> Mismatch | None:
+    """The lane's mismatch of `kind` against the references' results, beyond any rounding; else None."""
+    mismatch = compare_arrays(expected, got, tolerance=_CLEARLY_WRONG)
+    return mismatch if mismatch is not None and mismatch.kind.value == kind else None
+
+
 @dataclass(frozen=True)
 class Verdict:
     """A voted run that kept the failure: its inputs, the references' agreed results, the failing
@@ -129,10 +146,10 @@ class VotedMismatch:
                                   self.budget, info.name, info.results)
         first, second = (outputs.get(r) for r in self.references)
         got = outputs.get(self.lane)
-        if first is None or second is None or got is None or default_compare(first, second) is not None:
+        if first is None or second is None or got is None or not agree(first, second):
             return None
-        mismatch = default_compare(first, got)
-        if mismatch is None or mismatch.kind.value != self.kind:
+        mismatch = clearly_wrong(first, got, self.kind)
+        if mismatch is None:
             return None
         return Verdict(inputs, first, f"{mismatch.detail} (vs {self.references[0]} and {self.references[1]}, which agree)")
 
@@ -176,9 +193,8 @@ def choose_references(start: str, case: Case, signature: Signature, toolchain: T
     right = [b for b in candidates if b in outputs and compare(expectation.expected, outputs[b]) is None]
     for i, first in enumerate(right):
         for second in right[i + 1:]:
-            mismatch = default_compare(outputs[first], got)
-            if default_compare(outputs[first], outputs[second]) is None and mismatch is not None \
-                    and mismatch.kind.value == kind:
+            mismatch = clearly_wrong(outputs[first], got, kind)
+            if agree(outputs[first], outputs[second]) and mismatch is not None:
                 detail = f"{mismatch.detail} (vs {first} and {second}, which agree)"
                 return (first, second), Verdict(list(expectation.inputs), outputs[first], detail), ""
     return None, None, (f"no two other lanes compute it right and alike ({', '.join(right) or 'none'} right, "
