@@ -109,6 +109,13 @@ def test_the_default_vulkan_profiles_i8_wrong_value_in_a_gather_is_cut_to_x_plus
     # replay judges the cut-down reproducer against the agreed results, under the signature it was saved with
     replayed = replay_entry(entry, toolchain)
     assert replayed.outcome == ReplayOutcome.STILL_FAILING, replayed.detail
+    # the issue text says where its expected results came from, not "the NumPy reference"
+    from shapefuzz.export.issue import issue_context, issue_plan, to_issue
+
+    plan = issue_plan(entry, toolchain)
+    text = to_issue(plan, issue_context(plan, toolchain), "issue.files")
+    assert f"differ from {result.reference}" in text and "NumPy reference):" not in text
+    assert f"(`expected/resultN.npy`, {result.reference})" in text
 
 
 
