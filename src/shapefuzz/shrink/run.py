@@ -178,7 +178,7 @@ class ShrinkResult:
     # has no header): replay judges it against its family; None otherwise
     case_form: str | None = None
     case_path: str | None = None
-    stage_note: str = ""  # why a case's text stage was not taken, or kept nothing
+    stage_note: str = ""  # what a case's text stage did: cut it down (judged by whom), or why not
     # a wrong value's voted text stage (shrink.voted_stage): the inputs it was judged on, the two
     # reference lanes' agreed results, and which lanes those were (None/"" otherwise)
     inputs: list[np.ndarray] | None = None
@@ -281,6 +281,7 @@ def _text_stage(case_form: str, problem: Problem, target: Target, limit: int, st
         stage.note = stage.note or "no text step kept the failure"
         return case_form
     stage.case_form = case_form
+    stage.note = "cut down as text"
     return best
 
 
@@ -308,6 +309,7 @@ def _voted_stage(case_form: str, problem: Problem, target: Target, limit: int, t
     best = _text_stage(case_form, problem, target, limit, stage, unless_cut(voted, lambda candidate: False))
     if stage.case_form is not None:
         stage.voted = voted
+        stage.note = f"cut down as text, judged by {references[0]} and {references[1]}"
     return best
 
 
@@ -547,7 +549,7 @@ def result_lines(result: ShrinkResult) -> list[str]:
         lines.append(f"note: pass {name} set aside: {reason}")
     for error in s.predicate_errors[:3]:
         lines.append(f"note: a trial raised {error}")
-    if result.stage_note:
+    if result.stage_note and result.case_form is None:  # (why the text stage was not taken, or kept nothing)
         lines.append(f"note: {result.stage_note}")
     if result.reference:
         lines.append(f"expected results: {result.reference} (saved beside the reproducer with its inputs)")
