@@ -126,3 +126,28 @@ def test_a_cut_down_wrong_values_title_does_not_name_ops_the_reproducer_no_longe
     title = issue_title(meta, "vulkan-spirv", "compare", "mismatch", "wrong values in gather")
     assert "cut down from a gather case" in title and "values in gather" not in title
     assert "wrong values in gather" in issue_title({}, "vulkan-spirv", "compare", "mismatch", "wrong values in gather")
+
+
+TORCH_GATHER = """func.func @main(%source: !torch.vtensor<[1],si8>, %indices: !torch.vtensor<[2,1],si64>) -> !torch.vtensor<[2],si8> {
+  %int_m1 = torch.constant.int -1
+  %int0 = torch.constant.int 0
+  %col0_1 = torch.aten.select.int %indices, %int_m1, %int0 : !torch.vtensor<[2,1],si64>, !torch.int, !torch.int -> !torch.vtensor<[2],si64>
+  %gathered2 = torch.aten.index_select %source, %int0, %col0_1 : !torch.vtensor<[1],si8>, !torch.int, !torch.vtensor<[2],si64> -> !torch.vtensor<[2],si8>
+  return %gathered2 : !torch.vtensor<[2],si8>
+}
+"""
+
+
+@pytest.mark.parametrize("spelling", ["torch.aten.index_select", 'torch.operator "onnx.Gather"'])
+def test_indices_a_torch_or_onnx_gather_reads_are_never_cut_to_an_argument(spelling):
+    """A fresh campaign's voted stage cut the torch gather's `select` of its in-bounds indices to an
+    argument: random indices 3 and -4 into a 1-element source, which llvm-cpu and vmvx "agreed" on."""
+    from shapefuzz.shrink.case_stage import Guard
+
+    start = TORCH_GATHER.replace("torch.aten.index_select", spelling)
+    cut = start.replace("%indices: !torch.vtensor<[2,1],si64>", "%col0_1: !torch.vtensor<[2],si64>").replace(
+        "  %col0_1 = torch.aten.select.int %indices, %int_m1, %int0 : !torch.vtensor<[2,1],si64>, !torch.int, "
+        "!torch.int -> !torch.vtensor<[2],si64>\n", "")
+    assert "select.int" not in cut
+    guard = Guard(start, [WRONG])
+    assert guard(start) and not guard(cut)

@@ -41,8 +41,15 @@ from shapefuzz.shrink.mlirtext import SSA, functions, statements
 _QUOTED_OP = re.compile(r"'([a-z_][\w]*\.[\w.]+)' op\b")
 _INDEXED = re.compile(r"\b(?:tensor\.(?:extract|insert)(?:_slice)?|memref\.(?:load|store))\b[^\[]*\[([^\]]*%[^\]]*)\]")
 _ARG = re.compile(r"(%[\w.$\-]+)\s*:\s*([^,{)]+)")  # a function argument and its type
-_INTEGER = re.compile(r"^tensor<(?:[^<>]*x)?(?:i\d+|index)>$")
-_GATHERS = re.compile(r"\b(?:iree_linalg_ext|tensor|stablehlo)\.(?:gather|scatter)\b")
+_INTEGER = re.compile(r"^(?:tensor<(?:[^<>]*x)?(?:i\d+|index)>|!torch\.vtensor<\[[^\]]*\],(?:si|ui|i)\d+>)$")
+# ops that index by an integer operand, in every spelling a family writes (torch's and ONNX's too: a
+# torch index_select whose indices were cut to an argument read out of bounds, and lanes "agreed")
+_GATHERS = re.compile(
+    r"\b(?:(?:iree_linalg_ext|tensor)\.(?:gather|scatter)"
+    r"|stablehlo\.(?:gather|scatter|dynamic_slice|dynamic_update_slice)"
+    r"|torch\.aten\.(?:index_select|gather|index\.Tensor\w*|index_put\w*|scatter\w*|embedding\w*|take_along_dim"
+    r"|select_scatter|slice_scatter)"
+    r"|onnx\.(?:Gather\w*|Scatter\w*|OneHot))(?![\w.])")
 _INS = re.compile(r"\bins\(([^:)]*)")
 _OUTS = re.compile(r"\bouts\(([^:)]*)")
 # ops that read what their `outs` holds (accumulate into it)
