@@ -123,3 +123,15 @@ def test_the_command_exits_one_only_for_what_the_list_does_not_expect(tmp_path):
     # an empty list: CumSum not lowered is a failure it does not expect
     run = subprocess.run([*argv, "--expected", _file(tmp_path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1 and "unexpected: test_cumsum_1d: expected pass, got compile failure" in run.stdout
+
+
+@pytest.mark.iree
+def test_a_node_test_with_an_optional_at_its_boundary_is_unsupported_not_the_end_of_the_run(toolchain):
+    """`--ops all` reaches OptionalHasElement, whose imported function takes a `!torch.optional`: the
+    sweep had stopped there with one line, every result before it lost."""
+    from shapefuzz.invoke.execute import DEFAULT_BUDGET
+    from shapefuzz.recheck.onnx_suite import collect, run_test
+
+    test = next(t for t in collect(["OptionalHasElement"]) if t.name == "test_optional_has_element_tensor_input")
+    result = run_test(test, (LANE,), toolchain, DEFAULT_BUDGET, confirm=False)
+    assert result.lanes[LANE].outcome == UNSUPPORTED and "not plain tensors" in result.lanes[LANE].why

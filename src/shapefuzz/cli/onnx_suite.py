@@ -82,10 +82,9 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
     listed = load_expected(expected_path) if expected_path else None  # a bad file: one line, before any compile
     budget = budget_with(compile_timeout)
 
-    def progress(result) -> None:
-        if not as_json:
-            marks = " ".join(f"{k}:{v.outcome}" for k, v in result.lanes.items())
-            click.echo(f"{result.test.name}: {marks}", err=True)
+    def progress(result) -> None:  # (on stderr, --json too: a sweep of every op takes a while)
+        marks = " ".join(f"{k}:{v.outcome}" for k, v in result.lanes.items())
+        click.echo(f"{result.test.name}: {marks}", err=True)
 
     finished = run_suite(tests, lanes, session.toolchain, budget, jobs, confirm=not no_confirm, progress=progress)
     results = finished.results  # all of them, or those that finished before Ctrl-C or SIGTERM
