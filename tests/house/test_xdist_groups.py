@@ -82,6 +82,8 @@ def test_ray_tests_share_one_worker_and_a_module_fixture_is_built_once(tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     rows = [json.loads(line) for line in where.read_text().splitlines()]
     workers = {what: {w for kind, w in rows if kind == what} for what in ("ray", "built", "uses", "plain")}
-    assert workers["plain"] == {"gw0", "gw1"}, rows  # two workers did run tests
+    # two workers did run tests (which ran the plain ones is the scheduler's: under load one worker
+    # once took all 14 while the other ran the ray group)
+    assert {w for _, w in rows} == {"gw0", "gw1"}, rows
     assert len(workers["ray"]) == 1, rows  # eight ray tests of two modules, one worker
     assert sum(kind == "built" for kind, _ in rows) == 1 and workers["uses"] == workers["built"], rows
