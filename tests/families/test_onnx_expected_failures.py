@@ -94,10 +94,16 @@ def test_a_bad_list_file_is_one_line(tmp_path, text, fragment):
     assert run.returncode == 2 and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
-def test_the_lists_judge_one_lane(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "shapefuzz", "onnx-suite", "--ops", "Abs", "--backends", "llvm-cpu,vmvx",
-                          "--expected", _file(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "judge one lane" in run.stderr and "Traceback" not in run.stderr
+@pytest.mark.parametrize("args, fragment", [
+    (["--backends", "llvm-cpu,vmvx", "--expected", "LIST"], "judge one lane"),
+    (["--backends", LANE, "--write-expected", "/nonexistent/folder/now.json"], "no such folder to write it into"),
+])
+def test_the_lists_judge_one_lane_and_are_written_where_a_folder_is(tmp_path, args, fragment):
+    args = [_file(tmp_path) if a == "LIST" else a for a in args]
+    run = subprocess.run([sys.executable, "-m", "shapefuzz", "onnx-suite", "--ops", "Abs", *args],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and fragment in run.stderr and "Traceback" not in run.stderr
+    assert "test_abs" not in run.stderr  # refused before any test ran
 
 
 def test_every_ops_node_tests_are_reached_with_ops_all():

@@ -4,6 +4,7 @@ ONNX importer, on every lane, against the tests' own expected outputs."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -80,6 +81,8 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
         raise UsageError(f"--expected and --write-expected judge one lane; give one with --backends "
                          f"(got {len(lanes)}: {', '.join(lanes[:4])}{', ...' if len(lanes) > 4 else ''})")
     listed = load_expected(expected_path) if expected_path else None  # a bad file: one line, before any compile
+    if write_path and not os.path.isdir(os.path.dirname(os.path.abspath(write_path))):
+        raise UsageError(f"--write-expected {write_path}: no such folder to write it into")
     budget = budget_with(compile_timeout)
 
     def progress(result) -> None:  # (on stderr, --json too: a sweep of every op takes a while)
@@ -96,7 +99,10 @@ def onnx_suite(session: Session, ops, test_names, data_dir, backend_names, jobs,
     if write_path:
         from shapefuzz.files import atomic_write
 
-        atomic_write(write_path, (json.dumps(lists_for(results, lanes[0], listed), indent=2) + "\n").encode())
+        try:
+            atomic_write(write_path, (json.dumps(lists_for(results, lanes[0], listed), indent=2) + "\n").encode())
+        except OSError as error:
+            raise UsageError(f"--write-expected {write_path}: {error.strerror or error}") from None
     if as_json:
         payload = to_json(results, lanes)
         payload["saved"] = saved

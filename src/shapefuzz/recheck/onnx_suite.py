@@ -144,11 +144,11 @@ def collect(ops: Sequence[str]) -> list[NodeTest]:
                 continue
             name = case.model.graph.node[0].op_type if every else op
             tests.append(NodeTest(case.name, name, case.model, ins, outs, float(case.rtol), float(case.atol),
-                                  f"onnx {onnx_version()} {_source(case.model, every, op)}"))
+                                  f"onnx {onnx_version()} {_source(every, op)}"))
     return tests
 
 
-def _source(model: Any, every: bool, op: str) -> str:
+def _source(every: bool, op: str) -> str:
     return _CASE_PACKAGE.replace(".", "/") if every else f"{_op_module(op).replace('.', '/')}.py"
 
 
