@@ -151,3 +151,12 @@ def test_indices_a_torch_or_onnx_gather_reads_are_never_cut_to_an_argument(spell
     assert "select.int" not in cut
     guard = Guard(start, [WRONG])
     assert guard(start) and not guard(cut)
+
+
+@pytest.mark.iree
+def test_a_campaign_pinned_to_its_lanes_judges_only_with_them(toolchain):
+    """`fuzz --backends vulkan-spirv,llvm-cpu` pins its shrinks too: one other lane is no vote."""
+    case = Case.make("gather", GATHER)
+    references, verdict, why = voted_stage.choose_references(
+        render_case(case), case, WRONG, toolchain, 0, voted_stage.budget_for(30.0), allowed=("vulkan-spirv", "llvm-cpu"))
+    assert references is None and verdict is None and "fewer than two other lanes" in why

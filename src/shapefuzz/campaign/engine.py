@@ -264,7 +264,8 @@ class Engine:
             return None
         candidate, bucket = taken
         job = ShrinkJob(bucket.backend, bucket.failure.signature, float(f"{limit:.3f}"), candidate.input_seed,
-                        self.book.trials.on(bucket.backend))  # what its lane already ran: not run again
+                        self.book.trials.on(bucket.backend),  # what its lane already ran: not run again
+                        references=self.lanes)
         return self.inflight.make(TaskKind.SHRINK, candidate, (bucket.backend,), job)
 
     @contextlib.contextmanager

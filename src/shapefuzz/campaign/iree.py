@@ -320,6 +320,7 @@ class IreeTarget:
                     compile_timeout=self.budget.compile.timeout, seed=job.input_seed,
                     recheck=False,  # the campaign's confirming re-run already showed it is no fluke
                     trials=job.trials, blowup_trials=BLOWUP_TRIALS, stall_trials=STALL_TRIALS,
+                    reference_lanes=job.references or None,
                 )
             except EnvironmentFault:
                 raise  # our machine, not the case: the engine keeps the shrink pending

@@ -50,6 +50,9 @@ class ShrinkJob:
     seconds: float
     input_seed: int
     trials: tuple[Any, ...] = ()  # runs on its lane the campaign already made (Outcome.trials): not repeated
+    # the lanes that may judge a wrong value's text steps (shrink.voted_stage): the campaign's own, so
+    # `--backends` pins the shrink too; () lets the shrinker choose among its reference lanes
+    references: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.backend != self.signature.backend:  # our bug: a job that could only fail to reproduce

@@ -265,6 +265,7 @@ class TextStage:
     case_form: str | None = None
     voted: voted_stage.VotedMismatch | None = None
     note: str = ""
+    reference_lanes: tuple[str, ...] | None = None  # the lanes a voted stage may judge with (None: its own list)
 
 
 def _text_stage(case_form: str, problem: Problem, target: Target, limit: int, stage: TextStage,
@@ -299,7 +300,8 @@ def _voted_stage(case_form: str, problem: Problem, target: Target, limit: int, t
     assert toolchain is not None and case is not None
     (signature,) = target.signatures.values()  # (refusal: one lane's wrong result)
     budget = voted_stage.budget_for(target.compile_timeout)
-    references, verdict, why = voted_stage.choose_references(start, case, signature, toolchain, target.seed, budget)
+    references, verdict, why = voted_stage.choose_references(start, case, signature, toolchain, target.seed, budget,
+                                                             stage.reference_lanes)
     if references is None or verdict is None:
         stage.note = f"text stage not taken: {why}"
         return case_form
@@ -344,6 +346,7 @@ def shrink_file(
     trials: Iterable[Trial] = (),
     blowup_trials: int | None = None,
     stall_trials: int | None = None,
+    reference_lanes: Sequence[str] | None = None,
 ) -> ShrinkResult:
     """Shrinks `text` under "same signature", checking every trial with the inputs of `seed`
     (a campaign's candidate keeps its own input seed, so a wrong-values bug stays the same).
@@ -356,7 +359,8 @@ def shrink_file(
     the lane; shrink.trials), found there instead of run again. `blowup_trials`: for a blow-up
     target (a timeout or out of memory, every step of which costs the full limit), at most that
     many trials may reach the limit, and none starts unless the limit covers one and the final
-    re-check. `stall_trials`: stop once that many trials in a row shrank nothing."""
+    re-check. `stall_trials`: stop once that many trials in a row shrank nothing. `reference_lanes`:
+    the lanes a wrong value's voted text stage may judge with (None: `voted_stage.REFERENCE_LANES`)."""
     say = progress or (lambda line: None)
     resume()  # an earlier interrupted shrink in this process (a test) cancelled its stragglers' calls
     start = time.monotonic()
@@ -395,7 +399,7 @@ def shrink_file(
     blowup = blowup_trials is not None and any(s.status in BLOWUPS for s in target.signatures.values())
     room = not blowup or remaining is None or remaining >= target.compile_timeout
     began = time.monotonic()
-    stage = TextStage()
+    stage = TextStage(reference_lanes=tuple(reference_lanes) if reference_lanes is not None else None)
     best, problem, oracle = shrink_text(
         text, toolchain, target, frozenset(report.signatures), jobs, remaining if room else 0.0, accepted,
         cache, blowup_trials if blowup else None, stall_trials, check_seconds, stage,

@@ -171,15 +171,18 @@ def budget_for(timeout: float) -> Budget:
 
 
 def choose_references(start: str, case: Case, signature: Signature, toolchain: Toolchain, seed: int,
-                      budget: Budget) -> tuple[tuple[str, str] | None, Verdict | None, str]:
+                      budget: Budget, allowed: Sequence[str] | None = None,
+                      ) -> tuple[tuple[str, str] | None, Verdict | None, str]:
     """((two reference lanes), the start's verdict, "") or (None, None, why not): on the decased start
     and the case's inputs, the failing lane still differs from the case's NumPy reference as kept, and
-    two other lanes that run here compute it right and agree with each other as `VotedMismatch` asks."""
+    two other lanes that run here (of `REFERENCE_LANES`, and of `allowed` where given: a campaign's
+    own lanes) compute it right and agree with each other as `VotedMismatch` asks."""
     probe = toolchain.probe
     lane, kind = signature.backend, mismatch_kind(signature)
-    candidates = [b for b in REFERENCE_LANES if b != lane and b in BACKENDS and BACKENDS[b].executes(probe)]
+    candidates = [b for b in REFERENCE_LANES if b != lane and b in BACKENDS and BACKENDS[b].executes(probe)
+                  and (allowed is None or b in allowed)]
     if len(candidates) < 2:
-        return None, None, "fewer than two other lanes run here to judge it"
+        return None, None, "fewer than two other lanes run here (and are allowed) to judge it"
     expectation = case_expectation(case, seed)
     assert expectation.expected is not None  # a case has its reference
     compare = expectation.compare or default_compare
