@@ -319,6 +319,33 @@ def test_placements_of_checked_compile_errors_go_before_wrong_values(tmp_path, m
     store.close()
 
 
+def test_every_cause_gets_its_first_localization_before_any_cause_its_second(tmp_path, monkeypatch):
+    """A fresh campaign's step spent its 180 s on one cause's nine Vulkan wrong values, then gave the last
+    cause's llvm-cpu wrong value 2 s ("not localized: the 2s budget ran out")."""
+    import shapefuzz.judge.localize_probe
+    from shapefuzz.campaign.localizing import localize_causes
+
+    calls = []
+
+    def fake(entry, toolchain, lane, passed, seconds):
+        calls.append(lane)
+        return Localization(CODEGEN, evidence="finished by llvm-cpu from stream: right", certain=True)
+
+    monkeypatch.setattr(shapefuzz.judge.localize_probe, "localize_entry", fake)
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    vulkan = [dataclasses.replace(_mismatch("vulkan-spirv", family, first), corpus_entry=str(FOLD_POOL), cause="cause-vk")
+              for family, first in (("conv", 1.0), ("gather", 2.0), ("sort", 3.0))]
+    cpu = dataclasses.replace(_mismatch("llvm-cpu", "pool", 4.0), corpus_entry=str(FOLD_POOL), cause="cause-cpu")
+    for row in (*vulkan, cpu):
+        store.put_bucket(row)
+    causes = summarize(store).causes
+    assert sorted(len(c.buckets) for c in causes) == [1, 3], [c.buckets for c in causes]
+    assert localize_causes(store, causes, None, 600.0) == 4
+    assert calls.index("llvm-cpu") == 1, calls  # second, after the first cause's first bucket
+    store.close()
+
+
 def test_wrong_values_localized_to_the_same_pass_on_two_lanes_are_one_cause(tmp_path):
     store = CampaignStore(tmp_path / "c")
     store.start_session([])
