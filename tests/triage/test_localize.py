@@ -282,6 +282,11 @@ def test_the_campaign_step_localizes_each_new_wrong_value_bucket_once_within_its
     assert calls == [(FOLD_POOL.name, "llvm-cpu", (), 60.0)]
     assert localization_of(store, wrong.sig).where == "needs FoldUnitExtentDimsPass (global-optimization)"
     assert localize_causes(store, causes, None, 120.0, said.append) == 0  # kept: a resumed step does not redo it
+    # a record its budget cut short is no answer: the next step with time takes it again
+    from shapefuzz.campaign.localizing import LOCALIZE_META as KEY
+
+    store.set_meta(KEY + wrong.sig, json.dumps(Localization(evidence="not localized: the 2s budget ran out").to_json()))
+    assert localize_causes(store, causes, None, 120.0, said.append) == 1 and len(calls) == 2
     store.close()
 
 

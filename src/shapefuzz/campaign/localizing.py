@@ -51,6 +51,12 @@ def stale(loc: Localization) -> bool:
     return loc.phase == CODEGEN and bool(_STRATEGY.search(loc.pass_name))
 
 
+def cut_short(loc: Localization) -> bool:
+    """A kept record its budget cut short: it had no time, which is no answer, so it is localized again
+    when a campaign or `triage --localize` next has time (as the step's "the rest are left" says)."""
+    return not loc.localized and "budget ran out" in loc.evidence
+
+
 def _kept(store: CampaignStore, sig: str) -> Localization | None:
     text = store.get_meta(LOCALIZE_META + sig)
     if not text:
@@ -171,7 +177,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
         for sig in cause.buckets:
             bucket = store.bucket(sig)
             kept = _kept(store, sig)
-            if bucket is None or not _wanted(bucket) or kept is not None and not stale(kept):
+            if bucket is None or not _wanted(bucket) or kept is not None and not (stale(kept) or cut_short(kept)):
                 continue
             nth[sig] = sum(1 for other, *_ in wanted if other in cause.buckets)
             wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket),
