@@ -82,7 +82,13 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
         return NO, f"{said} (dispatch kind {kinds[0]}, not {kinds[1]})"
     if (got.stage, got.status) == (want.stage, want.status):
         if target.stage == Stage.COMPARE:
-            return SAME_FAILURE, said  # wrong values there too
+            # wrong values there too, of the same kind and the same family, or on a compute op both
+            # reproducers hold: an AveragePool's wrong count on the norm's lane is the pool's bug seen
+            # there (a fresh campaign merged the two by it, both placed in ConvertTorchOnnxToTorch)
+            kind = message.split(" in ", 1)[0] == target.message.split(" in ", 1)[0]
+            if kind and (message == target.message or compute_ops(source_text) & compute_ops(target_text)):
+                return SAME_FAILURE, said
+            return NO, f"{said} (wrong values of another op)"
         if got.key == want.key or (target.stage == Stage.RUN and got.message == want.message):
             return SAME_FAILURE, said
     if got.failing_pass and any(Failure("compile", "x", got.failing_pass).same_as(Failure("compile", "x", name))
