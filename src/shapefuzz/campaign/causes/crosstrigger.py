@@ -85,8 +85,8 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
             # wrong values there too, of the same kind and the same family, or on a compute op both
             # reproducers hold: an AveragePool's wrong count on the norm's lane is the pool's bug seen
             # there (a fresh campaign merged the two by it, both placed in ConvertTorchOnnxToTorch)
-            kind = message.split(" in ", 1)[0] == target.message.split(" in ", 1)[0]
-            if kind and (message == target.message or compute_ops(source_text) & compute_ops(target_text)):
+            same_kind = message.split(" in ", 1)[0] == target.message.split(" in ", 1)[0]
+            if same_kind and (message == target.message or compute_ops(source_text) & compute_ops(target_text)):
                 return SAME_FAILURE, said
             return NO, f"{said} (wrong values of another op)"
         if got.key == want.key or (target.stage == Stage.RUN and got.message == want.message):

@@ -23,8 +23,9 @@
 - **One bound**: sizing bugs whose output names a size made from IREE's bound for a dynamic dim
   without a better one (2^53 - 1, or a small multiple: `triage.severity.from_dynamic_dim_bound`), and
   failures that name no size but were placed at the pass that made such a buffer (a run out of memory:
-  `triage.culprit.made_from_bound`), are one bug wherever they fail (a CPU stack allocation "overflows 64 bits", "exceeded stack allocation
-  limit", "unbounded", a GPU's shared memory, an HSACO value out of range): the size says where it
+  `triage.culprit.made_from_bound`), are one bug wherever they fail (a CPU stack allocation "overflows
+  64 bits", "exceeded stack allocation limit", "unbounded", a GPU's shared memory, an HSACO value out
+  of range): the size says where it
   comes from, whatever pass refuses it. A cause that holds both such sizes and real ones (the
   same limit's message, its sizes folded) is split first: the real sizes are a limit of their own.
 
