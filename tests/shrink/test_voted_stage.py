@@ -12,6 +12,7 @@ import pytest
 from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.corpus.store import load_entry
 from shapefuzz.iree.backends import BACKENDS
+from shapefuzz.iree.mlirinfo import function_info
 from shapefuzz.model import Signature, Stage, Status
 from shapefuzz.recheck.replay import ReplayOutcome, replay_entry
 from shapefuzz.shrink import run as shrink_run
@@ -43,15 +44,16 @@ def test_ties_collisions_and_other_failures_are_not_voted_on():
 def test_kept_arguments_keep_the_cases_arrays_and_new_ones_get_values_unless_dynamic():
     a, b = np.arange(4, dtype=np.float32), np.ones(3, dtype=np.float32)
     known = known_inputs(START, [a, b])
-    same = inputs_for(START, known, 0)
+    same = inputs_for(function_info(START), known, 0)
     assert same is not None and same[0] is a and same[1] is b
     cut = START.replace("%b: tensor<?xf32>", "%b: tensor<?xf32>, %rep0: tensor<2x3xi8>")
-    grown = inputs_for(cut, known, 0)
+    grown = inputs_for(function_info(cut), known, 0)
     assert grown is not None and grown[2].shape == (2, 3) and grown[2].dtype == np.int8
     # a new argument with a `?` dim: no size is sound for it
-    assert inputs_for(START.replace("%b: tensor<?xf32>", "%b: tensor<?xf32>, %rep0: tensor<?xf32>"), known, 0) is None
+    dynamic = START.replace("%b: tensor<?xf32>", "%b: tensor<?xf32>, %rep0: tensor<?xf32>")
+    assert inputs_for(function_info(dynamic), known, 0) is None
     # the same name with another type is a new argument
-    retyped = inputs_for(START.replace("%a: tensor<4xf32>", "%a: tensor<4xf16>"), known, 0)
+    retyped = inputs_for(function_info(START.replace("%a: tensor<4xf32>", "%a: tensor<4xf16>")), known, 0)
     assert retyped is not None and retyped[0].dtype == np.float16 and retyped[1] is b
 
 

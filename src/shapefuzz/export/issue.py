@@ -197,7 +197,7 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
         lines = [f"The module compiles for {target}, but `iree-run-module --device={b.driver}` "
                  f"{verb.get(sig.status, 'fails')} on it. It should run and return the results below."]
     else:
-        voted = str(p.entry.meta.get("reference") or "")
+        voted = p.voted_reference
         against = ("a NumPy reference computed from the op's definition" if p.entry.case is not None else
                    f"{voted} (the reproducer was cut down as text from a generated case whose NumPy reference "
                    "both match)" if voted and p.expected is not None else
@@ -247,7 +247,7 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
                          f"passes, is {code(files + '/' + OUTPUT_FILE)}.)")
     if p.expected is not None and sig.stage != Stage.COMPILE:
         lines += ["", "Expected results" + (" (NumPy reference):" if p.entry.case is not None else
-                                            f" ({p.entry.meta['reference']}):" if p.entry.meta.get("reference") else ":"), ""]
+                                            f" ({p.voted_reference}):" if p.voted_reference else ":"), ""]
         lines += fenced("\n".join(_shown(f"result {i}", a) for i, a in enumerate(p.expected)), "text")
         if p.ties:
             lines.append("The top-k indices have ties: any indices that select the expected values are right.")
@@ -356,7 +356,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         if p.ties:  # the exact check would fail a right answer: print the results instead
             run = [w for w in run if not w.startswith("--expected_output=")]
         run, compared = _without_long_inline(run, p)
-        source = str(p.entry.meta.get("reference") or "the NumPy reference")
+        source = p.voted_reference or "the NumPy reference"
         steps += ["", "3. Run it with the inputs (`inputs/argN.npy`)" + ("" if p.ties else " and the expected results "
                   f"(`expected/resultN.npy`, {source})") + ":", "",
                   *fenced(" ".join(shlex.quote(w) for w in run), "sh"), ""]

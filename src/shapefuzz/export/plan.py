@@ -37,6 +37,11 @@ class Plan:
         return self.backend.driver is not None and self.inputs is not None
 
     @property
+    def voted_reference(self) -> str:
+        """The words saying what made a voted entry's expected results ("": not a voted entry)."""
+        return str(self.entry.meta.get("reference") or "")
+
+    @property
     def ties(self) -> bool:
         """Top-k indices are returned and some slice has ties: more than one answer is right, so
         `iree-run-module --expected_output` (exact) would fail a correct backend."""

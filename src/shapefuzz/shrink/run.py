@@ -481,9 +481,8 @@ def _confirm_voted(text: str, voted: voted_stage.VotedMismatch, result: ShrinkRe
     """The voted stage's result re-run once more (the trial that kept it was the first run): whether
     the references still agree and the lane still differs; its inputs and the references' results
     go into `result` (what the entry keeps and replay judges against)."""
-    first = voted.verdicts.get(text)
     again = voted.judge(text)
-    if first is None or again is None:
+    if text not in voted.verdicts or again is None:
         return False, again.detail if again is not None else ""
     result.inputs, result.expected = again.inputs, again.expected
     return True, again.detail

@@ -81,13 +81,10 @@ def known_inputs(text: str, inputs: Sequence[np.ndarray]) -> Known:
     return {(name, arg): array for name, arg, array in zip(info.arg_names, info.args, inputs)}
 
 
-def inputs_for(text: str, known: Known, seed: int) -> list[np.ndarray] | None:
-    """Inputs for a candidate: the case's array for an argument the start has, small random values
-    for a new one; None when a new argument has a `?` dim or an element type without values."""
-    try:
-        info = function_info(text)
-    except InvalidInputError:
-        return None
+def inputs_for(info: FunctionInfo, known: Known, seed: int) -> list[np.ndarray] | None:
+    """Inputs for a candidate's function: the case's array for an argument the start has, small
+    random values for a new one; None when a new argument has a `?` dim or an element type without
+    values."""
     arrays = []
     for i, (name, arg) in enumerate(zip(info.arg_names, info.args)):
         if (name, arg) in known:
@@ -138,10 +135,13 @@ class VotedMismatch:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def judge(self, text: str) -> Verdict | None:
-        inputs = inputs_for(text, self.known, self.seed)
+        try:
+            info = function_info(text)
+        except InvalidInputError:
+            return None
+        inputs = inputs_for(info, self.known, self.seed)
         if inputs is None:
             return None
-        info = function_info(text)
         _, outputs = lane_outputs(text, (self.lane, *self.references), Expectation(inputs, None), self.toolchain,
                                   self.budget, info.name, info.results)
         first, second = (outputs.get(r) for r in self.references)
