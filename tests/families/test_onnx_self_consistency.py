@@ -83,3 +83,16 @@ def test_a_large_candidate_s_references_are_not_built_in_the_head_and_the_eviden
     triage, evidence = target.triage(plain, outcome_of(report, 0.0).failures[0], outcome_of(report, 0.0))
     assert triage == Triage.COMPILER_BUG and evidence.startswith("compile/error on rocm-gfx942 for input that verifies")
     assert evidence.endswith(f"; {unchecked}")
+
+
+def test_the_onnx_spelling_is_never_drawn_where_onnx_types_the_model_two_ways():
+    """The contradiction above is the generator's to avoid, not a campaign's to set apart (a fresh
+    campaign's only "ours" causes were such pools): the ONNX spelling is not valid where a ceil-mode
+    window is left out for starting in the right padding; the torch spelling of the same pool is."""
+    pool = get_family("pool")
+    assert not pool.is_valid(pool.load(CEIL_POOL))
+    assert pool.is_valid(pool.load({**CEIL_POOL, "pad_hi": [0, 0]}))
+    symmetric = {**CEIL_POOL, "spatial": [3, 1], "pad_lo": [1, 0], "pad_hi": [1, 0]}  # the 3rd window starts at 4
+    assert not pool.is_valid(pool.load(symmetric))
+    assert pool.is_valid(pool.load({**symmetric, "frontend": "torch"}))
+

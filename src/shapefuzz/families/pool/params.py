@@ -83,6 +83,15 @@ def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int, ceil_mode: boo
     return out
 
 
+def drops_last_window(p: Params, i: int) -> bool:
+    """Whether ceil mode's last window along spatial dim `i` would start inside the right padding
+    (the window `out_size` leaves out)."""
+    if not p.ceil_mode:
+        return False
+    num = p.spatial[i] + p.pad_lo[i] + p.pad_hi[i] - eff_kernel(p, i)
+    return num >= 0 and -(-num // p.strides[i]) * p.strides[i] >= p.spatial[i] + p.pad_lo[i]
+
+
 def out_spatial(p: Params) -> list[int]:
     return [out_size(p.spatial[i], p.kernel[i], p.strides[i], p.dilations[i], p.pad_lo[i], p.pad_hi[i], p.ceil_mode)
             for i in range(p.rank)]
