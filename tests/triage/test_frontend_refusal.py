@@ -85,6 +85,38 @@ def test_the_issue_names_the_maker_and_routes_it_to_torch_mlir(toolchain):
     assert tracker_of({"bug": bug}).name == "torch-mlir"
 
 
+# A fresh 3.13 campaign's cause-c248a784d1: torch-mlir's unflatten of a `?` dim into static sizes
+# emits a `tensor.expand_shape` whose collapsed dim is dynamic; the op's verifier refuses it.
+UNFLATTEN = """func.func @main(%x: !torch.vtensor<[1,?,?],f32>) -> !torch.vtensor<[1,3,2,?],f32> {
+  %int2 = torch.constant.int 2
+  %int1 = torch.constant.int 1
+  %int3 = torch.constant.int 3
+  %list = torch.prim.ListConstruct %int3, %int2 : (!torch.int, !torch.int) -> !torch.list<int>
+  %y = torch.aten.unflatten.int %x, %int1, %list : !torch.vtensor<[1,?,?],f32>, !torch.int, !torch.list<int> -> !torch.vtensor<[1,3,2,?],f32>
+  return %y : !torch.vtensor<[1,3,2,?],f32>
+}
+"""
+UNFLATTEN_MESSAGE = "'tensor.expand_shape' op expected dimension N of collapsed type to be static value of N"
+
+
+@pytest.mark.iree
+def test_an_op_the_conversion_emits_itself_is_placed_at_the_conversion(toolchain):
+    loc = place_frontend_refusal(UNFLATTEN, "llvm-cpu", toolchain, "convert-torch-to-linalg{allow-non-finites=true}",
+                                 60.0, UNFLATTEN_MESSAGE)
+    assert loc.certain and (loc.phase, loc.pass_name) == ("input", "convert-torch-to-linalg"), loc
+    assert "itself emits the 'tensor.expand_shape'" in loc.evidence and "torch.aten.unflatten.int" in loc.ir_before
+    detail = ("<work>/module.mlir:6:8: error: 'tensor.expand_shape' op expected dimension 1 of collapsed type to be "
+              "static value of 6\n// -----// IR Dump After ConvertTorchToLinalg Failed: "
+              "convert-torch-to-linalg{allow-non-finites=true} //----- //\n")
+    bug = bug_record({"backend": "llvm-cpu", "stage": "compile", "status": "error", "message": UNFLATTEN_MESSAGE},
+                     detail, ["llvm-cpu"], UNFLATTEN, loc)
+    title = issue_title({"bug": bug, "detail": detail}, "llvm-cpu", "compile", "error", UNFLATTEN_MESSAGE)
+    assert "makes what" not in title and "convert-torch-to-linalg" in title, title
+    assert tracker_of({"bug": bug}).name == "torch-mlir"
+    # without the refused op's name (or with a torch op's) nothing says the conversion made it
+    assert not place_frontend_refusal(UNFLATTEN, "llvm-cpu", toolchain, "convert-torch-to-linalg", 60.0).localized
+
+
 def test_the_campaign_places_such_a_bucket_and_its_cause_follows(tmp_path):
     import json
 
@@ -117,3 +149,17 @@ def test_the_campaign_places_such_a_bucket_and_its_cause_follows(tmp_path):
     assert cause.failing_pass == "convert-torch-onnx-to-torch" and cause.component == FRONTEND_ONNX, cause
     assert "[convert-torch-onnx-to-torch (input)]" in cause.identity
     store.close()
+
+
+def test_an_older_versions_unplaced_refusal_is_taken_again_and_the_new_answers_are_not():
+    from shapefuzz.campaign.localizing import stale
+    from shapefuzz.triage.localize import Localization
+
+    old = Localization(evidence="not localized: no pass's output holds a broadcasting torch op whose static shapes "
+                                "contradict its result type")
+    assert stale(old)
+    new = Localization(evidence="not localized: no pass before convert-torch-to-linalg holds a broadcasting torch op "
+                                "whose static shapes contradict its result type, and the op it refuses "
+                                "('torch.aten.mm') is not one only it emits")
+    assert not stale(new)
+    assert not stale(Localization(evidence="not localized: no pass's output holds a buffer sized from the bound"))

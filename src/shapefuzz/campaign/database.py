@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Sequence, overload
 
@@ -333,10 +333,29 @@ class CampaignStore:
     # --- buckets ------------------------------------------------------------------------
     def bucket(self, sig: str) -> BucketRow | None:
         r = self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets WHERE sig=?", (sig,)).fetchone()
-        return _bucket(self.path, r) if r else None
+        return self._here(_bucket(self.path, r), self._corpus_here()) if r else None
 
     def buckets(self) -> list[BucketRow]:
-        return [_bucket(self.path, r) for r in self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets ORDER BY first_seen, sig")]
+        corpus = self._corpus_here()
+        return [self._here(_bucket(self.path, r), corpus)
+                for r in self.db.execute(f"SELECT {_BUCKET_COLUMNS} FROM buckets ORDER BY first_seen, sig")]
+
+    def _corpus_here(self) -> Path | None:
+        """The campaign's corpus folder as seen from here (`campaign.corpus_place`), where it exists."""
+        from shapefuzz.campaign.corpus_place import stored_corpus
+
+        corpus = stored_corpus(self.folder, self.meta_object("config") or {})
+        return corpus if corpus is not None and corpus.is_dir() else None
+
+    @staticmethod
+    def _here(row: BucketRow, corpus: Path | None) -> BucketRow:
+        """A bucket's saved entry inside the campaign's corpus as it is now: the store keeps the path
+        it was saved at, which names the original folder's corpus once the campaign folder is copied
+        or moved (a resume or triage of a copy read, and renamed causes in, the original's entries)."""
+        name = Path(row.corpus_entry).name
+        if corpus is None or name in ("", ".", ".."):
+            return row
+        return replace(row, corpus_entry=str(corpus / name))
 
     def put_bucket(self, bucket: BucketRow) -> None:
         with self.transaction() as db:

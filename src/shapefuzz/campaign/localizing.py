@@ -45,10 +45,16 @@ def localization_of(store: CampaignStore, sig: str) -> Localization | None:
                    "chose that pipeline: it is not where the bad IR is made, and no pass is named")
 
 
+# what older versions kept for a torch-mlir conversion's refusal of an op it emits itself, now placed there
+_OLD_REFUSAL_ANSWER = "not localized: no pass's output holds a broadcasting torch op"
+
+
 def stale(loc: Localization) -> bool:
-    """A kept codegen localization naming a target's strategy-selection pass (older versions): it is
-    localized again when a campaign or `triage --localize` next has time."""
-    return loc.phase == CODEGEN and bool(_STRATEGY.search(loc.pass_name))
+    """A kept record an older version answered worse: a codegen localization naming a target's
+    strategy-selection pass, or a torch-mlir conversion's refusal left unplaced where the conversion
+    made the op itself. It is localized again when a campaign or `triage --localize` next has time."""
+    return loc.phase == CODEGEN and bool(_STRATEGY.search(loc.pass_name)) or \
+        not loc.localized and loc.evidence.startswith(_OLD_REFUSAL_ANSWER)
 
 
 def cut_short(loc: Localization) -> bool:
@@ -174,10 +180,14 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     for cause in causes:
         if only_new and not cause.new:
             continue
-        for sig in cause.buckets:
-            bucket = store.bucket(sig)
+        shown = Path(cause.corpus_entries[0]).name if cause.corpus_entries else ""
+        buckets = [store.bucket(sig) for sig in cause.buckets]
+        # the bucket of the entry the issue text shows first: its place goes with that reproducer
+        for bucket in sorted((b for b in buckets if b is not None),
+                             key=lambda b: bool(shown) and Path(b.corpus_entry).name != shown):
+            sig = bucket.sig
             kept = _kept(store, sig)
-            if bucket is None or not _wanted(bucket) or kept is not None and not (stale(kept) or cut_short(kept)):
+            if not _wanted(bucket) or kept is not None and not (stale(kept) or cut_short(kept)):
                 continue
             nth[sig] = sum(1 for other, *_ in wanted if other in cause.buckets)
             wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket),
@@ -203,7 +213,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
         elif checker:
             loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
         elif refusing:
-            loc = place_frontend_refusal(entry.mlir, bucket.backend, toolchain, refusing, budget)
+            loc = place_frontend_refusal(entry.mlir, bucket.backend, toolchain, refusing, budget,
+                                         bucket.sig_json.get("message", ""))
         elif run_oom(bucket):
             loc = place_run_oom(entry.mlir, bucket.backend, toolchain, budget)
         else:

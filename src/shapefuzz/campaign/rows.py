@@ -148,7 +148,7 @@ def stored_config(db_path: Path, text: str | None, families: tuple[str, ...],
         r.seconds("value: seconds", config["seconds"])
     if config.get("corpus") is not None:
         r.text("value: corpus", config["corpus"], max_len=4096)
-    for key in ("forced", "allocate", "context_share_pinned"):
+    for key in ("forced", "allocate", "context_share_pinned", "corpus_in_campaign"):
         if key in config and not isinstance(config[key], bool):
             r.fail(f"value: {key}: expected true or false, got {_show(config[key])}")
     if config.get("lanes_per_candidate") is not None:

@@ -16,6 +16,7 @@ from shapefuzz.campaign.report.dashboard import Refresher, refresh_seconds, writ
 from shapefuzz.campaign.config import FAIL_ON, CampaignConfig, check_fraction, parse_size, default_jobs, parse_duration, resolve_names
 from shapefuzz.durations import parse_budget
 from shapefuzz.campaign.config import parse_chance
+from shapefuzz.campaign.corpus_place import corpus_record, stored_corpus
 from shapefuzz.campaign.engine import CORPUS_FULL, Engine, EngineConfig, Limits
 from shapefuzz.campaign.outcomes import BucketState
 from shapefuzz.campaign.coverage_map import CoverageKnobs, default_share
@@ -208,9 +209,10 @@ def build_config(req: FuzzRequest, stored: dict | None) -> CampaignConfig:
         count = req.count
     seed = req.seed if req.seed is not None else stored.get("seed", 0)
     campaign = Path(req.campaign or DEFAULT_CAMPAIGN)
-    corpus = Path(req.corpus or stored.get("corpus") or DEFAULT_CORPUS)
-    if req.corpus and stored.get("corpus") and _differ(req.corpus, stored["corpus"]):
-        raise UsageError(f"--corpus {req.corpus}: this campaign saves to {stored['corpus']}; leave --corpus out "
+    kept = stored_corpus(campaign, stored)
+    corpus = Path(req.corpus) if req.corpus else kept or Path(DEFAULT_CORPUS)
+    if req.corpus and kept is not None and _differ(req.corpus, str(kept)):
+        raise UsageError(f"--corpus {req.corpus}: this campaign saves to {kept}; leave --corpus out "
                          "to resume it, or give another --campaign folder")
     if corpus.exists() and not corpus.is_dir():
         raise UsageError(f"--corpus {corpus} is a file, not a folder")
@@ -478,7 +480,7 @@ class _Session:
         self.store.set_meta("lane_kin", json.dumps({b: BACKENDS[b].variant_of for b in lanes if BACKENDS[b].variant_of}))
         self.store.set_meta("config", json.dumps({
             "families": list(config.families), "backends": list(config.backends), "seed": config.seed,
-            "count": config.count, "seconds": config.seconds, "corpus": str(config.corpus_dir),
+            "count": config.count, "seconds": config.seconds, **corpus_record(config.campaign_dir, config.corpus_dir),
             "forced": not config.rotate, "until_saturated": config.until_saturated, "allocate": config.allocate,
             "without": list(config.without),
             "context_share": CONTEXT_SHARE if config.context_share is None else config.context_share,

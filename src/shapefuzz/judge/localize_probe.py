@@ -272,12 +272,15 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
 
 
 def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,
-                           seconds: float = DEFAULT_SECONDS) -> Localization:
+                           seconds: float = DEFAULT_SECONDS, message: str = "") -> Localization:
     """A torch-mlir conversion's verifier error (`triage.frontend_offence.refused_by_conversion`)
     placed at the pass that made the ill-typed op it refused: the first dump holding a broadcasting
     torch op whose shapes contradict its type names the maker, with the ONNX or torch op it
     rewrote; the conversion stays in the evidence. An input that holds such an op already is not
-    placed (the program, not a pass, made it)."""
+    placed (the program, not a pass, made it). Where no pass's output holds one and the op the
+    verifier refuses (its `message`'s op) is not a torch op, the conversion made that op itself
+    from valid input: it is placed there, for certain (a fresh campaign's three torch-mlir verifier
+    errors, `tensor.expand_shape` from `unflatten.int` among them, read "not localized")."""
     from shapefuzz.triage.culprit import first_maker
     from shapefuzz.triage.frontend_offence import ILL_TYPED_BROADCAST, ill_typed_broadcasts
     from shapefuzz.triage.frontend_pass import entry_function, pattern_of, rewritten_ops
@@ -293,8 +296,20 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
                                 seconds=time.monotonic() - start)
         maker = first_maker(dumps, ILL_TYPED_BROADCAST)
         if maker is None:
-            return Localization(evidence=f"not localized: no pass's output holds {ILL_TYPED_BROADCAST.what}",
-                                seconds=time.monotonic() - start)
+            made, conversion = _refused_op(message), failing.split("{", 1)[0]
+            failed = next((i for i, d in enumerate(dumps) if d.pass_name == conversion), None)
+            before = dumps[failed - 1].path.read_text(errors="replace") if failed else text
+            if made and not made.startswith("torch.") and failed is not None \
+                    and not re.search(rf"\b{re.escape(made)}\b", before):
+                return Localization("input", conversion, seconds=time.monotonic() - start, certain=True,
+                                    ir_before=entry_function(before),
+                                    ir_after=entry_function(dumps[failed].path.read_text(errors="replace")),
+                                    evidence=f"{conversion} itself emits the '{made}' its verifier refuses: its "
+                                             f"input holds no {made}, and no pass before it holds "
+                                             f"{ILL_TYPED_BROADCAST.what}")
+            return Localization(evidence=f"not localized: no pass before {conversion} holds "
+                                         f"{ILL_TYPED_BROADCAST.what}, and the op it refuses ('{made or '?'}') is "
+                                         "not one only it emits", seconds=time.monotonic() - start)
         after = maker.path.read_text(errors="replace")
         index = dumps.index(maker)
         before = dumps[index - 1].path.read_text(errors="replace") if index > 0 else text
@@ -305,6 +320,12 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
                         ir_before=entry_function(before), ir_after=entry_function(after),
                         evidence=f"the IR first holds {ill_typed_broadcasts(after)[0]} after {maker.pass_name}"
                                  f"{rewrote}; {failing} only refuses it")
+
+
+def _refused_op(message: str) -> str:
+    """The op a verifier error is attached to (`'tensor.expand_shape' op expected ...`), or ""."""
+    found = re.match(r"\s*(?:error:\s*)?'([\w.]+)' op ", message)
+    return found.group(1) if found else ""
 
 
 def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Localization:

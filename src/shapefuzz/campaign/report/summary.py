@@ -193,8 +193,9 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
-    corpus = (store.meta_object("config") or {}).get("corpus")
-    return Path(corpus) if isinstance(corpus, str) and corpus else None
+    from shapefuzz.campaign.corpus_place import stored_corpus
+
+    return stored_corpus(store.folder, store.meta_object("config") or {})
 
 
 def stored_entry(stored: str, corpus: Path | None) -> str:
@@ -253,19 +254,24 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         triage = cause_triage(members)
         lead = next((b for b in members if bucket_triage(b) == triage), members[0])
         first = min(b.first_seen for b in members)
-        where = next((located[b.sig] for b in [lead, *members] if b.sig in located and located[b.sig].localized),
-                     next((located[b.sig] for b in [lead, *members] if b.sig in located), None))
-        bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
-        evidence = lead.evidence
-        if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
-            triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
-        reported = reported_url(members, bug["identity"], known)
         # its first entry (the issue text's, the range's): of the lead's kind, the smallest (as
         # campaign.ranging takes it), not an un-shrunk sibling that merged first
         entries = tuple(dict.fromkeys(e for kind in (True, False) for e in smallest_first(dict.fromkeys(
             e for e in (stored_entry(b.corpus_entry, corpus) for b in sorted(
                 (b for b in members if ((b.stage, b.status) == (lead.stage, lead.status)) == kind),
                 key=lambda b: b.shrunk_size or b.repro_size or 10**12)) if e))))
+        # the place as the shown entry's bucket was localized, before the lead's: the text shows its IR
+        # under that entry's reproducer (a torch-mlir cause showed a 7-line unflatten under the IR of
+        # its other entry's 40-line conv)
+        shown = [b for b in members if entries and stored_entry(b.corpus_entry, corpus) == entries[0]]
+        order = [*shown, lead, *members]
+        where = next((located[b.sig] for b in order if b.sig in located and located[b.sig].localized),
+                     next((located[b.sig] for b in order if b.sig in located), None))
+        bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
+        evidence = lead.evidence
+        if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
+            triage, evidence = Triage.COMPILER_BUG, cleared  # localization ran it right on the same device
+        reported = reported_url(members, bug["identity"], known)
         # a range taken from one of its own entries (a cause split since keeps its old name's)
         regression = _regression(store, [name, *sorted({was[b.sig] for b in members} - {name})], members, ranges,
                                  entries[0] if entries else "") if store is not None else None
