@@ -120,6 +120,14 @@ class Problem:
         if self.jobs > 1 and self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs)
 
+    def extend(self, seconds: float) -> None:
+        """Go on (`run` again) after the deadline stopped a run, for `seconds` more."""
+        if self.deadline is not None:
+            self.deadline = max(self.deadline, time.monotonic()) + seconds
+        self.stopped_because = None
+        if self.jobs > 1 and self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(self.jobs)
+
     # -- control ---------------------------------------------------------------------------
     def stop(self) -> None:
         self._stop.set()

@@ -226,6 +226,8 @@ def shrink_text(
     (`voted_stage`); `stage` then says what the text stage did (the case it cut from, the voted
     judge, or why it was not taken)."""
     stage = stage if stage is not None else TextStage()
+    # a share of the time kept for the tidy steps a run the deadline cut still gets (`TIDY`)
+    tidy = 0.0 if time_limit is None else min(TIDY_SHARE * time_limit, TIDY_CHECKS * max(finding_seconds, 1.0))
     oracle = SameSignature(toolchain, target, known)
     oracle.cache, oracle.blowup_trials = cache, blowup_trials
     limit = byte_size(text)  # a shrink never returns a larger file, whatever the order says
@@ -234,7 +236,8 @@ def shrink_text(
         interesting = unless_cut(oracle, lambda candidate: False)
         verifier = unless_cut(Verifier(toolchain), lambda texts: [False] * len(texts))
         problem = Problem(
-            text, interesting, sort_key, prefilter=verifier, jobs=jobs, time_limit=time_limit, on_accept=on_accept,
+            text, interesting, sort_key, prefilter=verifier, jobs=jobs,
+            time_limit=None if time_limit is None else time_limit - tidy, on_accept=on_accept,
             admissible=lambda candidate: byte_size(candidate) <= limit, stall_trials=stall_trials,
         )
         def spent() -> None:  # a blow-up's trials at the full limit spent (blowup_trials)
@@ -254,7 +257,20 @@ def shrink_text(
                 best = _text_stage(best, problem, target, limit, stage)
             elif any(s.stage == Stage.COMPARE for s in target.signatures.values()):
                 best = _voted_stage(best, problem, target, limit, toolchain, stage)
+        if problem.stopped_because == TIME_LIMIT and tidy > 0 and best == problem.current:
+            # cut by the deadline: its dead values and unread arguments still go (a fresh campaign's
+            # 20 s shrinks left the ops a cut scatter had fed under "keeps only the ops it needs")
+            problem.extend(tidy)
+            best = problem.run([_passes(mlirtext.CASE_CLEANUP if has_case(best) else TIDY)])
+            problem.stopped_because = problem.stopped_because or TIME_LIMIT
     return best, problem, oracle
+
+
+TIME_LIMIT = "time limit"  # Problem.stopped_because when its deadline stopped it
+TIDY = (("drop_unused_ops", mlirtext.drop_unused_ops), ("drop_unused_args", mlirtext.drop_unused_args),
+        ("drop_blank_lines", mlirtext.drop_blank_lines))
+TIDY_SHARE = 0.2  # at most this share of a shrink's time is kept for its tidy steps
+TIDY_CHECKS = 4  # and at most this many checks' worth
 
 
 @dataclass
