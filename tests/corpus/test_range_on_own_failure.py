@@ -49,3 +49,28 @@ def test_a_range_is_judged_by_the_reproducers_own_failure_not_the_causes_stale_p
     assert record["text"] == f"present in every release tried ({versions[0]}–{pinned})", record
     assert record["tried"] == ", ".join(versions) and not record["stepped_over"]
     assert record["releases"] == "; ".join(f"{v} fails" for v in versions)
+
+
+def test_a_release_failing_in_the_same_pass_with_other_words_says_so(monkeypatch):
+    """An audit read 3.0.0's "failed to legalize operation 'vector.insert'" in SPIR-V's i64
+    emulation as the same failure as 3.13's 'vector.broadcast': it fails there, with another message."""
+    from types import SimpleNamespace
+
+    from shapefuzz.recheck import regression
+    from shapefuzz.recheck.bisect import Probe
+    from shapefuzz.recheck.replay import ReplayOutcome, ReplayResult
+
+    detail = ("<work>/m.mlir:3:8: error: failed to legalize operation '{op}'\n"
+              "// -----// IR Dump After SPIRVEmulateI64Pass Failed: iree-spirv-emulate-i64 //----- //\n")
+    sig = Signature("vulkan-spirv", Stage.COMPILE, Status.ERROR, "failed to legalize operation 'vector.broadcast'")
+    base = ReplayResult("e", "p", ReplayOutcome.STILL_FAILING, "failing", sig)
+    older = SimpleNamespace(stage=Stage.COMPILE, status=Status.ERROR, detail=detail.format(op="vector.insert"))
+    monkeypatch.setattr(regression, "_lane_result", lambda entry, toolchain: (base, older))
+    want = regression.observed_failure(SimpleNamespace(stage=Stage.COMPILE, status=Status.ERROR,
+                                                       detail=detail.format(op="vector.broadcast")))
+    judged = regression._judged(None, None, want)  # type: ignore[arg-type]
+    assert judged.outcome == ReplayOutcome.CHANGED and "'vector.insert'" in judged.detail, judged
+    assert regression._verdict_word(Probe("3.0.0", judged)) == "fails with another message"
+    same = SimpleNamespace(stage=Stage.COMPILE, status=Status.ERROR, detail=detail.format(op="vector.broadcast"))
+    monkeypatch.setattr(regression, "_lane_result", lambda entry, toolchain: (base, same))
+    assert regression._judged(None, None, want).outcome == ReplayOutcome.STILL_FAILING  # type: ignore[arg-type]
