@@ -120,12 +120,13 @@ def generic_failing_pass(b: BucketRow) -> str:
 def checker_failing_pass(b: BucketRow) -> str:
     """A compile error's failing pass when it is a checker that refuses a buffer an earlier pass made
     (`triage.culprit`), else "": such a failure is placed at the pass that made it."""
-    from shapefuzz.triage.culprit import is_checker, offence_of
+    from shapefuzz.triage.culprit import is_checker, left_op_of, offence_of
 
     if b.stage != "compile" or b.status != "error":
         return ""
-    name = _failing_pass(b)
-    return name if is_checker(name) and offence_of(b.detail or b.sig_json.get("message", "")) else ""
+    name, output = _failing_pass(b), b.detail or b.sig_json.get("message", "")
+    # a checker's refusal of a buffer, or any pass's of an op it says was left for it
+    return name if name and (is_checker(name) and offence_of(output) or left_op_of(output)) else ""
 
 
 def frontend_refusal_pass(b: BucketRow) -> str:

@@ -220,17 +220,19 @@ def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: 
 
 
 def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, seconds: float,
-                 fails_in: str = "") -> tuple[str, str]:
+                 fails_in: str = "", *flags: str) -> tuple[str, str]:
     """(the first pass whose output holds `offence`, "") or ("", why not): the compile is run again
-    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`); `fails_in`: the
-    checker it must fail in again (its refusal), or "" when it must compile (a buffer the run cannot
-    allocate)."""
+    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`, with `flags`);
+    `fails_in`: the checker it must fail in again (its refusal), or "" when it must compile (a buffer
+    the run cannot allocate). A maker outside the target's codegen (the input holds it already) is none."""
     from shapefuzz.triage.culprit import first_maker
 
-    with _dumps_after_each_pass(text, lane, toolchain, seconds) as (ok, dumps):
+    with _dumps_after_each_pass(text, lane, toolchain, seconds, *flags) as (ok, dumps):
         if ok == bool(fails_in):
             return "", f"the compile did not fail in {fails_in} again" if fails_in else "the compile failed"
         maker = first_maker(dumps, offence)
+        if maker is not None and "hal_executable" not in str(maker.path):
+            return "", f"{offence.what} is in the IR before codegen (after {maker.pass_name})"
         return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
 
 
@@ -257,18 +259,23 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     """A compile error in a checker pass (`triage.culprit.is_checker`) placed at the pass that made
     what it refuses: the first dump holding the offence its `output` names (`triage.culprit.offence_of`)
     names the maker; the checker stays in the evidence."""
-    from shapefuzz.triage.culprit import offence_of
+    from shapefuzz.triage.culprit import left_op_of, offence_of
 
     start = time.monotonic()
-    offence = offence_of(output)
-    if offence is None:
+    offence, left = offence_of(output), left_op_of(output)
+    if offence is None and left is None:
         return Localization(evidence=f"not localized: {failing}'s message names no buffer size to trace",
                             seconds=time.monotonic() - start)
-    maker, why = _first_maker(text, lane, toolchain, offence, seconds, fails_in=failing)
-    if not maker:
-        return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
+    # an op left for the checker is found by its generic form, as the diagnostic prints it
+    generic = () if offence is not None else ("--mlir-print-op-generic",)
+    found = offence or left
+    assert found is not None
+    maker, why = _first_maker(text, lane, toolchain, found, seconds, failing, *generic)
+    if not maker or _pass_word(maker) == _pass_word(failing):
+        return Localization(evidence=f"not localized: {why or f'{failing} makes {found.what} itself'}",
+                            seconds=time.monotonic() - start)
     return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,
-                        evidence=f"the IR first holds {offence.what} after {maker}; {failing} only refuses it")
+                        evidence=f"the IR first holds {found.what} after {maker}; {failing} only refuses it")
 
 
 def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,

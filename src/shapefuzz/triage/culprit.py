@@ -89,6 +89,36 @@ def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = la
     return sum(_bytes(m.group("type")) or 0 for m in pattern.finditer(text) if keep(m.group("type")))
 
 
+# diagnostics that say an op should not have been left for the pass that reports it: "LLVM Translation
+# failed for operation: builtin.unrealized_conversion_cast" (the conversion to LLVM left it), "'vector.
+# transfer_read' op with rank > 1 should be broken down by prior passes"; the pass that made the op is
+# the culprit (measured on IREE 3.13: iree-convert-to-llvm left an i64 -> index cast a strided
+# `vector.gather` needed; gpu-distribute-shared-memory-copy made 2-D reads of a sort's copy)
+_LEFT_FOR = re.compile(r"LLVM Translation failed for operation: [\w.]+|'[\w.]+' op with rank > \S+ should be broken "
+                       r"down by prior passes")
+_CURRENT_OP = re.compile(r'see current operation: (?:%\S+ = )?"(?P<op>[\w.]+)"\(')
+
+
+def left_op_of(output: str) -> Offence | None:
+    """The op a pass says was left for it (`_LEFT_FOR`), by its name and result types as the
+    diagnostic's `see current operation` prints it (generic form), or None. Dumps must be printed
+    in generic form too (`--mlir-print-op-generic`) for `found` to read them; the result types, not the
+    operands', since a later fold may change an operand's type (a subview folded into its base)."""
+    if not _LEFT_FOR.search(output):
+        return None
+    for line in output.splitlines():
+        m = _CURRENT_OP.search(line)
+        if m is None or " -> " not in line:
+            continue
+        results = line.rsplit(" -> ", 1)[1].strip()
+        if not results or results == "()":
+            return None
+        op, tail = f'"{m.group("op")}"(', f"-> {results}"
+        return Offence(f"a {m.group('op')} giving {results}",
+                       lambda text: any(op in row and row.rstrip().endswith(tail) for row in text.splitlines()))
+    return None
+
+
 def offence_of(output: str) -> Offence | None:
     """The offence a checker's output names (its first error line with its real numbers), or None."""
     if _UNBOUNDED.search(output) and "'memref.alloc' op" in output:  # a GPU's shared memory: memref.alloc
@@ -139,5 +169,5 @@ def first_maker(dumps: Iterable[Dump], offence: Offence) -> Dump | None:
     return None
 
 
-__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "made_from_bound",
-           "offence_of"]
+__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "dumps_in", "first_maker", "is_checker", "left_op_of",
+           "made_from_bound", "offence_of"]
