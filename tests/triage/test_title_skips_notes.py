@@ -50,3 +50,15 @@ def test_the_maker_title_holds_for_the_record_a_campaign_writes():
                      ["rocm-gfx942"], "", Localization(CODEGEN, bufferize, certain=True, evidence="traced"))
     title = issue_title({"bug": bug, "detail": detail}, "rocm-gfx942", "compile", "error", message)
     assert f"{bufferize} makes what iree-codegen-gpu-check-resource-usage refuses: function 'main_dispatch_0'" in title, title
+
+
+def test_a_long_title_is_cut_at_a_words_end():
+    from shapefuzz.triage.issue import TITLE_CHARS, issue_title
+
+    message = ("'linalg.generic' op inferred input/output operand #0 has shape's dimension #0 to be greater than "
+               "or equal to 3, but found 1")
+    meta = {"bug": {"component": "codegen for CUDA (cuda-sm80), ROCm (rocm-gfx942)",
+                    "failing_pass": "iree-codegen-tile-and-distribute-to-workgroups-using-forall-op"}}
+    title = issue_title(meta, "rocm-gfx942", "compile", "error", message)
+    assert len(title) <= TITLE_CHARS and title.endswith("…"), title
+    assert title[:-1].split()[-1] in message.split(), title  # a whole word before the ellipsis

@@ -113,7 +113,20 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
             text = f"{where} fails: {text}"
-    return f"[{component}] {text}"[:200]
+    return clipped(f"[{component}] {text}", TITLE_CHARS)
+
+
+TITLE_CHARS = 200
+
+
+def clipped(text: str, most: int) -> str:
+    """`text` in at most `most` characters, cut at a word's end with an ellipsis (an audit read titles
+    cut mid-word: "has shape's dime")."""
+    if len(text) <= most:
+        return text
+    cut = text[: most - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > most // 2 else cut).rstrip(" ,;:") + "…"
 
 
 def refusing_pass(meta: Mapping[str, Any], stage: str, status: str, message: str) -> str:

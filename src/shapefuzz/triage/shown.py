@@ -121,9 +121,11 @@ def reproduces_on(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns 
 
 
 def component_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | None) -> str:
-    """The cause's component with its target list cut to what the shown reproducer bears out: a lane
-    it ran on and did not fail this way on is left out, a lane it was not run on stays (audit C of the
-    fresh campaign: "codegen for ..., vmvx, ..." over a reproducer vmvx compiles and runs right)."""
+    """The cause's component with its target list cut to what the shown reproducer bears out: only the
+    lanes it was seen failing on this way (audit C of a fresh campaign: "codegen for ..., vmvx, ..." over
+    a reproducer vmvx compiles and runs right; audit D of the next: "llvm-cpu" from an O3 lane the
+    shown reproducer was never run on, which llvm-cpu compiles). The lanes it was not re-checked on
+    are the text's "Not re-checked" line."""
     from shapefuzz.triage.component import target_list
 
     bug = meta.get("bug") if isinstance(meta.get("bug"), Mapping) else {}
@@ -132,8 +134,8 @@ def component_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns
     claimed = claimed_lanes(meta, entry_backend)
     if shown is None or not component or len(claimed) < 2:
         return component
-    holds, unchecked = reproduces_on(meta, entry_backend, shown)
-    kept = [lane for lane in claimed if lane in holds or lane in unchecked] or [entry_backend]
+    holds, _ = reproduces_on(meta, entry_backend, shown)
+    kept = [lane for lane in claimed if lane in holds] or [entry_backend]
     before, after = target_list(claimed), target_list(kept)
     return component.replace(before, after, 1) if before in component else component
 
