@@ -105,3 +105,15 @@ def test_the_vmvx_entrys_own_issue_text_says_its_size_is_the_bounds_overflowed(t
     assert ("The size it fails on comes from the 2^53 - 1 bound IREE gives a dynamic dim: its size -8388608 is "
             "(2^53 - 1)·8388608 wrapped around int64: iree-codegen-flatten-memref-subspan multiplies out the bound's "
             "size without an overflow check (a second defect, beside the bound).") in out.read_text()
+
+
+def test_a_stack_frame_a_few_bytes_over_a_bound_sized_buffer_is_from_the_bound():
+    """Audit C of a fresh 3.13 campaign: ROCm's "stack frame size (18014398509481988) exceeds limit" for
+    a sort's private copy of a `?` operand (2 * 2^53 bytes and the frame's other 4) was a cause apart
+    from the bound's; a frame holds the buffer and a few bytes beside it."""
+    frame = ("warning: <unknown>:0:0: stack frame size (18014398509481988) exceeds limit (4294967295) in function "
+             "'main$async_dispatch_1_sort_DxDxDxf16_dispatch_tensor_store'\n"
+             "error: <unknown>:0: value evaluated as 18014398509481988 is out of range.")
+    assert from_dynamic_dim_bound(frame)
+    assert not from_dynamic_dim_bound("stack frame size (18014398509491988) exceeds limit")  # 10,004 over: not a frame's
+    assert not from_dynamic_dim_bound("value evaluated as 9223372036854775807 is out of range")  # INT64_MAX
