@@ -220,25 +220,30 @@ def _place_compile_failure(text: str, lane: str, toolchain: Toolchain, failing: 
 
 
 def _first_maker(text: str, lane: str, toolchain: Toolchain, offence: Offence, seconds: float,
-                 fails_in: str = "", *flags: str) -> tuple[str, str]:
-    """(the first pass whose output holds `offence`, "") or ("", why not): the compile is run again
-    writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`, with `flags`);
+                 fails_in: str = "", *flags: str,
+                 again: Callable[[str], Offence | None] | None = None) -> tuple[str, str]:
+    """(the first pass whose output holds `offence`, what that offence is) or ("", why not): the
+    compile is run again writing the IR after every pass that changed it (`--mlir-print-ir-tree-dir`,
+    with `flags`);
     `fails_in`: the checker it must fail in again (its refusal), or "" when it must compile (a buffer
-    the run cannot allocate). A maker outside the target's codegen (the input holds it already) is none."""
+    the run cannot allocate). `again`: the offence read anew from this compile's own output, where it
+    names one (the entry's reproducer may fail on another op than the candidate whose output was kept).
+    A maker outside the target's codegen (the input holds it already) is none."""
     from shapefuzz.triage.culprit import first_maker
 
-    with _dumps_after_each_pass(text, lane, toolchain, seconds, *flags) as (ok, dumps):
+    with _dumps_after_each_pass(text, lane, toolchain, seconds, *flags) as (ok, dumps, output):
         if ok == bool(fails_in):
             return "", f"the compile did not fail in {fails_in} again" if fails_in else "the compile failed"
+        offence = again(output) or offence if again is not None else offence
         maker = first_maker(dumps, offence)
         if maker is not None and "hal_executable" not in str(maker.path):
             return "", f"{offence.what} is in the IR before codegen (after {maker.pass_name})"
-        return (maker.pass_name, "") if maker is not None else ("", f"no pass's output holds {offence.what}")
+        return (maker.pass_name, offence.what) if maker is not None else ("", f"no pass's output holds {offence.what}")
 
 
 @contextlib.contextmanager
 def _dumps_after_each_pass(text: str, lane: str, toolchain: Toolchain, seconds: float,
-                           *flags: str) -> Iterator[tuple[bool, list[Dump]]]:
+                           *flags: str) -> Iterator[tuple[bool, list[Dump], str]]:
     """The compile of `text` on `lane` run again writing the IR after every pass that changed it
     (`--mlir-print-ir-tree-dir`): whether it compiled, and its dumps in pass order, readable inside
     the block (their folder goes with it)."""
@@ -251,7 +256,7 @@ def _dumps_after_each_pass(text: str, lane: str, toolchain: Toolchain, seconds: 
         result, _ = probe._compile(source, lane, *flags, "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
                                    f"--mlir-print-ir-tree-dir={tree}", "--mlir-disable-threading",
                                    limits=replace(_CALL, timeout=max(1.0, min(_CALL.timeout, seconds))))
-        yield result.ok, dumps_in(tree)
+        yield result.ok, dumps_in(tree), result.stderr + result.stdout
 
 
 def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
@@ -270,12 +275,13 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
     generic = () if offence is not None else ("--mlir-print-op-generic",)
     found = offence or left
     assert found is not None
-    maker, why = _first_maker(text, lane, toolchain, found, seconds, failing, *generic)
+    maker, why = _first_maker(text, lane, toolchain, found, seconds, failing, *generic,
+                              again=None if offence is not None else left_op_of)
     if not maker or _pass_word(maker) == _pass_word(failing):
         return Localization(evidence=f"not localized: {why or f'{failing} makes {found.what} itself'}",
                             seconds=time.monotonic() - start)
     return Localization(CODEGEN, maker, seconds=time.monotonic() - start, certain=True,
-                        evidence=f"the IR first holds {found.what} after {maker}; {failing} only refuses it")
+                        evidence=f"the IR first holds {why} after {maker}; {failing} only refuses it")
 
 
 def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,
@@ -297,7 +303,7 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
     if held:
         return Localization(evidence=f"not localized: the input itself holds {held[0]}",
                             seconds=time.monotonic() - start)
-    with _dumps_after_each_pass(text, lane, toolchain, seconds, "--compile-to=input") as (ok, dumps):
+    with _dumps_after_each_pass(text, lane, toolchain, seconds, "--compile-to=input") as (ok, dumps, _):
         if ok:
             return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
                                 seconds=time.monotonic() - start)
