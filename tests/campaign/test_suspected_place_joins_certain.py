@@ -57,3 +57,18 @@ def test_a_suspected_place_of_another_pass_still_splits(tmp_path: Path):
     causes = _causes(tmp_path, {"llvm-cpu": Localization(**FUSION, certain=True),
                                 "llvm-cpu-o3": Localization(**other, certain=False)})
     assert set(causes) == {"cause-96a3e6a75d", "cause-96a3e6a75d.2"}, causes
+
+
+def test_a_frontend_conversion_without_a_pass_joins_its_frontends_pass(tmp_path: Path):
+    """A fresh 3.13 campaign's ONNX instance norm: DecomposeComplexOps (DecomposeAtenInstanceNormOp) for
+    certain on vulkan-spirv, and on llvm-cpu-split-reduction only "the torch-mlir conversion (input)"
+    (no pass named there): split into b5ce061bbe and b5ce061bbe.2, one bug. A frontend placement in
+    another phase, or a pass of another frontend's placement, still splits."""
+    decompose = Localization("input", "torch-decompose-complex-ops", "DecomposeComplexOps", certain=True,
+                             frontend="onnx", pattern="DecomposeAtenInstanceNormOp")
+    bare = Localization("input", certain=True, frontend="torch")
+    causes = _causes(tmp_path / "a", {"vulkan-spirv": decompose, "llvm-cpu-split-reduction": bare})
+    assert list(causes) == ["cause-96a3e6a75d"], causes
+    elsewhere = Localization("global-optimization", certain=True)
+    causes = _causes(tmp_path / "b", {"vulkan-spirv": decompose, "llvm-cpu": elsewhere})
+    assert len(causes) == 2, causes

@@ -250,9 +250,18 @@ def split_by_localization(groups: dict[str, list[BucketRow]],
     out: dict[str, list[BucketRow]] = {}
     for name, members in groups.items():
         certain = {place_of(located[b.sig], b.backend) for b in members if b.sig in located and located[b.sig].certain}
+        # a frontend's pass where one of its buckets was placed at one: a bucket placed only in that
+        # phase's frontend conversion (no pass named: its replay ran out or could not tell) is there too
+        # (a fresh campaign's ONNX instance norm: DecomposeComplexOps on vulkan-spirv, "the torch-mlir
+        # conversion (input)" on llvm-cpu-split-reduction, split into two causes of one bug)
+        frontend_pass = {loc.phase: place_of(loc, b.backend) for b in reversed(members)
+                         if (loc := located.get(b.sig)) is not None and loc.certain and loc.frontend and loc.pass_name}
 
         def place(b: BucketRow) -> str:
-            where = place_of(located.get(b.sig), b.backend)
+            loc = located.get(b.sig)
+            if loc is not None and loc.certain and loc.frontend and not loc.pass_name and loc.phase in frontend_pass:
+                return frontend_pass[loc.phase]
+            where = place_of(loc, b.backend)
             return where.removeprefix("needs ") if where.removeprefix("needs ") in certain else where
 
         out.update(split_cause(name, members, place, lambda i, where: f".{i + 1}"))
