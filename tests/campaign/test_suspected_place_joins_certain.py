@@ -72,3 +72,22 @@ def test_a_frontend_conversion_without_a_pass_joins_its_frontends_pass(tmp_path:
     elsewhere = Localization("global-optimization", certain=True)
     causes = _causes(tmp_path / "b", {"vulkan-spirv": decompose, "llvm-cpu": elsewhere})
     assert len(causes) == 2, causes
+
+
+def test_a_cause_is_placed_by_its_most_exact_localization_without_another_entrys_ir(tmp_path: Path):
+    """The ONNX instance norm again: its lead bucket localized only to "the torch-mlir conversion", two
+    others to DecomposeComplexOps for certain; the cause names the pass, without IR taken on an entry
+    the text does not show (these buckets have none)."""
+    decompose = Localization("input", "torch-decompose-complex-ops", "DecomposeComplexOps", certain=True,
+                             frontend="onnx", ir_before="func.func @other", ir_after="func.func @other")
+    store = CampaignStore(tmp_path / "c")
+    store.start_session([])
+    for i, (lane, loc) in enumerate({"llvm-cpu-split-reduction": Localization("input", certain=True, frontend="torch"),
+                                     "vulkan-spirv": decompose}.items()):
+        row = _row(lane, float(i))
+        store.put_bucket(row)
+        store.set_meta(LOCALIZE_META + row.sig, json.dumps(loc.to_json()))
+    (cause,) = summarize(store).causes
+    store.close()
+    assert cause.localized is not None and cause.localized.pass_name == "torch-decompose-complex-ops"
+    assert cause.localized.ir_before == "" and cause.localized.ir_after == ""

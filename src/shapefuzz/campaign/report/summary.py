@@ -260,13 +260,16 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             e for e in (stored_entry(b.corpus_entry, corpus) for b in sorted(
                 (b for b in members if ((b.stage, b.status) == (lead.stage, lead.status)) == kind),
                 key=lambda b: b.shrunk_size or b.repro_size or 10**12)) if e))))
-        # the place as the shown entry's bucket was localized, before the lead's: the text shows its IR
-        # under that entry's reproducer (a torch-mlir cause showed a 7-line unflatten under the IR of
-        # its other entry's 40-line conv)
+        # the most exact place its buckets were localized to (a pass, for certain; else a phase; else
+        # why not), the shown entry's bucket first: the text shows that IR under its reproducer, and
+        # shows none taken on another entry (a torch-mlir cause showed a 7-line unflatten under the IR
+        # of its other entry's 40-line conv)
         shown = [b for b in members if entries and stored_entry(b.corpus_entry, corpus) == entries[0]]
-        order = [*shown, lead, *members]
-        where = next((located[b.sig] for b in order if b.sig in located and located[b.sig].localized),
-                     next((located[b.sig] for b in order if b.sig in located), None))
+        order = [sig for sig in dict.fromkeys(b.sig for b in [*shown, lead, *members]) if sig in located]
+        chosen = next((sig for sig in order if located[sig].certain and located[sig].pass_name),
+                      next((sig for sig in order if located[sig].localized), order[0] if order else None))
+        where = None if chosen is None else located[chosen] if any(b.sig == chosen for b in shown) else \
+            dataclasses.replace(located[chosen], ir_before="", ir_after="", dispatch="")
         bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
         evidence = lead.evidence
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
