@@ -227,10 +227,10 @@ def test_the_issue_shows_the_smallest_entry_the_bisect_ranges_it_and_a_range_fro
 
     big = saved("llvm-cpu", "func.func @main(%a: tensor<64xf32>) -> tensor<64xf32> {\n"
                             "  %b = arith.addf %a, %a : tensor<64xf32>\n  return %b : tensor<64xf32>\n}\n")
-    small = saved("llvm-cpu-o3", "func.func @main() {\n  return\n}\n")
+    small = saved("vmvx", "func.func @main() {\n  return\n}\n")
     rows = [dataclasses.replace(_row(tmp_path, "x", "cause-a", 1.0, size=90), corpus_entry=str(big)),  # row says 90 B
             dataclasses.replace(_row(tmp_path, "y", "cause-a", 2.0, size=200, shrink=ShrinkState.DONE,
-                                     lane="llvm-cpu-o3"), corpus_entry=str(small))]
+                                     lane="vmvx"), corpus_entry=str(small))]
     store = _store(tmp_path, rows)
     cause = summarize(store).causes[0]
     assert [Path(e).name for e in cause.corpus_entries] == [small.name, big.name]  # not the bucket order
@@ -263,6 +263,9 @@ def test_the_shown_entry_is_the_one_with_the_fewest_ops(tmp_path):
     bare = "func.func @main(%a: tensor<256xf32>) -> tensor<256xf32> {\n  return %a : tensor<256xf32>\n}\n"
     many, few = saved("rocm-gfx942", chain), saved("llvm-cpu", bare)
     assert smallest_first([many, few]) == (few, many)
+    # an entry a pipeline variant needs comes after a default-pipeline one, however small
+    variant = saved("llvm-cpu-aggressive-fusion", bare.replace("256", "8"))
+    assert smallest_first([variant, many, few]) == (few, many, variant)
 
 
 def test_the_range_thread_leaves_the_commands_signals_to_the_main_thread_and_its_compilers_get_them():

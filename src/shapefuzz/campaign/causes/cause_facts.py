@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from shapefuzz.campaign.causes.cause import Cause
 from shapefuzz.campaign.database import BucketRow, CampaignStore
+from shapefuzz.iree.backends import BACKENDS
 from shapefuzz.model import Status
 from shapefuzz.triage.failing_pass import crash_frames
 from shapefuzz.size import Size, measure, size_of
@@ -119,17 +120,21 @@ def mark_unranged(store: CampaignStore, causes: Iterable[Cause], why: str) -> in
 
 
 def smallest_first(entries: Iterable[str]) -> tuple[str, ...]:
-    """A cause's corpus entries, the reproducer with the fewest ops first, then the smallest
-    (`size.size_of`; ties and entries whose reproducer cannot be read keep their order, the
-    unreadable last). The first is the one its issue text shows and a regression range is taken
+    """A cause's corpus entries: one saved on a default-pipeline lane before one a pipeline variant
+    needs (a bug the default pipeline has is shown with default flags: a merged aggressive-fusion
+    entry had become a sort bug's shown reproducer), then the reproducer with the fewest ops, then
+    the smallest (`size.size_of`; ties and entries whose reproducer cannot be read keep their order,
+    the unreadable last). The first is the one its issue text shows and a regression range is taken
     from (`bisect_causes`): a reader counts ops (audit D of the fresh campaign: a 62-line unshrunk
     sibling over 24 elements was shown before the 13-line shrunk one over 206)."""
-    from shapefuzz.campaign.causes.merging import entry_reproducer
+    from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer
 
-    def key(pair: tuple[int, str]) -> tuple[bool, tuple[int, Size] | None, int]:
+    def key(pair: tuple[int, str]) -> tuple[bool, bool, tuple[int, Size] | None, int]:
         text = entry_reproducer(pair[1])
         size = size_of(text) if text is not None else None
-        return text is None, (size.ops, size) if size is not None else None, pair[0]
+        lane = BACKENDS.get(str(entry_meta(pair[1]).get("backend") or ""))
+        return text is None, lane is not None and bool(lane.variant_of), (size.ops, size) if size is not None else None, \
+            pair[0]
 
     return tuple(path for _, path in sorted(enumerate(entries), key=key))
 
