@@ -36,3 +36,24 @@ def test_an_onnx_top_1_of_323_is_a_sort_of_323():
 
 def test_a_short_torch_top_k_stays_within_the_limit():
     assert loop_limit_reached(TORCH.format(n=256)) == ""  # 256 * 255 < 65,535: measured right
+
+
+def test_a_stablehlo_sort_in_generic_form_meets_the_loop_limit_by_its_run_or_static_size():
+    """Audit A of a fresh 3.13 campaign: cause-883ea18629, a `"stablehlo.sort"` of 487 f16 run on
+    vulkan-llvmpipe, read as a codegen bug; its types follow its comparator region, which the
+    reading stopped at. Reverse-sorted input comes out right at 256 elements and wrong at 257."""
+    from shapefuzz.triage.driver import loop_limit_reached
+
+    sort = """func.func @main(%input: tensor<?xf16>) -> (tensor<?xf16>) {
+  %sort1:1 = "stablehlo.sort"(%input) <{dimension = 0 : i64, is_stable = false}> ({
+    ^bb0(%lhs0: tensor<f16>, %rhs0: tensor<f16>):
+      %before = stablehlo.compare LT, %lhs0, %rhs0, TOTALORDER : (tensor<f16>, tensor<f16>) -> tensor<i1>
+      stablehlo.return %before : tensor<i1>
+  }) : (tensor<?xf16>) -> (tensor<?xf16>)
+  return %sort1#0 : tensor<?xf16>
+}
+"""
+    assert "sorts along a dim of up to 487 elements" in loop_limit_reached(sort, [[487]])
+    assert "up to 487" in loop_limit_reached(sort.replace("?xf16", "487xf16"))
+    assert loop_limit_reached(sort.replace("?xf16", "200xf16")) == ""
+    assert loop_limit_reached(sort, [[256]]) == ""  # 256 * 255 iterations: within the limit

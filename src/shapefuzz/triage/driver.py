@@ -28,7 +28,10 @@ LOOP_LIMIT_SORT_LENGTH = 257
 _BITS = {"i8": 8, "si8": 8, "ui8": 8, "i16": 16, "si16": 16, "ui16": 16, "bf16": 16}
 _TENSOR = re.compile(r"\btensor<((?:[0-9?]+x)*)([a-z]+\d+)>")
 _TORCH = re.compile(r"!torch\.vtensor<\[([^\]]*)\],\s*([a-z]+\d+)>")
-_SORTING = re.compile(r"iree_linalg_ext\.(?:sort|topk)|torch\.aten\.(?:sort|topk|argsort)|onnx\.TopK", re.IGNORECASE)
+_SORTING = re.compile(r"iree_linalg_ext\.(?:sort|topk)|torch\.aten\.(?:sort|topk|argsort)|onnx\.TopK|stablehlo\.sort",
+                      re.IGNORECASE)
+# the types of a generic-form op printed after its region (`"stablehlo.sort"(%x) ({ ... }) : (tensor<487xf16>) -> ...`)
+_AFTER_REGION = re.compile(r"\n\s*\}\)\s*:\s*([^\n]*)")
 _STATEMENT_END = re.compile(r"\n\s*(?:%|\^bb|return\b|\}|func\.)|\{\s*\n")
 _MAIN_ARGS = re.compile(r"func\.func\s+(?:public\s+)?@main\((.*?)\)\s*->", re.S)
 _ARG = re.compile(r"(%[\w.$-]+)\s*:\s*(?:tensor<|!torch\.vtensor<)")
@@ -70,7 +73,11 @@ def _op_texts(text: str) -> list[tuple[str, str]]:
     out = []
     for match in _SORTING.finditer(text):
         end = _STATEMENT_END.search(text, match.end())
-        out.append((match.group(0), text[match.start():end.start() if end else len(text)]))
+        op = text[match.start():end.start() if end else len(text)]
+        if end is not None and end.group(0).lstrip().startswith("{") and op.rstrip().endswith("("):
+            types = _AFTER_REGION.search(text, end.start())  # a generic-form op: its types follow its region
+            op += f" : {types.group(1)}" if types else ""
+        out.append((match.group(0), op))
     return out
 
 
