@@ -398,7 +398,61 @@ def drop_unused_symbols(text: str) -> Iterator[str]:
         yield "".join(lines[:a] + lines[b:])
 
 
+_CALL = re.compile(r"^(?P<indent>\s*)(?:(?P<results>%[\w.$\-]+)(?::(?P<count>\d+))?\s*=\s*)?"
+                   r"(?:func\.)?call\s+@(?P<callee>[\w.$\-]+)\((?P<args>[^)]*)\)")
+_FUNC_ARGS = re.compile(r"@[\w.$\-]+\((?P<args>.*)\)\s*(?:->|attributes|\{)", re.S)
+
+
+def inline_calls(text: str) -> Iterator[str]:
+    """A private function called once inlined where it is called: its body in place of the call,
+    its arguments the call's operands, its results the returned values, its own values renamed
+    (the chain cases' `@root` wrapper, kept by a fresh campaign's texts around an identity or a
+    single op). The function itself goes once nothing calls it (`drop_unused_symbols`)."""
+    lines = text.splitlines(keepends=True)
+    funcs = {m.group(1): f for f in functions(lines) if (m := _PRIVATE.search(lines[f.header[0]]))}
+    for i, line in enumerate(lines):
+        call = _CALL.match(line)
+        if call is None or call.group("callee") not in funcs or len(re.findall(r"@" + re.escape(call.group("callee"))
+                                                                               + r"\b", text)) != 2:
+            continue
+        func = funcs[call.group("callee")]
+        header = "".join(lines[func.header[0]:func.header[1]])
+        found = _FUNC_ARGS.search(header)
+        if found is None:
+            continue
+        params = [a.split(":", 1)[0].strip() for a in split_top_level(found.group("args")) if a.strip()]
+        operands = [a.strip() for a in call.group("args").split(",") if a.strip()]
+        if len(params) != len(operands):
+            continue
+        prefix = f"%{call.group('callee')}_"
+        body = "".join(lines[func.body[0]:func.body[1]])
+
+        def rename(m: re.Match[str]) -> str:
+            name = m.group(0)
+            return operands[params.index(name)] if name in params else prefix + name[1:]
+
+        body = SSA.sub(rename, body)
+        ret = [j for j, row in enumerate(body.splitlines(keepends=True)) if RETURN.match(row)]
+        rows = body.splitlines(keepends=True)
+        if len(ret) != 1:
+            continue
+        said = RETURN.match(rows[ret[0]])
+        assert said is not None  # (found by it above)
+        returned = [v.strip() for v in said.group(2).split(":", 1)[0].split(",") if v.strip()]
+        caller = next((f for f in functions(lines) if f.body[0] <= i < f.body[1]), None)
+        name, count = call.group("results"), int(call.group("count") or 1)
+        if caller is None or name is not None and len(returned) != count:
+            continue
+        after = "".join(lines[i + 1:caller.close])  # the caller's uses of the call's results
+        if name is not None:
+            after = re.sub(re.escape(name) + r"(?:#(\d+))?(?![\w.$\-#])",
+                           lambda m: returned[int(m.group(1) or 0)] if int(m.group(1) or 0) < len(returned) else m.group(0),
+                           after)
+        yield "".join(lines[:i]) + "".join(rows[:ret[0]] + rows[ret[0] + 1:]) + after + "".join(lines[caller.close:])
+
+
 ROOT_PASSES = (
+    ("inline_calls", inline_calls),
     ("drop_unused_symbols", drop_unused_symbols),
     ("cut_producers", cut_producers),
     ("return_early", return_early),
