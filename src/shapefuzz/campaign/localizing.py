@@ -118,8 +118,9 @@ def generic_failing_pass(b: BucketRow) -> str:
 
 
 def checker_failing_pass(b: BucketRow) -> str:
-    """A compile error's failing pass when it is a checker that refuses a buffer an earlier pass made
-    (`triage.culprit`), else "": such a failure is placed at the pass that made it."""
+    """A compile error's failing pass when it is a checker that refuses a buffer an earlier pass made,
+    or any pass that reports an op left for it (`triage.culprit.left_op_of`), else "": such a failure
+    is placed at the pass that made the buffer or the op."""
     from shapefuzz.triage.culprit import is_checker, left_op_of, offence_of
 
     if b.stage != "compile" or b.status != "error":

@@ -261,9 +261,10 @@ def _dumps_after_each_pass(text: str, lane: str, toolchain: Toolchain, seconds: 
 
 def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
                           seconds: float = DEFAULT_SECONDS) -> Localization:
-    """A compile error in a checker pass (`triage.culprit.is_checker`) placed at the pass that made
-    what it refuses: the first dump holding the offence its `output` names (`triage.culprit.offence_of`)
-    names the maker; the checker stays in the evidence."""
+    """A compile error in a checker pass (`triage.culprit.is_checker`), or in a pass that reports an
+    op left for it (`triage.culprit.left_op_of`), placed at the pass that made what it refuses: the
+    first dump holding the offence its `output` names (`triage.culprit.offence_of`) names the maker;
+    the checker stays in the evidence."""
     from shapefuzz.triage.culprit import left_op_of, offence_of
 
     start = time.monotonic()
