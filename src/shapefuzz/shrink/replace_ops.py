@@ -409,7 +409,8 @@ def inline_calls(text: str) -> Iterator[str]:
     (the chain cases' `@root` wrapper, kept by a fresh campaign's texts around an identity or a
     single op). The function itself goes once nothing calls it (`drop_unused_symbols`)."""
     lines = text.splitlines(keepends=True)
-    funcs = {m.group(1): f for f in functions(lines) if (m := _PRIVATE.search(lines[f.header[0]]))}
+    every = functions(lines)
+    funcs = {m.group(1): f for f in every if (m := _PRIVATE.search(lines[f.header[0]]))}
     for i, line in enumerate(lines):
         call = _CALL.match(line)
         if call is None or call.group("callee") not in funcs or len(re.findall(r"@" + re.escape(call.group("callee"))
@@ -431,15 +432,14 @@ def inline_calls(text: str) -> Iterator[str]:
             name = m.group(0)
             return operands[params.index(name)] if name in params else prefix + name[1:]
 
-        body = SSA.sub(rename, body)
-        ret = [j for j, row in enumerate(body.splitlines(keepends=True)) if RETURN.match(row)]
-        rows = body.splitlines(keepends=True)
+        rows = SSA.sub(rename, body).splitlines(keepends=True)
+        ret = [j for j, row in enumerate(rows) if RETURN.match(row)]
         if len(ret) != 1:
             continue
         said = RETURN.match(rows[ret[0]])
         assert said is not None  # (found by it above)
         returned = [v.strip() for v in said.group(2).split(":", 1)[0].split(",") if v.strip()]
-        caller = next((f for f in functions(lines) if f.body[0] <= i < f.body[1]), None)
+        caller = next((f for f in every if f.body[0] <= i < f.body[1]), None)
         name, count = call.group("results"), int(call.group("count") or 1)
         if caller is None or name is not None and len(returned) != count:
             continue
