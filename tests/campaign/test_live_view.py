@@ -16,14 +16,16 @@ import pytest
 SHAPEFUZZ = str(Path(sys.executable).parent / "shapefuzz")
 TMUX = shutil.which("tmux")
 BAR = "━"
-# A tmux server of this process's own (`-L`): the machine's default server may have been started by
-# another test process or person, and its sessions would run commands in that server's environment.
-SOCKET = f"sfz-live-{os.getpid()}"
 
 
-def _tmux(*argv: str) -> str:
-    return subprocess.run([TMUX, "-L", SOCKET, *argv], capture_output=True, text=True, timeout=30,
-                          check=True).stdout
+def _tmux(server: str, *argv: str) -> str:
+    """One tmux command on the server named `server` (`-L`). Each session gets a server of its own:
+    the machine's default server may have been started by another test process or person (its
+    sessions would run in that server's environment), and a server whose last session was just
+    killed may still be exiting when the next session asks it for one (CI saw `new-session` fail so)."""
+    done = subprocess.run([TMUX, "-L", server, *argv], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, f"tmux {' '.join(argv[:3])} failed ({done.returncode}): {done.stderr.strip()}"
+    return done.stdout
 
 
 def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> list[str]:
@@ -31,20 +33,20 @@ def _screens(session: str, command: str, cwd: Path, timeout: float = 180) -> lis
     until it exits."""
     done = cwd / f"{session}.done"
     shell = f"cd {cwd} && {command}; echo $? > {done}.tmp; mv {done}.tmp {done}; sleep 60"  # whole when seen
-    _tmux("new-session", "-d", "-s", session, "-x", "110", "-y", "48", "-e", "TERM=xterm-256color", shell)
+    _tmux(session, "new-session", "-d", "-s", session, "-x", "110", "-y", "48", "-e", "TERM=xterm-256color", shell)
     screens: list[str] = []
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            screen = _tmux("capture-pane", "-p", "-S", "-300", "-t", session)  # with what scrolled off
+            screen = _tmux(session, "capture-pane", "-p", "-S", "-300", "-t", session)  # with what scrolled off
             if not screens or screen != screens[-1]:
                 screens.append(screen)
             if done.exists():
-                screens.append(_tmux("capture-pane", "-p", "-S", "-300", "-t", session))
+                screens.append(_tmux(session, "capture-pane", "-p", "-S", "-300", "-t", session))
                 break
             time.sleep(0.2)
     finally:
-        subprocess.run([TMUX, "-L", SOCKET, "kill-session", "-t", session], capture_output=True, timeout=30)
+        subprocess.run([TMUX, "-L", session, "kill-server"], capture_output=True, timeout=30)
     assert done.exists(), "the command did not finish:\n" + (screens[-1] if screens else "")
     assert done.read_text().strip() == "0", screens[-1]
     return screens
