@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from shapefuzz.triage.shown import (
     OTHER, PASSES, SAME, LaneRun, ShownRuns, evidence_is_of, reproducer_digest, reproduces_on, shown_runs_of,
-    triage_text)
+    stated_triage, triage_text)
+from shapefuzz.triage.tracker import IREE_URL, tracker_of
 
 SHRUNK = "// shapefuzz-case: {\"family\":\"x\"}\nfunc.func @main() { return }\n"
 CANDIDATE = "func.func @main() { %0 = big.op ... return }\n"
@@ -50,3 +51,20 @@ def test_evidence_of_this_reproducer_or_of_unknown_origin_is_quoted():
     legacy = {k: v for k, v in META.items() if k != "triage_evidence_of"}  # older, or marked by hand
     assert triage_text(legacy, SHRUNK, None) == "suspected driver (it takes the top 323 of 1025 elements)"
     assert ShownRuns.from_json({"reproducer": 3}) is None and ShownRuns.from_json("x") is None
+
+
+def test_the_route_follows_the_verdict_the_text_states():
+    """A "suspected driver" decided on the larger candidate, re-derived "target limit" on the shrunk
+    reproducer (an audit's 6373377de8-2: the header said one, the Triage line the other): the text's
+    route takes the re-derived verdict; evidence of this reproducer keeps the recorded one."""
+    limit = ShownRuns(reproducer_digest(SHRUNK), (LaneRun("vulkan-llvmpipe", SAME, "fails the same way"),),
+                      triage="target limit", evidence="llvmpipe-loop-limit: it takes the top 257 of 257")
+    stated = stated_triage(META, SHRUNK, limit)
+    assert stated["triage"] == "target limit" and tracker_of(stated).why.startswith("a target limit (llvmpipe-loop")
+    assert evidence_is_of(stated, SHRUNK)  # the evidence it now carries is this reproducer's
+    assert triage_text(META, SHRUNK, limit).startswith("target limit, re-derived")
+    bug = ShownRuns(limit.digest, limit.runs, triage="compiler bug", evidence="two targets disagree")
+    assert tracker_of(stated_triage(META, SHRUNK, bug)).url == IREE_URL  # re-derived a bug: filed
+    own = {**META, "triage_evidence_of": reproducer_digest(SHRUNK)}
+    assert stated_triage(own, SHRUNK, bug)["triage"] == "suspected driver"  # its own evidence stands
+    assert stated_triage(META, SHRUNK, None) == META and stated_triage(META, SHRUNK, ShownRuns(limit.digest, ())) == META

@@ -24,7 +24,7 @@ from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
     COMPILES, OTHER, PASSES, SAME, UNSUPPORTED, LaneRun, ShownRuns, component_said, reproducer_digest, reproduces_on, same_failure,
-    scope_said, shown_runs_of, triage_text)
+    scope_said, shown_runs_of, stated_triage, triage_text)
 from shapefuzz.triage.shown_output import shown_compile_output
 from shapefuzz.triage.tracker import LLVM_URL, TORCH_MLIR_URL, tracker_of
 from shapefuzz.triage.issue import (
@@ -420,7 +420,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     said = {**entry.meta, "bug": {**(entry.meta.get("bug") or {}),
                                   "component": component_said(entry.meta, sig.backend, context.shown)}}
     title = comment_text(issue_title(said, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
-    tracker = tracker_of(entry.meta)
+    tracker = tracker_of(stated_triage(entry.meta, entry.mlir, context.shown))
     route = [f"<!-- File at: {comment(tracker.url)} ({comment(tracker.name)}: {comment(tracker.why)}) -->"] \
         if tracker.filed else [f"<!-- Not for filing: {comment(tracker.why)} -->"]
     if context.reported:  # a corpus entry of this bug was marked reported: add to that issue, file no duplicate

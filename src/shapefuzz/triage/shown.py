@@ -175,6 +175,16 @@ def evidence_is_of(meta: Mapping[str, Any], mlir: str) -> bool:
     return not isinstance(of, str) or not of or of == reproducer_digest(mlir)
 
 
+def stated_triage(meta: Mapping[str, Any], mlir: str, shown: ShownRuns | None) -> dict[str, Any]:
+    """`meta` with the triage verdict and evidence the text states of the shown reproducer (as
+    `triage_text` says it): where the recorded evidence is of another module and this reproducer's own
+    runs re-derived a verdict, that one. The route (`tracker_of`) reads it, so the text's header never
+    contradicts its own Triage line (a "suspected driver" header over a re-derived "target limit")."""
+    if not meta.get("triage") or evidence_is_of(meta, mlir) or shown is None or not shown.triage:
+        return dict(meta)
+    return {**meta, "triage": shown.triage, "triage_evidence": shown.evidence, "triage_evidence_of": shown.digest}
+
+
 def triage_text(meta: Mapping[str, Any], mlir: str, shown: ShownRuns | None) -> str:
     """The triage verdict as the issue text may say it of the shown reproducer (plain text, "" for none):
     its evidence where it was computed on this reproducer; else the verdict re-derived from this
@@ -198,4 +208,4 @@ def triage_text(meta: Mapping[str, Any], mlir: str, shown: ShownRuns | None) -> 
 
 __all__ = ["BLOW_UPS", "COMPILES", "LaneRun", "OTHER", "PASSES", "SAME", "ShownRuns", "UNSUPPORTED", "VERDICTS", "claimed_lanes", "component_said",
            "evidence_is_of", "one_line", "reproducer_digest", "reproduces_on", "same_failure", "scope_said", "shown_runs_of",
-           "triage_text"]
+           "stated_triage", "triage_text"]
