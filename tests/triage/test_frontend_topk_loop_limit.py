@@ -57,3 +57,18 @@ def test_a_stablehlo_sort_in_generic_form_meets_the_loop_limit_by_its_run_or_sta
     assert "up to 487" in loop_limit_reached(sort.replace("?xf16", "487xf16"))
     assert loop_limit_reached(sort.replace("?xf16", "200xf16")) == ""
     assert loop_limit_reached(sort, [[256]]) == ""  # 256 * 255 iterations: within the limit
+
+
+def test_an_onnx_top_1_of_a_dynamic_input_says_k_from_its_values_result():
+    """cause-3b30c6232f of the audited campaign: ONNX's top 1 of a `?` input run on 512 elements was
+    said "the top 512 of 512": the `?` of its indices result was read from the input's run."""
+    dynamic = """func.func @main(%arg0: !torch.vtensor<[?],si8>) -> !torch.vtensor<[1],si8> attributes {torch.onnx_meta.opset_version = 18 : si64} {
+    %0 = torch.operator "onnx.Constant"() {torch.onnx.value = dense<1> : tensor<1xsi64>} : () -> !torch.vtensor<[1],si64>
+    %1:2 = torch.operator "onnx.TopK"(%arg0, %0) {torch.onnx.axis = 0 : si64, torch.onnx.largest = 1 : si64, torch.onnx.sorted = 1 : si64} : (!torch.vtensor<[?],si8>, !torch.vtensor<[1],si64>) -> (!torch.vtensor<[1],si8>, !torch.vtensor<[?],si64>)
+    return %1#0 : !torch.vtensor<[1],si8>
+}
+"""
+    said = loop_limit_reached(dynamic, [[512]])
+    assert said.startswith("it takes the top 1 of 512 elements, which IREE lowers to a sort of all 512")
+    assert "stops after" not in said  # the limit itself is the rule's to say, once
+    assert loop_limit_reached(dynamic, [[256]]) == ""
