@@ -21,7 +21,7 @@ def cause_key(fields: dict[str, str], evidence: str = "") -> str:
     `evidence` names its mechanism, that mechanism on that kind of lane (triage.identity); else the
     bug identity the target computed (failing pass, crash frames, folded message), else the
     signature without the backend (older stores)."""
-    mechanism = _mechanism_key(fields, evidence)
+    mechanism = mechanism_key(fields, evidence)
     if mechanism:
         return mechanism
     if fields.get("identity"):
@@ -32,10 +32,12 @@ def cause_key(fields: dict[str, str], evidence: str = "") -> str:
 def is_strong(fields: dict[str, str], evidence: str = "") -> bool:
     """The identity says where the compiler failed (or how the values go wrong): equal ones are one
     cause without a tie."""
-    return bool(_mechanism_key(fields, evidence)) or (bool(fields.get("identity")) and bool(fields.get("strong")))
+    return bool(mechanism_key(fields, evidence)) or (bool(fields.get("identity")) and bool(fields.get("strong")))
 
 
-def _mechanism_key(fields: dict[str, str], evidence: str) -> str:
+def mechanism_key(fields: dict[str, str], evidence: str) -> str:
+    """The key of the mechanism a wrong value's or run failure's verdict `evidence` names, on its kind of
+    lane ("" where it names none, or the compiler named a place)."""
     if fields.get("strong") or fields.get("stage") not in ("compare", "run") or not evidence:
         return ""  # a place the compiler named stays the identity
     mechanism = mechanism_of(evidence)
@@ -156,4 +158,4 @@ def split_cause(name: str, members: list[BucketRow], key_of: Callable[[BucketRow
             for i, key in enumerate(keys)}
 
 
-__all__ = ["Causes", "cause_key", "faces", "is_strong", "split_cause"]
+__all__ = ["Causes", "cause_key", "faces", "is_strong", "mechanism_key", "split_cause"]

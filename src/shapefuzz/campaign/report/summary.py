@@ -21,6 +21,7 @@ from shapefuzz.campaign.causes.cause import Cause, Regression
 from shapefuzz.campaign.causes.crossings import crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
 from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
+from shapefuzz.campaign.causes.stated import merge_by_mechanism, restated
 from shapefuzz.campaign.config import format_duration
 from shapefuzz.campaign.shrinkorder import not_shrunk_why
 from shapefuzz.campaign.report.coverage_summary import coverage_summary, failing_passes
@@ -162,7 +163,9 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
     extra_tool, extra_task = store.extra_time()  # confirming re-runs of new buckets
     split = store.worker_split()
     tool, task = tool + extra_tool, task + extra_task + split.get("start-up", 0.0)  # start-up is no task's
-    rows = store.buckets()
+    corpus = _corpus_of(store)
+    # each bucket's verdict as its text states it (re-derived on its shrunk reproducer where it was)
+    rows = restated(store.buckets(), lambda b: _entry_of(b, corpus))
     sessions = store.sessions()
     session_start = sum(s[1] for s in sessions[:-1])  # active seconds before the latest session
     failing = failing_passes(store)
@@ -190,6 +193,12 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                                 "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
                    discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0),
                    split=split, allocation=allocation_summary(store, bucket_triage))
+
+
+def _entry_of(bucket: BucketRow, corpus: Path | None) -> tuple[dict, str | None]:
+    """A bucket's corpus entry: its meta.json and its reproducer ({} and None where there is none)."""
+    entry = stored_entry(bucket.corpus_entry, corpus)
+    return (entry_meta(entry), entry_reproducer(entry)) if entry else ({}, None)
 
 
 def _corpus_of(store: CampaignStore) -> Path | None:
@@ -242,7 +251,7 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     for b in rows:
         groups[b.cause or b.sig].append(b)
     located = localizations(store, rows)
-    groups = split_as_reported(groups, located)
+    groups = merge_by_mechanism(split_as_reported(groups, located))
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
