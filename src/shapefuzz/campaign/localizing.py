@@ -130,6 +130,19 @@ def checker_failing_pass(b: BucketRow) -> str:
     return name if name and (is_checker(name) and offence_of(output) or left_op_of(output)) else ""
 
 
+def latent_failing_pass(b: BucketRow) -> str:
+    """A compile error's failing pass when the IR it fails on may have been made wrong before it, else
+    "": a conversion that names an op left unlowered (`triage.culprit.unlowered_op_of`), or a pass that
+    only folds (a canonicalizer, cse: it makes no new structure). Such a failure is first looked for
+    at the pass that made its IR (`localize_probe.place_latent_failure`)."""
+    from shapefuzz.triage.culprit import is_folding_pass, unlowered_op_of
+
+    if b.stage != "compile" or b.status != "error":
+        return ""
+    name, output = _failing_pass(b), b.detail or b.sig_json.get("message", "")
+    return name if name and (is_folding_pass(name) or unlowered_op_of(output)) else ""
+
+
 def frontend_refusal_pass(b: BucketRow) -> str:
     """A compile error's failing pass when it is a torch-mlir conversion whose output fails an op's
     verifier (`triage.frontend_offence`), else "": such a failure is placed at the pass that made the
@@ -159,7 +172,8 @@ def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), or a compile error
     placed by its phase or its maker, with a corpus entry."""
-    placed = bool(generic_failing_pass(b) or checker_failing_pass(b) or frontend_refusal_pass(b)) or run_oom(b)
+    placed = bool(generic_failing_pass(b) or checker_failing_pass(b) or frontend_refusal_pass(b)
+                  or latent_failing_pass(b)) or run_oom(b)
     return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
             and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
@@ -173,15 +187,15 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
     from shapefuzz.judge.localize_probe import (localize_entry, place_checked_failure, place_compile_failure,
-                                                place_frontend_refusal, place_run_oom)
+                                                place_frontend_refusal, place_latent_failure, place_run_oom)
 
     end = time.monotonic() + seconds
     done = 0
-    wanted: list[tuple[str, BucketRow, str, str, str]] = []
+    wanted: list[tuple[str, BucketRow, str, str, str, str]] = []
     nth: dict[str, int] = {}  # a bucket's place among its cause's buckets still to localize
     for cause in causes:
-        if only_new and not cause.new:
-            continue
+        if only_new and not cause.new or cause.triage not in _TRIAGES:
+            continue  # (a cause's verdict as its text states it: a bucket's recorded one may be of the candidate)
         shown = Path(cause.corpus_entries[0]).name if cause.corpus_entries else ""
         buckets = [store.bucket(sig) for sig in cause.buckets]
         # the bucket of the entry the issue text shows first: its place goes with that reproducer
@@ -193,11 +207,11 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
                 continue
             nth[sig] = sum(1 for other, *_ in wanted if other in cause.buckets)
             wanted.append((sig, bucket, generic_failing_pass(bucket), checker_failing_pass(bucket),
-                           frontend_refusal_pass(bucket)))
+                           frontend_refusal_pass(bucket), latent_failing_pass(bucket)))
     # the quick placements first; then every cause's first bucket before any cause's second (one
     # cause's nine Vulkan wrong values took the step's time from the last cause, left with 2 s)
-    wanted.sort(key=lambda item: (not (item[2] or item[3] or item[4] or run_oom(item[1])), nth[item[0]]))  # (stable)
-    for sig, bucket, generic, checker, refusing in wanted:
+    wanted.sort(key=lambda item: (not (any(item[2:]) or run_oom(item[1])), nth[item[0]]))  # (stable)
+    for sig, bucket, generic, checker, refusing, latent in wanted:
         left = end - time.monotonic()
         if left <= 1.0:
             say("localization: time is up; the rest are left for `shapefuzz triage CAMPAIGN`")
@@ -210,17 +224,22 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             say(f"localization of {sig}: the entry does not load ({error})")
             continue
         budget = min(PER_BUCKET_SECONDS, left)
-        if generic:
-            loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
-        elif checker:
-            loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
-        elif refusing:
-            loc = place_frontend_refusal(entry.mlir, bucket.backend, toolchain, refusing, budget,
-                                         bucket.sig_json.get("message", ""))
-        elif run_oom(bucket):
-            loc = place_run_oom(entry.mlir, bucket.backend, toolchain, budget)
-        else:
-            loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
+        # first at the pass that made the IR it fails on; where none shows, placed as before
+        loc = place_latent_failure(entry.mlir, bucket.backend, toolchain, latent, bucket.detail, budget) \
+            if latent else None
+        if loc is None or not loc.localized and (generic or checker or refusing):
+            budget = max(1.0, budget - (loc.seconds if loc is not None else 0.0))
+            if generic:
+                loc = place_compile_failure(entry.mlir, bucket.backend, toolchain, generic, budget)
+            elif checker:
+                loc = place_checked_failure(entry.mlir, bucket.backend, toolchain, checker, bucket.detail, budget)
+            elif refusing:
+                loc = place_frontend_refusal(entry.mlir, bucket.backend, toolchain, refusing, budget,
+                                             bucket.sig_json.get("message", ""))
+            elif run_oom(bucket):
+                loc = place_run_oom(entry.mlir, bucket.backend, toolchain, budget)
+            else:
+                loc = localize_entry(entry, toolchain, bucket.backend, passed, budget)
         store.set_meta(LOCALIZE_META + sig, json.dumps(loc.to_json(), sort_keys=True))
         say(f"localized {sig}: {loc.where or loc.evidence} ({loc.seconds:.0f}s)")
         done += 1

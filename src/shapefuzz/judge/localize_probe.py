@@ -285,6 +285,59 @@ def place_checked_failure(text: str, lane: str, toolchain: Toolchain, failing: s
                         evidence=f"the IR first holds {why} after {maker}; {failing} only refuses it")
 
 
+# the phase a pass outside the executables runs in, by its argument's prefix (codegen's are inside them)
+_PHASE_OF_PREFIX = (("iree-global-opt-", "global-optimization"), ("iree-dispatch-creation-", "dispatch-creation"),
+                    ("iree-flow-", "flow"), ("iree-stream-", "stream"), ("iree-preprocessing-", "preprocessing"),
+                    ("iree-abi-", "abi"), ("torch-", "input"), ("convert-torch-", "input"), ("iree-input-", "input"))
+
+
+def _phase_of(dump: Dump) -> str:
+    if "hal_executable" in str(dump.path):
+        return CODEGEN
+    return next((phase for prefix, phase in _PHASE_OF_PREFIX if dump.pass_name.startswith(prefix)), "")
+
+
+def place_latent_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
+                         seconds: float = DEFAULT_SECONDS) -> Localization:
+    """A compile error placed at the pass that made the IR it fails on, where the IR after each pass
+    shows one: an op a conversion finds unlowered (`triage.culprit.unlowered_op_of`) at the last pass
+    that lowered others of its kind and left it (`skipping_lowerer`); a `linalg.generic` whose operands
+    give one loop two extents (`triage.extents`, which the verifier checks only for static shapes) at
+    the first pass whose output holds one. Else not localized: the caller places it as it would."""
+    from shapefuzz.triage.culprit import skipping_lowerer, unlowered_op_of
+    from shapefuzz.triage.extents import conflicting_extent
+
+    start = time.monotonic()
+    if conflicting_extent(text):
+        return Localization(evidence="not localized: the input itself holds a linalg.generic whose operands give "
+                                     "one loop two extents", seconds=time.monotonic() - start)
+    with _dumps_after_each_pass(text, lane, toolchain, seconds) as (ok, dumps, again):
+        if ok:
+            return Localization(evidence=f"not localized: the compile did not fail in {failing} again",
+                                seconds=time.monotonic() - start)
+        op = unlowered_op_of(again) or unlowered_op_of(output)
+        skip = skipping_lowerer(dumps, op) if op else None
+        if skip is not None and _pass_word(skip.dump.pass_name) != _pass_word(failing):
+            return Localization(CODEGEN, skip.dump.pass_name, certain=True, seconds=time.monotonic() - start,
+                                dispatch=skip.function,
+                                evidence=f"{skip.dump.pass_name} lowered {skip.before - skip.after} of the {skip.before} "
+                                         f"{op} ops of `{skip.function}` and left {skip.after}; no later pass lowers "
+                                         f"{'it' if skip.after == 1 else 'them'}, and {failing} fails on it")
+        for dump in dumps:
+            conflict = conflicting_extent(dump.path.read_text(errors="replace"))
+            if not conflict:
+                continue
+            phase = _phase_of(dump)
+            if not phase or _pass_word(dump.pass_name) == _pass_word(failing):
+                break
+            return Localization(phase, dump.pass_name, certain=True, seconds=time.monotonic() - start,
+                                evidence=f"the IR first holds a linalg.generic whose operands give one loop two "
+                                         f"extents ({conflict}) after {dump.pass_name}; the verifier checks extents "
+                                         f"only for static shapes, and {failing} fails on what follows from it")
+    why = f"no pass lowered any other {op}" if op else "no pass's output holds an op with two extents for one loop"
+    return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
+
+
 def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,
                            seconds: float = DEFAULT_SECONDS, message: str = "") -> Localization:
     """A torch-mlir conversion's verifier error (`triage.frontend_offence.refused_by_conversion`)
@@ -366,5 +419,6 @@ def _pass_word(name: str) -> str:
 
 
 __all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
+           "place_latent_failure",
            "place_frontend_refusal", "place_run_oom",
            "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

@@ -38,6 +38,15 @@ def is_checker(failing_pass: str) -> bool:
     return bool(failing_pass and _CHECKER.search(failing_pass))
 
 
+# passes that only fold and simplify (any canonicalizer, cse): a verifier error inside one is about IR an
+# earlier pass made (cause-61e1005f0d: `iree-codegen-config-tracking-canonicalize` folded a size to a constant)
+_FOLDING = re.compile(r"canonicaliz|^cse$|^CSE(?:Pass)?$", re.IGNORECASE)
+
+
+def is_folding_pass(failing_pass: str) -> bool:
+    return bool(failing_pass and _FOLDING.search(failing_pass.split("{", 1)[0]))
+
+
 @dataclass(frozen=True)
 class Offence:
     """What the checker refused, as something to look for in a dump."""
@@ -170,6 +179,19 @@ def offence_of(output: str) -> Offence | None:
     return None
 
 
+# a conversion that fails on an op no pass lowered ("failed to legalize unresolved source materialization
+# ... that remained live after conversion", then "see existing live user here:" and the op, generic form)
+_LIVE_USER = re.compile(r"remained live after conversion.*?see existing live user here:\s*\n\s*(?:%\S+ = )?"
+                        r"\"(?P<op>(?:linalg|iree_linalg_ext)\.\w+)\"\(", re.S)
+
+
+def unlowered_op_of(output: str) -> str:
+    """The compute op a conversion found still there, unlowered (`_LIVE_USER`: a `linalg.generic` on
+    memrefs at `iree-codegen-flatten-memref-subspan`), or ""."""
+    found = _LIVE_USER.search(output)
+    return found.group("op") if found else ""
+
+
 @dataclass(frozen=True)
 class Dump:
     order: tuple[int, ...]
@@ -199,5 +221,42 @@ def first_maker(dumps: Iterable[Dump], offence: Offence) -> Dump | None:
     return None
 
 
-__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "UNDISTRIBUTED", "dumps_in", "first_maker", "is_checker", "left_op_of",
-           "made_from_bound", "offence_of"]
+@dataclass(frozen=True)
+class Skip:
+    """A pass that lowered some of one function's ops of a kind and left the others."""
+
+    dump: Dump
+    function: str
+    before: int
+    after: int
+
+
+def skipping_lowerer(dumps: Iterable[Dump], op: str) -> Skip | None:
+    """In the first function (in pass order) whose last dump still holds `op`: the last pass after
+    which it holds fewer of them, yet some (measured on IREE 3.13, the #43 audit's cause-faa3c1dfb8:
+    `iree-codegen-generic-vectorization` vectorized a dim-0 softmax's reduction and left its
+    elementwise tail on `tensor<?x1xf32>`, which `iree-codegen-flatten-memref-subspan` then fails
+    on); None where no pass lowered any (the pipeline never lowers that op: no one pass to name)."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(op)}\b")
+    by_function: dict[Path, list[Dump]] = {}
+    for dump in dumps:  # a dispatch function's own passes (its target's codegen)
+        if dump.path.parent.name.startswith("func_func_") and "hal_executable" in str(dump.path):
+            by_function.setdefault(dump.path.parent, []).append(dump)
+    for folder, held in by_function.items():
+        counts = []
+        for dump in held:
+            try:
+                counts.append(len(pattern.findall(dump.path.read_text(errors="replace"))))
+            except OSError:
+                counts.append(0)
+        if not counts or counts[-1] == 0:
+            continue
+        fewer = [i for i in range(1, len(counts)) if 0 < counts[i] < counts[i - 1]]
+        if fewer:
+            i = fewer[-1]
+            return Skip(held[i], folder.name.removeprefix("func_func_"), counts[i - 1], counts[i])
+    return None
+
+
+__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "UNDISTRIBUTED", "dumps_in", "first_maker", "is_checker", "is_folding_pass", "left_op_of",
+           "made_from_bound", "offence_of", "Skip", "skipping_lowerer", "unlowered_op_of"]

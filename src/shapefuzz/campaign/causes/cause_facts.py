@@ -207,6 +207,8 @@ def annotate_corpus(store: CampaignStore, causes: Iterable[Cause], say=lambda te
                     record["failing_pass"] = cause.failing_pass
                 if cause.localized is not None:
                     record["localized"] = cause.localized.to_json()
+                else:  # none now (a target limit, or a merge since): an older one would be another cause's
+                    record.pop("localized", None)
                 # a range only in the entry it was taken on (each release's reason is that entry's
                 # lane's and reproducer's), and none kept that another entry or text gave
                 if cause.regression and _ranged_on(cause.regression.to_json(), loaded.id, loaded.mlir):

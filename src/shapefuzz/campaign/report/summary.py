@@ -274,7 +274,10 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
         # shows none taken on another entry (a torch-mlir cause showed a 7-line unflatten under the IR
         # of its other entry's 40-line conv)
         shown = [b for b in members if entries and stored_entry(b.corpus_entry, corpus) == entries[0]]
-        order = [sig for sig in dict.fromkeys(b.sig for b in [*shown, lead, *members]) if sig in located]
+        # (a target limit's place is its rule's: a localization run while a bucket was still "suspected
+        # driver" would title it a codegen bug)
+        order = [sig for sig in dict.fromkeys(b.sig for b in [*shown, lead, *members])
+                 if sig in located and triage != Triage.TARGET_LIMIT]
         chosen = next((sig for sig in order if located[sig].certain and located[sig].pass_name),
                       next((sig for sig in order if located[sig].localized), order[0] if order else None))
         where = None if chosen is None else located[chosen] if any(b.sig == chosen for b in shown) else \
