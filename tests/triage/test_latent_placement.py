@@ -90,3 +90,22 @@ def test_a_canonicalizer_s_verifier_error_is_placed_at_the_unit_dim_fold(toolcha
                                "error: expected type to be 'tensor<1x1x1x1x?xf32>' or a rank-reduced version.", 120.0)
     assert (loc.phase, loc.pass_name) == ("dispatch-creation", "iree-dispatch-creation-fold-unit-extent-dims"), loc.evidence
     assert "loop d4 is 3" in loc.evidence
+
+
+ONE_ROW_GATHER = """func.func @main(%source: tensor<1x1xf32>, %indices_arg: tensor<3x1xi32>) -> tensor<3x1xf32> {
+  %out_init = tensor.empty() : tensor<3x1xf32>
+  %gathered = iree_linalg_ext.gather dimension_map = [0]
+    ins(%source, %indices_arg : tensor<1x1xf32>, tensor<3x1xi32>) outs(%out_init : tensor<3x1xf32>) -> tensor<3x1xf32>
+  return %gathered : tensor<3x1xf32>
+}
+"""
+
+
+@pytest.mark.iree
+def test_a_missing_lowering_configuration_is_placed_at_the_pass_that_dropped_it(toolchain):
+    """cause-ab1aa7cfd1 (audit D): SPIR-V's tile-and-distribute finds no configuration on a one-row gather;
+    the canonicalizer that should keep configurations folded the gather away with it."""
+    loc = place_latent_failure(ONE_ROW_GATHER, "vulkan-llvmpipe", toolchain, "iree-spirv-tile-and-distribute",
+                               "error: 'func.func' op failed to get lowering configuration", 120.0)
+    assert loc.pass_name == "iree-codegen-config-tracking-canonicalize", loc.evidence
+    assert "holds a lowering_config before" in loc.evidence

@@ -132,15 +132,16 @@ def checker_failing_pass(b: BucketRow) -> str:
 
 def latent_failing_pass(b: BucketRow) -> str:
     """A compile error's failing pass when the IR it fails on may have been made wrong before it, else
-    "": a conversion that names an op left unlowered (`triage.culprit.unlowered_op_of`), or a pass that
+    "": a pass that finds no lowering configuration left, a conversion that names an op left unlowered
+    (`triage.culprit.unlowered_op_of`), or a pass that
     only folds (a canonicalizer, cse: it makes no new structure). Such a failure is first looked for
     at the pass that made its IR (`localize_probe.place_latent_failure`)."""
-    from shapefuzz.triage.culprit import is_folding_pass, unlowered_op_of
+    from shapefuzz.triage.culprit import config_lost, is_folding_pass, unlowered_op_of
 
     if b.stage != "compile" or b.status != "error":
         return ""
     name, output = _failing_pass(b), b.detail or b.sig_json.get("message", "")
-    return name if name and (is_folding_pass(name) or unlowered_op_of(output)) else ""
+    return name if name and (is_folding_pass(name) or unlowered_op_of(output) or config_lost(output)) else ""
 
 
 def frontend_refusal_pass(b: BucketRow) -> str:

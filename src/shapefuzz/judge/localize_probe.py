@@ -300,11 +300,12 @@ def _phase_of(dump: Dump) -> str:
 def place_latent_failure(text: str, lane: str, toolchain: Toolchain, failing: str, output: str,
                          seconds: float = DEFAULT_SECONDS) -> Localization:
     """A compile error placed at the pass that made the IR it fails on, where the IR after each pass
-    shows one: an op a conversion finds unlowered (`triage.culprit.unlowered_op_of`) at the last pass
+    shows one: a lowering configuration a pass dropped (`triage.culprit.config_dropper`) at that pass;
+    an op a conversion finds unlowered (`triage.culprit.unlowered_op_of`) at the last pass
     that lowered others of its kind and left it (`skipping_lowerer`); a `linalg.generic` whose operands
     give one loop two extents (`triage.extents`, which the verifier checks only for static shapes) at
     the first pass whose output holds one. Else not localized: the caller places it as it would."""
-    from shapefuzz.triage.culprit import skipping_lowerer, unlowered_op_of
+    from shapefuzz.triage.culprit import config_dropper, config_lost, skipping_lowerer, unlowered_op_of
     from shapefuzz.triage.extents import conflicting_extent
 
     start = time.monotonic()
@@ -323,6 +324,13 @@ def place_latent_failure(text: str, lane: str, toolchain: Toolchain, failing: st
                                 evidence=f"{skip.dump.pass_name} lowered {skip.before - skip.after} of the {skip.before} "
                                          f"{op} ops of `{skip.function}` and left {skip.after}; no later pass lowers "
                                          f"{'it' if skip.after == 1 else 'them'}, and {failing} fails on it")
+        dropped = config_dropper(dumps) if config_lost(again or output) else None
+        if dropped is not None and _pass_word(dropped.dump.pass_name) != _pass_word(failing):
+            return Localization(CODEGEN, dropped.dump.pass_name, certain=True, seconds=time.monotonic() - start,
+                                dispatch=dropped.function,
+                                evidence=f"`{dropped.function}` holds a lowering_config before "
+                                         f"{dropped.dump.pass_name} and none after it; {failing} then finds no "
+                                         "lowering configuration")
         for dump in dumps:
             conflict = conflicting_extent(dump.path.read_text(errors="replace"))
             if not conflict:

@@ -231,17 +231,14 @@ class Skip:
     after: int
 
 
-def skipping_lowerer(dumps: Iterable[Dump], op: str) -> Skip | None:
-    """In the first function (in pass order) whose last dump still holds `op`: the last pass after
-    which it holds fewer of them, yet some (measured on IREE 3.13, the #43 audit's cause-faa3c1dfb8:
-    `iree-codegen-generic-vectorization` vectorized a dim-0 softmax's reduction and left its
-    elementwise tail on `tensor<?x1xf32>`, which `iree-codegen-flatten-memref-subspan` then fails
-    on); None where no pass lowered any (the pipeline never lowers that op: no one pass to name)."""
-    pattern = re.compile(rf"(?<![\w.]){re.escape(op)}\b")
+def _counts_by_function(dumps: Iterable[Dump], pattern: re.Pattern[str]) -> list[tuple[str, list[Dump], list[int]]]:
+    """Each dispatch function's own dumps (its target's codegen), in pass order, with how often each
+    holds `pattern`."""
     by_function: dict[Path, list[Dump]] = {}
-    for dump in dumps:  # a dispatch function's own passes (its target's codegen)
+    for dump in dumps:
         if dump.path.parent.name.startswith("func_func_") and "hal_executable" in str(dump.path):
             by_function.setdefault(dump.path.parent, []).append(dump)
+    out = []
     for folder, held in by_function.items():
         counts = []
         for dump in held:
@@ -249,14 +246,48 @@ def skipping_lowerer(dumps: Iterable[Dump], op: str) -> Skip | None:
                 counts.append(len(pattern.findall(dump.path.read_text(errors="replace"))))
             except OSError:
                 counts.append(0)
+        out.append((folder.name.removeprefix("func_func_"), held, counts))
+    return out
+
+
+def skipping_lowerer(dumps: Iterable[Dump], op: str) -> Skip | None:
+    """In the first function (in pass order) whose last dump still holds `op`: the last pass after
+    which it holds fewer of them, yet some (measured on IREE 3.13, the #43 audit's cause-faa3c1dfb8:
+    `iree-codegen-generic-vectorization` vectorized a dim-0 softmax's reduction and left its
+    elementwise tail on `tensor<?x1xf32>`, which `iree-codegen-flatten-memref-subspan` then fails
+    on); None where no pass lowered any (the pipeline never lowers that op: no one pass to name)."""
+    for function, held, counts in _counts_by_function(dumps, re.compile(rf"(?<![\w.]){re.escape(op)}\b")):
         if not counts or counts[-1] == 0:
             continue
         fewer = [i for i in range(1, len(counts)) if 0 < counts[i] < counts[i - 1]]
         if fewer:
             i = fewer[-1]
-            return Skip(held[i], folder.name.removeprefix("func_func_"), counts[i - 1], counts[i])
+            return Skip(held[i], function, counts[i - 1], counts[i])
+    return None
+
+
+# "'func.func' op failed to get lowering configuration": a pass that needs the configuration strategy
+# selection put on the root op found none left
+_NO_CONFIG = re.compile(r"failed to get lowering configuration")
+_LOWERING_CONFIG = re.compile(r"\blowering_config\b")
+
+
+def config_lost(output: str) -> bool:
+    return bool(_NO_CONFIG.search(output))
+
+
+def config_dropper(dumps: Iterable[Dump]) -> Skip | None:
+    """The first pass after which a dispatch function that held a `lowering_config` holds none
+    (measured on IREE 3.13, the #43 audit's cause-ab1aa7cfd1: `iree-codegen-config-tracking-canonicalize`
+    folds a one-row `iree_linalg_ext.gather` into `tensor.extract`, dropping the only op that carried
+    the configuration, and `iree-spirv-tile-and-distribute` then finds none); None where none did."""
+    for function, held, counts in _counts_by_function(dumps, _LOWERING_CONFIG):
+        dropped = next((i for i in range(1, len(counts)) if counts[i - 1] and not counts[i]), None)
+        if dropped is not None and not counts[-1]:
+            return Skip(held[dropped], function, counts[dropped - 1], 0)
     return None
 
 
 __all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "UNDISTRIBUTED", "dumps_in", "first_maker", "is_checker", "is_folding_pass", "left_op_of",
-           "made_from_bound", "offence_of", "Skip", "skipping_lowerer", "unlowered_op_of"]
+           "made_from_bound", "offence_of", "Skip", "config_dropper", "config_lost", "skipping_lowerer",
+           "unlowered_op_of"]
