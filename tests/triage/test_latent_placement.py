@@ -109,3 +109,35 @@ def test_a_missing_lowering_configuration_is_placed_at_the_pass_that_dropped_it(
                                "error: 'func.func' op failed to get lowering configuration", 120.0)
     assert loc.pass_name == "iree-codegen-config-tracking-canonicalize", loc.evidence
     assert "holds a lowering_config before" in loc.evidence
+
+
+RESHAPE_INSTANCE_NORM = """module {
+  func.func @main(%arg0: !torch.vtensor<[?,1,?,?],f32>, %2: !torch.vtensor<[3],si64>, %0: !torch.vtensor<[1],f32>, %1: !torch.vtensor<[1],f32>) -> !torch.vtensor<[?,1,?],f32> attributes {torch.onnx_meta.ir_version = 8 : si64, torch.onnx_meta.opset_version = 18 : si64, torch.onnx_meta.producer_name = "shapefuzz", torch.onnx_meta.producer_version = ""} {
+    %3 = torch.operator "onnx.Reshape"(%arg0, %2) : (!torch.vtensor<[?,1,?,?],f32>, !torch.vtensor<[3],si64>) -> !torch.vtensor<[?,1,?],f32>
+    %4 = torch.operator "onnx.InstanceNormalization"(%3, %0, %1) {torch.onnx.epsilon = 9.99999974E-6 : f32} : (!torch.vtensor<[?,1,?],f32>, !torch.vtensor<[1],f32>, !torch.vtensor<[1],f32>) -> !torch.vtensor<[?,1,?],f32>
+    return %4 : !torch.vtensor<[?,1,?],f32>
+  }
+}
+"""
+NOT_HOISTED_ERROR = ("error: 'memref.alloca' op all stack allocations need to be hoisted to the entry block of the "
+                     "function")
+
+
+def test_an_alloca_off_the_entry_block_is_told_by_its_nesting():
+    from shapefuzz.triage.culprit import NOT_HOISTED, offence_of
+
+    assert offence_of(NOT_HOISTED_ERROR) is NOT_HOISTED
+    entry = "func.func @f() {\n  %a = memref.alloca() : memref<8xf32>\n  scf.forall (%i) in (4) {\n  }\n}\n"
+    nested = "func.func @f() {\n  scf.forall (%i) in (4) {\n    %a = memref.alloca(%n) : memref<?xf32>\n  }\n}\n"
+    assert not NOT_HOISTED.found(entry) and NOT_HOISTED.found(nested)
+
+
+@pytest.mark.iree
+def test_an_unhoisted_stack_buffer_is_placed_at_bufferization(toolchain):
+    """cause-b91123ee6c (llvm-cpu at O3): the check before LLVM conversion refuses a dynamic-size alloca
+    inside the workgroup loop; it is there first after bufferization."""
+    from shapefuzz.judge.localize_probe import place_checked_failure
+
+    loc = place_checked_failure(RESHAPE_INSTANCE_NORM, "llvm-cpu-o3", toolchain,
+                                "iree-llvmcpu-check-ir-before-llvm-conversion", NOT_HOISTED_ERROR, 120.0)
+    assert loc.pass_name == "iree-codegen-iree-comprehensive-bufferize", loc.evidence

@@ -156,10 +156,35 @@ UNDISTRIBUTED = Offence("a compute op left beside the loop distributed to workgr
                         _beside_workgroup_loop)
 
 
+# "'memref.alloca' op all stack allocations need to be hoisted to the entry block of the function"
+_NOT_HOISTED = re.compile(r"stack allocations need to be hoisted to the entry block")
+_FUNC_HEAD = re.compile(r"^(?P<indent> *)func\.func\b")
+
+
+def _alloca_off_entry_block(text: str) -> bool:
+    """A `memref.alloca` nested deeper than its function's body (inside a loop or a region: measured on
+    IREE 3.13, cause-b91123ee6c's dynamic-size scratch buffer inside the workgroup `scf.forall`, first
+    there after `iree-codegen-iree-comprehensive-bufferize`)."""
+    body = None
+    for line in text.splitlines():
+        head = _FUNC_HEAD.match(line)
+        if head:
+            body = len(head.group("indent")) + 2
+        elif body is not None and "memref.alloca(" in line and len(line) - len(line.lstrip(" ")) > body:
+            return True
+    return False
+
+
+NOT_HOISTED = Offence("a memref.alloca outside its function's entry block (inside a loop or region)",
+                      _alloca_off_entry_block)
+
+
 def offence_of(output: str) -> Offence | None:
     """The offence a checker's output names (its first error line with its real numbers), or None."""
     if _UNDISTRIBUTED.search(output):
         return UNDISTRIBUTED
+    if _NOT_HOISTED.search(output):
+        return NOT_HOISTED
     if _UNBOUNDED.search(output) and "'memref.alloc' op" in output:  # a GPU's shared memory: memref.alloc
         return Offence("an unbounded memref.alloc (a dynamic size, or one made from a dynamic dim's bound)",
                        lambda text: _unbounded(text, _ALLOC))
@@ -288,6 +313,6 @@ def config_dropper(dumps: Iterable[Dump]) -> Skip | None:
     return None
 
 
-__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "Offence", "UNDISTRIBUTED", "dumps_in", "first_maker", "is_checker", "is_folding_pass", "left_op_of",
+__all__ = ["BOUND_SIZED", "Dump", "HUGE_DIM", "NOT_HOISTED", "Offence", "UNDISTRIBUTED", "dumps_in", "first_maker", "is_checker", "is_folding_pass", "left_op_of",
            "made_from_bound", "offence_of", "Skip", "config_dropper", "config_lost", "skipping_lowerer",
            "unlowered_op_of"]
