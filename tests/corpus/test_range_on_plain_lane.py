@@ -64,3 +64,33 @@ def test_a_frontend_crash_found_on_vulkan_llvmpipe_is_ranged_on_llvm_cpu(toolcha
     update_meta(path, bug={"component": FRONTEND_TORCH, "failing_pass": "ConvertTorchToLinalg"})
     record = regression_range(load_entry(path), [installed_version()], trust_seen=True)
     assert record["lane"] == "llvm-cpu" and "older releases may lack vulkan-llvmpipe)" in record["text"], record
+
+
+ONE_ROW_GATHER = """func.func @main(%source: tensor<1x1xf32>, %indices_arg: tensor<3x1xi32>) -> tensor<3x1xf32> {
+  %out_init = tensor.empty() : tensor<3x1xf32>
+  %gathered = iree_linalg_ext.gather dimension_map = [0]
+    ins(%source, %indices_arg : tensor<1x1xf32>, tensor<3x1xi32>) outs(%out_init : tensor<3x1xf32>) -> tensor<3x1xf32>
+  return %gathered : tensor<3x1xf32>
+}
+"""
+
+
+def test_a_spirv_codegen_failure_found_on_vulkan_llvmpipe_is_ranged_on_vulkan_spirv(toolchain, tmp_path):
+    """Audit D: ab1aa7cfd1, SPIR-V's "failed to get lowering configuration" on a one-row gather, found on
+    vulkan-llvmpipe, was ranged from 3.12.0 ("could not tell" at 3.6.0: no llvmpipe target there), while
+    3.6.0 fails the same way on vulkan-spirv."""
+    from shapefuzz.iree.releases import cached_versions, installed_version, version_key
+    from shapefuzz.judge.oracle import check_module
+
+    pinned = installed_version()
+    if not pinned:
+        pytest.skip("the pinned wheels are not a release")
+    result = check_module(ONE_ROW_GATHER, ["vulkan-llvmpipe"], None, toolchain, confirm=False).results[0]
+    assert result.signature is not None and result.status == Status.ERROR, result.detail[:300]
+    path, _ = save_finding(tmp_path, Finding(result.signature, ONE_ROW_GATHER, ("vulkan-llvmpipe",), None, 0, None,
+                                             None, toolchain.probe.version, [], result.detail))
+    versions = sorted([*(v for v in ("3.6.0",) if v in cached_versions()), pinned], key=version_key)
+    record = regression_range(load_entry(path), versions, trust_seen=True)
+    assert record["lane"] == "vulkan-spirv" and "older releases may lack vulkan-llvmpipe)" in record["text"], record
+    if "3.6.0" in versions:
+        assert record["releases"].startswith("3.6.0 fails"), record

@@ -356,16 +356,19 @@ def regression_range(entry: CorpusEntry, versions: Sequence[str], say: Callable[
 
 
 def _stand_ins(entry: CorpusEntry) -> list[str]:
-    """Lanes a range may be taken on instead of the entry's own, older releases lacking it: its
-    variant lane's plain lane (llvm-cpu for llvm-cpu-o3), and llvm-cpu for a bug placed before codegen
-    (a frontend's conversion: the target is no part of it, and 3.0.0 has no vulkan-llvmpipe)."""
+    """Lanes a range may be taken on instead of the entry's own, older releases lacking it, in this
+    order: its variant lane's plain lane (llvm-cpu for llvm-cpu-o3); llvm-cpu for a bug placed before
+    codegen (a frontend's conversion: the target is no part of it, and 3.0.0 has no vulkan-llvmpipe);
+    its target's older stand-in (vulkan-spirv for vulkan-llvmpipe: audit D's ab1aa7cfd1, "could not
+    tell" at 3.6.0, fails the same way there on vulkan-spirv)."""
     from shapefuzz.triage.component import target_independent
 
     lane = entry.signature.backend
     out = [BACKENDS[lane].variant_of or ""] if lane in BACKENDS else []
     bug = entry.meta.get("bug") if isinstance(entry.meta.get("bug"), dict) else {}
     if target_independent(str((bug or {}).get("component") or "")):
-        out.append("llvm-cpu")
+        out.append("llvm-cpu")  # (first: the target is no part of it)
+    out += [BACKENDS[lane].older_stand_in or ""] if lane in BACKENDS else []
     return [other for other in dict.fromkeys(out) if other and other != lane and other in BACKENDS]
 
 
