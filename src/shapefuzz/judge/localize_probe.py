@@ -22,6 +22,7 @@ from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.culprit import Dump, Offence
+from shapefuzz.triage.identity import anchor_op
 from shapefuzz.triage.localize import (CODEGEN, Localization, Values, algorithm_ops, frontend_open, localize,
                                        unlike_text, with_frontend)
 
@@ -371,7 +372,7 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
                                 seconds=time.monotonic() - start)
         maker = first_maker(dumps, ILL_TYPED_BROADCAST)
         if maker is None:
-            made, conversion = _refused_op(message), failing.split("{", 1)[0]
+            made, conversion = anchor_op(message), failing.split("{", 1)[0]
             failed = next((i for i, d in enumerate(dumps) if d.pass_name == conversion), None)
             before = dumps[failed - 1].path.read_text(errors="replace") if failed else text
             if made and not made.startswith("torch.") and failed is not None \
@@ -395,12 +396,6 @@ def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: 
                         ir_before=entry_function(before), ir_after=entry_function(after),
                         evidence=f"the IR first holds {ill_typed_broadcasts(after)[0]} after {maker.pass_name}"
                                  f"{rewrote}; {failing} only refuses it")
-
-
-def _refused_op(message: str) -> str:
-    """The op a verifier error is attached to (`'tensor.expand_shape' op expected ...`), or ""."""
-    found = re.match(r"\s*(?:error:\s*)?'([\w.]+)' op ", message)
-    return found.group(1) if found else ""
 
 
 def place_run_oom(text: str, lane: str, toolchain: Toolchain, seconds: float = DEFAULT_SECONDS) -> Localization:

@@ -29,6 +29,14 @@ from shapefuzz.triage.target_limits import LIMIT_PREFIX
 IDENTITY_FRAMES = 3  # top compiler frames of a crash that name it
 
 _ANCHOR_OP = re.compile(r"^'[\w.]+' op ")
+_ANCHORED = re.compile(r"\s*(?:error:\s*)?'([\w.]+)' op ")
+
+
+def anchor_op(message: str) -> str:
+    """The op a diagnostic is attached to (`'tensor.expand_shape' op expected ...`, with or without its
+    `error:`), or ""."""
+    found = _ANCHORED.match(message)
+    return found.group(1) if found else ""
 _SHAPED = re.compile(r"\b(tensor|memref|vector)<(?:[^<>]|<[^<>]*>)*>")
 _SCALAR_TYPE = re.compile(r"\b(?:[fi]|si|ui|bf)(?:N|\d+)\b")
 _HOST_CPU = re.compile(r"\b(cpu(?:_features)? = )\"[^\"]*\"")
@@ -208,6 +216,6 @@ def with_localized_pass(ident: Identity, where: str) -> Identity:
     return replace(ident, failing_pass=where) if where and not ident.failing_pass else ident
 
 
-__all__ = ["IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "mechanism_identity", "mechanism_of",
+__all__ = ["anchor_op", "IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "mechanism_identity", "mechanism_of",
            "one_pipeline", "pass_frames",
            "placed_timeout", "with_localized_pass"]

@@ -24,11 +24,11 @@ from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.model import Stage
 from shapefuzz.campaign.outcomes import Triage
 from shapefuzz.process.time_bounds import time_bound
+from shapefuzz.triage.identity import anchor_op
 
 DEFAULT_CROSS_SECONDS = 60.0  # the whole step, inside the localization step's after-budget time
 COMPILE_SECONDS = 30.0  # one run's compile limit: a minimized reproducer compiles in seconds
 _TRIAGES = (Triage.COMPILER_BUG, Triage.SUSPECTED_DRIVER)
-_ANCHOR = re.compile(r"^'([\w.]+)' op ")
 # compute ops of a reproducer (linalg, LinalgExt, torch, ONNX); plumbing that every program has is left out
 _OP = re.compile(r"\b((?:linalg|iree_linalg_ext|torch\.aten)\.[\w.]+|onnx\.\w+)")
 _RANK = {"verify": 0, "compile": 1, "run": 2, "compare": 3}
@@ -46,12 +46,6 @@ def compute_ops(text: str) -> frozenset[str]:
     """The compute ops a reproducer names (`linalg.pooling_nchw_max`, `iree_linalg_ext.scatter`, ...),
     plumbing left out (`_PLUMBING`)."""
     return frozenset(op for op in _OP.findall(text) if not _PLUMBING.fullmatch(op))
-
-
-def op_kind(message: str) -> str:
-    """The op a compile diagnostic is attached to (`'linalg.generic' op ...`), or ""."""
-    found = _ANCHOR.match(message)
-    return found.group(1) if found else ""
 
 
 def judge(result, target: BucketRow, where: Iterable[str], source_text: str, target_text: str) -> tuple[str, str]:
@@ -98,7 +92,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
             # that pass with the source's own message is the source's bug seen there, not the target's
             if fold_message(message, True) != fold_message(target.message, True):
                 return NO, f"{said} (in the pass, not with its message)"
-            ops = op_kind(message), op_kind(target.message)
+            ops = anchor_op(message), anchor_op(target.message)
             return (SAME_PASS_AND_OP, said) if not all(ops) or ops[0] == ops[1] else (NO, f"{said} (on {ops[0]})")
         # a wrong value or run failure has no diagnostic to match: a compute op both reproducers hold
         if compute_ops(source_text) & compute_ops(target_text):
@@ -194,4 +188,4 @@ def _runner(toolchain) -> Callable[[Any, str], Any]:
     return run
 
 
-__all__ = ["DEFAULT_CROSS_SECONDS", "compute_ops", "cross_trigger", "judge", "op_kind"]
+__all__ = ["DEFAULT_CROSS_SECONDS", "compute_ops", "cross_trigger", "judge"]
