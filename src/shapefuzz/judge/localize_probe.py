@@ -343,8 +343,10 @@ def place_latent_failure(text: str, lane: str, toolchain: Toolchain, failing: st
                                 evidence=f"the IR first holds a linalg.generic whose operands give one loop two "
                                          f"extents ({conflict}) after {dump.pass_name}; the verifier checks extents "
                                          f"only for static shapes, and {failing} fails on what follows from it")
-    why = f"no pass lowered any other {op}" if op else "no pass's output holds an op with two extents for one loop"
-    return Localization(evidence=f"not localized: {why}", seconds=time.monotonic() - start)
+    why = [*([f"no pass lowered any other {op}"] if op else []),
+           *(["no pass dropped a lowering_config"] if config_lost(output) else []),
+           "no pass's output holds a linalg.generic with two extents for one loop"]
+    return Localization(evidence=f"not localized: {'; '.join(why)}", seconds=time.monotonic() - start)
 
 
 def place_frontend_refusal(text: str, lane: str, toolchain: Toolchain, failing: str,
