@@ -114,6 +114,7 @@ class CampaignStore:
     def __init__(self, folder: Path, create: bool = True) -> None:
         self.folder = Path(folder)
         self.path = self.folder / DB_NAME
+        self._before: dict[int, float] = {}  # per session: the active seconds of the sessions before it
         if self.folder.exists() and not self.folder.is_dir():
             raise CorpusError(f"campaign folder {self.folder} is a file, not a folder")
         existed = self.path.exists()
@@ -255,6 +256,16 @@ class CampaignStore:
     def active_before(self, session: int) -> float:
         return sum(active for _, active, _ in self.sessions(before=session))
 
+    def _session_part(self, session: int, active: float) -> float:
+        """The part of the campaign's active seconds `active` that is this session's: a row holds its
+        own session's seconds (a resumed campaign's sessions are summed; writing the whole campaign's
+        time there counted the earlier sessions twice: a resume that only confirmed a re-run doubled
+        a 20-minute campaign's active time and halved its rates)."""
+        before = self._before.get(session)
+        if before is None:
+            before = self._before[session] = self.active_before(session)
+        return max(0.0, active - before)
+
     def sessions(self, before: int | None = None) -> list[tuple[float, float, int]]:
         """(started, active seconds, candidates) of each session, checked, oldest first."""
         out = []
@@ -287,7 +298,8 @@ class CampaignStore:
             db.executemany("INSERT OR IGNORE INTO hits VALUES (?,?,?)", [(row.key, sig, b) for sig, b in hits])
             for bucket in bucket_updates:
                 self._put_bucket(db, bucket)
-            db.execute("UPDATE sessions SET active=?, candidates=candidates+1 WHERE id=?", (active, session))
+            db.execute("UPDATE sessions SET active=?, candidates=candidates+1 WHERE id=?",
+                       (self._session_part(session, active), session))
 
     def add_hits(self, candidate: str, hits: list[tuple[str, str]], bucket_updates: Sequence[BucketRow] = ()) -> None:
         """Buckets a candidate hit on a re-run (a confirmation on sibling lanes), with the bucket
@@ -298,8 +310,9 @@ class CampaignStore:
                 self._put_bucket(db, bucket)
 
     def tick(self, session: int, active: float) -> None:
+        """The session's clock, from the campaign's active seconds (`Engine.active`)."""
         with self.transaction() as db:
-            db.execute("UPDATE sessions SET active=? WHERE id=?", (active, session))
+            db.execute("UPDATE sessions SET active=? WHERE id=?", (self._session_part(session, active), session))
 
     def has_candidate(self, key: str) -> bool:
         return self.db.execute("SELECT 1 FROM candidates WHERE key=?", (key,)).fetchone() is not None

@@ -49,6 +49,7 @@ from shapefuzz.campaign.outcomes import (
 )
 
 CORPUS_FULL = "corpus disk full"  # the reason run() gives when a save failed for a full disk
+CONFIRM_OVERTIME = 600.0  # the most wall seconds past the budget (and its grace) confirming re-runs may take
 
 
 class Observer(Protocol):
@@ -331,6 +332,7 @@ class Engine:
             pool = self.pool = WorkerPool(self.target, self.config.jobs, self.config.start_method)
         previous = signal.signal(signal.SIGTERM, interrupts.handler)  # unwinds like Ctrl-C; the exit code says which
         reason = "budget spent"
+        overtime_end: float | None = None  # past the budget: when the confirms' overtime ends
         try:
             while True:
                 interrupts.check()  # a stop Python swallowed (a gc callback took the signal): stop here
@@ -357,8 +359,19 @@ class Engine:
                     reason = CORPUS_FULL
                     break
                 if (left := self._time_left()) is not None and left < -self._grace():
-                    self.inflight.abandon(pool)  # time is up: in-flight candidates are dropped
-                    break
+                    # time is up: in-flight candidates are dropped, but the confirming re-runs of buckets
+                    # found in time may finish, within CONFIRM_OVERTIME of wall time, off the clock (a
+                    # compile timeout's re-run costs the full limit per lane; one dropped here left a
+                    # cause with no reproducer saved, and so no issue text, even on a resume)
+                    if overtime_end is None:
+                        overtime_end = time.monotonic() + CONFIRM_OVERTIME
+                        self._stop_clock()
+                        if self._confirming():
+                            self._say(f"time is up; letting the confirming re-run(s) of buckets found in time "
+                                      f"finish (at most {CONFIRM_OVERTIME:.0f}s more)")
+                    if not self._confirming() or time.monotonic() > overtime_end:
+                        self.inflight.abandon(pool)
+                        break
             self._stop_clock()
             if (reason == "budget spent" or reason.startswith("saturated")) and self.config.final_shrink_seconds > 0 \
                     and self.config.shrink:
@@ -443,6 +456,10 @@ class Engine:
 
     def _grace(self) -> float:
         return 30.0
+
+    def _confirming(self) -> bool:
+        """A confirming re-run in flight or queued."""
+        return bool(self.book.confirm_queue) or any(t.kind == TaskKind.CONFIRM for t in self.inflight.tasks.values())
 
     # --- progress -------------------------------------------------------------------------
     def _say(self, text: str) -> None:

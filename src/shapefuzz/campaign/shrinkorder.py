@@ -77,6 +77,9 @@ def not_shrunk_why(members: Iterable[BucketRow]) -> str:
     if ShrinkState.FAILED in states:
         return "its shrink stopped (it did not fail the same way in isolation, or ran out of time)"
     if not any(b.corpus_entry for b in members):
+        if members and all(b.state == BucketState.PENDING for b in members):
+            return "it awaits its confirming re-run (the campaign stopped first); running the same command " \
+                   "again resumes the campaign, which confirms, saves and shrinks it"
         return "no reproducer of it was saved"
     if states <= {ShrinkState.NONE}:
         return "shrinking was off (--no-shrink)"

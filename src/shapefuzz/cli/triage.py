@@ -82,7 +82,7 @@ def triage(session, campaign_dir: str, do_bisect: bool, bisect_time: float | Non
                f"({sum(c.new for c in findings)} new), in severity order:")
     for c in summary.causes:
         known = "new" if c.new else f"known{': ' + c.reported if c.reported else ''}"
-        click.echo(f"{c.name}  [{c.triage.value}; {c.severity.label}; {known}]")
+        click.echo(f"{c.name}  [{c.verdict_label}; {c.severity.label}; {known}]")
         click.echo(f"    {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
                    + f"; {c.scope}; lanes: {', '.join(c.lanes)}")
         click.echo(f"    {c.message[:160]}")

@@ -102,6 +102,10 @@ class Cause:
     # the root-operand form its reproducer uses ("operand: const (a dense non-splat constant)",
     # families/operands.describe); "": the plain operands
     operand: str = ""
+    # every bucket still awaits its confirming re-run (the campaign stopped while it was queued or in
+    # flight: a compile timeout's re-run costs the full cap per lane), so nothing of it was saved to
+    # file: listed apart until a resume confirms it
+    awaiting_confirmation: bool = False
 
     @property
     def severity_rank(self) -> int:
@@ -115,8 +119,14 @@ class Cause:
 
     @property
     def is_finding(self) -> bool:
-        """Only compiler bugs count as findings."""
-        return self.triage == Triage.COMPILER_BUG
+        """Only compiler bugs count as findings, once confirmed (a cause with no saved reproducer
+        has nothing to file)."""
+        return self.triage == Triage.COMPILER_BUG and not self.awaiting_confirmation
+
+    @property
+    def verdict_label(self) -> str:
+        """Its triage verdict as the report's tables say it."""
+        return f"{self.triage.value}, awaiting its confirming re-run" if self.awaiting_confirmation else self.triage.value
 
     @property
     def one_bug_seen_several_ways(self) -> bool:
@@ -166,6 +176,7 @@ class Cause:
             "reported": self.reported, "known": self.known,
             "regression": self.regression.to_json() if self.regression is not None else None,
             "cause": self.name, "triage": self.triage.value, "evidence": self.evidence,
+            **({"awaiting_confirmation": True} if self.awaiting_confirmation else {}),
             "backends": list(self.backends), "stage": self.stage, "status": self.status, "message": self.message,
             "buckets": list(self.buckets), "count": self.count, "first_seen": self.first_seen, "new": self.new,
             "rehits": self.rehits, "rehit_seconds": self.rehit_seconds, "corpus_entries": list(self.corpus_entries),

@@ -95,7 +95,8 @@ class Summary:
 
     @property
     def set_apart(self) -> dict[str, int]:
-        return dict(collections.Counter(c.triage.value for c in self.causes if not c.is_finding))
+        return dict(collections.Counter("awaiting a confirming re-run" if c.awaiting_confirmation else c.triage.value
+                                        for c in self.causes if not c.is_finding))
 
     @property
     def rate_per_min(self) -> float:
@@ -306,6 +307,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
             # saved verdict, else what its (minimal, once shrunk) reproducer keeps; "": a plain family bug
             chain=entry_chain(entry_meta(entries[0]), entry_reproducer(entries[0]))[0] if entries else "",
             operand=reproducer_operand(entry_reproducer(entries[0])) if entries else "",  # the form it needs
+            awaiting_confirmation=triage == Triage.COMPILER_BUG and all(
+                b.state == BucketState.PENDING and not b.corpus_entry for b in members),
         ))
     return sorted(out, key=lambda c: (not c.is_finding, c.severity_rank, not c.new, c.first_seen))
 
@@ -393,7 +396,7 @@ def text_lines(s: Summary) -> list[str]:
     if spark:
         lines.append(f"  over time: |{spark}|")
     for c in s.causes:
-        lines.append(f"  {c.triage.value}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
+        lines.append(f"  {c.verdict_label}: {c.name} on {', '.join(c.backends)} ({c.count} hits"
                      + (f", {c.rehits} re-hits costing {c.rehit_seconds:.0f}s" if c.rehits else "") + ")"
                      + ("" if c.new else " [known" + (f": {c.reported}" if c.reported else "") + "]"))
         lines.append(f"    {c.severity.label}; {c.component}" + (f"; fails in {c.failing_place}" if c.failing_pass else "")
@@ -551,7 +554,7 @@ def markdown(s: Summary) -> str:
         known = "new" if c.new else (c.reported or "known")
         out.append("| " + " | ".join([
             code_cell(c.name), *(cell(v) for v in (
-                c.triage.value, c.severity.label, c.component, c.where,
+                c.verdict_label, c.severity.label, c.component, c.where,
                 c.scope + (f"; inside a chain: {c.chain}" if c.chain else "") + (f"; {c.operand}" if c.operand else ""),
                 c.regression_text or "-", known,
                 c.lanes_text(), c.count, f"{c.rehits} ({c.rehit_seconds:.0f}s)", len(c.buckets),
