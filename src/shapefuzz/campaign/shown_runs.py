@@ -9,7 +9,9 @@ cause's lanes, with the campaign's own check (a compile failure cut down as plai
 judge values by, is compiled on each); its verdict is re-derived from those runs by the campaign's own triage
 (`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module, not of the candidate). The
 record goes into the entry's meta.json `shown`; lanes the time did not reach are listed as left, and the
-text says only what was run."""
+text says only what was run. Then, within DEFAULT_TARGETS_SECONDS, each compile failure of the default
+pipeline with a whole record is compiled on the default targets it was not run on (`other_targets`), so
+"Reproduces on" names every target that fails the same way."""
 
 from __future__ import annotations
 
@@ -30,6 +32,12 @@ from shapefuzz.triage.shown import (
 # 66 causes, and the texts of the rest said "not tried on the plain lane")
 DEFAULT_SHOWN_SECONDS = 150.0
 MAX_LANES = 6  # lanes re-checked for one reproducer
+# A compile failure on the default pipeline, checked on each default target it was not run on, after
+# every cause had its own lanes: a hand audit found "Reproduces on: cuda-sm80" over a dispatch-creation
+# crash llvm-cpu shares (its range was even taken there), and "llvm-cpu" over a unit-dim folding bug
+# every backend shares. The cheapest first.
+OTHER_TARGETS = ("llvm-cpu", "vmvx", "vulkan-spirv", "cuda-sm80", "rocm-gfx942")
+DEFAULT_TARGETS_SECONDS = 120.0
 TIME_IS_UP = "time is up (`shapefuzz triage CAMPAIGN --localize` checks them)"
 
 Check = Callable[[Candidate, str], Outcome]  # one candidate on one lane
@@ -181,6 +189,50 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
     return ShownRuns(reproducer_digest(candidate.text), tuple(runs)), merged
 
 
+def other_targets(causes: Iterable[Cause], toolchain, seconds: float, say: Callable[[str], None] = lambda text: None,
+                  check: Check | None = None) -> int:
+    """Each compile failure of the default pipeline whose shown reproducer has a whole record of its own
+    lanes, compiled on each of OTHER_TARGETS it was not run on (this compiler's), within `seconds` in
+    all; the runs are added to its record, so the text's "Reproduces on" names every target that fails
+    the same way and its lines say which compile it. Returns how many records grew."""
+    from shapefuzz.corpus import load_entry, update_meta
+    from shapefuzz.iree.backends import BACKENDS
+
+    end = time.monotonic() + seconds
+    done = 0
+    for cause in causes:
+        if cause.triage == Triage.FLAKY or not cause.corpus_entries or not cause.scope.startswith("default pipeline"):
+            continue
+        try:
+            entry = load_entry(Path(cause.corpus_entries[0]))
+        except Exception:  # noqa: BLE001 - an entry that does not load shows nothing
+            continue
+        known = shown_runs_of(entry.meta, entry.mlir)
+        if entry.signature.stage != Stage.COMPILE or entry.signature.status in BLOW_UPS or known is None or known.left:
+            continue
+        ran = {r.lane for r in known.runs} | {entry.signature.backend}
+        lanes = [lane for lane in OTHER_TARGETS if lane not in ran and lane in BACKENDS
+                 and BACKENDS[lane].compiles(toolchain.probe)]
+        if not lanes:
+            continue
+        if end - time.monotonic() <= 1.0:
+            say(f"shown reproducers on the other targets: {TIME_IS_UP}")
+            return done
+        lane_check = check or _compile_check(entry.mlir, toolchain)
+        identity = str((entry.meta.get("bug") or {}).get("identity") or "")
+        record, _ = _run(_text_candidate(entry), lanes, entry.signature, identity, end, lane_check, toolchain.probe,
+                         compile_only=True)
+        if not record.runs:
+            continue
+        update_meta(entry.path, shown=replace(known, runs=(*known.runs, *record.runs)).to_json())
+        done += 1
+        say(f"shown reproducer {entry.id} on the other targets: " + "; ".join(f"{r.lane} {r.verdict}" for r in record.runs))
+        if record.left:
+            say(f"shown reproducers on the other targets: {TIME_IS_UP}")
+            return done
+    return done
+
+
 def shown_facts(causes: Iterable[Cause], toolchain, seconds: float, say: Callable[[str], None] = lambda text: None,
                 corpus_dir: Path | None = None) -> None:
     """What each issue text says of its reproducer, from that reproducer's own runs: on its lanes
@@ -191,8 +243,10 @@ def shown_facts(causes: Iterable[Cause], toolchain, seconds: float, say: Callabl
     causes = list(causes)
     started = time.monotonic()
     recheck_shown(causes, toolchain, min(DEFAULT_SHOWN_SECONDS, seconds), say, corpus_dir=corpus_dir)
+    other_targets(causes, toolchain, min(DEFAULT_TARGETS_SECONDS, max(0.0, seconds - (time.monotonic() - started))), say)
     spread_causes(causes, toolchain, min(DEFAULT_SPREAD_SECONDS, max(0.0, seconds - (time.monotonic() - started))),
                   say)
 
 
-__all__ = ["DEFAULT_SHOWN_SECONDS", "MAX_LANES", "lane_run", "lanes_to_check", "recheck_shown", "shown_facts"]
+__all__ = ["DEFAULT_SHOWN_SECONDS", "DEFAULT_TARGETS_SECONDS", "MAX_LANES", "OTHER_TARGETS", "lane_run", "lanes_to_check",
+           "other_targets", "recheck_shown", "shown_facts"]
