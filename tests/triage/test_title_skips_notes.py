@@ -62,3 +62,20 @@ def test_a_long_title_is_cut_at_a_words_end():
     title = issue_title(meta, "rocm-gfx942", "compile", "error", message)
     assert len(title) <= TITLE_CHARS and title.endswith("…"), title
     assert title[:-1].split()[-1] in message.split(), title  # a whole word before the ellipsis
+
+
+def test_a_crash_title_names_the_fatal_error_or_the_function_never_a_raw_frame():
+    # an audit read five crash titles cut inside a raw frame ("...::matchAndRewrite(mlir::torch::To")
+    from shapefuzz.triage.issue import crash_words
+
+    assert crash_words("SIGSEGV in mlir::torch::(anonymous namespace)::ConvertAtenIndexPutHackedTwinOp::matchAndRewrite") \
+        == "SIGSEGV in ConvertAtenIndexPutHackedTwinOp::matchAndRewrite"
+    assert crash_words("SIGABRT in __pthread_kill_implementation LLVM ERROR: Do not know how to promote this operator!") \
+        == "LLVM ERROR: Do not know how to promote this operator!"
+    said = crash_words("SIGSEGV in mlir::detail::OperandStorage::OperandStorage unimplemented: for conversion to byte "
+                       "or char type dstOriginalDtype has to be passed to convertScalarToDtype")
+    assert said.startswith("SIGSEGV in OperandStorage::OperandStorage: unimplemented: for conversion")
+    meta = {"bug": {"component": "IREE dispatch creation", "failing_pass": "AnnotateDispatchesPass",
+                    "frames": [" #4 0x00007f963937b5a3 mlir::AffineExpr::getKind() const AffineExpr.cpp:0:0"]}}
+    title = issue_title(meta, "cuda-sm80", "compile", "crash", "SIGSEGV in mlir::AffineExpr::getKind")
+    assert title == "[IREE dispatch creation] crash in AnnotateDispatchesPass: SIGSEGV in AffineExpr::getKind"

@@ -372,7 +372,9 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     chain = reproducer_chain(entry.mlir)
     context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.family or 'not generated'}"
                                  + (f", inside the chain {chain}" if chain else "") + "); "
-                                 f"first seen {entry.meta.get('first_seen', '?')[:10]}, seen {entry.count} time(s), "
+                                 # (no "seen N time(s)": the entry's own count read "seen 1 time(s)" over a
+                                 # cause of 11 hits; the lines below give each backend's hits)
+                                 f"first seen {entry.meta.get('first_seen', '?')[:10]}, "
                                  f"with IREE {', '.join(entry.toolchain_versions) or '?'}.")]
     if on_plain:
         context_lines.append("- " + text(f"Found on {sig.backend} ({BACKENDS[sig.backend].description}); the plain "
@@ -419,7 +421,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         context_lines.append("- Flaky: it did not fail on every run.")
     said = {**entry.meta, "bug": {**(entry.meta.get("bug") or {}),
                                   "component": component_said(entry.meta, sig.backend, context.shown)}}
-    title = comment_text(issue_title(said, sig.backend, sig.stage.value, sig.status.value, sig.message[:160]))
+    title = comment_text(issue_title(said, sig.backend, sig.stage.value, sig.status.value, sig.message))
     tracker = tracker_of(stated_triage(entry.meta, entry.mlir, context.shown))
     route = [f"<!-- File at: {comment(tracker.url)} ({comment(tracker.name)}: {comment(tracker.why)}) -->"] \
         if tracker.filed else [f"<!-- Not for filing: {comment(tracker.why)} -->"]

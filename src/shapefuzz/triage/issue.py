@@ -77,10 +77,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     first = next((line for line in said if "error:" in line), said[0] if said else "")  # never a `note:` line first
     text = message if not first else first.split("error:", 1)[-1].strip()
     if status == "crash":
-        frames = backtrace_lines(meta)
-        frame = frames[0].split(" 0x", 1)[-1].split(" ", 1)[-1] if frames else ""
         what = f"crash in {where}" if where else "crash"
-        text = f"{what}: {frame[:100]}" if frame else what
+        words = crash_words(message)
+        text = f"{what}: {words}" if words else what
     elif stage in ("compare", "run") and (bug.get("localized") or {}).get("phase"):
         loc = bug["localized"]
         what = "wrong values" if stage == "compare" else f"run-time {status}"
@@ -117,6 +116,24 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
 
 
 TITLE_CHARS = 200
+_FATAL = re.compile(r"(LLVM ERROR: .*|Assertion .*)")
+
+
+def crash_words(message: str) -> str:
+    """A crash's normalized message as a title says it, never a raw frame (an audit read five titles cut
+    inside one: "mlir::torch::(anonymous namespace)::ConvertAtenIndexPutHackedTwinOp::matchAndRewrite(mlir::torch::To"):
+    the fatal error's own words where it printed some ("LLVM ERROR: Do not know how to promote this
+    operator!", an assertion), else the signal and the crashing function by its class and name
+    ("SIGSEGV in AffineExpr::getKind") with what it printed after."""
+    if found := _FATAL.search(message):
+        return found.group(1).strip()
+    signal, found_in, rest = message.partition(" in ")
+    if not found_in:
+        return message.strip()
+    function, _, said = rest.replace("(anonymous namespace)::", "").partition(" ")
+    function = "::".join(function.split("::")[-2:])
+    return f"{signal} in {function}" + (f": {said.strip()}" if said.strip() else "")
+
 
 
 def clipped(text: str, most: int) -> str:
