@@ -70,7 +70,8 @@ def lane_run(lane: str, outcome: Outcome, signature: Signature, identity: str) -
     if failure is not None:
         same = same_failure(failure.signature, failure.identity, signature, identity)
         return LaneRun(lane, SAME if same else OTHER,
-                       "fails the same way" if same else f"fails differently ({failure.signature})")
+                       "fails the same way" if same else f"fails differently ({failure.signature})",
+                       failure.identity if failure.strong else "")
     if status == Status.UNSUPPORTED:
         return LaneRun(lane, UNSUPPORTED, "unsupported by the target")
     if status == Status.OK:

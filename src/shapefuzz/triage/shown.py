@@ -47,6 +47,9 @@ class LaneRun:
     lane: str
     verdict: str
     what: str = ""
+    # the bug identity of its failure where that says where the compiler failed (a strong one), else "":
+    # a lane where the reproducer gives another cause's very identity ties the two (`shown_crossings`)
+    identity: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,9 @@ class ShownRuns:
 
     def to_json(self) -> dict[str, Any]:
         """One-line texts throughout (meta.json's rule for its records)."""
-        return {"reproducer": self.digest, "runs": [{"lane": r.lane, "verdict": r.verdict, "what": one_line(r.what, 300)}
-                                                    for r in self.runs],
+        return {"reproducer": self.digest,
+                "runs": [{"lane": r.lane, "verdict": r.verdict, "what": one_line(r.what, 300),
+                          **({"identity": one_line(r.identity, 1000)} if r.identity else {})} for r in self.runs],
                 "left": list(self.left), "why_left": one_line(self.why_left, 300), "triage": self.triage,
                 "evidence": one_line(self.evidence, 2000)}
 
@@ -76,7 +80,8 @@ class ShownRuns:
         """The record as meta.json keeps it; None for anything else (an older or damaged one)."""
         if not isinstance(data, Mapping) or not isinstance(data.get("reproducer"), str):
             return None
-        runs = tuple(LaneRun(str(r.get("lane", "")), str(r.get("verdict", "")), str(r.get("what", "")))
+        runs = tuple(LaneRun(str(r.get("lane", "")), str(r.get("verdict", "")), str(r.get("what", "")),
+                             str(r.get("identity") or ""))
                      for r in data.get("runs") or () if isinstance(r, Mapping) and r.get("verdict") in VERDICTS)
         left = tuple(str(x) for x in data.get("left") or () if isinstance(x, str))
         return ShownRuns(data["reproducer"], runs, left, str(data.get("why_left") or ""),

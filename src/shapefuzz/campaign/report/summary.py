@@ -18,7 +18,7 @@ from shapefuzz.campaign.report.allocation_table import allocation_lines, allocat
 from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regression_of, regressions, reported_entries,
                                            reported_url, smallest_first)
 from shapefuzz.campaign.causes.cause import Cause, Regression
-from shapefuzz.campaign.causes.crossings import crossed
+from shapefuzz.campaign.causes.crossings import crossed, shown_crossed
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
 from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.causes.stated import merge_by_mechanism, restated
@@ -256,7 +256,8 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
     corpus = _corpus_of(store) if store is not None else None
     was = {b.sig: name for name, members in groups.items() for b in members}  # the cause before merging
     groups = merge_causes(groups, located, lambda b: entry_reproducer(stored_entry(b.corpus_entry, corpus)),
-                          store.hits() if store is not None else (), action_passes, crossed(store))
+                          store.hits() if store is not None else (), action_passes,
+                          [*crossed(store), *shown_crossed(rows, lambda b: _entry_of(b, corpus))])
     known = reported_entries(corpus) if store is not None else {}
     ranges = regressions(store) if store is not None else {}
     out = []
