@@ -407,7 +407,7 @@ def inline_calls(text: str) -> Iterator[str]:
     """A private function called once inlined where it is called: its body in place of the call,
     its arguments the call's operands, its results the returned values, its own values renamed
     (the chain cases' `@root` wrapper, kept by a fresh campaign's texts around an identity or a
-    single op). The function itself goes once nothing calls it (`drop_unused_symbols`)."""
+    single op). The function itself goes in the same step: nothing calls it any more."""
     lines = text.splitlines(keepends=True)
     every = functions(lines)
     funcs = {m.group(1): f for f in every if (m := _PRIVATE.search(lines[f.header[0]]))}
@@ -448,7 +448,16 @@ def inline_calls(text: str) -> Iterator[str]:
             after = re.sub(re.escape(name) + r"(?:#(\d+))?(?![\w.$\-#])",
                            lambda m: returned[int(m.group(1) or 0)] if int(m.group(1) or 0) < len(returned) else m.group(0),
                            after)
-        yield "".join(lines[:i]) + "".join(rows[:ret[0]] + rows[ret[0] + 1:]) + after + "".join(lines[caller.close:])
+        inlined = lines[:i] + rows[:ret[0]] + rows[ret[0] + 1:] + after.splitlines(keepends=True) + lines[caller.close:]
+        # the function goes in the same step: nothing calls it now, and a step that kept it beside its
+        # inlined body was larger, so never taken (an audit found `call @root` in 6 shrunk texts)
+        gone = range(func.header[0], func.close + 1)
+        shift = len(inlined) - len(lines)  # the function lies before the call, or after the caller
+        if func.header[0] > caller.close:
+            gone = range(func.header[0] + shift, func.close + 1 + shift)
+        elif func.close >= i:
+            continue  # (a function nested in its caller: not a form the chain cases write)
+        yield "".join(row for k, row in enumerate(inlined) if k not in gone)
 
 
 ROOT_PASSES = (

@@ -37,6 +37,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORE
     (r"^iree-(?:stream|hal|util|vm)|::Stream::|::HAL::|::VM::", STREAM_HAL),
 ))
 
+_IN_EXECUTABLE = "failed to run translation of source executable to target executable"
 _TARGET_NAMES = {"llvm-cpu": "llvm-cpu", "vmvx": "vmvx", "vulkan": "SPIR-V", "rocm": "ROCm", "cuda": "CUDA"}
 
 
@@ -74,10 +75,16 @@ def component_of(stage: str, status: str, failing_pass: str, frames: Iterable[st
         return f"{RUNTIME} ({target})"
     if stage == "compare":
         return f"wrong code for {target}"
+    # a host-side pass run inside a target's executable translation is that target's codegen (vmvx
+    # lowers its dispatches with iree-vm-conversion: an audit read "stream / HAL lowering" over an
+    # unlowered `math.ctpop` in a vmvx dispatch)
+    in_executable = _IN_EXECUTABLE in output
     for source in (failing_pass, *frames):
         for pattern, component in _RULES:
             if source and pattern.search(source):
-                return f"codegen for {target}" if component == "codegen" else component
+                if component == "codegen" or (component == STREAM_HAL and in_executable):
+                    return f"codegen for {target}"
+                return component
     if failing_pass:  # a pass no rule places (a class name from the action log, a generic pass)
         return f"IREE compiler, in {failing_pass} ({target})"
     if status in ("timeout", "oom"):
