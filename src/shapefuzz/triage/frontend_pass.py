@@ -163,9 +163,13 @@ def find_frontend_pass(states: list[State], shapes: Sequence[Sequence[int]], jud
             lo = i
             break
     if lo < 0:
+        # said of the twin, which is what was run: an audit read "made static the program does not compile"
+        # over a StableHLO sort that, written with static types, compiles and fails the same way
         return FrontendFinding(evidence=(
             "its conversion was not searched pass by pass: with its dynamic argument dims made static the program "
-            + ("computes wrong values too" if first == Values.WRONG else "does not compile and run")))
+            "computes wrong values too" if first == Values.WRONG else
+            "its conversion was not searched pass by pass: its static twin (each argument typed with this run's "
+            "sizes and cast back to `?` at entry) did not compile and run here"))
     if lo == last or judge(twins[last] or "") != Values.WRONG:
         return FrontendFinding(evidence=(
             f"made static, the IR is right up to the last module whose arguments can be (after "
