@@ -147,6 +147,25 @@ def _text_candidate(entry) -> Candidate:
                      "{}", entry.mlir)
 
 
+_ACTUAL = "; actual output: "
+
+
+def _actual(outcome: Outcome, lane: str) -> str:
+    """The values a lane's wrong-value failure computed, as its detail shows them ("" where none is shown)."""
+    failure = next((f for f in outcome.failures if f.lane == lane), None)
+    return failure.detail.rsplit(_ACTUAL, 1)[1].strip() if failure is not None and _ACTUAL in failure.detail else ""
+
+
+def _same_values(run: LaneRun, outcome: Outcome, own_lane: str, own_values: str) -> LaneRun:
+    """A lane's wrong values said as the same failure only where they are the entry's own lane's (an audit
+    read "vulkan-spirv fails the same way" over a ui8 dot whose vulkan-spirv result was all zeros, the i8
+    emulation's bug, where llvm-cpu computed other wrong values); another lane's other values are said so."""
+    values = _actual(outcome, run.lane)
+    if run.lane == own_lane or not own_values or not values or values == own_values:
+        return run
+    return LaneRun(run.lane, OTHER, f"computes other wrong values than {own_lane} ({values[:200]})", run.identity)
+
+
 def _compile_check(mlir: str, toolchain) -> Check:
     """Each lane compiles the text (no case: no reference to judge values by, and a compile failure needs none)."""
     from shapefuzz.campaign.iree import outcome_of
@@ -170,6 +189,7 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
 
     runs: list[LaneRun] = []
     merged = Outcome(Verdict.PASS, {})
+    own_values = ""  # the entry's own lane's wrong values (its lane is run first)
     for i, lane in enumerate(lanes):
         left = end - time.monotonic()
         if left <= 1.0:
@@ -181,6 +201,9 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
         merged = Outcome(Verdict.FAIL if outcome.failures or merged.failures else outcome.verdict,
                          {**merged.lanes, **outcome.lanes}, (*merged.failures, *outcome.failures))
         run = lane_run(lane, outcome, signature, identity)
+        if run is not None and run.verdict == SAME and signature.stage == Stage.COMPARE:
+            run = _same_values(run, outcome, signature.backend, own_values)
+            own_values = own_values if lane != signature.backend else _actual(outcome, lane)
         if run is None and lane in outcome.lanes:
             ran = BACKENDS[lane].executes(probe) and not compile_only
             run = LaneRun(lane, PASSES if ran else COMPILES, "passes (matches the reference)" if ran else
