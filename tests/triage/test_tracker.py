@@ -38,6 +38,16 @@ def test_llvm_backend_passes_go_to_llvm_and_iree_passes_stay_with_iree():
     assert tracker_of({}).name == "IREE"
 
 
+def test_a_hang_inside_llvms_backend_goes_to_iree_whose_code_it_is():
+    # hand audit: a ROCm compile that did not finish in SelectionDAG on <31496 x float> vectors IREE made
+    frames = [" #4 0x00007f8de3de4316 llvm::SelectionDAG::computeKnownBits(llvm::SDValue, llvm::APInt const&, "
+              "unsigned int) const SelectionDAG.cpp:0:0"]
+    hang = tracker_of({"status": "timeout", "bug": {"failing_pass": "SerializeTargetExecutablesPass", "frames": frames}})
+    assert hang.name == "IREE" and "SelectionDAG::computeKnownBits" in hang.why and "0x" not in hang.why
+    crash = tracker_of({"status": "crash", "bug": {"failing_pass": "SerializeTargetExecutablesPass", "frames": frames}})
+    assert crash.name == "LLVM" and "(SelectionDAG::computeKnownBits)" in crash.why
+
+
 def test_target_limits_and_suspected_drivers_are_not_filed():
     limit = tracker_of({"triage": "target limit", "triage_evidence": "SPIR-V has no attention pipeline"})
     assert not limit.filed and "SPIR-V has no attention pipeline" in limit.why

@@ -434,7 +434,9 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
                       "with `iree-compile`, which runs torch-mlir's conversions on this torch-dialect IR."]
     elif tracker.name == "LLVM":
         route += ["", f"**For LLVM** (<{LLVM_URL}>): {text(tracker.why)}. The steps below reproduce it with "
-                      "`iree-compile`, which runs that backend."]
+                      "`iree-compile`, which runs that backend; adding "
+                      f"{code('--iree-hal-dump-executable-intermediates-to=intermediates')} to its command writes the "
+                      "LLVM IR it hands the backend (`intermediates/*.ll`), which LLVM's own `llc` takes alone."]
     elif not tracker.filed:
         route += ["", f"**Not a compiler bug to file**: {text(tracker.why)}."]
     body = [
