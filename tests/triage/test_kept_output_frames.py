@@ -103,3 +103,23 @@ def test_a_deep_temporary_folder_keeps_the_real_crash_frames_down_to_its_pass(to
     key = identity_of("compile", "crash", result.signature.message, result.detail).key
     assert key == identity_of("compile", "crash", short.signature.message, short.detail).key
     assert result.signature == short.signature and str(deep) not in result.detail
+
+
+def test_a_hangs_shown_stack_leaves_out_the_action_logging_shapefuzz_compiles_with():
+    # hand audit: a ConvertConvToChannelsLast hang's stack was mostly mlir::tracing frames (shapefuzz's own
+    # action log), none of which the reader's command prints
+    detail = "\n".join([
+        "Stack dump:",
+        " #4 0x00007f435f52745d prctl ./misc/../sysdeps/unix/sysv/linux/prctl.c:38:10",
+        " #5 0x00007f4365377e3d mlir::tracing::ExecutionContext::operator()(llvm::function_ref<void ()>, "
+        "mlir::tracing::Action const&) ExecutionContext.cpp:0:0",
+        " #6 0x00007f436a3c0dc2 mlir::PatternApplicator::matchAndRewrite(...) PatternApplicator.cpp:0:0",
+        " #7 0x00007f4365440b17 mlir::MLIRContext::executeActionInternal(llvm::function_ref<void ()>, "
+        "mlir::tracing::Action const&) MLIRContext.cpp:0:0",
+        " #8 0x00007f43671d8e7d mlir::iree_compiler::Preprocessing::(anonymous namespace)::"
+        "ConvertConvToChannelsLastPass::runOnOperation() ConvertConvToChannelsLast.cpp:0:0",
+    ])
+    lines = backtrace_lines({"status": "timeout", "detail": detail})
+    assert [line.split()[0] for line in lines[:-1]] == ["#6", "#8"], lines
+    assert lines[-1] == "(... 3 frames of the action logging shapefuzz compiles with, left out)"
+    assert not any("were not kept" in line for line in lines)  # the frames left out are no gap in the excerpt

@@ -173,6 +173,12 @@ def lane_lines(meta: dict[str, Any], entry_backend: str) -> list[str]:
 PASS_DEPTH = 48  # the most frames shown when looking for the failing pass's own
 
 
+# frames of the action logging shapefuzz compiles with (a hang's stack is mostly these, an audit found):
+# never the reader's command's
+_INSTRUMENTATION = re.compile(r"mlir::tracing::|executeActionInternal|ActionLogger|llvm::get_thread_name|"
+                              r"\bpthread_getname_np\b|\bprctl\b")
+
+
 def backtrace_lines(meta: dict[str, Any]) -> list[str]:
     """The whole top of a crash's (or a hang's) backtrace, below the signal handler (whole frames) down to the
     failing pass's own frame (at least TOP_FRAMES), read again from the entry's kept output when
@@ -183,7 +189,11 @@ def backtrace_lines(meta: dict[str, Any]) -> list[str]:
         frames = raw_frames(str(meta.get("detail") or ""), PASS_DEPTH)
         end = next((i + 1 for i, frame in enumerate(frames) if pass_in_frame(frame)), TOP_FRAMES)
         if frames:
-            return with_gaps_said(frames[:max(end, TOP_FRAMES)])
+            shown = with_gaps_said(frames[:max(end, TOP_FRAMES)])  # (gaps read before any frame is left out)
+            kept = [frame for frame in shown if not _INSTRUMENTATION.search(frame)]
+            note = [f"(... {len(shown) - len(kept)} frames of the action logging shapefuzz compiles with, left out)"] \
+                if len(kept) < len(shown) else []
+            return kept + note
     return with_gaps_said(list((meta.get("bug") or {}).get("frames") or []))
 
 
