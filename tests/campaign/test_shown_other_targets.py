@@ -101,3 +101,20 @@ def test_real_compiles_of_a_reduction_read_reversed(tmp_path, toolchain):
     assert {lane for lane in OTHER_TARGETS if BACKENDS[lane].compiles(toolchain.probe)} <= ran
     holds, _ = reproduces_on(entry.meta, "llvm-cpu", shown)
     assert holds[0] == "llvm-cpu" and set(holds) == {run.lane for run in shown.runs if run.verdict == SAME}
+
+
+@pytest.mark.iree
+def test_a_bug_that_needs_a_variants_flags_is_compiled_with_that_variant_of_each_other_target(tmp_path, toolchain):
+    # hand audit: "ROCm" over single-dispatch bugs cuda-sm80 with the same flag fails too
+    lane = "rocm-gfx942-single-dispatch"
+    path, sig = _entry(tmp_path, toolchain, lane)
+    cause = dataclasses.replace(_cause(str(path), lane), scope="only with --iree-preprocessing-pass-pipeline=x")
+    update_meta(path, shown=ShownRuns(reproducer_digest(REVERSED_DOT), (LaneRun(lane, SAME, "fails the same way"),
+                                                                        LaneRun("rocm-gfx942", COMPILES, "compiles")))
+                .to_json())
+    check, asked = _failing_on({"cuda-sm80-single-dispatch"}, sig)
+    assert other_targets([cause], toolchain, 60.0, check=check) == 1
+    assert set(asked) <= {"llvm-cpu-single-dispatch", "cuda-sm80-single-dispatch"} and "cuda-sm80-single-dispatch" in asked
+    entry = load_entry(path)
+    holds, _ = reproduces_on(entry.meta, lane, shown_runs_of(entry.meta, entry.mlir))
+    assert holds == [lane, "cuda-sm80-single-dispatch"]

@@ -213,11 +213,24 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
     return ShownRuns(reproducer_digest(candidate.text), tuple(runs)), merged
 
 
+def _targets_for(scope: str, cause_lanes: Iterable[str]) -> list[str]:
+    """The lanes `other_targets` compiles a cause's reproducer on: the default targets for a bug of the
+    default pipeline; for one that needs a variant's flags, the same variant of each other target where
+    there is one (an audit read "ROCm" over a single-dispatch bug cuda-sm80-single-dispatch shares)."""
+    from shapefuzz.iree.backends import BACKENDS
+
+    if scope.startswith("default pipeline"):
+        return [lane for lane in OTHER_TARGETS if lane in BACKENDS]
+    suffixes = dict.fromkeys(lane[len(base) + 1:] for lane in cause_lanes
+                             if lane in BACKENDS and (base := BACKENDS[lane].variant_of) and lane.startswith(base + "-"))
+    return [f"{target}-{suffix}" for suffix in suffixes for target in OTHER_TARGETS if f"{target}-{suffix}" in BACKENDS]
+
+
 def other_targets(causes: Iterable[Cause], toolchain, seconds: float, say: Callable[[str], None] = lambda text: None,
                   check: Check | None = None) -> int:
-    """Each compile failure of the default pipeline whose shown reproducer has a whole record of its own
-    lanes, compiled on each of OTHER_TARGETS it was not run on (this compiler's), within `seconds` in
-    all; the runs are added to its record, so the text's "Reproduces on" names every target that fails
+    """Each compile failure whose shown reproducer has a whole record of its own lanes, compiled on each
+    of OTHER_TARGETS it was not run on (this compiler's; for a bug that needs a variant's flags, that
+    variant of each, `_targets_for`), within `seconds` in all; the runs are added to its record, so the text's "Reproduces on" names every target that fails
     the same way and its lines say which compile it. Returns how many records grew."""
     from shapefuzz.corpus import load_entry, update_meta
     from shapefuzz.iree.backends import BACKENDS
@@ -225,7 +238,10 @@ def other_targets(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
     end = time.monotonic() + seconds
     done = 0
     for cause in causes:
-        if cause.triage == Triage.FLAKY or not cause.corpus_entries or not cause.scope.startswith("default pipeline"):
+        if cause.triage == Triage.FLAKY or not cause.corpus_entries:
+            continue
+        targets = _targets_for(cause.scope, cause.lanes)
+        if not targets:
             continue
         try:
             entry = load_entry(Path(cause.corpus_entries[0]))
@@ -235,8 +251,7 @@ def other_targets(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
         if entry.signature.stage != Stage.COMPILE or entry.signature.status in BLOW_UPS or known is None or known.left:
             continue
         ran = {r.lane for r in known.runs} | {entry.signature.backend}
-        lanes = [lane for lane in OTHER_TARGETS if lane not in ran and lane in BACKENDS
-                 and BACKENDS[lane].compiles(toolchain.probe)]
+        lanes = [lane for lane in targets if lane not in ran and BACKENDS[lane].compiles(toolchain.probe)]
         if not lanes:
             continue
         if end - time.monotonic() <= 1.0:
