@@ -5,6 +5,10 @@
   (the corpus entry's, shrunk where it was) are byte-identical once shapefuzz's `// shapefuzz-case:`
   header is dropped are one bug, whatever their messages (a truncated backtrace made two of one
   torch-mlir crash), unless the two say they break in different places.
+- **One program but for its sizes**: two compile failures in one pass whose saved reproducers are the
+  same program once their static sizes are folded (`sizes_folded`; a `?` stays) are one bug: a minimal
+  `trunci` of 1024 and of 64 i64s failing emulate-i64 on two vector ops, a concat-into-topk at two widths
+  failing the forall tiling with two messages.
 - **One pass, several symptoms**: a cause localized for certain to a pass (a wrong value or a
   run-time failure, `triage.localize`) and a cause that is localized to or fails in the same pass
   (a compile error's or crash's failing pass) are one bug when one's reproducer (the candidate it
@@ -119,6 +123,17 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
+    sized = {b.sig: reproducer_digest(sizes_folded(text)) if _own_entry(b) and (text := reproducer(b)) else ""
+             for b in every if b.stage in FAILING_STAGES}
+
+    def one_program_sized(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
+        # the same minimal program but for its static sizes, failing in one pass: one bug (audit: a
+        # `trunci` of 1024 and of 64 i64s failed emulate-i64 on two vector ops; one concat-into-topk at
+        # two widths failed the forall tiling with two messages)
+        return not apart(xs, ys) and any(
+            sized.get(x.sig) and sized.get(x.sig) == sized.get(y.sig) and (x.stage, x.status) == (y.stage, y.status)
+            and place[x.sig] and place[x.sig] == place[y.sig] for x in xs for y in ys)
+
     def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         shared = _cause_passes(xs, place) & _cause_passes(ys, place)
         if apart(xs, ys) or not shared:
@@ -144,9 +159,19 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         return not apart_by_limit(xs, ys) and any(
             _shape(x) and _shape(x) == _shape(y) and frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys)
 
-    merged = _union(_union(_union(_union(groups, one_program), one_pass), one_failure), one_bound)
+    merged = _union(_union(_union(_union(_union(groups, one_program), one_program_sized), one_pass), one_failure),
+                    one_bound)
     return {name: members if members is groups.get(name) else _most_severe_first(members)
             for name, members in merged.items()}
+
+
+_SIZED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:(?:\d+|\?|\[\d+\])x)+|!torch\.vtensor<\[[^\]]*\]")
+
+
+def sizes_folded(text: str) -> str:
+    """`text` with every static size in its shaped types as N (`tensor<1x8x1xf32>` -> `tensor<NxNxNxf32>`,
+    `!torch.vtensor<[1,851],f16>` -> `!torch.vtensor<[N,N],f16>`); a `?` stays: dynamic is part of the program."""
+    return _SIZED_TYPE.sub(lambda m: re.sub(r"\d+", "N", m.group(0)), text)
 
 
 def _union(groups: dict[str, list[BucketRow]],
