@@ -132,7 +132,11 @@ def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status],
             f"{seen}, and {twin}, another target on the same Mesa driver, is right: two targets disagreeing on "
             f"one driver is the compiler's (codegen for SPIR-V){emulation}")
     if twin_status is None or not twin_status.is_failure or not twin_runs:  # not run there (yet), or it cannot take it
-        if narrow:
+        # lost i8 words explain wrong values on the default profile only, Mesa's loop limit on both targets: a
+        # module that meets both waits for the twin (an audit found a si8 sort along 1023 filed as the i8 bug;
+        # the llvmpipe target got it wrong too: the loop limit)
+        undecided = twin_runs and twin_status is None and bool(narrow) and bool(loop_limit_reached(text, arg_shapes()))
+        if narrow and not undecided:
             return Triage.COMPILER_BUG, f"{seen}{emulation}"
         refused = BACKENDS[twin].limit_for_module(text) if twin in BACKENDS else None
         cannot = (f"{twin} does not take it ({refused})" if twin_status == Status.UNSUPPORTED and refused else
@@ -143,8 +147,10 @@ def vulkan_verdict(text: str, failure: FailingLane, lanes: Mapping[str, Status],
             return Triage.TARGET_LIMIT, f"{device_limit('llvmpipe-loop-limit', lane, limit).evidence}; {seen}; {cannot}"
         why = ("its confirming re-run runs it there" if twin_runs and twin_status is None else
                cannot if twin else "no other Vulkan target to check it against")
+        both = (f"; both IREE's i8 emulation (the module holds a {narrow}) and Mesa's loop limit could explain it: "
+                f"{twin} tells them apart") if undecided else ""
         return Triage.SUSPECTED_DRIVER, (
-            f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}); would "
+            f"{seen}; not yet checked on {twin or 'another Vulkan target'} on the same driver ({why}){both}; would "
             "settle it: the same module on a hardware GPU or on another Vulkan implementation")
     limit = loop_limit_reached(text, arg_shapes())
     if limit:  # a documented limit of the device (triage.target_limits), met by both targets on it
