@@ -54,7 +54,7 @@ def due_causes(rows: Sequence[BucketRow], corpus: Path | None, ranged: Mapping[s
     ranged, `cause_facts.ranged_entries`): a shrink that ends after a range, or a smaller example,
     is ranged anew, never left with a range of a text the issue does not show."""
     from shapefuzz.campaign.causes.merging import entry_reproducer
-    from shapefuzz.campaign.report.summary import stored_entry
+    from shapefuzz.campaign.report.stored_entries import stored_entry
     from shapefuzz.recheck.regression import reproducer_digest
     from shapefuzz.triage.identity import identity_of
 

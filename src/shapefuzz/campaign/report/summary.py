@@ -19,6 +19,7 @@ from shapefuzz.campaign.causes.cause_facts import (finished, lead_fields, regres
                                            reported_url, smallest_first)
 from shapefuzz.campaign.causes.cause import Cause, Regression
 from shapefuzz.campaign.causes.crossings import crossed, shown_crossed
+from shapefuzz.campaign.report.stored_entries import corpus_of as _corpus_of, entry_of as _entry_of, stored_entry
 from shapefuzz.campaign.localizing import driver_cleared, localizations, split_as_reported
 from shapefuzz.campaign.causes.merging import entry_meta, entry_reproducer, merge_causes, symptoms
 from shapefuzz.campaign.causes.stated import merge_by_mechanism, restated
@@ -32,7 +33,7 @@ from shapefuzz.campaign.lanecost import KEEP, LaneCost, lane_kin, lane_seconds
 from shapefuzz.campaign.causes.verdicts import bucket_triage, cause_triage
 from shapefuzz.campaign.database import BucketRow, CampaignStore
 from shapefuzz.campaign.outcomes import BucketState, ShrinkState, TaskKind, Triage, Verdict
-from shapefuzz.files import UnsafeName, atomic_write, child
+from shapefuzz.files import atomic_write
 from shapefuzz.families.operands import reproducer_operand
 from shapefuzz.triage.issue import entry_chain
 from shapefuzz.markup import cell, code, code_cell, fenced, text
@@ -194,30 +195,6 @@ def summarize(store: CampaignStore, reason: str = "", messages: list[str] | None
                                 "checks": n} for g, kind, lane, mean, n in cost.slow_kinds()],
                    discovery=estimate(found, len(sample), sum(verdicts.values()) / active * 60 if active else 0.0),
                    split=split, allocation=allocation_summary(store, bucket_triage))
-
-
-def _entry_of(bucket: BucketRow, corpus: Path | None) -> tuple[dict, str | None]:
-    """A bucket's corpus entry: its meta.json and its reproducer ({} and None where there is none)."""
-    entry = stored_entry(bucket.corpus_entry, corpus)
-    return (entry_meta(entry), entry_reproducer(entry)) if entry else ({}, None)
-
-
-def _corpus_of(store: CampaignStore) -> Path | None:
-    from shapefuzz.campaign.corpus_place import stored_corpus
-
-    return stored_corpus(store.folder, store.meta_object("config") or {})
-
-
-def stored_entry(stored: str, corpus: Path | None) -> str:
-    """A bucket's corpus entry as a path to use: the entry folder named by the store, taken inside
-    the campaign's corpus (`files.child`: a plain name, no link); "" when the store names none or
-    names something that is not a plain entry folder (a tampered store names no path)."""
-    if not stored or stored.startswith("?"):  # "?N": a save in flight
-        return ""
-    try:
-        return str(child(corpus if corpus is not None else Path(stored).parent, Path(stored).name, "corpus entry"))
-    except UnsafeName:
-        return ""
 
 
 def _regression(store: CampaignStore, names: list[str], members: list[BucketRow],
