@@ -96,6 +96,12 @@ def made_from_bound(evidence: str) -> bool:
     return BOUND_SIZED.what in evidence
 
 
+def _dynamic_workgroup(text: str) -> bool:
+    """A workgroup (shared) memory buffer of a dynamic size."""
+    return any("workgroup" in m.group("type") and (m.group("dyn").strip() or "?" in m.group("type").split(",", 1)[0])
+               for m in _ALLOC.finditer(text))
+
+
 def _total(pattern: re.Pattern[str], text: str, keep: Callable[[str], bool] = lambda t: True) -> int:
     return sum(_bytes(m.group("type")) or 0 for m in pattern.finditer(text) if keep(m.group("type")))
 
@@ -199,8 +205,13 @@ def offence_of(output: str) -> Offence | None:
     shared = _SHARED_LIMIT.search(output)
     if shared:
         limit = int(shared.group(2))
-        return Offence(f"workgroup (shared) memory over the {limit}-byte limit",
-                       lambda text: _total(_ALLOC, text, lambda t: "workgroup" in t) > limit)
+        # a dynamic-size workgroup buffer counts from the pass that made it: pad-dynamic-alloc only gives it
+        # its bound's static size (an audit found a sort's unbounded workgroup copy, made by bufferization,
+        # and a top-k's 128-row scratch placed at pad-dynamic-alloc)
+        return Offence(f"workgroup (shared) memory over the {limit}-byte limit, or of a dynamic size (its bound "
+                       "made static later)",
+                       lambda text: _total(_ALLOC, text, lambda t: "workgroup" in t) > limit
+                       or _dynamic_workgroup(text))
     return None
 
 
