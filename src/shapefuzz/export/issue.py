@@ -370,7 +370,10 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
         steps += ["Inputs:", "", *fenced("\n".join(_shown(f"arg{i}", a) for i, a in enumerate(p.inputs or [])), "text")]
     bisect = entry.meta.get("bisect")
     chain = reproducer_chain(entry.mlir)
-    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer (op family: {entry.family or 'not generated'}"
+    # a reproducer cut down as plain text may hold none of its family's ops (a lone `trunci` read "op family: topk")
+    family = (f"found as a {entry.family} case, cut down to plain MLIR" if entry.family and entry.case is None
+              else f"op family: {entry.family or 'not generated'}")
+    context_lines = ["- " + text(f"Found by the shapefuzz fuzzer ({family}"
                                  + (f", inside the chain {chain}" if chain else "") + "); "
                                  # (no "seen N time(s)": the entry's own count read "seen 1 time(s)" over a
                                  # cause of 11 hits; the lines below give each backend's hits)
