@@ -13,6 +13,7 @@ import numpy as np
 
 from shapefuzz.process.cleanup import temp_dir
 from shapefuzz.process.sandbox import Limits
+from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.judge.iree_probe import IreeProbe
 from shapefuzz.triage.codegen_pass import trimmed
@@ -21,6 +22,7 @@ from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
 from shapefuzz.triage.localize_types import Values
 
 TORCH_INPUT = "--iree-input-type=torch"
+PER_RELEASE_SECONDS = 15.0  # an older release's compile and run of the conversion's output (measured: under 1 s)
 _ONNX_OP = 'torch.operator "onnx.'
 _DUMP = Limits(timeout=60.0, output_bytes=64 * 1024 * 1024)
 _FLAGS = ("--compile-to=input", "--mlir-print-ir-after-all", "--mlir-print-ir-after-change",
@@ -75,4 +77,37 @@ def place_frontend_pass(loc: Localization, text: str, lane: str, inputs: Sequenc
                    evidence=f"{loc.evidence}; in the {name} conversion: {found.evidence}")
 
 
-__all__ = ["frontend_finding", "place_frontend_pass"]
+def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                               toolchain: Toolchain, compare=None, seconds: float = 60.0) -> str:
+    """The cached older release that computes the right values from the IR this toolchain's frontend
+    conversion makes of `text` (its `--compile-to=input`), newest first; "" when none does or none can tell.
+    Right there, the conversion's output is right, and what breaks is what this release does with it
+    after the frontend (hand audit: a torch max-pool with ceil_mode blamed on torch-mlir, whose output
+    is the same in 3.6.0, which computes it right; the bug was FoldUnitExtentDims)."""
+    from shapefuzz.errors import ShapefuzzError
+    from shapefuzz.iree.releases import cached_versions
+    from shapefuzz.recheck.regression import local_installer
+
+    end = time.monotonic() + seconds
+    current = toolchain.probe.version.split("rc", 1)[0]
+    with temp_dir("frontend-elsewhere") as tmp:
+        converted = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare).phase_ir("input")
+        if converted is None:
+            return ""
+        for version in sorted((v for v in cached_versions(lambda _: None) if v != current),
+                              key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()), reverse=True):
+            if time.monotonic() >= end:
+                return ""
+            try:
+                older = local_installer(version)
+            except (ShapefuzzError, OSError):
+                continue
+            # (each release within its share: one that still has the bug can take a whole compile limit)
+            with time_bound(min(PER_RELEASE_SECONDS, end - time.monotonic())):
+                if IreeProbe(converted, lane, inputs, expected, older, tmp, compare).finish(converted, "start", lane) \
+                        == Values.RIGHT:
+                    return version
+    return ""
+
+
+__all__ = ["conversion_right_elsewhere", "frontend_finding", "place_frontend_pass"]

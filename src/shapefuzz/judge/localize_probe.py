@@ -23,7 +23,7 @@ from shapefuzz.process.time_bounds import time_bound
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.culprit import Dump, Offence
 from shapefuzz.triage.identity import anchor_op
-from shapefuzz.triage.localize import (CODEGEN, Localization, Values, algorithm_ops, frontend_open, localize,
+from shapefuzz.triage.localize import (CODEGEN, FRONTEND_NAMES, Localization, Values, algorithm_ops, frontend_open, localize,
                                        unlike_text, with_frontend)
 
 DEFAULT_SECONDS = 60.0  # a localization's whole budget (the campaign's knob: --localize-time)
@@ -157,10 +157,21 @@ def _localize_entry(entry, toolchain: Toolchain, lane: str, passed: Sequence[str
                            max(1.0, seconds - reserve - (time.monotonic() - start)), compare)
     if not frontend_open(loc):
         return loc
-    loc = with_frontend(loc, spelling, lane, linalg, torch, unlike)
+    before, loc = loc, with_frontend(loc, spelling, lane, linalg, torch, unlike)
     if not loc.frontend:
         return loc
-    from shapefuzz.judge.frontend_probe import place_frontend_pass
+    from shapefuzz.judge.frontend_probe import conversion_right_elsewhere, place_frontend_pass
+
+    # the linalg spelling is ours, not the conversion's output: that output computed right by an older
+    # release clears the conversion (the bug is in what this release does after it)
+    elsewhere = conversion_right_elsewhere(entry.mlir, lane, entry.inputs, entry.expected, toolchain, compare,
+                                           min(FRONTEND_SECONDS, seconds - (time.monotonic() - start)))
+    if elsewhere:
+        cleared = (f"not the {FRONTEND_NAMES.get(loc.frontend, loc.frontend)} conversion's: the IR it makes of this "
+                   f"program in this release (`--compile-to=input`), compiled by IREE {elsewhere}, computes the right "
+                   "values on the same inputs, so the conversion is right and this release breaks after it")
+        return replace(before, evidence=f"{before.evidence}; {cleared}" if before.evidence else cleared,
+                       seconds=time.monotonic() - start)
 
     # placed in the frontend conversion: which of its passes (what is left of the budget)
     return place_frontend_pass(loc, entry.mlir, lane, entry.inputs, entry.expected, toolchain, compare,
