@@ -53,7 +53,7 @@ def test_the_newest_older_release_that_computes_it_right_is_named(monkeypatch):
     monkeypatch.setattr(frontend_probe, "IreeProbe", _Probe)
     monkeypatch.setattr("shapefuzz.iree.releases.cached_versions",
                         lambda say=None: ["3.0.0", "3.6.0", "3.12.0", "3.13.0"])
-    monkeypatch.setattr("shapefuzz.recheck.regression.local_installer", lambda version: version)
+    monkeypatch.setattr("shapefuzz.iree.releases.install", lambda version: version)
     _Probe.asked = []
     assert conversion_right_elsewhere("x", "llvm-cpu", [], [], toolchain) == "3.6.0"  # type: ignore[arg-type]
     assert _Probe.asked == ["3.12.0", "3.6.0"]  # newest first; the current release never

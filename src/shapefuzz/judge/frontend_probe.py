@@ -85,8 +85,7 @@ def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray
     after the frontend (hand audit: a torch max-pool with ceil_mode blamed on torch-mlir, whose output
     is the same in 3.6.0, which computes it right; the bug was FoldUnitExtentDims)."""
     from shapefuzz.errors import ShapefuzzError
-    from shapefuzz.iree.releases import cached_versions
-    from shapefuzz.recheck.regression import local_installer
+    from shapefuzz.iree.releases import cached_versions, install
 
     end = time.monotonic() + seconds
     current = toolchain.probe.version.split("rc", 1)[0]
@@ -99,7 +98,7 @@ def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray
             if time.monotonic() >= end:
                 return ""
             try:
-                older = local_installer(version)
+                older = install(version)  # (a cached one: never a download)
             except (ShapefuzzError, OSError):
                 continue
             # (each release within its share: one that still has the bug can take a whole compile limit)
