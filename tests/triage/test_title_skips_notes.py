@@ -79,3 +79,13 @@ def test_a_crash_title_names_the_fatal_error_or_the_function_never_a_raw_frame()
                     "frames": [" #4 0x00007f963937b5a3 mlir::AffineExpr::getKind() const AffineExpr.cpp:0:0"]}}
     title = issue_title(meta, "cuda-sm80", "compile", "crash", "SIGSEGV in mlir::AffineExpr::getKind")
     assert title == "[IREE dispatch creation] crash in AnnotateDispatchesPass: SIGSEGV in AffineExpr::getKind"
+
+
+def test_a_crash_signature_cut_at_an_anonymous_namespace_is_titled_by_its_frame():
+    # the signature kept "SIGSEGV in mlir::torch::"; the title read "SIGSEGV in torch::"
+    frames = [" #4 0x00007f mlir::torch::(anonymous namespace)::ConvertAtenIndexPutHackedTwinOp::matchAndRewrite("
+              "mlir::torch::Torch::AtenIndexPutHackedTwinOp) const TorchToTMTensor.cpp:0:0"]
+    meta = {"bug": {"component": "frontend: torch-mlir conversion", "failing_pass": "ConvertTorchToTMTensor",
+                    "frames": frames}}
+    title = issue_title(meta, "llvm-cpu", "compile", "crash", "SIGSEGV in mlir::torch::")
+    assert title.endswith("crash in ConvertTorchToTMTensor: SIGSEGV in ConvertAtenIndexPutHackedTwinOp::matchAndRewrite"), title

@@ -79,6 +79,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
     if status == "crash":
         what = f"crash in {where}" if where else "crash"
         words = crash_words(message)
+        if words.endswith("::"):  # the signature's function was cut at an anonymous namespace: its frame names it
+            frames = backtrace_lines(meta)
+            words = f"{words.split(' in ', 1)[0]} in {frame_function(frames[0])}" if frames else words
         text = f"{what}: {words}" if words else what
     elif stage in ("compare", "run") and (bug.get("localized") or {}).get("phase"):
         loc = bug["localized"]
@@ -117,6 +120,14 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
 
 TITLE_CHARS = 200
 _FATAL = re.compile(r"(LLVM ERROR: .*|Assertion .*)")
+
+
+def frame_function(frame: str) -> str:
+    """A backtrace line's function by class and name ("SelectionDAG::LegalizeTypes"), without its
+    number, address, namespaces, arguments or file."""
+    words = frame.split(" 0x", 1)[-1].strip().replace("(anonymous namespace)::", "").split(" ", 1)
+    function = (words[-1] if len(words) > 1 else words[0]).split("(", 1)[0].strip()
+    return "::".join(function.split("::")[-2:])[:120]
 
 
 def crash_words(message: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from shapefuzz.triage.component import FRONTEND_ONNX, FRONTEND_TORCH
+from shapefuzz.triage.issue import frame_function
 
 
 @dataclass(frozen=True)
@@ -44,14 +45,6 @@ _LLVM_BACKEND = re.compile(r"^(?:llvm::)?(?:AMDGPU|SI[A-Z][a-z]|R600|GCN|NVPTX|X
                            r"LLVM ERROR: Cannot select")
 
 
-def _function(frame: str) -> str:
-    """A backtrace line's function by class and name ("SelectionDAG::LegalizeTypes"), without its
-    number, address, arguments or file."""
-    words = frame.split(" 0x", 1)[-1].strip().split(" ", 1)
-    function = (words[-1] if len(words) > 1 else words[0]).split("(", 1)[0].strip()
-    return "::".join(function.split("::")[-2:])[:120]
-
-
 def _frames(bug: Mapping[str, Any]) -> list[str]:
     frames = bug.get("frames")
     return [str(f) for f in frames[:8]] if isinstance(frames, list) else []
@@ -78,7 +71,7 @@ def tracker_of(meta: Mapping[str, Any]) -> Tracker:
     backend = next((s for s in (failing, *_frames(bug)) if s and _LLVM_BACKEND.search(s.split(" 0x")[-1].strip()
                                                                                       .split(" ", 1)[-1])), "")
     if backend:
-        name = failing if failing and _LLVM_BACKEND.search(failing) else _function(backend)
+        name = failing if failing and _LLVM_BACKEND.search(failing) else frame_function(backend)
         if str(meta.get("status") or "") == "timeout":
             # a compile that does not finish inside LLVM's backend is slow on what IREE hands it (an audit
             # found <31496 x float> vectors from a reduction IREE left untiled under a ROCm hang in
