@@ -9,9 +9,9 @@ cause's lanes, with the campaign's own check (a compile failure cut down as plai
 judge values by, is compiled on each); its verdict is re-derived from those runs by the campaign's own triage
 (`IreeTarget.triage`: the loop limit or the i8 words of the shrunk module, not of the candidate). The
 record goes into the entry's meta.json `shown`; lanes the time did not reach are listed as left, and the
-text says only what was run. Then, within DEFAULT_TARGETS_SECONDS, each compile failure of the default
-pipeline with a whole record is compiled on the default targets it was not run on (`other_targets`), so
-"Reproduces on" names every target that fails the same way."""
+text says only what was run. Then, within DEFAULT_TARGETS_SECONDS, each compile failure with a whole
+record is compiled on the default targets it was not run on (a variant's bug: that variant of each;
+`other_targets`), so "Reproduces on" names every target that fails the same way."""
 
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ def _same_values(run: LaneRun, outcome: Outcome, own_lane: str, own_values: str)
     read "vulkan-spirv fails the same way" over a ui8 dot whose vulkan-spirv result was all zeros, the i8
     emulation's bug, where llvm-cpu computed other wrong values); another lane's other values are said so."""
     values = _actual(outcome, run.lane)
-    if run.lane == own_lane or not own_values or not values or values == own_values:
+    if not own_values or not values or values == own_values:
         return run
     return LaneRun(run.lane, OTHER, f"computes other wrong values than {own_lane} ({values[:200]})", run.identity)
 
@@ -202,8 +202,10 @@ def _run(candidate: Candidate, lanes: list[str], signature: Signature, identity:
                          {**merged.lanes, **outcome.lanes}, (*merged.failures, *outcome.failures))
         run = lane_run(lane, outcome, signature, identity)
         if run is not None and run.verdict == SAME and signature.stage == Stage.COMPARE:
-            run = _same_values(run, outcome, signature.backend, own_values)
-            own_values = own_values if lane != signature.backend else _actual(outcome, lane)
+            if lane == signature.backend:
+                own_values = _actual(outcome, lane)
+            else:
+                run = _same_values(run, outcome, signature.backend, own_values)
         if run is None and lane in outcome.lanes:
             ran = BACKENDS[lane].executes(probe) and not compile_only
             run = LaneRun(lane, PASSES if ran else COMPILES, "passes (matches the reference)" if ran else
@@ -230,8 +232,8 @@ def other_targets(causes: Iterable[Cause], toolchain, seconds: float, say: Calla
                   check: Check | None = None) -> int:
     """Each compile failure whose shown reproducer has a whole record of its own lanes, compiled on each
     of OTHER_TARGETS it was not run on (this compiler's; for a bug that needs a variant's flags, that
-    variant of each, `_targets_for`), within `seconds` in all; the runs are added to its record, so the text's "Reproduces on" names every target that fails
-    the same way and its lines say which compile it. Returns how many records grew."""
+    variant of each: `_targets_for`), within `seconds` in all. The runs join its record, so the text's
+    "Reproduces on" names every target that fails the same way. Returns how many records grew."""
     from shapefuzz.corpus import load_entry, update_meta
     from shapefuzz.iree.backends import BACKENDS
 

@@ -109,7 +109,8 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     `crossed`: (bucket, bucket) whose minimized reproducer, run on the other's lane, cross-triggered
     (campaign.causes.crosstrigger)."""
     every = [b for members in groups.values() for b in members]
-    digest = {b.sig: reproducer_digest(reproducer(b)) if _own_entry(b) else "" for b in every}
+    texts = {b.sig: reproducer(b) if _own_entry(b) else None for b in every}  # each read once
+    digest = {sig: reproducer_digest(text) for sig, text in texts.items()}
     place = {b.sig: _place(b, located, action_passes or {}) for b in every}
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
@@ -123,7 +124,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
-    sized = {b.sig: reproducer_digest(sizes_folded(text)) if _own_entry(b) and (text := reproducer(b)) else ""
+    sized = {b.sig: reproducer_digest(sizes_folded(text)) if (text := texts[b.sig]) else ""
              for b in every if b.stage in FAILING_STAGES}
 
     def one_program_sized(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
