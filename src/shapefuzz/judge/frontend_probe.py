@@ -85,7 +85,7 @@ def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray
     after the frontend (hand audit: a torch max-pool with ceil_mode blamed on torch-mlir, whose output
     is the same in 3.6.0, which computes it right; the bug was FoldUnitExtentDims)."""
     from shapefuzz.errors import ShapefuzzError
-    from shapefuzz.iree.releases import cached_versions, install
+    from shapefuzz.iree.releases import cached_versions, install, version_key
 
     end = time.monotonic() + seconds
     current = toolchain.probe.version.split("rc", 1)[0]
@@ -93,8 +93,7 @@ def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray
         converted = IreeProbe(text, lane, inputs, expected, toolchain, tmp, compare).phase_ir("input")
         if converted is None:
             return ""
-        for version in sorted((v for v in cached_versions(lambda _: None) if v != current),
-                              key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()), reverse=True):
+        for version in sorted((v for v in cached_versions(lambda _: None) if v != current), key=version_key, reverse=True):
             if time.monotonic() >= end:
                 return ""
             try:

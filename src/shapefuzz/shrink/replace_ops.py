@@ -451,12 +451,13 @@ def inline_calls(text: str) -> Iterator[str]:
         inlined = lines[:i] + rows[:ret[0]] + rows[ret[0] + 1:] + after.splitlines(keepends=True) + lines[caller.close:]
         # the function goes in the same step: nothing calls it now, and a step that kept it beside its
         # inlined body was larger, so never taken (an audit found `call @root` in 6 shrunk texts)
-        gone = range(func.header[0], func.close + 1)
-        shift = len(inlined) - len(lines)  # the function lies before the call, or after the caller
-        if func.header[0] > caller.close:
-            gone = range(func.header[0] + shift, func.close + 1 + shift)
-        elif func.close >= i:
+        if func.header[0] > caller.close:  # after the caller: its lines moved by what the inlining added
+            shift = len(inlined) - len(lines)
+        elif func.close < i:  # before the call: where it was
+            shift = 0
+        else:
             continue  # (a function nested in its caller: not a form the chain cases write)
+        gone = range(func.header[0] + shift, func.close + 1 + shift)
         yield "".join(row for k, row in enumerate(inlined) if k not in gone)
 
 

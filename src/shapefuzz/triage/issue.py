@@ -122,12 +122,17 @@ TITLE_CHARS = 200
 _FATAL = re.compile(r"(LLVM ERROR: .*|Assertion .*)")
 
 
+def _class_and_name(function: str) -> str:
+    """`mlir::torch::(anonymous namespace)::ConvertX::matchAndRewrite` as `ConvertX::matchAndRewrite`."""
+    return "::".join(function.replace("(anonymous namespace)::", "").split("::")[-2:])
+
+
 def frame_function(frame: str) -> str:
     """A backtrace line's function by class and name ("SelectionDAG::LegalizeTypes"), without its
     number, address, namespaces, arguments or file."""
     words = frame.split(" 0x", 1)[-1].strip().replace("(anonymous namespace)::", "").split(" ", 1)
     function = (words[-1] if len(words) > 1 else words[0]).split("(", 1)[0].strip()
-    return "::".join(function.split("::")[-2:])[:120]
+    return _class_and_name(function)[:120]
 
 
 def crash_words(message: str) -> str:
@@ -142,9 +147,7 @@ def crash_words(message: str) -> str:
     if not found_in:
         return message.strip()
     function, _, said = rest.replace("(anonymous namespace)::", "").partition(" ")
-    function = "::".join(function.split("::")[-2:])
-    return f"{signal} in {function}" + (f": {said.strip()}" if said.strip() else "")
-
+    return f"{signal} in {_class_and_name(function)}" + (f": {said.strip()}" if said.strip() else "")
 
 
 def clipped(text: str, most: int) -> str:
