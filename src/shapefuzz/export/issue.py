@@ -18,6 +18,7 @@ from shapefuzz.export.run_module import run_module_argv, write_run_module
 from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, spans, text
 from shapefuzz.model import Stage, Status
+from shapefuzz.shrink import lowered_stage
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.triage.component import plain_lanes, target_independent
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
@@ -337,6 +338,17 @@ def on_plain_lane(p: Plan, context: IssueContext, toolchain: Toolchain) -> Plan:
     return replace(p, backend=BACKENDS[plain], flags=(*flags, *input_type_flags(p.entry.mlir)))
 
 
+
+def _cut_words(entry: CorpusEntry) -> str:
+    """How a reproducer cut down as text came from its case: a frontend spelling (torch, ONNX,
+    StableHLO) whose reproducer holds none of it went through the frontend's conversion first
+    (shrink.lowered_stage), and the text says so: the bug is not that conversion's."""
+    cut_from = entry.cut_from
+    frontend = str(cut_from.params.get("frontend") or "") if cut_from is not None else ""
+    if frontend and frontend != "linalg" and not lowered_stage.frontend_spelled(entry.mlir):
+        return f"spelled in {frontend}, lowered to linalg by IREE's {frontend} conversion and cut down to plain MLIR"
+    return "cut down to plain MLIR"
+
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
     sig, entry = p.entry.signature, p.entry
@@ -371,7 +383,7 @@ def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     bisect = entry.meta.get("bisect")
     chain = reproducer_chain(entry.mlir)
     # a reproducer cut down as plain text may hold none of its family's ops (a lone `trunci` read "op family: topk")
-    family = (f"found as a {entry.family} case, cut down to plain MLIR" if entry.family and entry.case is None
+    family = (f"found as a {entry.family} case, {_cut_words(entry)}" if entry.family and entry.case is None
               else f"op family: {entry.family or 'not generated'}")
     context_lines = ["- " + text(f"Found by the shapefuzz fuzzer ({family}"
                                  + (f", inside the chain {chain}" if chain else "") + "); "

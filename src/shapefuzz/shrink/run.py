@@ -20,7 +20,7 @@ from shapefuzz.files import atomic_write
 from shapefuzz.invoke.execute import compile_command
 from shapefuzz.model import BackendResult, CheckReport, Signature, Stage, Status, Verdict
 from shapefuzz.process.sandbox import Limits, cancel_running, resume
-from shapefuzz.shrink import case_stage, mlirtext, replace_ops, voted_stage
+from shapefuzz.shrink import case_stage, lowered_stage, mlirtext, replace_ops, voted_stage
 from shapefuzz.shrink.engine import Accepted, Pass, Problem, Stats
 from shapefuzz.shrink.iree import (
     BLOWUPS, SameSignature, Target, Verifier, calibrate, describe, earliest_phase, matches, roundtrip_pass,
@@ -223,8 +223,8 @@ def shrink_text(
     new failure met, which is re-checked after them. A generated case whose kept failure is a
     compile-stage one goes on as plain text (`case_stage`) once its parameter steps are done, and
     one whose kept failure is one lane's wrong result as plain text judged by two reference lanes
-    (`voted_stage`); `stage` then says what the text stage did (the case it cut from, the voted
-    judge, or why it was not taken)."""
+    (`voted_stage`); a compile failure of a frontend spelling is tried on the linalg its conversion
+    makes (`lowered_stage`). `stage` says what the text stage did (the case it cut from, the judge)."""
     stage = stage if stage is not None else TextStage()
     # a share of the time kept for the tidy steps a run the deadline cut still gets (`TIDY`)
     tidy = 0.0 if time_limit is None else min(TIDY_SHARE * time_limit, TIDY_CHECKS * max(finding_seconds, 1.0))
@@ -257,6 +257,11 @@ def shrink_text(
                 best = _text_stage(best, problem, target, limit, stage)
             elif any(s.stage == Stage.COMPARE for s in target.signatures.values()):
                 best = _voted_stage(best, problem, target, limit, toolchain, stage)
+        if problem.stopped_because is None and toolchain is not None and (low := lowered_stage.shrink_lowered(
+                best, text, problem, target, toolchain,  # (a case's with its text stage's passes)
+                lambda t: case_stage.tiers() if has_case(text) else tiers_for(t, target, toolchain))):
+            stage.case_form, stage.note = stage.case_form or (best if has_case(best) else None), lowered_stage.NOTE
+            best = low
         if problem.stopped_because == TIME_LIMIT and tidy > 0 and best == problem.current:
             # cut by the deadline: its dead values and unread arguments still go (a fresh campaign's
             # 20 s shrinks left the ops a cut scatter had fed under "keeps only the ops it needs")
