@@ -56,12 +56,30 @@ def test_a_long_title_is_cut_at_a_words_end():
     from shapefuzz.triage.issue import TITLE_CHARS, issue_title
 
     message = ("'linalg.generic' op inferred input/output operand #0 has shape's dimension #0 to be greater than "
-               "or equal to 3, but found 1")
+               "or equal to 3, but found 1, in 'linalg.generic' op inferred input/output operand #1 has shape's "
+               "dimension #2 to be greater than or equal to 5, but found 2")
     meta = {"bug": {"component": "codegen for CUDA (cuda-sm80), ROCm (rocm-gfx942)",
                     "failing_pass": "iree-codegen-tile-and-distribute-to-workgroups-using-forall-op"}}
     title = issue_title(meta, "rocm-gfx942", "compile", "error", message)
     assert len(title) <= TITLE_CHARS and title.endswith("…"), title
     assert title[:-1].split()[-1] in message.split(), title  # a whole word before the ellipsis
+
+
+def test_a_long_maker_title_keeps_the_whole_message_and_names_the_maker_after_it():
+    """An audit read titles of a checker's refusal placed at its maker cut inside the message ("... write
+    affecting…"): over the bound, the refuser (which the text names) goes, never the message's words."""
+    from shapefuzz.triage.issue import TITLE_CHARS
+    from shapefuzz.triage.localize import CODEGEN, Localization
+
+    tile = "iree-codegen-tile-and-distribute-to-workgroups-using-forall-op"
+    said = ("'vector.transfer_write' op write affecting operations on global resources are restricted to workgroup "
+            "distributed contexts")
+    meta = {"bug": {"component": "codegen for ROCm (rocm-gfx942)", "failing_pass": tile,
+                    "identity": "compile/error [iree-codegen-gpu-verify-distribution]: 'vector.transfer_write' op",
+                    "localized": Localization(CODEGEN, tile, certain=True, evidence="traced").to_json(),
+                    "first_lines": [f"<work>/module.mlir:3:1: error: {said}"]}}
+    title = issue_title(meta, "rocm-gfx942", "compile", "error", "'vector.transfer_write' op write affecting")
+    assert title == f"[codegen for ROCm (rocm-gfx942)] {said} (IR made by {tile})" and len(title) <= TITLE_CHARS
 
 
 def test_a_crash_title_names_the_fatal_error_or_the_function_never_a_raw_frame():

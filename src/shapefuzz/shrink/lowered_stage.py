@@ -12,10 +12,11 @@ functions and `torch_c` casts turned to builtin tensors by torch-mlir's own
 and TOSA, `--compile-to=input`, its `util.func`s spelled as `func.func`s.
 
 A bug of the conversion itself never passes: its converted text compiles (or fails otherwise) and
-the oracle refuses it. The converted text's shrunk result is kept where it has no more ops than the
-frontend text's own result (the one order counts every repeated type's elements, which the linalg
-spelling writes out more often: a lone `torch.aten.to.dtype` of 1024 i64s counts 5,120 elements, its
-`linalg.generic` 7,168) and may replace the file the shrink started from.
+the oracle refuses it. The converted text's shrunk result is kept where it has no more compute ops
+(`compute_ops`) than the frontend text's own result, and may replace the file the shrink started
+from. Not by the one order: it counts every repeated type's elements and every op of a region, which
+the linalg spelling writes out more (a lone `torch.aten.to.dtype` of 1024 i64s counts 5,120 elements,
+its `linalg.generic` 7,168; an ONNX ReduceMax is one line, its generic's body six ops).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from typing import Callable
 
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.process.sandbox import Limits, run_sandboxed
-from shapefuzz.shrink import case_stage
+from shapefuzz.shrink import case_stage, mlirtext, replace_ops
 from shapefuzz.shrink.engine import Pass, Problem
 from shapefuzz.shrink.iree import Target
-from shapefuzz.size import measure, smaller
+from shapefuzz.size import smaller
 
 _TORCH = re.compile(r"!torch\.vtensor|\btorch\.(?:aten|operator|prim)\.?")
 _OTHER = re.compile(r"\b(?:stablehlo|mhlo|tosa)\.[a-z_]")
@@ -89,13 +90,30 @@ def _input_lowered(text: str, toolchain: Toolchain, timeout: float) -> str | Non
     return None if re.search(r"\butil\.", out) else out
 
 
+# statements that only name a value (a constant, a list, an empty tensor, a dim) or end the function
+_NOT_COMPUTE = re.compile(r"^(?:arith\.constant|tensor\.(?:empty|dim)|torch\.constant\.\w+|torch\.prim\.ListConstruct|"
+                          r"torch\.vtensor\.literal|stablehlo\.constant|tosa\.const|(?:func\.|util\.)?return)$")
+
+
+def compute_ops(text: str) -> int:
+    """The function-level statements that compute (a region's ops count once, with their op)."""
+    lines = text.splitlines(keepends=True)
+    count = 0
+    for func in mlirtext.functions(lines):
+        for stmt in mlirtext.statements(lines, func):
+            body = stmt.text(lines)
+            name = replace_ops.op_name(body) or body.split(None, 1)[0] if body.strip() else ""
+            count += not (_NOT_COMPUTE.match(name) or '"onnx.Constant"' in body)
+    return count
+
+
 NOTE = "lowered to the linalg its frontend's conversion makes, and cut down as text"
 
 
 def shrink_lowered(best: str, original: str, problem: Problem, target: Target, toolchain: Toolchain,
                    tiers: Callable[[str], list[list[Pass]]]) -> str | None:
     """`best`'s converted text, shrunk by `tiers` under `case_stage.Guard`, where it keeps the
-    failure, has no more ops than `best` (IREE's own input on a tie: the form its engineers run)
+    failure, has no more compute ops than `best` (IREE's own input on a tie: the form its engineers run)
     and may replace `original` (`size.smaller`, as every shrink result must); None otherwise, the
     problem then back on `best` as it was (its bound, and why it stopped). Only for a compile-stage
     failure that does not show at the input phase already (the conversion's own)."""
@@ -111,7 +129,7 @@ def shrink_lowered(best: str, original: str, problem: Problem, target: Target, t
     kept_bound, kept_stop = problem.admissible, problem.stopped_because
     problem.rebase(low, case_stage.Guard(low, target.signatures.values()))
     result = problem.run(tiers(low))
-    if measure(result).ops <= measure(start).ops and smaller(result, original):
+    if compute_ops(result) <= compute_ops(start) and smaller(result, original):
         return result
     problem.rebase(best, kept_bound)
     problem.stopped_because = kept_stop
