@@ -24,6 +24,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from shapefuzz.case import case_from_mlir
+from shapefuzz.families import get_family
+from shapefuzz.families.base import LINALG
+from shapefuzz.families.frontends import frontend_of, linalg_params
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.process.sandbox import Limits, run_sandboxed
 from shapefuzz.shrink import case_stage, mlirtext, replace_ops
@@ -110,21 +114,39 @@ def compute_ops(text: str) -> int:
 NOTE = "lowered to the linalg its frontend's conversion makes, and cut down as text"
 
 
+def linalg_spelling(case_text: str | None) -> str | None:
+    """The generated case's own linalg spelling (the family's hand-written forms, its frontend taken
+    away), or None: no case, a linalg case already, or one this version no longer renders."""
+    case = case_from_mlir(case_text) if case_text is not None else None
+    if case is None or frontend_of(case.params) == LINALG:
+        return None
+    try:
+        family = get_family(case.family)
+        return family.render(linalg_params(family.load(case.params)))
+    except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence either way
+        return None
+
+
 def shrink_lowered(best: str, original: str, problem: Problem, target: Target, toolchain: Toolchain,
-                   tiers: Callable[[str], list[list[Pass]]]) -> str | None:
+                   tiers: Callable[[str], list[list[Pass]]], case_text: str | None = None) -> str | None:
     """`best`'s converted text, shrunk by `tiers` under `case_stage.Guard`, where it keeps the
     failure, has no more compute ops than `best` (IREE's own input on a tie: the form its engineers run)
     and may replace `original` (`size.smaller`, as every shrink result must); None otherwise, the
     problem then back on `best` as it was (its bound, and why it stopped). Only for a compile-stage
-    failure that does not show at the input phase already (the conversion's own)."""
+    failure that does not show at the input phase already (the conversion's own), and, for a generated
+    case (`case_text`), one its own linalg spelling shares."""
     if not case_stage.applies(target.signatures.values()) or target.phase == "input":
         return None
     start = case_stage.decase(best)
     low = lowered(start, toolchain) if frontend_spelled(start) else None
     if low is None or (problem.prefilter is not None and not all(problem.prefilter([low]))):
         return None
-    problem.stats.trials += 1
-    if not problem.is_interesting(low):
+    # a generated case's own linalg spelling must fail the same way: where it does not, the conversion
+    # may have made what fails later (an audit: torch-mlir's ONNX MaxPool typed a pad's dynamic dim
+    # static, and ROCm codegen tripped over it), and its linalg would carry that bug to IREE's tracker
+    own = linalg_spelling(case_text)
+    problem.stats.trials += 1 + (own is not None)
+    if (own is not None and not problem.is_interesting(own)) or not problem.is_interesting(low):
         return None
     kept_bound, kept_stop = problem.admissible, problem.stopped_because
     problem.rebase(low, case_stage.Guard(low, target.signatures.values()))

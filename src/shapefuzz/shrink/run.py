@@ -258,8 +258,8 @@ def shrink_text(
             elif any(s.stage == Stage.COMPARE for s in target.signatures.values()):
                 best = _voted_stage(best, problem, target, limit, toolchain, stage)
         if problem.stopped_because is None and toolchain is not None and (low := lowered_stage.shrink_lowered(
-                best, text, problem, target, toolchain,  # (a case's with its text stage's passes)
-                lambda t: case_stage.tiers() if has_case(text) else tiers_for(t, target, toolchain))):
+                best, text, problem, target, toolchain, lambda t: case_stage.tiers() if has_case(text)
+                else tiers_for(t, target, toolchain), stage.case_form or (best if has_case(best) else None))):
             stage.case_form, stage.note = stage.case_form or (best if has_case(best) else None), lowered_stage.NOTE
             best = low
         if problem.stopped_because == TIME_LIMIT and tidy > 0 and best == problem.current:
