@@ -156,6 +156,25 @@ def frontend_refusal_pass(b: BucketRow) -> str:
     return name if name and refused_by_conversion(name, b.sig_json.get("message", "")) else ""
 
 
+def compile_failure(b: BucketRow) -> bool:
+    """A compile error or crash: of a frontend-spelled case, the conversion's output may be what fails
+    (`judge.frontend_probe.conversion_made_failure`, tried first)."""
+    return b.stage == "compile" and b.status in ("error", "crash")
+
+
+def _case_text(entry) -> str | None:
+    """The generated case an entry is or was cut from (its `case.mlir`), as text; None for neither."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.corpus.entry import CASE_FORM
+
+    if case_from_mlir(entry.mlir) is not None:
+        return entry.mlir
+    try:
+        return (entry.path / CASE_FORM).read_text() if entry.cut_from is not None else None
+    except OSError:
+        return None
+
+
 def _failing_pass(b: BucketRow) -> str:
     """The pass a bucket's signature names, else the one its kept output names ("" for none)."""
     from shapefuzz.triage.identity import identity_of
@@ -174,7 +193,7 @@ def _wanted(b: BucketRow) -> bool:
     a blow-up (each finished compile would run into the time or memory limit), or a compile error
     placed by its phase or its maker, with a corpus entry."""
     placed = bool(generic_failing_pass(b) or checker_failing_pass(b) or frontend_refusal_pass(b)
-                  or latent_failing_pass(b)) or run_oom(b)
+                  or latent_failing_pass(b)) or run_oom(b) or compile_failure(b)
     return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
             and bool(b.corpus_entry) and (b.triage or Triage.COMPILER_BUG) in _TRIAGES)
 
@@ -187,6 +206,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     replays take up to PER_BUCKET_SECONDS (a fresh campaign's 180 s ran out on wrong values, and
     every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
+    from shapefuzz.judge.frontend_probe import conversion_made_failure
     from shapefuzz.judge.localize_probe import (localize_entry, place_checked_failure, place_compile_failure,
                                                 place_frontend_refusal, place_latent_failure, place_run_oom)
 
@@ -225,9 +245,14 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             say(f"localization of {sig}: the entry does not load ({error})")
             continue
         budget = min(PER_BUCKET_SECONDS, left)
-        # first at the pass that made the IR it fails on; where none shows, placed as before
-        loc = place_latent_failure(entry.mlir, bucket.backend, toolchain, latent, bucket.detail, budget) \
-            if latent else None
+        # a frontend conversion's wrong output first (a compile failure of a frontend-spelled case)
+        case_text = _case_text(entry) if compile_failure(bucket) else None
+        loc = conversion_made_failure(case_text, bucket.backend, toolchain, budget) if case_text else None
+        if loc is None and compile_failure(bucket) and not (generic or checker or refusing or latent):
+            continue  # nothing else places it: no record, as before
+        # then at the pass that made the IR it fails on; where none shows, placed as before
+        if loc is None and latent:
+            loc = place_latent_failure(entry.mlir, bucket.backend, toolchain, latent, bucket.detail, budget)
         if loc is None or not loc.localized and (generic or checker or refusing):
             budget = max(1.0, budget - (loc.seconds if loc is not None else 0.0))
             if generic:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, TypeVar
 
-from shapefuzz.case import Case
+from shapefuzz.case import Case, case_from_mlir
 from shapefuzz.errors import UsageError
-from shapefuzz.families.base import Family, FamilyParams, all_static
+from shapefuzz.families.base import LINALG, Family, FamilyParams, all_static
 from shapefuzz.families.context.wrap import with_context
-from shapefuzz.families.frontends import with_frontends
+from shapefuzz.families.frontends import frontend_of, linalg_params, with_frontends
 from shapefuzz.families.operands import with_operands
 from shapefuzz.families.registry import DEFAULT_FAMILIES, FAMILY_MODULES, own_family
 
@@ -128,5 +128,19 @@ def render_case(case: Case) -> str:
     return case.header() + "\n" + body
 
 
-__all__ = ["Family", "FamilyParams", "all_families", "get_family", "render_case", "FAMILY_MODULES", "DEFAULT_FAMILIES", "validate_params",
+def linalg_spelling(case_text: str | None) -> str | None:
+    """A frontend-spelled case's own linalg spelling, as a full case file (the family's hand-written
+    forms, its frontend taken away), or None: no case, a linalg case already, or one this version no
+    longer renders."""
+    case = case_from_mlir(case_text) if case_text is not None else None
+    if case is None or frontend_of(case.params) == LINALG:
+        return None
+    try:
+        family = get_family(case.family)
+        return render_case(Case.make(case.family, linalg_params(family.load(case.params))))
+    except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence either way
+        return None
+
+
+__all__ = ["Family", "FamilyParams", "all_families", "get_family", "linalg_spelling", "render_case", "FAMILY_MODULES", "DEFAULT_FAMILIES", "validate_params",
            "validate_case", "forget_validated", "guarded"]

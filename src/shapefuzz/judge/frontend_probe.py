@@ -108,4 +108,59 @@ def conversion_right_elsewhere(text: str, lane: str, inputs: Sequence[np.ndarray
     return ""
 
 
-__all__ = ["conversion_right_elsewhere", "frontend_finding", "place_frontend_pass"]
+# lanes that execute here and judge a frontend spelling's values, first choice first
+EVALUATORS = ("llvm-cpu", "vmvx")
+
+
+def conversion_made_failure(case_text: str, lane: str, toolchain: Toolchain, seconds: float = 60.0) -> Localization | None:
+    """A compile failure of a frontend-spelled case on `lane`, placed in the frontend's conversion
+    where its output is shown wrong: the case's own linalg spelling compiles on `lane` and computes
+    right on an evaluator lane that executes here (llvm-cpu), where the frontend spelling computes
+    wrong values or fails at run time, and no cached older release computes the conversion's output
+    right (`conversion_right_elsewhere`: then what breaks is this release's IREE side). None when any
+    of it does not hold, or cannot be told in `seconds` (audit: torch-mlir's ONNX MaxPool with an
+    asymmetric pad on a dynamic dim typed the pad's size static 0, then -1; ROCm codegen failed on it
+    in three ways, filed as three ROCm codegen bugs, while llvm-cpu silently computed zeros)."""
+    from shapefuzz.case import case_from_mlir
+    from shapefuzz.families import linalg_spelling
+    from shapefuzz.families.frontends import frontend_of
+    from shapefuzz.iree.backends import BACKENDS
+    from shapefuzz.judge.modulecheck import check_file
+    from shapefuzz.judge.oracle import case_expectation
+    from shapefuzz.model import Stage, Status
+
+    start = time.monotonic()
+    own, case = linalg_spelling(case_text), case_from_mlir(case_text)
+    evaluator = next((b for b in EVALUATORS if b != lane and b in BACKENDS and BACKENDS[b].executes(toolchain.probe)),
+                     None)
+    if own is None or case is None or evaluator is None:
+        return None
+    with time_bound(seconds) as bound:
+        own_report, _ = check_file(own, [lane, evaluator], toolchain, confirm=False)
+        ok = {r.backend: r for r in own_report.results}
+        if lane not in ok or ok[lane].stage == Stage.COMPILE and ok[lane].status != Status.OK \
+                or ok.get(evaluator) is None or ok[evaluator].status != Status.OK:
+            return None
+        spelled, _ = check_file(case_text, [evaluator], toolchain, confirm=False)
+        wrong = next((r for r in spelled.results if r.backend == evaluator and r.status != Status.OK
+                      and r.stage in (Stage.COMPARE, Stage.RUN)), None)
+        if wrong is None:
+            return None
+        expected = case_expectation(case)
+        if expected.expected is not None and conversion_right_elsewhere(
+                case_text, evaluator, expected.inputs, expected.expected, toolchain, expected.compare,
+                max(1.0, seconds - (time.monotonic() - start))):
+            return None
+    if bound.ran_out:
+        return None
+    frontend = frontend_of(case.params)
+    what = "wrong values" if wrong.stage == Stage.COMPARE else f"a run-time {wrong.status.value}"
+    name = FRONTEND_NAMES.get(frontend, frontend)
+    return Localization("input", seconds=time.monotonic() - start, certain=True, frontend=frontend,
+                        evidence=f"the {name} conversion's output is wrong: the case's own linalg spelling compiles "
+                                 f"on {lane} and computes right on {evaluator}, where its {frontend} spelling gives "
+                                 f"{what}; {lane} fails on what the conversion made")
+
+
+__all__ = ["EVALUATORS", "conversion_made_failure", "conversion_right_elsewhere", "frontend_finding",
+           "place_frontend_pass"]

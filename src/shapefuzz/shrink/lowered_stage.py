@@ -24,10 +24,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from shapefuzz.case import case_from_mlir
-from shapefuzz.families import get_family
-from shapefuzz.families.base import LINALG
-from shapefuzz.families.frontends import frontend_of, linalg_params
+from shapefuzz.families import linalg_spelling
 from shapefuzz.iree.toolchain import Toolchain
 from shapefuzz.process.sandbox import Limits, run_sandboxed
 from shapefuzz.shrink import case_stage, mlirtext, replace_ops
@@ -112,19 +109,6 @@ def compute_ops(text: str) -> int:
 
 
 NOTE = "lowered to the linalg its frontend's conversion makes, and cut down as text"
-
-
-def linalg_spelling(case_text: str | None) -> str | None:
-    """The generated case's own linalg spelling (the family's hand-written forms, its frontend taken
-    away), or None: no case, a linalg case already, or one this version no longer renders."""
-    case = case_from_mlir(case_text) if case_text is not None else None
-    if case is None or frontend_of(case.params) == LINALG:
-        return None
-    try:
-        family = get_family(case.family)
-        return family.render(linalg_params(family.load(case.params)))
-    except Exception:  # noqa: BLE001 - a case this version no longer renders: no evidence either way
-        return None
 
 
 def shrink_lowered(best: str, original: str, problem: Problem, target: Target, toolchain: Toolchain,
