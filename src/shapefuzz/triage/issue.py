@@ -110,10 +110,10 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
                 refuser and loc.pass_name != refuser:
             # placed at the maker of what a checker (or a conversion) refuses: the maker did not fail, it
             # made the buffer or the ill-typed op
-            said = text
-            text = f"{loc.pass_name} makes what {refuser} refuses: {said}"
+            words = text
+            text = f"{loc.pass_name} makes what {refuser} refuses: {words}"
             if len(f"[{component}] {text}") > TITLE_CHARS:  # the refuser goes first (the text names it), never the words
-                text = f"{said} (IR made by {loc.pass_name})"
+                text = f"{words} (IR made by {loc.pass_name})"
         else:
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
