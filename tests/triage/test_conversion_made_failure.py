@@ -40,3 +40,28 @@ def test_a_failure_its_own_linalg_spelling_shares_is_not_the_conversions(toolcha
     assert conversion_made_failure(torch_conv, "llvm-cpu", toolchain) is None
     linalg_case = render_case(Case.make("pool", dict(MAXPOOL, frontend="linalg")))
     assert conversion_made_failure(linalg_case, "rocm-gfx942", toolchain) is None  # nothing to compare with
+
+
+def _placed_meta() -> dict:
+    from shapefuzz.triage.localize import Localization
+
+    loc = Localization("input", certain=True, frontend="onnx", evidence="the ONNX import conversion's output is wrong")
+    said = "'linalg.fill' op unexpected result less than 0 at expression #2 in (d0, d1, d2) -> (d0, d1, d2)"
+    return {"status": "error", "bug": {"component": "frontend: ONNX import", "localized": loc.to_json(),
+                                       "failing_pass": "iree-codegen-reconcile-translation-info",
+                                       "first_lines": [f"<work>/module.mlir:3:1: error: {said}"]}}
+
+
+def test_the_text_says_the_conversions_output_fails_and_goes_to_torch_mlir():
+    """Not "ONNX import conversion (input) fails": the conversion did not fail, ROCm codegen failed on
+    what it made; and the ONNX import is torch-mlir's, so the text goes there."""
+    from shapefuzz.triage.issue import issue_title
+    from shapefuzz.triage.tracker import TORCH_MLIR_URL, tracker_of
+
+    meta = _placed_meta()
+    title = issue_title(meta, "rocm-gfx942", "compile", "error", "'linalg.fill' op unexpected result less than N")
+    assert title.startswith("[frontend: ONNX import] the ONNX import conversion's output fails on rocm-gfx942: "
+                            "'linalg.fill' op unexpected result less than 0"), title
+    assert tracker_of(meta).url == TORCH_MLIR_URL
+    torch = {"bug": {**meta["bug"], "localized": {**meta["bug"]["localized"], "frontend": "torch"}}}
+    assert "iree-codegen" not in tracker_of(torch).why and tracker_of(torch).url == TORCH_MLIR_URL

@@ -114,6 +114,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
             text = f"{loc.pass_name} makes what {refuser} refuses: {words}"
             if len(f"[{component}] {text}") > TITLE_CHARS:  # the refuser goes first (the text names it), never the words
                 text = f"{words} (IR made by {loc.pass_name})"
+        elif stage == "compile" and loc is not None and loc.certain and loc.frontend and not loc.pass_name:
+            # the conversion did not fail: its output did, on this lane (frontend_probe.conversion_made_failure)
+            text = f"the {FRONTEND_NAMES.get(loc.frontend, loc.frontend)} conversion's output fails on {backend}: {text}"
         else:
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
