@@ -107,3 +107,20 @@ def test_a_crash_signature_cut_at_an_anonymous_namespace_is_titled_by_its_frame(
                     "frames": frames}}
     title = issue_title(meta, "llvm-cpu", "compile", "crash", "SIGSEGV in mlir::torch::")
     assert title.endswith("crash in ConvertTorchToTMTensor: SIGSEGV in ConvertAtenIndexPutHackedTwinOp::matchAndRewrite"), title
+
+
+def test_a_long_title_leaves_out_the_op_its_message_prints_whole():
+    """An audit read "... explicitly marked illegal: %108 = "linalg.generic"(%98, ...) <{indexing_maps = [affine_map<(d0,
+    d1, d2, d3, d4, d5, d6…": over the bound, the printed op goes (the message names it); a short one stays."""
+    from shapefuzz.triage.issue import TITLE_CHARS
+
+    maps = ", ".join(["affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2)>"] * 3)
+    long = ("failed to legalize operation 'linalg.generic' that was explicitly marked illegal: %108 = \"linalg.generic\""
+            f"(%98, %102, %107) <{{indexing_maps = [{maps}]}}> : (tensor<1xf32>) -> tensor<1xf32>")
+    meta = {"bug": {"component": "codegen for llvm-cpu", "failing_pass": "iree-codegen-materialize-device-encoding"}}
+    title = issue_title(meta, "llvm-cpu", "compile", "error", long)
+    assert title.endswith("fails: failed to legalize operation 'linalg.generic' that was explicitly marked illegal")
+    assert len(title) <= TITLE_CHARS
+    short = ("failed to legalize operation 'vector.broadcast' that was explicitly marked illegal: %8 = "
+             "\"vector.broadcast\"(%7) : (i64) -> vector<1xi64>")
+    assert issue_title(meta, "vulkan-spirv", "compile", "error", short).endswith("(i64) -> vector<1xi64>")

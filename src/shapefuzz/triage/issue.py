@@ -121,12 +121,16 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
             text = f"{where} fails: {text}"
-    return clipped(f"[{component}] {text}", TITLE_CHARS)
+    title = f"[{component}] {text}"
+    if len(title) > TITLE_CHARS:  # an op the message prints whole ("... marked illegal: %108 = "linalg.generic"(...)")
+        title = _OP_DUMP.sub("", title)  # goes first: the message names it already
+    return clipped(title, TITLE_CHARS)
 
 
 # GitHub's own bound on an issue title (an audit read three titles of 200 cut inside the message:
 # "... restricted to…", "... need to be hoisted to the…")
 TITLE_CHARS = 256
+_OP_DUMP = re.compile(r":\s+%[\w#:.$-]+(?:, %[\w#:.$-]+)* = \".*?(?=(?: \(IR made by [^()]*\))?$)")
 _FATAL = re.compile(r"(LLVM ERROR: .*|Assertion .*)")
 
 
