@@ -152,3 +152,11 @@ def test_a_torch_case_of_a_codegen_bug_shrinks_to_the_one_linalg_op_that_fails(t
     for op in ("linalg.transpose", "linalg.generic", "linalg.fill", "tensor.pad"):  # the chain, the permutes
         assert op not in minimized, minimized
     assert result.case_form is not None and case_from_mlir(result.case_form) is not None  # the torch case kept
+
+
+def test_a_step_that_makes_a_scalar_an_argument_is_not_taken():
+    """The converted text of a StableHLO loop extracts its trip count as an i32: cut to an argument, no
+    check can give it inputs (the final re-check failed "argument type 'i32' is not a ranked tensor")."""
+    assert lowered_stage.tensor_arguments_only("func.func @main(%a: tensor<4xf32>, %b: tensor<?x1xi8>) -> tensor<4xf32> {")
+    assert not lowered_stage.tensor_arguments_only("func.func @main(%a: tensor<4xf32>, %n: i32) -> tensor<4xf32> {")
+    assert lowered_stage.tensor_arguments_only("func.func private @f(%n: i32) -> i32 {\n}\nfunc.func @main() {")
