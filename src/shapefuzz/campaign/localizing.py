@@ -191,7 +191,8 @@ def run_oom(b: BucketRow) -> bool:
 def _wanted(b: BucketRow) -> bool:
     """A wrong value or a run-time failure of a compiler bug (or a suspected driver's), not a hang or
     a blow-up (each finished compile would run into the time or memory limit), or a compile error
-    placed by its phase or its maker, with a corpus entry."""
+    placed by its phase or its maker, or any compile error or crash (of a frontend-spelled case, its
+    conversion's output may be what fails), with a corpus entry."""
     placed = bool(generic_failing_pass(b) or checker_failing_pass(b) or frontend_refusal_pass(b)
                   or latent_failing_pass(b)) or run_oom(b) or compile_failure(b)
     return ((b.stage in LOCALIZED_STAGES and b.status not in ("timeout", "oom") or placed)
