@@ -12,7 +12,8 @@ functions and `torch_c` casts turned to builtin tensors by torch-mlir's own
 and TOSA, `--compile-to=input`, its `util.func`s spelled as `func.func`s.
 
 A bug of the conversion itself never passes: its converted text compiles (or fails otherwise) and
-the oracle refuses it. The converted text's shrunk result is kept where it has no more compute ops
+the oracle refuses it, or, where the conversion made what IREE fails on later, a generated case's own
+linalg spelling does not fail the same way, and the case is not lowered. The converted text's shrunk result is kept where it has no more compute ops
 (`compute_ops`) than the frontend text's own result, and may replace the file the shrink started
 from. Not by the one order: it counts every repeated type's elements and every op of a region, which
 the linalg spelling writes out more (a lone `torch.aten.to.dtype` of 1024 i64s counts 5,120 elements,
