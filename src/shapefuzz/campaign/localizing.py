@@ -247,7 +247,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
             continue
         budget = min(PER_BUCKET_SECONDS, left)
         # a frontend conversion's wrong output first (a compile failure of a frontend-spelled case)
-        case_text = _case_text(entry) if compile_failure(bucket) else None
+        case_text = _case_text(entry) if compile_failure(bucket) and toolchain is not None else None
         loc = conversion_made_failure(case_text, bucket.backend, toolchain, budget) if case_text else None
         if loc is None and compile_failure(bucket) and not (generic or checker or refusing or latent):
             continue  # nothing else places it: no record, as before

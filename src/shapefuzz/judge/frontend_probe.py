@@ -131,9 +131,11 @@ def conversion_made_failure(case_text: str, lane: str, toolchain: Toolchain, sec
 
     start = time.monotonic()
     own, case = linalg_spelling(case_text), case_from_mlir(case_text)
+    if own is None or case is None:  # (nothing to compare with: no compile, no probe of the toolchain)
+        return None
     evaluator = next((b for b in EVALUATORS if b != lane and b in BACKENDS and BACKENDS[b].executes(toolchain.probe)),
                      None)
-    if own is None or case is None or evaluator is None:
+    if evaluator is None:
         return None
     with time_bound(seconds) as bound:
         own_report, _ = check_file(own, [lane, evaluator], toolchain, confirm=False)
