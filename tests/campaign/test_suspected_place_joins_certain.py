@@ -79,7 +79,8 @@ def test_a_cause_is_placed_by_its_most_exact_localization_without_another_entrys
     others to DecomposeComplexOps for certain; the cause names the pass, without IR taken on an entry
     the text does not show (these buckets have none)."""
     decompose = Localization("input", "torch-decompose-complex-ops", "DecomposeComplexOps", certain=True,
-                             frontend="onnx", ir_before="func.func @other", ir_after="func.func @other")
+                             frontend="onnx", ir_before="func.func @other", ir_after="func.func @other",
+                             evidence="the static twin after DecomposeComplexOps computes wrong")
     store = CampaignStore(tmp_path / "c")
     store.start_session([])
     for i, (lane, loc) in enumerate({"llvm-cpu-split-reduction": Localization("input", certain=True, frontend="torch"),
@@ -91,3 +92,6 @@ def test_a_cause_is_placed_by_its_most_exact_localization_without_another_entrys
     store.close()
     assert cause.localized is not None and cause.localized.pass_name == "torch-decompose-complex-ops"
     assert cause.localized.ir_before == "" and cause.localized.ir_after == ""
+    # and its evidence says whose it is (an audit read a CPU check's unbounded alloca under a static CUDA sort)
+    assert cause.localized.evidence == ("on this cause's vulkan-spirv entry, not the one shown: the static twin "
+                                        "after DecomposeComplexOps computes wrong")
