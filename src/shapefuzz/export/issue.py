@@ -338,7 +338,6 @@ def on_plain_lane(p: Plan, context: IssueContext, toolchain: Toolchain) -> Plan:
     return replace(p, backend=BACKENDS[plain], flags=(*flags, *input_type_flags(p.entry.mlir)))
 
 
-
 def _cut_words(entry: CorpusEntry) -> str:
     """How a reproducer cut down as text came from its case: a frontend spelling (torch, ONNX,
     StableHLO) whose reproducer holds none of it went through the frontend's conversion first
@@ -348,6 +347,7 @@ def _cut_words(entry: CorpusEntry) -> str:
     if frontend and frontend != "linalg" and not lowered_stage.frontend_spelled(entry.mlir):
         return f"spelled in {frontend}, lowered to linalg by IREE's {frontend} conversion and cut down to plain MLIR"
     return "cut down to plain MLIR"
+
 
 def to_issue(p: Plan, context: IssueContext, files: str) -> str:
     """Markdown following iree-org/iree's bug report form (.github/ISSUE_TEMPLATE/bug_report.yml)."""
