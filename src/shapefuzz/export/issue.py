@@ -15,6 +15,7 @@ from shapefuzz.corpus import CorpusEntry, comment_text, scrub
 from shapefuzz.errors import ShapefuzzError, UsageError
 from shapefuzz.export.plan import Plan, element_type, number_text
 from shapefuzz.export.run_module import run_module_argv, write_run_module
+from shapefuzz.families.base import LINALG
 from shapefuzz.files import atomic_write
 from shapefuzz.markup import code, comment, fenced, spans, text
 from shapefuzz.model import Stage, Status
@@ -344,7 +345,7 @@ def _cut_words(entry: CorpusEntry) -> str:
     (shrink.lowered_stage), and the text says so: the bug is not that conversion's."""
     cut_from = entry.cut_from
     frontend = str(cut_from.params.get("frontend") or "") if cut_from is not None else ""
-    if frontend and frontend != "linalg" and not lowered_stage.frontend_spelled(entry.mlir):
+    if frontend and frontend != LINALG and not lowered_stage.frontend_spelled(entry.mlir):
         return f"spelled in {frontend}, lowered to linalg by IREE's {frontend} conversion and cut down to plain MLIR"
     return "cut down to plain MLIR"
 

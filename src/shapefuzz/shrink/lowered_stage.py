@@ -13,9 +13,9 @@ and TOSA, `--compile-to=input`, its `util.func`s spelled as `func.func`s.
 
 A bug of the conversion itself never passes: its converted text compiles (or fails otherwise) and
 the oracle refuses it, or, where the conversion made what IREE fails on later, a generated case's own
-linalg spelling does not fail the same way, and the case is not lowered. The converted text's shrunk result is kept where it has no more compute ops
-(`compute_ops`) than the frontend text's own result, and may replace the file the shrink started
-from. Not by the one order: it counts every repeated type's elements and every op of a region, which
+linalg spelling does not fail the same way, and the case is not lowered. The converted text's shrunk
+result is kept where it has no more compute ops (`compute_ops`) than the frontend text's own result,
+and may replace the file the shrink started from. Not by the one order: it counts every repeated type's elements and every op of a region, which
 the linalg spelling writes out more (a lone `torch.aten.to.dtype` of 1024 i64s counts 5,120 elements,
 its `linalg.generic` 7,168; an ONNX ReduceMax is one line, its generic's body six ops).
 """
@@ -116,7 +116,7 @@ def compute_ops(text: str) -> int:
     for func in mlirtext.functions(lines):
         for stmt in mlirtext.statements(lines, func):
             body = stmt.text(lines)
-            name = replace_ops.op_name(body) or body.split(None, 1)[0] if body.strip() else ""
+            name = (replace_ops.op_name(body) or body.split(None, 1)[0]) if body.strip() else ""
             count += not (_NOT_COMPUTE.match(name) or '"onnx.Constant"' in body)
     return count
 

@@ -257,11 +257,11 @@ def shrink_text(
                 best = _text_stage(best, problem, target, limit, stage)
             elif any(s.stage == Stage.COMPARE for s in target.signatures.values()):
                 best = _voted_stage(best, problem, target, limit, toolchain, stage)
+        cut_from = stage.case_form or (best if has_case(best) else None)  # (a case's: its text stage's passes)
         if problem.stopped_because is None and toolchain is not None and (low := lowered_stage.shrink_lowered(
                 best, text, problem, target, toolchain, lambda t: case_stage.tiers() if has_case(text)
-                else tiers_for(t, target, toolchain), stage.case_form or (best if has_case(best) else None))):
-            stage.case_form, stage.note = stage.case_form or (best if has_case(best) else None), lowered_stage.NOTE
-            best = low
+                else tiers_for(t, target, toolchain), cut_from)):
+            stage.case_form, stage.note, best = cut_from, lowered_stage.NOTE, low
         if problem.stopped_because == TIME_LIMIT and tidy > 0 and best == problem.current:
             # cut by the deadline: its dead values and unread arguments still go (a fresh campaign's
             # 20 s shrinks left the ops a cut scatter had fed under "keeps only the ops it needs")

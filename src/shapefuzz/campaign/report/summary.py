@@ -259,13 +259,14 @@ def _causes(rows: list[BucketRow], session_start: float, store: CampaignStore | 
                  if sig in located and triage != Triage.TARGET_LIMIT]
         chosen = next((sig for sig in order if located[sig].certain and located[sig].pass_name),
                       next((sig for sig in order if located[sig].localized), order[0] if order else None))
-        # one taken on another entry says so: the audit read an unbounded-alloca CPU check's localization
-        # under a cause's static CUDA sort, as if of it
-        other = next((b.backend for b in members if b.sig == chosen), "")
-        where = None if chosen is None else located[chosen] if any(b.sig == chosen for b in shown) else \
-            dataclasses.replace(located[chosen], ir_before="", ir_after="", dispatch="", evidence=(
-                f"on this cause's {other} entry, not the one shown: " if located[chosen].localized else "")
-                + located[chosen].evidence)
+        if chosen is None or any(b.sig == chosen for b in shown):
+            where = None if chosen is None else located[chosen]
+        else:  # taken on another entry: without its IR, and saying whose it is (an audit read an unbounded-
+            # alloca CPU check's localization under a cause's static CUDA sort, as if of it)
+            taken, lane = located[chosen], next(b.backend for b in members if b.sig == chosen)
+            said = f"on this cause's {lane} entry, not the one shown: {taken.evidence}" if taken.localized \
+                else taken.evidence
+            where = dataclasses.replace(taken, ir_before="", ir_after="", dispatch="", evidence=said)
         bug = lead_fields([lead, *[b for b in members if b is not lead]], action_passes or {}, where)
         evidence = lead.evidence
         if triage == Triage.SUSPECTED_DRIVER and (cleared := driver_cleared(where, {b.backend for b in members})):
