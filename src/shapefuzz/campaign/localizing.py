@@ -183,6 +183,13 @@ def _failing_pass(b: BucketRow) -> str:
         identity_of(b.stage, b.status, b.sig_json.get("message", ""), b.detail).failing_pass
 
 
+def crash_without_pass(b: BucketRow) -> bool:
+    """A compile crash whose output names no pass (no pass frame in its stack: a use-after-free ends at
+    a garbage address): placed at the pass that was running (`judge.crash_probe`; an action log loses
+    a crash's last block, so it may name an earlier pass)."""
+    return b.stage == "compile" and b.status == "crash" and not _failing_pass(b)
+
+
 def run_oom(b: BucketRow) -> bool:
     """A run that ran out of memory: placed by the compile's dumps (no run: it would hit the cap again)."""
     return b.stage == "run" and b.status == "oom"
@@ -207,6 +214,7 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
     replays take up to PER_BUCKET_SECONDS (a fresh campaign's 180 s ran out on wrong values, and
     every checker's failure kept the checker's name)."""
     from shapefuzz.corpus import load_entry
+    from shapefuzz.judge.crash_probe import place_crash
     from shapefuzz.judge.frontend_probe import conversion_made_failure
     from shapefuzz.judge.localize_probe import (localize_entry, place_checked_failure, place_compile_failure,
                                                 place_frontend_refusal, place_latent_failure, place_run_oom)
@@ -232,7 +240,8 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
                            frontend_refusal_pass(bucket), latent_failing_pass(bucket)))
     # the quick placements first; then every cause's first bucket before any cause's second (one
     # cause's nine Vulkan wrong values took the step's time from the last cause, left with 2 s)
-    wanted.sort(key=lambda item: (not (any(item[2:]) or run_oom(item[1])), nth[item[0]]))  # (stable)
+    wanted.sort(key=lambda item: (not (any(item[2:]) or run_oom(item[1]) or crash_without_pass(item[1])),
+                                  nth[item[0]]))  # (stable)
     for sig, bucket, generic, checker, refusing, latent in wanted:
         left = end - time.monotonic()
         if left <= 1.0:
@@ -249,7 +258,9 @@ def localize_causes(store: CampaignStore, causes: Iterable[Cause], toolchain, se
         # a frontend conversion's wrong output first (a compile failure of a frontend-spelled case)
         case_text = _case_text(entry) if compile_failure(bucket) and toolchain is not None else None
         loc = conversion_made_failure(case_text, bucket.backend, toolchain, budget) if case_text else None
-        if loc is None and compile_failure(bucket) and not (generic or checker or refusing or latent):
+        if loc is None and crash_without_pass(bucket) and toolchain is not None:
+            loc = place_crash(entry.mlir, bucket.backend, toolchain, budget)
+        elif loc is None and compile_failure(bucket) and not (generic or checker or refusing or latent):
             continue  # nothing else places it: no record, as before
         # then at the pass that made the IR it fails on; where none shows, placed as before
         if loc is None and latent:

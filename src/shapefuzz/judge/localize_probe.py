@@ -303,7 +303,7 @@ _PHASE_OF_PREFIX = (("iree-global-opt-", "global-optimization"), ("iree-dispatch
                     ("iree-abi-", "abi"), ("torch-", "input"), ("convert-torch-", "input"), ("iree-input-", "input"))
 
 
-def _phase_of(dump: Dump) -> str:
+def phase_of_dump(dump: Dump) -> str:
     if "hal_executable" in str(dump.path):
         return CODEGEN
     return next((phase for prefix, phase in _PHASE_OF_PREFIX if dump.pass_name.startswith(prefix)), "")
@@ -347,7 +347,7 @@ def place_latent_failure(text: str, lane: str, toolchain: Toolchain, failing: st
             conflict = conflicting_extent(dump.path.read_text(errors="replace"))
             if not conflict:
                 continue
-            phase = _phase_of(dump)
+            phase = phase_of_dump(dump)
             if not phase or _pass_word(dump.pass_name) == _pass_word(failing):
                 break
             return Localization(phase, dump.pass_name, certain=True, seconds=time.monotonic() - start,
@@ -434,7 +434,7 @@ def _pass_word(name: str) -> str:
                                                                      re.sub(r"pass$", "", word))
 
 
-__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "place_checked_failure", "place_compile_failure",
+__all__ = ["DEFAULT_SECONDS", "IreeProbe", "family_compare", "phase_of_dump", "place_checked_failure", "place_compile_failure",
            "place_latent_failure",
            "place_frontend_refusal", "place_run_oom",
            "frontend_values", "localize_entry", "localize_program", "right_lanes_for", "within"]

@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import AbstractSet, Callable, Iterable
 
 from shapefuzz.campaign.causes.cause import Symptom
 from shapefuzz.campaign.causes.cause_ties import split_cause
@@ -115,6 +115,7 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     hit_by: dict[str, set[str]] = {}
     for candidate, bucket, _lane in hits:
         hit_by.setdefault(candidate, set()).add(bucket)
+    crossed = list(crossed)
     crossings = {frozenset(pair) for pair in crossed}
 
     def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
@@ -148,8 +149,13 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
     bound = {b.sig for b in every if _from_bound(b) or _placed_at_bound(located.get(b.sig))}
-    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger)
-    bound |= {a for pair in crossings for a in pair if len(pair) == 2 and pair & bound}
+    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger):
+    # the run's source, never its target (a bound member's reproducer failing as a static sort does says
+    # nothing of the sort), and only a program with a dynamic dim (a static one has no bound to size from:
+    # the audit's static CUDA sort was shown as the bound family's reproducer)
+    by_sig, shows_bound = {b.sig: b for b in every}, set(bound)  # (those whose own output shows it lead)
+    bound |= {source for source, target in crossed if target in bound and source in by_sig
+              and has_dynamic_dim(texts.get(source) or by_sig[source].repro_text)}
 
     def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
@@ -162,8 +168,16 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
 
     merged = _union(_union(_union(_union(_union(groups, one_program), one_program_sized), one_pass), one_failure),
                     one_bound)
-    return {name: members if members is groups.get(name) else _most_severe_first(members)
+    return {name: members if members is groups.get(name) else _most_severe_first(members, shows_bound)
             for name, members in merged.items()}
+
+
+_DYNAMIC_DIM = re.compile(r"(?:tensor|memref)<[^>]*\?|vtensor<\[[^\]]*\?")
+
+
+def has_dynamic_dim(text: str | None) -> bool:
+    """Whether a reproducer's shaped types hold a `?` dim (`tensor<?x4xf32>`, `!torch.vtensor<[?,4],f32>`)."""
+    return bool(text) and bool(_DYNAMIC_DIM.search(text or ""))
 
 
 _SIZED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:(?:\d+|\?|\[\d+\])x)+|!torch\.vtensor<\[[^\]]*\]")
@@ -367,8 +381,12 @@ def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bo
                and located[b.sig].pass_name for b in members)
 
 
-def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
-    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.message),
+def _most_severe_first(members: list[BucketRow], bound: AbstractSet[str] = frozenset()) -> list[BucketRow]:
+    """Most severe symptom first; in a cause that holds buckets sized from the dynamic-dim bound, those
+    first (its lead, title and shown reproducer must show the bound's mechanism, not a member merged
+    by another tie)."""
+    sized = any(b.sig in bound for b in members)
+    return sorted(members, key=lambda b: (sized and b.sig not in bound, severity_of(b.stage, b.status, b.message),
                                           b.first_seen))
 
 
