@@ -1,8 +1,10 @@
-"""Who joins the dynamic-dim bound's bug by a cross-trigger run, and which member shows it: the run's
-source joins when its reproducer, with a dynamic dim, gave a bound-sized failure on the bound member's
-lane; a bound member's reproducer failing as another cause does says nothing of that cause, and a static
-program has no bound to size from (the audit's wrong merge: a static CUDA sort shown as the 2^53 - 1
-family's reproducer). A merged family's lead is one of its bound-sized buckets."""
+"""Who joins the dynamic-dim bound's bug: a bucket whose own output shows a size made from the bound, and
+a run out of memory (a sizing failure that names no size) whose reproducer, with a dynamic dim, gave
+the bound's failure on a bound member's lane. No other tie joins a bound-sized bucket with one that is
+not (an audit's wrong merge: a static CUDA topk's GPU bufferization failure and ROCm conv shared-memory
+overflows of real sizes were filed under the 2^53 - 1 family, tied to it through one shrunk program
+failing at a bound size on one lane and a real one on another, and through the folded words of
+"incorrect number of dynamic sizes, has N, expected N")."""
 
 from __future__ import annotations
 
@@ -15,50 +17,81 @@ STACK = "'memref.alloca' op stack allocation size overflows N bits"
 STACK_DETAIL = ("error: 'memref.alloca' op stack allocation size overflows 64 bits (memref<9007199254740991xf32>)\n"
                 "// -----// IR Dump After LLVMCPUCheckIRBeforeLLVMConversionPass Failed: "
                 "iree-llvmcpu-check-ir-before-llvm-conversion //----- //")
+SHARED = "function 'dispatch' uses N bytes of shared memory; exceeded the limit of N bytes"
+SIZES = "'memref.alloca' op incorrect number of dynamic sizes, has N, expected N"
 DYNAMIC = "func.func @main(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {\n  return %a : tensor<?x8xf32>\n}\n"
 STATIC = "func.func @main(%a: tensor<3x8xf32>) -> tensor<3x8xf32> {\n  return %a : tensor<3x8xf32>\n}\n"
 
 
-def _rows() -> tuple:
-    stack = dataclasses.replace(_row("llvm-cpu", "compile", "error", STACK, "sort", 1.0, "cause-stack", STACK_DETAIL),
-                                repro_text=DYNAMIC)
-    static = dataclasses.replace(_row("vmvx", "run", "oom", "out of memory", "sort", 0.5, "cause-static",
-                                      "out of memory"), repro_text=STATIC)
-    dynamic = dataclasses.replace(_row("vmvx", "run", "oom", "out of memory (2)", "topk", 2.0, "cause-dynamic",
-                                       "out of memory"), repro_text=DYNAMIC)
-    return stack, static, dynamic
+def _stack():
+    return dataclasses.replace(_row("llvm-cpu", "compile", "error", STACK, "sort", 1.0, "cause-stack", STACK_DETAIL),
+                               repro_text=DYNAMIC)
 
 
-def _merged(crossed: list[tuple[str, str]]) -> dict[str, list[str]]:
-    stack, static, dynamic = _rows()
+def _oom(cause: str, text: str, first: float):
+    return dataclasses.replace(_row("vmvx", "run", "oom", f"out of memory ({cause})", "sort", first, cause,
+                                    "out of memory"), repro_text=text)
+
+
+def _names(merged: dict) -> dict[str, list[str]]:
+    return {name: sorted(b.sig for b in members) for name, members in merged.items()}
+
+
+def test_a_dynamic_out_of_memory_sized_from_the_bound_on_its_lane_joins():
+    stack, dynamic = _stack(), _oom("cause-dynamic", DYNAMIC, 2.0)
+    merged = merge_causes({"cause-stack": [stack], "cause-dynamic": [dynamic]}, {}, lambda b: None,
+                          crossed=[(dynamic.sig, stack.sig)])
+    assert _names(merged) == {"cause-stack": sorted([stack.sig, dynamic.sig])}
+
+
+def test_a_static_source_or_a_target_of_the_bounds_own_reproducer_does_not_join():
+    stack, static, dynamic = _stack(), _oom("cause-static", STATIC, 0.5), _oom("cause-dynamic", DYNAMIC, 2.0)
     groups = {"cause-static": [static], "cause-stack": [stack], "cause-dynamic": [dynamic]}
-    merged = merge_causes(groups, {}, lambda b: None, crossed=crossed)
-    return {name: [b.sig for b in members] for name, members in merged.items()}
+    # the static program's run on the bound member's lane; the bound member's run on the others' lanes
+    merged = merge_causes(groups, {}, lambda b: None,
+                          crossed=[(static.sig, stack.sig), (stack.sig, static.sig), (stack.sig, dynamic.sig)])
+    assert set(merged) == {"cause-static", "cause-stack", "cause-dynamic"}, _names(merged)
 
 
-def test_a_dynamic_source_sized_from_the_bound_on_its_lane_joins_and_the_bound_member_leads():
-    stack, static, dynamic = _rows()
-    merged = _merged([(dynamic.sig, stack.sig)])
-    assert set(merged) == {"cause-static", "cause-stack"}, merged
-    assert merged["cause-stack"] == [stack.sig, dynamic.sig]
+def test_a_failure_that_only_shares_folded_words_with_a_bound_sized_one_stays_apart():
+    """One message shape, and one's reproducer gave the other's failure there: the rule that ties one root
+    cause tripping two passes. A dynamic sort's missing sizes ("has 0, expected 2") and a conv's overflowed
+    static size ("has 1, expected 0", `memref<-262144xf32>`) fold to one shape; only the second is the bound's."""
+    sort = dataclasses.replace(_row("llvm-cpu", "compile", "error", SIZES, "topk", 2.0, "cause-sort",
+                                    "error: 'memref.alloca' op incorrect number of dynamic sizes, has 0, expected 2\n"
+                                    "note: see current operation: memref<?x32x?xf32>"), repro_text=DYNAMIC)
+    conv = dataclasses.replace(_row("vmvx", "compile", "error", SIZES, "conv", 3.0, "cause-conv",
+                                    "error: 'memref.alloca' op incorrect number of dynamic sizes, has 1, expected 0\n"
+                                    "note: see current operation: (index) -> memref<-262144xf32>"), repro_text=DYNAMIC)
+    merged = merge_causes({"cause-stack": [_stack()], "cause-sort": [sort], "cause-conv": [conv]}, {},
+                          lambda b: None, crossed=[(sort.sig, conv.sig)])
+    assert set(merged) == {"cause-stack", "cause-sort"}, _names(merged)  # the conv joined the bound's bug
+    assert sort.sig not in _names(merged)["cause-stack"]
 
 
-def test_a_static_source_or_a_target_of_the_bounds_reproducer_does_not_join():
-    stack, static, dynamic = _rows()
-    # the static program's run on the bound member's lane, and the bound member's run on the static one's
-    merged = _merged([(static.sig, stack.sig), (stack.sig, static.sig), (stack.sig, dynamic.sig)])
-    assert set(merged) == {"cause-static", "cause-stack", "cause-dynamic"}, merged
+def test_one_program_at_a_bound_size_on_one_lane_and_a_real_size_on_another_is_two_bugs(tmp_path):
+    """The same shrunk reproducer failing "uses N bytes of shared memory" at 2^58 bytes on rocm-gfx942-o3 and
+    at a real 422,400 on rocm-gfx942: byte-identical programs are one bug only when their sizes say one
+    mechanism."""
+    from shapefuzz.corpus.entry import entry_id
 
+    def own(row):
+        folder = tmp_path / entry_id(row.failure.signature)
+        folder.mkdir()
+        return dataclasses.replace(row, corpus_entry=str(folder))
 
-def test_the_family_shows_a_bound_sized_member_first_even_when_an_earlier_cause_joined_it():
-    """The static sort came first and names the merged cause; its lead is still the bound's bucket."""
-    stack, _static, _dynamic = _rows()
-    # a symptom more severe than the bound's compile error: by severity alone it would lead
-    earlier = dataclasses.replace(_row("vmvx", "run", "crash", "SIGSEGV", "topk", 0.1, "cause-dynamic", "SIGSEGV"),
-                                  repro_text=DYNAMIC)
-    groups = {"cause-dynamic": [earlier], "cause-stack": [stack]}
-    merged = merge_causes(groups, {}, lambda b: None, crossed=[(earlier.sig, stack.sig)])
-    assert [b.sig for b in merged["cause-dynamic"]] == [stack.sig, earlier.sig]
+    bound = own(_row("rocm-gfx942-o3", "compile", "error", SHARED, "sort", 1.0, "cause-bound",
+                     "error: function 'main_dispatch_1_topk' uses 576460752303423424 bytes of shared memory; "
+                     "exceeded the limit of 65536 bytes"))
+    real = own(_row("rocm-gfx942", "compile", "error", SHARED + " (2)", "conv_transpose", 2.0, "cause-real",
+                    "error: function 'main_dispatch_1_conv' uses 422400 bytes of shared memory; exceeded the limit "
+                    "of 65536 bytes"))
+    other = own(_row("vulkan-spirv", "compile", "error", SHARED + " (3)", "sort", 3.0, "cause-other",
+                     "error: function 'main_dispatch_1_sort' uses 36028797018963964 bytes of shared memory; exceeded "
+                     "the limit of 16384 bytes"))
+    groups = {"cause-bound": [bound], "cause-real": [real], "cause-other": [other]}
+    merged = merge_causes(groups, {}, lambda b: DYNAMIC)  # one program for all three
+    assert _names(merged) == {"cause-bound": sorted([bound.sig, other.sig]), "cause-real": [real.sig]}
 
 
 def test_dynamic_dims_are_read_from_builtin_and_torch_types():

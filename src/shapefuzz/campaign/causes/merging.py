@@ -45,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import AbstractSet, Callable, Iterable
+from typing import Callable, Iterable
 
 from shapefuzz.campaign.causes.cause import Symptom
 from shapefuzz.campaign.causes.cause_ties import split_cause
@@ -118,11 +118,26 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
     crossed = list(crossed)
     crossings = {frozenset(pair) for pair in crossed}
 
+    bound = {b.sig for b in every if _from_bound(b) or _placed_at_bound(located.get(b.sig))}
+    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger,
+    # `bound_pairs`): the run's source, never its target (a bound member's reproducer failing as a static
+    # sort does says nothing of the sort), and only a program with a dynamic dim (a static one has no bound
+    # to size from: the audit's static CUDA sort was shown as the bound family's reproducer)
+    by_sig = {b.sig: b for b in every}
+    bound |= {source for source, target in crossed if target in bound and source in by_sig
+              and _unsized(by_sig[source]) and has_dynamic_dim(texts.get(source) or by_sig[source].repro_text)}
+
     def apart(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return _apart(xs, ys, place)
 
+    def alike_sized(x: BucketRow, y: BucketRow) -> bool:
+        # a size from the dynamic-dim bound and one that is not are two mechanisms, whatever ties them (one
+        # shrunk sort failing on rocm-gfx942-o3 at 2^58 bytes and on rocm-gfx942 at a real 196,500, a
+        # message whose folded words match): no tie but the bound's own joins them to the bound's family
+        return (x.sig in bound) == (y.sig in bound)
+
     def one_program(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
-        return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig]
+        return not apart(xs, ys) and any(digest[x.sig] and digest[x.sig] == digest[y.sig] and alike_sized(x, y)
                                          and (x.stage, x.status) == (y.stage, y.status) for x in xs for y in ys)
 
     sized = {b.sig: reproducer_digest(sizes_folded(text)) if (text := texts[b.sig]) else ""
@@ -134,13 +149,14 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
         # two widths failed the forall tiling with two messages)
         return not apart(xs, ys) and any(
             sized.get(x.sig) and sized.get(x.sig) == sized.get(y.sig) and (x.stage, x.status) == (y.stage, y.status)
-            and place[x.sig] and place[x.sig] == place[y.sig] for x in xs for y in ys)
+            and place[x.sig] and place[x.sig] == place[y.sig] and alike_sized(x, y) for x in xs for y in ys)
 
     def one_pass(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         shared = _cause_passes(xs, place) & _cause_passes(ys, place)
         if apart(xs, ys) or not shared:
             return False
-        if shared - _PHASE_KEYS and any(frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys):
+        if shared - _PHASE_KEYS and any(frozenset((x.sig, y.sig)) in crossings and alike_sized(x, y)
+                                        for x in xs for y in ys):
             return True  # their minimized reproducers cross-trigger in one pass: one bug, compile errors included
         if not (_localized(xs, located) or _localized(ys, located)):
             return False  # two compile errors or crashes: their identities already say where and what
@@ -148,27 +164,21 @@ def merge_causes(groups: dict[str, list[BucketRow]], located: dict[str, Localiza
                     for x in xs for y in ys)
         return cross or bool({x.family for x in xs} & {y.family for y in ys})
 
-    bound = {b.sig for b in every if _from_bound(b) or _placed_at_bound(located.get(b.sig))}
-    # a sizing bug that names no size, whose reproducer gave the bound's failure on its lane (crosstrigger):
-    # the run's source, never its target (a bound member's reproducer failing as a static sort does says
-    # nothing of the sort), and only a program with a dynamic dim (a static one has no bound to size from:
-    # the audit's static CUDA sort was shown as the bound family's reproducer)
-    by_sig, shows_bound = {b.sig: b for b in every}, set(bound)  # (those whose own output shows it lead)
-    bound |= {source for source, target in crossed if target in bound and source in by_sig
-              and has_dynamic_dim(texts.get(source) or by_sig[source].repro_text)}
-
     def one_bound(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         return any(x.sig in bound for x in xs) and any(y.sig in bound for y in ys)
 
     def one_failure(xs: list[BucketRow], ys: list[BucketRow]) -> bool:
         # one message shape in two places, and one's reproducer gave the other's very failure there:
-        # one root cause tripping a different pass by shape or lane (never a limit with a bug)
+        # one root cause tripping a different pass by shape or lane (never a limit with a bug; the folded
+        # words of "incorrect number of dynamic sizes, has N, expected N" matched a dynamic sort's missing
+        # sizes with a conv's overflowed static one, and carried the sort's GPU bug into the bound's family)
         return not apart_by_limit(xs, ys) and any(
-            _shape(x) and _shape(x) == _shape(y) and frozenset((x.sig, y.sig)) in crossings for x in xs for y in ys)
+            _shape(x) and _shape(x) == _shape(y) and frozenset((x.sig, y.sig)) in crossings
+            and alike_sized(x, y) for x in xs for y in ys)
 
     merged = _union(_union(_union(_union(_union(groups, one_program), one_program_sized), one_pass), one_failure),
                     one_bound)
-    return {name: members if members is groups.get(name) else _most_severe_first(members, shows_bound)
+    return {name: members if members is groups.get(name) else _most_severe_first(members)
             for name, members in merged.items()}
 
 
@@ -259,10 +269,15 @@ def bound_pairs(groups: dict[str, list[BucketRow]]) -> list[tuple[list[BucketRow
     bound = [members for members in groups.values() if any(_from_bound(b) for b in members)]
     out = []
     for members in groups.values():
-        unsized = [b for b in members if b.status == Status.OOM and b.stage == Stage.RUN]
+        unsized = [b for b in members if _unsized(b)]
         if unsized and not any(_from_bound(b) for b in members):
             out += [(unsized, [b for b in other if _from_bound(b)]) for other in bound]
     return out
+
+
+def _unsized(b: BucketRow) -> bool:
+    """A sizing failure that names no size: a run out of memory."""
+    return b.status == Status.OOM and b.stage == Stage.RUN
 
 
 def _apart(xs: list[BucketRow], ys: list[BucketRow], place: dict[str, frozenset[str]]) -> bool:
@@ -381,12 +396,8 @@ def _localized(members: list[BucketRow], located: dict[str, Localization]) -> bo
                and located[b.sig].pass_name for b in members)
 
 
-def _most_severe_first(members: list[BucketRow], bound: AbstractSet[str] = frozenset()) -> list[BucketRow]:
-    """Most severe symptom first; in a cause that holds buckets sized from the dynamic-dim bound, those
-    first (its lead, title and shown reproducer must show the bound's mechanism, not a member merged
-    by another tie)."""
-    sized = any(b.sig in bound for b in members)
-    return sorted(members, key=lambda b: (sized and b.sig not in bound, severity_of(b.stage, b.status, b.message),
+def _most_severe_first(members: list[BucketRow]) -> list[BucketRow]:
+    return sorted(members, key=lambda b: (severity_of(b.stage, b.status, b.message),
                                           b.first_seen))
 
 
