@@ -214,7 +214,7 @@ def test_result_types_read_from_printed_forms():
 def test_the_root_passes_run_after_structure_and_before_shapes():
     target = Target({}, ("llvm-cpu",), 5.0)
     names = [[p.name for p in tier] for tier in tiers_for(WRAPPED, target, None)]
-    assert names[1] == ["inline_calls", "drop_unused_symbols", "cut_producers", "return_early", "replace_ops"]
+    assert names[1] == ["inline_calls", "unroll_loops", "drop_unused_symbols", "cut_producers", "return_early", "replace_ops"]
     assert "drop_unused_ops" in names[0] and "shrink_dims" in names[2]
     # a generated file still shrinks only through its parameters
     case = (DATA / "shrink_topk_sort_case.mlir").read_text()

@@ -26,7 +26,7 @@ RETURN = re.compile(r"^(\s*)(?:func\.)?return\b(.*)$")
 
 
 # -- structure ----------------------------------------------------------------------------
-def _balance(line: str) -> int:
+def bracket_balance(line: str) -> int:
     depth = 0
     in_string = False
     for ch in line:
@@ -63,12 +63,12 @@ def _group(lines: list[str], lo: int, hi: int) -> list[tuple[int, int]]:
         if not line.strip() or line.lstrip().startswith("//"):
             i += 1
             continue
-        start, base, depth = i, _indent(line), _balance(line)
+        start, base, depth = i, _indent(line), bracket_balance(line)
         i += 1
         while i < hi:
             nxt = lines[i]
             if depth > 0 or (nxt.strip() and _indent(nxt) > base and not nxt.lstrip().startswith("//")):
-                depth += _balance(nxt)
+                depth += bracket_balance(nxt)
                 i += 1
             else:
                 break
@@ -105,7 +105,7 @@ def functions_in(lines: list[str], lo: int, hi: int) -> list[Func]:
 def _as_func(lines: list[str], start: int, end: int) -> list[Func]:
     depth = 0
     for i in range(start, end):
-        depth += _balance(lines[i])
+        depth += bracket_balance(lines[i])
         if lines[i].rstrip().endswith("{") and depth >= 1:
             if end - 1 > i and lines[end - 1].strip().startswith("}"):
                 return [Func((start, i + 1), (i + 1, end - 1), end - 1)]

@@ -24,6 +24,7 @@ from collections import Counter
 from typing import Iterator
 
 from shapefuzz.iree.mlirinfo import split_top_level
+from shapefuzz.shrink.loop_moves import LOOP_PASSES
 from shapefuzz.shrink.mlirtext import RESULTS, RETURN, SSA, Func, Stmt, functions, header_results, matching, \
     statements, uses
 
@@ -136,9 +137,10 @@ def value_types(lines: list[str], func: Func) -> dict[str, str]:
 
 
 def _argable(type_text: str) -> bool:
-    """A type a function argument and result can have for the compiler's input (no index, no list)."""
-    return (type_text.startswith("tensor<") or type_text.startswith("!torch.vtensor<")
-            or _SCALAR.match(type_text) is not None)
+    """A type a function argument and result can have for the compiler's input and for a run (a tensor:
+    no index, no list, no scalar: the runner and replay feed tensors, and a scalar argument a step made
+    left the shrink's final re-check unable to run the text, the result lost)."""
+    return type_text.startswith("tensor<") or type_text.startswith("!torch.vtensor<")
 
 
 def _used_after(lines: list[str], s: Stmt, func: Func, name: str) -> bool:
@@ -463,6 +465,7 @@ def inline_calls(text: str) -> Iterator[str]:
 
 ROOT_PASSES = (
     ("inline_calls", inline_calls),
+    *LOOP_PASSES,  # a loop's first iteration in its place, or none (its results its initial values)
     ("drop_unused_symbols", drop_unused_symbols),
     ("cut_producers", cut_producers),
     ("return_early", return_early),
