@@ -49,6 +49,14 @@ def test_only_with_is_said_only_where_the_plain_lane_ran_this_reproducer_and_did
     assert scope_said(wrong, "llvm-cpu-single-dispatch", _runs(LaneRun("llvm-cpu", COMPILES))).startswith("seen with")
     assert scope_said(wrong, "llvm-cpu-single-dispatch", _runs(LaneRun("llvm-cpu", PASSES, "passes"))).startswith(
         "only with --iree-preprocessing-pass-pipeline=")
+    # seen on two targets' single-dispatch lanes, one plain lane run: "only with", and the other said untried
+    # (an audit read "not tried on the plain lane (cuda-sm80)" under a llvm-cpu lead whose plain lane had passed)
+    two = {"stage": "compare", "bug": {"lanes": ["llvm-cpu-single-dispatch", "cuda-sm80-single-dispatch"],
+                                       "component": "codegen for llvm-cpu, CUDA (cuda-sm80)"}}
+    said = scope_said(two, "llvm-cpu-single-dispatch", _runs(LaneRun("cuda-sm80-single-dispatch", SAME),
+                                                             LaneRun("llvm-cpu", PASSES, "passes")))
+    assert said.startswith("only with --iree-preprocessing-pass-pipeline=") and \
+        said.endswith(": llvm-cpu without them passes; not tried without them on cuda-sm80"), said
 
 
 @pytest.mark.iree

@@ -109,9 +109,10 @@ def test_a_crash_signature_cut_at_an_anonymous_namespace_is_titled_by_its_frame(
     assert title.endswith("crash in ConvertTorchToTMTensor: SIGSEGV in ConvertAtenIndexPutHackedTwinOp::matchAndRewrite"), title
 
 
-def test_a_long_title_leaves_out_the_op_its_message_prints_whole():
+def test_a_title_leaves_out_the_op_its_message_prints_whole():
     """An audit read "... explicitly marked illegal: %108 = "linalg.generic"(%98, ...) <{indexing_maps = [affine_map<(d0,
-    d1, d2, d3, d4, d5, d6…": over the bound, the printed op goes (the message names it); a short one stays."""
+    d1, d2, d3, d4, d5, d6…", and `%19 = "math.ctpop"(%18) : (i32) -> i32` as raw IR: the printed op goes
+    (the message names it)."""
     from shapefuzz.triage.issue import TITLE_CHARS
 
     maps = ", ".join(["affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2)>"] * 3)
@@ -123,4 +124,5 @@ def test_a_long_title_leaves_out_the_op_its_message_prints_whole():
     assert len(title) <= TITLE_CHARS
     short = ("failed to legalize operation 'vector.broadcast' that was explicitly marked illegal: %8 = "
              "\"vector.broadcast\"(%7) : (i64) -> vector<1xi64>")
-    assert issue_title(meta, "vulkan-spirv", "compile", "error", short).endswith("(i64) -> vector<1xi64>")
+    assert issue_title(meta, "vulkan-spirv", "compile", "error", short).endswith(
+        "failed to legalize operation 'vector.broadcast' that was explicitly marked illegal")  # (raw IR, even short)

@@ -21,7 +21,7 @@ from shapefuzz.markup import code, comment, fenced, spans, text
 from shapefuzz.model import Stage, Status
 from shapefuzz.shrink import lowered_stage
 from shapefuzz.iree.toolchain import Toolchain
-from shapefuzz.triage.component import plain_lanes, target_independent
+from shapefuzz.triage.component import component_of, plain_lanes, target_independent
 from shapefuzz.triage.cpus import CpuSpread, cpu_spread_of
 from shapefuzz.triage.severity import overflow_note
 from shapefuzz.triage.shown import (
@@ -186,6 +186,14 @@ def _what_happened(p: Plan, context: IssueContext, files: str) -> list[str]:
     sig, b = p.entry.signature, p.backend
     detail = shown_detail(p, context)
     target = f"the {code(b.name)} backend ({text(b.description)})"
+    bug = p.entry.meta.get("bug") or {}
+    placed, failing = str(bug.get("component") or ""), str(bug.get("failing_pass") or "")
+    # (a conversion's output failing in one target's codegen is placed in the conversion, yet fails there only)
+    before_codegen = target_independent(placed) and (
+        not failing or target_independent(component_of(sig.stage.value, sig.status.value, failing, (), [b.name])))
+    if sig.stage == Stage.COMPILE and before_codegen:
+        # (an audit read "rejects valid input for the vulkan-llvmpipe backend" over a torch-mlir bug every target meets)
+        target = f"any target: it breaks in {text(placed)}, before codegen (shown here for {target})"
     if sig.stage == Stage.COMPILE:
         head = {
             Status.CRASH: f"`iree-compile` crashes on valid input for {target}.",

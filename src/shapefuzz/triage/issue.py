@@ -121,9 +121,9 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
             if stage == "compile" and loc is not None and loc.certain and loc.phase:
                 where = loc.where  # a pass that runs in every phase, placed: "canonicalize (abi, inside inline)"
             text = f"{where} fails: {text}"
-    title = f"[{component}] {text}"
-    if len(title) > TITLE_CHARS:  # an op the message prints whole ("... marked illegal: %108 = "linalg.generic"(...)")
-        title = _OP_DUMP.sub("", title)  # goes first: the message names it already
+    # an op the message prints whole ("... marked illegal: %108 = "linalg.generic"(...)") goes: the message names
+    # it already, and an audit read even a short one (`%19 = "math.ctpop"(%18) : (i32) -> i32`) as raw IR
+    title = _OP_DUMP.sub("", f"[{component}] {text}")
     return clipped(title, TITLE_CHARS)
 
 

@@ -149,7 +149,8 @@ def scope_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | N
     """The pipeline the issue text says it needs, as the shown reproducer's own runs bear it out: "default
     pipeline" when a plain lane reproduces it; "only with <flags>" only when each variant lane's plain lane ran
     this reproducer and passed (for a wrong value, ran it and matched) or failed another way, said with what it
-    did; else "seen with <flags>; not tried on the plain lane (<lane>)" (audit B and C: an O3-only claim for
+    did (and, for variant lanes whose plain lane was not run, "not tried without them on <lane>"); else
+    "seen with <flags>; not tried on the plain lane (<lane>)" (audit B and C: an O3-only claim for
     a slow compile the plain lane shares, inferred from the one lane the campaign ran)."""
     from shapefuzz.triage.component import plain_lanes, scope_of
 
@@ -170,6 +171,8 @@ def scope_said(meta: Mapping[str, Any], entry_backend: str, shown: ShownRuns | N
             untried.append(plain)
     if not untried:
         return f"{claimed}: {'; '.join(told)}"
+    if told:  # (an audit read "not tried on the plain lane (cuda-sm80)" under a llvm-cpu lead whose plain lane was run)
+        return f"{claimed}: {'; '.join(told)}; not tried without them on {', '.join(untried)}"
     return f"seen {claimed.removeprefix('only ')}; not tried on the plain lane ({', '.join(untried)})"
 
 
