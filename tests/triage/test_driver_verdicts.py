@@ -5,9 +5,11 @@ driver is the compiler's."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +259,27 @@ def test_a_lane_that_only_compiles_is_never_evidence_of_right_values(toolchain):
     lanes = {"llvm-cpu": Status.OK, "vulkan-spirv": Status.MISMATCH, "vulkan-llvmpipe": Status.OK}
     triage, why = vulkan_verdict(SORT.format(n=8), _wrong("vulkan-spirv"), lanes, ["llvm-cpu"], twin_runs=False)
     assert triage == Triage.SUSPECTED_DRIVER and "vulkan-llvmpipe cannot check it here" in why, why
+
+
+RACE = Path(__file__).resolve().parents[1] / "data" / "vulkan-spirv-compare-mismatch-32f823f91a2c"  # audited cause-35048098b9's entry
+
+
+@pytest.mark.iree
+def test_a_dispatch_right_with_one_invocation_a_workgroup_is_a_race_in_the_code_not_the_driver(toolchain):
+    """An audit found a grouped StableHLO conv set apart as "suspected driver": both Vulkan targets wrong on
+    Mesa, llvm-cpu right. Its SPIR-V code writes a workgroup-memory temp under three thread mappings with no
+    barrier anywhere; the localization had found it right with `workgroup_size = [1, 1, 1]` on the same
+    device and said so in words only. Kept as a fact, it clears the driver."""
+    from shapefuzz.campaign.localizing import driver_cleared, stale
+    from shapefuzz.corpus import load_entry
+    from shapefuzz.judge.localize_probe import localize_entry
+    from shapefuzz.triage.localize import Localization
+
+    loc = localize_entry(load_entry(RACE), toolchain, "vulkan-spirv", ["llvm-cpu"], 120.0)
+    assert loc.serialized == "vulkan-spirv", loc
+    assert Localization.from_json(loc.to_json()) == dataclasses.replace(loc, seconds=round(loc.seconds, 1))
+    said = driver_cleared(loc, {"vulkan-spirv"})
+    assert "one invocation a workgroup" in said and "race in the code IREE generates" in said, said
+    assert driver_cleared(loc, {"vulkan-llvmpipe"}) == ""  # (another lane's fact says nothing of this one)
+    # a record an older version kept, the fact only in its words, is localized again
+    assert stale(dataclasses.replace(loc, serialized="")) and not stale(loc)

@@ -39,7 +39,7 @@ def localization_of(store: CampaignStore, sig: str) -> Localization | None:
     older version that named the pass choosing a pipeline another pipeline computes right (`stale`) is
     read as placed in codegen without a pass, as `triage.codegen_pass` places it now."""
     loc = _kept(store, sig)
-    if loc is None or not stale(loc):
+    if loc is None or not (loc.phase == CODEGEN and _STRATEGY.search(loc.pass_name)):
         return loc
     return replace(loc, pass_name="", pass_class="", evidence=f"{loc.evidence}; {loc.pass_class or loc.pass_name} only "
                    "chose that pipeline: it is not where the bad IR is made, and no pass is named")
@@ -49,12 +49,18 @@ def localization_of(store: CampaignStore, sig: str) -> Localization | None:
 _OLD_REFUSAL_ANSWER = "not localized: no pass's output holds a broadcasting torch op"
 
 
+# what older versions said of a GPU dispatch right with one invocation a workgroup, without keeping it as a fact
+_OLD_SERIALIZED = "with `workgroup_size = [1"
+
+
 def stale(loc: Localization) -> bool:
     """A kept record an older version answered worse: a codegen localization naming a target's
     strategy-selection pass, or a torch-mlir conversion's refusal left unplaced where the conversion
-    made the op itself. It is localized again when a campaign or `triage --localize` next has time."""
+    made the op itself, or a dispatch found right with one invocation a workgroup kept only in words. It is
+    localized again when a campaign or `triage --localize` next has time."""
     return loc.phase == CODEGEN and bool(_STRATEGY.search(loc.pass_name)) or \
-        not loc.localized and loc.evidence.startswith(_OLD_REFUSAL_ANSWER)
+        not loc.localized and loc.evidence.startswith(_OLD_REFUSAL_ANSWER) or \
+        loc.phase == CODEGEN and not loc.serialized and _OLD_SERIALIZED in loc.evidence
 
 
 def cut_short(loc: Localization) -> bool:
@@ -94,6 +100,12 @@ def driver_cleared(loc: Localization | None, lanes: Iterable[str]) -> str:
     lane's codegen (the confirming re-run judged the two targets' own compiles, both wrong)."""
     from shapefuzz.iree.backends import BACKENDS
 
+    if loc is not None and loc.serialized and loc.serialized in lanes:
+        # (an audit found the set-apart cause-35048098b9 a race: a workgroup-memory temp written and read under three
+        # thread mappings, and no barrier in the whole compile)
+        return (f"{loc.serialized}'s own code computes the right values on the same device with one invocation a "
+                "workgroup, wrong with more: the device runs the program right when nothing runs beside it, so "
+                f"the wrong values are a race in the code IREE generates (a missing barrier), not the driver")
     finisher = BACKENDS.get(loc.finished_by) if loc is not None and loc.certain and loc.phase == CODEGEN else None
     if finisher is None or finisher.driver is None:
         return ""

@@ -258,6 +258,7 @@ class CodegenFinding:
     ir_before: str = ""
     ir_after: str = ""
     function: str = ""
+    serialized: bool = False  # right with one invocation a workgroup, wrong with the configured size
 
 
 def find_codegen_pass(probe: CodegenProbe, tick: Callable[[], None]) -> CodegenFinding:
@@ -365,7 +366,7 @@ def _configuration(probe: CodegenProbe, lowerings: list[Lowering], configured: s
         for right, wrong, change in changes:
             tick()
             if probe.lower(lowering.function, **change) == Values.RIGHT:
-                return CodegenFinding(function=lowering.function, evidence=_among(
+                return CodegenFinding(function=lowering.function, serialized="workgroup" in change, evidence=_among(
                     lowering, pipeline, lane, right, wrong, omitted.get(lowering.function, [])))
     return None
 

@@ -136,6 +136,9 @@ class Localization:
     dispatch: str = ""
     pattern: str = ""  # a frontend pass's pattern, by the op it rewrote ("DecomposeAtenInstanceNormOp")
     target: str = ""  # the lane whose codegen holds it, when not the failing lane's (the evaluator's llvm-cpu)
+    # a GPU lane whose code computes right with one invocation a workgroup and wrong with more: that device
+    # runs the program right when nothing runs beside it, so the wrong values are a race in the code (IREE's)
+    serialized: str = ""
 
     @property
     def localized(self) -> bool:
@@ -161,7 +164,8 @@ class Localization:
     def to_json(self) -> dict[str, object]:
         optional = {key: value for key, value in (("inside", self.inside), ("ir_before", _cut(self.ir_before, MAX_IR)),
                                                   ("ir_after", _cut(self.ir_after, MAX_IR)), ("dispatch", self.dispatch),
-                                                  ("pattern", self.pattern), ("target", self.target)) if value}
+                                                  ("pattern", self.pattern), ("target", self.target),
+                                                  ("serialized", self.serialized)) if value}
         return {"phase": self.phase, "pass": self.pass_name, "pass_class": self.pass_class,
                 "evidence": _cut(self.evidence, MAX_EVIDENCE), "seconds": round(self.seconds, 1), "certain": self.certain,
                 "finished_by": self.finished_by, "frontend": self.frontend} | optional
@@ -174,7 +178,7 @@ class Localization:
         return Localization(text("phase"), text("pass"), text("pass_class"), text("evidence"),
                             float(data.get("seconds") or 0.0), bool(data.get("certain")), text("finished_by"),
                             text("frontend"), text("inside"), text("ir_before"), text("ir_after"),
-                            text("dispatch"), text("pattern"), text("target"))
+                            text("dispatch"), text("pattern"), text("target"), text("serialized"))
 
 
 def _cut(text: str, limit: int) -> str:
@@ -325,6 +329,7 @@ def _with_codegen_pass(search: _Search, loc: Localization) -> Localization:
             filter(None, [loc.evidence, "the budget ran out replaying its codegen pass by pass"])))
     return replace(loc, pass_name=found.pass_name, pass_class=found.pass_class, ir_before=found.ir_before,
                    ir_after=found.ir_after, dispatch=found.function, seconds=search.clock() - search.start,
+                   serialized=search.probe.lane if found.serialized else "",
                    evidence="; ".join(filter(None, [loc.evidence, found.evidence])))
 
 
