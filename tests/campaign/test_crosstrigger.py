@@ -129,6 +129,26 @@ def test_a_run_is_judged_by_the_others_failure_then_by_its_pass_and_op():
     assert judge(reworded, wrong, where, "linalg.pooling_nchw_max", "iree_linalg_ext.scatter")[0] == NO
 
 
+def test_a_real_size_past_a_limit_is_no_evidence_of_one_bug_but_a_bound_size_is():
+    """An audited ROCm conv_transpose overflowing shared memory at 806,912 bytes, run on CUDA, failed with the
+    message a top-k's dead-result scratch of 196,500 bytes gave there: one checker's words, two makers."""
+    message = "function 'dispatch' uses N bytes of shared memory; exceeded the limit of N bytes"
+    real = ("error: function 'main_dispatch_2_topk' uses 196500 bytes of shared memory; exceeded the limit of "
+            "166912 bytes\n// -----// IR Dump After GPUCheckResourceUsagePass Failed: "
+            "iree-codegen-gpu-check-resource-usage //----- //\n")
+    topk = BucketRow(sig=f"cuda-sm80/compile/error: {message}", sig_json={"backend": "cuda-sm80", "stage": "compile",
+                                                                         "status": "error", "message": message},
+                     backend="cuda-sm80", stage="compile", status="error", family="topk", count=1, first_seen=1.0,
+                     last_seen=1.0, first_wall=0.0, last_wall=0.0, state=BucketState.CONFIRMED, repro_key="k",
+                     repro_size=1, repro_text="x", detail=real, corpus_entry="", shrunk_size=None)
+    conv = real.replace("main_dispatch_2_topk", "main_dispatch_0_conv").replace("196500", "806912")
+    verdict, said = judge(_result("cuda-sm80", "compile", "error", message, conv), topk, set(), "", "")
+    assert verdict == NO and "a size past a limit" in said, said
+    bound = dataclasses.replace(topk, detail=real.replace("196500", "288230376151711712"))
+    assert judge(_result("cuda-sm80", "compile", "error", message, conv.replace("806912", "36028797018963964")),
+                 bound, set(), "", "")[0] == SAME_FAILURE
+
+
 DISTRIBUTE = "'func.func' op failed to distribute"
 VECTOR_DISTRIBUTE = ("// -----// IR Dump After LLVMGPUVectorDistributePass Failed: iree-llvmgpu-vector-distribute "
                      "//----- //\n")

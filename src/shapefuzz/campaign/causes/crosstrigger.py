@@ -54,7 +54,7 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     from shapefuzz.campaign.causes.merging import dispatch_kind
     from shapefuzz.triage.identity import fold_message, identity_of
     from shapefuzz.recheck.regression import Failure
-    from shapefuzz.triage.severity import from_dynamic_dim_bound
+    from shapefuzz.triage.severity import Severity, from_dynamic_dim_bound, severity_of
 
     if result is None or result.status.value in ("skipped", "unsupported"):
         return CANNOT_TELL, f"no verdict on {target.backend}" + (f" ({result.status.value})" if result else "")
@@ -69,6 +69,10 @@ def judge(result, target: BucketRow, where: Iterable[str], source_text: str, tar
     if from_dynamic_dim_bound(f"{target.message}\n{target.detail}") and \
             from_dynamic_dim_bound(f"{message}\n{result.detail}"):
         return SAME_FAILURE, said  # a size made from the dynamic-dim bound there too, whatever the words
+    if severity_of(target.stage, target.status, target.message, target.detail) == Severity.RESOURCE_LIMIT:
+        # a real size past a limit reads alike from any program big enough (an audited ROCm conv_transpose's
+        # 806,912 bytes of shared memory, run on CUDA, "gave" a top-k's dead-result scratch of 196,500)
+        return NO, f"{said} (a size past a limit: any program big enough fails so)"
     kinds = dispatch_kind(message, result.detail), dispatch_kind(target.message, target.detail)
     if all(kinds) and kinds[0] != kinds[1]:
         # a diagnostic on the whole function says what failed only through the dispatch's name: an
