@@ -46,17 +46,18 @@ def _place_crash(text: str, lane: str, toolchain: Toolchain, seconds: float) -> 
             tree = Path(tmp) / when
             result, _ = probe._compile(source, lane, f"--mlir-print-ir-{when}-all", _THREADS_OFF,
                                        f"--mlir-print-ir-tree-dir={tree}", limits=limits)
-            if classify(result) != Status.CRASH:
+            status = classify(result)
+            if status != Status.CRASH:
                 return Localization(evidence=f"not localized: printing the IR {when} every pass, the compile "
-                                             f"did not crash ({classify(result).value})",
-                                    seconds=time.monotonic() - start)
+                                             f"did not crash ({status.value})", seconds=time.monotonic() - start)
             trees[when] = dumps_in(tree)
         crashing = crashing_dump(trees["before"], trees["after"], tmp)
         if crashing is None:
             return Localization(evidence="not localized: every pass begun finished; it crashes after the last one",
                                 seconds=time.monotonic() - start)
-        phase = phase_of_dump(crashing) or next((p for d in reversed(_before(trees["before"], crashing))
-                                                 if (p := phase_of_dump(d))), "")
+        # (a pass every phase runs, canonicalize, is in the phase of the last earlier pass that names one)
+        earlier = [d for d in trees["before"] if d.order < crashing.order]
+        phase = phase_of_dump(crashing) or next((p for d in reversed(earlier) if (p := phase_of_dump(d))), "")
         if not phase:
             return Localization(evidence=f"not localized: it crashes in {crashing.pass_name}, which no phase names",
                                 seconds=time.monotonic() - start)
@@ -66,8 +67,8 @@ def _place_crash(text: str, lane: str, toolchain: Toolchain, seconds: float) -> 
             ir = ""
         where = f" on {crashing.path.parent.name}" if phase == CODEGEN else ""
         header = _HEADER.match(ir)
-        return Localization(phase, crashing.pass_name, header.group(1) if header else "", seconds=time.monotonic() - start, certain=True,
-                            ir_before=trimmed(ir), evidence=(
+        return Localization(phase, crashing.pass_name, header.group(1) if header else "", certain=True,
+                            seconds=time.monotonic() - start, ir_before=trimmed(ir), evidence=(
                                 f"it crashes inside {crashing.pass_name}{where}: compiled with threading off, the IR "
                                 f"printed before every pass and after every pass, {crashing.pass_name} is the last "
                                 "pass begun that never finished"))
@@ -83,10 +84,6 @@ def crashing_dump(before: list[Dump], after: list[Dump], root: str | Path) -> Du
     finished = {place(d) for d in after}
     unfinished = [d for d in before if place(d) not in finished]
     return max(unfinished, key=lambda d: d.order) if unfinished else None
-
-
-def _before(dumps: list[Dump], dump: Dump) -> list[Dump]:
-    return [d for d in dumps if d.order < dump.order]
 
 
 __all__ = ["crashing_dump", "place_crash"]

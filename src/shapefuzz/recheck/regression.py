@@ -80,8 +80,6 @@ def same_pass_key(name: str) -> str:
     return _SAME_PASS.get(key, key)
 
 
-_PRINTED_OP = re.compile(r":\s+%[\w#:.$-]+(?:, %[\w#:.$-]+)* = .*$")  # "...: %_ = \"op\"(%_) : ..."
-
 @dataclass(frozen=True)
 class Failure:
     """What "the same failure" is judged on: stage, status and the failing pass ("" unknown); for a
@@ -108,7 +106,7 @@ class Failure:
     def same_message(self, other: "Failure") -> bool:
         """Whether the two error lines say the same, what differs between hits of one bug folded
         (sizes, dispatch names); true where either has none."""
-        from shapefuzz.triage.identity import fold_message
+        from shapefuzz.triage.identity import fold_message, without_printed_op
         from shapefuzz.triage.signature import normalize
 
         if not (self.error and other.error):
@@ -116,7 +114,7 @@ class Failure:
         # (an op the message prints whole is no part of what it says: 3.0.0 and 3.6.0 say "failed to legalize
         # operation 'math.ctpop' that was explicitly marked illegal" without it, 3.13 with it; an audit read
         # "fails with another message" there over one bug)
-        said = lambda error: _PRINTED_OP.sub("", fold_message(normalize(error), True))  # noqa: E731
+        said = lambda error: without_printed_op(fold_message(normalize(error), True))  # noqa: E731
         return said(self.error) == said(other.error)
 
     def __str__(self) -> str:

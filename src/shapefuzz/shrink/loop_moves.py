@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from shapefuzz.iree.mlirinfo import split_top_level
-from shapefuzz.shrink.mlirtext import SSA, Stmt, bracket_balance, functions, statements
+from shapefuzz.shrink.mlirtext import RESULTS, SSA, Stmt, bracket_balance, functions, statements
 
-_NAME = r"%[\w.$\-]+"
+_NAME = SSA.pattern
 _RESULTS = rf"(?:(?P<res>{_NAME})(?::(?P<n>\d+))?\s*=\s*)?"
 _FOR = re.compile(rf"^\s*{_RESULTS}scf\.for\s+(?P<iv>{_NAME})\s*=\s*(?P<lb>{_NAME})\s+to\s+{_NAME}\s+step\s+{_NAME}"
                   rf"(?:\s+iter_args\((?P<iters>[^)]*)\))?(?:\s*->\s*[^{{]*?)?(?:\s*:\s*[\w]+)?\s*\{{\s*$")
@@ -29,8 +29,8 @@ _YIELD = re.compile(r"^\s*(?:scf\.yield|stablehlo\.return)\b(?P<values>[^:]*)(?:
 _CONDITION = re.compile(r"^\s*scf\.condition\((?P<cond>[^)]*)\)(?P<values>[^:]*)(?::.*)?$")
 _BLOCK = re.compile(r"^\s*\^\w+\((?P<args>.*)\):\s*$")
 _DO = re.compile(r"^\s*\}\s*do\s*\{\s*$")
-# the first line of a statement: its results, or an op with none (`memref.store`, `"op"(...)`)
-_STATEMENT = re.compile(r"^(?:%[\w.$\-]+(?::\d+)?(?:\s*,\s*%[\w.$\-]+(?::\d+)?)*\s*=|[a-z_][\w]*\.[\w.]+|\"[\w.]+\")")
+# the first line of a statement without results: an op (`memref.store`, `"op"(...)`); one with results: `RESULTS`
+_RESULTLESS_OP = re.compile(r"^(?:[a-z_][\w]*\.[\w.]+|\"[\w.]+\")")
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _dedented(rows: list[str], indent: str) -> list[str]:
     out, depth = [], 0
     for row in rows:
         text = row.strip()
-        starts = depth == 0 and _STATEMENT.match(text) is not None
+        starts = depth == 0 and (RESULTS.match(text) is not None or _RESULTLESS_OP.match(text) is not None)
         out.append(f"{indent if starts else indent + '  ' * (1 + max(depth, 0))}{text}\n" if text else row)
         depth += bracket_balance(text)
     return out

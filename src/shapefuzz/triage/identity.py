@@ -136,6 +136,16 @@ def _fatal_head(message: str) -> str:
     return f"{kind}: {rest}" if kind else rest
 
 
+# an op a message prints whole after it ("... marked illegal: %108 = "linalg.generic"(...) ...": the message
+# names it already), up to a trailing "(IR made by PASS)" a title adds
+_PRINTED_OP = re.compile(r":\s+%[\w#:.$-]+(?:, %[\w#:.$-]+)* = \".*?(?=(?: \(IR made by [^()]*\))?$)")
+
+
+def without_printed_op(text: str) -> str:
+    """`text` without the op its message prints whole (older releases print none)."""
+    return _PRINTED_OP.sub("", text)
+
+
 def fold_message(message: str, pass_known: bool) -> str:
     """A normalized signature message with what differs between hits of one bug folded too."""
     text = _HOST_CPU.sub(r'\1"<host>"', message)
@@ -218,4 +228,4 @@ def with_localized_pass(ident: Identity, where: str) -> Identity:
 
 __all__ = ["anchor_op", "IDENTITY_FRAMES", "Identity", "fold_message", "identity_of", "mechanism_identity", "mechanism_of",
            "one_pipeline", "pass_frames",
-           "placed_timeout", "with_localized_pass"]
+           "placed_timeout", "with_localized_pass", "without_printed_op"]

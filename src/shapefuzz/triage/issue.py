@@ -12,6 +12,7 @@ from shapefuzz import markup
 from shapefuzz.triage.component import variant_flags
 from shapefuzz.triage.culprit import is_checker
 from shapefuzz.triage.failing_pass import hang_pattern, pass_in_frame, raw_frames
+from shapefuzz.triage.identity import without_printed_op
 from shapefuzz.triage.localize import FRONTEND_NAMES, Localization
 from shapefuzz.triage.record import TOP_FRAMES
 
@@ -123,14 +124,13 @@ def issue_title(meta: dict[str, Any], backend: str, stage: str, status: str, mes
             text = f"{where} fails: {text}"
     # an op the message prints whole ("... marked illegal: %108 = "linalg.generic"(...)") goes: the message names
     # it already, and an audit read even a short one (`%19 = "math.ctpop"(%18) : (i32) -> i32`) as raw IR
-    title = _OP_DUMP.sub("", f"[{component}] {text}")
+    title = without_printed_op(f"[{component}] {text}")
     return clipped(title, TITLE_CHARS)
 
 
 # GitHub's own bound on an issue title (an audit read three titles of 200 cut inside the message:
 # "... restricted to…", "... need to be hoisted to the…")
 TITLE_CHARS = 256
-_OP_DUMP = re.compile(r":\s+%[\w#:.$-]+(?:, %[\w#:.$-]+)* = \".*?(?=(?: \(IR made by [^()]*\))?$)")
 _FATAL = re.compile(r"(LLVM ERROR: .*|Assertion .*)")
 
 
